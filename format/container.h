@@ -1,0 +1,157 @@
+/*
+ * container.h — the kiln container, format major 1.
+ *
+ * Layout of a kiln artifact (all integers little-endian; normative text is
+ * spec/format.md):
+ *
+ *   1. Header, 64 bytes at offset 0
+ *        0  u8[8]  magic 89 4B 4C 4E 0D 0A 1A 0A  ("\x89KLN\r\n\x1a\n")
+ *        8  u16    format major               (frozen position in every major)
+ *       10  u16    format minor
+ *       12  u32    header size (64)
+ *       16  u64    file size, trailer included
+ *       24  u64    section table offset
+ *       32  u32    section count
+ *       36  u32    CRC32 of the section table bytes
+ *       40  u64    required feature bits      (unknown bit => reject)
+ *       48  u64    reserved, zero
+ *       56  u32    reserved, zero
+ *       60  u32    CRC32 of header bytes 0..59
+ *   2. Sections, each starting at a multiple of 64, in table order,
+ *      gaps filled with zero bytes.
+ *   3. Section table at an 8-aligned offset after the last section:
+ *      section count entries of 40 bytes
+ *        0  u8[4]  type, four ASCII characters (e.g. "GRPH")
+ *        4  u16    flags: bit 0 critical, bit 1 zlib-compressed
+ *        6  u16    section version
+ *        8  u64    offset
+ *       16  u64    stored size (bytes in the file)
+ *       24  u64    raw size (bytes after decompression)
+ *       32  u32    CRC32 of the stored bytes
+ *       36  u32    reserved, zero
+ *   4. Trailer, 128 bytes, ending the file
+ *        0  u8[4]  magic "KLNT"
+ *        4  u32    flags: bit 0 signed
+ *        8  u8[32] BLAKE2b-256 of every byte before the trailer
+ *       40  u8[16] signing key id (zero when unsigned)
+ *       56  u8[64] Ed25519 signature (zero when unsigned)
+ *      120  u32    reserved, zero
+ *      124  u32    CRC32 of trailer bytes 0..123
+ */
+#ifndef KILN_FORMAT_CONTAINER_H
+#define KILN_FORMAT_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kiln/status.h>
+
+#include "cursor.h"
+
+#define KILN_FORMAT_MAJOR 1
+#define KILN_FORMAT_MINOR 0
+
+#define KILN_HEADER_SIZE 64
+#define KILN_TABLE_ENTRY_SIZE 40
+#define KILN_TRAILER_SIZE 128
+#define KILN_SECTION_ALIGNMENT 64
+#define KILN_DIGEST_SIZE 32
+#define KILN_KEY_ID_SIZE 16
+#define KILN_SIGNATURE_SIZE 64
+
+#define KILN_SECTION_CRITICAL 0x0001u
+#define KILN_SECTION_COMPRESSED 0x0002u
+#define KILN_SECTION_KNOWN_FLAGS (KILN_SECTION_CRITICAL | KILN_SECTION_COMPRESSED)
+
+#define KILN_TRAILER_SIGNED 0x0001u
+
+/* Feature bits this runtime understands (none are defined in format 1.0). */
+#define KILN_KNOWN_FEATURES UINT64_C(0)
+
+extern const uint8_t kiln_magic[8];
+
+/* Four-character section type codes, stored in file byte order. */
+#define KILN_FOURCC(a, b, c, d) \
+    ((uint32_t)(uint8_t)(a) | (uint32_t)(uint8_t)(b) << 8 | \
+     (uint32_t)(uint8_t)(c) << 16 | (uint32_t)(uint8_t)(d) << 24)
+
+/* Render a type code as text, replacing non-printable bytes with '?'. */
+void kiln_fourcc_text(uint32_t type, char out[5]);
+
+typedef struct kiln_section_entry {
+    uint32_t type;
+    uint16_t flags;
+    uint16_t version;
+    uint64_t offset;
+    uint64_t stored_size;
+    uint64_t raw_size;
+    uint32_t crc;
+} kiln_section_entry;
+
+typedef struct kiln_container_limits {
+    uint32_t max_sections;
+    uint64_t max_section_raw_size;
+} kiln_container_limits;
+
+/* A parsed container: borrowed bytes plus the validated table. */
+typedef struct kiln_container {
+    const uint8_t *bytes;
+    uint64_t size;
+    uint16_t major;
+    uint16_t minor;
+    uint64_t features;
+    uint32_t section_count;
+    kiln_section_entry *sections;
+    uint8_t digest[KILN_DIGEST_SIZE];
+    uint32_t trailer_flags;
+    uint8_t key_id[KILN_KEY_ID_SIZE];
+    uint8_t signature[KILN_SIGNATURE_SIZE];
+} kiln_container;
+
+/*
+ * Validate header, version, section table and trailer of `bytes` and fill
+ * `out`. Section contents are not checked here (see kiln_container_section).
+ * On success the caller releases `out` with kiln_container_release.
+ * @return KILN_OK, or the specific error (truncation, magic, version,
+ *         header/table/trailer CRC, structure, limits, unknown feature).
+ */
+kiln_status kiln_container_parse(const uint8_t *bytes, size_t size,
+                                 const kiln_container_limits *limits,
+                                 kiln_container *out, kiln_error *err);
+
+void kiln_container_release(kiln_container *c);
+
+/* @return the index of the first section of `type`, or -1. */
+int64_t kiln_container_find(const kiln_container *c, uint32_t type);
+
+/*
+ * Check the CRC of section `index` and give its bytes.
+ * @return KILN_OK, KILN_ERR_SECTION_CRC, or KILN_ERR_UNKNOWN_CRITICAL for a
+ *         compressed section (compression is not readable in this build).
+ */
+kiln_status kiln_container_section(const kiln_container *c, uint32_t index,
+                                   const uint8_t **data, size_t *size, kiln_error *err);
+
+/* Recompute the BLAKE2b-256 digest of everything before the trailer and
+ * compare with the trailer. @return KILN_OK or KILN_ERR_DIGEST_MISMATCH. */
+kiln_status kiln_container_verify_digest(const kiln_container *c, kiln_error *err);
+
+/* One section handed to the writer. */
+typedef struct kiln_section_spec {
+    uint32_t type;
+    uint16_t flags;
+    uint16_t version;
+    const uint8_t *data;
+    size_t size;
+} kiln_section_spec;
+
+/*
+ * Lay out header, sections, table and trailer (with digest, unsigned) into
+ * `out`, which must be initialised. Deterministic: equal inputs give equal
+ * bytes.
+ */
+kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
+                                  uint64_t features, kiln_writer *out, kiln_error *err);
+
+#endif

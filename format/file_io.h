@@ -1,0 +1,31 @@
+/*
+ * file_io.h — getting artifact bytes to and from disk safely.
+ *
+ * Writing never leaves a torn file at the destination: bytes go to a
+ * temporary file in the same directory, which is fsynced and renamed over
+ * the destination, and then the directory is fsynced. Reading maps the file
+ * read-only, so large weight sections are paged in on demand.
+ */
+#ifndef KILN_FORMAT_FILE_IO_H
+#define KILN_FORMAT_FILE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kiln/status.h>
+
+/* Atomically replace `path` with `size` bytes. */
+kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err);
+
+typedef struct kiln_mapped_file {
+    const uint8_t *bytes;
+    size_t size;
+    void *mapping;      /* NULL for an empty file */
+    size_t mapping_size;
+} kiln_mapped_file;
+
+/* Map `path` read-only. Release with kiln_mapped_file_release. */
+kiln_status kiln_mapped_file_open(const char *path, kiln_mapped_file *out, kiln_error *err);
+void kiln_mapped_file_release(kiln_mapped_file *file);
+
+#endif

@@ -1,0 +1,552 @@
+/*
+ * builder.c — assembling a program through the public builder API.
+ *
+ * The builder checks each call as it comes (names, dims, dtypes, the op's
+ * shape rule), so errors point at the call that caused them. Values are
+ * handed out in call order; sealing renumbers them canonically (inputs,
+ * weights, node results) into a fresh model, re-checks it in full with the
+ * same code the loader uses, and encodes it.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "format/file_io.h"
+#include "op_registry.h"
+#include "sections.h"
+#include "shape_parse.h"
+#include "tensor.h"
+
+enum value_kind { VALUE_INPUT, VALUE_WEIGHT, VALUE_NODE };
+
+typedef struct builder_value {
+    enum value_kind kind;
+    uint32_t index; /* within its kind */
+} builder_value;
+
+struct kiln_builder {
+    kiln_model model; /* node inputs hold builder handles until sealing */
+    builder_value *values;
+    uint32_t value_count;
+    kiln_value_type *node_types;
+    uint8_t **weight_storage; /* owned copies, parallel to model.weights */
+    uint32_t scalar_count;
+    uint32_t metadata_capacity, dim_capacity, input_capacity, weight_capacity;
+    uint32_t opset_capacity, node_capacity, output_capacity, value_capacity;
+};
+
+/* Make room for one more item in a growable array. */
+static bool reserve_one(void **items, uint32_t *capacity, uint32_t count, size_t item_size)
+{
+    if (count < *capacity)
+        return true;
+    uint32_t wanted = *capacity ? *capacity * 2 : 8;
+    size_t bytes;
+    if (wanted <= *capacity || !kiln_mul_size(wanted, item_size, &bytes))
+        return false;
+    void *grown = realloc(*items, bytes);
+    if (!grown)
+        return false;
+    *items = grown;
+    *capacity = wanted;
+    return true;
+}
+
+static kiln_status no_memory(kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory in the builder");
+}
+
+kiln_status kiln_builder_new(const char *program_name, kiln_builder **out, kiln_error *err)
+{
+    *out = NULL;
+    if (!program_name || !program_name[0])
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program name must be non-empty");
+    for (const char *c = program_name; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program name contains a control character");
+    kiln_builder *b = calloc(1, sizeof *b);
+    if (!b || !(b->model.name = strdup(program_name))) {
+        free(b);
+        return no_memory(err);
+    }
+    kiln_expr_pool_init(&b->model.exprs);
+    *out = b;
+    return KILN_OK;
+}
+
+void kiln_builder_free(kiln_builder *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->model.weight_count; i++)
+        free(b->weight_storage[i]);
+    free(b->weight_storage);
+    free(b->values);
+    free(b->node_types);
+    kiln_model_release(&b->model);
+    free(b);
+}
+
+kiln_status kiln_builder_set_metadata(kiln_builder *b, const char *key, const char *value, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!key || !key[0] || !value)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "metadata key must be non-empty and value non-NULL");
+    for (const char *c = key; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "metadata key contains a control character");
+    /* Keep entries sorted by key so the encoding is canonical. */
+    uint32_t at = 0;
+    while (at < m->metadata_count && strcmp(m->metadata[at].key, key) < 0)
+        at++;
+    char *value_copy = strdup(value);
+    if (!value_copy)
+        return no_memory(err);
+    if (at < m->metadata_count && strcmp(m->metadata[at].key, key) == 0) {
+        free(m->metadata[at].value);
+        m->metadata[at].value = value_copy;
+        return KILN_OK;
+    }
+    char *key_copy = strdup(key);
+    if (!key_copy || !reserve_one((void **)&m->metadata, &b->metadata_capacity, m->metadata_count,
+                                  sizeof *m->metadata)) {
+        free(key_copy);
+        free(value_copy);
+        return no_memory(err);
+    }
+    memmove(&m->metadata[at + 1], &m->metadata[at], (m->metadata_count - at) * sizeof *m->metadata);
+    m->metadata[at] = (kiln_metadata_entry){key_copy, value_copy};
+    m->metadata_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_mode(kiln_builder *b, kiln_mode mode, kiln_error *err)
+{
+    if (mode != KILN_MODE_INFERENCE && mode != KILN_MODE_TRAINING)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown mode %d", (int)mode);
+    b->model.mode = mode;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_dim(kiln_builder *b, const char *name, int64_t min, int64_t max, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim name '%s' is not an identifier", name ? name : "(null)");
+    if (min < 0 || min > max)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "dim '%s': range %lld..%lld must satisfy 0 <= min <= max", name, (long long)min,
+                         (long long)max);
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        if (strcmp(m->dims[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim '%s' is already declared", name);
+    char *copy = strdup(name);
+    if (!copy || !reserve_one((void **)&m->dims, &b->dim_capacity, m->dim_count, sizeof *m->dims)) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->dims[m->dim_count++] = (kiln_dim_decl){copy, min, max};
+    return KILN_OK;
+}
+
+static kiln_status new_value(kiln_builder *b, enum value_kind kind, uint32_t index, kiln_value *out,
+                             kiln_error *err)
+{
+    if (!reserve_one((void **)&b->values, &b->value_capacity, b->value_count, sizeof *b->values))
+        return no_memory(err);
+    b->values[b->value_count] = (builder_value){kind, index};
+    if (out)
+        *out = b->value_count;
+    b->value_count++;
+    return KILN_OK;
+}
+
+/* The static type of an input or node value (weights: weight_value_type). */
+static const kiln_value_type *value_type(const kiln_builder *b, kiln_value v)
+{
+    const builder_value *bv = &b->values[v];
+    return bv->kind == VALUE_INPUT ? &b->model.inputs[bv->index].type : &b->node_types[bv->index];
+}
+
+static kiln_status weight_value_type(kiln_builder *b, uint32_t index, kiln_value_type *out, kiln_error *err)
+{
+    const kiln_weight_decl *w = &b->model.weights[index];
+    out->dtype = w->dtype;
+    out->shape.rank = w->rank;
+    for (uint32_t a = 0; a < w->rank; a++)
+        KILN_TRY(kiln_expr_const(&b->model.exprs, w->shape[a], &out->shape.axes[a], err));
+    return KILN_OK;
+}
+
+static bool value_name_taken(const kiln_builder *b, const char *name)
+{
+    for (uint32_t i = 0; i < b->model.input_count; i++)
+        if (strcmp(b->model.inputs[i].name, name) == 0)
+            return true;
+    for (uint32_t i = 0; i < b->model.weight_count; i++)
+        if (strcmp(b->model.weights[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype dtype, const char *shape,
+                                   kiln_value *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    kiln_input_decl decl = {0};
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input name '%s' is not an identifier", name ? name : "(null)");
+    if (value_name_taken(b, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already an input or weight name", name);
+    if (!kiln_dtype_is_supported(dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "input '%s': dtype %s is not supported", name,
+                         kiln_dtype_name(dtype));
+    if (!shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s': shape is NULL", name);
+    const char **names = kiln_model_dim_names(m);
+    if (!names)
+        return no_memory(err);
+    kiln_status status = kiln_shape_parse(shape, names, m->dim_count, &m->exprs, &decl.type.shape.rank,
+                                          decl.type.shape.axes, err);
+    free(names);
+    KILN_TRY(status);
+    decl.type.dtype = dtype;
+    if (!(decl.name = strdup(name)) ||
+        !reserve_one((void **)&m->inputs, &b->input_capacity, m->input_count, sizeof *m->inputs)) {
+        free(decl.name);
+        return no_memory(err);
+    }
+    status = new_value(b, VALUE_INPUT, m->input_count, out, err);
+    if (status != KILN_OK) {
+        free(decl.name);
+        return status;
+    }
+    m->inputs[m->input_count++] = decl;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                                    uint32_t rank, const int64_t *shape, const void *data, kiln_value *out,
+                                    kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    uint64_t count;
+    size_t bytes;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight name '%s' is not an identifier", name ? name : "(null)");
+    if (value_name_taken(b, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already an input or weight name", name);
+    if (kind != KILN_WEIGHT_PARAMETER && kind != KILN_WEIGHT_BUFFER && kind != KILN_WEIGHT_CONSTANT)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': unknown kind %d", name, (int)kind);
+    if (!kiln_dtype_is_supported(dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "weight '%s': dtype %s is not supported", name,
+                         kiln_dtype_name(dtype));
+    if (rank > 0 && !shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': shape is NULL", name);
+    KILN_TRY(kiln_shape_sizes(dtype, rank, shape, &count, &bytes, err));
+    if (bytes && !data)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': data is NULL", name);
+    kiln_weight_decl decl = {.kind = kind, .dtype = dtype, .rank = rank, .byte_size = bytes};
+    if (rank)
+        memcpy(decl.shape, shape, rank * sizeof *shape);
+    uint8_t *copy = malloc(bytes ? bytes : 1);
+    decl.name = strdup(name);
+    uint32_t storage_capacity = b->weight_capacity;
+    if (!copy || !decl.name ||
+        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights) ||
+        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage)) {
+        free(copy);
+        free(decl.name);
+        return no_memory(err);
+    }
+    if (bytes)
+        memcpy(copy, data, bytes);
+    decl.data = copy;
+    kiln_status status = new_value(b, VALUE_WEIGHT, m->weight_count, out, err);
+    if (status != KILN_OK) {
+        free(copy);
+        free(decl.name);
+        return status;
+    }
+    b->weight_storage[m->weight_count] = copy;
+    m->weights[m->weight_count++] = decl;
+    return KILN_OK;
+}
+
+/* Convert `value` to one element of `dtype`, refusing values it cannot hold. */
+static kiln_status scalar_bytes(kiln_dtype dtype, double value, uint8_t out[8], kiln_error *err)
+{
+    bool integral = isfinite(value) && value == floor(value);
+#define STORE_INT(T, LO, HI)                                                                        \
+    do {                                                                                        \
+        if (!integral || value < (double)(LO) || value > (double)(HI))                          \
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype %s", \
+                             value, kiln_dtype_name(dtype));                                    \
+        T v = (T)value;                                                                         \
+        memcpy(out, &v, sizeof v);                                                              \
+    } while (0)
+    switch (dtype) {
+    case KILN_F64: memcpy(out, &value, 8); return KILN_OK;
+    case KILN_F32: {
+        if (isfinite(value) && fabs(value) > FLT_MAX)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype f32", value);
+        float v = (float)value;
+        memcpy(out, &v, 4);
+        return KILN_OK;
+    }
+    case KILN_I8: STORE_INT(int8_t, INT8_MIN, INT8_MAX); return KILN_OK;
+    case KILN_I16: STORE_INT(int16_t, INT16_MIN, INT16_MAX); return KILN_OK;
+    case KILN_I32: STORE_INT(int32_t, INT32_MIN, INT32_MAX); return KILN_OK;
+    /* 2^63 is exactly representable as a double; the range test is strict on that side. */
+    case KILN_I64:
+        if (value >= 9223372036854775808.0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype i64", value);
+        STORE_INT(int64_t, INT64_MIN, INT64_MAX);
+        return KILN_OK;
+    case KILN_U8: STORE_INT(uint8_t, 0, UINT8_MAX); return KILN_OK;
+    case KILN_U16: STORE_INT(uint16_t, 0, UINT16_MAX); return KILN_OK;
+    case KILN_U32: STORE_INT(uint32_t, 0, UINT32_MAX); return KILN_OK;
+    case KILN_U64:
+        if (value >= 18446744073709551616.0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype u64", value);
+        STORE_INT(uint64_t, 0, UINT64_MAX);
+        return KILN_OK;
+    case KILN_BOOL: STORE_INT(uint8_t, 0, 1); return KILN_OK;
+    default:
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "scalars of dtype %s are not supported",
+                         kiln_dtype_name(dtype));
+    }
+#undef STORE_INT
+}
+
+kiln_status kiln_builder_add_scalar(kiln_builder *b, kiln_dtype dtype, double value, kiln_value *out,
+                                    kiln_error *err)
+{
+    uint8_t bytes[8] = {0};
+    char name[32];
+    KILN_TRY(scalar_bytes(dtype, value, bytes, err));
+    do
+        snprintf(name, sizeof name, "scalar_%u", b->scalar_count++);
+    while (value_name_taken(b, name));
+    return kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err);
+}
+
+/* Index of (name, version) in the opset table, appending it on first use. */
+static kiln_status opset_index(kiln_builder *b, const kiln_op_def *op, uint32_t *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    for (uint32_t i = 0; i < m->opset_count; i++) {
+        if (m->opset[i].def == op) {
+            *out = i;
+            return KILN_OK;
+        }
+    }
+    char *name = strdup(op->name);
+    if (!name || !reserve_one((void **)&m->opset, &b->opset_capacity, m->opset_count, sizeof *m->opset)) {
+        free(name);
+        return no_memory(err);
+    }
+    m->opset[m->opset_count] = (kiln_opset_entry){name, op->max_version, op};
+    *out = m->opset_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_op(kiln_builder *b, const char *op_name, uint32_t input_count,
+                                const kiln_value *inputs, kiln_value *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    const kiln_value_type *operand_types[64];
+    kiln_value_type weight_types[64];
+    const kiln_op_def *op = op_name ? kiln_op_find(op_name) : NULL;
+    char label[96];
+    if (!op)
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "unknown op '%s'", op_name ? op_name : "(null)");
+    snprintf(label, sizeof label, "node %u (%s)", m->node_count, op->name);
+    if (input_count < op->min_inputs || input_count > op->max_inputs || input_count > 64)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: takes %u..%u inputs, got %u", label,
+                         op->min_inputs, op->max_inputs, input_count);
+    if (input_count && !inputs)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", label);
+    for (uint32_t i = 0; i < input_count; i++) {
+        if (inputs[i] >= b->value_count)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is not a value of this builder",
+                             label, i);
+        if (b->values[inputs[i]].kind == VALUE_WEIGHT) {
+            KILN_TRY(weight_value_type(b, b->values[inputs[i]].index, &weight_types[i], err));
+            operand_types[i] = &weight_types[i];
+        } else {
+            operand_types[i] = value_type(b, inputs[i]);
+        }
+    }
+    kiln_value_type result;
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
+    KILN_TRY(op->infer(&ctx, operand_types, input_count, &result, err));
+
+    uint32_t op_index = 0;
+    uint32_t *copy = malloc((input_count ? input_count : 1) * sizeof *copy);
+    uint32_t type_capacity = b->node_capacity;
+    if (!copy)
+        return no_memory(err);
+    kiln_status status = opset_index(b, op, &op_index, err);
+    if (status == KILN_OK &&
+        (!reserve_one((void **)&m->nodes, &b->node_capacity, m->node_count, sizeof *m->nodes) ||
+         !reserve_one((void **)&b->node_types, &type_capacity, m->node_count, sizeof *b->node_types)))
+        status = no_memory(err);
+    if (status == KILN_OK)
+        status = new_value(b, VALUE_NODE, m->node_count, out, err);
+    if (status != KILN_OK) {
+        free(copy);
+        return status;
+    }
+    memcpy(copy, inputs, input_count * sizeof *copy);
+    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy};
+    b->node_types[m->node_count] = result;
+    m->node_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_output(kiln_builder *b, const char *name, kiln_value value, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output name '%s' is not an identifier", name ? name : "(null)");
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output '%s': not a value of this builder", name);
+    for (uint32_t i = 0; i < m->output_count; i++)
+        if (strcmp(m->outputs[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output '%s' is already declared", name);
+    char *copy = strdup(name);
+    if (!copy || !reserve_one((void **)&m->outputs, &b->output_capacity, m->output_count, sizeof *m->outputs)) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->outputs[m->output_count++] = (kiln_output_decl){copy, value}; /* a handle until sealing */
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------- sealing */
+
+static uint32_t canonical_id(const kiln_builder *b, kiln_value v)
+{
+    const builder_value *bv = &b->values[v];
+    switch (bv->kind) {
+    case VALUE_INPUT: return bv->index;
+    case VALUE_WEIGHT: return b->model.input_count + bv->index;
+    case VALUE_NODE: break;
+    }
+    return b->model.input_count + b->model.weight_count + bv->index;
+}
+
+static char *dup_or_fail(const char *s, bool *failed)
+{
+    char *copy = strdup(s);
+    if (!copy)
+        *failed = true;
+    return copy;
+}
+
+/* Deep-copy the builder's model with canonical value ids into `out`. */
+static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error *err)
+{
+    const kiln_model *m = &b->model;
+    bool failed = false;
+    memset(out, 0, sizeof *out);
+    kiln_expr_pool_init(&out->exprs);
+    out->name = dup_or_fail(m->name, &failed);
+    out->mode = m->mode;
+    out->metadata = calloc(m->metadata_count + 1, sizeof *out->metadata);
+    out->dims = calloc(m->dim_count + 1, sizeof *out->dims);
+    out->inputs = calloc(m->input_count + 1, sizeof *out->inputs);
+    out->weights = calloc(m->weight_count + 1, sizeof *out->weights);
+    out->opset = calloc(m->opset_count + 1, sizeof *out->opset);
+    out->nodes = calloc(m->node_count + 1, sizeof *out->nodes);
+    out->outputs = calloc(m->output_count + 1, sizeof *out->outputs);
+    if (!out->metadata || !out->dims || !out->inputs || !out->weights || !out->opset || !out->nodes || !out->outputs)
+        failed = true;
+    for (uint32_t i = 0; !failed && i < m->metadata_count; i++, out->metadata_count++) {
+        out->metadata[i].key = dup_or_fail(m->metadata[i].key, &failed);
+        out->metadata[i].value = dup_or_fail(m->metadata[i].value, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->dim_count; i++, out->dim_count++) {
+        out->dims[i] = m->dims[i];
+        out->dims[i].name = dup_or_fail(m->dims[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->input_count; i++, out->input_count++) {
+        out->inputs[i] = m->inputs[i];
+        out->inputs[i].name = dup_or_fail(m->inputs[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->weight_count; i++, out->weight_count++) {
+        out->weights[i] = m->weights[i];
+        out->weights[i].name = dup_or_fail(m->weights[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->opset_count; i++, out->opset_count++) {
+        out->opset[i] = m->opset[i];
+        out->opset[i].name = dup_or_fail(m->opset[i].name, &failed);
+    }
+    for (uint32_t n = 0; !failed && n < m->node_count; n++, out->node_count++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        out->nodes[n] = *node;
+        out->nodes[n].inputs = calloc(node->input_count + 1, sizeof *node->inputs);
+        if (!out->nodes[n].inputs) {
+            failed = true;
+            break;
+        }
+        for (uint32_t i = 0; i < node->input_count; i++)
+            out->nodes[n].inputs[i] = canonical_id(b, node->inputs[i]);
+    }
+    for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
+        out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
+        out->outputs[i].value = canonical_id(b, m->outputs[i].value);
+    }
+    /* Re-interning in id order reproduces the same ids. */
+    for (uint32_t i = 0; !failed && i < m->exprs.count; i++) {
+        uint32_t id;
+        if (kiln_expr_intern(&out->exprs, &m->exprs.items[i], m->dim_count, &id, err) != KILN_OK)
+            failed = true;
+    }
+    if (failed) {
+        kiln_model_release(out);
+        return no_memory(err);
+    }
+    return kiln_model_infer(out, err);
+}
+
+kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *size, kiln_error *err)
+{
+    kiln_model sealed;
+    kiln_writer out;
+    *bytes = NULL;
+    *size = 0;
+    kiln_status status = seal_model(b, &sealed, err);
+    if (status != KILN_OK) {
+        kiln_model_release(&sealed);
+        return status;
+    }
+    kiln_writer_init(&out);
+    status = kiln_model_encode(&sealed, &out, err);
+    kiln_model_release(&sealed);
+    if (status != KILN_OK) {
+        kiln_writer_release(&out);
+        return status;
+    }
+    *bytes = out.data;
+    *size = out.size;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
+{
+    void *bytes;
+    size_t size;
+    if (!path)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
+    KILN_TRY(kiln_builder_encode(b, &bytes, &size, err));
+    kiln_status status = kiln_atomic_write_file(path, bytes, size, err);
+    free(bytes);
+    return status;
+}

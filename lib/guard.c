@@ -1,0 +1,92 @@
+/* guard.c — runtime checks of inputs against the contract (see guard.h). */
+#include "guard.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/error.h"
+
+static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t axis, uint32_t dim,
+                                  int64_t size, int64_t *dim_values, bool *dim_bound,
+                                  kiln_binding_site *sites, kiln_error *err)
+{
+    const kiln_dim_decl *d = &m->dims[dim];
+    const char *name = m->inputs[input].name;
+    if (size < d->min || size > d->max)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u (%s): %lld is outside %lld..%lld",
+                         name, axis, d->name, (long long)size, (long long)d->min, (long long)d->max);
+    if (dim_bound[dim] && dim_values[dim] != size)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                         "input '%s' axis %u (%s): %lld differs from %lld, the size of %s at input '%s' axis %u",
+                         name, axis, d->name, (long long)size, (long long)dim_values[dim], d->name,
+                         m->inputs[sites[dim].input].name, sites[dim].axis);
+    if (!dim_bound[dim]) {
+        dim_bound[dim] = true;
+        dim_values[dim] = size;
+        sites[dim] = (kiln_binding_site){input, axis};
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_expression_axis(const kiln_model *m, uint32_t input, uint32_t axis,
+                                         uint32_t expr, int64_t size, const int64_t *dim_values,
+                                         const bool *dim_bound, kiln_error *err)
+{
+    int64_t expected;
+    KILN_TRY(kiln_expr_eval(&m->exprs, expr, dim_values, dim_bound, &expected, err));
+    if (expected == size)
+        return KILN_OK;
+    const char **names = kiln_model_dim_names(m);
+    char text[256] = "?";
+    if (names)
+        kiln_expr_format(&m->exprs, expr, names, text, sizeof text);
+    free(names);
+    if (m->exprs.items[expr].kind == KILN_EXPR_CONST)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u: %lld is not the declared size %s",
+                         m->inputs[input].name, axis, (long long)size, text);
+    return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u (%s): %lld is not %s = %lld",
+                     m->inputs[input].name, axis, text, (long long)size, text, (long long)expected);
+}
+
+kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_tensor *const *inputs,
+                              int64_t *dim_values, bool *dim_bound, kiln_binding_site *sites,
+                              kiln_error *err)
+{
+    kiln_status status = KILN_OK;
+    memset(dim_bound, 0, m->dim_count * sizeof *dim_bound);
+
+    /* Pass 1: dtype, rank, bare dims (binding them). */
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
+        const kiln_input_decl *decl = &m->inputs[i];
+        const kiln_tensor *t = inputs[i];
+        if (t->dtype != decl->type.dtype) {
+            status = kiln_fail(err, KILN_ERR_DTYPE_MISMATCH, "input '%s': dtype %s does not match the declared %s",
+                               decl->name, kiln_dtype_name(t->dtype), kiln_dtype_name(decl->type.dtype));
+            break;
+        }
+        if (t->rank != decl->type.shape.rank) {
+            char shape[256];
+            kiln_model_format_shape(m, &decl->type.shape, shape, sizeof shape);
+            status = kiln_fail(err, KILN_ERR_RANK_MISMATCH,
+                               "input '%s': rank %u does not match the declared rank %u %s",
+                               decl->name, t->rank, decl->type.shape.rank, shape);
+            break;
+        }
+        for (uint32_t a = 0; status == KILN_OK && a < t->rank; a++) {
+            uint32_t dim;
+            if (kiln_expr_is_dim(&m->exprs, decl->type.shape.axes[a], &dim))
+                status = check_bare_dim(m, i, a, dim, t->shape[a], dim_values, dim_bound, sites, err);
+        }
+    }
+    /* Pass 2: constants and expressions, now that every dim has a value. */
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
+        const kiln_shape *shape = &m->inputs[i].type.shape;
+        for (uint32_t a = 0; status == KILN_OK && a < shape->rank; a++) {
+            uint32_t dim;
+            if (!kiln_expr_is_dim(&m->exprs, shape->axes[a], &dim))
+                status = check_expression_axis(m, i, a, shape->axes[a], inputs[i]->shape[a], dim_values,
+                                               dim_bound, err);
+        }
+    }
+    return status;
+}

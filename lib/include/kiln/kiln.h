@@ -1,0 +1,403 @@
+/*
+ * kiln.h — the public C API of kiln: build, save, load and run exported
+ * tensor programs under a declared shape contract.
+ *
+ * Conventions
+ *  - Every fallible function returns kiln_status (KILN_OK = 0) and takes a
+ *    trailing `kiln_error *err` (may be NULL) that receives the code and a
+ *    message naming what was wrong.
+ *  - Handles are opaque. Every *_free function accepts NULL.
+ *  - Option structs begin with `struct_size`; fill them with the matching
+ *    *_default() function, then change fields. Passing NULL means defaults.
+ *  - ABI policy: structs declared here keep their layout for all of 1.x;
+ *    option structs only grow at the end (guarded by struct_size).
+ *  - Input-controlled conditions are reported as errors, never asserted.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kiln/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KILN_NODISCARD __attribute__((warn_unused_result))
+#else
+#define KILN_NODISCARD
+#endif
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+
+/** @return the library version as "MAJOR.MINOR.PATCH". */
+const char *kiln_version(void);
+
+/** Highest tensor rank kiln accepts anywhere. */
+#define KILN_MAX_RANK 8
+
+/* ------------------------------------------------------------------ dtypes */
+
+/* Element types. The numeric values are stored in artifacts: never renumbered. */
+typedef enum kiln_dtype {
+    KILN_DTYPE_INVALID = 0,
+    KILN_F32 = 1,
+    KILN_F64 = 2,
+    KILN_F16 = 3,
+    KILN_BF16 = 4,
+    KILN_I8 = 5,
+    KILN_I16 = 6,
+    KILN_I32 = 7,
+    KILN_I64 = 8,
+    KILN_U8 = 9,
+    KILN_U16 = 10,
+    KILN_U32 = 11,
+    KILN_U64 = 12,
+    KILN_BOOL = 13,
+} kiln_dtype;
+
+/** @return the short name ("f32", "i64", "bool", ...), or "invalid". */
+const char *kiln_dtype_name(kiln_dtype dtype);
+
+/** @return the size of one element in bytes, or 0 for an unknown dtype. */
+size_t kiln_dtype_size(kiln_dtype dtype);
+
+/** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
+kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
+
+/** @return true if this runtime can load and run tensors of `dtype`. */
+bool kiln_dtype_is_supported(kiln_dtype dtype);
+
+/* ----------------------------------------------------------------- tensors */
+
+/* A dense, C-ordered, owned or borrowed tensor. */
+typedef struct kiln_tensor kiln_tensor;
+
+/**
+ * Allocate a zero-filled tensor. `shape` has `rank` non-negative entries
+ * (may be NULL when rank is 0).
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_LIMIT (size overflow)
+ *         or KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_NODISCARD kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                                           kiln_tensor **out, kiln_error *err);
+
+/** Release a tensor made by kiln_tensor_new or kiln_npy_read_*. */
+void kiln_tensor_free(kiln_tensor *tensor);
+
+kiln_dtype kiln_tensor_dtype(const kiln_tensor *tensor);
+uint32_t kiln_tensor_rank(const kiln_tensor *tensor);
+/** @return the `rank` extents; valid while the tensor lives. */
+const int64_t *kiln_tensor_shape(const kiln_tensor *tensor);
+uint64_t kiln_tensor_element_count(const kiln_tensor *tensor);
+size_t kiln_tensor_byte_size(const kiln_tensor *tensor);
+/** @return the element buffer (C order, native little-endian). */
+void *kiln_tensor_data(kiln_tensor *tensor);
+const void *kiln_tensor_const_data(const kiln_tensor *tensor);
+
+/**
+ * Write the shape as Python does, e.g. "(3, 2)", "(4,)" or "()".
+ * @return the length the full text needs, like snprintf.
+ */
+int kiln_tensor_format_shape(const kiln_tensor *tensor, char *buffer, size_t size);
+
+/* --------------------------------------------------------------------- npy */
+
+/**
+ * Read a NumPy .npy file (format 1.0, 2.0 or 3.0; little-endian or
+ * byte-order-free dtypes; C order). Fortran order, big-endian data, object
+ * and other unsupported dtypes are refused with KILN_ERR_NPY.
+ */
+KILN_NODISCARD kiln_status kiln_npy_read_file(const char *path, kiln_tensor **out, kiln_error *err);
+
+/** Same as kiln_npy_read_file, from memory. */
+KILN_NODISCARD kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **out,
+                                                kiln_error *err);
+
+/** Write `tensor` as a .npy file (format 1.0, or 2.0 if the header needs it). */
+KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tensor *tensor,
+                                               kiln_error *err);
+
+/* ------------------------------------------------------------------ limits */
+
+/* Ceilings applied while loading. Every one is checked before allocating. */
+typedef struct kiln_limits {
+    size_t struct_size;
+    uint32_t max_sections;        /* default 64 */
+    uint32_t max_string_length;   /* default 4096 bytes */
+    uint32_t max_metadata;        /* default 256 key/value pairs */
+    uint32_t max_dims;            /* default 256 */
+    uint32_t max_expr_nodes;      /* default 65536 */
+    uint32_t max_inputs;          /* default 1024 */
+    uint32_t max_outputs;         /* default 1024 */
+    uint32_t max_weights;         /* default 65536 */
+    uint32_t max_nodes;           /* default 1000000 */
+    uint32_t max_node_inputs;     /* default 64 */
+    uint32_t max_opset_entries;   /* default 1024 */
+    uint64_t max_weight_bytes;    /* default 16 GiB */
+    uint64_t max_arena_bytes;     /* default 4 GiB */
+} kiln_limits;
+
+/** Fill `limits` with the defaults listed above. */
+void kiln_limits_default(kiln_limits *limits);
+
+/* ----------------------------------------------------------------- builder */
+
+typedef enum kiln_mode {
+    KILN_MODE_INFERENCE = 0,
+    KILN_MODE_TRAINING = 1,
+} kiln_mode;
+
+/* The role of a stored tensor, as PyTorch distinguishes them. */
+typedef enum kiln_weight_kind {
+    KILN_WEIGHT_PARAMETER = 0,
+    KILN_WEIGHT_BUFFER = 1,
+    KILN_WEIGHT_CONSTANT = 2,
+} kiln_weight_kind;
+
+/* Assembles a program. Not thread-safe; one builder per thread. */
+typedef struct kiln_builder kiln_builder;
+
+/* A value (input, weight or op result) inside one builder. */
+typedef uint32_t kiln_value;
+
+/**
+ * Start a program named `program_name` (non-empty, printable).
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT or KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_NODISCARD kiln_status kiln_builder_new(const char *program_name, kiln_builder **out,
+                                            kiln_error *err);
+
+void kiln_builder_free(kiln_builder *builder);
+
+/** Set a metadata key (e.g. "producer") to `value`, replacing any earlier value. */
+KILN_NODISCARD kiln_status kiln_builder_set_metadata(kiln_builder *builder, const char *key,
+                                                     const char *value, kiln_error *err);
+
+/** Record the program's mode (default inference). */
+KILN_NODISCARD kiln_status kiln_builder_set_mode(kiln_builder *builder, kiln_mode mode,
+                                                 kiln_error *err);
+
+/**
+ * Declare a dim: a named size with the inclusive range min..max,
+ * 0 <= min <= max. Names are identifiers and unique among dims.
+ */
+KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const char *name,
+                                                int64_t min, int64_t max, kiln_error *err);
+
+/**
+ * Declare an input. `shape` is a comma-separated list of axes, optionally
+ * in brackets: each axis is a constant or a declared dim ("batch, 2").
+ */
+KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder, const char *name,
+                                                  kiln_dtype dtype, const char *shape,
+                                                  kiln_value *out, kiln_error *err);
+
+/**
+ * Add a stored tensor with a static shape. The builder copies `data`
+ * (kiln_dtype_size(dtype) * element count bytes, native little-endian).
+ */
+KILN_NODISCARD kiln_status kiln_builder_add_weight(kiln_builder *builder, const char *name,
+                                                   kiln_weight_kind kind, kiln_dtype dtype,
+                                                   uint32_t rank, const int64_t *shape,
+                                                   const void *data, kiln_value *out,
+                                                   kiln_error *err);
+
+/**
+ * Add a rank-0 constant of `dtype` holding `value` (converted to dtype;
+ * the value must be representable). Scalars broadcast against any shape.
+ */
+KILN_NODISCARD kiln_status kiln_builder_add_scalar(kiln_builder *builder, kiln_dtype dtype,
+                                                   double value, kiln_value *out,
+                                                   kiln_error *err);
+
+/**
+ * Apply the registered op `op` (latest version this runtime has) to
+ * `inputs` and produce one value. Shapes and dtypes are checked now: a
+ * broadcast that cannot be proven for every point of the declared domain
+ * is refused with a message naming the node and the axes.
+ */
+KILN_NODISCARD kiln_status kiln_builder_add_op(kiln_builder *builder, const char *op,
+                                               uint32_t input_count, const kiln_value *inputs,
+                                               kiln_value *out, kiln_error *err);
+
+/** Expose `value` as a program output called `name`. */
+KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
+                                                   kiln_value value, kiln_error *err);
+
+/**
+ * Seal the program into an artifact in memory. The bytes are deterministic
+ * for a given program. Free *bytes with free().
+ */
+KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
+                                               size_t *size, kiln_error *err);
+
+/** Seal the program and write it to `path` atomically (temp file + rename). */
+KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
+                                             kiln_error *err);
+
+/* ----------------------------------------------------------------- loading */
+
+/* How much of the file's integrity to prove at open time. */
+typedef enum kiln_verify_policy {
+    KILN_VERIFY_FULL = 0, /* every CRC and the whole-file digest */
+    KILN_VERIFY_NONE = 1, /* structure and CRCs of decoded sections only */
+} kiln_verify_policy;
+
+typedef struct kiln_load_options {
+    size_t struct_size;
+    kiln_verify_policy verify;
+    kiln_limits limits;
+} kiln_load_options;
+
+/** Fill `options` with defaults (full verification, default limits). */
+void kiln_load_options_default(kiln_load_options *options);
+
+/* A loaded, validated, immutable program. Safe to share across threads. */
+typedef struct kiln_program kiln_program;
+
+/**
+ * Map `path`, validate it completely and decode the program.
+ * @return KILN_OK or the first problem found, with a message naming it.
+ */
+KILN_NODISCARD kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
+                                             kiln_program **out, kiln_error *err);
+
+/** Same as kiln_program_load, from a memory buffer (copied). */
+KILN_NODISCARD kiln_status kiln_program_load_memory(const void *bytes, size_t size,
+                                                    const kiln_load_options *options,
+                                                    kiln_program **out, kiln_error *err);
+
+void kiln_program_free(kiln_program *program);
+
+/* ----------------------------------------------------------- introspection */
+
+const char *kiln_program_name(const kiln_program *program);
+kiln_mode kiln_program_mode(const kiln_program *program);
+void kiln_program_format_version(const kiln_program *program, uint16_t *major, uint16_t *minor);
+/** Copy the 32-byte BLAKE2b-256 digest of the artifact into `out`. */
+void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
+
+uint32_t kiln_program_metadata_count(const kiln_program *program);
+/** Key and value of metadata entry `index` (sorted by key). */
+void kiln_program_metadata(const kiln_program *program, uint32_t index, const char **key,
+                           const char **value);
+
+typedef struct kiln_dim_info {
+    const char *name;
+    int64_t min;
+    int64_t max;
+} kiln_dim_info;
+
+uint32_t kiln_program_dim_count(const kiln_program *program);
+void kiln_program_dim(const kiln_program *program, uint32_t index, kiln_dim_info *out);
+
+typedef struct kiln_io_info {
+    const char *name;
+    kiln_dtype dtype;
+    uint32_t rank;
+} kiln_io_info;
+
+uint32_t kiln_program_input_count(const kiln_program *program);
+void kiln_program_input(const kiln_program *program, uint32_t index, kiln_io_info *out);
+uint32_t kiln_program_output_count(const kiln_program *program);
+void kiln_program_output(const kiln_program *program, uint32_t index, kiln_io_info *out);
+/**
+ * Render the declared shape of an input or output, e.g. "[batch, 2]".
+ * @return the length the full text needs, like snprintf.
+ */
+int kiln_program_input_shape_text(const kiln_program *program, uint32_t index, char *buffer,
+                                  size_t size);
+int kiln_program_output_shape_text(const kiln_program *program, uint32_t index, char *buffer,
+                                   size_t size);
+
+typedef struct kiln_weight_info {
+    const char *name;
+    kiln_weight_kind kind;
+    kiln_dtype dtype;
+    uint32_t rank;
+    const int64_t *shape;
+    uint64_t byte_size;
+} kiln_weight_info;
+
+uint32_t kiln_program_weight_count(const kiln_program *program);
+void kiln_program_weight(const kiln_program *program, uint32_t index, kiln_weight_info *out);
+
+typedef struct kiln_node_info {
+    const char *op;
+    uint32_t op_version;
+    uint32_t input_count;
+} kiln_node_info;
+
+uint32_t kiln_program_node_count(const kiln_program *program);
+void kiln_program_node(const kiln_program *program, uint32_t index, kiln_node_info *out);
+
+typedef struct kiln_section_info {
+    char type[5];        /* four characters + NUL */
+    bool critical;
+    bool compressed;
+    uint16_t version;
+    uint64_t offset;
+    uint64_t stored_size;
+    uint64_t raw_size;
+    uint32_t crc32;
+} kiln_section_info;
+
+uint32_t kiln_program_section_count(const kiln_program *program);
+void kiln_program_section(const kiln_program *program, uint32_t index, kiln_section_info *out);
+
+/* ----------------------------------------------------------------- running */
+
+typedef struct kiln_session_options {
+    size_t struct_size;
+    uint32_t threads; /* 0 = runtime default */
+} kiln_session_options;
+
+void kiln_session_options_default(kiln_session_options *options);
+
+/* Per-thread execution state for one program: inputs, arena, outputs. */
+typedef struct kiln_session kiln_session;
+
+/**
+ * Create a session. Buffers for every intermediate are sized for the upper
+ * bound of the declared domain now, so kiln_session_run allocates nothing.
+ * The program must outlive the session.
+ */
+KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program,
+                                            const kiln_session_options *options,
+                                            kiln_session **out, kiln_error *err);
+
+void kiln_session_free(kiln_session *session);
+
+/**
+ * Bind input `name` to `tensor` (borrowed until the next run completes).
+ * @return KILN_OK or KILN_ERR_UNKNOWN_INPUT.
+ */
+KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session, const char *name,
+                                                  const kiln_tensor *tensor, kiln_error *err);
+
+/**
+ * Check every input against the contract (dtype, rank, each axis against
+ * its dim or constant, equal sizes wherever one dim is used twice), then run.
+ * Guard failures name input, axis, dim, value and the allowed set, e.g.
+ * "input 'x' axis 0 (batch): 5 is outside 2..4".
+ */
+KILN_NODISCARD kiln_status kiln_session_run(kiln_session *session, kiln_error *err);
+
+uint32_t kiln_session_output_count(const kiln_session *session);
+/** Output `index` of the last successful run; owned by the session and
+ *  valid until the next run or kiln_session_free. NULL before a run. */
+const kiln_tensor *kiln_session_output(const kiln_session *session, uint32_t index);
+const char *kiln_session_output_name(const kiln_session *session, uint32_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_KILN_H */

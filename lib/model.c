@@ -1,0 +1,278 @@
+/* model.c — releasing, validating and typing the program model. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/error.h"
+#include "op_registry.h"
+
+void kiln_model_release(kiln_model *m)
+{
+    free(m->name);
+    for (uint32_t i = 0; i < m->metadata_count; i++) {
+        free(m->metadata[i].key);
+        free(m->metadata[i].value);
+    }
+    free(m->metadata);
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        free(m->dims[i].name);
+    free(m->dims);
+    kiln_expr_pool_release(&m->exprs);
+    for (uint32_t i = 0; i < m->input_count; i++)
+        free(m->inputs[i].name);
+    free(m->inputs);
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        free(m->weights[i].name);
+    free(m->weights);
+    for (uint32_t i = 0; i < m->opset_count; i++)
+        free(m->opset[i].name);
+    free(m->opset);
+    for (uint32_t i = 0; i < m->node_count; i++)
+        free(m->nodes[i].inputs);
+    free(m->nodes);
+    for (uint32_t i = 0; i < m->output_count; i++)
+        free(m->outputs[i].name);
+    free(m->outputs);
+    free(m->value_types);
+    memset(m, 0, sizeof *m);
+}
+
+const char **kiln_model_dim_names(const kiln_model *m)
+{
+    const char **names = malloc((m->dim_count ? m->dim_count : 1) * sizeof *names);
+    if (names)
+        for (uint32_t i = 0; i < m->dim_count; i++)
+            names[i] = m->dims[i].name;
+    return names;
+}
+
+bool kiln_is_identifier(const char *name)
+{
+    if (!name || !((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') ||
+                   name[0] == '_'))
+        return false;
+    for (const char *c = name + 1; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                  *c == '_' || *c == '.' || *c == '-';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *buffer, size_t size)
+{
+    const char **names = kiln_model_dim_names(m);
+    char text[1024];
+    size_t used = 0;
+    text[used++] = '[';
+    for (uint32_t i = 0; i < shape->rank && names; i++) {
+        if (i) {
+            text[used++] = ',';
+            text[used++] = ' ';
+        }
+        int n = kiln_expr_format(&m->exprs, shape->axes[i], names, text + used, sizeof text - used - 2);
+        used += (size_t)n < sizeof text - used - 2 ? (size_t)n : sizeof text - used - 3;
+        if (used > sizeof text - 8)
+            break;
+    }
+    text[used++] = ']';
+    text[used] = '\0';
+    free(names);
+    return snprintf(buffer, size, "%s", text);
+}
+
+static bool printable_text(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+static kiln_status check_header(const kiln_model *m, kiln_error *err)
+{
+    if (!m->name || !m->name[0] || !printable_text(m->name))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "program name must be non-empty printable text");
+    if (m->mode != KILN_MODE_INFERENCE && m->mode != KILN_MODE_TRAINING)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "unknown mode %d", (int)m->mode);
+    for (uint32_t i = 0; i < m->metadata_count; i++) {
+        if (!m->metadata[i].key[0] || !printable_text(m->metadata[i].key))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "metadata key %u is empty or not printable", i);
+        if (i > 0 && strcmp(m->metadata[i - 1].key, m->metadata[i].key) >= 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "metadata keys must be unique and sorted ('%s' after '%s')",
+                             m->metadata[i].key, m->metadata[i - 1].key);
+    }
+    for (uint32_t i = 0; i < m->dim_count; i++) {
+        const kiln_dim_decl *d = &m->dims[i];
+        if (!kiln_is_identifier(d->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim %u: '%s' is not an identifier", i, d->name);
+        if (d->min < 0 || d->min > d->max)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "dim '%s': range %lld..%lld is not a non-negative range", d->name,
+                             (long long)d->min, (long long)d->max);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(m->dims[j].name, d->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s' is declared twice", d->name);
+    }
+    return KILN_OK;
+}
+
+/* Every dim inside a compound input axis must also be some input's bare
+ * axis: the guard binds dims from bare axes, then evaluates the rest. */
+static bool dim_bound_by_bare_axis(const kiln_model *m, uint32_t dim)
+{
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_shape *s = &m->inputs[i].type.shape;
+        for (uint32_t a = 0; a < s->rank; a++) {
+            uint32_t bare;
+            if (kiln_expr_is_dim(&m->exprs, s->axes[a], &bare) && bare == dim)
+                return true;
+        }
+    }
+    return false;
+}
+
+static kiln_status check_inputs(const kiln_model *m, kiln_interval *ranges, kiln_error *err)
+{
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_input_decl *in = &m->inputs[i];
+        if (!kiln_is_identifier(in->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "input %u: '%s' is not an identifier", i, in->name);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(m->inputs[j].name, in->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "input '%s' is declared twice", in->name);
+        if (!kiln_dtype_is_supported(in->type.dtype))
+            return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "input '%s': dtype %s is not supported",
+                             in->name, kiln_dtype_name(in->type.dtype));
+        if (in->type.shape.rank > KILN_MAX_RANK)
+            return kiln_fail(err, KILN_ERR_LIMIT, "input '%s': rank %u exceeds %d", in->name,
+                             in->type.shape.rank, KILN_MAX_RANK);
+        for (uint32_t a = 0; a < in->type.shape.rank; a++) {
+            uint32_t axis = in->type.shape.axes[a];
+            kiln_interval bounds;
+            if (axis >= m->exprs.count)
+                return kiln_fail(err, KILN_ERR_MALFORMED, "input '%s' axis %u: bad expression id", in->name, a);
+            if (!kiln_expr_bounds(&m->exprs, axis, ranges, &bounds) || bounds.lo < 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "input '%s' axis %u: size can be negative or overflow over the domain",
+                                 in->name, a);
+            for (uint32_t d = 0; d < m->dim_count; d++)
+                if (kiln_expr_uses_dim(&m->exprs, axis, d) && !dim_bound_by_bare_axis(m, d))
+                    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                     "input '%s' axis %u: dim '%s' appears only inside an expression; "
+                                     "some input axis must be exactly '%s'",
+                                     in->name, a, m->dims[d].name, m->dims[d].name);
+        }
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_weights(kiln_model *m, kiln_error *err)
+{
+    for (uint32_t i = 0; i < m->weight_count; i++) {
+        const kiln_weight_decl *w = &m->weights[i];
+        kiln_value_type *type = &m->value_types[m->input_count + i];
+        if (!kiln_is_identifier(w->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "weight %u: '%s' is not an identifier", i, w->name);
+        if (w->kind > KILN_WEIGHT_CONSTANT)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "weight '%s': unknown kind %d", w->name, (int)w->kind);
+        if (!kiln_dtype_is_supported(w->dtype))
+            return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "weight '%s': dtype %s is not supported",
+                             w->name, kiln_dtype_name(w->dtype));
+        type->dtype = w->dtype;
+        type->shape.rank = w->rank;
+        for (uint32_t a = 0; a < w->rank; a++)
+            KILN_TRY(kiln_expr_const(&m->exprs, w->shape[a], &type->shape.axes[a], err));
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_error *err)
+{
+    const kiln_value_type *operand_types[64];
+    uint32_t first = kiln_model_first_node_value(m);
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        if (node->op >= m->opset_count)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "node %u: opset index %u out of range", n, node->op);
+        const kiln_opset_entry *entry = &m->opset[node->op];
+        const kiln_op_def *op = entry->def;
+        char label[96];
+        snprintf(label, sizeof label, "node %u (%s)", n, entry->name);
+        if (!op)
+            return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "%s: op version %u is not implemented here",
+                             label, entry->version);
+        if (node->input_count < op->min_inputs || node->input_count > op->max_inputs ||
+            node->input_count > sizeof operand_types / sizeof operand_types[0])
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: takes %u..%u inputs, got %u", label,
+                             op->min_inputs, op->max_inputs, node->input_count);
+        for (uint32_t i = 0; i < node->input_count; i++) {
+            if (node->inputs[i] >= first + n)
+                return kiln_fail(err, KILN_ERR_MALFORMED,
+                                 "%s: input %u uses value %u before it is defined", label, i, node->inputs[i]);
+            operand_types[i] = &m->value_types[node->inputs[i]];
+        }
+        kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
+        kiln_value_type *result = &m->value_types[first + n];
+        KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
+        for (uint32_t a = 0; a < result->shape.rank; a++) {
+            kiln_interval bounds;
+            if (!kiln_expr_bounds(&m->exprs, result->shape.axes[a], ranges, &bounds) || bounds.lo < 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "%s: output axis %u can be negative or overflow over the domain", label, a);
+        }
+    }
+    return KILN_OK;
+}
+
+static kiln_status check_outputs(const kiln_model *m, kiln_error *err)
+{
+    if (m->output_count == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "the program has no outputs");
+    for (uint32_t i = 0; i < m->output_count; i++) {
+        const kiln_output_decl *out = &m->outputs[i];
+        if (!kiln_is_identifier(out->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "output %u: '%s' is not an identifier", i, out->name);
+        if (out->value >= kiln_model_value_count(m))
+            return kiln_fail(err, KILN_ERR_MALFORMED, "output '%s' refers to value %u of %u", out->name,
+                             out->value, kiln_model_value_count(m));
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(m->outputs[j].name, out->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "output '%s' is declared twice", out->name);
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
+{
+    kiln_status status;
+    kiln_interval *ranges = malloc((m->dim_count ? m->dim_count : 1) * sizeof *ranges);
+    free(m->value_types);
+    m->value_types = calloc(kiln_model_value_count(m) ? kiln_model_value_count(m) : 1,
+                            sizeof *m->value_types);
+    if (!ranges || !m->value_types) {
+        free(ranges);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory checking the program");
+    }
+    status = check_header(m, err);
+    for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++) {
+        ranges[d].lo = m->dims[d].min;
+        ranges[d].hi = m->dims[d].max;
+    }
+    if (status == KILN_OK)
+        status = check_inputs(m, ranges, err);
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++)
+        m->value_types[i] = m->inputs[i].type;
+    if (status == KILN_OK)
+        status = check_weights(m, err);
+    if (status == KILN_OK)
+        status = check_nodes(m, ranges, err);
+    if (status == KILN_OK)
+        status = check_outputs(m, err);
+    free(ranges);
+    return status;
+}

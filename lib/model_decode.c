@@ -1,0 +1,305 @@
+/* model_decode.c — container sections → program model, trusting nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "op_registry.h"
+#include "sections.h"
+
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, SECTION_COUNT };
+
+static const uint32_t known_types[SECTION_COUNT] = {
+    KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
+    KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT,
+};
+
+typedef struct section_bytes {
+    const uint8_t *data;
+    size_t size;
+} section_bytes;
+
+static void *alloc_array(uint32_t count, size_t item_size)
+{
+    return calloc(count ? count : 1, item_size);
+}
+
+static kiln_status out_of_memory(kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory decoding the program");
+}
+
+static kiln_status locate_sections(const kiln_container *c, section_bytes *found, kiln_error *err)
+{
+    int64_t index_of[SECTION_COUNT];
+    for (int k = 0; k < SECTION_COUNT; k++)
+        index_of[k] = -1;
+    for (uint32_t i = 0; i < c->section_count; i++) {
+        const kiln_section_entry *s = &c->sections[i];
+        char name[5];
+        int kind = -1;
+        kiln_fourcc_text(s->type, name);
+        for (int k = 0; k < SECTION_COUNT; k++)
+            if (known_types[k] == s->type)
+                kind = k;
+        if (kind < 0) {
+            if (s->flags & KILN_SECTION_CRITICAL)
+                return kiln_fail(err, KILN_ERR_UNKNOWN_CRITICAL,
+                                 "section %u has unknown critical type '%s' (format %u.%u); "
+                                 "this runtime cannot run the artifact", i, name, c->major, c->minor);
+            continue; /* unknown ancillary sections are skipped by design */
+        }
+        if (index_of[kind] >= 0)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section '%s' appears twice", name);
+        if (s->version != KILN_PROGRAM_SECTION_VERSION)
+            return kiln_fail(err, KILN_ERR_UNSUPPORTED_VERSION,
+                             "section '%s' has version %u; this runtime reads version %u", name,
+                             s->version, KILN_PROGRAM_SECTION_VERSION);
+        index_of[kind] = i;
+    }
+    for (int k = 0; k < SECTION_COUNT; k++) {
+        char name[5];
+        kiln_fourcc_text(known_types[k], name);
+        if (index_of[k] < 0)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "required section '%s' is missing", name);
+        KILN_TRY(kiln_container_section(c, (uint32_t)index_of[k], &found[k].data, &found[k].size, err));
+    }
+    return KILN_OK;
+}
+
+static kiln_status decode_meta(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+                               kiln_error *err)
+{
+    kiln_reader r;
+    uint8_t mode;
+    kiln_reader_init(&r, s->data, s->size, "section META");
+    KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->name, err));
+    KILN_TRY(kiln_read_u8(&r, &mode, err));
+    if (mode > KILN_MODE_TRAINING)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "section META: unknown mode %u", mode);
+    m->mode = (kiln_mode)mode;
+    KILN_TRY(kiln_read_count(&r, limits->max_metadata, 8, "metadata entries", &m->metadata_count, err));
+    if (!(m->metadata = alloc_array(m->metadata_count, sizeof *m->metadata)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->metadata_count; i++) {
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->metadata[i].key, err));
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->metadata[i].value, err));
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
+static kiln_status decode_opset(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+                                kiln_error *err)
+{
+    kiln_reader r;
+    kiln_reader_init(&r, s->data, s->size, "section OPST");
+    KILN_TRY(kiln_read_count(&r, limits->max_opset_entries, 8, "opset entries", &m->opset_count, err));
+    if (!(m->opset = alloc_array(m->opset_count, sizeof *m->opset)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->opset_count; i++) {
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->opset[i].name, err));
+        KILN_TRY(kiln_read_u32(&r, &m->opset[i].version, err));
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(m->opset[j].name, m->opset[i].name) == 0 && m->opset[j].version == m->opset[i].version)
+                return kiln_fail(err, KILN_ERR_MALFORMED, "section OPST: %s version %u is listed twice",
+                                 m->opset[i].name, m->opset[i].version);
+    }
+    KILN_TRY(kiln_reader_expect_end(&r, err));
+
+    /* Resolve every entry before failing, so the message names them all. */
+    char missing[768] = "";
+    size_t used = 0;
+    uint32_t missing_count = 0;
+    for (uint32_t i = 0; i < m->opset_count; i++) {
+        m->opset[i].def = kiln_op_find_version(m->opset[i].name, m->opset[i].version);
+        if (m->opset[i].def)
+            continue;
+        const kiln_op_def *known = kiln_op_find(m->opset[i].name);
+        char line[192];
+        if (known)
+            snprintf(line, sizeof line, "%s version %u (this runtime has %u..%u)", m->opset[i].name,
+                     m->opset[i].version, known->min_version, known->max_version);
+        else
+            snprintf(line, sizeof line, "%s version %u (unknown op)", m->opset[i].name, m->opset[i].version);
+        if (used < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s",
+                                     missing_count ? "; " : "", line);
+        missing_count++;
+    }
+    if (missing_count)
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "%u op version%s not available in this runtime: %s",
+                         missing_count, missing_count == 1 ? " is" : "s are", missing);
+    return KILN_OK;
+}
+
+static kiln_status decode_dims(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+                               kiln_error *err)
+{
+    kiln_reader r;
+    uint32_t expr_count;
+    kiln_reader_init(&r, s->data, s->size, "section DIMS");
+    KILN_TRY(kiln_read_count(&r, limits->max_dims, 20, "dims", &m->dim_count, err));
+    if (!(m->dims = alloc_array(m->dim_count, sizeof *m->dims)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->dim_count; i++) {
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->dims[i].name, err));
+        KILN_TRY(kiln_read_i64(&r, &m->dims[i].min, err));
+        KILN_TRY(kiln_read_i64(&r, &m->dims[i].max, err));
+    }
+    KILN_TRY(kiln_read_count(&r, limits->max_expr_nodes, 5, "shape expressions", &expr_count, err));
+    for (uint32_t i = 0; i < expr_count; i++) {
+        kiln_expr e = {0};
+        uint32_t id;
+        KILN_TRY(kiln_read_u8(&r, &e.kind, err));
+        if (e.kind == KILN_EXPR_CONST) {
+            KILN_TRY(kiln_read_i64(&r, &e.constant, err));
+        } else if (e.kind == KILN_EXPR_DIM) {
+            KILN_TRY(kiln_read_u32(&r, &e.dim, err));
+        } else {
+            KILN_TRY(kiln_read_u32(&r, &e.lhs, err));
+            KILN_TRY(kiln_read_u32(&r, &e.rhs, err));
+        }
+        KILN_TRY(kiln_expr_intern(&m->exprs, &e, m->dim_count, &id, err));
+        /* The writer interns, so a stored pool never repeats a node; a
+         * repeat would make ids ambiguous for equality checks. */
+        if (id != i)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: shape expression %u repeats %u", i, id);
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
+static kiln_status read_dtype(kiln_reader *r, kiln_dtype *out, kiln_error *err)
+{
+    uint8_t code;
+    KILN_TRY(kiln_read_u8(r, &code, err));
+    if (kiln_dtype_size((kiln_dtype)code) == 0)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "%s: unknown dtype code %u", r->context, code);
+    *out = (kiln_dtype)code;
+    return KILN_OK;
+}
+
+static kiln_status read_rank(kiln_reader *r, uint32_t *out, kiln_error *err)
+{
+    uint8_t rank;
+    KILN_TRY(kiln_read_u8(r, &rank, err));
+    if (rank > KILN_MAX_RANK)
+        return kiln_fail(err, KILN_ERR_LIMIT, "%s: rank %u exceeds %d", r->context, rank, KILN_MAX_RANK);
+    *out = rank;
+    return KILN_OK;
+}
+
+static kiln_status decode_signature(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+                                    kiln_error *err)
+{
+    kiln_reader r;
+    kiln_reader_init(&r, s->data, s->size, "section IOSG");
+    KILN_TRY(kiln_read_count(&r, limits->max_inputs, 6, "inputs", &m->input_count, err));
+    if (!(m->inputs = alloc_array(m->input_count, sizeof *m->inputs)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        kiln_input_decl *in = &m->inputs[i];
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &in->name, err));
+        KILN_TRY(read_dtype(&r, &in->type.dtype, err));
+        KILN_TRY(read_rank(&r, &in->type.shape.rank, err));
+        for (uint32_t a = 0; a < in->type.shape.rank; a++) {
+            KILN_TRY(kiln_read_u32(&r, &in->type.shape.axes[a], err));
+            if (in->type.shape.axes[a] >= m->exprs.count)
+                return kiln_fail(err, KILN_ERR_MALFORMED, "section IOSG: input '%s' axis %u refers to "
+                                 "expression %u of %u", in->name, a, in->type.shape.axes[a], m->exprs.count);
+        }
+    }
+    KILN_TRY(kiln_read_count(&r, limits->max_outputs, 8, "outputs", &m->output_count, err));
+    if (!(m->outputs = alloc_array(m->output_count, sizeof *m->outputs)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->output_count; i++) {
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->outputs[i].name, err));
+        KILN_TRY(kiln_read_u32(&r, &m->outputs[i].value, err));
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
+static kiln_status decode_weights(const section_bytes *s, const section_bytes *data,
+                                  const kiln_limits *limits, kiln_model *m, kiln_error *err)
+{
+    kiln_reader r;
+    uint64_t total = 0;
+    kiln_reader_init(&r, s->data, s->size, "section WTAB");
+    KILN_TRY(kiln_read_count(&r, limits->max_weights, 23, "weights", &m->weight_count, err));
+    if (!(m->weights = alloc_array(m->weight_count, sizeof *m->weights)))
+        return out_of_memory(err);
+    for (uint32_t i = 0; i < m->weight_count; i++) {
+        kiln_weight_decl *w = &m->weights[i];
+        uint8_t kind;
+        uint64_t element_count, end;
+        size_t expected_bytes;
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &w->name, err));
+        KILN_TRY(kiln_read_u8(&r, &kind, err));
+        if (kind > KILN_WEIGHT_CONSTANT)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section WTAB: weight '%s' has unknown kind %u", w->name, kind);
+        w->kind = (kiln_weight_kind)kind;
+        KILN_TRY(read_dtype(&r, &w->dtype, err));
+        KILN_TRY(read_rank(&r, &w->rank, err));
+        for (uint32_t a = 0; a < w->rank; a++)
+            KILN_TRY(kiln_read_i64(&r, &w->shape[a], err));
+        KILN_TRY(kiln_read_u64(&r, &w->data_offset, err));
+        KILN_TRY(kiln_read_u64(&r, &w->byte_size, err));
+        kiln_error detail;
+        if (kiln_shape_sizes(w->dtype, w->rank, w->shape, &element_count, &expected_bytes, &detail) != KILN_OK)
+            return kiln_fail(err, detail.code == KILN_ERR_LIMIT ? KILN_ERR_LIMIT : KILN_ERR_MALFORMED,
+                             "section WTAB: weight '%s': %s", w->name, detail.message);
+        if (w->byte_size != expected_bytes)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section WTAB: weight '%s' stores %llu bytes, its shape needs %zu",
+                             w->name, (unsigned long long)w->byte_size, expected_bytes);
+        if (w->data_offset % KILN_WEIGHT_ALIGNMENT != 0 || !kiln_add_u64(w->data_offset, w->byte_size, &end) ||
+            end > data->size)
+            return kiln_fail(err, KILN_ERR_MALFORMED,
+                             "section WTAB: weight '%s' (%llu bytes at %llu) lies outside the %zu-byte weight data",
+                             w->name, (unsigned long long)w->byte_size, (unsigned long long)w->data_offset, data->size);
+        if (!kiln_add_u64(total, w->byte_size, &total) || total > limits->max_weight_bytes)
+            return kiln_fail(err, KILN_ERR_LIMIT, "weights exceed the limit of %llu bytes",
+                             (unsigned long long)limits->max_weight_bytes);
+        w->data = data->data + w->data_offset;
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
+static kiln_status decode_graph(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+                                kiln_error *err)
+{
+    kiln_reader r;
+    kiln_reader_init(&r, s->data, s->size, "section GRPH");
+    KILN_TRY(kiln_read_count(&r, limits->max_nodes, 12, "nodes", &m->node_count, err));
+    if (!(m->nodes = alloc_array(m->node_count, sizeof *m->nodes)))
+        return out_of_memory(err);
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        kiln_node_decl *node = &m->nodes[n];
+        uint32_t attribute_count;
+        KILN_TRY(kiln_read_u32(&r, &node->op, err));
+        KILN_TRY(kiln_read_count(&r, limits->max_node_inputs, 4, "node inputs", &node->input_count, err));
+        if (!(node->inputs = alloc_array(node->input_count, sizeof *node->inputs)))
+            return out_of_memory(err);
+        for (uint32_t i = 0; i < node->input_count; i++)
+            KILN_TRY(kiln_read_u32(&r, &node->inputs[i], err));
+        KILN_TRY(kiln_read_u32(&r, &attribute_count, err));
+        if (attribute_count != 0)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section GRPH: node %u has %u attributes; "
+                             "no op of this runtime takes attributes", n, attribute_count);
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
+kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_model *m,
+                              kiln_error *err)
+{
+    section_bytes found[SECTION_COUNT];
+    KILN_TRY(locate_sections(c, found, err));
+    /* The opset is checked against the registry before the graph is read. */
+    KILN_TRY(decode_meta(&found[META], limits, m, err));
+    KILN_TRY(decode_opset(&found[OPST], limits, m, err));
+    KILN_TRY(decode_dims(&found[DIMS], limits, m, err));
+    KILN_TRY(decode_signature(&found[IOSG], limits, m, err));
+    KILN_TRY(decode_weights(&found[WTAB], &found[WDAT], limits, m, err));
+    KILN_TRY(decode_graph(&found[GRPH], limits, m, err));
+    return kiln_model_infer(m, err);
+}

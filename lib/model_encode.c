@@ -1,0 +1,141 @@
+/* model_encode.c — program model → sections → container bytes. */
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "sections.h"
+
+static void encode_meta(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_string(w, m->name);
+    kiln_write_u8(w, (uint8_t)m->mode);
+    kiln_write_u32(w, m->metadata_count);
+    for (uint32_t i = 0; i < m->metadata_count; i++) {
+        kiln_write_string(w, m->metadata[i].key);
+        kiln_write_string(w, m->metadata[i].value);
+    }
+}
+
+static void encode_opset(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->opset_count);
+    for (uint32_t i = 0; i < m->opset_count; i++) {
+        kiln_write_string(w, m->opset[i].name);
+        kiln_write_u32(w, m->opset[i].version);
+    }
+}
+
+static void encode_dims(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->dim_count);
+    for (uint32_t i = 0; i < m->dim_count; i++) {
+        kiln_write_string(w, m->dims[i].name);
+        kiln_write_i64(w, m->dims[i].min);
+        kiln_write_i64(w, m->dims[i].max);
+    }
+    kiln_write_u32(w, m->exprs.count);
+    for (uint32_t i = 0; i < m->exprs.count; i++) {
+        const kiln_expr *e = &m->exprs.items[i];
+        kiln_write_u8(w, e->kind);
+        if (e->kind == KILN_EXPR_CONST) {
+            kiln_write_i64(w, e->constant);
+        } else if (e->kind == KILN_EXPR_DIM) {
+            kiln_write_u32(w, e->dim);
+        } else {
+            kiln_write_u32(w, e->lhs);
+            kiln_write_u32(w, e->rhs);
+        }
+    }
+}
+
+static void encode_signature(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->input_count);
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_input_decl *in = &m->inputs[i];
+        kiln_write_string(w, in->name);
+        kiln_write_u8(w, (uint8_t)in->type.dtype);
+        kiln_write_u8(w, (uint8_t)in->type.shape.rank);
+        for (uint32_t a = 0; a < in->type.shape.rank; a++)
+            kiln_write_u32(w, in->type.shape.axes[a]);
+    }
+    kiln_write_u32(w, m->output_count);
+    for (uint32_t i = 0; i < m->output_count; i++) {
+        kiln_write_string(w, m->outputs[i].name);
+        kiln_write_u32(w, m->outputs[i].value);
+    }
+}
+
+static kiln_status encode_weights(kiln_model *m, kiln_writer *table, kiln_writer *data,
+                                  kiln_error *err)
+{
+    kiln_write_u32(table, m->weight_count);
+    for (uint32_t i = 0; i < m->weight_count; i++) {
+        kiln_weight_decl *wt = &m->weights[i];
+        uint64_t aligned;
+        if (!kiln_align_up_u64(data->size, KILN_WEIGHT_ALIGNMENT, &aligned))
+            return kiln_fail(err, KILN_ERR_LIMIT, "weights are too large");
+        kiln_write_zeros(data, (size_t)(aligned - data->size));
+        wt->data_offset = aligned;
+        kiln_write_bytes(data, wt->data, (size_t)wt->byte_size);
+        kiln_write_string(table, wt->name);
+        kiln_write_u8(table, (uint8_t)wt->kind);
+        kiln_write_u8(table, (uint8_t)wt->dtype);
+        kiln_write_u8(table, (uint8_t)wt->rank);
+        for (uint32_t a = 0; a < wt->rank; a++)
+            kiln_write_i64(table, wt->shape[a]);
+        kiln_write_u64(table, wt->data_offset);
+        kiln_write_u64(table, wt->byte_size);
+    }
+    return KILN_OK;
+}
+
+static void encode_graph(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->node_count);
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        kiln_write_u32(w, node->op);
+        kiln_write_u32(w, node->input_count);
+        for (uint32_t i = 0; i < node->input_count; i++)
+            kiln_write_u32(w, node->inputs[i]);
+        kiln_write_u32(w, 0); /* attribute count: no op of opset 1 has attributes */
+    }
+}
+
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, SECTION_COUNT };
+
+kiln_status kiln_model_encode(kiln_model *m, kiln_writer *out, kiln_error *err)
+{
+    static const uint32_t types[SECTION_COUNT] = {
+        KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
+        KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT,
+    };
+    kiln_writer parts[SECTION_COUNT];
+    kiln_section_spec specs[SECTION_COUNT];
+    kiln_status status;
+
+    for (int i = 0; i < SECTION_COUNT; i++)
+        kiln_writer_init(&parts[i]);
+    encode_meta(m, &parts[META]);
+    encode_opset(m, &parts[OPST]);
+    encode_dims(m, &parts[DIMS]);
+    encode_signature(m, &parts[IOSG]);
+    status = encode_weights(m, &parts[WTAB], &parts[WDAT], err);
+    encode_graph(m, &parts[GRPH]);
+    for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
+        status = kiln_writer_finish(&parts[i], err);
+        specs[i] = (kiln_section_spec){
+            .type = types[i],
+            .flags = KILN_SECTION_CRITICAL,
+            .version = KILN_PROGRAM_SECTION_VERSION,
+            .data = parts[i].data,
+            .size = parts[i].size,
+        };
+    }
+    if (status == KILN_OK)
+        status = kiln_container_encode(specs, SECTION_COUNT, 0, out, err);
+    for (int i = 0; i < SECTION_COUNT; i++)
+        kiln_writer_release(&parts[i]);
+    return status;
+}

@@ -1,0 +1,72 @@
+/*
+ * op_registry.h — the operators this runtime implements.
+ *
+ * Ops are versioned one by one: an op's semantics never change within a
+ * version, and each registry entry declares the version range its shape
+ * rule and kernel implement. Artifacts name (op, version) pairs in their
+ * opset table; the loader resolves each against this registry.
+ */
+#ifndef KILN_LIB_OP_REGISTRY_H
+#define KILN_LIB_OP_REGISTRY_H
+
+#include "model.h"
+#include "tensor.h"
+
+/* What a shape rule may look at and extend. */
+typedef struct kiln_shape_context {
+    kiln_expr_pool *pool;
+    const kiln_dim_decl *dims;
+    uint32_t dim_count;
+    const char *node_label; /* e.g. "node 3 (add)", for messages */
+} kiln_shape_context;
+
+/*
+ * Derive the output type from the input types, proving every precondition
+ * over the whole declared domain or failing with KILN_ERR_INVALID_PROGRAM.
+ */
+typedef kiln_status (*kiln_shape_rule)(const kiln_shape_context *ctx,
+                                       const kiln_value_type *const *inputs, uint32_t input_count,
+                                       kiln_value_type *out, kiln_error *err);
+
+/* Compute `output` (shape already set, buffer sized) from `inputs`. */
+typedef kiln_status (*kiln_kernel)(const kiln_tensor *const *inputs, uint32_t input_count,
+                                   kiln_tensor *output, kiln_error *err);
+
+typedef struct kiln_op_def {
+    const char *name;
+    uint32_t min_version;
+    uint32_t max_version;
+    uint32_t min_inputs;
+    uint32_t max_inputs;
+    kiln_shape_rule infer;
+    kiln_kernel run;
+} kiln_op_def;
+
+/* @return the registry entry called `name`, or NULL. */
+const kiln_op_def *kiln_op_find(const char *name);
+
+/* @return the registry entry implementing (name, version), or NULL. */
+const kiln_op_def *kiln_op_find_version(const char *name, uint32_t version);
+
+uint32_t kiln_op_count(void);
+const kiln_op_def *kiln_op_at(uint32_t index);
+
+/* Shape rules and kernels of the elementwise family (ops_elementwise.c). */
+kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
+                                        const kiln_value_type *const *inputs, uint32_t input_count,
+                                        kiln_value_type *out, kiln_error *err);
+kiln_status kiln_infer_unary_numeric(const kiln_shape_context *ctx,
+                                     const kiln_value_type *const *inputs, uint32_t input_count,
+                                     kiln_value_type *out, kiln_error *err);
+kiln_status kiln_kernel_add(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err);
+kiln_status kiln_kernel_sub(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err);
+kiln_status kiln_kernel_mul(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err);
+kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err);
+kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err);
+
+#endif

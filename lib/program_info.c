@@ -1,0 +1,112 @@
+/* program_info.c — read-only introspection of a loaded program. */
+#include <string.h>
+
+#include "program.h"
+
+const char *kiln_version(void)
+{
+#define KILN_STR2(x) #x
+#define KILN_STR(x) KILN_STR2(x)
+    return KILN_STR(KILN_VERSION_MAJOR) "." KILN_STR(KILN_VERSION_MINOR) "." KILN_STR(KILN_VERSION_PATCH);
+}
+
+const char *kiln_program_name(const kiln_program *p) { return p->model.name; }
+kiln_mode kiln_program_mode(const kiln_program *p) { return p->model.mode; }
+
+void kiln_program_format_version(const kiln_program *p, uint16_t *major, uint16_t *minor)
+{
+    *major = p->container.major;
+    *minor = p->container.minor;
+}
+
+void kiln_program_artifact_digest(const kiln_program *p, uint8_t out[32])
+{
+    memcpy(out, p->container.digest, KILN_DIGEST_SIZE);
+}
+
+uint32_t kiln_program_metadata_count(const kiln_program *p) { return p->model.metadata_count; }
+
+void kiln_program_metadata(const kiln_program *p, uint32_t index, const char **key, const char **value)
+{
+    *key = p->model.metadata[index].key;
+    *value = p->model.metadata[index].value;
+}
+
+uint32_t kiln_program_dim_count(const kiln_program *p) { return p->model.dim_count; }
+
+void kiln_program_dim(const kiln_program *p, uint32_t index, kiln_dim_info *out)
+{
+    out->name = p->model.dims[index].name;
+    out->min = p->model.dims[index].min;
+    out->max = p->model.dims[index].max;
+}
+
+uint32_t kiln_program_input_count(const kiln_program *p) { return p->model.input_count; }
+
+void kiln_program_input(const kiln_program *p, uint32_t index, kiln_io_info *out)
+{
+    const kiln_input_decl *in = &p->model.inputs[index];
+    out->name = in->name;
+    out->dtype = in->type.dtype;
+    out->rank = in->type.shape.rank;
+}
+
+uint32_t kiln_program_output_count(const kiln_program *p) { return p->model.output_count; }
+
+void kiln_program_output(const kiln_program *p, uint32_t index, kiln_io_info *out)
+{
+    const kiln_output_decl *o = &p->model.outputs[index];
+    const kiln_value_type *type = &p->model.value_types[o->value];
+    out->name = o->name;
+    out->dtype = type->dtype;
+    out->rank = type->shape.rank;
+}
+
+int kiln_program_input_shape_text(const kiln_program *p, uint32_t index, char *buffer, size_t size)
+{
+    return kiln_model_format_shape(&p->model, &p->model.inputs[index].type.shape, buffer, size);
+}
+
+int kiln_program_output_shape_text(const kiln_program *p, uint32_t index, char *buffer, size_t size)
+{
+    const kiln_value_type *type = &p->model.value_types[p->model.outputs[index].value];
+    return kiln_model_format_shape(&p->model, &type->shape, buffer, size);
+}
+
+uint32_t kiln_program_weight_count(const kiln_program *p) { return p->model.weight_count; }
+
+void kiln_program_weight(const kiln_program *p, uint32_t index, kiln_weight_info *out)
+{
+    const kiln_weight_decl *w = &p->model.weights[index];
+    out->name = w->name;
+    out->kind = w->kind;
+    out->dtype = w->dtype;
+    out->rank = w->rank;
+    out->shape = w->shape;
+    out->byte_size = w->byte_size;
+}
+
+uint32_t kiln_program_node_count(const kiln_program *p) { return p->model.node_count; }
+
+void kiln_program_node(const kiln_program *p, uint32_t index, kiln_node_info *out)
+{
+    const kiln_node_decl *node = &p->model.nodes[index];
+    out->op = p->model.opset[node->op].name;
+    out->op_version = p->model.opset[node->op].version;
+    out->input_count = node->input_count;
+}
+
+uint32_t kiln_program_section_count(const kiln_program *p) { return p->container.section_count; }
+
+void kiln_program_section(const kiln_program *p, uint32_t index, kiln_section_info *out)
+{
+    const kiln_section_entry *s = &p->container.sections[index];
+    kiln_fourcc_text(s->type, out->type);
+    out->critical = (s->flags & KILN_SECTION_CRITICAL) != 0;
+    out->compressed = (s->flags & KILN_SECTION_COMPRESSED) != 0;
+    out->version = s->version;
+    out->offset = s->offset;
+    out->stored_size = s->stored_size;
+    out->raw_size = s->raw_size;
+    out->crc32 = s->crc;
+}

@@ -1,0 +1,39 @@
+/*
+ * sections.h — the program's section types and their encoders/decoders.
+ * Byte layouts are normative in spec/format.md §4.
+ */
+#ifndef KILN_LIB_SECTIONS_H
+#define KILN_LIB_SECTIONS_H
+
+#include "format/container.h"
+#include "model.h"
+
+#define KILN_SECTION_META KILN_FOURCC('M', 'E', 'T', 'A') /* name, mode, metadata */
+#define KILN_SECTION_OPST KILN_FOURCC('O', 'P', 'S', 'T') /* (op, version) table */
+#define KILN_SECTION_DIMS KILN_FOURCC('D', 'I', 'M', 'S') /* dims + shape expressions */
+#define KILN_SECTION_IOSG KILN_FOURCC('I', 'O', 'S', 'G') /* I/O signature */
+#define KILN_SECTION_WTAB KILN_FOURCC('W', 'T', 'A', 'B') /* weights table */
+#define KILN_SECTION_GRPH KILN_FOURCC('G', 'R', 'P', 'H') /* nodes */
+#define KILN_SECTION_WDAT KILN_FOURCC('W', 'D', 'A', 'T') /* raw weight bytes */
+
+/* Every section type above is at version 1 in format 1.0. */
+#define KILN_PROGRAM_SECTION_VERSION 1
+/* Offsets of tensors inside WDAT are multiples of this. */
+#define KILN_WEIGHT_ALIGNMENT 64
+
+/*
+ * Encode a checked model (kiln_model_infer succeeded) into a complete
+ * artifact in `out`. Weight data_offset fields are computed here.
+ */
+kiln_status kiln_model_encode(kiln_model *m, kiln_writer *out, kiln_error *err);
+
+/*
+ * Decode the program sections of a parsed container into `m` (zeroed by
+ * the caller). Every section it reads is CRC-checked first. Unknown
+ * critical sections are refused; unknown ancillary ones are skipped.
+ * Weight data is borrowed from the container bytes.
+ */
+kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_model *m,
+                              kiln_error *err);
+
+#endif

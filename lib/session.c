@@ -1,0 +1,236 @@
+/*
+ * session.c — running a loaded program.
+ *
+ * A session sizes one buffer per op result for the upper bound of the
+ * declared domain when it is created, so a run only guards, binds dims,
+ * computes concrete shapes and calls kernels: it allocates nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "guard.h"
+#include "op_registry.h"
+#include "program.h"
+
+#define ARENA_ALIGNMENT 64
+
+struct kiln_session {
+    const kiln_program *program;
+    const kiln_model *model;
+    const kiln_tensor **bound_inputs; /* per declared input; borrowed */
+    kiln_tensor *values;              /* a view per value */
+    uint64_t *arena_offsets;          /* per node result */
+    uint8_t *arena;
+    size_t arena_size;
+    int64_t *dim_values;
+    bool *dim_bound;
+    kiln_binding_site *binding_sites;
+    const kiln_tensor **operands;     /* scratch for one node's inputs */
+    bool has_outputs;
+};
+
+void kiln_session_options_default(kiln_session_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+}
+
+/* Bytes of value `v` at the domain's upper bound. */
+static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ranges, uint32_t v,
+                                   const kiln_limits *limits, uint64_t *out, kiln_error *err)
+{
+    const kiln_value_type *type = &m->value_types[v];
+    uint64_t bytes = kiln_dtype_size(type->dtype);
+    for (uint32_t a = 0; a < type->shape.rank; a++) {
+        kiln_interval bounds;
+        if (!kiln_expr_bounds(&m->exprs, type->shape.axes[a], ranges, &bounds) || bounds.hi < 0 ||
+            !kiln_mul_u64(bytes, (uint64_t)bounds.hi, &bytes))
+            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: size at the domain's upper bound overflows", v);
+    }
+    if (bytes > limits->max_arena_bytes)
+        return kiln_fail(err, KILN_ERR_LIMIT, "value %u needs %llu bytes, over the arena limit of %llu",
+                         v, (unsigned long long)bytes, (unsigned long long)limits->max_arena_bytes);
+    *out = bytes;
+    return KILN_OK;
+}
+
+static kiln_status plan_arena(kiln_session *s, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    uint32_t first = kiln_model_first_node_value(m);
+    uint64_t offset = 0;
+    kiln_interval *ranges = calloc(m->dim_count ? m->dim_count : 1, sizeof *ranges);
+    if (!ranges)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+    for (uint32_t d = 0; d < m->dim_count; d++)
+        ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
+    kiln_status status = KILN_OK;
+    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
+        uint64_t bytes = 0;
+        status = max_value_bytes(m, ranges, first + n, &s->program->limits, &bytes, err);
+        if (status != KILN_OK)
+            break;
+        s->arena_offsets[n] = offset;
+        if (!kiln_add_u64(offset, bytes, &offset) || !kiln_align_up_u64(offset, ARENA_ALIGNMENT, &offset) ||
+            offset > s->program->limits.max_arena_bytes)
+            status = kiln_fail(err, KILN_ERR_LIMIT, "the arena exceeds the limit of %llu bytes",
+                               (unsigned long long)s->program->limits.max_arena_bytes);
+    }
+    free(ranges);
+    if (status != KILN_OK)
+        return status;
+    s->arena_size = (size_t)offset;
+    s->arena = aligned_alloc(ARENA_ALIGNMENT, s->arena_size ? s->arena_size : ARENA_ALIGNMENT);
+    if (!s->arena)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);
+    return KILN_OK;
+}
+
+kiln_status kiln_session_new(const kiln_program *program, const kiln_session_options *options,
+                             kiln_session **out, kiln_error *err)
+{
+    *out = NULL;
+    if (!program)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
+    if (options && options->struct_size != sizeof *options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "session options were not initialised with kiln_session_options_default");
+    const kiln_model *m = &program->model;
+    kiln_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    s->program = program;
+    s->model = m;
+    s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
+    s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
+    s->arena_offsets = calloc(m->node_count + 1, sizeof *s->arena_offsets);
+    s->dim_values = calloc(m->dim_count + 1, sizeof *s->dim_values);
+    s->dim_bound = calloc(m->dim_count + 1, sizeof *s->dim_bound);
+    s->binding_sites = calloc(m->dim_count + 1, sizeof *s->binding_sites);
+    s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
+    kiln_status status = KILN_OK;
+    if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
+        !s->binding_sites || !s->operands)
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    if (status == KILN_OK)
+        status = plan_arena(s, err);
+    if (status != KILN_OK) {
+        kiln_session_free(s);
+        return status;
+    }
+    for (uint32_t w = 0; w < m->weight_count; w++) {
+        const kiln_weight_decl *decl = &m->weights[w];
+        /* Weights are read-only views into the artifact bytes. */
+        kiln_tensor_view_init(&s->values[m->input_count + w], decl->dtype, decl->rank, decl->shape,
+                              (void *)(uintptr_t)decl->data);
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+void kiln_session_free(kiln_session *s)
+{
+    if (!s)
+        return;
+    free(s->bound_inputs);
+    free(s->values);
+    free(s->arena_offsets);
+    free(s->arena);
+    free(s->dim_values);
+    free(s->dim_bound);
+    free(s->binding_sites);
+    free(s->operands);
+    free(s);
+}
+
+kiln_status kiln_session_set_input(kiln_session *s, const char *name, const kiln_tensor *tensor,
+                                   kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    if (!name || !tensor)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input name and tensor must not be NULL");
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        if (strcmp(m->inputs[i].name, name) == 0) {
+            s->bound_inputs[i] = tensor;
+            return KILN_OK;
+        }
+    }
+    char known[512] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < m->input_count && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s'%s'", i ? ", " : "", m->inputs[i].name);
+    return kiln_fail(err, KILN_ERR_UNKNOWN_INPUT, "'%s' is not an input of program '%s' (inputs: %s)", name,
+                     m->name, known);
+}
+
+static kiln_status check_all_bound(const kiln_session *s, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    char missing[512] = "";
+    size_t used = 0;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        if (s->bound_inputs[i])
+            continue;
+        if (used < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s'%s'", count ? ", " : "",
+                                     m->inputs[i].name);
+        count++;
+    }
+    if (count)
+        return kiln_fail(err, KILN_ERR_MISSING_INPUT, "missing input%s %s: every declared input must be set",
+                         count == 1 ? "" : "s", missing);
+    return KILN_OK;
+}
+
+kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    uint32_t first = kiln_model_first_node_value(m);
+    s->has_outputs = false;
+    KILN_TRY(check_all_bound(s, err));
+    KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_tensor *in = s->bound_inputs[i];
+        kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
+    }
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        const kiln_value_type *type = &m->value_types[first + n];
+        int64_t shape[KILN_MAX_RANK];
+        for (uint32_t a = 0; a < type->shape.rank; a++)
+            KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
+        kiln_tensor *result = &s->values[first + n];
+        kiln_tensor_view_init(result, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
+        for (uint32_t i = 0; i < node->input_count; i++)
+            s->operands[i] = &s->values[node->inputs[i]];
+        kiln_status status = m->opset[node->op].def->run(s->operands, node->input_count, result, err);
+        if (status != KILN_OK) {
+            char detail[KILN_ERROR_MESSAGE_SIZE];
+            memcpy(detail, err ? err->message : "", err ? sizeof detail : 1);
+            return kiln_fail(err, status, "node %u (%s): %s", n, m->opset[node->op].name, detail);
+        }
+    }
+    s->has_outputs = true;
+    return KILN_OK;
+}
+
+uint32_t kiln_session_output_count(const kiln_session *s)
+{
+    return s->model->output_count;
+}
+
+const kiln_tensor *kiln_session_output(const kiln_session *s, uint32_t index)
+{
+    if (!s->has_outputs || index >= s->model->output_count)
+        return NULL;
+    return &s->values[s->model->outputs[index].value];
+}
+
+const char *kiln_session_output_name(const kiln_session *s, uint32_t index)
+{
+    return index < s->model->output_count ? s->model->outputs[index].name : NULL;
+}

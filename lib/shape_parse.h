@@ -1,0 +1,22 @@
+/*
+ * shape_parse.h — parsing a shape written as text, e.g. "[batch, 2*n + 1]".
+ *
+ * Grammar (spaces allowed between tokens):
+ *   shape  := '[' axes? ']' | axes?
+ *   axes   := expr (',' expr)*
+ *   expr   := term (('+' | '-') term)*
+ *   term   := factor (('*' | '/' | '%') factor)*      '/' is floor division
+ *   factor := INTEGER | IDENT | '(' expr ')'
+ * IDENT must name a declared dim. '/' and '%' need a positive constant on
+ * their right.
+ */
+#ifndef KILN_LIB_SHAPE_PARSE_H
+#define KILN_LIB_SHAPE_PARSE_H
+
+#include "shape_expr.h"
+
+kiln_status kiln_shape_parse(const char *text, const char *const *dim_names, uint32_t dim_count,
+                             kiln_expr_pool *pool, uint32_t *rank, uint32_t axes[KILN_MAX_RANK],
+                             kiln_error *err);
+
+#endif

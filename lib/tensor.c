@@ -1,0 +1,105 @@
+/* tensor.c — dense C-ordered tensors. */
+#include "tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+
+kiln_status kiln_shape_sizes(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                             uint64_t *element_count, size_t *byte_size, kiln_error *err)
+{
+    size_t element_size = kiln_dtype_size(dtype);
+    uint64_t count = 1, bytes;
+    if (element_size == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown dtype code %d", (int)dtype);
+    if (rank > KILN_MAX_RANK)
+        return kiln_fail(err, KILN_ERR_LIMIT, "rank %u exceeds the maximum rank %d", rank, KILN_MAX_RANK);
+    for (uint32_t i = 0; i < rank; i++) {
+        if (shape[i] < 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u has negative extent %lld",
+                             i, (long long)shape[i]);
+        if (!kiln_mul_u64(count, (uint64_t)shape[i], &count))
+            return kiln_fail(err, KILN_ERR_LIMIT, "element count overflows 64 bits");
+    }
+    if (!kiln_mul_u64(count, element_size, &bytes) || bytes > SIZE_MAX)
+        return kiln_fail(err, KILN_ERR_LIMIT, "tensor of %llu elements is too large to address",
+                         (unsigned long long)count);
+    *element_count = count;
+    *byte_size = (size_t)bytes;
+    return KILN_OK;
+}
+
+void kiln_tensor_view_init(kiln_tensor *view, kiln_dtype dtype, uint32_t rank,
+                           const int64_t *shape, void *data)
+{
+    memset(view, 0, sizeof *view);
+    view->dtype = dtype;
+    view->rank = rank;
+    view->element_count = 1;
+    for (uint32_t i = 0; i < rank; i++) {
+        view->shape[i] = shape[i];
+        view->element_count *= (uint64_t)shape[i];
+    }
+    view->byte_size = (size_t)view->element_count * kiln_dtype_size(dtype);
+    view->data = data;
+    view->owns_data = false;
+}
+
+kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                            kiln_tensor **out, kiln_error *err)
+{
+    uint64_t count;
+    size_t bytes;
+    *out = NULL;
+    if (rank > 0 && !shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "shape is NULL for rank %u", rank);
+    KILN_TRY(kiln_shape_sizes(dtype, rank, shape, &count, &bytes, err));
+    kiln_tensor *t = calloc(1, sizeof *t);
+    /* calloc(0) may return NULL; always allocate at least one byte so data
+     * is a valid pointer for empty tensors too. */
+    void *data = calloc(bytes ? bytes : 1, 1);
+    if (!t || !data) {
+        free(t);
+        free(data);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte tensor", bytes);
+    }
+    kiln_tensor_view_init(t, dtype, rank, shape, data);
+    t->owns_data = true;
+    *out = t;
+    return KILN_OK;
+}
+
+void kiln_tensor_free(kiln_tensor *tensor)
+{
+    if (!tensor)
+        return;
+    if (tensor->owns_data)
+        free(tensor->data);
+    free(tensor);
+}
+
+kiln_dtype kiln_tensor_dtype(const kiln_tensor *tensor) { return tensor->dtype; }
+uint32_t kiln_tensor_rank(const kiln_tensor *tensor) { return tensor->rank; }
+const int64_t *kiln_tensor_shape(const kiln_tensor *tensor) { return tensor->shape; }
+uint64_t kiln_tensor_element_count(const kiln_tensor *tensor) { return tensor->element_count; }
+size_t kiln_tensor_byte_size(const kiln_tensor *tensor) { return tensor->byte_size; }
+void *kiln_tensor_data(kiln_tensor *tensor) { return tensor->data; }
+const void *kiln_tensor_const_data(const kiln_tensor *tensor) { return tensor->data; }
+
+int kiln_tensor_format_shape(const kiln_tensor *tensor, char *buffer, size_t size)
+{
+    char text[KILN_MAX_RANK * 24 + 8];
+    size_t used = 0;
+    text[used++] = '(';
+    for (uint32_t i = 0; i < tensor->rank; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%lld", i ? ", " : "",
+                                 (long long)tensor->shape[i]);
+    if (tensor->rank == 1)
+        text[used++] = ',';
+    text[used++] = ')';
+    text[used] = '\0';
+    return snprintf(buffer, size, "%s", text);
+}

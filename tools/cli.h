@@ -1,0 +1,49 @@
+/*
+ * cli.h — conventions shared by every kiln verb: exit codes, the
+ * "kiln: error: ..." message form, and option parsing helpers.
+ */
+#ifndef KILN_TOOLS_CLI_H
+#define KILN_TOOLS_CLI_H
+
+#include <stdbool.h>
+
+#include <kiln/kiln.h>
+
+enum {
+    CLI_OK = 0,       /* success */
+    CLI_FAILED = 1,   /* the check or run failed, or the input was rejected */
+    CLI_USAGE = 2,    /* the command line itself was wrong */
+};
+
+/* Print "kiln: error: <message>" to stderr. @return CLI_FAILED. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print "kiln: error: <message>" and a hint to run --help. @return CLI_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * If argv[*index] is `--name VALUE` or `--name=VALUE`, store VALUE, advance
+ * *index past it and return 1; return 0 if the option is another one;
+ * return -1 (after printing a usage error) if the value is missing.
+ */
+int cli_take_value(const char *verb, int argc, char **argv, int *index, const char *name,
+                   const char **value);
+
+/* @return true if argv[i] is -h or --help. */
+bool cli_is_help(const char *arg);
+
+/* A verb: its name, one-line summary, usage text, and entry point. */
+typedef struct cli_verb {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*main)(int argc, char **argv); /* argv[0] is the verb name */
+} cli_verb;
+
+int cmd_inspect(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+extern const cli_verb cli_verb_inspect;
+extern const cli_verb cli_verb_run;
+
+#endif

@@ -1,0 +1,150 @@
+/* cmd_run.c — `kiln run FILE --input NAME=PATH.npy ...`: guard, run, write outputs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+const cli_verb cli_verb_run = {
+    "run",
+    "check inputs against the contract, run, and write outputs as .npy",
+    "usage: kiln run FILE --input NAME=PATH.npy ... [--output-dir DIR]\n\n"
+    "Load and verify FILE, read each input from a .npy file, check every input\n"
+    "against the declared contract (dtype, rank, each axis against its dim),\n"
+    "run the program, and print each output's name, dtype and shape.\n\n"
+    "options:\n"
+    "  --input NAME=PATH   bind input NAME to the array in PATH (repeatable)\n"
+    "  --output-dir DIR    also write each output to DIR/NAME.npy\n",
+    cmd_run,
+};
+
+typedef struct run_args {
+    const char *path;
+    const char *output_dir;
+    int input_count;
+    const char **input_names;
+    const char **input_paths;
+} run_args;
+
+static int parse_args(int argc, char **argv, run_args *args)
+{
+    memset(args, 0, sizeof *args);
+    args->input_names = calloc((size_t)argc, sizeof *args->input_names);
+    args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
+    if (!args->input_names || !args->input_paths)
+        return cli_error("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken = cli_take_value("run", argc, argv, &i, "--input", &value);
+        if (taken < 0)
+            return CLI_USAGE;
+        if (taken) {
+            const char *equals = strchr(value, '=');
+            if (!equals || equals == value || equals[1] == '\0')
+                return cli_usage_error("run", "--input takes NAME=PATH.npy, got '%s'", value);
+            for (int k = 0; k < args->input_count; k++)
+                if (strncmp(args->input_names[k], value, (size_t)(equals - value)) == 0 &&
+                    args->input_names[k][equals - value] == '\0')
+                    return cli_usage_error("run", "input '%.*s' is given twice", (int)(equals - value), value);
+            char *name = strndup(value, (size_t)(equals - value));
+            if (!name)
+                return cli_error("out of memory");
+            args->input_names[args->input_count] = name;
+            args->input_paths[args->input_count++] = equals + 1;
+            continue;
+        }
+        taken = cli_take_value("run", argc, argv, &i, "--output-dir", &value);
+        if (taken < 0)
+            return CLI_USAGE;
+        if (taken) {
+            args->output_dir = value;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_usage_error("run", "unknown option '%s'", argv[i]);
+        if (args->path)
+            return cli_usage_error("run", "unexpected argument '%s'", argv[i]);
+        args->path = argv[i];
+    }
+    if (!args->path)
+        return cli_usage_error("run", "missing FILE");
+    return CLI_OK;
+}
+
+static void free_args(run_args *args)
+{
+    for (int k = 0; k < args->input_count; k++)
+        free((char *)args->input_names[k]);
+    free(args->input_names);
+    free(args->input_paths);
+}
+
+static int write_outputs(const kiln_session *session, const char *dir)
+{
+    for (uint32_t i = 0; i < kiln_session_output_count(session); i++) {
+        const kiln_tensor *out = kiln_session_output(session, i);
+        const char *name = kiln_session_output_name(session, i);
+        char shape[128];
+        kiln_tensor_format_shape(out, shape, sizeof shape);
+        printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
+        if (!dir)
+            continue;
+        size_t length = strlen(dir) + strlen(name) + 6;
+        char *path = malloc(length);
+        if (!path)
+            return cli_error("out of memory");
+        snprintf(path, length, "%s/%s.npy", dir, name);
+        kiln_error err;
+        kiln_status status = kiln_npy_write_file(path, out, &err);
+        free(path);
+        if (status != KILN_OK)
+            return cli_error("%s", err.message);
+    }
+    return CLI_OK;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args args;
+    kiln_program *program = NULL;
+    kiln_session *session = NULL;
+    kiln_tensor **tensors = NULL;
+    kiln_error err;
+    int rc = parse_args(argc, argv, &args);
+    if (rc != CLI_OK)
+        goto done;
+    if (kiln_program_load(args.path, NULL, &program, &err) != KILN_OK) {
+        rc = cli_error("%s: %s", args.path, err.message);
+        goto done;
+    }
+    if (kiln_session_new(program, NULL, &session, &err) != KILN_OK) {
+        rc = cli_error("%s", err.message);
+        goto done;
+    }
+    tensors = calloc((size_t)args.input_count + 1, sizeof *tensors);
+    if (!tensors) {
+        rc = cli_error("out of memory");
+        goto done;
+    }
+    for (int k = 0; k < args.input_count; k++) {
+        if (kiln_npy_read_file(args.input_paths[k], &tensors[k], &err) != KILN_OK ||
+            kiln_session_set_input(session, args.input_names[k], tensors[k], &err) != KILN_OK) {
+            rc = cli_error("%s", err.message);
+            goto done;
+        }
+    }
+    if (kiln_session_run(session, &err) != KILN_OK) {
+        rc = cli_error("%s", err.message);
+        goto done;
+    }
+    rc = write_outputs(session, args.output_dir);
+done:
+    if (tensors)
+        for (int k = 0; k < args.input_count; k++)
+            kiln_tensor_free(tensors[k]);
+    free(tensors);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    free_args(&args);
+    return rc;
+}

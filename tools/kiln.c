@@ -1,0 +1,51 @@
+/* kiln.c — the kiln command: dispatches to one verb per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_verb *const verbs[] = {&cli_verb_inspect, &cli_verb_run};
+#define VERB_COUNT (sizeof verbs / sizeof verbs[0])
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: kiln VERB [OPTIONS] ...\n\n"
+                 "Build, inspect and run sealed kiln tensor-program artifacts.\n\nverbs:\n");
+    for (size_t i = 0; i < VERB_COUNT; i++)
+        fprintf(out, "  %-10s %s\n", verbs[i]->name, verbs[i]->summary);
+    fprintf(out, "\noptions:\n  --help     show this help\n  --version  show the kiln version\n"
+                 "\nRun 'kiln VERB --help' for a verb's options. Exit status: 0 success,\n"
+                 "1 check failed or input rejected, 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    if (cli_is_help(argv[1])) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("kiln %s\n", kiln_version());
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < VERB_COUNT; i++) {
+        if (strcmp(argv[1], verbs[i]->name) != 0)
+            continue;
+        for (int a = 2; a < argc; a++) {
+            if (strcmp(argv[a], "--") == 0)
+                break;
+            if (cli_is_help(argv[a])) {
+                printf("%s", verbs[i]->usage);
+                return CLI_OK;
+            }
+        }
+        return verbs[i]->main(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "kiln: error: unknown verb '%s'\n", argv[1]);
+    fprintf(stderr, "Try 'kiln --help'.\n");
+    return CLI_USAGE;
+}
