@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
 
@@ -22,40 +23,52 @@ static bool is_arithmetic(kiln_dtype dtype)
            kiln_dtype_is_supported(dtype);
 }
 
+typedef struct broadcast_pair {
+    uint32_t a, b;
+} broadcast_pair;
+
+/* Sizes a and b broadcast at this point: equal, or either is 1. */
+static bool sizes_broadcast(const kiln_expr_pool *pool, const int64_t *values, const bool *bound,
+                            void *context)
+{
+    const broadcast_pair *pair = context;
+    int64_t va, vb;
+    if (kiln_expr_eval(pool, pair->a, values, bound, &va, NULL) != KILN_OK ||
+        kiln_expr_eval(pool, pair->b, values, bound, &vb, NULL) != KILN_OK)
+        return false;
+    return va == vb || va == 1 || vb == 1;
+}
+
 /*
- * Look for a domain point where sizes `a` and `b` differ and neither is 1,
- * trying the all-min and all-max corners. Writes "dim=value, ..." into
- * `text` and returns true if found.
+ * Look for a domain point where sizes `a` and `b` do not broadcast. Writes
+ * "dim=value, ..." for the dims involved into `text` and returns true if
+ * one was found.
  */
 static bool find_counterexample(const kiln_shape_context *ctx, uint32_t a, uint32_t b, char *text,
                                 size_t size)
 {
-    int64_t values[256];
-    bool bound[256];
-    if (ctx->dim_count > 256)
-        return false;
-    for (int corner = 0; corner < 2; corner++) {
-        int64_t va, vb;
-        for (uint32_t d = 0; d < ctx->dim_count; d++) {
-            values[d] = corner ? ctx->dims[d].max : ctx->dims[d].min;
-            bound[d] = true;
-        }
-        if (kiln_expr_eval(ctx->pool, a, values, bound, &va, NULL) != KILN_OK ||
-            kiln_expr_eval(ctx->pool, b, values, bound, &vb, NULL) != KILN_OK)
-            continue;
-        if (va != vb && va != 1 && vb != 1) {
-            size_t used = 0;
-            text[0] = '\0';
-            for (uint32_t d = 0; d < ctx->dim_count && used < size; d++) {
-                if (!kiln_expr_uses_dim(ctx->pool, a, d) && !kiln_expr_uses_dim(ctx->pool, b, d))
-                    continue;
-                used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", used ? ", " : "",
-                                         ctx->dims[d].name, (long long)values[d]);
-            }
-            return true;
-        }
+    uint32_t involved[16];
+    uint32_t involved_count = 0;
+    int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
+    bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
+    bool found = false;
+    for (uint32_t d = 0; d < ctx->dim_count && involved_count < 16; d++)
+        if (kiln_expr_uses_dim(ctx->pool, a, d) || kiln_expr_uses_dim(ctx->pool, b, d))
+            involved[involved_count++] = d;
+    broadcast_pair pair = {a, b};
+    if (values && bound &&
+        kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
+                                        sizes_broadcast, &pair, values, bound)) {
+        size_t used = 0;
+        text[0] = '\0';
+        for (uint32_t i = 0; i < involved_count && used < size; i++)
+            used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", i ? ", " : "",
+                                     ctx->dims[involved[i]].name, (long long)values[involved[i]]);
+        found = true;
     }
-    return false;
+    free(values);
+    free(bound);
+    return found;
 }
 
 static kiln_status broadcast_axis(const kiln_shape_context *ctx, uint32_t a, uint32_t b,

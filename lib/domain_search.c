@@ -1,0 +1,53 @@
+/* domain_search.c — counterexample search over the declared domain. */
+#include "domain_search.h"
+
+/* The candidate values of one dim in the sampled (non-exhaustive) search. */
+static int64_t sample_value(const kiln_dim_decl *d, uint32_t which)
+{
+    int64_t candidates[4] = {d->min, d->min + 1, d->max - 1, d->max};
+    int64_t v = candidates[which];
+    return v < d->min ? d->min : v > d->max ? d->max : v;
+}
+
+bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
+                                     uint32_t dim_count, const uint32_t *involved,
+                                     uint32_t involved_count, kiln_domain_predicate holds,
+                                     void *context, int64_t *dim_values, bool *bound)
+{
+    uint64_t points = 1;
+    bool exhaustive = true;
+    uint32_t counters[KILN_MAX_RANK * 2 + 8] = {0};
+    if (involved_count > sizeof counters / sizeof counters[0])
+        return false;
+    for (uint32_t d = 0; d < dim_count; d++) {
+        dim_values[d] = dims[d].min;
+        bound[d] = true;
+    }
+    for (uint32_t i = 0; i < involved_count && exhaustive; i++) {
+        const kiln_dim_decl *d = &dims[involved[i]];
+        uint64_t size = (uint64_t)(d->max - d->min) + 1;
+        if (size > KILN_DOMAIN_ENUMERATION_LIMIT || points * size > KILN_DOMAIN_ENUMERATION_LIMIT)
+            exhaustive = false;
+        else
+            points *= size;
+    }
+    /* Odometer over the involved dims: exhaustive ranges, or 4 samples each. */
+    for (;;) {
+        for (uint32_t i = 0; i < involved_count; i++) {
+            const kiln_dim_decl *d = &dims[involved[i]];
+            dim_values[involved[i]] = exhaustive ? d->min + (int64_t)counters[i] : sample_value(d, counters[i]);
+        }
+        if (!holds(pool, dim_values, bound, context))
+            return true;
+        uint32_t i = 0;
+        for (; i < involved_count; i++) {
+            const kiln_dim_decl *d = &dims[involved[i]];
+            uint64_t limit = exhaustive ? (uint64_t)(d->max - d->min) + 1 : 4;
+            if (++counters[i] < limit)
+                break;
+            counters[i] = 0;
+        }
+        if (i == involved_count)
+            return false;
+    }
+}

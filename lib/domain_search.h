@@ -1,0 +1,30 @@
+/*
+ * domain_search.h — looking for a point of the declared domain where a
+ * condition over shape expressions fails: the counterexample a refused
+ * program is reported with.
+ */
+#ifndef KILN_LIB_DOMAIN_SEARCH_H
+#define KILN_LIB_DOMAIN_SEARCH_H
+
+#include "model.h"
+
+/* Exhaustive search is used when the dims involved span at most this many points. */
+#define KILN_DOMAIN_ENUMERATION_LIMIT 100000
+
+/* @return true if the condition holds at the point `dim_values`. */
+typedef bool (*kiln_domain_predicate)(const kiln_expr_pool *pool, const int64_t *dim_values,
+                                      const bool *bound, void *context);
+
+/*
+ * Search the dims in `involved` (dim indices) for a point where `holds` is
+ * false: every point when the product of their range sizes is at most
+ * KILN_DOMAIN_ENUMERATION_LIMIT, else every combination of {min, min+1,
+ * max-1, max}. Dims not involved stay at their minimum.
+ * @return true and the point in `dim_values` if a counterexample was found.
+ */
+bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
+                                     uint32_t dim_count, const uint32_t *involved,
+                                     uint32_t involved_count, kiln_domain_predicate holds,
+                                     void *context, int64_t *dim_values, bool *bound);
+
+#endif
