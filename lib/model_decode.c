@@ -30,6 +30,30 @@ static kiln_status out_of_memory(kiln_error *err)
     return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory decoding the program");
 }
 
+/*
+ * Read a record count and allocate a zeroed array for it. The count is
+ * stored only once the array exists, so a model released after a failure
+ * here never walks a count without its array.
+ */
+static kiln_status read_array(kiln_reader *r, uint32_t limit, size_t min_record_size, const char *what,
+                              size_t item_size, void **items, uint32_t *count, kiln_error *err)
+{
+    KILN_TRY(kiln_read_count(r, limit, min_record_size, what, count, err));
+    *items = alloc_array(*count, item_size);
+    return *items ? KILN_OK : out_of_memory(err);
+}
+
+/* Fill `array` and `count` together, and only on success. */
+#define READ_ARRAY(reader, limit, min_record_size, what, array, count)                                \
+    do {                                                                                         \
+        void *items_;                                                                            \
+        uint32_t count_;                                                                         \
+        KILN_TRY(read_array(reader, limit, min_record_size, what, sizeof *(array), &items_, &count_, \
+                            err));                                                               \
+        (array) = items_;                                                                        \
+        (count) = count_;                                                                        \
+    } while (0)
+
 static kiln_status locate_sections(const kiln_container *c, section_bytes *found, kiln_error *err)
 {
     int64_t index_of[SECTION_COUNT];
@@ -79,9 +103,7 @@ static kiln_status decode_meta(const section_bytes *s, const kiln_limits *limits
     if (mode > KILN_MODE_TRAINING)
         return kiln_fail(err, KILN_ERR_MALFORMED, "section META: unknown mode %u", mode);
     m->mode = (kiln_mode)mode;
-    KILN_TRY(kiln_read_count(&r, limits->max_metadata, 8, "metadata entries", &m->metadata_count, err));
-    if (!(m->metadata = alloc_array(m->metadata_count, sizeof *m->metadata)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_metadata, 8, "metadata entries", m->metadata, m->metadata_count);
     for (uint32_t i = 0; i < m->metadata_count; i++) {
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->metadata[i].key, err));
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->metadata[i].value, err));
@@ -94,9 +116,7 @@ static kiln_status decode_opset(const section_bytes *s, const kiln_limits *limit
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section OPST");
-    KILN_TRY(kiln_read_count(&r, limits->max_opset_entries, 8, "opset entries", &m->opset_count, err));
-    if (!(m->opset = alloc_array(m->opset_count, sizeof *m->opset)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_opset_entries, 8, "opset entries", m->opset, m->opset_count);
     for (uint32_t i = 0; i < m->opset_count; i++) {
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->opset[i].name, err));
         KILN_TRY(kiln_read_u32(&r, &m->opset[i].version, err));
@@ -139,9 +159,7 @@ static kiln_status decode_dims(const section_bytes *s, const kiln_limits *limits
     kiln_reader r;
     uint32_t expr_count;
     kiln_reader_init(&r, s->data, s->size, "section DIMS");
-    KILN_TRY(kiln_read_count(&r, limits->max_dims, 20, "dims", &m->dim_count, err));
-    if (!(m->dims = alloc_array(m->dim_count, sizeof *m->dims)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_dims, 20, "dims", m->dims, m->dim_count);
     for (uint32_t i = 0; i < m->dim_count; i++) {
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->dims[i].name, err));
         KILN_TRY(kiln_read_i64(&r, &m->dims[i].min, err));
@@ -194,9 +212,7 @@ static kiln_status decode_signature(const section_bytes *s, const kiln_limits *l
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section IOSG");
-    KILN_TRY(kiln_read_count(&r, limits->max_inputs, 6, "inputs", &m->input_count, err));
-    if (!(m->inputs = alloc_array(m->input_count, sizeof *m->inputs)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_inputs, 6, "inputs", m->inputs, m->input_count);
     for (uint32_t i = 0; i < m->input_count; i++) {
         kiln_input_decl *in = &m->inputs[i];
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &in->name, err));
@@ -209,9 +225,7 @@ static kiln_status decode_signature(const section_bytes *s, const kiln_limits *l
                                  "expression %u of %u", in->name, a, in->type.shape.axes[a], m->exprs.count);
         }
     }
-    KILN_TRY(kiln_read_count(&r, limits->max_outputs, 8, "outputs", &m->output_count, err));
-    if (!(m->outputs = alloc_array(m->output_count, sizeof *m->outputs)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_outputs, 8, "outputs", m->outputs, m->output_count);
     for (uint32_t i = 0; i < m->output_count; i++) {
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->outputs[i].name, err));
         KILN_TRY(kiln_read_u32(&r, &m->outputs[i].value, err));
@@ -225,9 +239,7 @@ static kiln_status decode_weights(const section_bytes *s, const section_bytes *d
     kiln_reader r;
     uint64_t total = 0;
     kiln_reader_init(&r, s->data, s->size, "section WTAB");
-    KILN_TRY(kiln_read_count(&r, limits->max_weights, 23, "weights", &m->weight_count, err));
-    if (!(m->weights = alloc_array(m->weight_count, sizeof *m->weights)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_weights, 23, "weights", m->weights, m->weight_count);
     for (uint32_t i = 0; i < m->weight_count; i++) {
         kiln_weight_decl *w = &m->weights[i];
         uint8_t kind;
@@ -269,16 +281,12 @@ static kiln_status decode_graph(const section_bytes *s, const kiln_limits *limit
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section GRPH");
-    KILN_TRY(kiln_read_count(&r, limits->max_nodes, 12, "nodes", &m->node_count, err));
-    if (!(m->nodes = alloc_array(m->node_count, sizeof *m->nodes)))
-        return out_of_memory(err);
+    READ_ARRAY(&r, limits->max_nodes, 12, "nodes", m->nodes, m->node_count);
     for (uint32_t n = 0; n < m->node_count; n++) {
         kiln_node_decl *node = &m->nodes[n];
         uint32_t attribute_count;
         KILN_TRY(kiln_read_u32(&r, &node->op, err));
-        KILN_TRY(kiln_read_count(&r, limits->max_node_inputs, 4, "node inputs", &node->input_count, err));
-        if (!(node->inputs = alloc_array(node->input_count, sizeof *node->inputs)))
-            return out_of_memory(err);
+        READ_ARRAY(&r, limits->max_node_inputs, 4, "node inputs", node->inputs, node->input_count);
         for (uint32_t i = 0; i < node->input_count; i++)
             KILN_TRY(kiln_read_u32(&r, &node->inputs[i], err));
         KILN_TRY(kiln_read_u32(&r, &attribute_count, err));

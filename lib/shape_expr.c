@@ -68,6 +68,7 @@ kiln_status kiln_expr_intern(kiln_expr_pool *pool, const kiln_expr *node, uint32
     case KILN_EXPR_CONST:
         e.constant = node->constant;
         e.depth = 1;
+        e.tree_size = 1;
         break;
     case KILN_EXPR_DIM:
         if (node->dim >= dim_count)
@@ -75,6 +76,7 @@ kiln_status kiln_expr_intern(kiln_expr_pool *pool, const kiln_expr *node, uint32
                              node->dim, dim_count);
         e.dim = node->dim;
         e.depth = 1;
+        e.tree_size = 1;
         break;
     default:
         if (!is_binary(node->kind))
@@ -94,6 +96,11 @@ kiln_status kiln_expr_intern(kiln_expr_pool *pool, const kiln_expr *node, uint32
         if (depth >= KILN_EXPR_MAX_DEPTH)
             return kiln_fail(err, KILN_ERR_LIMIT, "shape expression deeper than %d", KILN_EXPR_MAX_DEPTH);
         e.depth = (uint8_t)(depth + 1);
+        uint32_t tree_size = 1u + pool->items[e.lhs].tree_size + pool->items[e.rhs].tree_size;
+        if (tree_size > KILN_EXPR_MAX_TREE_SIZE)
+            return kiln_fail(err, KILN_ERR_LIMIT, "shape expression has %u nodes, more than %d",
+                             tree_size, KILN_EXPR_MAX_TREE_SIZE);
+        e.tree_size = (uint16_t)tree_size;
         break;
     }
     uint64_t hash = expr_hash(&e);

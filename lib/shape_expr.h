@@ -27,10 +27,18 @@ typedef enum kiln_expr_kind {
 #define KILN_EXPR_KIND_COUNT 7
 /* Deepest tree accepted; bounds recursion on untrusted input. */
 #define KILN_EXPR_MAX_DEPTH 64
+/*
+ * Largest tree accepted, counting a shared subtree once per use. Pools
+ * share nodes, so a small pool can describe a huge tree (a chain of
+ * x = y + y doubles at each link); every walk over an expression is
+ * bounded by this instead.
+ */
+#define KILN_EXPR_MAX_TREE_SIZE 1024
 
 typedef struct kiln_expr {
     uint8_t kind;
     uint8_t depth;    /* 1 for leaves */
+    uint16_t tree_size; /* nodes in the unshared tree; 1 for leaves */
     int64_t constant; /* KILN_EXPR_CONST */
     uint32_t dim;     /* KILN_EXPR_DIM */
     uint32_t lhs, rhs;/* binary kinds; both < this node's id */
