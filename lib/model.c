@@ -178,6 +178,7 @@ static kiln_status check_weights(kiln_model *m, kiln_error *err)
         kiln_value_type *type = &m->value_types[m->input_count + i];
         if (!kiln_is_identifier(w->name))
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "weight %u: '%s' is not an identifier", i, w->name);
+
         if (w->kind > KILN_WEIGHT_CONSTANT)
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "weight '%s': unknown kind %d", w->name, (int)w->kind);
         if (!kiln_dtype_is_supported(w->dtype))
@@ -189,6 +190,36 @@ static kiln_status check_weights(kiln_model *m, kiln_error *err)
             KILN_TRY(kiln_expr_const(&m->exprs, w->shape[a], &type->shape.axes[a], err));
     }
     return KILN_OK;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Names identify inputs and weights for people and tools, so they are
+ * unique across both, as the builder enforces. Sorting keeps this
+ * O(n log n) for the 65536 weights a file may declare.
+ */
+static kiln_status check_value_names_unique(const kiln_model *m, kiln_error *err)
+{
+    uint32_t count = m->input_count + m->weight_count;
+    const char **names = malloc((count ? count : 1) * sizeof *names);
+    if (!names)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory checking names");
+    for (uint32_t i = 0; i < m->input_count; i++)
+        names[i] = m->inputs[i].name;
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        names[m->input_count + i] = m->weights[i].name;
+    qsort(names, count, sizeof *names, compare_names);
+    kiln_status status = KILN_OK;
+    for (uint32_t i = 1; i < count && status == KILN_OK; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "the name '%s' is used by two inputs or weights",
+                               names[i]);
+    free(names);
+    return status;
 }
 
 static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_error *err)
@@ -269,6 +300,8 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         m->value_types[i] = m->inputs[i].type;
     if (status == KILN_OK)
         status = check_weights(m, err);
+    if (status == KILN_OK)
+        status = check_value_names_unique(m, err);
     if (status == KILN_OK)
         status = check_nodes(m, ranges, err);
     if (status == KILN_OK)

@@ -1,6 +1,6 @@
 /*
  * sections.h — the program's section types and their encoders/decoders.
- * Byte layouts are normative in spec/format.md §4.
+ * Byte layouts are normative in spec/format.md §7.
  */
 #ifndef KILN_LIB_SECTIONS_H
 #define KILN_LIB_SECTIONS_H

@@ -20,7 +20,7 @@ typedef enum kiln_status {
     KILN_ERR_IO = 3,                 /* open/read/write/fsync/rename failed   */
     KILN_ERR_TRUNCATED = 4,          /* the file is shorter than it claims    */
     KILN_ERR_BAD_MAGIC = 5,          /* not a kiln artifact                   */
-    KILN_ERR_UNSUPPORTED_VERSION = 6,/* format major not readable here        */
+    KILN_ERR_UNSUPPORTED_VERSION = 6,/* format major or section version unreadable */
     KILN_ERR_HEADER_CRC = 7,         /* header checksum mismatch              */
     KILN_ERR_TABLE_CRC = 8,          /* section table checksum mismatch       */
     KILN_ERR_SECTION_CRC = 9,        /* a section's checksum mismatch         */
@@ -30,7 +30,7 @@ typedef enum kiln_status {
     KILN_ERR_LIMIT = 13,             /* a declared size exceeds a limit       */
     KILN_ERR_UNKNOWN_CRITICAL = 14,  /* unknown critical section/feature      */
     KILN_ERR_UNSUPPORTED_OP = 15,    /* op or op version not in the registry  */
-    KILN_ERR_INVALID_PROGRAM = 16,   /* builder: the program is not valid     */
+    KILN_ERR_INVALID_PROGRAM = 16,   /* the program breaks a validity rule    */
     KILN_ERR_DTYPE_MISMATCH = 17,    /* input dtype differs from the contract */
     KILN_ERR_RANK_MISMATCH = 18,     /* input rank differs from the contract  */
     KILN_ERR_SHAPE_GUARD = 19,       /* an axis violates its dim constraint   */

@@ -126,7 +126,8 @@ KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tens
 
 /* ------------------------------------------------------------------ limits */
 
-/* Ceilings applied while loading. Every one is checked before allocating. */
+/* Ceilings applied while loading (max_arena_bytes: when a session is
+ * created). Every one is checked before the allocation it bounds. */
 typedef struct kiln_limits {
     size_t struct_size;
     uint32_t max_sections;        /* default 64 */
@@ -193,7 +194,10 @@ KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const cha
 
 /**
  * Declare an input. `shape` is a comma-separated list of axes, optionally
- * in brackets: each axis is a constant or a declared dim ("batch, 2").
+ * in brackets ("[batch, 2]"). Each axis is a shape expression: integer
+ * constants, declared dims, + - *, and floor-div / and % by a positive
+ * constant ("2*n + 1"). A dim used inside an expression must also be some
+ * input's whole axis, so that running can bind it.
  */
 KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder, const char *name,
                                                   kiln_dtype dtype, const char *shape,
