@@ -1,0 +1,229 @@
+/*
+ * test_cli.c — the kiln command and the scale example, driven as a user
+ * drives them: real files, exit codes, stdout and stderr text.
+ *
+ * Usage: test_cli KILN_BINARY SCALE_BINARY SOURCE_ROOT
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kiln/kiln.h>
+
+static const char *kiln_binary, *scale_binary, *source_root;
+static char work_dir[] = "/tmp/kiln-cli-XXXXXX";
+
+typedef struct command_result {
+    int exit_code;
+    char out[16384];
+    char err[4096];
+} command_result;
+
+static void read_file_into(const char *path, char *buffer, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f) {
+        n = fread(buffer, 1, size - 1, f);
+        fclose(f);
+    }
+    buffer[n] = '\0';
+}
+
+/* Run `command` (a shell command line) in the work directory. */
+static void run(command_result *result, const char *fmt, ...)
+{
+    char command[4096], full[4600];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(command, sizeof command, fmt, args);
+    va_end(args);
+    snprintf(full, sizeof full, "cd '%s' && %s >stdout.txt 2>stderr.txt", work_dir, command);
+    int status = system(full);
+    assert_true(WIFEXITED(status));
+    result->exit_code = WEXITSTATUS(status);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stdout.txt", work_dir);
+    read_file_into(path, result->out, sizeof result->out);
+    snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
+    read_file_into(path, result->err, sizeof result->err);
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+    if (!strstr(haystack, needle))
+        fail_msg("expected to find \"%s\" in:\n%s", needle, haystack);
+}
+
+static int make_artifact(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' scale.kiln", scale_binary);
+    return r.exit_code;
+}
+
+static void example_prints_the_three_lines(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' scale.kiln", scale_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "shape (3, 2)\nfirst row [3.0, 3.0]\n"
+                               "input 'x' axis 0 (batch): 5 is outside 2..4\n");
+}
+
+static void inspect_shows_the_contract(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' inspect scale.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "format     1.0\n");
+    assert_contains(r.out, "program    scale\n");
+    assert_contains(r.out, "mode       inference\n");
+    assert_contains(r.out, "digest     blake2b-256:");
+    assert_contains(r.out, "  producer = \"kiln examples/scale.c\"\n");
+    assert_contains(r.out, "  batch        2..4\n");
+    assert_contains(r.out, "  x            f64[batch, 2]\n");
+    assert_contains(r.out, "  y            f64[batch, 2]\n");
+    assert_contains(r.out, "  mul v1       1\n");
+    assert_contains(r.out, "  add v1       1\n");
+    assert_contains(r.out, "sections (7)\n");
+    assert_contains(r.out, "  GRPH  critical");
+}
+
+static void run_writes_outputs_equal_to_the_expected_values(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "mkdir -p out && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir out",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "y: f64 (3, 2)\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/y.npy", work_dir);
+    kiln_tensor *y;
+    kiln_error err;
+    assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_F64);
+    assert_int_equal(kiln_tensor_rank(y), 2);
+    assert_int_equal(kiln_tensor_shape(y)[0], 3);
+    assert_int_equal(kiln_tensor_shape(y)[1], 2);
+    const double *values = kiln_tensor_const_data(y);
+    for (int i = 0; i < 6; i++)
+        assert_true(values[i] == 3.0);
+    kiln_tensor_free(y);
+}
+
+static void run_rejects_a_batch_outside_the_contract(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' run scale.kiln --input x='%s/examples/ones_5x2_f64.npy'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.out, "");
+    assert_string_equal(r.err, "kiln: error: input 'x' axis 0 (batch): 5 is outside 2..4\n");
+}
+
+static void usage_errors_exit_2(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' run scale.kiln --bogus", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "kiln: error: unknown option '--bogus'");
+    run(&r, "'%s' run scale.kiln --input x", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+    run(&r, "'%s' run scale.kiln --input", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+    run(&r, "'%s' inspect", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+    run(&r, "'%s' frobnicate", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "unknown verb 'frobnicate'");
+    run(&r, "'%s'", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+}
+
+static void help_and_version_exit_0(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' --version", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "kiln ");
+    const char *verbs[] = {"inspect", "run"};
+    for (size_t i = 0; i < 2; i++) {
+        run(&r, "'%s' %s --help", kiln_binary, verbs[i]);
+        assert_int_equal(r.exit_code, 0);
+        assert_contains(r.out, "usage: kiln ");
+    }
+    run(&r, "'%s' --help", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+}
+
+static void rejected_inputs_and_files_exit_1(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' run scale.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: missing input 'x'");
+    run(&r, "'%s' run scale.kiln --input z='%s/examples/ones_3x2_f64.npy'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "'z' is not an input");
+    run(&r, "'%s' run scale.kiln --input x=missing.npy", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "missing.npy");
+    run(&r, "'%s' inspect nonexistent.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: nonexistent.kiln");
+    /* A damaged copy: flip one byte in the middle of the file. */
+    run(&r, "cp scale.kiln damaged.kiln && printf '\\377' | dd of=damaged.kiln bs=1 seek=200 conv=notrunc 2>/dev/null"
+            " && '%s' inspect damaged.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "checksum mismatch");
+    run(&r, "head -c 100 scale.kiln > short.kiln && '%s' run short.kiln --input x='%s/examples/ones_3x2_f64.npy'",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "truncated");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_cli KILN_BINARY SCALE_BINARY SOURCE_ROOT\n");
+        return 2;
+    }
+    kiln_binary = argv[1];
+    scale_binary = argv[2];
+    source_root = argv[3];
+    if (!mkdtemp(work_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(example_prints_the_three_lines),
+        cmocka_unit_test(inspect_shows_the_contract),
+        cmocka_unit_test(run_writes_outputs_equal_to_the_expected_values),
+        cmocka_unit_test(run_rejects_a_batch_outside_the_contract),
+        cmocka_unit_test(usage_errors_exit_2),
+        cmocka_unit_test(help_and_version_exit_0),
+        cmocka_unit_test(rejected_inputs_and_files_exit_1),
+    };
+    int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
+    char cleanup[600];
+    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", work_dir);
+    if (system(cleanup) != 0)
+        fprintf(stderr, "could not remove %s\n", work_dir);
+    return failures;
+}

@@ -1,0 +1,357 @@
+/*
+ * test_contract.c — the shape contract at run time and at build time, on
+ * the seed example (2*x + 1, x: f64[batch, 2], batch in 2..4) and on small
+ * programs made for one rule each.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+/* Load an encoded builder into a fresh session. */
+static kiln_session *session_from_builder(kiln_builder *b, kiln_program **program)
+{
+    void *bytes;
+    size_t size;
+    kiln_error err;
+    kiln_session *session;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, &err), KILN_OK);
+    free(bytes);
+    assert_int_equal(kiln_session_new(*program, NULL, &session, &err), KILN_OK);
+    return session;
+}
+
+static kiln_builder *build_scale(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, two, one, doubled, y;
+    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    return b;
+}
+
+typedef struct scale_fixture {
+    kiln_program *program;
+    kiln_session *session;
+} scale_fixture;
+
+static int scale_setup(void **state)
+{
+    scale_fixture *f = calloc(1, sizeof *f);
+    kiln_builder *b = build_scale();
+    f->session = session_from_builder(b, &f->program);
+    kiln_builder_free(b);
+    *state = f;
+    return 0;
+}
+
+static int scale_teardown(void **state)
+{
+    scale_fixture *f = *state;
+    kiln_session_free(f->session);
+    kiln_program_free(f->program);
+    free(f);
+    return 0;
+}
+
+static kiln_tensor *make_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape, double fill)
+{
+    kiln_tensor *t;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
+    for (uint64_t i = 0; i < kiln_tensor_element_count(t); i++) {
+        if (dtype == KILN_F64)
+            ((double *)kiln_tensor_data(t))[i] = fill + (double)i;
+        else if (dtype == KILN_F32)
+            ((float *)kiln_tensor_data(t))[i] = (float)(fill + (double)i);
+        else if (dtype == KILN_I32)
+            ((int32_t *)kiln_tensor_data(t))[i] = (int32_t)fill;
+    }
+    return t;
+}
+
+/* Run the scale session on one input; on success check y = 2x + 1. */
+static kiln_status run_scale(scale_fixture *f, kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                             kiln_error *err)
+{
+    kiln_tensor *x = make_tensor(dtype, rank, shape, 0.5);
+    kiln_status status = kiln_session_set_input(f->session, "x", x, err);
+    if (status == KILN_OK)
+        status = kiln_session_run(f->session, err);
+    if (status == KILN_OK) {
+        const kiln_tensor *y = kiln_session_output(f->session, 0);
+        assert_non_null(y);
+        assert_int_equal(kiln_tensor_rank(y), rank);
+        for (uint32_t a = 0; a < rank; a++)
+            assert_int_equal(kiln_tensor_shape(y)[a], shape[a]);
+        const double *in = kiln_tensor_const_data(x), *out = kiln_tensor_const_data(y);
+        for (uint64_t i = 0; i < kiln_tensor_element_count(y); i++)
+            assert_true(out[i] == 2.0 * in[i] + 1.0);
+    } else {
+        assert_null(kiln_session_output(f->session, 0));
+    }
+    kiln_tensor_free(x);
+    return status;
+}
+
+static void batch_inside_range_is_accepted(void **state)
+{
+    kiln_error err;
+    for (int64_t batch = 2; batch <= 4; batch++)
+        assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){batch, 2}, &err), KILN_OK);
+}
+
+static void batch_outside_range_is_rejected(void **state)
+{
+    kiln_error err;
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){5, 2}, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'x' axis 0 (batch): 5 is outside 2..4");
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){1, 2}, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'x' axis 0 (batch): 1 is outside 2..4");
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){0, 2}, &err), KILN_ERR_SHAPE_GUARD);
+}
+
+static void wrong_width_is_rejected(void **state)
+{
+    kiln_error err;
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){3, 3}, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'x' axis 1: 3 is not the declared size 2");
+}
+
+static void wrong_rank_is_rejected(void **state)
+{
+    kiln_error err;
+    assert_int_equal(run_scale(*state, KILN_F64, 1, (int64_t[]){3}, &err), KILN_ERR_RANK_MISMATCH);
+    assert_non_null(strstr(err.message, "input 'x': rank 1 does not match the declared rank 2"));
+    assert_int_equal(run_scale(*state, KILN_F64, 3, (int64_t[]){3, 2, 1}, &err), KILN_ERR_RANK_MISMATCH);
+    assert_non_null(strstr(err.message, "rank 3"));
+}
+
+static void float32_input_is_rejected(void **state)
+{
+    kiln_error err;
+    assert_int_equal(run_scale(*state, KILN_F32, 2, (int64_t[]){3, 2}, &err), KILN_ERR_DTYPE_MISMATCH);
+    assert_string_equal(err.message, "input 'x': dtype f32 does not match the declared f64");
+}
+
+static void missing_input_is_rejected(void **state)
+{
+    scale_fixture *f = *state;
+    kiln_error err;
+    assert_int_equal(kiln_session_run(f->session, &err), KILN_ERR_MISSING_INPUT);
+    assert_non_null(strstr(err.message, "'x'"));
+}
+
+static void unknown_input_is_rejected(void **state)
+{
+    scale_fixture *f = *state;
+    kiln_error err;
+    kiln_tensor *z = make_tensor(KILN_F64, 2, (int64_t[]){3, 2}, 0);
+    assert_int_equal(kiln_session_set_input(f->session, "z", z, &err), KILN_ERR_UNKNOWN_INPUT);
+    assert_non_null(strstr(err.message, "'z' is not an input of program 'scale'"));
+    kiln_tensor_free(z);
+}
+
+static void a_rejected_run_leaves_the_session_usable(void **state)
+{
+    kiln_error err;
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){5, 2}, &err), KILN_ERR_SHAPE_GUARD);
+    assert_int_equal(run_scale(*state, KILN_F64, 2, (int64_t[]){4, 2}, &err), KILN_OK);
+}
+
+/* x: f32[n, 2] and w: f32[n, 2] share n, so their sizes must agree. */
+static void shared_dim_requires_equal_sizes(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value x, w, sum;
+    assert_int_equal(kiln_builder_new("pair", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "n, 2", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, "n, 2", &w, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, w}, &sum, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "sum", sum, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+
+    kiln_tensor *x3 = make_tensor(KILN_F32, 2, (int64_t[]){3, 2}, 1);
+    kiln_tensor *w3 = make_tensor(KILN_F32, 2, (int64_t[]){3, 2}, 1);
+    kiln_tensor *w4 = make_tensor(KILN_F32, 2, (int64_t[]){4, 2}, 1);
+    assert_int_equal(kiln_session_set_input(s, "x", x3, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "w", w3, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "w", w4, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message,
+                        "input 'w' axis 0 (n): 4 differs from 3, the size of n at input 'x' axis 0");
+    kiln_tensor_free(x3);
+    kiln_tensor_free(w3);
+    kiln_tensor_free(w4);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
+/* An axis declared as an expression (2*n) is checked once n is bound. */
+static void expression_axis_is_checked(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value a, pair, out_a, out_pair;
+    assert_int_equal(kiln_builder_new("derived", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[n]", &a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "pair", KILN_F32, "[2*n]", &pair, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &a, &out_a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &pair, &out_pair, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "na", out_a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "npair", out_pair, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+
+    kiln_tensor *a4 = make_tensor(KILN_F32, 1, (int64_t[]){4}, 1);
+    kiln_tensor *p8 = make_tensor(KILN_F32, 1, (int64_t[]){8}, 1);
+    kiln_tensor *p7 = make_tensor(KILN_F32, 1, (int64_t[]){7}, 1);
+    assert_int_equal(kiln_session_set_input(s, "a", a4, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "pair", p8, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_shape(kiln_session_output(s, 1))[0], 8);
+    assert_int_equal(kiln_session_set_input(s, "pair", p7, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'pair' axis 0 (2*n): 7 is not 2*n = 8");
+    kiln_tensor_free(a4);
+    kiln_tensor_free(p8);
+    kiln_tensor_free(p7);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
+static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
+{
+    kiln_builder *b;
+    kiln_value a, c, sum;
+    assert_int_equal(kiln_builder_new("broadcast", &b, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "p", 1, 8, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "q", 1, 8, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, shape_a, &a, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "c", KILN_F32, shape_b, &c, err), KILN_OK);
+    kiln_status status = kiln_builder_add_op(b, "add", 2, (kiln_value[]){a, c}, &sum, err);
+    kiln_builder_free(b);
+    return status;
+}
+
+static void unprovable_broadcast_is_refused_at_build(void **state)
+{
+    (void)state;
+    kiln_error err;
+    assert_int_equal(add_two_inputs("[p]", "[q]", &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "node 0 (add)"));
+    assert_non_null(strstr(err.message, "cannot prove that p and q broadcast"));
+    assert_non_null(strstr(err.message, "counterexample"));
+    assert_int_equal(add_two_inputs("[batch, 2]", "[3]", &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "sizes 2 and 3 do not broadcast"));
+    assert_int_equal(add_two_inputs("[batch]", "[2]", &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: batch=3"));
+    /* Provable cases. */
+    assert_int_equal(add_two_inputs("[p, 3]", "[1, 3]", &err), KILN_OK);
+    assert_int_equal(add_two_inputs("[p, 3]", "[3]", &err), KILN_OK);
+    assert_int_equal(add_two_inputs("[p, q]", "[p, 1]", &err), KILN_OK);
+}
+
+static void builder_refuses_bad_programs(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, i, out;
+    assert_int_equal(kiln_builder_new("bad", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 3, 2, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_dim(b, "2n", 1, 2, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[m]", &x, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "'m' is not a declared dim"));
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[n, ]", &x, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "column 5"));
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[n]", &x, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_input(b, "i", KILN_I32, "[n]", &i, &err), KILN_OK);
+    /* No outputs yet: sealing must fail. */
+    void *bytes;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "no outputs"));
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, i}, &out, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "dtypes differ (f32 and i32)"));
+    assert_int_equal(kiln_builder_add_op(b, "ad", 2, (kiln_value[]){x, x}, &out, &err), KILN_ERR_UNSUPPORTED_OP);
+    assert_int_equal(kiln_builder_add_op(b, "add", 1, &x, &out, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, (kiln_value[]){99}, &out, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_I8, 300, &out, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_I32, 1.5, &out, &err), KILN_ERR_INVALID_ARGUMENT);
+    kiln_builder_free(b);
+}
+
+static void integer_division_by_zero_is_a_runtime_error(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value a, d, q;
+    assert_int_equal(kiln_builder_new("intdiv", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_I32, "[2]", &a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "d", KILN_I32, "[2]", &d, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "div", 2, (kiln_value[]){a, d}, &q, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "q", q, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    kiln_tensor *seven = make_tensor(KILN_I32, 1, (int64_t[]){2}, 7);
+    kiln_tensor *zero = make_tensor(KILN_I32, 1, (int64_t[]){2}, 0);
+    assert_int_equal(kiln_session_set_input(s, "a", seven, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "d", zero, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_RUNTIME);
+    assert_non_null(strstr(err.message, "node 0 (div)"));
+    assert_non_null(strstr(err.message, "division by zero"));
+    kiln_tensor_free(seven);
+    kiln_tensor_free(zero);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(batch_inside_range_is_accepted, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(batch_outside_range_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(wrong_width_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(wrong_rank_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(float32_input_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(missing_input_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(unknown_input_is_rejected, scale_setup, scale_teardown),
+        cmocka_unit_test_setup_teardown(a_rejected_run_leaves_the_session_usable, scale_setup, scale_teardown),
+        cmocka_unit_test(shared_dim_requires_equal_sizes),
+        cmocka_unit_test(expression_axis_is_checked),
+        cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
+        cmocka_unit_test(builder_refuses_bad_programs),
+        cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
