@@ -1,0 +1,34 @@
+#!/bin/sh
+# Build every libFuzzer target with clang (ASan+UBSan, checksums off) and run
+# each for SECONDS (default 60), starting from the committed corpus.
+# Crashes are written to tests/fuzz/crashers/; new coverage to a scratch
+# corpus under build-fuzz/ (merge it into corpus/ by hand when worthwhile).
+#
+# Usage: tests/fuzz/run.sh [SECONDS]
+set -eu
+seconds=${1:-60}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out="$root/build-fuzz"
+mkdir -p "$out"
+command -v clang >/dev/null || { echo "run.sh: clang is required" >&2; exit 2; }
+sources=$(ls "$root"/format/*.c "$root"/lib/*.c)
+status=0
+for target in container program run; do
+    binary="$out/fuzz_$target"
+    # shellcheck disable=SC2086
+    clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -D_POSIX_C_SOURCE=200809L \
+        -I"$root" -I"$root/lib" -I"$root/lib/include" -I"$root/format/include" \
+        $sources "$root/tests/fuzz/fuzz_$target.c" -lz -lsodium -lm -o "$binary"
+    corpus="$out/corpus_$target"
+    mkdir -p "$corpus"
+    cp "$root"/tests/fuzz/corpus/* "$corpus"/
+    echo "== fuzz_$target for ${seconds}s"
+    if ! "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$root/tests/fuzz/crashers/${target}-" "$corpus" 2>"$out/fuzz_$target.log"; then
+        echo "fuzz_$target found a crash; see $out/fuzz_$target.log and tests/fuzz/crashers/" >&2
+        status=1
+    fi
+    grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" "$out/fuzz_$target.log" || true
+done
+exit $status
