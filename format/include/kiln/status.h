@@ -13,6 +13,13 @@
 extern "C" {
 #endif
 
+/* Marks the functions a shared libkiln exports; everything else is hidden. */
+#if defined(__GNUC__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
 typedef enum kiln_status {
     KILN_OK = 0,
     KILN_ERR_INVALID_ARGUMENT = 1,   /* a caller passed a bad argument        */
@@ -58,7 +65,7 @@ typedef struct kiln_error {
  * Short, static, human-readable description of a status code.
  * @return a string that is never NULL (unknown codes give "unknown error").
  */
-const char *kiln_strerror(kiln_status status);
+KILN_API const char *kiln_strerror(kiln_status status);
 
 #ifdef __cplusplus
 }

@@ -37,7 +37,7 @@ extern "C" {
 #define KILN_VERSION_PATCH 0
 
 /** @return the library version as "MAJOR.MINOR.PATCH". */
-const char *kiln_version(void);
+KILN_API const char *kiln_version(void);
 
 /** Highest tensor rank kiln accepts anywhere. */
 #define KILN_MAX_RANK 8
@@ -63,16 +63,16 @@ typedef enum kiln_dtype {
 } kiln_dtype;
 
 /** @return the short name ("f32", "i64", "bool", ...), or "invalid". */
-const char *kiln_dtype_name(kiln_dtype dtype);
+KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 
 /** @return the size of one element in bytes, or 0 for an unknown dtype. */
-size_t kiln_dtype_size(kiln_dtype dtype);
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
-kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
+KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
 /** @return true if this runtime can load and run tensors of `dtype`. */
-bool kiln_dtype_is_supported(kiln_dtype dtype);
+KILN_API bool kiln_dtype_is_supported(kiln_dtype dtype);
 
 /* ----------------------------------------------------------------- tensors */
 
@@ -85,27 +85,27 @@ typedef struct kiln_tensor kiln_tensor;
  * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT, KILN_ERR_LIMIT (size overflow)
  *         or KILN_ERR_OUT_OF_MEMORY.
  */
-KILN_NODISCARD kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+KILN_API KILN_NODISCARD kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
                                            kiln_tensor **out, kiln_error *err);
 
 /** Release a tensor made by kiln_tensor_new or kiln_npy_read_*. */
-void kiln_tensor_free(kiln_tensor *tensor);
+KILN_API void kiln_tensor_free(kiln_tensor *tensor);
 
-kiln_dtype kiln_tensor_dtype(const kiln_tensor *tensor);
-uint32_t kiln_tensor_rank(const kiln_tensor *tensor);
+KILN_API kiln_dtype kiln_tensor_dtype(const kiln_tensor *tensor);
+KILN_API uint32_t kiln_tensor_rank(const kiln_tensor *tensor);
 /** @return the `rank` extents; valid while the tensor lives. */
-const int64_t *kiln_tensor_shape(const kiln_tensor *tensor);
-uint64_t kiln_tensor_element_count(const kiln_tensor *tensor);
-size_t kiln_tensor_byte_size(const kiln_tensor *tensor);
+KILN_API const int64_t *kiln_tensor_shape(const kiln_tensor *tensor);
+KILN_API uint64_t kiln_tensor_element_count(const kiln_tensor *tensor);
+KILN_API size_t kiln_tensor_byte_size(const kiln_tensor *tensor);
 /** @return the element buffer (C order, native little-endian). */
-void *kiln_tensor_data(kiln_tensor *tensor);
-const void *kiln_tensor_const_data(const kiln_tensor *tensor);
+KILN_API void *kiln_tensor_data(kiln_tensor *tensor);
+KILN_API const void *kiln_tensor_const_data(const kiln_tensor *tensor);
 
 /**
  * Write the shape as Python does, e.g. "(3, 2)", "(4,)" or "()".
  * @return the length the full text needs, like snprintf.
  */
-int kiln_tensor_format_shape(const kiln_tensor *tensor, char *buffer, size_t size);
+KILN_API int kiln_tensor_format_shape(const kiln_tensor *tensor, char *buffer, size_t size);
 
 /* --------------------------------------------------------------------- npy */
 
@@ -114,14 +114,14 @@ int kiln_tensor_format_shape(const kiln_tensor *tensor, char *buffer, size_t siz
  * byte-order-free dtypes; C order). Fortran order, big-endian data, object
  * and other unsupported dtypes are refused with KILN_ERR_NPY.
  */
-KILN_NODISCARD kiln_status kiln_npy_read_file(const char *path, kiln_tensor **out, kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_npy_read_file(const char *path, kiln_tensor **out, kiln_error *err);
 
 /** Same as kiln_npy_read_file, from memory. */
-KILN_NODISCARD kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **out,
+KILN_API KILN_NODISCARD kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **out,
                                                 kiln_error *err);
 
 /** Write `tensor` as a .npy file (format 1.0, or 2.0 if the header needs it). */
-KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tensor *tensor,
+KILN_API KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tensor *tensor,
                                                kiln_error *err);
 
 /* ------------------------------------------------------------------ limits */
@@ -146,7 +146,7 @@ typedef struct kiln_limits {
 } kiln_limits;
 
 /** Fill `limits` with the defaults listed above. */
-void kiln_limits_default(kiln_limits *limits);
+KILN_API void kiln_limits_default(kiln_limits *limits);
 
 /* ----------------------------------------------------------------- builder */
 
@@ -172,24 +172,24 @@ typedef uint32_t kiln_value;
  * Start a program named `program_name` (non-empty, printable).
  * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT or KILN_ERR_OUT_OF_MEMORY.
  */
-KILN_NODISCARD kiln_status kiln_builder_new(const char *program_name, kiln_builder **out,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_new(const char *program_name, kiln_builder **out,
                                             kiln_error *err);
 
-void kiln_builder_free(kiln_builder *builder);
+KILN_API void kiln_builder_free(kiln_builder *builder);
 
 /** Set a metadata key (e.g. "producer") to `value`, replacing any earlier value. */
-KILN_NODISCARD kiln_status kiln_builder_set_metadata(kiln_builder *builder, const char *key,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_metadata(kiln_builder *builder, const char *key,
                                                      const char *value, kiln_error *err);
 
 /** Record the program's mode (default inference). */
-KILN_NODISCARD kiln_status kiln_builder_set_mode(kiln_builder *builder, kiln_mode mode,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_mode(kiln_builder *builder, kiln_mode mode,
                                                  kiln_error *err);
 
 /**
  * Declare a dim: a named size with the inclusive range min..max,
  * 0 <= min <= max. Names are identifiers and unique among dims.
  */
-KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const char *name,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const char *name,
                                                 int64_t min, int64_t max, kiln_error *err);
 
 /**
@@ -199,7 +199,7 @@ KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const cha
  * constant ("2*n + 1"). A dim used inside an expression must also be some
  * input's whole axis, so that running can bind it.
  */
-KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder, const char *name,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder, const char *name,
                                                   kiln_dtype dtype, const char *shape,
                                                   kiln_value *out, kiln_error *err);
 
@@ -207,7 +207,7 @@ KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder, const c
  * Add a stored tensor with a static shape. The builder copies `data`
  * (kiln_dtype_size(dtype) * element count bytes, native little-endian).
  */
-KILN_NODISCARD kiln_status kiln_builder_add_weight(kiln_builder *builder, const char *name,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_weight(kiln_builder *builder, const char *name,
                                                    kiln_weight_kind kind, kiln_dtype dtype,
                                                    uint32_t rank, const int64_t *shape,
                                                    const void *data, kiln_value *out,
@@ -217,7 +217,7 @@ KILN_NODISCARD kiln_status kiln_builder_add_weight(kiln_builder *builder, const 
  * Add a rank-0 constant of `dtype` holding `value` (converted to dtype;
  * the value must be representable). Scalars broadcast against any shape.
  */
-KILN_NODISCARD kiln_status kiln_builder_add_scalar(kiln_builder *builder, kiln_dtype dtype,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_scalar(kiln_builder *builder, kiln_dtype dtype,
                                                    double value, kiln_value *out,
                                                    kiln_error *err);
 
@@ -227,23 +227,23 @@ KILN_NODISCARD kiln_status kiln_builder_add_scalar(kiln_builder *builder, kiln_d
  * broadcast that cannot be proven for every point of the declared domain
  * is refused with a message naming the node and the axes.
  */
-KILN_NODISCARD kiln_status kiln_builder_add_op(kiln_builder *builder, const char *op,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_op(kiln_builder *builder, const char *op,
                                                uint32_t input_count, const kiln_value *inputs,
                                                kiln_value *out, kiln_error *err);
 
 /** Expose `value` as a program output called `name`. */
-KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);
 
 /**
  * Seal the program into an artifact in memory. The bytes are deterministic
  * for a given program. Free *bytes with free().
  */
-KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
                                                size_t *size, kiln_error *err);
 
 /** Seal the program and write it to `path` atomically (temp file + rename). */
-KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
+KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
                                              kiln_error *err);
 
 /* ----------------------------------------------------------------- loading */
@@ -261,7 +261,7 @@ typedef struct kiln_load_options {
 } kiln_load_options;
 
 /** Fill `options` with defaults (full verification, default limits). */
-void kiln_load_options_default(kiln_load_options *options);
+KILN_API void kiln_load_options_default(kiln_load_options *options);
 
 /* A loaded, validated, immutable program. Safe to share across threads. */
 typedef struct kiln_program kiln_program;
@@ -270,27 +270,27 @@ typedef struct kiln_program kiln_program;
  * Map `path`, validate it completely and decode the program.
  * @return KILN_OK or the first problem found, with a message naming it.
  */
-KILN_NODISCARD kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
+KILN_API KILN_NODISCARD kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
                                              kiln_program **out, kiln_error *err);
 
 /** Same as kiln_program_load, from a memory buffer (copied). */
-KILN_NODISCARD kiln_status kiln_program_load_memory(const void *bytes, size_t size,
+KILN_API KILN_NODISCARD kiln_status kiln_program_load_memory(const void *bytes, size_t size,
                                                     const kiln_load_options *options,
                                                     kiln_program **out, kiln_error *err);
 
-void kiln_program_free(kiln_program *program);
+KILN_API void kiln_program_free(kiln_program *program);
 
 /* ----------------------------------------------------------- introspection */
 
-const char *kiln_program_name(const kiln_program *program);
-kiln_mode kiln_program_mode(const kiln_program *program);
-void kiln_program_format_version(const kiln_program *program, uint16_t *major, uint16_t *minor);
+KILN_API const char *kiln_program_name(const kiln_program *program);
+KILN_API kiln_mode kiln_program_mode(const kiln_program *program);
+KILN_API void kiln_program_format_version(const kiln_program *program, uint16_t *major, uint16_t *minor);
 /** Copy the 32-byte BLAKE2b-256 digest of the artifact into `out`. */
-void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
+KILN_API void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
 
-uint32_t kiln_program_metadata_count(const kiln_program *program);
+KILN_API uint32_t kiln_program_metadata_count(const kiln_program *program);
 /** Key and value of metadata entry `index` (sorted by key). */
-void kiln_program_metadata(const kiln_program *program, uint32_t index, const char **key,
+KILN_API void kiln_program_metadata(const kiln_program *program, uint32_t index, const char **key,
                            const char **value);
 
 typedef struct kiln_dim_info {
@@ -299,8 +299,8 @@ typedef struct kiln_dim_info {
     int64_t max;
 } kiln_dim_info;
 
-uint32_t kiln_program_dim_count(const kiln_program *program);
-void kiln_program_dim(const kiln_program *program, uint32_t index, kiln_dim_info *out);
+KILN_API uint32_t kiln_program_dim_count(const kiln_program *program);
+KILN_API void kiln_program_dim(const kiln_program *program, uint32_t index, kiln_dim_info *out);
 
 typedef struct kiln_io_info {
     const char *name;
@@ -308,17 +308,17 @@ typedef struct kiln_io_info {
     uint32_t rank;
 } kiln_io_info;
 
-uint32_t kiln_program_input_count(const kiln_program *program);
-void kiln_program_input(const kiln_program *program, uint32_t index, kiln_io_info *out);
-uint32_t kiln_program_output_count(const kiln_program *program);
-void kiln_program_output(const kiln_program *program, uint32_t index, kiln_io_info *out);
+KILN_API uint32_t kiln_program_input_count(const kiln_program *program);
+KILN_API void kiln_program_input(const kiln_program *program, uint32_t index, kiln_io_info *out);
+KILN_API uint32_t kiln_program_output_count(const kiln_program *program);
+KILN_API void kiln_program_output(const kiln_program *program, uint32_t index, kiln_io_info *out);
 /**
  * Render the declared shape of an input or output, e.g. "[batch, 2]".
  * @return the length the full text needs, like snprintf.
  */
-int kiln_program_input_shape_text(const kiln_program *program, uint32_t index, char *buffer,
+KILN_API int kiln_program_input_shape_text(const kiln_program *program, uint32_t index, char *buffer,
                                   size_t size);
-int kiln_program_output_shape_text(const kiln_program *program, uint32_t index, char *buffer,
+KILN_API int kiln_program_output_shape_text(const kiln_program *program, uint32_t index, char *buffer,
                                    size_t size);
 
 typedef struct kiln_weight_info {
@@ -330,8 +330,8 @@ typedef struct kiln_weight_info {
     uint64_t byte_size;
 } kiln_weight_info;
 
-uint32_t kiln_program_weight_count(const kiln_program *program);
-void kiln_program_weight(const kiln_program *program, uint32_t index, kiln_weight_info *out);
+KILN_API uint32_t kiln_program_weight_count(const kiln_program *program);
+KILN_API void kiln_program_weight(const kiln_program *program, uint32_t index, kiln_weight_info *out);
 
 typedef struct kiln_node_info {
     const char *op;
@@ -339,8 +339,8 @@ typedef struct kiln_node_info {
     uint32_t input_count;
 } kiln_node_info;
 
-uint32_t kiln_program_node_count(const kiln_program *program);
-void kiln_program_node(const kiln_program *program, uint32_t index, kiln_node_info *out);
+KILN_API uint32_t kiln_program_node_count(const kiln_program *program);
+KILN_API void kiln_program_node(const kiln_program *program, uint32_t index, kiln_node_info *out);
 
 typedef struct kiln_section_info {
     char type[5];        /* four characters + NUL */
@@ -353,8 +353,8 @@ typedef struct kiln_section_info {
     uint32_t crc32;
 } kiln_section_info;
 
-uint32_t kiln_program_section_count(const kiln_program *program);
-void kiln_program_section(const kiln_program *program, uint32_t index, kiln_section_info *out);
+KILN_API uint32_t kiln_program_section_count(const kiln_program *program);
+KILN_API void kiln_program_section(const kiln_program *program, uint32_t index, kiln_section_info *out);
 
 /* ----------------------------------------------------------------- running */
 
@@ -363,7 +363,7 @@ typedef struct kiln_session_options {
     uint32_t threads; /* 0 = runtime default */
 } kiln_session_options;
 
-void kiln_session_options_default(kiln_session_options *options);
+KILN_API void kiln_session_options_default(kiln_session_options *options);
 
 /* Per-thread execution state for one program: inputs, arena, outputs. */
 typedef struct kiln_session kiln_session;
@@ -373,17 +373,17 @@ typedef struct kiln_session kiln_session;
  * bound of the declared domain now, so kiln_session_run allocates nothing.
  * The program must outlive the session.
  */
-KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program,
+KILN_API KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program,
                                             const kiln_session_options *options,
                                             kiln_session **out, kiln_error *err);
 
-void kiln_session_free(kiln_session *session);
+KILN_API void kiln_session_free(kiln_session *session);
 
 /**
  * Bind input `name` to `tensor` (borrowed until the next run completes).
  * @return KILN_OK or KILN_ERR_UNKNOWN_INPUT.
  */
-KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session, const char *name,
+KILN_API KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session, const char *name,
                                                   const kiln_tensor *tensor, kiln_error *err);
 
 /**
@@ -392,13 +392,13 @@ KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session, const c
  * Guard failures name input, axis, dim, value and the allowed set, e.g.
  * "input 'x' axis 0 (batch): 5 is outside 2..4".
  */
-KILN_NODISCARD kiln_status kiln_session_run(kiln_session *session, kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_session_run(kiln_session *session, kiln_error *err);
 
-uint32_t kiln_session_output_count(const kiln_session *session);
+KILN_API uint32_t kiln_session_output_count(const kiln_session *session);
 /** Output `index` of the last successful run; owned by the session and
  *  valid until the next run or kiln_session_free. NULL before a run. */
-const kiln_tensor *kiln_session_output(const kiln_session *session, uint32_t index);
-const char *kiln_session_output_name(const kiln_session *session, uint32_t index);
+KILN_API const kiln_tensor *kiln_session_output(const kiln_session *session, uint32_t index);
+KILN_API const char *kiln_session_output_name(const kiln_session *session, uint32_t index);
 
 #ifdef __cplusplus
 }
