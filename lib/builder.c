@@ -450,6 +450,18 @@ static char *dup_or_fail(const char *s, bool *failed)
     return copy;
 }
 
+/* Intern expression `id` of `from` (children first) into `to`. */
+static kiln_status copy_expr(const kiln_expr_pool *from, uint32_t id, kiln_expr_pool *to, uint32_t dim_count,
+                             uint32_t *out, kiln_error *err)
+{
+    kiln_expr node = from->items[id];
+    if (node.kind != KILN_EXPR_CONST && node.kind != KILN_EXPR_DIM) {
+        KILN_TRY(copy_expr(from, node.lhs, to, dim_count, &node.lhs, err));
+        KILN_TRY(copy_expr(from, node.rhs, to, dim_count, &node.rhs, err));
+    }
+    return kiln_expr_intern(to, &node, dim_count, out, err);
+}
+
 /* Deep-copy the builder's model with canonical value ids into `out`. */
 static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error *err)
 {
@@ -503,12 +515,16 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
         out->outputs[i].value = canonical_id(b, m->outputs[i].value);
     }
-    /* Re-interning in id order reproduces the same ids. */
-    for (uint32_t i = 0; !failed && i < m->exprs.count; i++) {
-        uint32_t id;
-        if (kiln_expr_intern(&out->exprs, &m->exprs.items[i], m->dim_count, &id, err) != KILN_OK)
-            failed = true;
+    /* The stored pool holds exactly the expressions the input axes use, in
+     * the order a walk of those axes first meets them, so the file depends
+     * on the program and not on the order of builder calls. */
+    for (uint32_t i = 0; !failed && i < out->input_count; i++) {
+        kiln_shape *shape = &out->inputs[i].type.shape;
+        for (uint32_t a = 0; !failed && a < shape->rank; a++)
+            if (copy_expr(&m->exprs, shape->axes[a], &out->exprs, m->dim_count, &shape->axes[a], err) != KILN_OK)
+                failed = true;
     }
+    out->stored_expr_count = out->exprs.count;
     if (failed) {
         kiln_model_release(out);
         return no_memory(err);

@@ -80,6 +80,9 @@ typedef struct kiln_model {
     kiln_dim_decl *dims;
     uint32_t dim_count;
     kiln_expr_pool exprs;
+    /* Expressions 0..stored_expr_count-1 are the ones the file stores (those
+     * input axes use); checking may intern more after them. */
+    uint32_t stored_expr_count;
     kiln_input_decl *inputs;
     uint32_t input_count;
     kiln_weight_decl *weights;

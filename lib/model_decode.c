@@ -184,6 +184,7 @@ static kiln_status decode_dims(const section_bytes *s, const kiln_limits *limits
         if (id != i)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: shape expression %u repeats %u", i, id);
     }
+    m->stored_expr_count = m->exprs.count;
     return kiln_reader_expect_end(&r, err);
 }
 

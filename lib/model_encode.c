@@ -33,8 +33,8 @@ static void encode_dims(const kiln_model *m, kiln_writer *w)
         kiln_write_i64(w, m->dims[i].min);
         kiln_write_i64(w, m->dims[i].max);
     }
-    kiln_write_u32(w, m->exprs.count);
-    for (uint32_t i = 0; i < m->exprs.count; i++) {
+    kiln_write_u32(w, m->stored_expr_count);
+    for (uint32_t i = 0; i < m->stored_expr_count; i++) {
         const kiln_expr *e = &m->exprs.items[i];
         kiln_write_u8(w, e->kind);
         if (e->kind == KILN_EXPR_CONST) {
