@@ -1,4 +1,4 @@
-/* container.c — parsing and encoding the kiln container (see container.h). */
+/* container.c — parsing the kiln container and reading its sections (see container.h). */
 #include "container.h"
 
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include "checked_math.h"
 #include "error.h"
+#include "hashing.h"
 
 const uint8_t kiln_magic[8] = {0x89, 'K', 'L', 'N', '\r', '\n', 0x1a, '\n'};
 static const uint8_t trailer_magic[4] = {'K', 'L', 'N', 'T'};
@@ -22,44 +23,6 @@ void kiln_fourcc_text(uint32_t type, char out[5])
     out[4] = '\0';
 }
 
-/*
- * Fuzzing builds compare no checksums, so that mutated files reach the
- * structure checks behind them instead of stopping at the first CRC.
- */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define CHECKSUMS_DIFFER(actual, stored) ((void)(actual), (void)(stored), false)
-#else
-#define CHECKSUMS_DIFFER(actual, stored) ((actual) != (stored))
-#endif
-
-static uint32_t crc32_of(const uint8_t *bytes, uint64_t size)
-{
-    /* zlib's crc32 takes a uInt length, so feed large ranges in pieces. */
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (size > 0) {
-        uInt piece = size > (1u << 30) ? (1u << 30) : (uInt)size;
-        crc = crc32(crc, bytes, piece);
-        bytes += piece;
-        size -= piece;
-    }
-    return (uint32_t)crc;
-}
-
-static void blake2b_256(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE])
-{
-    crypto_generichash_state state;
-    int ready = sodium_init(); /* idempotent; BLAKE2b needs no randomness */
-    (void)ready;
-    crypto_generichash_init(&state, NULL, 0, KILN_DIGEST_SIZE);
-    while (size > 0) {
-        size_t piece = size > (1u << 30) ? (1u << 30) : (size_t)size;
-        crypto_generichash_update(&state, bytes, piece);
-        bytes += piece;
-        size -= piece;
-    }
-    crypto_generichash_final(&state, out, KILN_DIGEST_SIZE);
-}
-
 static bool all_zero(const uint8_t *bytes, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -69,7 +32,7 @@ static bool all_zero(const uint8_t *bytes, size_t n)
 }
 
 static kiln_status parse_header(const uint8_t *bytes, size_t size, kiln_container *c,
-                                uint64_t *table_offset, uint32_t *table_crc, kiln_error *err)
+                                uint32_t *table_crc, kiln_error *err)
 {
     if (size < 8)
         return kiln_fail(err, KILN_ERR_TRUNCATED, "file is %zu bytes, too short for a kiln header", size);
@@ -91,13 +54,12 @@ static kiln_status parse_header(const uint8_t *bytes, size_t size, kiln_containe
     if (size < KILN_HEADER_SIZE)
         return kiln_fail(err, KILN_ERR_TRUNCATED, "file is %zu bytes, the header alone needs %d",
                          size, KILN_HEADER_SIZE);
-    uint32_t stored_crc = kiln_load_u32(bytes + 60);
-    if (CHECKSUMS_DIFFER(crc32_of(bytes, 60), stored_crc))
+    if (KILN_CHECKSUMS_DIFFER(kiln_crc32(bytes, 60) != kiln_load_u32(bytes + 60)))
         return kiln_fail(err, KILN_ERR_HEADER_CRC, "header checksum mismatch (header is damaged)");
 
     uint32_t header_size = kiln_load_u32(bytes + 12);
     uint64_t file_size = kiln_load_u64(bytes + 16);
-    *table_offset = kiln_load_u64(bytes + 24);
+    c->table_offset = kiln_load_u64(bytes + 24);
     c->section_count = kiln_load_u32(bytes + 32);
     *table_crc = kiln_load_u32(bytes + 36);
     c->features = kiln_load_u64(bytes + 40);
@@ -120,6 +82,9 @@ static kiln_status parse_header(const uint8_t *bytes, size_t size, kiln_containe
         return kiln_fail(err, KILN_ERR_UNKNOWN_CRITICAL,
                          "required feature bits 0x%llx are unknown to this runtime",
                          (unsigned long long)unknown);
+    if (c->size < (uint64_t)KILN_HEADER_SIZE + KILN_TRAILER_SIZE)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "declared file size %llu cannot hold header and trailer",
+                         (unsigned long long)c->size);
     return KILN_OK;
 }
 
@@ -128,7 +93,7 @@ static kiln_status parse_trailer(const uint8_t *bytes, kiln_container *c, kiln_e
     const uint8_t *t = bytes + c->size - KILN_TRAILER_SIZE;
     if (memcmp(t, trailer_magic, 4) != 0)
         return kiln_fail(err, KILN_ERR_TRAILER, "trailer magic is missing (file damaged or truncated)");
-    if (CHECKSUMS_DIFFER(crc32_of(t, 124), kiln_load_u32(t + 124)))
+    if (KILN_CHECKSUMS_DIFFER(kiln_crc32(t, 124) != kiln_load_u32(t + 124)))
         return kiln_fail(err, KILN_ERR_TRAILER, "trailer checksum mismatch (trailer is damaged)");
     c->trailer_flags = kiln_load_u32(t + 4);
     if (c->trailer_flags & ~KILN_TRAILER_SIGNED)
@@ -144,9 +109,47 @@ static kiln_status parse_trailer(const uint8_t *bytes, kiln_container *c, kiln_e
     return KILN_OK;
 }
 
-static kiln_status parse_table(const uint8_t *bytes, kiln_container *c, uint64_t table_offset,
-                               uint32_t table_crc, const kiln_container_limits *limits,
-                               kiln_error *err)
+static kiln_status check_entry(const kiln_section_entry *s, uint32_t i, uint64_t previous_end,
+                               uint64_t table_offset, const kiln_container_limits *limits, kiln_error *err)
+{
+    char name[5];
+    uint64_t end;
+    kiln_fourcc_text(s->type, name);
+    if (s->flags & ~KILN_SECTION_KNOWN_FLAGS)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "section %u (%s): unknown flag bits 0x%x",
+                         i, name, (unsigned)(s->flags & ~KILN_SECTION_KNOWN_FLAGS));
+    if (s->offset % KILN_SECTION_ALIGNMENT != 0)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "section %u (%s): offset %llu is not 64-byte aligned",
+                         i, name, (unsigned long long)s->offset);
+    /* Sections appear in offset order without overlap, so one running
+     * "previous end" check rules out overlaps and out-of-bounds alike. */
+    if (s->offset < previous_end)
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section %u (%s): offset %llu overlaps the previous section or header",
+                         i, name, (unsigned long long)s->offset);
+    if (!kiln_add_u64(s->offset, s->stored_size, &end) || end > table_offset)
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section %u (%s): %llu bytes at offset %llu run past the section area",
+                         i, name, (unsigned long long)s->stored_size, (unsigned long long)s->offset);
+    if (!(s->flags & KILN_SECTION_COMPRESSED) && s->raw_size != s->stored_size)
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section %u (%s): uncompressed but raw size %llu != stored size %llu",
+                         i, name, (unsigned long long)s->raw_size, (unsigned long long)s->stored_size);
+    if (s->raw_size > limits->max_section_raw_size)
+        return kiln_fail(err, KILN_ERR_LIMIT, "section %u (%s): raw size %llu exceeds the limit %llu",
+                         i, name, (unsigned long long)s->raw_size,
+                         (unsigned long long)limits->max_section_raw_size);
+    uint64_t ceiling;
+    if ((s->flags & KILN_SECTION_COMPRESSED) &&
+        (!kiln_mul_u64(s->stored_size, KILN_MAX_COMPRESSION_RATIO, &ceiling) || s->raw_size > ceiling + 64))
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section %u (%s): raw size %llu is more than zlib can encode in %llu bytes",
+                         i, name, (unsigned long long)s->raw_size, (unsigned long long)s->stored_size);
+    return KILN_OK;
+}
+
+static kiln_status parse_table(const uint8_t *bytes, kiln_container *c, uint32_t table_crc,
+                               const kiln_container_limits *limits, kiln_error *err)
 {
     uint64_t table_size, table_end;
     uint64_t trailer_offset = c->size - KILN_TRAILER_SIZE;
@@ -154,12 +157,12 @@ static kiln_status parse_table(const uint8_t *bytes, kiln_container *c, uint64_t
         return kiln_fail(err, KILN_ERR_LIMIT, "header declares %u sections, the limit is %u",
                          c->section_count, limits->max_sections);
     if (!kiln_mul_u64(c->section_count, KILN_TABLE_ENTRY_SIZE, &table_size) ||
-        !kiln_add_u64(table_offset, table_size, &table_end) ||
-        table_offset < KILN_HEADER_SIZE || table_offset % 8 != 0 || table_end != trailer_offset)
+        !kiln_add_u64(c->table_offset, table_size, &table_end) || c->table_offset < KILN_HEADER_SIZE ||
+        c->table_offset % 8 != 0 || table_end != trailer_offset)
         return kiln_fail(err, KILN_ERR_MALFORMED,
                          "section table (offset %llu, %u entries) does not end where the trailer begins",
-                         (unsigned long long)table_offset, c->section_count);
-    if (CHECKSUMS_DIFFER(crc32_of(bytes + table_offset, table_size), table_crc))
+                         (unsigned long long)c->table_offset, c->section_count);
+    if (KILN_CHECKSUMS_DIFFER(kiln_crc32(bytes + c->table_offset, table_size) != table_crc))
         return kiln_fail(err, KILN_ERR_TABLE_CRC, "section table checksum mismatch (table is damaged)");
 
     c->sections = calloc(c->section_count ? c->section_count : 1, sizeof *c->sections);
@@ -168,10 +171,8 @@ static kiln_status parse_table(const uint8_t *bytes, kiln_container *c, uint64_t
 
     uint64_t previous_end = KILN_HEADER_SIZE;
     for (uint32_t i = 0; i < c->section_count; i++) {
-        const uint8_t *e = bytes + table_offset + (uint64_t)i * KILN_TABLE_ENTRY_SIZE;
+        const uint8_t *e = bytes + c->table_offset + (uint64_t)i * KILN_TABLE_ENTRY_SIZE;
         kiln_section_entry *s = &c->sections[i];
-        char name[5];
-        uint64_t end;
         s->type = kiln_load_u32(e);
         s->flags = kiln_load_u16(e + 4);
         s->version = kiln_load_u16(e + 6);
@@ -179,34 +180,14 @@ static kiln_status parse_table(const uint8_t *bytes, kiln_container *c, uint64_t
         s->stored_size = kiln_load_u64(e + 16);
         s->raw_size = kiln_load_u64(e + 24);
         s->crc = kiln_load_u32(e + 32);
-        kiln_fourcc_text(s->type, name);
-        if (kiln_load_u32(e + 36) != 0)
+        memcpy(s->hash, e + 40, KILN_DIGEST_SIZE);
+        if (kiln_load_u32(e + 36) != 0) {
+            char name[5];
+            kiln_fourcc_text(s->type, name);
             return kiln_fail(err, KILN_ERR_MALFORMED, "section %u (%s): reserved field is not zero", i, name);
-        if (s->flags & ~KILN_SECTION_KNOWN_FLAGS)
-            return kiln_fail(err, KILN_ERR_MALFORMED, "section %u (%s): unknown flag bits 0x%x",
-                             i, name, (unsigned)(s->flags & ~KILN_SECTION_KNOWN_FLAGS));
-        if (s->offset % KILN_SECTION_ALIGNMENT != 0)
-            return kiln_fail(err, KILN_ERR_MALFORMED, "section %u (%s): offset %llu is not 64-byte aligned",
-                             i, name, (unsigned long long)s->offset);
-        /* Sections appear in offset order without overlap, so one running
-         * "previous end" check rules out overlaps and out-of-bounds alike. */
-        if (s->offset < previous_end)
-            return kiln_fail(err, KILN_ERR_MALFORMED,
-                             "section %u (%s): offset %llu overlaps the previous section or header",
-                             i, name, (unsigned long long)s->offset);
-        if (!kiln_add_u64(s->offset, s->stored_size, &end) || end > table_offset)
-            return kiln_fail(err, KILN_ERR_MALFORMED,
-                             "section %u (%s): %llu bytes at offset %llu run past the section area",
-                             i, name, (unsigned long long)s->stored_size, (unsigned long long)s->offset);
-        if (!(s->flags & KILN_SECTION_COMPRESSED) && s->raw_size != s->stored_size)
-            return kiln_fail(err, KILN_ERR_MALFORMED,
-                             "section %u (%s): uncompressed but raw size %llu != stored size %llu",
-                             i, name, (unsigned long long)s->raw_size, (unsigned long long)s->stored_size);
-        if (s->raw_size > limits->max_section_raw_size)
-            return kiln_fail(err, KILN_ERR_LIMIT, "section %u (%s): raw size %llu exceeds the limit %llu",
-                             i, name, (unsigned long long)s->raw_size,
-                             (unsigned long long)limits->max_section_raw_size);
-        previous_end = end;
+        }
+        KILN_TRY(check_entry(s, i, previous_end, c->table_offset, limits, err));
+        previous_end = s->offset + s->stored_size;
     }
     return KILN_OK;
 }
@@ -215,19 +196,15 @@ kiln_status kiln_container_parse(const uint8_t *bytes, size_t size,
                                  const kiln_container_limits *limits,
                                  kiln_container *out, kiln_error *err)
 {
-    uint64_t table_offset = 0;
     uint32_t table_crc = 0;
     kiln_status status;
     memset(out, 0, sizeof *out);
     out->bytes = bytes;
-    status = parse_header(bytes, size, out, &table_offset, &table_crc, err);
-    if (status == KILN_OK && out->size < (uint64_t)KILN_HEADER_SIZE + KILN_TRAILER_SIZE)
-        status = kiln_fail(err, KILN_ERR_MALFORMED, "declared file size %llu cannot hold header and trailer",
-                           (unsigned long long)out->size);
+    status = parse_header(bytes, size, out, &table_crc, err);
     if (status == KILN_OK)
         status = parse_trailer(bytes, out, err);
     if (status == KILN_OK)
-        status = parse_table(bytes, out, table_offset, table_crc, limits, err);
+        status = parse_table(bytes, out, table_crc, limits, err);
     if (status != KILN_OK)
         kiln_container_release(out);
     return status;
@@ -248,93 +225,115 @@ int64_t kiln_container_find(const kiln_container *c, uint32_t type)
     return -1;
 }
 
-kiln_status kiln_container_section(const kiln_container *c, uint32_t index,
-                                   const uint8_t **data, size_t *size, kiln_error *err)
-{
-    const kiln_section_entry *s = &c->sections[index];
-    char name[5];
-    kiln_fourcc_text(s->type, name);
-    if (CHECKSUMS_DIFFER(crc32_of(c->bytes + s->offset, s->stored_size), s->crc))
-        return kiln_fail(err, KILN_ERR_SECTION_CRC, "section %u (%s): checksum mismatch (section is damaged)",
-                         index, name);
-    if (s->flags & KILN_SECTION_COMPRESSED)
-        return kiln_fail(err, KILN_ERR_UNKNOWN_CRITICAL,
-                         "section %u (%s): compressed sections are not readable by this runtime",
-                         index, name);
-    *data = c->bytes + s->offset;
-    *size = (size_t)s->stored_size;
-    return KILN_OK;
-}
-
 kiln_status kiln_container_verify_digest(const kiln_container *c, kiln_error *err)
 {
     uint8_t actual[KILN_DIGEST_SIZE];
-    blake2b_256(c->bytes, c->size - KILN_TRAILER_SIZE, actual);
-    if (CHECKSUMS_DIFFER(sodium_memcmp(actual, c->digest, KILN_DIGEST_SIZE) != 0, false))
+    uint64_t table_size = (uint64_t)c->section_count * KILN_TABLE_ENTRY_SIZE;
+    kiln_blake2b_256_pair(c->bytes, KILN_HEADER_SIZE, c->bytes + c->table_offset, table_size, actual);
+    if (KILN_CHECKSUMS_DIFFER(sodium_memcmp(actual, c->digest, KILN_DIGEST_SIZE) != 0))
         return kiln_fail(err, KILN_ERR_DIGEST_MISMATCH,
-                         "artifact digest mismatch: the BLAKE2b-256 of the file does not match its trailer");
+                         "artifact digest mismatch: header and section table do not match the trailer's "
+                         "BLAKE2b-256 (the file was altered)");
     return KILN_OK;
 }
 
-kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
-                                  uint64_t features, kiln_writer *out, kiln_error *err)
+static kiln_status check_zero_range(const kiln_container *c, uint64_t from, uint64_t to, kiln_error *err)
 {
-    uint8_t header[KILN_HEADER_SIZE] = {0};
-    kiln_writer table;
-    uint64_t offset = KILN_HEADER_SIZE;
-    size_t start = out->size;
+    for (uint64_t at = from; at < to; at++)
+        if (c->bytes[at] != 0)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "non-zero byte at offset %llu between sections",
+                             (unsigned long long)at);
+    return KILN_OK;
+}
 
-    kiln_writer_init(&table);
-    kiln_write_zeros(out, KILN_HEADER_SIZE); /* filled in once the layout is known */
-    for (uint32_t i = 0; i < count; i++) {
-        const kiln_section_spec *s = &sections[i];
-        uint64_t aligned;
-        if (!kiln_align_up_u64(offset, KILN_SECTION_ALIGNMENT, &aligned)) {
-            kiln_writer_release(&table);
-            return kiln_fail(err, KILN_ERR_LIMIT, "artifact too large");
+kiln_status kiln_container_verify_gaps(const kiln_container *c, kiln_error *err)
+{
+    uint64_t previous_end = KILN_HEADER_SIZE;
+    for (uint32_t i = 0; i < c->section_count; i++) {
+        KILN_TRY(check_zero_range(c, previous_end, c->sections[i].offset, err));
+        previous_end = c->sections[i].offset + c->sections[i].stored_size;
+    }
+    return check_zero_range(c, previous_end, c->table_offset, err);
+}
+
+static kiln_status inflate_section(const uint8_t *stored, uint64_t stored_size, uint64_t raw_size,
+                                   uint8_t *raw, const char *name, uint32_t index, kiln_error *err)
+{
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit(&stream) != Z_OK)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "section %u (%s): cannot start zlib", index, name);
+    uint64_t consumed = 0, produced = 0;
+    int rc = Z_OK;
+    /* Feed and drain in pieces: z_stream counts in uInt. */
+    while (rc == Z_OK) {
+        uint64_t in_left = stored_size - consumed, out_left = raw_size - produced;
+        stream.next_in = (Bytef *)(uintptr_t)(stored + consumed);
+        stream.avail_in = in_left > (1u << 30) ? (1u << 30) : (uInt)in_left;
+        stream.next_out = raw + produced;
+        stream.avail_out = out_left > (1u << 30) ? (1u << 30) : (uInt)out_left;
+        uInt in_before = stream.avail_in, out_before = stream.avail_out;
+        rc = inflate(&stream, Z_NO_FLUSH);
+        consumed += in_before - stream.avail_in;
+        produced += out_before - stream.avail_out;
+        if (rc == Z_BUF_ERROR && stream.avail_in == 0 && consumed == stored_size)
+            break; /* input ended before the stream did */
+        if (rc == Z_BUF_ERROR && stream.avail_out == 0 && produced == raw_size)
+            break; /* more output than the table declares */
+        if (rc == Z_BUF_ERROR)
+            rc = Z_OK; /* a piece boundary; continue */
+    }
+    inflateEnd(&stream);
+    if (rc != Z_STREAM_END || produced != raw_size || consumed != stored_size)
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section %u (%s): the zlib stream does not inflate to exactly %llu bytes",
+                         index, name, (unsigned long long)raw_size);
+    return KILN_OK;
+}
+
+kiln_status kiln_container_section(const kiln_container *c, uint32_t index, kiln_section_check check,
+                                   kiln_section_view *out, kiln_error *err)
+{
+    const kiln_section_entry *s = &c->sections[index];
+    const uint8_t *stored = c->bytes + s->offset;
+    char name[5];
+    memset(out, 0, sizeof *out);
+    kiln_fourcc_text(s->type, name);
+    if (check >= KILN_CHECK_CRC && KILN_CHECKSUMS_DIFFER(kiln_crc32(stored, s->stored_size) != s->crc))
+        return kiln_fail(err, KILN_ERR_SECTION_CRC, "section %u (%s): checksum mismatch (section is damaged)",
+                         index, name);
+    if (s->raw_size > SIZE_MAX)
+        return kiln_fail(err, KILN_ERR_LIMIT, "section %u (%s) is too large for this machine", index, name);
+    if (s->flags & KILN_SECTION_COMPRESSED) {
+        uint8_t *raw = malloc(s->raw_size ? (size_t)s->raw_size : 1);
+        if (!raw)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "section %u (%s): out of memory for %llu bytes",
+                             index, name, (unsigned long long)s->raw_size);
+        kiln_status status = inflate_section(stored, s->stored_size, s->raw_size, raw, name, index, err);
+        if (status != KILN_OK) {
+            free(raw);
+            return status;
         }
-        kiln_write_zeros(out, (size_t)(aligned - offset));
-        kiln_write_bytes(out, s->data, s->size);
-        kiln_write_u32(&table, s->type);
-        kiln_write_u16(&table, s->flags);
-        kiln_write_u16(&table, s->version);
-        kiln_write_u64(&table, aligned);
-        kiln_write_u64(&table, s->size);
-        kiln_write_u64(&table, s->size);
-        kiln_write_u32(&table, crc32_of(s->data, s->size));
-        kiln_write_u32(&table, 0);
-        offset = aligned + s->size;
+        out->owned = raw;
+        out->data = raw;
+    } else {
+        out->data = stored;
     }
-    uint64_t table_offset;
-    if (!kiln_align_up_u64(offset, 8, &table_offset)) {
-        kiln_writer_release(&table);
-        return kiln_fail(err, KILN_ERR_LIMIT, "artifact too large");
+    out->size = (size_t)s->raw_size;
+    if (check >= KILN_CHECK_CRC_AND_HASH) {
+        uint8_t actual[KILN_DIGEST_SIZE];
+        kiln_blake2b_256(out->data, out->size, actual);
+        if (KILN_CHECKSUMS_DIFFER(sodium_memcmp(actual, s->hash, KILN_DIGEST_SIZE) != 0)) {
+            kiln_section_view_release(out);
+            return kiln_fail(err, KILN_ERR_SECTION_HASH,
+                             "section %u (%s): BLAKE2b-256 mismatch (the section was altered)", index, name);
+        }
     }
-    kiln_write_zeros(out, (size_t)(table_offset - offset));
-    kiln_write_bytes(out, table.data, table.size);
-    kiln_status status = kiln_writer_finish(&table, err);
-    uint32_t table_crc = table.size ? crc32_of(table.data, table.size) : crc32_of(NULL, 0);
-    kiln_writer_release(&table);
-    KILN_TRY(status);
-    KILN_TRY(kiln_writer_finish(out, err));
+    return KILN_OK;
+}
 
-    uint64_t file_size = (uint64_t)(out->size - start) + KILN_TRAILER_SIZE;
-    memcpy(header, kiln_magic, 8);
-    kiln_store_u16(header + 8, KILN_FORMAT_MAJOR);
-    kiln_store_u16(header + 10, KILN_FORMAT_MINOR);
-    kiln_store_u32(header + 12, KILN_HEADER_SIZE);
-    kiln_store_u64(header + 16, file_size);
-    kiln_store_u64(header + 24, table_offset);
-    kiln_store_u32(header + 32, count);
-    kiln_store_u32(header + 36, table_crc);
-    kiln_store_u64(header + 40, features);
-    kiln_store_u32(header + 60, crc32_of(header, 60));
-    memcpy(out->data + start, header, KILN_HEADER_SIZE);
-
-    uint8_t trailer[KILN_TRAILER_SIZE] = {0};
-    memcpy(trailer, trailer_magic, 4);
-    blake2b_256(out->data + start, out->size - start, trailer + 8);
-    kiln_store_u32(trailer + 124, crc32_of(trailer, 124));
-    kiln_write_bytes(out, trailer, KILN_TRAILER_SIZE);
-    return kiln_writer_finish(out, err);
+void kiln_section_view_release(kiln_section_view *view)
+{
+    free(view->owned);
+    memset(view, 0, sizeof *view);
 }

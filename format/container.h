@@ -19,8 +19,8 @@
  *       60  u32    CRC32 of header bytes 0..59
  *   2. Sections, each starting at a multiple of 64, in table order,
  *      gaps filled with zero bytes.
- *   3. Section table at an 8-aligned offset after the last section:
- *      section count entries of 40 bytes
+ *   3. Section table at an 8-aligned offset after the last section
+ *      (zero bytes in between): section count entries of 72 bytes
  *        0  u8[4]  type, four ASCII characters (e.g. "GRPH")
  *        4  u16    flags: bit 0 critical, bit 1 zlib-compressed
  *        6  u16    section version
@@ -29,14 +29,22 @@
  *       24  u64    raw size (bytes after decompression)
  *       32  u32    CRC32 of the stored bytes
  *       36  u32    reserved, zero
+ *       40  u8[32] BLAKE2b-256 of the raw bytes
  *   4. Trailer, 128 bytes, ending the file
  *        0  u8[4]  magic "KLNT"
  *        4  u32    flags: bit 0 signed
- *        8  u8[32] BLAKE2b-256 of every byte before the trailer
+ *        8  u8[32] artifact digest: BLAKE2b-256 of header || section table
  *       40  u8[16] signing key id (zero when unsigned)
- *       56  u8[64] Ed25519 signature (zero when unsigned)
+ *       56  u8[64] Ed25519 signature of the digest (zero when unsigned)
  *      120  u32    reserved, zero
  *      124  u32    CRC32 of trailer bytes 0..123
+ *
+ * The artifact digest commits to every byte before the trailer: to the
+ * header and table directly, to each section through its BLAKE2b-256 in
+ * the table, and to the gaps by the rule that they are zero. That lets a
+ * reader authenticate the structure in microseconds and each section only
+ * when it is used (lazy verification), with the same guarantee as hashing
+ * the whole file.
  */
 #ifndef KILN_FORMAT_CONTAINER_H
 #define KILN_FORMAT_CONTAINER_H
@@ -53,7 +61,7 @@
 #define KILN_FORMAT_MINOR 0
 
 #define KILN_HEADER_SIZE 64
-#define KILN_TABLE_ENTRY_SIZE 40
+#define KILN_TABLE_ENTRY_SIZE 72
 #define KILN_TRAILER_SIZE 128
 #define KILN_SECTION_ALIGNMENT 64
 #define KILN_DIGEST_SIZE 32
@@ -65,6 +73,10 @@
 #define KILN_SECTION_KNOWN_FLAGS (KILN_SECTION_CRITICAL | KILN_SECTION_COMPRESSED)
 
 #define KILN_TRAILER_SIGNED 0x0001u
+
+/* zlib never expands data by more than this factor, so a compressed
+ * section claiming a larger raw size is refused before inflating. */
+#define KILN_MAX_COMPRESSION_RATIO 1032
 
 /* Feature bits this runtime understands (none are defined in format 1.0). */
 #define KILN_KNOWN_FEATURES UINT64_C(0)
@@ -87,6 +99,7 @@ typedef struct kiln_section_entry {
     uint64_t stored_size;
     uint64_t raw_size;
     uint32_t crc;
+    uint8_t hash[KILN_DIGEST_SIZE];
 } kiln_section_entry;
 
 typedef struct kiln_container_limits {
@@ -101,6 +114,7 @@ typedef struct kiln_container {
     uint16_t major;
     uint16_t minor;
     uint64_t features;
+    uint64_t table_offset;
     uint32_t section_count;
     kiln_section_entry *sections;
     uint8_t digest[KILN_DIGEST_SIZE];
@@ -111,7 +125,7 @@ typedef struct kiln_container {
 
 /*
  * Validate header, version, section table and trailer of `bytes` and fill
- * `out`. Section contents are not checked here (see kiln_container_section).
+ * `out`. Section contents are not read here (see kiln_container_section).
  * On success the caller releases `out` with kiln_container_release.
  * @return KILN_OK, or the specific error (truncation, magic, version,
  *         header/table/trailer CRC, structure, limits, unknown feature).
@@ -126,32 +140,67 @@ void kiln_container_release(kiln_container *c);
 int64_t kiln_container_find(const kiln_container *c, uint32_t type);
 
 /*
- * Check the CRC of section `index` and give its bytes.
- * @return KILN_OK, KILN_ERR_SECTION_CRC, or KILN_ERR_UNKNOWN_CRITICAL for a
- *         compressed section (compression is not readable in this build).
+ * Recompute the artifact digest (BLAKE2b-256 of header and table) and
+ * compare it with the trailer. Microseconds: it does not read sections.
+ * @return KILN_OK or KILN_ERR_DIGEST_MISMATCH.
  */
-kiln_status kiln_container_section(const kiln_container *c, uint32_t index,
-                                   const uint8_t **data, size_t *size, kiln_error *err);
-
-/* Recompute the BLAKE2b-256 digest of everything before the trailer and
- * compare with the trailer. @return KILN_OK or KILN_ERR_DIGEST_MISMATCH. */
 kiln_status kiln_container_verify_digest(const kiln_container *c, kiln_error *err);
+
+/* Check that every byte between header, sections and table is zero.
+ * @return KILN_OK or KILN_ERR_MALFORMED naming the first offset. */
+kiln_status kiln_container_verify_gaps(const kiln_container *c, kiln_error *err);
+
+/* The bytes of one section, borrowed from the file or owned (inflated). */
+typedef struct kiln_section_view {
+    const uint8_t *data;
+    size_t size;
+    uint8_t *owned; /* non-NULL when `data` was allocated for this view */
+} kiln_section_view;
+
+/* What kiln_container_section proves about a section's bytes. */
+typedef enum kiln_section_check {
+    KILN_CHECK_NOTHING = 0,      /* structure only (the caller verified the file) */
+    KILN_CHECK_CRC = 1,          /* CRC32 of the stored bytes: accidental damage */
+    KILN_CHECK_CRC_AND_HASH = 2, /* and BLAKE2b-256 of the raw bytes: tampering */
+} kiln_section_check;
+
+/*
+ * Give the raw bytes of section `index`: check the CRC32 of the stored
+ * bytes, inflate a compressed section into an exactly raw-size buffer,
+ * and check the BLAKE2b-256 of the raw bytes, as `check` asks.
+ * @return KILN_OK, KILN_ERR_SECTION_CRC, KILN_ERR_SECTION_HASH,
+ *         KILN_ERR_MALFORMED (bad zlib stream or size), KILN_ERR_LIMIT or
+ *         KILN_ERR_OUT_OF_MEMORY.
+ */
+kiln_status kiln_container_section(const kiln_container *c, uint32_t index, kiln_section_check check,
+                                   kiln_section_view *out, kiln_error *err);
+
+void kiln_section_view_release(kiln_section_view *view);
 
 /* One section handed to the writer. */
 typedef struct kiln_section_spec {
     uint32_t type;
-    uint16_t flags;
+    uint16_t flags;          /* KILN_SECTION_CRITICAL; the writer sets COMPRESSED */
     uint16_t version;
-    const uint8_t *data;
+    const uint8_t *data;     /* raw bytes */
     size_t size;
+    int compression_level;   /* 0 = store; 1..9 = zlib level */
 } kiln_section_spec;
 
 /*
- * Lay out header, sections, table and trailer (with digest, unsigned) into
- * `out`, which must be initialised. Deterministic: equal inputs give equal
- * bytes.
+ * Lay out header, sections, table and trailer (digest, unsigned) into
+ * `out`, which must be initialised. A section is stored compressed only if
+ * that makes it smaller. Deterministic: equal inputs (and zlib version)
+ * give equal bytes.
  */
 kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
                                   uint64_t features, kiln_writer *out, kiln_error *err);
+
+/*
+ * Write a new trailer into the last KILN_TRAILER_SIZE bytes `trailer`:
+ * `digest`, and a signature with its key id when `signature` is non-NULL.
+ */
+void kiln_trailer_write(uint8_t *trailer, const uint8_t digest[KILN_DIGEST_SIZE],
+                        const uint8_t *key_id, const uint8_t *signature);
 
 #endif

@@ -51,6 +51,13 @@ static char *directory_of(const char *path)
 
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err)
 {
+    kiln_byte_range whole = {data, size};
+    return kiln_atomic_write_parts(path, &whole, 1, err);
+}
+
+kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *parts, size_t count,
+                                    kiln_error *err)
+{
     size_t path_len = strlen(path);
     char *temp_path = malloc(path_len + 16);
     char *dir = directory_of(path);
@@ -73,8 +80,8 @@ kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t si
     umask(mask);
     if (fchmod(fd, 0666 & ~mask) != 0)
         status = io_fail(err, "cannot set the mode of", temp_path);
-    if (status == KILN_OK)
-        status = write_all(fd, data, size, temp_path, err);
+    for (size_t i = 0; status == KILN_OK && i < count; i++)
+        status = write_all(fd, parts[i].data, parts[i].size, temp_path, err);
     if (status == KILN_OK && fsync(fd) != 0)
         status = io_fail(err, "cannot fsync", temp_path);
     if (close(fd) != 0 && status == KILN_OK)

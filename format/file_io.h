@@ -17,6 +17,16 @@
 /* Atomically replace `path` with `size` bytes. */
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err);
 
+typedef struct kiln_byte_range {
+    const void *data;
+    size_t size;
+} kiln_byte_range;
+
+/* Atomically replace `path` with the concatenation of `count` ranges
+ * (e.g. a mapped artifact body and a new trailer, without copying). */
+kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *parts, size_t count,
+                                    kiln_error *err);
+
 typedef struct kiln_mapped_file {
     const uint8_t *bytes;
     size_t size;

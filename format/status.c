@@ -33,6 +33,10 @@ const char *kiln_strerror(kiln_status status)
     case KILN_ERR_RUNTIME: return "runtime error in a kernel";
     case KILN_ERR_UNSUPPORTED_DTYPE: return "unsupported dtype";
     case KILN_ERR_UNSUPPORTED_MODE: return "unsupported program mode";
+    case KILN_ERR_SECTION_HASH: return "section hash mismatch";
+    case KILN_ERR_UNSIGNED: return "artifact is not signed";
+    case KILN_ERR_UNTRUSTED_KEY: return "artifact is signed by an untrusted key";
+    case KILN_ERR_BAD_SIGNATURE: return "artifact signature does not verify";
     }
     return "unknown error";
 }

@@ -7,11 +7,13 @@
  * weights, node results) into a fresh model, re-checks it in full with the
  * same code the loader uses, and encodes it.
  */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "format/checked_math.h"
 #include "format/error.h"
@@ -532,19 +534,102 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
     return kiln_model_infer(out, err);
 }
 
-kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *size, kiln_error *err)
+void kiln_save_options_default(kiln_save_options *options)
 {
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->compression_level = 0;
+    options->timestamp = -1;
+}
+
+/*
+ * The timestamp to record, or -1 for none: the option, else
+ * SOURCE_DATE_EPOCH (the reproducible-builds convention), else none.
+ */
+static kiln_status choose_timestamp(const kiln_save_options *options, int64_t *out, kiln_error *err)
+{
+    *out = options->timestamp;
+    if (*out >= 0)
+        return KILN_OK;
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
+    if (!epoch || !*epoch)
+        return KILN_OK;
+    char *end;
+    errno = 0;
+    long long value = strtoll(epoch, &end, 10);
+    if (errno || *end || value < 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "SOURCE_DATE_EPOCH='%s' is not a non-negative number of seconds", epoch);
+    *out = value;
+    return KILN_OK;
+}
+
+/* Record `timestamp` as metadata "created" in ISO 8601 UTC. */
+static kiln_status stamp(kiln_model *m, int64_t timestamp, kiln_error *err)
+{
+    time_t seconds = (time_t)timestamp;
+    struct tm utc;
+    char text[32];
+    if ((int64_t)seconds != timestamp || !gmtime_r(&seconds, &utc) ||
+        strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "timestamp %lld cannot be represented",
+                         (long long)timestamp);
+    uint32_t at = 0;
+    while (at < m->metadata_count && strcmp(m->metadata[at].key, "created") < 0)
+        at++;
+    char *value = strdup(text);
+    if (!value)
+        return no_memory(err);
+    if (at < m->metadata_count && strcmp(m->metadata[at].key, "created") == 0) {
+        free(m->metadata[at].value);
+        m->metadata[at].value = value;
+        return KILN_OK;
+    }
+    char *key = strdup("created");
+    kiln_metadata_entry *grown = realloc(m->metadata, (m->metadata_count + 1) * sizeof *grown);
+    if (!key || !grown) {
+        free(key);
+        free(value);
+        if (grown)
+            m->metadata = grown;
+        return no_memory(err);
+    }
+    m->metadata = grown;
+    memmove(&m->metadata[at + 1], &m->metadata[at], (m->metadata_count - at) * sizeof *m->metadata);
+    m->metadata[at] = (kiln_metadata_entry){key, value};
+    m->metadata_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_save_options *options,
+                                             void **bytes, size_t *size, kiln_error *err)
+{
+    kiln_save_options defaults;
     kiln_model sealed;
     kiln_writer out;
+    int64_t timestamp;
     *bytes = NULL;
     *size = 0;
+    if (!options) {
+        kiln_save_options_default(&defaults);
+        options = &defaults;
+    }
+    if (options->struct_size != sizeof *options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "save options were not initialised with kiln_save_options_default");
+    if (options->compression_level < 0 || options->compression_level > 9)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
+                         options->compression_level);
+    KILN_TRY(choose_timestamp(options, &timestamp, err));
     kiln_status status = seal_model(b, &sealed, err);
+    if (status == KILN_OK && timestamp >= 0)
+        status = stamp(&sealed, timestamp, err);
     if (status != KILN_OK) {
         kiln_model_release(&sealed);
         return status;
     }
     kiln_writer_init(&out);
-    status = kiln_model_encode(&sealed, &out, err);
+    status = kiln_model_encode(&sealed, options->compression_level, &out, err);
     kiln_model_release(&sealed);
     if (status != KILN_OK) {
         kiln_writer_release(&out);
@@ -555,14 +640,25 @@ kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *siz
     return KILN_OK;
 }
 
-kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
+kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *size, kiln_error *err)
+{
+    return kiln_builder_encode_with_options(b, NULL, bytes, size, err);
+}
+
+kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *path,
+                                           const kiln_save_options *options, kiln_error *err)
 {
     void *bytes;
     size_t size;
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    KILN_TRY(kiln_builder_encode(b, &bytes, &size, err));
+    KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
     kiln_status status = kiln_atomic_write_file(path, bytes, size, err);
     free(bytes);
     return status;
+}
+
+kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
+{
+    return kiln_builder_save_with_options(b, path, NULL, err);
 }

@@ -1,12 +1,16 @@
 /*
- * loader.c — opening an artifact: structure, checksums, digest, program
- * decoding and runtime checks, in that order, so that damage is reported
- * by the most specific check that sees it.
+ * loader.c — opening an artifact: structure, digest, signature, section
+ * checksums per policy, program decoding and runtime checks, in that
+ * order, so that damage is reported by the most specific check that sees
+ * it and nothing is decoded before it is authenticated.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/error.h"
+#include "format/hashing.h"
+#include "format/signature.h"
 #include "program.h"
 #include "sections.h"
 
@@ -25,7 +29,10 @@ void kiln_limits_default(kiln_limits *limits)
     limits->max_nodes = 1000000;
     limits->max_node_inputs = 64;
     limits->max_opset_entries = 1024;
+    limits->max_values = 4194304;
+    limits->max_attributes = 64;
     limits->max_weight_bytes = UINT64_C(16) << 30;
+    limits->max_decompressed_bytes = UINT64_C(16) << 30;
     limits->max_arena_bytes = UINT64_C(4) << 30;
 }
 
@@ -42,41 +49,176 @@ static kiln_status check_options(const kiln_load_options *options, kiln_error *e
     if (options->struct_size != sizeof *options || options->limits.struct_size != sizeof options->limits)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "load options were not initialised with kiln_load_options_default");
-    if (options->verify != KILN_VERIFY_FULL && options->verify != KILN_VERIFY_NONE)
+    if (options->verify != KILN_VERIFY_FULL && options->verify != KILN_VERIFY_NONE &&
+        options->verify != KILN_VERIFY_LAZY)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown verify policy %d", (int)options->verify);
+    if (options->trusted_key_count && !options->trusted_keys)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "trusted_keys is NULL but trusted_key_count is %u",
+                         options->trusted_key_count);
     return KILN_OK;
 }
 
-/* Validate and decode program->container's bytes under `options`. */
-static kiln_status open_bytes(kiln_program *program, const uint8_t *bytes, size_t size,
+static void key_id_hex(const uint8_t id[KILN_KEY_ID_SIZE], char out[2 * KILN_KEY_ID_SIZE + 1])
+{
+    for (int i = 0; i < KILN_KEY_ID_SIZE; i++)
+        snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/*
+ * Apply the signature policy. The digest has been verified already, so a
+ * valid signature over it authenticates every byte (see container.h).
+ */
+static kiln_status check_signature(kiln_program *p, const kiln_load_options *options, kiln_error *err)
+{
+    const kiln_container *c = &p->container;
+    char id[2 * KILN_KEY_ID_SIZE + 1];
+    memset(&p->signature, 0, sizeof p->signature);
+    if (!(c->trailer_flags & KILN_TRAILER_SIGNED)) {
+        if (options->require_signature)
+            return kiln_fail(err, KILN_ERR_UNSIGNED, "the artifact is not signed, and a signature is required");
+        return KILN_OK;
+    }
+    memcpy(p->signature.key_id, c->key_id, KILN_KEY_ID_SIZE);
+    p->signature.state = KILN_SIGNATURE_UNVERIFIED;
+    key_id_hex(c->key_id, id);
+    for (uint32_t k = 0; k < options->trusted_key_count; k++) {
+        uint8_t trusted_id[KILN_KEY_ID_SIZE];
+        kiln_signature_key_id(options->trusted_keys[k].bytes, trusted_id);
+        if (memcmp(trusted_id, c->key_id, KILN_KEY_ID_SIZE) != 0)
+            continue;
+        if (!kiln_signature_verify(options->trusted_keys[k].bytes, c->digest, c->signature))
+            return kiln_fail(err, KILN_ERR_BAD_SIGNATURE,
+                             "bad signature: the signature by trusted key %s does not match the artifact "
+                             "digest", id);
+        p->signature.state = KILN_SIGNATURE_VERIFIED;
+        return KILN_OK;
+    }
+    if (options->trusted_key_count || options->require_signature)
+        return kiln_fail(err, KILN_ERR_UNTRUSTED_KEY, "the artifact is signed by key %s, which is not trusted", id);
+    return KILN_OK;
+}
+
+/* Program and state identities, from the section hashes in the table. */
+static void compute_identities(kiln_program *p)
+{
+    static const uint32_t program_sections[] = {
+        KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB, KILN_SECTION_GRPH,
+    };
+    uint8_t record[4 + KILN_DIGEST_SIZE];
+    uint8_t joined[sizeof program_sections / sizeof program_sections[0] * sizeof record];
+    for (size_t i = 0; i < sizeof program_sections / sizeof program_sections[0]; i++) {
+        int64_t index = kiln_container_find(&p->container, program_sections[i]);
+        kiln_store_u32(record, program_sections[i]);
+        memcpy(record + 4, p->container.sections[index].hash, KILN_DIGEST_SIZE);
+        memcpy(joined + i * sizeof record, record, sizeof record);
+    }
+    static const char program_label[] = "kiln program identity v1";
+    static const char state_label[] = "kiln state identity v1";
+    kiln_blake2b_256_pair((const uint8_t *)program_label, sizeof program_label, joined, sizeof joined,
+                          p->program_identity);
+    kiln_blake2b_256_pair((const uint8_t *)state_label, sizeof state_label,
+                          p->container.sections[p->weight_section].hash, KILN_DIGEST_SIZE, p->state_identity);
+}
+
+/*
+ * What to prove about a section's bytes under a policy. Even "none" keeps
+ * the CRC of the small program sections: it costs nothing and keeps
+ * accidental damage away from the decoders. Only the weight data, where
+ * checking is expensive, goes unchecked.
+ */
+static kiln_section_check section_check_for(kiln_verify_policy policy, bool weights)
+{
+    if (policy != KILN_VERIFY_NONE)
+        return KILN_CHECK_CRC_AND_HASH;
+    return weights ? KILN_CHECK_NOTHING : KILN_CHECK_CRC;
+}
+
+kiln_status kiln_program_prepare_weights(const kiln_program *shared, kiln_error *err)
+{
+    /* Logically const: this only completes the one-time weight check. */
+    kiln_program *p = (kiln_program *)(uintptr_t)shared;
+    if (atomic_load_explicit(&p->weights_ready, memory_order_acquire))
+        return KILN_OK;
+    pthread_mutex_lock(&p->weight_lock);
+    kiln_status status = p->weight_failure;
+    if (status != KILN_OK) {
+        kiln_fail(err, status, "%s", p->weight_failure_message);
+    } else if (!atomic_load_explicit(&p->weights_ready, memory_order_relaxed)) {
+        kiln_error detail;
+        status = kiln_container_section(&p->container, p->weight_section, section_check_for(p->verify, true),
+                                        &p->weight_view, &detail);
+        if (status == KILN_OK) {
+            kiln_model_bind_weights(&p->model, p->weight_view.data);
+            atomic_store_explicit(&p->weights_ready, true, memory_order_release);
+        } else {
+            p->weight_failure = status;
+            memcpy(p->weight_failure_message, detail.message, sizeof detail.message);
+            kiln_fail(err, status, "%s", detail.message);
+        }
+    }
+    pthread_mutex_unlock(&p->weight_lock);
+    return status;
+}
+
+/* Under the full policy: every section not decoded as part of the program
+ * (unknown ancillary ones), and the gaps between sections. */
+static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
+{
+    for (uint32_t i = 0; i < p->container.section_count; i++) {
+        uint32_t type = p->container.sections[i].type;
+        bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
+                       type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
+                       i == p->weight_section;
+        if (decoded)
+            continue;
+        kiln_section_view view;
+        KILN_TRY(kiln_container_section(&p->container, i, KILN_CHECK_CRC_AND_HASH, &view, err));
+        kiln_section_view_release(&view);
+    }
+    return kiln_container_verify_gaps(&p->container, err);
+}
+
+/* Validate and decode `bytes` under `options`. */
+static kiln_status open_bytes(kiln_program *p, const uint8_t *bytes, size_t size,
                               const kiln_load_options *options, kiln_error *err)
 {
     const kiln_limits *limits = &options->limits;
     kiln_container_limits container_limits = {
         .max_sections = limits->max_sections,
-        .max_section_raw_size = limits->max_weight_bytes > (UINT64_C(1) << 32)
-                                    ? limits->max_weight_bytes : (UINT64_C(1) << 32),
+        .max_section_raw_size = limits->max_decompressed_bytes > limits->max_weight_bytes
+                                    ? limits->max_decompressed_bytes : limits->max_weight_bytes,
     };
-    program->limits = *limits;
-    KILN_TRY(kiln_container_parse(bytes, size, &container_limits, &program->container, err));
-    if (options->verify == KILN_VERIFY_FULL) {
-        /* Section CRCs first: a damaged section is named precisely; the
-         * digest then covers what no CRC does (padding between sections). */
-        for (uint32_t i = 0; i < program->container.section_count; i++) {
-            const uint8_t *data;
-            size_t section_size;
-            kiln_status status = kiln_container_section(&program->container, i, &data, &section_size, err);
-            if (status != KILN_OK && status != KILN_ERR_UNKNOWN_CRITICAL)
-                return status;
-        }
-        KILN_TRY(kiln_container_verify_digest(&program->container, err));
-    }
-    KILN_TRY(kiln_model_decode(&program->container, limits, &program->model, err));
-    if (program->model.mode != KILN_MODE_INFERENCE)
+    p->limits = *limits;
+    p->verify = options->verify;
+    KILN_TRY(kiln_container_parse(bytes, size, &container_limits, &p->container, err));
+    /* The digest is microseconds of work and gates everything else. */
+    KILN_TRY(kiln_container_verify_digest(&p->container, err));
+    KILN_TRY(check_signature(p, options, err));
+    KILN_TRY(kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
+                               &p->weight_section, err));
+    compute_identities(p);
+    if (options->verify != KILN_VERIFY_LAZY)
+        KILN_TRY(kiln_program_prepare_weights(p, err));
+    if (options->verify == KILN_VERIFY_FULL)
+        KILN_TRY(verify_remaining(p, err));
+    if (p->model.mode != KILN_MODE_INFERENCE)
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_MODE,
                          "program '%s' is a training-mode artifact; this runtime runs inference only",
-                         program->model.name);
+                         p->model.name);
     return KILN_OK;
+}
+
+static kiln_program *program_new(void)
+{
+    kiln_program *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    if (pthread_mutex_init(&p->weight_lock, NULL) != 0) {
+        free(p);
+        return NULL;
+    }
+    atomic_init(&p->weights_ready, false);
+    return p;
 }
 
 kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
@@ -91,7 +233,7 @@ kiln_status kiln_program_load(const char *path, const kiln_load_options *options
         options = &defaults;
     }
     KILN_TRY(check_options(options, err));
-    kiln_program *program = calloc(1, sizeof *program);
+    kiln_program *program = program_new();
     if (!program)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
     kiln_status status = kiln_mapped_file_open(path, &program->file, err);
@@ -117,11 +259,11 @@ kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_
         options = &defaults;
     }
     KILN_TRY(check_options(options, err));
-    kiln_program *program = calloc(1, sizeof *program);
+    kiln_program *program = program_new();
     /* Copy so the program owns aligned bytes for its whole lifetime. */
     uint8_t *copy = malloc(size ? size : 1);
     if (!program || !copy) {
-        free(program);
+        kiln_program_free(program);
         free(copy);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory loading %zu bytes", size);
     }
@@ -142,8 +284,10 @@ void kiln_program_free(kiln_program *program)
     if (!program)
         return;
     kiln_model_release(&program->model);
+    kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);
+    pthread_mutex_destroy(&program->weight_lock);
     free(program->owned_bytes);
     free(program);
 }

@@ -15,11 +15,6 @@ static const uint32_t known_types[SECTION_COUNT] = {
     KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT,
 };
 
-typedef struct section_bytes {
-    const uint8_t *data;
-    size_t size;
-} section_bytes;
-
 static void *alloc_array(uint32_t count, size_t item_size)
 {
     return calloc(count ? count : 1, item_size);
@@ -54,9 +49,8 @@ static kiln_status read_array(kiln_reader *r, uint32_t limit, size_t min_record_
         (count) = count_;                                                                        \
     } while (0)
 
-static kiln_status locate_sections(const kiln_container *c, section_bytes *found, kiln_error *err)
+static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, kiln_error *err)
 {
-    int64_t index_of[SECTION_COUNT];
     for (int k = 0; k < SECTION_COUNT; k++)
         index_of[k] = -1;
     for (uint32_t i = 0; i < c->section_count; i++) {
@@ -87,12 +81,11 @@ static kiln_status locate_sections(const kiln_container *c, section_bytes *found
         kiln_fourcc_text(known_types[k], name);
         if (index_of[k] < 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "required section '%s' is missing", name);
-        KILN_TRY(kiln_container_section(c, (uint32_t)index_of[k], &found[k].data, &found[k].size, err));
     }
     return KILN_OK;
 }
 
-static kiln_status decode_meta(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+static kiln_status decode_meta(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
                                kiln_error *err)
 {
     kiln_reader r;
@@ -111,7 +104,7 @@ static kiln_status decode_meta(const section_bytes *s, const kiln_limits *limits
     return kiln_reader_expect_end(&r, err);
 }
 
-static kiln_status decode_opset(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+static kiln_status decode_opset(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
                                 kiln_error *err)
 {
     kiln_reader r;
@@ -153,7 +146,7 @@ static kiln_status decode_opset(const section_bytes *s, const kiln_limits *limit
     return KILN_OK;
 }
 
-static kiln_status decode_dims(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+static kiln_status decode_dims(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
                                kiln_error *err)
 {
     kiln_reader r;
@@ -208,7 +201,7 @@ static kiln_status read_rank(kiln_reader *r, uint32_t *out, kiln_error *err)
     return KILN_OK;
 }
 
-static kiln_status decode_signature(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+static kiln_status decode_signature(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
                                     kiln_error *err)
 {
     kiln_reader r;
@@ -234,8 +227,8 @@ static kiln_status decode_signature(const section_bytes *s, const kiln_limits *l
     return kiln_reader_expect_end(&r, err);
 }
 
-static kiln_status decode_weights(const section_bytes *s, const section_bytes *data,
-                                  const kiln_limits *limits, kiln_model *m, kiln_error *err)
+static kiln_status decode_weights(const kiln_section_view *s, uint64_t data_size, const kiln_limits *limits,
+                                  kiln_model *m, kiln_error *err)
 {
     kiln_reader r;
     uint64_t total = 0;
@@ -265,19 +258,19 @@ static kiln_status decode_weights(const section_bytes *s, const section_bytes *d
             return kiln_fail(err, KILN_ERR_MALFORMED, "section WTAB: weight '%s' stores %llu bytes, its shape needs %zu",
                              w->name, (unsigned long long)w->byte_size, expected_bytes);
         if (w->data_offset % KILN_WEIGHT_ALIGNMENT != 0 || !kiln_add_u64(w->data_offset, w->byte_size, &end) ||
-            end > data->size)
+            end > data_size)
             return kiln_fail(err, KILN_ERR_MALFORMED,
-                             "section WTAB: weight '%s' (%llu bytes at %llu) lies outside the %zu-byte weight data",
-                             w->name, (unsigned long long)w->byte_size, (unsigned long long)w->data_offset, data->size);
+                             "section WTAB: weight '%s' (%llu bytes at %llu) lies outside the %llu-byte weight data",
+                             w->name, (unsigned long long)w->byte_size, (unsigned long long)w->data_offset,
+                             (unsigned long long)data_size);
         if (!kiln_add_u64(total, w->byte_size, &total) || total > limits->max_weight_bytes)
             return kiln_fail(err, KILN_ERR_LIMIT, "weights exceed the limit of %llu bytes",
                              (unsigned long long)limits->max_weight_bytes);
-        w->data = data->data + w->data_offset;
     }
     return kiln_reader_expect_end(&r, err);
 }
 
-static kiln_status decode_graph(const section_bytes *s, const kiln_limits *limits, kiln_model *m,
+static kiln_status decode_graph(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
                                 kiln_error *err)
 {
     kiln_reader r;
@@ -291,6 +284,9 @@ static kiln_status decode_graph(const section_bytes *s, const kiln_limits *limit
         for (uint32_t i = 0; i < node->input_count; i++)
             KILN_TRY(kiln_read_u32(&r, &node->inputs[i], err));
         KILN_TRY(kiln_read_u32(&r, &attribute_count, err));
+        if (attribute_count > limits->max_attributes)
+            return kiln_fail(err, KILN_ERR_LIMIT, "section GRPH: node %u has %u attributes, the limit is %u", n,
+                             attribute_count, limits->max_attributes);
         if (attribute_count != 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section GRPH: node %u has %u attributes; "
                              "no op of this runtime takes attributes", n, attribute_count);
@@ -298,17 +294,43 @@ static kiln_status decode_graph(const section_bytes *s, const kiln_limits *limit
     return kiln_reader_expect_end(&r, err);
 }
 
-kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_model *m,
-                              kiln_error *err)
+kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
+                              kiln_model *m, uint32_t *weight_section, kiln_error *err)
 {
-    section_bytes found[SECTION_COUNT];
-    KILN_TRY(locate_sections(c, found, err));
+    int64_t index_of[SECTION_COUNT];
+    kiln_section_view views[SECTION_COUNT] = {{0}};
+    KILN_TRY(locate_sections(c, index_of, err));
+    kiln_status status = KILN_OK;
+    /* Weight data is not read here: the caller decides when (lazy policy). */
+    for (int k = 0; k < SECTION_COUNT && status == KILN_OK; k++)
+        if (k != WDAT)
+            status = kiln_container_section(c, (uint32_t)index_of[k], check, &views[k], err);
     /* The opset is checked against the registry before the graph is read. */
-    KILN_TRY(decode_meta(&found[META], limits, m, err));
-    KILN_TRY(decode_opset(&found[OPST], limits, m, err));
-    KILN_TRY(decode_dims(&found[DIMS], limits, m, err));
-    KILN_TRY(decode_signature(&found[IOSG], limits, m, err));
-    KILN_TRY(decode_weights(&found[WTAB], &found[WDAT], limits, m, err));
-    KILN_TRY(decode_graph(&found[GRPH], limits, m, err));
+    if (status == KILN_OK)
+        status = decode_meta(&views[META], limits, m, err);
+    if (status == KILN_OK)
+        status = decode_opset(&views[OPST], limits, m, err);
+    if (status == KILN_OK)
+        status = decode_dims(&views[DIMS], limits, m, err);
+    if (status == KILN_OK)
+        status = decode_signature(&views[IOSG], limits, m, err);
+    if (status == KILN_OK)
+        status = decode_weights(&views[WTAB], c->sections[index_of[WDAT]].raw_size, limits, m, err);
+    if (status == KILN_OK)
+        status = decode_graph(&views[GRPH], limits, m, err);
+    for (int k = 0; k < SECTION_COUNT; k++)
+        kiln_section_view_release(&views[k]);
+    KILN_TRY(status);
+    uint64_t values = (uint64_t)m->input_count + m->weight_count + m->node_count;
+    if (values > limits->max_values)
+        return kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",
+                         (unsigned long long)values, limits->max_values);
+    *weight_section = (uint32_t)index_of[WDAT];
     return kiln_model_infer(m, err);
+}
+
+void kiln_model_bind_weights(kiln_model *m, const uint8_t *data)
+{
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        m->weights[i].data = data + m->weights[i].data_offset;
 }

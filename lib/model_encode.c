@@ -105,7 +105,8 @@ static void encode_graph(const kiln_model *m, kiln_writer *w)
 
 enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, SECTION_COUNT };
 
-kiln_status kiln_model_encode(kiln_model *m, kiln_writer *out, kiln_error *err)
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
+                              kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
         KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
@@ -131,6 +132,7 @@ kiln_status kiln_model_encode(kiln_model *m, kiln_writer *out, kiln_error *err)
             .version = KILN_PROGRAM_SECTION_VERSION,
             .data = parts[i].data,
             .size = parts[i].size,
+            .compression_level = i == WDAT ? weight_compression_level : 0,
         };
     }
     if (status == KILN_OK)

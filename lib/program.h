@@ -2,6 +2,9 @@
 #ifndef KILN_LIB_PROGRAM_H
 #define KILN_LIB_PROGRAM_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "format/container.h"
 #include "format/file_io.h"
 #include "model.h"
@@ -12,6 +15,29 @@ struct kiln_program {
     kiln_container container;
     kiln_model model;
     kiln_limits limits;
+    kiln_verify_policy verify;
+    kiln_signature_info signature;
+    uint8_t program_identity[32];
+    uint8_t state_identity[32];
+
+    /*
+     * Weight data is read (checked, inflated) once, at open or — under the
+     * lazy policy — when a session first needs it. The program is otherwise
+     * immutable and shared across threads, so that one-time step is
+     * serialised by a mutex and published through an atomic flag.
+     */
+    uint32_t weight_section;
+    kiln_section_view weight_view;
+    pthread_mutex_t weight_lock;
+    atomic_bool weights_ready;
+    kiln_status weight_failure; /* remembered so every caller sees it */
+    char weight_failure_message[KILN_ERROR_MESSAGE_SIZE];
 };
+
+/*
+ * Make sure the weights are checked (per the policy) and bound. Safe to
+ * call from several threads; the work happens once.
+ */
+kiln_status kiln_program_prepare_weights(const kiln_program *program, kiln_error *err);
 
 #endif

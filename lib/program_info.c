@@ -24,6 +24,21 @@ void kiln_program_artifact_digest(const kiln_program *p, uint8_t out[32])
     memcpy(out, p->container.digest, KILN_DIGEST_SIZE);
 }
 
+void kiln_program_identity(const kiln_program *p, kiln_identity identity, uint8_t out[32])
+{
+    switch (identity) {
+    case KILN_IDENTITY_PROGRAM: memcpy(out, p->program_identity, 32); return;
+    case KILN_IDENTITY_STATE: memcpy(out, p->state_identity, 32); return;
+    case KILN_IDENTITY_ARTIFACT: break;
+    }
+    memcpy(out, p->container.digest, 32);
+}
+
+void kiln_program_signature(const kiln_program *p, kiln_signature_info *out)
+{
+    *out = p->signature;
+}
+
 uint32_t kiln_program_metadata_count(const kiln_program *p) { return p->model.metadata_count; }
 
 void kiln_program_metadata(const kiln_program *p, uint32_t index, const char **key, const char **value)

@@ -23,17 +23,25 @@
 
 /*
  * Encode a checked model (kiln_model_infer succeeded) into a complete
- * artifact in `out`. Weight data_offset fields are computed here.
+ * artifact in `out`, storing the weight data zlib-compressed at
+ * `weight_compression_level` (0: raw). Weight data_offset fields are
+ * computed here.
  */
-kiln_status kiln_model_encode(kiln_model *m, kiln_writer *out, kiln_error *err);
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
+                              kiln_error *err);
 
 /*
  * Decode the program sections of a parsed container into `m` (zeroed by
- * the caller). Every section it reads is CRC-checked first. Unknown
- * critical sections are refused; unknown ancillary ones are skipped.
- * Weight data is borrowed from the container bytes.
+ * the caller), checking each section's bytes as `check` says first.
+ * Unknown critical sections are refused; unknown ancillary ones skipped.
+ * The weight data section is located and its size checked against the
+ * weights table but not read: *weight_section receives its index, and
+ * kiln_model_bind_weights later points the weights into its bytes.
  */
-kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_model *m,
-                              kiln_error *err);
+kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
+                              kiln_model *m, uint32_t *weight_section, kiln_error *err);
+
+/* Point every weight at its bytes inside the raw weight data `data`. */
+void kiln_model_bind_weights(kiln_model *m, const uint8_t *data);
 
 #endif

@@ -99,6 +99,8 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options were not initialised with kiln_session_options_default");
     const kiln_model *m = &program->model;
+    /* Under the lazy policy this is where the weights are first checked. */
+    KILN_TRY(kiln_program_prepare_weights(program, err));
     kiln_session *s = calloc(1, sizeof *s);
     if (!s)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");

@@ -1100,11 +1100,11 @@ static void test_registry_routes_to_these_kernels(void **state)
 
 /* ========================================================= shape rules */
 
-enum { DIM_N, DIM_M, DIM_K, DIM_L, DIM_P, DIM_Q, DIM_R, DIM_S, DIM_COUNT };
+enum { DIM_N, DIM_M, DIM_K, DIM_L, DIM_P, DIM_Q, DIM_R, DIM_S, DIM_T, DIM_COUNT };
 
 /* N 1..4 and M 5..8 never agree; K and L share 2..8 so they agree at some
  * points and not at others; P 1..8 meets every small constant; Q and R are
- * too large to enumerate; S is fixed at 3. */
+ * too large to enumerate; S is fixed at 3; T 1..3 meets 3 only at T=2. */
 typedef struct shape_fixture {
     kiln_expr_pool pool;
     kiln_dim_decl dims[DIM_COUNT];
@@ -1118,7 +1118,8 @@ static void fixture_init(shape_fixture *f)
         char *name; /* kiln_dim_decl holds a mutable pointer */
         int64_t min, max;
     } decls[DIM_COUNT] = {{"N", 1, 4}, {"M", 5, 8}, {"K", 2, 8}, {"L", 2, 8}, {"P", 1, 8},
-                         {"Q", 1, 1000000}, {"R", 1, 1000000}, {"S", 3, 3}};
+                         {"Q", 1, 1000000}, {"R", 1, 1000000}, {"S", 3, 3},
+                         {"T", 1, 3}};
     for (int d = 0; d < DIM_COUNT; d++) {
         f->dims[d].name = decls[d].name;
         f->dims[d].min = decls[d].min;
@@ -1338,6 +1339,12 @@ static void test_shape_rule_dim_against_other_constant(void **state)
         assert_dim_value_in_range(&f, DIM_P, value);
         assert_sizes_do_not_broadcast(value, 3);
     }
+    /* T against 3 holds at both ends of 1..3 (1 broadcasts, 3 matches):
+     * the only counterexample is the interior point T=2. */
+    uint32_t t = dim_axis(&f, DIM_T);
+    kiln_error err = {0};
+    expect_refusal(&f, KILN_F32, 1, &t, KILN_F32, 1, &three, &err);
+    assert_int_equal(counterexample_value(&err, "T"), 2);
     kiln_expr_pool_release(&f.pool);
 }
 

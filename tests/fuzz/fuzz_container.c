@@ -14,11 +14,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (kiln_container_parse(data, size, &limits, &c, NULL) != KILN_OK)
         return 0;
     for (uint32_t i = 0; i < c.section_count; i++) {
-        const uint8_t *bytes;
-        size_t section_size;
-        (void)kiln_container_section(&c, i, &bytes, &section_size, NULL);
+        kiln_section_view view;
+        if (kiln_container_section(&c, i, KILN_CHECK_CRC_AND_HASH, &view, NULL) == KILN_OK)
+            kiln_section_view_release(&view);
     }
     (void)kiln_container_verify_digest(&c, NULL);
+    (void)kiln_container_verify_gaps(&c, NULL);
     kiln_container_release(&c);
     return 0;
 }

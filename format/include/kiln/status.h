@@ -47,6 +47,10 @@ typedef enum kiln_status {
     KILN_ERR_RUNTIME = 23,           /* a kernel failed on the given data     */
     KILN_ERR_UNSUPPORTED_DTYPE = 24, /* dtype not supported by this runtime   */
     KILN_ERR_UNSUPPORTED_MODE = 25,  /* e.g. a training-mode artifact         */
+    KILN_ERR_SECTION_HASH = 26,      /* a section's BLAKE2b-256 mismatch      */
+    KILN_ERR_UNSIGNED = 27,          /* a signature is required, none present */
+    KILN_ERR_UNTRUSTED_KEY = 28,     /* signed by a key that is not trusted   */
+    KILN_ERR_BAD_SIGNATURE = 29,     /* the signature does not verify         */
 } kiln_status;
 
 /* Size of the message buffer inside kiln_error, including the NUL. */

@@ -141,7 +141,10 @@ typedef struct kiln_limits {
     uint32_t max_nodes;           /* default 1000000 */
     uint32_t max_node_inputs;     /* default 64 */
     uint32_t max_opset_entries;   /* default 1024 */
+    uint32_t max_values;          /* default 4194304: inputs + weights + nodes */
+    uint32_t max_attributes;      /* default 64 per node */
     uint64_t max_weight_bytes;    /* default 16 GiB */
+    uint64_t max_decompressed_bytes; /* default 16 GiB per compressed section */
     uint64_t max_arena_bytes;     /* default 4 GiB */
 } kiln_limits;
 
@@ -246,18 +249,68 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *buil
 KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
                                              kiln_error *err);
 
+/* How to seal. */
+typedef struct kiln_save_options {
+    size_t struct_size;
+    /* zlib level 1..9 for the weight data, 0 to store it raw (default 0).
+     * Compressed weights are inflated into memory when loaded. */
+    int compression_level;
+    /*
+     * Seconds since the epoch recorded as metadata "created" (UTC,
+     * ISO 8601). Default -1: only if the environment variable
+     * SOURCE_DATE_EPOCH holds such a number; otherwise no timestamp, so
+     * the same program always gives the same bytes.
+     */
+    int64_t timestamp;
+} kiln_save_options;
+
+/** Fill `options` with the defaults above. */
+KILN_API void kiln_save_options_default(kiln_save_options *options);
+
+/** kiln_builder_encode with options (NULL = defaults). */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_encode_with_options(const kiln_builder *builder,
+                                                                     const kiln_save_options *options,
+                                                                     void **bytes, size_t *size,
+                                                                     kiln_error *err);
+
+/** kiln_builder_save with options (NULL = defaults). */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_save_with_options(const kiln_builder *builder,
+                                                                   const char *path,
+                                                                   const kiln_save_options *options,
+                                                                   kiln_error *err);
+
 /* ----------------------------------------------------------------- loading */
 
-/* How much of the file's integrity to prove at open time. */
+/*
+ * How much of the file's integrity to prove, and when. In every policy the
+ * artifact digest (which commits to header, table and, through per-section
+ * BLAKE2b-256 hashes, every section) and any signature are checked at open.
+ */
 typedef enum kiln_verify_policy {
-    KILN_VERIFY_FULL = 0, /* every CRC and the whole-file digest */
-    KILN_VERIFY_NONE = 1, /* structure and CRCs of decoded sections only */
+    KILN_VERIFY_FULL = 0, /* every section's CRC32 and BLAKE2b-256, zero gaps: at open */
+    KILN_VERIFY_NONE = 1, /* only program-section CRCs: for callers who verified the file already */
+    KILN_VERIFY_LAZY = 2, /* program sections at open; weights when a session first needs them */
 } kiln_verify_policy;
+
+/* An Ed25519 public key (32 bytes) or secret key (64 bytes: seed + public). */
+typedef struct kiln_public_key {
+    uint8_t bytes[32];
+} kiln_public_key;
+
+typedef struct kiln_secret_key {
+    uint8_t bytes[64];
+} kiln_secret_key;
 
 typedef struct kiln_load_options {
     size_t struct_size;
     kiln_verify_policy verify;
     kiln_limits limits;
+    /* Keys whose signatures are accepted. When any is given, an artifact
+     * signed by another key is refused (KILN_ERR_UNTRUSTED_KEY). */
+    const kiln_public_key *trusted_keys;
+    uint32_t trusted_key_count;
+    /* Refuse unsigned artifacts (KILN_ERR_UNSIGNED). */
+    bool require_signature;
 } kiln_load_options;
 
 /** Fill `options` with defaults (full verification, default limits). */
@@ -285,8 +338,32 @@ KILN_API void kiln_program_free(kiln_program *program);
 KILN_API const char *kiln_program_name(const kiln_program *program);
 KILN_API kiln_mode kiln_program_mode(const kiln_program *program);
 KILN_API void kiln_program_format_version(const kiln_program *program, uint16_t *major, uint16_t *minor);
-/** Copy the 32-byte BLAKE2b-256 digest of the artifact into `out`. */
+/** Copy the 32-byte artifact digest (trailer BLAKE2b-256) into `out`. */
 KILN_API void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
+
+/* The three identities of an artifact (spec/security.md). */
+typedef enum kiln_identity {
+    KILN_IDENTITY_ARTIFACT = 0, /* the whole file */
+    KILN_IDENTITY_PROGRAM = 1,  /* opset, dims, signature, weight table, graph: "architecture" */
+    KILN_IDENTITY_STATE = 2,    /* the weight values */
+} kiln_identity;
+
+/** Copy the 32-byte digest of one identity into `out`. Computed from the
+ *  section table: cheap, and independent of weight compression. */
+KILN_API void kiln_program_identity(const kiln_program *program, kiln_identity identity, uint8_t out[32]);
+
+typedef enum kiln_signature_state {
+    KILN_SIGNATURE_NONE = 0,       /* unsigned */
+    KILN_SIGNATURE_VERIFIED = 1,   /* signed by a trusted key; verified */
+    KILN_SIGNATURE_UNVERIFIED = 2, /* signed, but no trusted key was given */
+} kiln_signature_state;
+
+typedef struct kiln_signature_info {
+    kiln_signature_state state;
+    uint8_t key_id[16];
+} kiln_signature_info;
+
+KILN_API void kiln_program_signature(const kiln_program *program, kiln_signature_info *out);
 
 KILN_API uint32_t kiln_program_metadata_count(const kiln_program *program);
 /** Key and value of metadata entry `index` (sorted by key). */
@@ -355,6 +432,39 @@ typedef struct kiln_section_info {
 
 KILN_API uint32_t kiln_program_section_count(const kiln_program *program);
 KILN_API void kiln_program_section(const kiln_program *program, uint32_t index, kiln_section_info *out);
+
+/* ------------------------------------------------------------- signatures */
+
+/** Make a new Ed25519 key pair from the system's random source. */
+KILN_API KILN_NODISCARD kiln_status kiln_key_generate(kiln_public_key *public_key,
+                                                      kiln_secret_key *secret_key, kiln_error *err);
+
+/** The 16-byte key id: the first half of BLAKE2b-256 of the public key. */
+KILN_API void kiln_key_id(const kiln_public_key *public_key, uint8_t out[16]);
+
+/*
+ * Text forms of keys, one line each:
+ *   "kiln-ed25519-public-v1 " + base64(32 bytes) + "
+"
+ *   "kiln-ed25519-secret-v1 " + base64(64 bytes) + "
+"
+ * Formatting returns the length written (excluding NUL), like snprintf.
+ */
+KILN_API int kiln_public_key_format(const kiln_public_key *key, char *buffer, size_t size);
+KILN_API int kiln_secret_key_format(const kiln_secret_key *key, char *buffer, size_t size);
+/** Parse a text form (surrounding white space allowed). @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
+KILN_API KILN_NODISCARD kiln_status kiln_public_key_parse(const char *text, kiln_public_key *out,
+                                                          kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_secret_key_parse(const char *text, kiln_secret_key *out,
+                                                          kiln_error *err);
+
+/**
+ * Verify the artifact at `path` in full, sign its digest with `key` and
+ * write the signed artifact atomically to `out_path` (NULL: replace
+ * `path`). Only the trailer changes: the digest and identities stay.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign(const char *path, const char *out_path,
+                                                       const kiln_secret_key *key, kiln_error *err);
 
 /* ----------------------------------------------------------------- running */
 

@@ -1,0 +1,34 @@
+/* artifact_sign.c — signing an artifact in place: only the trailer changes. */
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+#include "format/error.h"
+#include "format/signature.h"
+#include "program.h"
+
+kiln_status kiln_artifact_sign(const char *path, const char *out_path, const kiln_secret_key *key,
+                               kiln_error *err)
+{
+    kiln_program *program;
+    if (!path || !key)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path and key must not be NULL");
+    /* Sign only what verifies in full: a signature vouches for the bytes. */
+    KILN_TRY(kiln_program_load(path, NULL, &program, err));
+    const kiln_container *c = &program->container;
+    uint8_t public_key[KILN_PUBLIC_KEY_SIZE], key_id[KILN_KEY_ID_SIZE], signature[KILN_SIGNATURE_SIZE];
+    memcpy(public_key, key->bytes + 32, sizeof public_key);
+    kiln_signature_key_id(public_key, key_id);
+    kiln_status status = kiln_signature_sign(key->bytes, c->digest, signature, err);
+    if (status == KILN_OK) {
+        uint8_t trailer[KILN_TRAILER_SIZE];
+        kiln_trailer_write(trailer, c->digest, key_id, signature);
+        kiln_byte_range parts[2] = {
+            {c->bytes, (size_t)(c->size - KILN_TRAILER_SIZE)},
+            {trailer, KILN_TRAILER_SIZE},
+        };
+        status = kiln_atomic_write_parts(out_path ? out_path : path, parts, 2, err);
+    }
+    kiln_program_free(program);
+    return status;
+}

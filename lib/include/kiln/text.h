@@ -1,0 +1,69 @@
+/*
+ * kiln/text.h — the kiln text format: a readable, round-trip-exact spelling
+ * of a program (spec/text-format.md).
+ *
+ *   kiln_text_assemble     text -> builder (then kiln_builder_save seals it)
+ *   kiln_text_disassemble  loaded program -> canonical text (+ .npy files)
+ *
+ * Text -> artifact -> text is a fixed point after one step, and
+ * artifact -> text (with a weights directory) -> artifact gives the same
+ * bytes.
+ */
+#ifndef KILN_TEXT_H
+#define KILN_TEXT_H
+
+#include <stddef.h>
+
+#include <kiln/kiln.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Parse the whole of `text` (`size` bytes, need not be NUL-terminated) and
+ * replay it on a new builder through the public builder API. Weight files
+ * named by `file "PATH"` are read relative to `base_dir` (NULL: the current
+ * directory); absolute paths are refused.
+ *
+ * Errors name the place as "SOURCE:LINE:COLUMN: message", where SOURCE is
+ * `source_name` (NULL: "<text>"), LINE and COLUMN count from 1 and COLUMN
+ * counts characters (UTF-8 code points). Parsing stops at the first error.
+ * The static contract check is completed when the builder is sealed
+ * (kiln_builder_encode / kiln_builder_save).
+ *
+ * @return KILN_OK with *out a builder to free with kiln_builder_free, or an
+ *         error with *out NULL: KILN_ERR_MALFORMED (the text breaks the
+ *         grammar), KILN_ERR_UNSUPPORTED_VERSION (header other than
+ *         `kiln 1.0`), KILN_ERR_UNKNOWN_CRITICAL (a reserved construct this
+ *         version does not implement), KILN_ERR_UNSUPPORTED_OP,
+ *         KILN_ERR_INVALID_PROGRAM (names, literals, files that disagree
+ *         with their declaration), KILN_ERR_IO / KILN_ERR_NPY (weight files),
+ *         KILN_ERR_LIMIT, KILN_ERR_OUT_OF_MEMORY, or any builder error.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_text_assemble(const char *text, size_t size,
+                                                       const char *source_name,
+                                                       const char *base_dir, kiln_builder **out,
+                                                       kiln_error *err);
+
+/**
+ * Print `program` in canonical text form. Small constants (at most 16
+ * elements) are written inline; every other weight is referenced as
+ * `file "NAME.npy"`. With `weights_dir` (an existing directory) those
+ * files are written there, so the text reassembles to the same bytes;
+ * with NULL nothing is written and each such line ends in a comment giving
+ * the first 16 hex digits of the BLAKE2b-256 of the weight's bytes.
+ *
+ * @return KILN_OK with *text a NUL-terminated string to free(), or an error
+ *         with *text NULL (KILN_ERR_IO or KILN_ERR_NPY writing a weight,
+ *         KILN_ERR_OUT_OF_MEMORY, KILN_ERR_INVALID_ARGUMENT).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_text_disassemble(const kiln_program *program,
+                                                          const char *weights_dir, char **text,
+                                                          kiln_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_TEXT_H */
