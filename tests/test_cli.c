@@ -90,7 +90,10 @@ static void inspect_shows_the_contract(void **state)
     assert_contains(r.out, "format     1.0\n");
     assert_contains(r.out, "program    scale\n");
     assert_contains(r.out, "mode       inference\n");
-    assert_contains(r.out, "digest     blake2b-256:");
+    assert_contains(r.out, "artifact digest   blake2b-256:");
+    assert_contains(r.out, "program identity  blake2b-256:");
+    assert_contains(r.out, "state identity    blake2b-256:");
+    assert_contains(r.out, "signature  unsigned\n");
     assert_contains(r.out, "  producer = \"kiln examples/scale.c\"\n");
     assert_contains(r.out, "  batch        2..4\n");
     assert_contains(r.out, "  x            f64[batch, 2]\n");
@@ -161,8 +164,8 @@ static void help_and_version_exit_0(void **state)
     run(&r, "'%s' --version", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "kiln ");
-    const char *verbs[] = {"inspect", "run"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign"};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
         run(&r, "'%s' %s --help", kiln_binary, verbs[i]);
         assert_int_equal(r.exit_code, 0);
         assert_contains(r.out, "usage: kiln ");
@@ -198,6 +201,53 @@ static void rejected_inputs_and_files_exit_1(void **state)
     assert_contains(r.err, "truncated");
 }
 
+static void keygen_sign_verify(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' keygen --out alice && '%s' keygen --out mallory", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "key id ");
+    run(&r, "stat -c %%a alice.key");
+    assert_string_equal(r.out, "600\n");
+    run(&r, "'%s' keygen --out alice", kiln_binary);
+    assert_int_equal(r.exit_code, 1); /* refuses to overwrite a key */
+    assert_contains(r.err, "exists");
+
+    run(&r, "cp scale.kiln signed.kiln && '%s' verify signed.kiln --require-signature --trust alice.pub", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "signature check failed: the artifact is not signed");
+    run(&r, "'%s' sign signed.kiln --key alice.key", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' verify signed.kiln --require-signature --trust alice.pub", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "signature  ok, by trusted key ");
+    run(&r, "'%s' verify signed.kiln --require-signature --trust mallory.pub", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "is not trusted");
+    run(&r, "'%s' sign scale.kiln --key mallory.key -o by_mallory.kiln && "
+            "'%s' verify by_mallory.kiln --trust alice.pub", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "signature check failed");
+
+    /* One flipped byte anywhere in the signed artifact fails verification,
+     * naming a check. Sampled offsets cover every region of the file. */
+    run(&r, "stat -c %%s signed.kiln");
+    long size = strtol(r.out, NULL, 10);
+    assert_true(size > 512);
+    for (long offset = 0; offset < size; offset += size / 61 + 1) {
+        /* Write 0x55, or 0xAA where the byte already was 0x55. */
+        run(&r, "cp signed.kiln tampered.kiln && printf '\\125' | "
+                "dd of=tampered.kiln bs=1 seek=%ld conv=notrunc 2>/dev/null; cmp -s signed.kiln tampered.kiln && "
+                "printf '\\252' | dd of=tampered.kiln bs=1 seek=%ld conv=notrunc 2>/dev/null; "
+                "cmp -s signed.kiln tampered.kiln && exit 3; "
+                "'%s' verify tampered.kiln --require-signature --trust alice.pub", offset, offset, kiln_binary);
+        if (r.exit_code != 1)
+            fail_msg("tampering with byte %ld: exit %d", offset, r.exit_code);
+        assert_contains(r.err, " check failed: ");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -219,6 +269,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(usage_errors_exit_2),
         cmocka_unit_test(help_and_version_exit_0),
         cmocka_unit_test(rejected_inputs_and_files_exit_1),
+        cmocka_unit_test(keygen_sign_verify),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
     char cleanup[600];

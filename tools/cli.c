@@ -1,8 +1,10 @@
 /* cli.c — message and option helpers shared by the verbs. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_error(const char *fmt, ...)
@@ -25,6 +27,39 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     va_end(args);
     fprintf(stderr, "\nTry 'kiln %s --help'.\n", verb);
     return CLI_USAGE;
+}
+
+int cli_read_text_file(const char *path, size_t max_size, char **out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cli_error("cannot open '%s': %s", path, strerror(errno));
+    char *text = malloc(max_size + 1);
+    if (!text) {
+        fclose(f);
+        return cli_error("out of memory");
+    }
+    size_t size = fread(text, 1, max_size + 1, f);
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed || size > max_size) {
+        free(text);
+        return failed ? cli_error("cannot read '%s'", path)
+                      : cli_error("'%s' is larger than %zu bytes", path, max_size);
+    }
+    text[size] = '\0';
+    *out = text;
+    return CLI_OK;
+}
+
+void cli_hex(const uint8_t *bytes, size_t size, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < size; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * size] = '\0';
 }
 
 bool cli_is_help(const char *arg)

@@ -6,6 +6,8 @@
 #define KILN_TOOLS_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <kiln/kiln.h>
 
@@ -40,10 +42,19 @@ typedef struct cli_verb {
     int (*main)(int argc, char **argv); /* argv[0] is the verb name */
 } cli_verb;
 
-int cmd_inspect(int argc, char **argv);
-int cmd_run(int argc, char **argv);
+/*
+ * Read a whole text file of at most `max_size` bytes into a NUL-terminated
+ * heap string. @return CLI_OK, or CLI_FAILED after printing the error.
+ */
+int cli_read_text_file(const char *path, size_t max_size, char **out);
+
+/* Lower-case hex of `size` bytes into `out` (2 * size + 1 chars). */
+void cli_hex(const uint8_t *bytes, size_t size, char *out);
 
 extern const cli_verb cli_verb_inspect;
 extern const cli_verb cli_verb_run;
+extern const cli_verb cli_verb_verify;
+extern const cli_verb cli_verb_keygen;
+extern const cli_verb cli_verb_sign;
 
 #endif

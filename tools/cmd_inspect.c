@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+static int cmd_inspect(int argc, char **argv);
+
 const cli_verb cli_verb_inspect = {
     "inspect",
     "show versions, metadata, signature, dims, ops, weights and sections",
@@ -16,18 +18,34 @@ const cli_verb cli_verb_inspect = {
 
 static void print_overview(const kiln_program *p, const char *path)
 {
+    static const struct {
+        kiln_identity identity;
+        const char *label;
+    } identities[] = {
+        {KILN_IDENTITY_ARTIFACT, "artifact digest "},
+        {KILN_IDENTITY_PROGRAM, "program identity"},
+        {KILN_IDENTITY_STATE, "state identity  "},
+    };
     uint16_t major, minor;
     uint8_t digest[32];
+    char hex[65];
+    kiln_signature_info signature;
     kiln_program_format_version(p, &major, &minor);
-    kiln_program_artifact_digest(p, digest);
     printf("artifact   %s\n", path);
     printf("format     %u.%u\n", major, minor);
     printf("program    %s\n", kiln_program_name(p));
     printf("mode       %s\n", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
-    printf("digest     blake2b-256:");
-    for (int i = 0; i < 32; i++)
-        printf("%02x", digest[i]);
-    printf("\nsignature  none\n");
+    for (size_t i = 0; i < sizeof identities / sizeof identities[0]; i++) {
+        kiln_program_identity(p, identities[i].identity, digest);
+        cli_hex(digest, sizeof digest, hex);
+        printf("%s  blake2b-256:%s\n", identities[i].label, hex);
+    }
+    kiln_program_signature(p, &signature);
+    cli_hex(signature.key_id, sizeof signature.key_id, hex);
+    if (signature.state == KILN_SIGNATURE_NONE)
+        printf("signature  unsigned\n");
+    else
+        printf("signature  signed by key %s (not checked: use kiln verify --trust KEY.pub)\n", hex);
 }
 
 static void print_metadata(const kiln_program *p)
@@ -132,7 +150,7 @@ static void print_sections(const kiln_program *p)
     }
 }
 
-int cmd_inspect(int argc, char **argv)
+static int cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {

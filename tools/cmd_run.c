@@ -5,6 +5,8 @@
 
 #include "cli.h"
 
+static int cmd_run(int argc, char **argv);
+
 const cli_verb cli_verb_run = {
     "run",
     "check inputs against the contract, run, and write outputs as .npy",
@@ -103,7 +105,7 @@ static int write_outputs(const kiln_session *session, const char *dir)
     return CLI_OK;
 }
 
-int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv)
 {
     run_args args;
     kiln_program *program = NULL;

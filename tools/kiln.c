@@ -4,7 +4,13 @@
 
 #include "cli.h"
 
-static const cli_verb *const verbs[] = {&cli_verb_inspect, &cli_verb_run};
+static const cli_verb *const verbs[] = {
+    &cli_verb_inspect,
+    &cli_verb_run,
+    &cli_verb_verify,
+    &cli_verb_keygen,
+    &cli_verb_sign,
+};
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 
 static void print_help(FILE *out)

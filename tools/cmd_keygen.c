@@ -1,0 +1,101 @@
+/* cmd_keygen.c — `kiln keygen --out PREFIX`: a new Ed25519 signing key pair. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "cli.h"
+
+static int cmd_keygen(int argc, char **argv);
+
+const cli_verb cli_verb_keygen = {
+    "keygen",
+    "make an Ed25519 key pair for signing artifacts",
+    "usage: kiln keygen --out PREFIX [--force]\n\n"
+    "Write PREFIX.key (the secret key, mode 0600) and PREFIX.pub (the public\n"
+    "key to hand to whoever verifies), and print the key id. Both are one-line\n"
+    "text files: 'kiln-ed25519-secret-v1 BASE64' and 'kiln-ed25519-public-v1 BASE64'.\n\n"
+    "options:\n"
+    "  --out PREFIX   where to write the two files\n"
+    "  --force        replace existing files (refused by default)\n",
+    cmd_keygen,
+};
+
+/* Create `path` with `mode` and write `text`; refuse to replace unless `force`. */
+static int write_key_file(const char *path, const char *text, mode_t mode, bool force)
+{
+    int flags = O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL);
+    int fd = open(path, flags, mode);
+    if (fd < 0)
+        return errno == EEXIST ? cli_error("'%s' exists; pass --force to replace it", path)
+                               : cli_error("cannot create '%s': %s", path, strerror(errno));
+    /* open() does not change the mode of a file that already existed. */
+    if (fchmod(fd, mode) != 0) {
+        close(fd);
+        return cli_error("cannot set the mode of '%s': %s", path, strerror(errno));
+    }
+    size_t length = strlen(text);
+    bool ok = write(fd, text, length) == (ssize_t)length && fsync(fd) == 0;
+    if (close(fd) != 0 || !ok)
+        return cli_error("cannot write '%s': %s", path, strerror(errno));
+    return CLI_OK;
+}
+
+static int cmd_keygen(int argc, char **argv)
+{
+    const char *prefix = NULL;
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken = cli_take_value("keygen", argc, argv, &i, "--out", &value);
+        if (taken < 0)
+            return CLI_USAGE;
+        if (taken) {
+            prefix = value;
+        } else if (strcmp(argv[i], "--force") == 0) {
+            force = true;
+        } else {
+            return cli_usage_error("keygen", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!prefix || !*prefix)
+        return cli_usage_error("keygen", "missing --out PREFIX");
+
+    kiln_public_key public_key;
+    kiln_secret_key secret_key;
+    kiln_error err;
+    if (kiln_key_generate(&public_key, &secret_key, &err) != KILN_OK)
+        return cli_error("%s", err.message);
+    size_t path_size = strlen(prefix) + 8;
+    char *secret_path = malloc(path_size), *public_path = malloc(path_size);
+    char secret_text[256], public_text[128], id_hex[33];
+    uint8_t id[16];
+    int rc = CLI_OK;
+    if (!secret_path || !public_path) {
+        rc = cli_error("out of memory");
+        goto done;
+    }
+    snprintf(secret_path, path_size, "%s.key", prefix);
+    snprintf(public_path, path_size, "%s.pub", prefix);
+    kiln_secret_key_format(&secret_key, secret_text, sizeof secret_text);
+    kiln_public_key_format(&public_key, public_text, sizeof public_text);
+    rc = write_key_file(secret_path, secret_text, 0600, force);
+    if (rc == CLI_OK)
+        rc = write_key_file(public_path, public_text, 0644, force);
+    if (rc == CLI_OK) {
+        kiln_key_id(&public_key, id);
+        cli_hex(id, sizeof id, id_hex);
+        printf("wrote %s (secret, mode 0600) and %s\nkey id %s\n", secret_path, public_path, id_hex);
+    }
+done:
+    sodium_memzero(&secret_key, sizeof secret_key);
+    sodium_memzero(secret_text, sizeof secret_text);
+    free(secret_path);
+    free(public_path);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* cmd_sign.c — `kiln sign FILE --key PREFIX.key [-o OUT]`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "cli.h"
+
+static int cmd_sign(int argc, char **argv);
+
+const cli_verb cli_verb_sign = {
+    "sign",
+    "sign an artifact with an Ed25519 secret key",
+    "usage: kiln sign FILE --key PREFIX.key [-o OUT]\n\n"
+    "Verify FILE in full, then sign its digest. Only the trailer changes, so\n"
+    "digests and identities stay the same. FILE is replaced atomically unless\n"
+    "-o names another output.\n\n"
+    "options:\n"
+    "  --key PATH     the secret key written by 'kiln keygen'\n"
+    "  -o, --output OUT  write the signed artifact to OUT instead\n",
+    cmd_sign,
+};
+
+static int cmd_sign(int argc, char **argv)
+{
+    const char *path = NULL, *key_path = NULL, *out_path = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken;
+        if ((taken = cli_take_value("sign", argc, argv, &i, "--key", &value)) != 0) {
+            if (taken < 0)
+                return CLI_USAGE;
+            key_path = value;
+        } else if ((taken = cli_take_value("sign", argc, argv, &i, "-o", &value)) != 0 ||
+                   (taken = cli_take_value("sign", argc, argv, &i, "--output", &value)) != 0) {
+            if (taken < 0)
+                return CLI_USAGE;
+            out_path = value;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage_error("sign", "unknown option '%s'", argv[i]);
+        } else if (path) {
+            return cli_usage_error("sign", "unexpected argument '%s'", argv[i]);
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path)
+        return cli_usage_error("sign", "missing FILE");
+    if (!key_path)
+        return cli_usage_error("sign", "missing --key PREFIX.key");
+
+    char *text;
+    if (cli_read_text_file(key_path, 4096, &text) != CLI_OK)
+        return CLI_FAILED;
+    kiln_secret_key key;
+    kiln_error err;
+    kiln_status status = kiln_secret_key_parse(text, &key, &err);
+    sodium_memzero(text, strlen(text));
+    free(text);
+    if (status != KILN_OK)
+        return cli_error("%s: %s", key_path, err.message);
+    status = kiln_artifact_sign(path, out_path, &key, &err);
+    kiln_public_key public_key;
+    memcpy(public_key.bytes, key.bytes + 32, sizeof public_key.bytes);
+    sodium_memzero(&key, sizeof key);
+    if (status != KILN_OK)
+        return cli_error("%s: %s", path, err.message);
+    uint8_t id[16];
+    char id_hex[33];
+    kiln_key_id(&public_key, id);
+    cli_hex(id, sizeof id, id_hex);
+    printf("signed %s with key id %s\n", out_path ? out_path : path, id_hex);
+    return CLI_OK;
+}
