@@ -291,6 +291,9 @@ static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *input
         const binary_table *row = &binary_loops[i];
         if (row->dtype != output->dtype)
             continue;
+        /* An empty result divides nothing, so a zero divisor is no error. */
+        if (output->element_count == 0)
+            return KILN_OK;
         if (op == OP_DIV && output->dtype != KILN_F32 && output->dtype != KILN_F64 &&
             has_zero_integer(b))
             return kiln_fail(err, KILN_ERR_RUNTIME, "div: integer division by zero");
