@@ -77,11 +77,8 @@ static kiln_status parse_header(const uint8_t *bytes, size_t size, kiln_containe
                          "file has %llu bytes after its declared end",
                          (unsigned long long)(size - file_size));
     c->size = file_size;
-    uint64_t unknown = c->features & ~KILN_KNOWN_FEATURES;
-    if (unknown)
-        return kiln_fail(err, KILN_ERR_UNKNOWN_CRITICAL,
-                         "required feature bits 0x%llx are unknown to this runtime",
-                         (unsigned long long)unknown);
+    /* Unknown feature bits are the reader's to judge (and report with any
+     * other incompatibility), not a structural fault. */
     if (c->size < (uint64_t)KILN_HEADER_SIZE + KILN_TRAILER_SIZE)
         return kiln_fail(err, KILN_ERR_MALFORMED, "declared file size %llu cannot hold header and trailer",
                          (unsigned long long)c->size);
@@ -139,6 +136,10 @@ static kiln_status check_entry(const kiln_section_entry *s, uint32_t i, uint64_t
         return kiln_fail(err, KILN_ERR_LIMIT, "section %u (%s): raw size %llu exceeds the limit %llu",
                          i, name, (unsigned long long)s->raw_size,
                          (unsigned long long)limits->max_section_raw_size);
+    if ((s->flags & KILN_SECTION_COMPRESSED) && s->raw_size > limits->max_decompressed_size)
+        return kiln_fail(err, KILN_ERR_LIMIT, "section %u (%s): inflates to %llu bytes, over the limit of %llu",
+                         i, name, (unsigned long long)s->raw_size,
+                         (unsigned long long)limits->max_decompressed_size);
     uint64_t ceiling;
     if ((s->flags & KILN_SECTION_COMPRESSED) &&
         (!kiln_mul_u64(s->stored_size, KILN_MAX_COMPRESSION_RATIO, &ceiling) || s->raw_size > ceiling + 64))

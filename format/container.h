@@ -43,8 +43,9 @@
  * header and table directly, to each section through its BLAKE2b-256 in
  * the table, and to the gaps by the rule that they are zero. That lets a
  * reader authenticate the structure in microseconds and each section only
- * when it is used (lazy verification), with the same guarantee as hashing
- * the whole file.
+ * when it is used (lazy verification). Together with the zero-gap check of
+ * full verification it is the same guarantee as hashing the whole file;
+ * without it, only the (meaningless) gap bytes go unauthenticated.
  */
 #ifndef KILN_FORMAT_CONTAINER_H
 #define KILN_FORMAT_CONTAINER_H
@@ -104,7 +105,8 @@ typedef struct kiln_section_entry {
 
 typedef struct kiln_container_limits {
     uint32_t max_sections;
-    uint64_t max_section_raw_size;
+    uint64_t max_section_raw_size;   /* any section */
+    uint64_t max_decompressed_size;  /* a compressed section, once inflated */
 } kiln_container_limits;
 
 /* A parsed container: borrowed bytes plus the validated table. */
@@ -182,9 +184,12 @@ typedef struct kiln_section_spec {
     uint32_t type;
     uint16_t flags;          /* KILN_SECTION_CRITICAL; the writer sets COMPRESSED */
     uint16_t version;
-    const uint8_t *data;     /* raw bytes */
+    const uint8_t *data;     /* raw bytes, or stored bytes when `copy_of` is set */
     size_t size;
     int compression_level;   /* 0 = store; 1..9 = zlib level */
+    /* When rewriting an artifact: copy this already-verified section's
+     * stored bytes and table fields (flags, sizes, CRC, hash) unchanged. */
+    const kiln_section_entry *copy_of;
 } kiln_section_spec;
 
 /*

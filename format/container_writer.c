@@ -69,14 +69,17 @@ kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t co
     kiln_write_zeros(out, KILN_HEADER_SIZE); /* filled in once the layout is known */
     for (uint32_t i = 0; i < count && status == KILN_OK; i++) {
         const kiln_section_spec *s = &sections[i];
-        uint8_t *compressed;
+        uint8_t *compressed = NULL;
         size_t compressed_size = 0;
         uint64_t aligned;
-        status = maybe_compress(s, &compressed, &compressed_size, err);
+        if (!s->copy_of)
+            status = maybe_compress(s, &compressed, &compressed_size, err);
         if (status != KILN_OK)
             break;
         const uint8_t *stored = compressed ? compressed : s->data;
         size_t stored_size = compressed ? compressed_size : s->size;
+        uint16_t flags = (uint16_t)(s->flags | (compressed ? KILN_SECTION_COMPRESSED : 0));
+        uint64_t raw_size = s->size;
         uint8_t hash[KILN_DIGEST_SIZE];
         if (!kiln_align_up_u64(offset, KILN_SECTION_ALIGNMENT, &aligned)) {
             free(compressed);
@@ -85,14 +88,23 @@ kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t co
         }
         kiln_write_zeros(out, (size_t)(aligned - offset));
         kiln_write_bytes(out, stored, stored_size);
-        kiln_blake2b_256(s->data, s->size, hash);
+        uint32_t crc;
+        if (s->copy_of) {
+            flags = s->copy_of->flags;
+            raw_size = s->copy_of->raw_size;
+            crc = s->copy_of->crc;
+            memcpy(hash, s->copy_of->hash, sizeof hash);
+        } else {
+            crc = kiln_crc32(stored, stored_size);
+            kiln_blake2b_256(s->data, s->size, hash);
+        }
         kiln_write_u32(&table, s->type);
-        kiln_write_u16(&table, (uint16_t)(s->flags | (compressed ? KILN_SECTION_COMPRESSED : 0)));
+        kiln_write_u16(&table, flags);
         kiln_write_u16(&table, s->version);
         kiln_write_u64(&table, aligned);
         kiln_write_u64(&table, stored_size);
-        kiln_write_u64(&table, s->size);
-        kiln_write_u32(&table, kiln_crc32(stored, stored_size));
+        kiln_write_u64(&table, raw_size);
+        kiln_write_u32(&table, crc);
         kiln_write_u32(&table, 0);
         kiln_write_bytes(&table, hash, sizeof hash);
         offset = aligned + stored_size;

@@ -33,6 +33,14 @@ kiln_status kiln_signature_sign(const uint8_t secret_key[KILN_SECRET_KEY_SIZE],
     uint8_t message[MESSAGE_SIZE];
     if (sodium_init() < 0)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "libsodium failed to initialise");
+    /* A secret key is seed || public key. If they disagree, the signature
+     * would name a key id that can never verify it: refuse instead. */
+    uint8_t seed_public[crypto_sign_PUBLICKEYBYTES], seed_secret[crypto_sign_SECRETKEYBYTES];
+    crypto_sign_seed_keypair(seed_public, seed_secret, secret_key);
+    bool consistent = memcmp(seed_public, secret_key + 32, sizeof seed_public) == 0;
+    sodium_memzero(seed_secret, sizeof seed_secret);
+    if (!consistent)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the secret key is damaged: its seed and public half differ");
     build_message(digest, message);
     if (crypto_sign_detached(signature, NULL, message, MESSAGE_SIZE, secret_key) != 0)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the secret key cannot sign");

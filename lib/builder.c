@@ -15,6 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "builder_private.h"
+#include "attribute.h"
+#include "evidence.h"
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "format/file_io.h"
@@ -152,7 +155,81 @@ kiln_status kiln_builder_add_dim(kiln_builder *b, const char *name, int64_t min,
         free(copy);
         return no_memory(err);
     }
-    m->dims[m->dim_count++] = (kiln_dim_decl){copy, min, max};
+    m->dims[m->dim_count++] = (kiln_dim_decl){copy, min, max, 1};
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_dim_multiple_of(kiln_builder *b, const char *dim, int64_t k, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    for (uint32_t i = 0; dim && i < m->dim_count; i++) {
+        kiln_dim_decl *d = &m->dims[i];
+        if (strcmp(d->name, dim) != 0)
+            continue;
+        int64_t saved = d->multiple_of;
+        d->multiple_of = k;
+        if (k < 1 || kiln_dim_first(d) > d->max) {
+            d->multiple_of = saved;
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim '%s': no value in %lld..%lld is a multiple of %lld",
+                             dim, (long long)d->min, (long long)d->max, (long long)k);
+        }
+        return KILN_OK;
+    }
+    return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not a declared dim", dim ? dim : "(null)");
+}
+
+/* Dim names and derived-dim aliases, for parsing shapes. Caller frees both. */
+static kiln_status shape_scope(const kiln_builder *b, const char ***names, kiln_shape_alias **aliases,
+                               kiln_error *err)
+{
+    const kiln_model *m = &b->model;
+    *names = kiln_model_dim_names(m);
+    *aliases = malloc((m->derived_count + 1) * sizeof **aliases);
+    if (!*names || !*aliases) {
+        free(*names);
+        free(*aliases);
+        return no_memory(err);
+    }
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        (*aliases)[i] = (kiln_shape_alias){m->derived[i].name, m->derived[i].expr};
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, const char *expression,
+                                         kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim name '%s' is not an identifier",
+                         name ? name : "(null)");
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        if (strcmp(m->dims[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already a dim", name);
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        if (strcmp(m->derived[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' is already declared", name);
+    if (!expression)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s': expression is NULL", name);
+    const char **names;
+    kiln_shape_alias *aliases;
+    uint32_t rank, axes[KILN_MAX_RANK];
+    KILN_TRY(shape_scope(b, &names, &aliases, err));
+    kiln_status status = kiln_shape_parse_with_aliases(expression, names, m->dim_count, aliases, m->derived_count,
+                                                       &m->exprs, &rank, axes, err);
+    free(names);
+    free(aliases);
+    KILN_TRY(status);
+    if (rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' must be one expression, got %u", name,
+                         rank);
+    char *copy = strdup(name);
+    kiln_derived_dim *grown = copy ? realloc(m->derived, (m->derived_count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->derived = grown;
+    m->derived[m->derived_count++] = (kiln_derived_dim){copy, axes[0]};
     return KILN_OK;
 }
 
@@ -210,12 +287,13 @@ kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype
                          kiln_dtype_name(dtype));
     if (!shape)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s': shape is NULL", name);
-    const char **names = kiln_model_dim_names(m);
-    if (!names)
-        return no_memory(err);
-    kiln_status status = kiln_shape_parse(shape, names, m->dim_count, &m->exprs, &decl.type.shape.rank,
-                                          decl.type.shape.axes, err);
+    const char **names;
+    kiln_shape_alias *aliases;
+    KILN_TRY(shape_scope(b, &names, &aliases, err));
+    kiln_status status = kiln_shape_parse_with_aliases(shape, names, m->dim_count, aliases, m->derived_count,
+                                                       &m->exprs, &decl.type.shape.rank, decl.type.shape.axes, err);
     free(names);
+    free(aliases);
     KILN_TRY(status);
     decl.type.dtype = dtype;
     if (!(decl.name = strdup(name)) ||
@@ -358,8 +436,23 @@ static kiln_status opset_index(kiln_builder *b, const kiln_op_def *op, uint32_t 
     return KILN_OK;
 }
 
+static void release_attributes(uint32_t count, kiln_node_attribute *attributes)
+{
+    for (uint32_t i = 0; i < count; i++)
+        kiln_attribute_release(&attributes[i]);
+    free(attributes);
+}
+
 kiln_status kiln_builder_add_op(kiln_builder *b, const char *op_name, uint32_t input_count,
                                 const kiln_value *inputs, kiln_value *out, kiln_error *err)
+{
+    return kiln_builder_add_op_with_attributes(b, op_name, input_count, inputs, 0, NULL, out, err);
+}
+
+kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_name, uint32_t input_count,
+                                                const kiln_value *inputs, uint32_t attribute_count,
+                                                const kiln_attribute *attributes, kiln_value *out,
+                                                kiln_error *err)
 {
     kiln_model *m = &b->model;
     const kiln_value_type *operand_types[64];
@@ -385,16 +478,26 @@ kiln_status kiln_builder_add_op(kiln_builder *b, const char *op_name, uint32_t i
             operand_types[i] = value_type(b, inputs[i]);
         }
     }
+    kiln_node_attribute *owned_attributes;
+    KILN_TRY(kiln_attributes_copy(attribute_count, attributes, &owned_attributes, err));
+    kiln_status status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
     kiln_value_type result;
     kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
-    KILN_TRY(op->infer(&ctx, operand_types, input_count, &result, err));
+    if (status == KILN_OK)
+        status = op->infer(&ctx, operand_types, input_count, &result, err);
+    if (status != KILN_OK) {
+        release_attributes(attribute_count, owned_attributes);
+        return status;
+    }
 
     uint32_t op_index = 0;
     uint32_t *copy = malloc((input_count ? input_count : 1) * sizeof *copy);
     uint32_t type_capacity = b->node_capacity;
-    if (!copy)
+    if (!copy) {
+        release_attributes(attribute_count, owned_attributes);
         return no_memory(err);
-    kiln_status status = opset_index(b, op, &op_index, err);
+    }
+    status = opset_index(b, op, &op_index, err);
     if (status == KILN_OK &&
         (!reserve_one((void **)&m->nodes, &b->node_capacity, m->node_count, sizeof *m->nodes) ||
          !reserve_one((void **)&b->node_types, &type_capacity, m->node_count, sizeof *b->node_types)))
@@ -403,13 +506,56 @@ kiln_status kiln_builder_add_op(kiln_builder *b, const char *op_name, uint32_t i
         status = new_value(b, VALUE_NODE, m->node_count, out, err);
     if (status != KILN_OK) {
         free(copy);
+        release_attributes(attribute_count, owned_attributes);
         return status;
     }
     memcpy(copy, inputs, input_count * sizeof *copy);
-    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy};
+    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy, attribute_count, owned_attributes};
     b->node_types[m->node_count] = result;
     m->node_count++;
     return KILN_OK;
+}
+
+kiln_status kiln_builder_add_evidence(kiln_builder *b, const char *name, uint32_t input_count,
+                                      const char *const *input_names, const kiln_tensor *const *inputs,
+                                      uint32_t output_count, const char *const *output_names,
+                                      const kiln_tensor *const *expected, const kiln_compare_rule *rules,
+                                      kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    kiln_evidence_case c;
+    KILN_TRY(kiln_evidence_case_from_arguments(name, input_count, input_names, inputs, output_count, output_names,
+                                               expected, rules, &c, err));
+    /* Names are checked now so the error points at this call; dtypes,
+     * ranks and rules are checked with the whole program when sealing. */
+    kiln_status status = KILN_OK;
+    for (uint32_t i = 0; status == KILN_OK && i < c.input_count; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < m->input_count; j++)
+            found = found || strcmp(m->inputs[j].name, c.inputs[i].name) == 0;
+        if (!found)
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an input", name,
+                               c.inputs[i].name);
+    }
+    for (uint32_t i = 0; status == KILN_OK && i < c.output_count; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < m->output_count; j++)
+            found = found || strcmp(m->outputs[j].name, c.outputs[i].name) == 0;
+        if (!found)
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an output", name,
+                               c.outputs[i].name);
+    }
+    if (status == KILN_OK) {
+        kiln_evidence_case *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
+        if (grown) {
+            m->evidence = grown;
+            m->evidence[m->evidence_count++] = c;
+            return KILN_OK;
+        }
+        status = no_memory(err);
+    }
+    kiln_evidence_case_release(&c);
+    return status;
 }
 
 kiln_status kiln_builder_add_output(kiln_builder *b, const char *name, kiln_value value, kiln_error *err)
@@ -464,6 +610,23 @@ static kiln_status copy_expr(const kiln_expr_pool *from, uint32_t id, kiln_expr_
     return kiln_expr_intern(to, &node, dim_count, out, err);
 }
 
+/* Copy a node's owned attributes into `to` through their public form. */
+static kiln_status copy_node_attributes(const kiln_node_decl *from, kiln_node_decl *to)
+{
+    kiln_attribute *view = calloc(from->attribute_count + 1, sizeof *view);
+    if (!view)
+        return KILN_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < from->attribute_count; i++) {
+        const kiln_node_attribute *a = &from->attributes[i];
+        view[i] = (kiln_attribute){a->name, a->type, a->i, a->f, a->s, a->ints, a->floats, a->count};
+    }
+    kiln_status status = kiln_attributes_copy(from->attribute_count, view, &to->attributes, NULL);
+    if (status == KILN_OK)
+        to->attribute_count = from->attribute_count;
+    free(view);
+    return status;
+}
+
 /* Deep-copy the builder's model with canonical value ids into `out`. */
 static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error *err)
 {
@@ -512,11 +675,19 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         }
         for (uint32_t i = 0; i < node->input_count; i++)
             out->nodes[n].inputs[i] = canonical_id(b, node->inputs[i]);
+        out->nodes[n].attribute_count = 0;
+        out->nodes[n].attributes = NULL;
+        if (copy_node_attributes(node, &out->nodes[n]) != KILN_OK)
+            failed = true;
     }
     for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
         out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
         out->outputs[i].value = canonical_id(b, m->outputs[i].value);
     }
+    out->evidence = calloc(m->evidence_count + 1, sizeof *out->evidence);
+    failed = failed || !out->evidence;
+    for (uint32_t i = 0; !failed && i < m->evidence_count; i++, out->evidence_count++)
+        failed = kiln_evidence_case_copy(&m->evidence[i], &out->evidence[i], NULL) != KILN_OK;
     /* The stored pool holds exactly the expressions the input axes use, in
      * the order a walk of those axes first meets them, so the file depends
      * on the program and not on the order of builder calls. */
@@ -525,6 +696,15 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         for (uint32_t a = 0; !failed && a < shape->rank; a++)
             if (copy_expr(&m->exprs, shape->axes[a], &out->exprs, m->dim_count, &shape->axes[a], err) != KILN_OK)
                 failed = true;
+    }
+    /* Derived dims follow, so their expressions are stored too. */
+    out->derived = calloc(m->derived_count + 1, sizeof *out->derived);
+    failed = failed || !out->derived;
+    for (uint32_t i = 0; !failed && i < m->derived_count; i++, out->derived_count++) {
+        out->derived[i].name = dup_or_fail(m->derived[i].name, &failed);
+        if (!failed && copy_expr(&m->exprs, m->derived[i].expr, &out->exprs, m->dim_count, &out->derived[i].expr,
+                                 err) != KILN_OK)
+            failed = true;
     }
     out->stored_expr_count = out->exprs.count;
     if (failed) {
@@ -557,7 +737,9 @@ static kiln_status choose_timestamp(const kiln_save_options *options, int64_t *o
     char *end;
     errno = 0;
     long long value = strtoll(epoch, &end, 10);
-    if (errno || *end || value < 0)
+    /* The convention allows decimal digits only (no sign, no spaces). */
+    bool digits_only = strspn(epoch, "0123456789") == strlen(epoch);
+    if (errno || *end || value < 0 || !digits_only)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "SOURCE_DATE_EPOCH='%s' is not a non-negative number of seconds", epoch);
     *out = value;
@@ -661,4 +843,15 @@ kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *pa
 kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
 {
     return kiln_builder_save_with_options(b, path, NULL, err);
+}
+
+/* ------------------------------------------------ queries (builder_private.h) */
+
+kiln_status kiln_builder_value_dtype(const kiln_builder *b, kiln_value value, kiln_dtype *out, kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    *out = bv->kind == VALUE_WEIGHT ? b->model.weights[bv->index].dtype : value_type(b, value)->dtype;
+    return KILN_OK;
 }

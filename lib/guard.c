@@ -15,6 +15,11 @@ static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t 
     if (size < d->min || size > d->max)
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u (%s): %lld is outside %lld..%lld",
                          name, axis, d->name, (long long)size, (long long)d->min, (long long)d->max);
+    if (size % d->multiple_of != 0)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                         "input '%s' axis %u (%s): %lld is not a multiple of %lld (%s in %lld..%lld multiple_of %lld)",
+                         name, axis, d->name, (long long)size, (long long)d->multiple_of, d->name, (long long)d->min,
+                         (long long)d->max, (long long)d->multiple_of);
     if (dim_bound[dim] && dim_values[dim] != size)
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
                          "input '%s' axis %u (%s): %lld differs from %lld, the size of %s at input '%s' axis %u",

@@ -11,7 +11,9 @@
 #include "format/error.h"
 #include "format/hashing.h"
 #include "format/signature.h"
+#include "memory_plan.h"
 #include "program.h"
+#include "report.h"
 #include "sections.h"
 
 void kiln_limits_default(kiln_limits *limits)
@@ -168,7 +170,7 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         uint32_t type = p->container.sections[i].type;
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
-                       i == p->weight_section;
+                       type == KILN_SECTION_EVID || i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;
@@ -178,34 +180,56 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
     return kiln_container_verify_gaps(&p->container, err);
 }
 
-/* Validate and decode `bytes` under `options`. */
-static kiln_status open_bytes(kiln_program *p, const uint8_t *bytes, size_t size,
-                              const kiln_load_options *options, kiln_error *err)
+/* Feature bits this runtime does not know, each named in the report. */
+static void note_unknown_features(const kiln_container *c, kiln_report *report)
+{
+    uint64_t unknown = c->features & ~KILN_KNOWN_FEATURES;
+    for (int bit = 0; bit < 64; bit++)
+        if (unknown >> bit & 1)
+            kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNKNOWN_CRITICAL, "feature-unknown", "header",
+                            "required feature bit %d is unknown to this runtime (format %u.%u)", bit, c->major,
+                            c->minor);
+}
+
+/*
+ * Validate and decode `bytes` under `options`, recording every problem in
+ * `report`. Damage to structure, digest or signature ends the search at
+ * once; compatibility problems are collected before giving up.
+ */
+static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const kiln_load_options *options,
+                       kiln_report *report)
 {
     const kiln_limits *limits = &options->limits;
+    /* An uncompressed section is bounded by the file itself; the weights
+     * table bounds the weight bytes; inflating is bounded here. */
     kiln_container_limits container_limits = {
         .max_sections = limits->max_sections,
-        .max_section_raw_size = limits->max_decompressed_bytes > limits->max_weight_bytes
-                                    ? limits->max_decompressed_bytes : limits->max_weight_bytes,
+        .max_section_raw_size = UINT64_MAX,
+        .max_decompressed_size = limits->max_decompressed_bytes,
     };
+    kiln_error err;
     p->limits = *limits;
     p->verify = options->verify;
-    KILN_TRY(kiln_container_parse(bytes, size, &container_limits, &p->container, err));
-    /* The digest is microseconds of work and gates everything else. */
-    KILN_TRY(kiln_container_verify_digest(&p->container, err));
-    KILN_TRY(check_signature(p, options, err));
-    KILN_TRY(kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
-                               &p->weight_section, err));
+    if (kiln_container_parse(bytes, size, &container_limits, &p->container, &err) != KILN_OK ||
+        kiln_container_verify_digest(&p->container, &err) != KILN_OK || check_signature(p, options, &err) != KILN_OK) {
+        kiln_report_add_error(report, &err);
+        return;
+    }
+    note_unknown_features(&p->container, report);
+    if (kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
+                          &p->weight_section, report, &err) != KILN_OK)
+        kiln_report_add_error(report, &err);
+    if (report->error_count)
+        return;
     compute_identities(p);
-    if (options->verify != KILN_VERIFY_LAZY)
-        KILN_TRY(kiln_program_prepare_weights(p, err));
-    if (options->verify == KILN_VERIFY_FULL)
-        KILN_TRY(verify_remaining(p, err));
-    if (p->model.mode != KILN_MODE_INFERENCE)
-        return kiln_fail(err, KILN_ERR_UNSUPPORTED_MODE,
-                         "program '%s' is a training-mode artifact; this runtime runs inference only",
-                         p->model.name);
-    return KILN_OK;
+    uint64_t arena_size;
+    if (kiln_plan_arena(&p->model, limits, NULL, &arena_size, &err) != KILN_OK) {
+        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code, "arena-over-limit", "memory plan", "%s", err.message);
+        return;
+    }
+    if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
+        (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
+        kiln_report_add_error(report, &err);
 }
 
 static kiln_program *program_new(void)
@@ -221,43 +245,75 @@ static kiln_program *program_new(void)
     return p;
 }
 
-kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
-                              kiln_program **out, kiln_error *err)
+/*
+ * The shared tail of every load: open the program's bytes, then hand the
+ * program and report to the caller or free them, as they asked.
+ */
+static kiln_status finish_load(kiln_program *program, const uint8_t *bytes, size_t size,
+                               const kiln_load_options *options, kiln_program **out, kiln_report **report_out,
+                               kiln_error *err)
+{
+    kiln_report *report = calloc(1, sizeof *report);
+    if (!report) {
+        kiln_program_free(program);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the report");
+    }
+    open_bytes(program, bytes, size, options, report);
+    kiln_status status = kiln_report_summarise(report, err);
+    if (status != KILN_OK) {
+        kiln_program_free(program);
+        program = NULL;
+    }
+    *out = program;
+    if (report_out)
+        *report_out = report;
+    else
+        kiln_report_free(report);
+    return status;
+}
+
+static const kiln_load_options *options_or_default(const kiln_load_options *options, kiln_load_options *defaults)
+{
+    if (options)
+        return options;
+    kiln_load_options_default(defaults);
+    return defaults;
+}
+
+kiln_status kiln_program_load_with_report(const char *path, const kiln_load_options *options, kiln_program **out,
+                                          kiln_report **report, kiln_error *err)
 {
     kiln_load_options defaults;
     *out = NULL;
+    if (report)
+        *report = NULL;
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    if (!options) {
-        kiln_load_options_default(&defaults);
-        options = &defaults;
-    }
+    options = options_or_default(options, &defaults);
     KILN_TRY(check_options(options, err));
     kiln_program *program = program_new();
     if (!program)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
     kiln_status status = kiln_mapped_file_open(path, &program->file, err);
-    if (status == KILN_OK)
-        status = open_bytes(program, program->file.bytes, program->file.size, options, err);
     if (status != KILN_OK) {
         kiln_program_free(program);
+        if (report && (*report = calloc(1, sizeof **report)) != NULL)
+            kiln_report_add_error(*report, err);
         return status;
     }
-    *out = program;
-    return KILN_OK;
+    return finish_load(program, program->file.bytes, program->file.size, options, out, report, err);
 }
 
-kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_load_options *options,
-                                     kiln_program **out, kiln_error *err)
+kiln_status kiln_program_load_memory_with_report(const void *bytes, size_t size, const kiln_load_options *options,
+                                                 kiln_program **out, kiln_report **report, kiln_error *err)
 {
     kiln_load_options defaults;
     *out = NULL;
+    if (report)
+        *report = NULL;
     if (!bytes && size)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "bytes is NULL");
-    if (!options) {
-        kiln_load_options_default(&defaults);
-        options = &defaults;
-    }
+    options = options_or_default(options, &defaults);
     KILN_TRY(check_options(options, err));
     kiln_program *program = program_new();
     /* Copy so the program owns aligned bytes for its whole lifetime. */
@@ -270,13 +326,19 @@ kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_
     if (size)
         memcpy(copy, bytes, size);
     program->owned_bytes = copy;
-    kiln_status status = open_bytes(program, copy, size, options, err);
-    if (status != KILN_OK) {
-        kiln_program_free(program);
-        return status;
-    }
-    *out = program;
-    return KILN_OK;
+    return finish_load(program, copy, size, options, out, report, err);
+}
+
+kiln_status kiln_program_load(const char *path, const kiln_load_options *options, kiln_program **out,
+                              kiln_error *err)
+{
+    return kiln_program_load_with_report(path, options, out, NULL, err);
+}
+
+kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_load_options *options,
+                                     kiln_program **out, kiln_error *err)
+{
+    return kiln_program_load_memory_with_report(bytes, size, options, out, NULL, err);
 }
 
 void kiln_program_free(kiln_program *program)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attribute.h"
+#include "evidence.h"
 #include "format/error.h"
 #include "op_registry.h"
 
@@ -19,6 +21,9 @@ void kiln_model_release(kiln_model *m)
     for (uint32_t i = 0; i < m->dim_count; i++)
         free(m->dims[i].name);
     free(m->dims);
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        free(m->derived[i].name);
+    free(m->derived);
     kiln_expr_pool_release(&m->exprs);
     for (uint32_t i = 0; i < m->input_count; i++)
         free(m->inputs[i].name);
@@ -29,12 +34,19 @@ void kiln_model_release(kiln_model *m)
     for (uint32_t i = 0; i < m->opset_count; i++)
         free(m->opset[i].name);
     free(m->opset);
-    for (uint32_t i = 0; i < m->node_count; i++)
+    for (uint32_t i = 0; i < m->node_count; i++) {
         free(m->nodes[i].inputs);
+        for (uint32_t a = 0; a < m->nodes[i].attribute_count; a++)
+            kiln_attribute_release(&m->nodes[i].attributes[a]);
+        free(m->nodes[i].attributes);
+    }
     free(m->nodes);
     for (uint32_t i = 0; i < m->output_count; i++)
         free(m->outputs[i].name);
     free(m->outputs);
+    for (uint32_t i = 0; i < m->evidence_count; i++)
+        kiln_evidence_case_release(&m->evidence[i]);
+    free(m->evidence);
     free(m->value_types);
     memset(m, 0, sizeof *m);
 }
@@ -114,9 +126,29 @@ static kiln_status check_header(const kiln_model *m, kiln_error *err)
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                              "dim '%s': range %lld..%lld is not a non-negative range", d->name,
                              (long long)d->min, (long long)d->max);
+        if (d->multiple_of < 1)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s': multiple_of %lld is not positive", d->name,
+                             (long long)d->multiple_of);
+        if (kiln_dim_first(d) > d->max)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s': no value in %lld..%lld is a multiple of %lld",
+                             d->name, (long long)d->min, (long long)d->max, (long long)d->multiple_of);
         for (uint32_t j = 0; j < i; j++)
             if (strcmp(m->dims[j].name, d->name) == 0)
                 return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s' is declared twice", d->name);
+    }
+    for (uint32_t i = 0; i < m->derived_count; i++) {
+        const kiln_derived_dim *d = &m->derived[i];
+        if (!kiln_is_identifier(d->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "derived dim %u: '%s' is not an identifier", i, d->name);
+        if (d->expr >= m->exprs.count)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "derived dim '%s' refers to expression %u of %u", d->name,
+                             d->expr, m->exprs.count);
+        for (uint32_t j = 0; j < m->dim_count; j++)
+            if (strcmp(m->dims[j].name, d->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "'%s' is both a dim and a derived dim", d->name);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(m->derived[j].name, d->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "derived dim '%s' is declared twice", d->name);
     }
     return KILN_OK;
 }
@@ -247,6 +279,8 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
                                  "%s: input %u uses value %u before it is defined", label, i, node->inputs[i]);
             operand_types[i] = &m->value_types[node->inputs[i]];
         }
+        KILN_TRY(kiln_attributes_check(label, entry->name, node->attribute_count, node->attributes, op->attributes,
+                                       err));
         kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
@@ -306,6 +340,8 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         status = check_nodes(m, ranges, err);
     if (status == KILN_OK)
         status = check_outputs(m, err);
+    if (status == KILN_OK)
+        status = kiln_evidence_check(m, err);
     free(ranges);
     return status;
 }

@@ -21,11 +21,32 @@ typedef struct kiln_metadata_entry {
     char *value;
 } kiln_metadata_entry;
 
+/* A dim takes the values min..max that are multiples of multiple_of (1: all). */
 typedef struct kiln_dim_decl {
     char *name;
     int64_t min;
     int64_t max;
+    int64_t multiple_of;
 } kiln_dim_decl;
+
+/* The smallest and largest values of a dim (valid once the model is checked). */
+static inline int64_t kiln_dim_first(const kiln_dim_decl *d)
+{
+    int64_t r = d->min % d->multiple_of;
+    return r == 0 ? d->min : d->min + (d->multiple_of - r);
+}
+
+static inline int64_t kiln_dim_last(const kiln_dim_decl *d)
+{
+    return d->max - d->max % d->multiple_of;
+}
+
+/* A name for an expression over dims ("dim two_seq = 2*seq"); shapes may
+ * use the name, which stands for the expression. */
+typedef struct kiln_derived_dim {
+    char *name;
+    uint32_t expr;
+} kiln_derived_dim;
 
 /* A shape as one expression id per axis. */
 typedef struct kiln_shape {
@@ -70,7 +91,28 @@ typedef struct kiln_node_decl {
     uint32_t op;          /* index into the opset table */
     uint32_t input_count;
     uint32_t *inputs;     /* value ids */
+    uint32_t attribute_count;
+    struct kiln_node_attribute *attributes; /* sorted by name */
 } kiln_node_decl;
+
+/* A tensor inside an evidence case: owned copy. */
+typedef struct kiln_evidence_tensor {
+    char *name;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t shape[KILN_MAX_RANK];
+    size_t byte_size;
+    uint8_t *data;
+} kiln_evidence_tensor;
+
+typedef struct kiln_evidence_case {
+    char *name;
+    uint32_t input_count;
+    kiln_evidence_tensor *inputs;
+    uint32_t output_count;
+    kiln_evidence_tensor *outputs;
+    kiln_compare_rule *rules; /* one per output */
+} kiln_evidence_case;
 
 typedef struct kiln_model {
     char *name;
@@ -79,6 +121,8 @@ typedef struct kiln_model {
     uint32_t metadata_count;
     kiln_dim_decl *dims;
     uint32_t dim_count;
+    kiln_derived_dim *derived;
+    uint32_t derived_count;
     kiln_expr_pool exprs;
     /* Expressions 0..stored_expr_count-1 are the ones the file stores (those
      * input axes use); checking may intern more after them. */
@@ -93,6 +137,8 @@ typedef struct kiln_model {
     uint32_t node_count;
     kiln_output_decl *outputs;
     uint32_t output_count;
+    kiln_evidence_case *evidence;
+    uint32_t evidence_count;
     /* Derived by kiln_model_infer: the type of every value. */
     kiln_value_type *value_types;
 } kiln_model;
@@ -108,6 +154,9 @@ static inline uint32_t kiln_model_first_node_value(const kiln_model *m)
 }
 
 void kiln_model_release(kiln_model *m);
+
+/* Release one evidence case's contents. */
+void kiln_evidence_case_release(kiln_evidence_case *c);
 
 /* The dim names as an array (owned by the model's dims). Caller frees the array. */
 const char **kiln_model_dim_names(const kiln_model *m);

@@ -4,15 +4,19 @@
 #include <string.h>
 
 #include "format/checked_math.h"
+#include "attribute.h"
+#include "evidence.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "report.h"
 #include "sections.h"
 
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, SECTION_COUNT };
+/* Every section type this runtime knows; all but EVID are required. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, SECTION_COUNT };
 
 static const uint32_t known_types[SECTION_COUNT] = {
     KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
-    KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT,
+    KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID,
 };
 
 static void *alloc_array(uint32_t count, size_t item_size)
@@ -49,37 +53,52 @@ static kiln_status read_array(kiln_reader *r, uint32_t limit, size_t min_record_
         (count) = count_;                                                                        \
     } while (0)
 
-static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, kiln_error *err)
+/*
+ * Find the program sections. Every unknown critical section and every
+ * known section at a version this runtime does not read is recorded (all
+ * of them, not the first); unknown ancillary sections are skipped with a
+ * warning. A missing or repeated section ends the search.
+ */
+static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, kiln_report *report,
+                                   uint32_t *unreadable, kiln_error *err)
 {
     for (int k = 0; k < SECTION_COUNT; k++)
         index_of[k] = -1;
     for (uint32_t i = 0; i < c->section_count; i++) {
         const kiln_section_entry *s = &c->sections[i];
-        char name[5];
+        char name[5], location[48];
         int kind = -1;
         kiln_fourcc_text(s->type, name);
+        snprintf(location, sizeof location, "section %u (%s)", i, name);
         for (int k = 0; k < SECTION_COUNT; k++)
             if (known_types[k] == s->type)
                 kind = k;
         if (kind < 0) {
-            if (s->flags & KILN_SECTION_CRITICAL)
-                return kiln_fail(err, KILN_ERR_UNKNOWN_CRITICAL,
-                                 "section %u has unknown critical type '%s' (format %u.%u); "
-                                 "this runtime cannot run the artifact", i, name, c->major, c->minor);
-            continue; /* unknown ancillary sections are skipped by design */
+            if (s->flags & KILN_SECTION_CRITICAL) {
+                kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNKNOWN_CRITICAL, "section-unknown-critical",
+                                location,
+                                "unknown critical section type '%s' (format %u.%u): this runtime cannot "
+                                "run the artifact", name, c->major, c->minor);
+            } else {
+                kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "section-skipped", location,
+                                "unknown ancillary section type '%s' skipped", name);
+            }
+            continue;
         }
         if (index_of[kind] >= 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section '%s' appears twice", name);
-        if (s->version != KILN_PROGRAM_SECTION_VERSION)
-            return kiln_fail(err, KILN_ERR_UNSUPPORTED_VERSION,
-                             "section '%s' has version %u; this runtime reads version %u", name,
-                             s->version, KILN_PROGRAM_SECTION_VERSION);
+        if (s->version != KILN_PROGRAM_SECTION_VERSION) {
+            (*unreadable)++;
+            kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_VERSION, "section-version", location,
+                            "section '%s' has version %u; this runtime reads version %u", name, s->version,
+                            KILN_PROGRAM_SECTION_VERSION);
+        }
         index_of[kind] = i;
     }
     for (int k = 0; k < SECTION_COUNT; k++) {
         char name[5];
         kiln_fourcc_text(known_types[k], name);
-        if (index_of[k] < 0)
+        if (index_of[k] < 0 && k != EVID)
             return kiln_fail(err, KILN_ERR_MALFORMED, "required section '%s' is missing", name);
     }
     return KILN_OK;
@@ -105,7 +124,7 @@ static kiln_status decode_meta(const kiln_section_view *s, const kiln_limits *li
 }
 
 static kiln_status decode_opset(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
-                                kiln_error *err)
+                                kiln_report *report, uint32_t *unsupported, kiln_error *err)
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section OPST");
@@ -120,29 +139,26 @@ static kiln_status decode_opset(const kiln_section_view *s, const kiln_limits *l
     }
     KILN_TRY(kiln_reader_expect_end(&r, err));
 
-    /* Resolve every entry before failing, so the message names them all. */
-    char missing[768] = "";
-    size_t used = 0;
-    uint32_t missing_count = 0;
+    /* Resolve every entry before failing, so the report names them all. */
+    uint32_t missing = 0;
     for (uint32_t i = 0; i < m->opset_count; i++) {
         m->opset[i].def = kiln_op_find_version(m->opset[i].name, m->opset[i].version);
         if (m->opset[i].def)
             continue;
         const kiln_op_def *known = kiln_op_find(m->opset[i].name);
-        char line[192];
+        char location[48];
+        snprintf(location, sizeof location, "section OPST entry %u", i);
         if (known)
-            snprintf(line, sizeof line, "%s version %u (this runtime has %u..%u)", m->opset[i].name,
-                     m->opset[i].version, known->min_version, known->max_version);
+            kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_OP, "op-missing", location,
+                            "op %s version %u is not available (this runtime implements versions %u..%u)",
+                            m->opset[i].name, m->opset[i].version, known->min_version, known->max_version);
         else
-            snprintf(line, sizeof line, "%s version %u (unknown op)", m->opset[i].name, m->opset[i].version);
-        if (used < sizeof missing)
-            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s%s",
-                                     missing_count ? "; " : "", line);
-        missing_count++;
+            kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_OP, "op-missing", location,
+                            "op %s version %u is not available (unknown op)", m->opset[i].name,
+                            m->opset[i].version);
+        missing++;
     }
-    if (missing_count)
-        return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "%u op version%s not available in this runtime: %s",
-                         missing_count, missing_count == 1 ? " is" : "s are", missing);
+    *unsupported += missing;
     return KILN_OK;
 }
 
@@ -152,11 +168,17 @@ static kiln_status decode_dims(const kiln_section_view *s, const kiln_limits *li
     kiln_reader r;
     uint32_t expr_count;
     kiln_reader_init(&r, s->data, s->size, "section DIMS");
-    READ_ARRAY(&r, limits->max_dims, 20, "dims", m->dims, m->dim_count);
+    READ_ARRAY(&r, limits->max_dims, 28, "dims", m->dims, m->dim_count);
     for (uint32_t i = 0; i < m->dim_count; i++) {
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->dims[i].name, err));
         KILN_TRY(kiln_read_i64(&r, &m->dims[i].min, err));
         KILN_TRY(kiln_read_i64(&r, &m->dims[i].max, err));
+        KILN_TRY(kiln_read_i64(&r, &m->dims[i].multiple_of, err));
+    }
+    READ_ARRAY(&r, limits->max_dims, 8, "derived dims", m->derived, m->derived_count);
+    for (uint32_t i = 0; i < m->derived_count; i++) {
+        KILN_TRY(kiln_read_string(&r, limits->max_string_length, &m->derived[i].name, err));
+        KILN_TRY(kiln_read_u32(&r, &m->derived[i].expr, err));
     }
     KILN_TRY(kiln_read_count(&r, limits->max_expr_nodes, 5, "shape expressions", &expr_count, err));
     for (uint32_t i = 0; i < expr_count; i++) {
@@ -178,6 +200,10 @@ static kiln_status decode_dims(const kiln_section_view *s, const kiln_limits *li
             return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: shape expression %u repeats %u", i, id);
     }
     m->stored_expr_count = m->exprs.count;
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        if (m->derived[i].expr >= m->stored_expr_count)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: derived dim '%s' refers to expression %u of %u",
+                             m->derived[i].name, m->derived[i].expr, m->stored_expr_count);
     return kiln_reader_expect_end(&r, err);
 }
 
@@ -201,8 +227,21 @@ static kiln_status read_rank(kiln_reader *r, uint32_t *out, kiln_error *err)
     return KILN_OK;
 }
 
+/* Record a dtype this runtime cannot hold; decoding goes on to find more. */
+static void note_dtype(kiln_report *report, uint32_t *unsupported, kiln_dtype dtype, const char *kind,
+                       const char *name)
+{
+    if (kiln_dtype_is_supported(dtype))
+        return;
+    char location[160];
+    snprintf(location, sizeof location, "%s '%s'", kind, name);
+    kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_DTYPE, "dtype-unsupported", location,
+                    "dtype %s is not supported by this runtime", kiln_dtype_name(dtype));
+    (*unsupported)++;
+}
+
 static kiln_status decode_signature(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
-                                    kiln_error *err)
+                                    kiln_report *report, uint32_t *unsupported, kiln_error *err)
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section IOSG");
@@ -211,6 +250,7 @@ static kiln_status decode_signature(const kiln_section_view *s, const kiln_limit
         kiln_input_decl *in = &m->inputs[i];
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &in->name, err));
         KILN_TRY(read_dtype(&r, &in->type.dtype, err));
+        note_dtype(report, unsupported, in->type.dtype, "input", in->name);
         KILN_TRY(read_rank(&r, &in->type.shape.rank, err));
         for (uint32_t a = 0; a < in->type.shape.rank; a++) {
             KILN_TRY(kiln_read_u32(&r, &in->type.shape.axes[a], err));
@@ -228,7 +268,7 @@ static kiln_status decode_signature(const kiln_section_view *s, const kiln_limit
 }
 
 static kiln_status decode_weights(const kiln_section_view *s, uint64_t data_size, const kiln_limits *limits,
-                                  kiln_model *m, kiln_error *err)
+                                  kiln_model *m, kiln_report *report, uint32_t *unsupported, kiln_error *err)
 {
     kiln_reader r;
     uint64_t total = 0;
@@ -245,6 +285,7 @@ static kiln_status decode_weights(const kiln_section_view *s, uint64_t data_size
             return kiln_fail(err, KILN_ERR_MALFORMED, "section WTAB: weight '%s' has unknown kind %u", w->name, kind);
         w->kind = (kiln_weight_kind)kind;
         KILN_TRY(read_dtype(&r, &w->dtype, err));
+        note_dtype(report, unsupported, w->dtype, "weight", w->name);
         KILN_TRY(read_rank(&r, &w->rank, err));
         for (uint32_t a = 0; a < w->rank; a++)
             KILN_TRY(kiln_read_i64(&r, &w->shape[a], err));
@@ -275,52 +316,73 @@ static kiln_status decode_graph(const kiln_section_view *s, const kiln_limits *l
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section GRPH");
-    READ_ARRAY(&r, limits->max_nodes, 12, "nodes", m->nodes, m->node_count);
+    READ_ARRAY(&r, limits->max_nodes, 16, "nodes", m->nodes, m->node_count);
     for (uint32_t n = 0; n < m->node_count; n++) {
         kiln_node_decl *node = &m->nodes[n];
-        uint32_t attribute_count;
+        uint32_t output_count;
         KILN_TRY(kiln_read_u32(&r, &node->op, err));
         READ_ARRAY(&r, limits->max_node_inputs, 4, "node inputs", node->inputs, node->input_count);
         for (uint32_t i = 0; i < node->input_count; i++)
             KILN_TRY(kiln_read_u32(&r, &node->inputs[i], err));
-        KILN_TRY(kiln_read_u32(&r, &attribute_count, err));
-        if (attribute_count > limits->max_attributes)
-            return kiln_fail(err, KILN_ERR_LIMIT, "section GRPH: node %u has %u attributes, the limit is %u", n,
-                             attribute_count, limits->max_attributes);
-        if (attribute_count != 0)
-            return kiln_fail(err, KILN_ERR_MALFORMED, "section GRPH: node %u has %u attributes; "
-                             "no op of this runtime takes attributes", n, attribute_count);
+        KILN_TRY(kiln_read_u32(&r, &output_count, err));
+        /* The format allows several results per node; every op this
+         * runtime implements has exactly one. */
+        if (output_count != 1)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section GRPH: node %u has %u results; ops here have one", n,
+                             output_count);
+        READ_ARRAY(&r, limits->max_attributes, 5, "attributes", node->attributes, node->attribute_count);
+        KILN_TRY(kiln_attributes_decode(&r, limits, node->attribute_count, node->attributes, err));
     }
     return kiln_reader_expect_end(&r, err);
 }
 
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
-                              kiln_model *m, uint32_t *weight_section, kiln_error *err)
+                              kiln_model *m, uint32_t *weight_section, kiln_report *report, kiln_error *err)
 {
     int64_t index_of[SECTION_COUNT];
     kiln_section_view views[SECTION_COUNT] = {{0}};
-    KILN_TRY(locate_sections(c, index_of, err));
+    uint32_t unsupported = 0, unreadable = 0;
+    KILN_TRY(locate_sections(c, index_of, report, &unreadable, err));
+    if (unreadable)
+        return KILN_OK; /* sections at unknown versions: recorded, not decoded */
     kiln_status status = KILN_OK;
     /* Weight data is not read here: the caller decides when (lazy policy). */
     for (int k = 0; k < SECTION_COUNT && status == KILN_OK; k++)
-        if (k != WDAT)
+        if (k != WDAT && k != EVID)
             status = kiln_container_section(c, (uint32_t)index_of[k], check, &views[k], err);
     /* The opset is checked against the registry before the graph is read. */
     if (status == KILN_OK)
         status = decode_meta(&views[META], limits, m, err);
     if (status == KILN_OK)
-        status = decode_opset(&views[OPST], limits, m, err);
+        status = decode_opset(&views[OPST], limits, m, report, &unsupported, err);
     if (status == KILN_OK)
         status = decode_dims(&views[DIMS], limits, m, err);
     if (status == KILN_OK)
-        status = decode_signature(&views[IOSG], limits, m, err);
+        status = decode_signature(&views[IOSG], limits, m, report, &unsupported, err);
     if (status == KILN_OK)
-        status = decode_weights(&views[WTAB], c->sections[index_of[WDAT]].raw_size, limits, m, err);
+        status = decode_weights(&views[WTAB], c->sections[index_of[WDAT]].raw_size, limits, m, report,
+                                &unsupported, err);
     if (status == KILN_OK)
         status = decode_graph(&views[GRPH], limits, m, err);
     for (int k = 0; k < SECTION_COUNT; k++)
         kiln_section_view_release(&views[k]);
+    if (status == KILN_OK && index_of[EVID] >= 0) {
+        kiln_section_view evidence;
+        status = kiln_container_section(c, (uint32_t)index_of[EVID], check, &evidence, err);
+        if (status == KILN_OK)
+            status = kiln_evidence_decode(evidence.data, evidence.size, limits, m, err);
+        kiln_section_view_release(&evidence);
+    }
     KILN_TRY(status);
+    if (m->mode != KILN_MODE_INFERENCE) {
+        kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_MODE, "mode-unsupported", "section META",
+                        "program '%s' is a training-mode artifact; this runtime runs inference only", m->name);
+        unsupported++;
+    }
+    /* The graph cannot be typed without its ops and dtypes: stop here,
+     * with every such problem recorded. */
+    if (unsupported)
+        return KILN_OK;
     uint64_t values = (uint64_t)m->input_count + m->weight_count + m->node_count;
     if (values > limits->max_values)
         return kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",

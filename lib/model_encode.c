@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "format/checked_math.h"
+#include "attribute.h"
+#include "evidence.h"
 #include "format/error.h"
 #include "sections.h"
 
@@ -32,6 +34,12 @@ static void encode_dims(const kiln_model *m, kiln_writer *w)
         kiln_write_string(w, m->dims[i].name);
         kiln_write_i64(w, m->dims[i].min);
         kiln_write_i64(w, m->dims[i].max);
+        kiln_write_i64(w, m->dims[i].multiple_of);
+    }
+    kiln_write_u32(w, m->derived_count);
+    for (uint32_t i = 0; i < m->derived_count; i++) {
+        kiln_write_string(w, m->derived[i].name);
+        kiln_write_u32(w, m->derived[i].expr);
     }
     kiln_write_u32(w, m->stored_expr_count);
     for (uint32_t i = 0; i < m->stored_expr_count; i++) {
@@ -46,6 +54,7 @@ static void encode_dims(const kiln_model *m, kiln_writer *w)
             kiln_write_u32(w, e->rhs);
         }
     }
+
 }
 
 static void encode_signature(const kiln_model *m, kiln_writer *w)
@@ -99,18 +108,20 @@ static void encode_graph(const kiln_model *m, kiln_writer *w)
         kiln_write_u32(w, node->input_count);
         for (uint32_t i = 0; i < node->input_count; i++)
             kiln_write_u32(w, node->inputs[i]);
-        kiln_write_u32(w, 0); /* attribute count: no op of opset 1 has attributes */
+        kiln_write_u32(w, 1); /* output count: every op of this runtime has one result */
+        kiln_attributes_encode(w, node->attribute_count, node->attributes);
     }
 }
 
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, SECTION_COUNT };
+/* Section order in the file; EVID is written only when there is evidence. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
 
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
                               kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
         KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
-        KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT,
+        KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_WDAT,
     };
     kiln_writer parts[SECTION_COUNT];
     kiln_section_spec specs[SECTION_COUNT];
@@ -124,11 +135,18 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
     encode_signature(m, &parts[IOSG]);
     status = encode_weights(m, &parts[WTAB], &parts[WDAT], err);
     encode_graph(m, &parts[GRPH]);
+    if (m->evidence_count)
+        kiln_evidence_encode(m, &parts[EVID]);
+    uint32_t count = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
+        if (i == EVID && !m->evidence_count)
+            continue;
         status = kiln_writer_finish(&parts[i], err);
-        specs[i] = (kiln_section_spec){
+        /* Evidence is a check, not semantics: a runtime that does not know
+         * it may skip it, so it is ancillary. */
+        specs[count++] = (kiln_section_spec){
             .type = types[i],
-            .flags = KILN_SECTION_CRITICAL,
+            .flags = i == EVID ? 0 : KILN_SECTION_CRITICAL,
             .version = KILN_PROGRAM_SECTION_VERSION,
             .data = parts[i].data,
             .size = parts[i].size,
@@ -136,7 +154,7 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
         };
     }
     if (status == KILN_OK)
-        status = kiln_container_encode(specs, SECTION_COUNT, 0, out, err);
+        status = kiln_container_encode(specs, count, 0, out, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

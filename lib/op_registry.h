@@ -34,6 +34,7 @@ typedef kiln_status (*kiln_kernel)(const kiln_tensor *const *inputs, uint32_t in
 
 typedef struct kiln_op_def {
     const char *name;
+    const struct kiln_attribute_spec *attributes; /* accepted; NULL-name terminated, or NULL for none */
     uint32_t min_version;
     uint32_t max_version;
     uint32_t min_inputs;

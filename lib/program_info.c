@@ -1,4 +1,5 @@
 /* program_info.c — read-only introspection of a loaded program. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
@@ -54,6 +55,19 @@ void kiln_program_dim(const kiln_program *p, uint32_t index, kiln_dim_info *out)
     out->name = p->model.dims[index].name;
     out->min = p->model.dims[index].min;
     out->max = p->model.dims[index].max;
+    out->multiple_of = p->model.dims[index].multiple_of;
+}
+
+uint32_t kiln_program_derived_dim_count(const kiln_program *p) { return p->model.derived_count; }
+
+int kiln_program_derived_dim(const kiln_program *p, uint32_t index, const char **name, char *buffer, size_t size)
+{
+    const kiln_model *m = &p->model;
+    const char **names = kiln_model_dim_names(m);
+    *name = m->derived[index].name;
+    int length = names ? kiln_expr_format(&m->exprs, m->derived[index].expr, names, buffer, size) : 0;
+    free(names);
+    return length;
 }
 
 uint32_t kiln_program_input_count(const kiln_program *p) { return p->model.input_count; }

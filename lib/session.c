@@ -12,10 +12,9 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "guard.h"
+#include "memory_plan.h"
 #include "op_registry.h"
 #include "program.h"
-
-#define ARENA_ALIGNMENT 64
 
 struct kiln_session {
     const kiln_program *program;
@@ -38,52 +37,12 @@ void kiln_session_options_default(kiln_session_options *options)
     options->struct_size = sizeof *options;
 }
 
-/* Bytes of value `v` at the domain's upper bound. */
-static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ranges, uint32_t v,
-                                   const kiln_limits *limits, uint64_t *out, kiln_error *err)
+static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
-    const kiln_value_type *type = &m->value_types[v];
-    uint64_t bytes = kiln_dtype_size(type->dtype);
-    for (uint32_t a = 0; a < type->shape.rank; a++) {
-        kiln_interval bounds;
-        if (!kiln_expr_bounds(&m->exprs, type->shape.axes[a], ranges, &bounds) || bounds.hi < 0 ||
-            !kiln_mul_u64(bytes, (uint64_t)bounds.hi, &bytes))
-            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: size at the domain's upper bound overflows", v);
-    }
-    if (bytes > limits->max_arena_bytes)
-        return kiln_fail(err, KILN_ERR_LIMIT, "value %u needs %llu bytes, over the arena limit of %llu",
-                         v, (unsigned long long)bytes, (unsigned long long)limits->max_arena_bytes);
-    *out = bytes;
-    return KILN_OK;
-}
-
-static kiln_status plan_arena(kiln_session *s, kiln_error *err)
-{
-    const kiln_model *m = s->model;
-    uint32_t first = kiln_model_first_node_value(m);
-    uint64_t offset = 0;
-    kiln_interval *ranges = calloc(m->dim_count ? m->dim_count : 1, sizeof *ranges);
-    if (!ranges)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
-    for (uint32_t d = 0; d < m->dim_count; d++)
-        ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
-    kiln_status status = KILN_OK;
-    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
-        uint64_t bytes = 0;
-        status = max_value_bytes(m, ranges, first + n, &s->program->limits, &bytes, err);
-        if (status != KILN_OK)
-            break;
-        s->arena_offsets[n] = offset;
-        if (!kiln_add_u64(offset, bytes, &offset) || !kiln_align_up_u64(offset, ARENA_ALIGNMENT, &offset) ||
-            offset > s->program->limits.max_arena_bytes)
-            status = kiln_fail(err, KILN_ERR_LIMIT, "the arena exceeds the limit of %llu bytes",
-                               (unsigned long long)s->program->limits.max_arena_bytes);
-    }
-    free(ranges);
-    if (status != KILN_OK)
-        return status;
-    s->arena_size = (size_t)offset;
-    s->arena = aligned_alloc(ARENA_ALIGNMENT, s->arena_size ? s->arena_size : ARENA_ALIGNMENT);
+    uint64_t size = 0;
+    KILN_TRY(kiln_plan_arena(s->model, &s->program->limits, s->arena_offsets, &size, err));
+    s->arena_size = (size_t)size;
+    s->arena = aligned_alloc(KILN_ARENA_ALIGNMENT, s->arena_size ? s->arena_size : KILN_ARENA_ALIGNMENT);
     if (!s->arena)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);
     return KILN_OK;
@@ -118,7 +77,7 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
         !s->binding_sites || !s->operands)
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
-        status = plan_arena(s, err);
+        status = allocate_arena(s, err);
     if (status != KILN_OK) {
         kiln_session_free(s);
         return status;

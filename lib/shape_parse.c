@@ -13,8 +13,11 @@ typedef struct parser {
     const char *at;
     const char *const *dim_names;
     uint32_t dim_count;
+    const kiln_shape_alias *aliases;
+    uint32_t alias_count;
     kiln_expr_pool *pool;
     kiln_error *err;
+    unsigned nesting; /* open parentheses: bounds the recursion on untrusted text */
 } parser;
 
 static void skip_space(parser *p)
@@ -37,8 +40,16 @@ static kiln_status parse_factor(parser *p, uint32_t *id)
 {
     skip_space(p);
     if (*p->at == '(') {
+        /* A deeper tree would be refused when interned anyway; stopping
+         * here keeps "((((...1...))))" from exhausting the stack first. */
+        if (p->nesting >= KILN_EXPR_MAX_DEPTH)
+            return kiln_fail(p->err, KILN_ERR_INVALID_ARGUMENT,
+                             "shape \"%s\", column %d: parentheses nest deeper than %d",
+                             p->text, (int)(p->at - p->text) + 1, KILN_EXPR_MAX_DEPTH);
+        p->nesting++;
         p->at++;
         KILN_TRY(parse_expr(p, id));
+        p->nesting--;
         skip_space(p);
         if (*p->at != ')')
             return syntax_error(p, "')'");
@@ -62,6 +73,12 @@ static kiln_status parse_factor(parser *p, uint32_t *id)
         for (uint32_t d = 0; d < p->dim_count; d++)
             if (strlen(p->dim_names[d]) == len && memcmp(p->dim_names[d], start, len) == 0)
                 return kiln_expr_dim(p->pool, d, p->dim_count, id, p->err);
+        for (uint32_t a = 0; a < p->alias_count; a++) {
+            if (strlen(p->aliases[a].name) == len && memcmp(p->aliases[a].name, start, len) == 0) {
+                *id = p->aliases[a].expr;
+                return KILN_OK;
+            }
+        }
         return kiln_fail(p->err, KILN_ERR_INVALID_ARGUMENT,
                          "shape \"%s\", column %d: '%.*s' is not a declared dim",
                          p->text, (int)(start - p->text) + 1, (int)len, start);
@@ -102,7 +119,15 @@ kiln_status kiln_shape_parse(const char *text, const char *const *dim_names, uin
                              kiln_expr_pool *pool, uint32_t *rank, uint32_t axes[KILN_MAX_RANK],
                              kiln_error *err)
 {
-    parser p = {text, text, dim_names, dim_count, pool, err};
+    return kiln_shape_parse_with_aliases(text, dim_names, dim_count, NULL, 0, pool, rank, axes, err);
+}
+
+kiln_status kiln_shape_parse_with_aliases(const char *text, const char *const *dim_names, uint32_t dim_count,
+                                          const kiln_shape_alias *aliases, uint32_t alias_count,
+                                          kiln_expr_pool *pool, uint32_t *rank, uint32_t axes[KILN_MAX_RANK],
+                                          kiln_error *err)
+{
+    parser p = {text, text, dim_names, dim_count, aliases, alias_count, pool, err, 0};
     bool bracketed = false;
     *rank = 0;
     skip_space(&p);

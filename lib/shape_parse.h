@@ -19,4 +19,17 @@ kiln_status kiln_shape_parse(const char *text, const char *const *dim_names, uin
                              kiln_expr_pool *pool, uint32_t *rank, uint32_t axes[KILN_MAX_RANK],
                              kiln_error *err);
 
+/* A derived dim's name and the expression (in the same pool) it stands for. */
+typedef struct kiln_shape_alias {
+    const char *name;
+    uint32_t expr;
+} kiln_shape_alias;
+
+/* kiln_shape_parse where IDENT may also name one of `aliases` (derived
+ * dims), which stands for its expression. */
+kiln_status kiln_shape_parse_with_aliases(const char *text, const char *const *dim_names, uint32_t dim_count,
+                                          const kiln_shape_alias *aliases, uint32_t alias_count,
+                                          kiln_expr_pool *pool, uint32_t *rank, uint32_t axes[KILN_MAX_RANK],
+                                          kiln_error *err);
+
 #endif

@@ -195,6 +195,17 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_set_mode(kiln_builder *builder,
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_dim(kiln_builder *builder, const char *name,
                                                 int64_t min, int64_t max, kiln_error *err);
 
+/** Restrict dim `dim` to multiples of `k` (k >= 1; some value of its range must qualify). */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_dim_multiple_of(kiln_builder *builder, const char *dim,
+                                                                     int64_t k, kiln_error *err);
+
+/**
+ * Name a shape expression over declared dims ("two_seq" = "2*seq"). Input
+ * shapes may then use the name, which stands for the expression.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_derived_dim(kiln_builder *builder, const char *name,
+                                                                 const char *expression, kiln_error *err);
+
 /**
  * Declare an input. `shape` is a comma-separated list of axes, optionally
  * in brackets ("[batch, 2]"). Each axis is a shape expression: integer
@@ -233,6 +244,65 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_scalar(kiln_builder *builde
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_op(kiln_builder *builder, const char *op,
                                                uint32_t input_count, const kiln_value *inputs,
                                                kiln_value *out, kiln_error *err);
+
+/* How an output computed on this runtime is compared with its expected value. */
+typedef enum kiln_compare_kind {
+    KILN_COMPARE_EXACT = 0,     /* bit-for-bit equal (NaN equal to NaN if nan_equal) */
+    KILN_COMPARE_TOLERANCE = 1, /* |actual - expected| <= atol + rtol * |expected| */
+} kiln_compare_kind;
+
+typedef struct kiln_compare_rule {
+    kiln_compare_kind kind;
+    double atol;
+    double rtol;
+    bool nan_equal; /* a NaN matches a NaN (otherwise any NaN is a mismatch) */
+} kiln_compare_rule;
+
+/**
+ * Record a known-input case: the program, given `inputs` (one per declared
+ * input, by name), must produce `expected` for the named outputs under
+ * `rules` (one per expected output). Stored in the artifact and replayed
+ * by kiln_program_replay_evidence and `kiln verify`. Tensors are copied.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_evidence(kiln_builder *builder, const char *name,
+                                                              uint32_t input_count, const char *const *input_names,
+                                                              const kiln_tensor *const *inputs,
+                                                              uint32_t output_count,
+                                                              const char *const *output_names,
+                                                              const kiln_tensor *const *expected,
+                                                              const kiln_compare_rule *rules, kiln_error *err);
+
+/* Typed node attributes. Values are stored in the artifact; codes never change. */
+typedef enum kiln_attribute_type {
+    KILN_ATTRIBUTE_INT = 1,    /* i */
+    KILN_ATTRIBUTE_FLOAT = 2,  /* f */
+    KILN_ATTRIBUTE_STRING = 3, /* s */
+    KILN_ATTRIBUTE_INTS = 4,   /* ints[count] */
+    KILN_ATTRIBUTE_FLOATS = 5, /* floats[count] */
+} kiln_attribute_type;
+
+typedef struct kiln_attribute {
+    const char *name;
+    kiln_attribute_type type;
+    int64_t i;
+    double f;
+    const char *s;
+    const int64_t *ints;
+    const double *floats;
+    uint32_t count;
+} kiln_attribute;
+
+/**
+ * kiln_builder_add_op with attributes (copied). Each op accepts a fixed
+ * set of attribute names and types (spec/opset.md); anything else is
+ * refused, naming the attribute.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_op_with_attributes(kiln_builder *builder, const char *op,
+                                                                        uint32_t input_count,
+                                                                        const kiln_value *inputs,
+                                                                        uint32_t attribute_count,
+                                                                        const kiln_attribute *attributes,
+                                                                        kiln_value *out, kiln_error *err);
 
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
@@ -320,8 +390,10 @@ KILN_API void kiln_load_options_default(kiln_load_options *options);
 typedef struct kiln_program kiln_program;
 
 /**
- * Map `path`, validate it completely and decode the program.
- * @return KILN_OK or the first problem found, with a message naming it.
+ * Map `path`, validate it as `options->verify` says (full by default) and
+ * decode the program.
+ * @return KILN_OK, or the status of the first problem found; the message
+ *         names every incompatibility found (see kiln_program_load_with_report).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
                                              kiln_program **out, kiln_error *err);
@@ -333,6 +405,110 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_load_memory(const void *bytes, 
 
 KILN_API void kiln_program_free(kiln_program *program);
 
+/* ---------------------------------------------------------------- evidence */
+
+KILN_API uint32_t kiln_program_evidence_count(const kiln_program *program);
+KILN_API const char *kiln_program_evidence_name(const kiln_program *program, uint32_t index);
+/** Number of expected outputs in evidence case `index`. */
+KILN_API uint32_t kiln_program_evidence_output_count(const kiln_program *program, uint32_t index);
+
+/* The outcome for one expected output of a replayed case. */
+typedef struct kiln_evidence_result {
+    const char *output;      /* the output's name */
+    kiln_compare_rule rule;
+    bool passed;
+    uint64_t elements;
+    uint64_t mismatches;     /* elements outside the rule */
+    double max_abs_error;    /* over finite pairs; NaN/inf mismatches count in mismatches */
+    double max_rel_error;    /* |a - e| / |e| over pairs with e != 0 */
+} kiln_evidence_result;
+
+/**
+ * Run evidence case `index` on this runtime and compare each expected
+ * output. `results` has room for kiln_program_evidence_output_count items.
+ * @return KILN_OK when the case ran (each result says pass or fail), or
+ *         the error that kept it from running (e.g. a guard refused its inputs).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_replay_evidence(const kiln_program *program, uint32_t index,
+                                                                 kiln_evidence_result *results, kiln_error *err);
+
+/**
+ * Add an evidence case to the artifact at `path` (verified in full first)
+ * and write the result atomically to `out_path` (NULL: replace `path`).
+ * The case is checked like kiln_builder_add_evidence and must be able to
+ * run. Other sections are copied byte for byte; a signature is dropped,
+ * since the digest changes (sign again).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path,
+                                                               const char *name, uint32_t input_count,
+                                                               const char *const *input_names,
+                                                               const kiln_tensor *const *inputs,
+                                                               uint32_t output_count,
+                                                               const char *const *output_names,
+                                                               const kiln_tensor *const *expected,
+                                                               const kiln_compare_rule *rules, kiln_error *err);
+
+/* ---------------------------------------------------- compatibility report */
+
+/*
+ * Will this artifact run here, and if not, exactly why? Loading with a
+ * report collects every problem it can find instead of stopping at the
+ * first: every unknown critical section and feature bit, every op version
+ * this runtime lacks, every unsupported dtype, the mode, the memory plan.
+ * (Damage to the structure, digest or signature still ends the search:
+ * nothing after it can be trusted.) Opening fails if and only if the
+ * report holds an error; warnings (e.g. a skipped ancillary section) are
+ * kept. Codes are stable strings, listed in spec/compatibility.md.
+ */
+typedef enum kiln_severity {
+    KILN_SEVERITY_ERROR = 0,
+    KILN_SEVERITY_WARNING = 1,
+} kiln_severity;
+
+typedef struct kiln_report kiln_report;
+
+typedef struct kiln_problem_info {
+    kiln_severity severity;
+    kiln_status status;   /* the matching status code */
+    const char *code;     /* stable, e.g. "op-missing" */
+    const char *location; /* e.g. "section OPST entry 2", "input 'x'"; may be "" */
+    const char *message;
+} kiln_problem_info;
+
+/**
+ * kiln_program_load, also filling *report (always, unless out of memory;
+ * free with kiln_report_free). *out is NULL when the report has an error.
+ * @return KILN_OK, or the status of the first error in the report.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_load_with_report(const char *path,
+                                                                  const kiln_load_options *options,
+                                                                  kiln_program **out, kiln_report **report,
+                                                                  kiln_error *err);
+
+/** Same, from memory (copied). */
+KILN_API KILN_NODISCARD kiln_status kiln_program_load_memory_with_report(const void *bytes, size_t size,
+                                                                         const kiln_load_options *options,
+                                                                         kiln_program **out,
+                                                                         kiln_report **report,
+                                                                         kiln_error *err);
+
+KILN_API uint32_t kiln_report_count(const kiln_report *report);
+/** Problem `index`; strings live as long as the report. */
+KILN_API void kiln_report_problem(const kiln_report *report, uint32_t index, kiln_problem_info *out);
+KILN_API bool kiln_report_has_errors(const kiln_report *report);
+KILN_API void kiln_report_free(kiln_report *report);
+
+/* ----------------------------------------------------- runtime description */
+
+/** Format versions this runtime reads: major, and the newest minor it knows. */
+KILN_API void kiln_runtime_format_version(uint16_t *major, uint16_t *minor);
+/** Number of ops in this runtime's registry. */
+KILN_API uint32_t kiln_runtime_op_count(void);
+/** Op `index` of the registry and the inclusive version range it implements. */
+KILN_API void kiln_runtime_op(uint32_t index, const char **name, uint32_t *min_version, uint32_t *max_version);
+/** Build features, e.g. "reference-kernels"; NULL-terminated static list. */
+KILN_API const char *const *kiln_runtime_features(void);
+
 /* ----------------------------------------------------------- introspection */
 
 KILN_API const char *kiln_program_name(const kiln_program *program);
@@ -341,7 +517,7 @@ KILN_API void kiln_program_format_version(const kiln_program *program, uint16_t 
 /** Copy the 32-byte artifact digest (trailer BLAKE2b-256) into `out`. */
 KILN_API void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
 
-/* The three identities of an artifact (spec/security.md). */
+/* The three identities of an artifact (spec/format.md, "Identities"). */
 typedef enum kiln_identity {
     KILN_IDENTITY_ARTIFACT = 0, /* the whole file */
     KILN_IDENTITY_PROGRAM = 1,  /* opset, dims, signature, weight table, graph: "architecture" */
@@ -374,10 +550,16 @@ typedef struct kiln_dim_info {
     const char *name;
     int64_t min;
     int64_t max;
+    int64_t multiple_of; /* 1 when any value in min..max is allowed */
 } kiln_dim_info;
 
 KILN_API uint32_t kiln_program_dim_count(const kiln_program *program);
 KILN_API void kiln_program_dim(const kiln_program *program, uint32_t index, kiln_dim_info *out);
+KILN_API uint32_t kiln_program_derived_dim_count(const kiln_program *program);
+/** Name of derived dim `index`; its expression is written to `buffer`.
+ *  @return the length the full expression text needs, like snprintf. */
+KILN_API int kiln_program_derived_dim(const kiln_program *program, uint32_t index, const char **name,
+                                      char *buffer, size_t size);
 
 typedef struct kiln_io_info {
     const char *name;
@@ -443,11 +625,9 @@ KILN_API KILN_NODISCARD kiln_status kiln_key_generate(kiln_public_key *public_ke
 KILN_API void kiln_key_id(const kiln_public_key *public_key, uint8_t out[16]);
 
 /*
- * Text forms of keys, one line each:
- *   "kiln-ed25519-public-v1 " + base64(32 bytes) + "
-"
- *   "kiln-ed25519-secret-v1 " + base64(64 bytes) + "
-"
+ * Text forms of keys, one line each: the prefix "kiln-ed25519-public-v1 "
+ * or "kiln-ed25519-secret-v1 ", then standard padded base64 of the 32 or 64
+ * key bytes, then a newline.
  * Formatting returns the length written (excluding NUL), like snprintf.
  */
 KILN_API int kiln_public_key_format(const kiln_public_key *key, char *buffer, size_t size);

@@ -1,0 +1,395 @@
+/* evidence.c — evidence cases: encoding, validation, comparison (see evidence.h). */
+#include "evidence.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/error.h"
+#include "tensor.h"
+
+void kiln_evidence_case_release(kiln_evidence_case *c)
+{
+    free(c->name);
+    for (uint32_t i = 0; i < c->input_count; i++) {
+        free(c->inputs[i].name);
+        free(c->inputs[i].data);
+    }
+    for (uint32_t i = 0; i < c->output_count; i++) {
+        free(c->outputs[i].name);
+        free(c->outputs[i].data);
+    }
+    free(c->inputs);
+    free(c->outputs);
+    free(c->rules);
+    memset(c, 0, sizeof *c);
+}
+
+static kiln_status no_memory(kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
+}
+
+kiln_status kiln_evidence_tensor_copy(const char *name, const kiln_tensor *tensor, kiln_evidence_tensor *out,
+                                      kiln_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->name = strdup(name);
+    out->data = malloc(tensor->byte_size ? tensor->byte_size : 1);
+    if (!out->name || !out->data) {
+        free(out->name);
+        free(out->data);
+        memset(out, 0, sizeof *out);
+        return no_memory(err);
+    }
+    out->dtype = tensor->dtype;
+    out->rank = tensor->rank;
+    memcpy(out->shape, tensor->shape, sizeof out->shape);
+    out->byte_size = tensor->byte_size;
+    if (tensor->byte_size)
+        memcpy(out->data, tensor->data, tensor->byte_size);
+    return KILN_OK;
+}
+
+/* The count is set with the zeroed array, so releasing after a partial
+ * copy frees exactly what was copied. */
+static kiln_status copy_tensors(const kiln_evidence_tensor *from, uint32_t count, kiln_evidence_tensor **to,
+                                uint32_t *to_count, kiln_error *err)
+{
+    *to = calloc(count ? count : 1, sizeof **to);
+    if (!*to)
+        return no_memory(err);
+    *to_count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_tensor view;
+        kiln_tensor_view_init(&view, from[i].dtype, from[i].rank, from[i].shape, from[i].data);
+        KILN_TRY(kiln_evidence_tensor_copy(from[i].name, &view, &(*to)[i], err));
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_evidence_case_copy(const kiln_evidence_case *from, kiln_evidence_case *to, kiln_error *err)
+{
+    memset(to, 0, sizeof *to);
+    if (!(to->name = strdup(from->name)))
+        return no_memory(err);
+    kiln_status status = copy_tensors(from->inputs, from->input_count, &to->inputs, &to->input_count, err);
+    if (status == KILN_OK)
+        status = copy_tensors(from->outputs, from->output_count, &to->outputs, &to->output_count, err);
+    if (status == KILN_OK) {
+        to->rules = malloc((from->output_count ? from->output_count : 1) * sizeof *to->rules);
+        if (!to->rules)
+            status = no_memory(err);
+        else if (from->output_count)
+            memcpy(to->rules, from->rules, from->output_count * sizeof *to->rules);
+    }
+    if (status != KILN_OK)
+        kiln_evidence_case_release(to);
+    return status;
+}
+
+/* Copy `count` named tensors into a fresh evidence tensor array. */
+static kiln_status copy_named_tensors(uint32_t count, const char *const *names, const kiln_tensor *const *tensors,
+                                      kiln_evidence_tensor **out, uint32_t *out_count, kiln_error *err)
+{
+    *out = calloc(count ? count : 1, sizeof **out);
+    if (!*out)
+        return no_memory(err);
+    *out_count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!names || !names[i] || !tensors || !tensors[i])
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence tensor %u has no name or tensor", i);
+        KILN_TRY(kiln_evidence_tensor_copy(names[i], tensors[i], &(*out)[i], err));
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_evidence_case_from_arguments(const char *name, uint32_t input_count,
+                                              const char *const *input_names, const kiln_tensor *const *inputs,
+                                              uint32_t output_count, const char *const *output_names,
+                                              const kiln_tensor *const *expected, const kiln_compare_rule *rules,
+                                              kiln_evidence_case *out, kiln_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!name || !name[0])
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "an evidence case needs a non-empty name");
+    if (output_count && !rules)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': rules is NULL", name);
+    kiln_status status = (out->name = strdup(name)) ? KILN_OK : no_memory(err);
+    if (status == KILN_OK)
+        status = copy_named_tensors(input_count, input_names, inputs, &out->inputs, &out->input_count, err);
+    if (status == KILN_OK)
+        status = copy_named_tensors(output_count, output_names, expected, &out->outputs, &out->output_count, err);
+    if (status == KILN_OK && !(out->rules = calloc(output_count ? output_count : 1, sizeof *out->rules)))
+        status = no_memory(err);
+    if (status == KILN_OK && output_count)
+        memcpy(out->rules, rules, output_count * sizeof *rules);
+    if (status != KILN_OK)
+        kiln_evidence_case_release(out);
+    return status;
+}
+
+/* ------------------------------------------------------------ encoding */
+
+static void encode_tensor(kiln_writer *w, const kiln_evidence_tensor *t)
+{
+    kiln_write_string(w, t->name);
+    kiln_write_u8(w, (uint8_t)t->dtype);
+    kiln_write_u8(w, (uint8_t)t->rank);
+    for (uint32_t a = 0; a < t->rank; a++)
+        kiln_write_i64(w, t->shape[a]);
+    kiln_write_u64(w, t->byte_size);
+    kiln_write_bytes(w, t->data, t->byte_size);
+}
+
+void kiln_evidence_encode(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->evidence_count);
+    for (uint32_t c = 0; c < m->evidence_count; c++) {
+        const kiln_evidence_case *e = &m->evidence[c];
+        kiln_write_string(w, e->name);
+        kiln_write_u32(w, e->input_count);
+        for (uint32_t i = 0; i < e->input_count; i++)
+            encode_tensor(w, &e->inputs[i]);
+        kiln_write_u32(w, e->output_count);
+        for (uint32_t i = 0; i < e->output_count; i++) {
+            encode_tensor(w, &e->outputs[i]);
+            kiln_write_u8(w, (uint8_t)e->rules[i].kind);
+            kiln_write_f64(w, e->rules[i].atol);
+            kiln_write_f64(w, e->rules[i].rtol);
+            kiln_write_u8(w, e->rules[i].nan_equal ? 1 : 0);
+        }
+    }
+}
+
+static kiln_status decode_tensor(kiln_reader *r, const kiln_limits *limits, kiln_evidence_tensor *t,
+                                 kiln_error *err)
+{
+    uint8_t dtype, rank;
+    uint64_t byte_size, count;
+    size_t expected;
+    const uint8_t *bytes;
+    KILN_TRY(kiln_read_string(r, limits->max_string_length, &t->name, err));
+    KILN_TRY(kiln_read_u8(r, &dtype, err));
+    KILN_TRY(kiln_read_u8(r, &rank, err));
+    if (kiln_dtype_size((kiln_dtype)dtype) == 0 || rank > KILN_MAX_RANK)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "section EVID: tensor '%s' has dtype code %u and rank %u",
+                         t->name, dtype, rank);
+    t->dtype = (kiln_dtype)dtype;
+    t->rank = rank;
+    for (uint32_t a = 0; a < rank; a++)
+        KILN_TRY(kiln_read_i64(r, &t->shape[a], err));
+    KILN_TRY(kiln_read_u64(r, &byte_size, err));
+    kiln_error detail;
+    if (kiln_shape_sizes(t->dtype, t->rank, t->shape, &count, &expected, &detail) != KILN_OK ||
+        byte_size != expected)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "section EVID: tensor '%s' stores %llu bytes that its shape "
+                         "does not account for", t->name, (unsigned long long)byte_size);
+    /* The bytes must be present before anything is allocated for them. */
+    KILN_TRY(kiln_read_bytes(r, expected, &bytes, err));
+    if (!(t->data = malloc(expected ? expected : 1)))
+        return no_memory(err);
+    memcpy(t->data, bytes, expected);
+    t->byte_size = expected;
+    return KILN_OK;
+}
+
+static kiln_status decode_case(kiln_reader *r, const kiln_limits *limits, kiln_evidence_case *e,
+                               kiln_error *err)
+{
+    uint32_t count;
+    KILN_TRY(kiln_read_string(r, limits->max_string_length, &e->name, err));
+    KILN_TRY(kiln_read_count(r, limits->max_inputs, 15, "evidence inputs", &count, err));
+    if (!(e->inputs = calloc(count ? count : 1, sizeof *e->inputs)))
+        return no_memory(err);
+    e->input_count = count;
+    for (uint32_t i = 0; i < count; i++)
+        KILN_TRY(decode_tensor(r, limits, &e->inputs[i], err));
+    KILN_TRY(kiln_read_count(r, limits->max_outputs, 33, "evidence outputs", &count, err));
+    e->outputs = calloc(count ? count : 1, sizeof *e->outputs);
+    e->rules = calloc(count ? count : 1, sizeof *e->rules);
+    if (!e->outputs || !e->rules)
+        return no_memory(err);
+    e->output_count = count;
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t kind, nan_equal;
+        KILN_TRY(decode_tensor(r, limits, &e->outputs[i], err));
+        KILN_TRY(kiln_read_u8(r, &kind, err));
+        KILN_TRY(kiln_read_f64(r, &e->rules[i].atol, err));
+        KILN_TRY(kiln_read_f64(r, &e->rules[i].rtol, err));
+        KILN_TRY(kiln_read_u8(r, &nan_equal, err));
+        if (kind > KILN_COMPARE_TOLERANCE || nan_equal > 1)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "section EVID: case '%s' output %u has an unknown rule",
+                             e->name, i);
+        e->rules[i].kind = (kiln_compare_kind)kind;
+        e->rules[i].nan_equal = nan_equal;
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_evidence_decode(const uint8_t *data, size_t size, const kiln_limits *limits, kiln_model *m,
+                                 kiln_error *err)
+{
+    kiln_reader r;
+    uint32_t count;
+    kiln_reader_init(&r, data, size, "section EVID");
+    KILN_TRY(kiln_read_count(&r, limits->max_outputs, 12, "evidence cases", &count, err));
+    if (!(m->evidence = calloc(count ? count : 1, sizeof *m->evidence)))
+        return no_memory(err);
+    m->evidence_count = count;
+    for (uint32_t c = 0; c < count; c++)
+        KILN_TRY(decode_case(&r, limits, &m->evidence[c], err));
+    return kiln_reader_expect_end(&r, err);
+}
+
+/* ---------------------------------------------------------- validation */
+
+static kiln_status check_rule(const kiln_evidence_case *e, uint32_t i, kiln_error *err)
+{
+    const kiln_compare_rule *rule = &e->rules[i];
+    if (rule->kind != KILN_COMPARE_EXACT && rule->kind != KILN_COMPARE_TOLERANCE)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s': output '%s' has an unknown rule",
+                         e->name, e->outputs[i].name);
+    if (!(rule->atol >= 0 && isfinite(rule->atol)) || !(rule->rtol >= 0 && isfinite(rule->rtol)))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "evidence '%s': output '%s': atol and rtol must be finite and non-negative",
+                         e->name, e->outputs[i].name);
+    return KILN_OK;
+}
+
+static kiln_status check_case(const kiln_model *m, const kiln_evidence_case *e, kiln_error *err)
+{
+    if (!e->name[0])
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "an evidence case has an empty name");
+    if (e->input_count != m->input_count)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' gives %u inputs; the program declares %u",
+                         e->name, e->input_count, m->input_count);
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_input_decl *decl = &m->inputs[i];
+        const kiln_evidence_tensor *given = NULL;
+        for (uint32_t j = 0; j < e->input_count; j++)
+            if (strcmp(e->inputs[j].name, decl->name) == 0)
+                given = &e->inputs[j];
+        if (!given)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' does not give input '%s'", e->name,
+                             decl->name);
+        if (given->dtype != decl->type.dtype || given->rank != decl->type.shape.rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "evidence '%s': input '%s' is %s of rank %u; the program declares %s of rank %u",
+                             e->name, decl->name, kiln_dtype_name(given->dtype), given->rank,
+                             kiln_dtype_name(decl->type.dtype), decl->type.shape.rank);
+    }
+    if (e->output_count == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects no output", e->name);
+    for (uint32_t i = 0; i < e->output_count; i++) {
+        const kiln_evidence_tensor *expected = &e->outputs[i];
+        const kiln_output_decl *decl = NULL;
+        for (uint32_t o = 0; o < m->output_count; o++)
+            if (strcmp(m->outputs[o].name, expected->name) == 0)
+                decl = &m->outputs[o];
+        if (!decl)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects '%s', which is not an output",
+                             e->name, expected->name);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(e->outputs[j].name, expected->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects output '%s' twice",
+                                 e->name, expected->name);
+        const kiln_value_type *type = &m->value_types[decl->value];
+        if (expected->dtype != type->dtype || expected->rank != type->shape.rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "evidence '%s': expected '%s' is %s of rank %u; the output is %s of rank %u", e->name,
+                             expected->name, kiln_dtype_name(expected->dtype), expected->rank,
+                             kiln_dtype_name(type->dtype), type->shape.rank);
+        KILN_TRY(check_rule(e, i, err));
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err)
+{
+    for (uint32_t c = 0; c < m->evidence_count; c++) {
+        KILN_TRY(check_case(m, &m->evidence[c], err));
+        for (uint32_t d = 0; d < c; d++)
+            if (strcmp(m->evidence[d].name, m->evidence[c].name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "two evidence cases are named '%s'",
+                                 m->evidence[c].name);
+    }
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------- comparison */
+
+/* Element `i` of a tensor of `dtype` as a double; integers above 2^53 lose
+ * precision here, so exact comparisons use the bytes instead. */
+static double element_as_double(kiln_dtype dtype, const uint8_t *data, uint64_t i)
+{
+    switch (dtype) {
+#define AS_DOUBLE(CODE, T) \
+    case CODE: {           \
+        T v;               \
+        memcpy(&v, data + i * sizeof v, sizeof v); \
+        return (double)v;  \
+    }
+        AS_DOUBLE(KILN_F32, float)
+        AS_DOUBLE(KILN_F64, double)
+        AS_DOUBLE(KILN_I8, int8_t)
+        AS_DOUBLE(KILN_I16, int16_t)
+        AS_DOUBLE(KILN_I32, int32_t)
+        AS_DOUBLE(KILN_I64, int64_t)
+        AS_DOUBLE(KILN_U8, uint8_t)
+        AS_DOUBLE(KILN_U16, uint16_t)
+        AS_DOUBLE(KILN_U32, uint32_t)
+        AS_DOUBLE(KILN_U64, uint64_t)
+        AS_DOUBLE(KILN_BOOL, uint8_t)
+#undef AS_DOUBLE
+    default:
+        return NAN;
+    }
+}
+
+void kiln_evidence_compare(const kiln_tensor *actual, const kiln_evidence_tensor *expected,
+                           const kiln_compare_rule *rule, kiln_evidence_result *result)
+{
+    result->rule = *rule;
+    result->max_abs_error = 0;
+    result->max_rel_error = 0;
+    result->mismatches = 0;
+    result->elements = actual->element_count;
+    result->passed = false;
+    bool same_shape = actual->dtype == expected->dtype && actual->rank == expected->rank &&
+                      memcmp(actual->shape, expected->shape, actual->rank * sizeof *actual->shape) == 0;
+    if (!same_shape) {
+        result->mismatches = actual->element_count ? actual->element_count : 1;
+        result->max_abs_error = INFINITY;
+        result->max_rel_error = INFINITY;
+        return;
+    }
+    size_t width = kiln_dtype_size(actual->dtype);
+    bool floating = actual->dtype == KILN_F32 || actual->dtype == KILN_F64;
+    const uint8_t *a = actual->data, *e = expected->data;
+    for (uint64_t i = 0; i < actual->element_count; i++) {
+        double av = element_as_double(actual->dtype, a, i), ev = element_as_double(actual->dtype, e, i);
+        bool ok;
+        if (floating && (isnan(av) || isnan(ev))) {
+            ok = rule->nan_equal && isnan(av) && isnan(ev);
+        } else if (rule->kind == KILN_COMPARE_EXACT || !floating) {
+            ok = memcmp(a + i * width, e + i * width, width) == 0 || (floating && av == ev);
+        } else if (isinf(av) || isinf(ev)) {
+            ok = av == ev;
+        } else {
+            double diff = fabs(av - ev);
+            ok = diff <= rule->atol + rule->rtol * fabs(ev);
+        }
+        if (isfinite(av) && isfinite(ev)) {
+            double diff = fabs(av - ev);
+            result->max_abs_error = diff > result->max_abs_error ? diff : result->max_abs_error;
+            if (ev != 0) {
+                double rel = diff / fabs(ev);
+                result->max_rel_error = rel > result->max_rel_error ? rel : result->max_rel_error;
+            }
+        }
+        if (!ok)
+            result->mismatches++;
+    }
+    result->passed = result->mismatches == 0;
+}

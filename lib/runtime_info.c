@@ -1,0 +1,30 @@
+/* runtime_info.c — what this runtime reads and runs, for `kiln version`. */
+#include <kiln/kiln.h>
+
+#include "format/container.h"
+#include "op_registry.h"
+
+void kiln_runtime_format_version(uint16_t *major, uint16_t *minor)
+{
+    *major = KILN_FORMAT_MAJOR;
+    *minor = KILN_FORMAT_MINOR;
+}
+
+uint32_t kiln_runtime_op_count(void)
+{
+    return kiln_op_count();
+}
+
+void kiln_runtime_op(uint32_t index, const char **name, uint32_t *min_version, uint32_t *max_version)
+{
+    const kiln_op_def *op = kiln_op_at(index);
+    *name = op ? op->name : "";
+    *min_version = op ? op->min_version : 0;
+    *max_version = op ? op->max_version : 0;
+}
+
+const char *const *kiln_runtime_features(void)
+{
+    static const char *const features[] = {"reference-kernels", "zlib-compression", "ed25519-signatures", NULL};
+    return features;
+}
