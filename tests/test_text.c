@@ -1,0 +1,774 @@
+/*
+ * test_text.c — the text format (spec/text-format.md): assembling, the
+ * canonical form, round trips in memory and through files, literal
+ * spelling, and one expected failure (place and message) per malformed
+ * input.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kiln/kiln.h>
+#include <kiln/text.h>
+
+#include "text.h"
+
+static char work_dir[] = "/tmp/kiln-text-XXXXXX";
+
+/* ------------------------------------------------------------- helpers */
+
+static char *path_in(const char *dir, const char *name)
+{
+    size_t length = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(length);
+    assert_non_null(path);
+    snprintf(path, length, "%s/%s", dir, name);
+    return path;
+}
+
+static char *make_dir(const char *name)
+{
+    char *dir = path_in(work_dir, name);
+    char command[1024];
+    snprintf(command, sizeof command, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    assert_int_equal(system(command), 0);
+    return dir;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t capacity = 4096, size = 0;
+    char *text = malloc(capacity + 1);
+    assert_non_null(text);
+    size_t got;
+    while ((got = fread(text + size, 1, capacity - size, f)) > 0) {
+        size += got;
+        if (size == capacity) {
+            capacity *= 2;
+            text = realloc(text, capacity + 1);
+            assert_non_null(text);
+        }
+    }
+    fclose(f);
+    text[size] = '\0';
+    return text;
+}
+
+/* Assemble and seal `text`; fail the test with the message if it does not. */
+static void seal_text(const char *text, const char *base_dir, void **bytes, size_t *size)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    if (kiln_text_assemble(text, strlen(text), "t.ktxt", base_dir, &b, &err) != KILN_OK)
+        fail_msg("assemble failed: %s\n--- text:\n%s", err.message, text);
+    if (kiln_builder_encode(b, bytes, size, &err) != KILN_OK)
+        fail_msg("seal failed: %s", err.message);
+    kiln_builder_free(b);
+}
+
+static void seal_builder(kiln_builder *b, void **bytes, size_t *size)
+{
+    kiln_error err;
+    if (kiln_builder_encode(b, bytes, size, &err) != KILN_OK)
+        fail_msg("seal failed: %s", err.message);
+}
+
+static char *disassemble(const void *bytes, size_t size, const char *weights_dir)
+{
+    kiln_program *program;
+    kiln_error err;
+    char *text;
+    if (kiln_program_load_memory(bytes, size, NULL, &program, &err) != KILN_OK)
+        fail_msg("load failed: %s", err.message);
+    if (kiln_text_disassemble(program, weights_dir, &text, &err) != KILN_OK)
+        fail_msg("disassemble failed: %s", err.message);
+    kiln_program_free(program);
+    return text;
+}
+
+static void assert_same_bytes(const void *a, size_t a_size, const void *b, size_t b_size)
+{
+    assert_int_equal(a_size, b_size);
+    assert_memory_equal(a, b, a_size);
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+    if (!haystack || !strstr(haystack, needle))
+        fail_msg("expected to find \"%s\" in:\n%s", needle, haystack ? haystack : "(null)");
+}
+
+/* ------------------------------------------------------ the seed example */
+
+static const char scale_text[] =
+    "# y = 2*x + 1\n"
+    "kiln 1.0\n"
+    "program \"scale\"\n"
+    "meta producer = \"kiln examples/scale.c\"\n"
+    "mode inference\n"
+    "\n"
+    "dim batch in 2..4\n"
+    "input x: f64[batch, 2]\n"
+    "%doubled = mul(2, x)      # 2 takes the dtype of x\n"
+    "%y = add(%doubled, 1)\n"
+    "output y = %y\n";
+
+static const char scale_canonical[] = "kiln 1.0\n"
+                                      "program \"scale\"\n"
+                                      "meta producer = \"kiln examples/scale.c\"\n"
+                                      "mode inference\n"
+                                      "dim batch in 2..4\n"
+                                      "input x: f64[batch, 2]\n"
+                                      "const scalar_0: f64[] = 2\n"
+                                      "const scalar_1: f64[] = 1\n"
+                                      "%0 = mul(scalar_0, x)\n"
+                                      "%1 = add(%0, scalar_1)\n"
+                                      "output y = %1\n";
+
+/* The calls of examples/scale.c. */
+static void seal_scale_with_the_builder(void **bytes, size_t *size)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, two, one, doubled, y;
+    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "producer", "kiln examples/scale.c", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    seal_builder(b, bytes, size);
+    kiln_builder_free(b);
+}
+
+static void scale_text_seals_the_same_bytes_as_the_c_example(void **state)
+{
+    (void)state;
+    void *from_c, *from_text;
+    size_t c_size, text_size;
+    seal_scale_with_the_builder(&from_c, &c_size);
+    seal_text(scale_text, NULL, &from_text, &text_size);
+    assert_same_bytes(from_c, c_size, from_text, text_size);
+    free(from_c);
+    free(from_text);
+}
+
+static void disassembly_is_canonical_and_a_fixed_point(void **state)
+{
+    (void)state;
+    void *first, *second;
+    size_t first_size, second_size;
+    seal_text(scale_text, NULL, &first, &first_size);
+    char *canonical = disassemble(first, first_size, NULL);
+    assert_string_equal(canonical, scale_canonical);
+    seal_text(canonical, NULL, &second, &second_size);
+    assert_same_bytes(first, first_size, second, second_size);
+    char *again = disassemble(second, second_size, NULL);
+    assert_string_equal(again, canonical);
+    free(first);
+    free(second);
+    free(canonical);
+    free(again);
+}
+
+/* ------------------------------------------- a program with everything */
+
+static const char odd_metadata_value[] = "say \"hi\"\n\tpi \xcf\x80 \xe2\x89\x88 3.14 \\ ctl\x01 bad\xff end";
+
+/*
+ * Weights of every supported dtype and kind, awkward float values, a
+ * constant too big to inline, a NaN with a payload (which has no literal),
+ * expression axes, metadata that needs escapes, and outputs that name an
+ * input and a weight directly. Built with the C API, as a producer would.
+ */
+static void seal_everything(void **bytes, size_t *size)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, z, w, v;
+    assert_int_equal(kiln_builder_new("every \"dtype\" / \xc3\xa9t\xc3\xa9", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "producer", "test_text.c", &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "odd", odd_metadata_value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "key with spaces", "\xc3\xbcn\xc3\xaf" "c\xc3\xb8" "de", &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "empty", "", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 6, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "unused", 0, 9, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[n, 2*n + 1, (n - 1) / 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "z", KILN_I32, "[n % 3 + n, n]", &z, &err), KILN_OK);
+
+    float f32_values[6] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-45f, 0.1f};
+    int64_t shape_3x2[2] = {3, 2};
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, shape_3x2, f32_values, &w, &err),
+                     KILN_OK);
+    double f64_values[4] = {-INFINITY, 1e-310, 0.1, 1.0 / 3.0};
+    int64_t shape_4[1] = {4};
+    assert_int_equal(kiln_builder_add_weight(b, "running_mean", KILN_WEIGHT_BUFFER, KILN_F64, 1, shape_4, f64_values, &v, &err),
+                     KILN_OK);
+    int8_t i8_values[4] = {-128, 127, 0, -1};
+    assert_int_equal(kiln_builder_add_weight(b, "c_i8", KILN_WEIGHT_CONSTANT, KILN_I8, 1, shape_4, i8_values, &v, &err), KILN_OK);
+    int16_t i16_values[2] = {-32768, 32767};
+    int64_t shape_2[1] = {2};
+    assert_int_equal(kiln_builder_add_weight(b, "c_i16", KILN_WEIGHT_CONSTANT, KILN_I16, 1, shape_2, i16_values, &v, &err),
+                     KILN_OK);
+    int32_t i32_values[2] = {INT32_MIN, INT32_MAX};
+    assert_int_equal(kiln_builder_add_weight(b, "c_i32", KILN_WEIGHT_CONSTANT, KILN_I32, 1, shape_2, i32_values, &v, &err),
+                     KILN_OK);
+    int64_t i64_values[2] = {INT64_MIN, INT64_MAX};
+    assert_int_equal(kiln_builder_add_weight(b, "c_i64", KILN_WEIGHT_CONSTANT, KILN_I64, 1, shape_2, i64_values, &v, &err),
+                     KILN_OK);
+    uint8_t u8_values[2] = {0, 255};
+    assert_int_equal(kiln_builder_add_weight(b, "c_u8", KILN_WEIGHT_CONSTANT, KILN_U8, 1, shape_2, u8_values, &v, &err), KILN_OK);
+    uint16_t u16_values[2] = {0, 65535};
+    assert_int_equal(kiln_builder_add_weight(b, "c_u16", KILN_WEIGHT_CONSTANT, KILN_U16, 1, shape_2, u16_values, &v, &err),
+                     KILN_OK);
+    uint32_t u32_values[2] = {0, UINT32_MAX};
+    assert_int_equal(kiln_builder_add_weight(b, "c_u32", KILN_WEIGHT_CONSTANT, KILN_U32, 1, shape_2, u32_values, &v, &err),
+                     KILN_OK);
+    uint64_t u64_values[2] = {0, UINT64_MAX};
+    assert_int_equal(kiln_builder_add_weight(b, "c_u64", KILN_WEIGHT_CONSTANT, KILN_U64, 1, shape_2, u64_values, &v, &err),
+                     KILN_OK);
+    uint8_t bool_values[3] = {1, 0, 1};
+    int64_t shape_3[1] = {3};
+    assert_int_equal(kiln_builder_add_weight(b, "mask", KILN_WEIGHT_CONSTANT, KILN_BOOL, 1, shape_3, bool_values, &v, &err),
+                     KILN_OK);
+    double big[20];
+    for (int i = 0; i < 20; i++)
+        big[i] = i * 0.25 - 2.0;
+    big[3] = NAN;
+    big[4] = -0.0;
+    int64_t shape_20[1] = {20};
+    assert_int_equal(kiln_builder_add_weight(b, "big", KILN_WEIGHT_CONSTANT, KILN_F64, 1, shape_20, big, &v, &err), KILN_OK);
+    uint32_t payload_nan = 0xffc00001u; /* negative, with a payload: no literal spells it */
+    assert_int_equal(kiln_builder_add_weight(b, "odd_nan", KILN_WEIGHT_CONSTANT, KILN_F32, 0, NULL, &payload_nan, &v, &err),
+                     KILN_OK);
+    int64_t shape_empty[2] = {0, 3};
+    assert_int_equal(kiln_builder_add_weight(b, "empty", KILN_WEIGHT_CONSTANT, KILN_U8, 2, shape_empty, "", &v, &err),
+                     KILN_OK);
+
+    kiln_value half, sum, negated, scaled, tail;
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 0.5, &half, &err), KILN_OK);
+    int64_t shape_1x1x1[3] = {1, 1, 1};
+    float one = 1.0f;
+    kiln_value ones;
+    assert_int_equal(kiln_builder_add_weight(b, "ones", KILN_WEIGHT_PARAMETER, KILN_F32, 3, shape_1x1x1, &one, &ones, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){x, half}, &scaled, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){scaled, ones}, &sum, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, (kiln_value[]){sum}, &negated, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "sub", 2, (kiln_value[]){z, z}, &tail, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", negated, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "t", tail, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "x_again", x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "the_weight", w, &err), KILN_OK);
+    seal_builder(b, bytes, size);
+    kiln_builder_free(b);
+}
+
+static void every_dtype_round_trips_through_files(void **state)
+{
+    (void)state;
+    void *original, *rebuilt;
+    size_t original_size, rebuilt_size;
+    seal_everything(&original, &original_size);
+    char *dir = make_dir("everything");
+    char *text = disassemble(original, original_size, dir);
+
+    /* What the canonical form looks like for the awkward parts. */
+    assert_contains(text, "program \"every \\\"dtype\\\" / \xc3\xa9t\xc3\xa9\"\n");
+    assert_contains(text, "meta \"key with spaces\" = \"\xc3\xbcn\xc3\xaf" "c\xc3\xb8" "de\"\n");
+    assert_contains(text, "meta odd = \"say \\\"hi\\\"\\n\\tpi \xcf\x80 \xe2\x89\x88 3.14 \\\\ ctl\\x01 bad\\xff end\"\n");
+    assert_contains(text, "meta empty = \"\"\n");
+    assert_contains(text, "dim unused in 0..9\n");
+    assert_contains(text, "input x: f32[n, 2*n + 1, (n - 1) / 2]\n");
+    assert_contains(text, "input z: i32[n % 3 + n, n]\n");
+    assert_contains(text, "weight w: f32[3, 2] = file \"w.npy\"\n");
+    assert_contains(text, "buffer running_mean: f64[4] = file \"running_mean.npy\"\n");
+    assert_contains(text, "const c_i8: i8[4] = [-128, 127, 0, -1]\n");
+    assert_contains(text, "const c_i64: i64[2] = [-9223372036854775808, 9223372036854775807]\n");
+    assert_contains(text, "const c_u64: u64[2] = [0, 18446744073709551615]\n");
+    assert_contains(text, "const mask: bool[3] = [true, false, true]\n");
+    assert_contains(text, "const big: f64[20] = file \"big.npy\"\n");
+    assert_contains(text, "const odd_nan: f32[] = file \"odd_nan.npy\"\n");
+    assert_contains(text, "const empty: u8[0, 3] = []\n");
+    assert_contains(text, "const scalar_0: f32[] = 0.5\n");
+    assert_contains(text, "%0 = mul(x, scalar_0)\n%1 = add(%0, ones)\n%2 = neg(%1)\n%3 = sub(z, z)\n");
+    assert_contains(text, "output y = %2\noutput t = %3\noutput x_again = x\noutput the_weight = w\n");
+
+    char *text_path = path_in(dir, "p.ktxt");
+    write_file(text_path, text);
+    char *reread = read_file(text_path);
+    seal_text(reread, dir, &rebuilt, &rebuilt_size);
+    assert_same_bytes(original, original_size, rebuilt, rebuilt_size);
+    char *again = disassemble(rebuilt, rebuilt_size, dir);
+    assert_string_equal(again, text);
+
+    free(original);
+    free(rebuilt);
+    free(text);
+    free(again);
+    free(reread);
+    free(text_path);
+    free(dir);
+}
+
+static void float_constants_inline_exactly(void **state)
+{
+    (void)state;
+    const char *text = "kiln 1.0\nprogram \"floats\"\ninput x: f64[]\n"
+                       "const d: f64[9] = [0.1, -0, nan, inf, -inf, 1e-310, 1.7976931348623157e+308, 0.3333333333333333, 5e-324]\n"
+                       "const f: f32[7] = [0.1, -0, nan, -inf, 1e-45, 3.4028235e+38, 16777217]\n"
+                       "%0 = add(x, 1)\noutput y = %0\n";
+    void *bytes;
+    size_t size;
+    seal_text(text, NULL, &bytes, &size);
+    char *canonical = disassemble(bytes, size, NULL);
+    /* Shortest spellings that read back exactly. */
+    assert_contains(canonical, "const d: f64[9] = [0.1, -0, nan, inf, -inf, 1e-310, 1.7976931348623157e+308, "
+                               "0.3333333333333333, 5e-324]\n");
+    /* 16777217 is not a binary32 value: it rounds once, to 16777216. */
+    assert_contains(canonical, "const f: f32[7] = [0.1, -0, nan, -inf, 1e-45, 3.4028235e+38, 16777216]\n");
+    void *again;
+    size_t again_size;
+    seal_text(canonical, NULL, &again, &again_size);
+    assert_same_bytes(bytes, size, again, again_size);
+    free(bytes);
+    free(again);
+    free(canonical);
+}
+
+static void literal_spelling_reads_back_bit_for_bit(void **state)
+{
+    (void)state;
+    char literal[KILN_TEXT_LITERAL_MAX];
+    uint8_t element[8];
+    double doubles[] = {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 1e300, -2.5e-308, 5e-324, 123456789.125, 3.14159265358979323846, INFINITY};
+    for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++) {
+        assert_true(kiln_text_literal_format(KILN_F64, (const uint8_t *)&doubles[i], literal));
+        assert_int_equal(kiln_text_literal_parse(KILN_F64, literal, element), KILN_LITERAL_OK);
+        assert_memory_equal(element, &doubles[i], 8);
+    }
+    float floats[] = {0.0f, -0.0f, 0.1f, 1.0f / 3.0f, 3.4028235e38f, 1e-45f, 16777216.0f, (float)3.14159265358979323846};
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
+        assert_true(kiln_text_literal_format(KILN_F32, (const uint8_t *)&floats[i], literal));
+        assert_int_equal(kiln_text_literal_parse(KILN_F32, literal, element), KILN_LITERAL_OK);
+        assert_memory_equal(element, &floats[i], 4);
+    }
+    assert_true(kiln_text_literal_format(KILN_F64, (const uint8_t *)&doubles[3], literal));
+    assert_string_equal(literal, "0.1");
+    /* Only the default quiet NaN has a literal. */
+    uint64_t negative_nan = 0xfff8000000000000u;
+    assert_false(kiln_text_literal_format(KILN_F64, (const uint8_t *)&negative_nan, literal));
+    uint8_t bool_two = 2;
+    assert_false(kiln_text_literal_format(KILN_BOOL, &bool_two, literal));
+    /* Ranges and kinds. */
+    assert_int_equal(kiln_text_literal_parse(KILN_I8, "-128", element), KILN_LITERAL_OK);
+    assert_int_equal(kiln_text_literal_parse(KILN_I8, "128", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_U8, "-1", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_U8, "-0", element), KILN_LITERAL_OK);
+    assert_int_equal(kiln_text_literal_parse(KILN_U64, "18446744073709551616", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_I64, "-9223372036854775809", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_I32, "1.5", element), KILN_LITERAL_NOT_INTEGER);
+    assert_int_equal(kiln_text_literal_parse(KILN_I32, "nan", element), KILN_LITERAL_NOT_INTEGER);
+    assert_int_equal(kiln_text_literal_parse(KILN_F32, "true", element), KILN_LITERAL_NOT_NUMBER);
+    assert_int_equal(kiln_text_literal_parse(KILN_F64, "0x10", element), KILN_LITERAL_NOT_NUMBER);
+    assert_int_equal(kiln_text_literal_parse(KILN_F64, "1e999", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_F32, "1e39", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_BOOL, "2", element), KILN_LITERAL_NOT_BOOL);
+    assert_int_equal(kiln_text_literal_parse(KILN_F16, "1", element), KILN_LITERAL_UNSUPPORTED_DTYPE);
+}
+
+/* ------------------------------------------------- weights kept as files */
+
+static void disassembly_without_a_directory_names_digests(void **state)
+{
+    (void)state;
+    void *bytes;
+    size_t size;
+    seal_everything(&bytes, &size);
+    char *text = disassemble(bytes, size, NULL);
+    float f32_values[6] = {NAN, INFINITY, -INFINITY, -0.0f, 1e-45f, 0.1f};
+    uint8_t digest[32];
+    assert_true(sodium_init() >= 0);
+    crypto_generichash(digest, sizeof digest, (const uint8_t *)f32_values, sizeof f32_values, NULL, 0);
+    char expected[128];
+    int at = snprintf(expected, sizeof expected, "weight w: f32[3, 2] = file \"w.npy\"  # blake2b-256:");
+    for (int i = 0; i < 8; i++)
+        at += snprintf(expected + at, sizeof expected - (size_t)at, "%02x", digest[i]);
+    snprintf(expected + at, sizeof expected - (size_t)at, " (not written)\n");
+    assert_contains(text, expected);
+
+    /* It still parses: only the files are missing. */
+    char *empty = make_dir("no-weights");
+    kiln_builder *b = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_text_assemble(text, strlen(text), "t.ktxt", empty, &b, &err), KILN_ERR_IO);
+    assert_null(b);
+    assert_contains(err.message, "t.ktxt:");
+    assert_contains(err.message, "w.npy");
+    free(empty);
+    free(text);
+    free(bytes);
+}
+
+/* The seven statement forms of the tour in spec/text-format.md, as written. */
+static void the_tour_parses_as_written(void **state)
+{
+    (void)state;
+    char *dir = make_dir("tour");
+    int64_t shape_4x2[2] = {4, 2}, shape_4[1] = {4};
+    kiln_tensor *w, *r;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, shape_4x2, &w, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, shape_4, &r, &err), KILN_OK);
+    char *w_path = path_in(dir, "w.npy"), *r_path = path_in(dir, "r.npy");
+    assert_int_equal(kiln_npy_write_file(w_path, w, &err), KILN_OK);
+    assert_int_equal(kiln_npy_write_file(r_path, r, &err), KILN_OK);
+    const char *tour = "kiln 1.0\n"
+                       "program \"tour\"\n"
+                       "meta producer = \"examples\"          # any key = \"string\"\n"
+                       "mode inference\n"
+                       "dim batch in 2..4\n"
+                       "input x: f64[batch, 2]\n"
+                       "weight w: f32[4, 2] = file \"w.npy\"  # path relative to the text file; kind parameter\n"
+                       "buffer r: f32[4] = file \"r.npy\"     # kind buffer (you may add this construct)\n"
+                       "const c: f32[4] = [1, 2, 3, 4]      # inline literal; kind constant\n"
+                       "const two: f64[] = 2                # rank-0 literal\n"
+                       "%0 = mul(two, x)\n"
+                       "%1 = add(%0, c)\n"
+                       "output y = %1\n";
+    /* Every line parses; the program itself adds f64 to f32, which the
+     * builder refuses at the add's line. */
+    kiln_builder *b = NULL;
+    assert_int_equal(kiln_text_assemble(tour, strlen(tour), "tour.ktxt", dir, &b, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_null(b);
+    assert_contains(err.message, "tour.ktxt:12:1: node 1 (add)");
+
+    /* The same statements in a program that type-checks. */
+    const char *fixed = "kiln 1.0\n"
+                        "program \"tour\"\n"
+                        "meta producer = \"examples\"\n"
+                        "mode inference\n"
+                        "dim batch in 2..4\n"
+                        "input x: f32[batch, 4]\n"
+                        "weight w: f32[4, 2] = file \"w.npy\"\n"
+                        "buffer r: f32[4] = file \"r.npy\"\n"
+                        "const c: f32[4] = [1, 2, 3, 4]\n"
+                        "const two: f32[] = 2\n"
+                        "%0 = mul(two, x)\n"
+                        "%1 = add(%0, c)\n"
+                        "%2 = sub(%1, r)\n"
+                        "output y = %2\n"
+                        "output w_out = w\n";
+    void *bytes;
+    size_t size;
+    seal_text(fixed, dir, &bytes, &size);
+    char *canonical = disassemble(bytes, size, NULL);
+    assert_contains(canonical, "weight w: f32[4, 2] = file \"w.npy\"  # blake2b-256:");
+    assert_contains(canonical, "buffer r: f32[4] = file \"r.npy\"  # blake2b-256:");
+    assert_contains(canonical, "const c: f32[4] = [1, 2, 3, 4]\nconst two: f32[] = 2\n");
+    free(canonical);
+    free(bytes);
+    kiln_tensor_free(w);
+    kiln_tensor_free(r);
+    free(w_path);
+    free(r_path);
+    free(dir);
+}
+
+/* Layout freedom the canonical form takes away. */
+static void layout_comments_and_names_are_free(void **state)
+{
+    (void)state;
+    const char *loose = "\xef\xbb\xbf# a byte order mark, CR LF line ends, comments, blank lines\r\n"
+                        "\r\n"
+                        "kiln 1.0   # the header\r\n"
+                        "program \"loose\"\r\n"
+                        "dim n in 0..3\r\n"
+                        "input nan: f32[n]        # a name that is also a literal word\r\n"
+                        "input in: f32[n]\r\n"
+                        "const weights.v-1: f32[2] = [\r\n"
+                        "    1.5,\r\n"
+                        "    -2,\r\n"
+                        "]\r\n"
+                        "%sum.1 = add(\r\n"
+                        "    nan,   # the input, not the literal\r\n"
+                        "    in,\r\n"
+                        ")\r\n"
+                        "%42 = mul(%sum.1, nan)\r\n"
+                        "%x = mul(%42, inf)       # inf: no such name, so the literal\r\n"
+                        "output out = %x\r\n";
+    const char *tight = "kiln 1.0\nprogram \"loose\"\ndim n in 0..3\ninput nan: f32[n]\ninput in: f32[n]\n"
+                        "const weights.v-1: f32[2] = [1.5, -2]\n"
+                        "%0 = add(nan, in)\n%1 = mul(%0, nan)\n%2 = mul(%1, inf)\noutput out = %2\n";
+    void *a, *b;
+    size_t a_size, b_size;
+    seal_text(loose, NULL, &a, &a_size);
+    seal_text(tight, NULL, &b, &b_size);
+    assert_same_bytes(a, a_size, b, b_size);
+    char *canonical = disassemble(a, a_size, NULL);
+    assert_contains(canonical, "const scalar_0: f32[] = inf\n%0 = add(nan, in)\n%1 = mul(%0, nan)\n"
+                               "%2 = mul(%1, scalar_0)\n");
+    free(canonical);
+    free(a);
+    free(b);
+}
+
+/* ------------------------------------------------------------- failures */
+
+typedef struct bad_text {
+    const char *what;
+    const char *text;
+    kiln_status code;
+    const char *place;    /* "LINE:COLUMN" */
+    const char *fragment; /* part of the message after the place */
+} bad_text;
+
+#define HEAD "kiln 1.0\nprogram \"p\"\n"
+
+static const bad_text bad_texts[] = {
+    {"unknown op, with a suggestion", HEAD "input x: f32[2]\n%0 = ad(x, x)\n", KILN_ERR_UNSUPPORTED_OP, "4:6",
+     "unknown op 'ad'; did you mean 'add'?"},
+    {"unknown op, nothing close", HEAD "input x: f32[2]\n%0 = frobnicate(x)\n", KILN_ERR_UNSUPPORTED_OP, "4:6",
+     "unknown op 'frobnicate'; this kiln has add, sub, mul, div, neg"},
+    {"missing header", "program \"p\"\n", KILN_ERR_MALFORMED, "1:1",
+     "expected the header 'kiln 1.0' first, found 'program'"},
+    {"empty text", "", KILN_ERR_MALFORMED, "1:1", "expected the header 'kiln 1.0' first, found end of file"},
+    {"wrong version", "# comment\nkiln 2.0\n", KILN_ERR_UNSUPPORTED_VERSION, "2:6",
+     "text format version 2.0 is not supported; this kiln reads version 1.0"},
+    {"program missing", "kiln 1.0\ndim n in 1..2\n", KILN_ERR_MALFORMED, "2:1",
+     "expected 'program \"NAME\"' after the header, found 'dim'"},
+    {"unterminated string", "kiln 1.0\nprogram \"p\n", KILN_ERR_MALFORMED, "2:9", "unterminated string"},
+    {"bad escape", "kiln 1.0\nprogram \"a\\qb\"\n", KILN_ERR_MALFORMED, "2:11", "bad escape '\\' followed by 'q'"},
+    {"bad hex escape", HEAD "meta k = \"\\x4\"\n", KILN_ERR_MALFORMED, "3:11", "bad escape '\\x'"},
+    {"NUL escape", HEAD "meta k = \"a\\x00\"\n", KILN_ERR_MALFORMED, "3:12", "strings cannot contain NUL"},
+    {"duplicate input", HEAD "input x: f32[2]\ninput x: f64[2]\n", KILN_ERR_INVALID_PROGRAM, "4:7",
+     "'x' is already declared at line 3"},
+    {"weight named like an input", HEAD "input x: f32[2]\nconst x: f32[] = 1\n", KILN_ERR_INVALID_PROGRAM, "4:7",
+     "'x' is already declared at line 3"},
+    {"duplicate result", HEAD "input x: f32[2]\n%a = neg(x)\n%a = neg(x)\n", KILN_ERR_INVALID_PROGRAM, "5:1",
+     "'%a' is already defined at line 4"},
+    {"undeclared dim in a shape", HEAD "dim n in 1..4\ninput x: f32[n, 2*q]\n", KILN_ERR_MALFORMED, "4:19",
+     "'q' is not a declared dim"},
+    {"shape syntax", HEAD "dim n in 1..4\ninput x: f32[n +, 2]\n", KILN_ERR_MALFORMED, "4:17",
+     "expected an integer, a dim name or '(', found ', 2]'"},
+    {"unclosed shape", HEAD "input x: f32[2, 3\n", KILN_ERR_MALFORMED, "3:18", "expected ']' to close the shape"},
+    {"result used before definition", HEAD "input x: f32[2]\n%0 = add(x, %3)\n", KILN_ERR_INVALID_PROGRAM, "4:13",
+     "'%3' is not defined"},
+    {"undeclared name as operand", HEAD "input x: f32[2]\n%0 = add(x, y)\n", KILN_ERR_INVALID_PROGRAM, "4:13",
+     "'y' is not a declared input or weight"},
+    {"unknown statement", HEAD "input x: f32[2]\nfrob x\n", KILN_ERR_MALFORMED, "4:1", "unknown statement 'frob'"},
+    {"attribute on add", HEAD "input x: f32[2]\n%0 = add(x, x, axis=1)\n", KILN_ERR_INVALID_PROGRAM, "4:16",
+     "op 'add' takes no attribute 'axis'"},
+    {"attribute list parses", HEAD "input x: f32[2]\n%0 = add(x, x, pads=[[1, 2], [3, 4]], mode=\"edge\")\n",
+     KILN_ERR_INVALID_PROGRAM, "4:16", "op 'add' takes no attribute 'pads'"},
+    {"derived dim", HEAD "dim n in 1..4\ndim m = 2*n\n", KILN_ERR_UNKNOWN_CRITICAL, "4:7",
+     "derived dim (dim NAME = EXPR) is not supported by this kiln version"},
+    {"multiple_of", HEAD "dim n in 2..8 multiple_of 2\n", KILN_ERR_UNKNOWN_CRITICAL, "3:15",
+     "'multiple_of' is not supported by this kiln version"},
+    {"check", HEAD "input x: f32[2]\ncheck x in 0..1\n", KILN_ERR_UNKNOWN_CRITICAL, "4:1",
+     "semantic check ('check') is not supported by this kiln version"},
+    {"evidence", HEAD "evidence \"ones\" {\n}\n", KILN_ERR_UNKNOWN_CRITICAL, "3:1",
+     "evidence ('evidence \"NAME\" { ... }') is not supported by this kiln version"},
+    {"too few values", HEAD "const c: f32[4] = [1, 2, 3]\n", KILN_ERR_INVALID_PROGRAM, "3:27",
+     "expected 4 values for f32[4], found 3"},
+    {"too many values", HEAD "const c: f32[2, 1] = [1, 2, 3]\n", KILN_ERR_INVALID_PROGRAM, "3:29",
+     "too many values: f32[2, 1] holds 2"},
+    {"single value for a vector", HEAD "const c: f32[2] = 1\n", KILN_ERR_INVALID_PROGRAM, "3:19",
+     "a single value fits only shape []"},
+    {"literal out of range", HEAD "const c: i8[2] = [1, 300]\n", KILN_ERR_INVALID_PROGRAM, "3:22",
+     "literal 300 does not fit dtype i8"},
+    {"operand literal out of range", HEAD "input x: u8[2]\n%0 = add(x, -1)\n", KILN_ERR_INVALID_PROGRAM, "4:13",
+     "literal -1 does not fit dtype u8"},
+    {"float for an integer", HEAD "const c: i32[] = 1.5\n", KILN_ERR_INVALID_PROGRAM, "3:18",
+     "literal 1.5 is not an integer"},
+    {"literal with no partner", HEAD "%0 = neg(1)\n", KILN_ERR_INVALID_PROGRAM, "3:10",
+     "literal 1 takes its dtype from another operand of 'neg'"},
+    {"inexact i64 scalar", HEAD "input x: i64[2]\n%0 = add(x, 9007199254740993)\n", KILN_ERR_INVALID_PROGRAM,
+     "4:13", "cannot be passed exactly as a i64 scalar"},
+    {"file dtype mismatch", HEAD "weight w: f32[4, 2] = file \"w.npy\"\n", KILN_ERR_INVALID_PROGRAM, "3:28",
+     "file 'w.npy' holds f64[4, 2], but 'w' is declared f32[4, 2]"},
+    {"file shape mismatch", HEAD "weight w: f64[2, 4] = file \"w.npy\"\n", KILN_ERR_INVALID_PROGRAM, "3:28",
+     "file 'w.npy' holds f64[4, 2], but 'w' is declared f64[2, 4]"},
+    {"missing file", HEAD "weight w: f32[2] = file \"missing.npy\"\n", KILN_ERR_IO, "3:25", "missing.npy"},
+    {"absolute path", HEAD "weight w: f32[2] = file \"/etc/passwd\"\n", KILN_ERR_INVALID_PROGRAM, "3:25",
+     "is an absolute path"},
+    {"dim in a weight shape", HEAD "dim n in 1..2\nweight w: f32[n] = [1]\n", KILN_ERR_INVALID_PROGRAM, "4:8",
+     "weight shapes are static"},
+    {"trailing garbage", HEAD "input x: f32[2] extra\n", KILN_ERR_MALFORMED, "3:17",
+     "expected end of line after the 'input' statement, found 'extra'"},
+    {"missing colon", HEAD "input x f32[2]\n", KILN_ERR_MALFORMED, "3:9",
+     "expected ':' after the input name, found 'f32'"},
+    {"shape where ':' belongs", HEAD "input x[2]: f32\n", KILN_ERR_MALFORMED, "3:8",
+     "expected ':' after the input name, found '['"},
+    {"unknown dtype", HEAD "input x: f23[2]\n", KILN_ERR_MALFORMED, "3:10", "unknown dtype 'f23'"},
+    {"arity", HEAD "input x: f32[2]\n%0 = neg(x, x)\n", KILN_ERR_INVALID_PROGRAM, "4:6", "op 'neg' takes 1 operand, got 2"},
+    {"output of an undefined value", HEAD "input x: f32[2]\noutput y = %9\n", KILN_ERR_INVALID_PROGRAM, "4:12",
+     "'%9' is not defined"},
+    {"no output", HEAD "input x: f32[2]\n", KILN_ERR_INVALID_PROGRAM, "4:1", "the program has no output"},
+    {"broadcast refused at the op", HEAD "dim n in 1..4\ndim m in 1..4\ninput x: f32[n]\ninput z: f32[m]\n"
+                                        "\n%0 = add(x, z)\noutput y = %0\n",
+     KILN_ERR_INVALID_PROGRAM, "8:1", "node 0 (add): output axis 0: cannot prove"},
+    {"dtype mismatch at the op", HEAD "input x: f32[2]\ninput z: f64[2]\n%0 = add(x, z)\n", KILN_ERR_INVALID_PROGRAM,
+     "5:1", "node 0 (add)"},
+    {"bad number", HEAD "const c: f32[] = 1e\n", KILN_ERR_MALFORMED, "3:18", "bad number '1e'"},
+    {"bad number glued to a name", HEAD "dim n in 1..2x\n", KILN_ERR_MALFORMED, "3:13", "bad number '2x'"},
+    {"float overflow", HEAD "const c: f32[] = 1e39\n", KILN_ERR_INVALID_PROGRAM, "3:18", "literal 1e39 does not fit dtype f32"},
+    {"dim range", HEAD "dim n in 4..2\n", KILN_ERR_INVALID_ARGUMENT, "3:5", "range 4..2 must satisfy 0 <= min <= max"},
+    {"dim range separator", HEAD "dim n in 1...2\n", KILN_ERR_MALFORMED, "3:13", "unexpected character '.'"},
+    {"duplicate metadata key", HEAD "meta a = \"1\"\nmeta a = \"2\"\n", KILN_ERR_INVALID_PROGRAM, "4:6",
+     "metadata key 'a' is already set at line 3"},
+    {"mode twice", HEAD "mode inference\nmode training\n", KILN_ERR_INVALID_PROGRAM, "4:1", "the mode is already set"},
+    {"unknown mode", HEAD "mode eval\n", KILN_ERR_MALFORMED, "3:6", "expected 'inference' or 'training'"},
+    {"program twice", HEAD "program \"q\"\n", KILN_ERR_INVALID_PROGRAM, "3:1", "'program' appears once"},
+    {"control character in a string", "kiln 1.0\nprogram \"a\x01\"\n", KILN_ERR_MALFORMED, "2:11",
+     "control character byte 0x01 in a string"},
+    {"stray byte", HEAD "input x: f32[2] @\n", KILN_ERR_MALFORMED, "3:17", "unexpected character '@'"},
+    {"columns count code points", HEAD "meta \"\xc3\xa9\xc3\xa9\" = \"\xe2\x82\xac\" extra\n", KILN_ERR_MALFORMED,
+     "3:17", "found 'extra'"},
+    {"deep parentheses", HEAD "input x: f32[((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1))))"
+                              "))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))]\n",
+     KILN_ERR_MALFORMED, "3:78", "parentheses nest deeper than 64"},
+    {"attribute lists nest", HEAD "input x: f32[2]\n%0 = add(x, x, a=[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]])\n",
+     KILN_ERR_LIMIT, "4:34", "attribute lists nest deeper than 16"},
+    {"operand after attribute", HEAD "input x: f32[2]\n%0 = add(x, a=1, x)\n", KILN_ERR_MALFORMED, "4:18",
+     "operands of 'add' come before its attributes"},
+};
+
+static void malformed_texts_fail_at_the_right_place(void **state)
+{
+    (void)state;
+    char *dir = make_dir("bad");
+    int64_t shape[2] = {4, 2};
+    kiln_tensor *w;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, shape, &w, &err), KILN_OK);
+    char *w_path = path_in(dir, "w.npy");
+    assert_int_equal(kiln_npy_write_file(w_path, w, &err), KILN_OK);
+    kiln_tensor_free(w);
+    free(w_path);
+    assert_true(sizeof bad_texts / sizeof bad_texts[0] >= 20);
+    for (size_t i = 0; i < sizeof bad_texts / sizeof bad_texts[0]; i++) {
+        const bad_text *t = &bad_texts[i];
+        kiln_builder *b = (kiln_builder *)&err; /* must come back NULL */
+        kiln_status status = kiln_text_assemble(t->text, strlen(t->text), "t.ktxt", dir, &b, &err);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "t.ktxt:%s: ", t->place);
+        if (status != t->code || strncmp(err.message, prefix, strlen(prefix)) != 0 ||
+            !strstr(err.message, t->fragment) || b != NULL)
+            fail_msg("%s: expected status %d and \"%s%s\"\n  got status %d: %s", t->what, (int)t->code, prefix,
+                     t->fragment, (int)status, err.message);
+        assert_int_equal(err.code, status);
+    }
+    free(dir);
+}
+
+/* Every prefix and many one-byte mutations of a valid text: no crash, and
+ * every failure names a place. */
+static void damaged_texts_never_crash(void **state)
+{
+    (void)state;
+    const char *base = "kiln 1.0\nprogram \"d\"\nmeta k = \"v\\x41\"\ndim n in 1..4\n"
+                       "input x: f32[n, 2*n + 1]\nconst c: f32[3] = [1, -inf, 2.5e3]\n"
+                       "%a = add(x, 1)\n%b = mul(%a, x, q=[1, \"s\"])\noutput y = %a\n";
+    size_t length = strlen(base);
+    char *copy = malloc(length + 1);
+    assert_non_null(copy);
+    uint32_t seed = 12345;
+    for (size_t cut = 0; cut <= length; cut++) {
+        kiln_builder *b = NULL;
+        kiln_error err;
+        if (kiln_text_assemble(base, cut, "d.ktxt", "/nonexistent", &b, &err) == KILN_OK)
+            kiln_builder_free(b);
+        else
+            assert_true(strncmp(err.message, "d.ktxt:", 7) == 0 || err.code == KILN_ERR_OUT_OF_MEMORY);
+    }
+    static const char alphabet[] = "\0\n\"\\%[](),:=.-#x19eE \xc3\xff";
+    for (int round = 0; round < 4000; round++) {
+        memcpy(copy, base, length + 1);
+        for (int edits = 0; edits < 1 + round % 3; edits++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % length;
+            seed = seed * 1103515245u + 12345u;
+            copy[at] = alphabet[(seed >> 8) % (sizeof alphabet - 1)];
+        }
+        kiln_builder *b = NULL;
+        kiln_error err;
+        if (kiln_text_assemble(copy, length, "d.ktxt", "/nonexistent", &b, &err) == KILN_OK) {
+            void *bytes;
+            size_t size;
+            if (kiln_builder_encode(b, &bytes, &size, &err) == KILN_OK)
+                free(bytes);
+            kiln_builder_free(b);
+        }
+    }
+    free(copy);
+}
+
+static void arguments_are_checked(void **state)
+{
+    (void)state;
+    kiln_builder *b = NULL;
+    kiln_error err;
+    char *text = NULL;
+    assert_int_equal(kiln_text_assemble(NULL, 4, "x", NULL, &b, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_text_assemble("", 0, "x", NULL, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_text_disassemble(NULL, NULL, &text, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_null(text);
+    /* A NULL source name still gives a place. */
+    assert_int_equal(kiln_text_assemble("kiln 3.0", 8, NULL, NULL, &b, &err), KILN_ERR_UNSUPPORTED_VERSION);
+    assert_contains(err.message, "<text>:1:6: ");
+}
+
+static int remove_work_dir(void **state)
+{
+    (void)state;
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
+    return system(command) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    /* Byte comparisons and canonical texts assume no timestamp metadata. */
+    unsetenv("SOURCE_DATE_EPOCH");
+    if (!mkdtemp(work_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scale_text_seals_the_same_bytes_as_the_c_example),
+        cmocka_unit_test(disassembly_is_canonical_and_a_fixed_point),
+        cmocka_unit_test(every_dtype_round_trips_through_files),
+        cmocka_unit_test(float_constants_inline_exactly),
+        cmocka_unit_test(literal_spelling_reads_back_bit_for_bit),
+        cmocka_unit_test(disassembly_without_a_directory_names_digests),
+        cmocka_unit_test(the_tour_parses_as_written),
+        cmocka_unit_test(layout_comments_and_names_are_free),
+        cmocka_unit_test(malformed_texts_fail_at_the_right_place),
+        cmocka_unit_test(damaged_texts_never_crash),
+        cmocka_unit_test(arguments_are_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, remove_work_dir);
+}

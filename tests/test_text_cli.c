@@ -1,0 +1,284 @@
+/*
+ * test_text_cli.c — `kiln asm` and `kiln disasm` driven as a user drives
+ * them: real files, exit codes, stdout and stderr text.
+ *
+ * Usage: test_text_cli KILN_BINARY SCALE_BINARY SOURCE_ROOT
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kiln/kiln.h>
+
+static const char *kiln_binary, *scale_binary, *source_root;
+static char work_dir[] = "/tmp/kiln-text-cli-XXXXXX";
+
+typedef struct command_result {
+    int exit_code;
+    char out[16384];
+    char err[4096];
+} command_result;
+
+static void read_file_into(const char *path, char *buffer, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f) {
+        n = fread(buffer, 1, size - 1, f);
+        fclose(f);
+    }
+    buffer[n] = '\0';
+}
+
+/* Run `command` (a shell command line) in the work directory. */
+static void run(command_result *result, const char *fmt, ...)
+{
+    char command[4096], full[4600];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(command, sizeof command, fmt, args);
+    va_end(args);
+    snprintf(full, sizeof full, "cd '%s' && %s >stdout.txt 2>stderr.txt", work_dir, command);
+    int status = system(full);
+    assert_true(WIFEXITED(status));
+    result->exit_code = WEXITSTATUS(status);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stdout.txt", work_dir);
+    read_file_into(path, result->out, sizeof result->out);
+    snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
+    read_file_into(path, result->err, sizeof result->err);
+}
+
+static void assert_contains(const char *haystack, const char *needle)
+{
+    if (!haystack || !strstr(haystack, needle))
+        fail_msg("expected to find \"%s\" in:\n%s", needle, haystack ? haystack : "(null)");
+}
+
+static bool exists(const char *name)
+{
+    char path[512];
+    struct stat info;
+    snprintf(path, sizeof path, "%s/%s", work_dir, name);
+    return stat(path, &info) == 0;
+}
+
+static void write_work_file(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", work_dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void scale_text_assembles_to_the_c_example_bytes(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' c_scale.kiln >/dev/null && '%s' asm '%s/examples/scale.ktxt' -o s.kiln && cmp s.kiln c_scale.kiln",
+        scale_binary, kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.err, "");
+}
+
+static void assembled_scale_runs(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' asm '%s/examples/scale.ktxt' -o s.kiln && mkdir -p out && "
+            "'%s' run s.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir out",
+        kiln_binary, source_root, kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "y: f64 (3, 2)\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/y.npy", work_dir);
+    kiln_tensor *y;
+    kiln_error err;
+    assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_F64);
+    assert_int_equal(kiln_tensor_rank(y), 2);
+    assert_int_equal(kiln_tensor_shape(y)[0], 3);
+    assert_int_equal(kiln_tensor_shape(y)[1], 2);
+    const double *values = kiln_tensor_const_data(y);
+    for (int i = 0; i < 6; i++)
+        assert_true(values[i] == 3.0);
+    kiln_tensor_free(y);
+}
+
+static void broken_text_exits_1_and_writes_nothing(void **state)
+{
+    (void)state;
+    command_result r;
+    write_work_file("broken.ktxt", "kiln 1.0\nprogram \"b\"\ninput x f64[2]\n");
+    run(&r, "'%s' asm broken.ktxt -o broken.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.err, "kiln: error: broken.ktxt:3:9: expected ':' after the input name, found 'f64'\n");
+    assert_false(exists("broken.kiln"));
+
+    /* Parses, but the contract check at sealing refuses it: still nothing. */
+    write_work_file("unbound.ktxt", "kiln 1.0\nprogram \"u\"\ndim n in 1..4\ninput x: f64[2*n]\n"
+                                    "output y = x\n");
+    run(&r, "'%s' asm unbound.ktxt -o unbound.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: unbound.ktxt: ");
+    assert_contains(r.err, "dim 'n' appears only inside an expression");
+    assert_false(exists("unbound.kiln"));
+
+    run(&r, "'%s' asm missing.ktxt -o missing.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: cannot open 'missing.ktxt'");
+    assert_false(exists("missing.kiln"));
+}
+
+static void disasm_prints_the_canonical_text(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' asm '%s/examples/scale.ktxt' -o s.kiln && '%s' disasm s.kiln", kiln_binary, source_root,
+        kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "kiln 1.0\n"
+                               "program \"scale\"\n"
+                               "meta producer = \"kiln examples/scale.c\"\n"
+                               "mode inference\n"
+                               "dim batch in 2..4\n"
+                               "input x: f64[batch, 2]\n"
+                               "const scalar_0: f64[] = 2\n"
+                               "const scalar_1: f64[] = 1\n"
+                               "%0 = mul(scalar_0, x)\n"
+                               "%1 = add(%0, scalar_1)\n"
+                               "output y = %1\n");
+    /* The printed text reassembles to the same artifact, from stdin too. */
+    run(&r, "'%s' disasm s.kiln | '%s' asm - -o again.kiln && cmp s.kiln again.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+}
+
+static void disasm_to_a_directory_round_trips_weights(void **state)
+{
+    (void)state;
+    command_result r;
+    /* Weights too large to inline come from .npy files next to the text. */
+    int64_t shape[2] = {4, 3};
+    kiln_tensor *w;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, shape, &w, &err), KILN_OK);
+    float *values = kiln_tensor_data(w);
+    for (int i = 0; i < 12; i++)
+        values[i] = (float)i / 7.0f - 0.5f;
+    char path[512];
+    run(&r, "mkdir -p src");
+    snprintf(path, sizeof path, "%s/src/w.npy", work_dir);
+    assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
+    kiln_tensor_free(w);
+    write_work_file("src/model.ktxt", "kiln 1.0\n"
+                                      "program \"my model/v1\"\n"
+                                      "dim batch in 1..8\n"
+                                      "input x: f32[batch, 4, 3]\n"
+                                      "weight w: f32[4, 3] = file \"w.npy\"\n"
+                                      "const bias: f32[17] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]\n"
+                                      "%0 = mul(x, w)\n"
+                                      "%1 = sub(%0, 0.25)\n"
+                                      "output y = %1\n"
+                                      "output b = bias\n");
+    run(&r, "'%s' asm src/model.ktxt -o model.kiln && '%s' disasm model.kiln -o dis", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "dis/my_model_v1.ktxt\n");
+    assert_true(exists("dis/my_model_v1.ktxt"));
+    assert_true(exists("dis/w.npy"));
+    assert_true(exists("dis/bias.npy"));
+    run(&r, "'%s' asm dis/my_model_v1.ktxt -o rebuilt.kiln && cmp model.kiln rebuilt.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+
+    /* Without -o the weights are not written; their digests are shown. */
+    run(&r, "'%s' disasm model.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "weight w: f32[4, 3] = file \"w.npy\"  # blake2b-256:");
+    assert_contains(r.out, " (not written)\n");
+
+    /* An existing directory is reused; a file in the way is an error. */
+    run(&r, "'%s' disasm model.kiln -o dis", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "touch plain && '%s' disasm model.kiln -o plain", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: cannot create directory 'plain'");
+}
+
+static void usage_errors_exit_2(void **state)
+{
+    (void)state;
+    command_result r;
+    const char *commands[] = {
+        "asm",          "asm x.ktxt",         "asm -o out.kiln",      "asm x.ktxt -o",
+        "asm x.ktxt --bogus -o y", "asm a.ktxt b.ktxt -o y", "asm x.ktxt -o a -o b",
+        "disasm",       "disasm a.kiln b.kiln", "disasm a.kiln -o",   "disasm a.kiln --bogus",
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        run(&r, "'%s' %s", kiln_binary, commands[i]);
+        if (r.exit_code != 2)
+            fail_msg("'kiln %s' exited %d, expected 2; stderr: %s", commands[i], r.exit_code, r.err);
+        assert_contains(r.err, "kiln: error: ");
+    }
+}
+
+static void help_exits_0_and_files_rejected_exit_1(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' asm --help", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "usage: kiln asm TEXT -o FILE");
+    run(&r, "'%s' disasm --help", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "usage: kiln disasm FILE [-o DIR]");
+    run(&r, "'%s' --help", kiln_binary);
+    assert_contains(r.out, "  asm ");
+    assert_contains(r.out, "  disasm ");
+    run(&r, "'%s' disasm nonexistent.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: nonexistent.kiln");
+    run(&r, "'%s' disasm '%s/examples/scale.ktxt'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_text_cli KILN_BINARY SCALE_BINARY SOURCE_ROOT\n");
+        return 2;
+    }
+    kiln_binary = argv[1];
+    scale_binary = argv[2];
+    source_root = argv[3];
+    /* Byte comparisons assume no timestamp in the artifacts. */
+    unsetenv("SOURCE_DATE_EPOCH");
+    if (!mkdtemp(work_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scale_text_assembles_to_the_c_example_bytes),
+        cmocka_unit_test(assembled_scale_runs),
+        cmocka_unit_test(broken_text_exits_1_and_writes_nothing),
+        cmocka_unit_test(disasm_prints_the_canonical_text),
+        cmocka_unit_test(disasm_to_a_directory_round_trips_weights),
+        cmocka_unit_test(usage_errors_exit_2),
+        cmocka_unit_test(help_exits_0_and_files_rejected_exit_1),
+    };
+    int failures = cmocka_run_group_tests(tests, NULL, NULL);
+    char cleanup[600];
+    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", work_dir);
+    if (system(cleanup) != 0)
+        fprintf(stderr, "could not remove %s\n", work_dir);
+    return failures;
+}

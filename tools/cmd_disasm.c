@@ -1,0 +1,154 @@
+/*
+ * cmd_disasm.c — `kiln disasm FILE [-o DIR]`: print an artifact's program
+ * in canonical text form, or write it with its weights into a directory
+ * from which `kiln asm` rebuilds the artifact byte for byte.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <kiln/text.h>
+
+#include "cli.h"
+
+static int cmd_disasm(int argc, char **argv);
+
+const cli_verb cli_verb_disasm = {
+    "disasm",
+    "print an artifact as a text program, or write text + weights to a directory",
+    "usage: kiln disasm FILE [-o DIR]\n\n"
+    "Verify and load the artifact FILE and print its program in canonical text\n"
+    "form (spec/text-format.md). Constants of at most 16 elements are written\n"
+    "inline. Without -o the text goes to standard output, other weights are not\n"
+    "written, and their lines end in a comment with the digest of their bytes.\n"
+    "With -o, DIR (created if missing) receives NAME.ktxt, NAME being the\n"
+    "program name made safe as a file name, and every other weight as\n"
+    "WEIGHT.npy; 'kiln asm DIR/NAME.ktxt -o FILE' then rebuilds FILE exactly.\n"
+    "The path of the text file is printed.\n\n"
+    "options:\n"
+    "  -o, --output-dir DIR   write NAME.ktxt and the weight files into DIR\n",
+    cmd_disasm,
+};
+
+/* Longest file name stem made from a program name (file systems allow 255 bytes). */
+#define MAX_STEM 200
+
+/* The program name as a file name: [A-Za-z0-9_.-] kept, anything else '_',
+ * no leading '.', never empty. */
+static char *file_stem(const char *name)
+{
+    size_t length = strlen(name);
+    if (length > MAX_STEM)
+        length = MAX_STEM;
+    char *stem = malloc(length + sizeof "program");
+    if (!stem)
+        return NULL;
+    for (size_t i = 0; i < length; i++) {
+        char c = name[i];
+        bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || (c == '.' && i > 0);
+        stem[i] = safe ? c : '_';
+    }
+    stem[length] = '\0';
+    if (length == 0)
+        strcpy(stem, "program");
+    return stem;
+}
+
+static int make_directory(const char *dir)
+{
+    struct stat info;
+    if (mkdir(dir, 0777) == 0)
+        return CLI_OK;
+    if (errno == EEXIST && stat(dir, &info) == 0 && S_ISDIR(info.st_mode))
+        return CLI_OK;
+    return cli_error("cannot create directory '%s': %s", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return cli_error("cannot create '%s': %s", path, strerror(errno));
+    size_t length = strlen(text);
+    bool failed = fwrite(text, 1, length, f) != length;
+    if (fclose(f) != 0)
+        failed = true;
+    if (failed)
+        return cli_error("cannot write '%s'", path);
+    return CLI_OK;
+}
+
+/* Disassemble into DIR: weights first (by the library), then the text. */
+static int write_directory(const kiln_program *program, const char *dir)
+{
+    kiln_error err;
+    char *text = NULL, *stem = NULL, *path = NULL;
+    int rc = make_directory(dir);
+    if (rc != CLI_OK)
+        return rc;
+    if (kiln_text_disassemble(program, dir, &text, &err) != KILN_OK)
+        return cli_error("%s", err.message);
+    stem = file_stem(kiln_program_name(program));
+    size_t length = strlen(dir) + (stem ? strlen(stem) : 0) + sizeof "/.ktxt";
+    path = stem ? malloc(length) : NULL;
+    if (!path) {
+        rc = cli_error("out of memory");
+    } else {
+        snprintf(path, length, "%s/%s.ktxt", dir, stem);
+        rc = write_text(path, text);
+        if (rc == CLI_OK)
+            printf("%s\n", path);
+    }
+    free(path);
+    free(stem);
+    free(text);
+    return rc;
+}
+
+static int cmd_disasm(int argc, char **argv)
+{
+    const char *path = NULL, *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken = cli_take_value("disasm", argc, argv, &i, "-o", &value);
+        if (taken == 0)
+            taken = cli_take_value("disasm", argc, argv, &i, "--output-dir", &value);
+        if (taken < 0)
+            return CLI_USAGE;
+        if (taken) {
+            if (dir)
+                return cli_usage_error("disasm", "the output directory is given twice");
+            dir = value;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_usage_error("disasm", "unknown option '%s'", argv[i]);
+        if (path)
+            return cli_usage_error("disasm", "unexpected argument '%s'", argv[i]);
+        path = argv[i];
+    }
+    if (!path)
+        return cli_usage_error("disasm", "missing FILE");
+
+    kiln_program *program = NULL;
+    kiln_error err;
+    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
+        return cli_error("%s: %s", path, err.message);
+    int rc;
+    if (dir) {
+        rc = write_directory(program, dir);
+    } else {
+        char *text = NULL;
+        if (kiln_text_disassemble(program, NULL, &text, &err) != KILN_OK) {
+            rc = cli_error("%s: %s", path, err.message);
+        } else {
+            rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? cli_error("cannot write the text") : CLI_OK;
+        }
+        free(text);
+    }
+    kiln_program_free(program);
+    return rc;
+}
