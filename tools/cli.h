@@ -56,5 +56,11 @@ extern const cli_verb cli_verb_run;
 extern const cli_verb cli_verb_verify;
 extern const cli_verb cli_verb_keygen;
 extern const cli_verb cli_verb_sign;
+extern const cli_verb cli_verb_version;
+extern const cli_verb cli_verb_evidence;
+
+/* The text format: cmd_asm.c, cmd_disasm.c. */
+extern const cli_verb cli_verb_asm;
+extern const cli_verb cli_verb_disasm;
 
 #endif

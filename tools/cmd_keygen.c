@@ -82,6 +82,14 @@ static int cmd_keygen(int argc, char **argv)
     }
     snprintf(secret_path, path_size, "%s.key", prefix);
     snprintf(public_path, path_size, "%s.pub", prefix);
+    /* Refuse before writing anything, so no half of a pair is left behind. */
+    for (int i = 0; i < 2 && !force; i++) {
+        const char *path = i ? public_path : secret_path;
+        if (access(path, F_OK) == 0) {
+            rc = cli_error("'%s' exists; pass --force to replace it", path);
+            goto done;
+        }
+    }
     kiln_secret_key_format(&secret_key, secret_text, sizeof secret_text);
     kiln_public_key_format(&public_key, public_text, sizeof public_text);
     rc = write_key_file(secret_path, secret_text, 0600, force);

@@ -2,18 +2,20 @@
  * cmd_verify.c — `kiln verify FILE [--trust KEY.pub]... [--require-signature]`:
  * full integrity, authenticity and runnability, naming the check that failed.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 
 static int cmd_verify(int argc, char **argv);
 
 const cli_verb cli_verb_verify = {
     "verify",
     "prove an artifact intact, authentic and runnable here",
-    "usage: kiln verify FILE [--trust KEY.pub]... [--require-signature]\n\n"
+    "usage: kiln verify FILE [--trust KEY.pub]... [--require-signature] [--json]\n\n"
     "Check FILE in full: structure, artifact digest, every section's CRC32 and\n"
     "BLAKE2b-256, the signature against the trusted keys, and that this runtime\n"
     "can run it (ops, dtypes, mode, memory plan). Exit 0 if everything holds,\n"
@@ -21,7 +23,8 @@ const cli_verb cli_verb_verify = {
     "options:\n"
     "  --trust KEY.pub        accept signatures by this key (repeatable); an\n"
     "                         artifact signed by any other key is refused\n"
-    "  --require-signature    refuse unsigned artifacts\n",
+    "  --require-signature    refuse unsigned artifacts\n"
+    "  --json                 print the report as one JSON object (spec/compatibility.md)\n",
     cmd_verify,
 };
 
@@ -35,14 +38,16 @@ static const char *check_of(kiln_status status)
     case KILN_ERR_HEADER_CRC:
     case KILN_ERR_TABLE_CRC:
     case KILN_ERR_TRAILER:
-    case KILN_ERR_MALFORMED:
-    case KILN_ERR_LIMIT: return "structure";
+    case KILN_ERR_MALFORMED: return "structure";
+    case KILN_ERR_LIMIT: return "limits";
+    case KILN_ERR_OUT_OF_MEMORY: return "resources";
     case KILN_ERR_DIGEST_MISMATCH: return "digest";
     case KILN_ERR_SECTION_CRC: return "section checksum";
     case KILN_ERR_SECTION_HASH: return "section hash";
     case KILN_ERR_UNSIGNED:
     case KILN_ERR_UNTRUSTED_KEY:
     case KILN_ERR_BAD_SIGNATURE: return "signature";
+    case KILN_ERR_RUNTIME: return "evidence";
     default: return "compatibility";
     }
 }
@@ -62,7 +67,201 @@ static int load_trusted_keys(int count, const char **paths, kiln_public_key *key
     return CLI_OK;
 }
 
-static void print_report(const kiln_program *program, const char *path)
+/* The replayed evidence of one artifact: per case, the outcome per output. */
+typedef struct evidence_outcome {
+    uint32_t case_count;
+    kiln_evidence_result **results; /* [case][output] */
+    kiln_status *status;            /* per case: could it run */
+    char (*message)[KILN_ERROR_MESSAGE_SIZE];
+    uint32_t failed;                /* cases that did not run or did not match */
+} evidence_outcome;
+
+static void replay_all(const kiln_program *program, evidence_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t n = kiln_program_evidence_count(program);
+    out->results = calloc(n + 1, sizeof *out->results);
+    out->status = calloc(n + 1, sizeof *out->status);
+    out->message = calloc(n + 1, sizeof *out->message);
+    if (!out->results || !out->status || !out->message)
+        return;
+    out->case_count = n;
+    for (uint32_t c = 0; c < n; c++) {
+        kiln_error err;
+        uint32_t outputs = kiln_program_evidence_output_count(program, c);
+        out->results[c] = calloc(outputs + 1, sizeof **out->results);
+        out->status[c] = out->results[c] ? kiln_program_replay_evidence(program, c, out->results[c], &err)
+                                         : KILN_ERR_OUT_OF_MEMORY;
+        bool passed = out->status[c] == KILN_OK;
+        if (!passed)
+            snprintf(out->message[c], sizeof out->message[c], "%s",
+                     out->results[c] ? err.message : "out of memory");
+        for (uint32_t o = 0; passed && o < outputs; o++)
+            passed = out->results[c][o].passed;
+        out->failed += !passed;
+    }
+}
+
+static void release_outcome(evidence_outcome *out)
+{
+    for (uint32_t c = 0; c < out->case_count; c++)
+        free(out->results[c]);
+    free(out->results);
+    free(out->status);
+    free(out->message);
+}
+
+static void print_rule(FILE *f, const kiln_compare_rule *rule)
+{
+    if (rule->kind == KILN_COMPARE_EXACT)
+        fprintf(f, "exact");
+    else
+        fprintf(f, "atol %g rtol %g", rule->atol, rule->rtol);
+    if (!rule->nan_equal)
+        fprintf(f, ", NaN unequal");
+}
+
+static void print_evidence(FILE *f, const kiln_program *program, const evidence_outcome *out)
+{
+    fprintf(f, "evidence   %u case%s, %u failed\n", out->case_count, out->case_count == 1 ? "" : "s", out->failed);
+    for (uint32_t c = 0; c < out->case_count; c++) {
+        const char *name = kiln_program_evidence_name(program, c);
+        if (out->status[c] != KILN_OK) {
+            fprintf(f, "  %-16s FAIL  %s\n", name, out->message[c]);
+            continue;
+        }
+        for (uint32_t o = 0; o < kiln_program_evidence_output_count(program, c); o++) {
+            const kiln_evidence_result *r = &out->results[c][o];
+            fprintf(f, "  %-16s %s  %s: max abs error %.3g, max rel error %.3g, %llu of %llu outside (",
+                    o ? "" : name, r->passed ? "pass" : "FAIL", r->output, r->max_abs_error, r->max_rel_error,
+                    (unsigned long long)r->mismatches, (unsigned long long)r->elements);
+            print_rule(f, &r->rule);
+            fprintf(f, ")\n");
+        }
+    }
+}
+
+static void print_evidence_json(const kiln_program *program, const evidence_outcome *out)
+{
+    printf(", \"evidence\": [");
+    for (uint32_t c = 0; c < out->case_count; c++) {
+        bool passed = out->status[c] == KILN_OK;
+        uint32_t outputs = passed ? kiln_program_evidence_output_count(program, c) : 0;
+        for (uint32_t o = 0; o < outputs; o++)
+            passed = passed && out->results[c][o].passed;
+        printf("%s{\"name\": ", c ? ", " : "");
+        json_string(stdout, kiln_program_evidence_name(program, c));
+        printf(", \"passed\": %s", passed ? "true" : "false");
+        if (out->status[c] != KILN_OK) {
+            printf(", \"error\": ");
+            json_string(stdout, out->message[c]);
+        }
+        printf(", \"outputs\": [");
+        for (uint32_t o = 0; o < outputs; o++) {
+            const kiln_evidence_result *r = &out->results[c][o];
+            printf("%s{\"name\": ", o ? ", " : "");
+            json_string(stdout, r->output);
+            printf(", \"passed\": %s, \"rule\": {\"kind\": \"%s\", \"atol\": %.17g, \"rtol\": %.17g, "
+                   "\"nan_equal\": %s}, \"elements\": %llu, \"mismatches\": %llu, \"max_abs_error\": %.17g, "
+                   "\"max_rel_error\": %.17g}",
+                   r->passed ? "true" : "false", r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance",
+                   r->rule.atol, r->rule.rtol, r->rule.nan_equal ? "true" : "false",
+                   (unsigned long long)r->elements, (unsigned long long)r->mismatches,
+                   isfinite(r->max_abs_error) ? r->max_abs_error : -1.0,
+                   isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
+        }
+        printf("]}");
+    }
+    printf("]");
+}
+
+static const char *severity_name(kiln_severity severity)
+{
+    return severity == KILN_SEVERITY_ERROR ? "error" : "warning";
+}
+
+/* One line per problem of the report. */
+static void print_problems(FILE *out, const kiln_report *report)
+{
+    for (uint32_t i = 0; i < kiln_report_count(report); i++) {
+        kiln_problem_info p;
+        kiln_report_problem(report, i, &p);
+        fprintf(out, "  %-7s %-24s %s%s%s\n", severity_name(p.severity), p.code, p.location,
+                p.location[0] ? ": " : "", p.message);
+    }
+}
+
+static void print_failure(const char *path, const kiln_report *report, kiln_status status, const kiln_error *err)
+{
+    uint32_t errors = 0;
+    for (uint32_t i = 0; i < kiln_report_count(report); i++) {
+        kiln_problem_info p;
+        kiln_report_problem(report, i, &p);
+        errors += p.severity == KILN_SEVERITY_ERROR;
+    }
+    if (errors <= 1) {
+        cli_error("%s: %s check failed: %s", path, check_of(status), err->message);
+        if (kiln_report_count(report) > 1)
+            print_problems(stderr, report);
+        return;
+    }
+    cli_error("%s: %u problems make this artifact unrunnable here:", path, errors);
+    print_problems(stderr, report);
+}
+
+static void print_json(const char *path, const kiln_program *program, const kiln_report *report,
+                       const evidence_outcome *evidence, kiln_status status, const kiln_error *err)
+{
+    char hex[65];
+    printf("{\"file\": ");
+    json_string(stdout, path);
+    printf(", \"ok\": %s", status == KILN_OK ? "true" : "false");
+    if (status != KILN_OK) {
+        printf(", \"check\": \"%s\", \"message\": ", check_of(status));
+        json_string(stdout, err->message);
+    }
+    printf(", \"problems\": [");
+    for (uint32_t i = 0; i < kiln_report_count(report); i++) {
+        kiln_problem_info p;
+        kiln_report_problem(report, i, &p);
+        printf("%s{\"severity\": \"%s\", \"code\": \"%s\", \"status\": %d, \"location\": ", i ? ", " : "",
+               severity_name(p.severity), p.code, (int)p.status);
+        json_string(stdout, p.location);
+        printf(", \"message\": ");
+        json_string(stdout, p.message);
+        printf("}");
+    }
+    printf("]");
+    if (program) {
+        uint16_t major, minor;
+        uint8_t digest[32];
+        kiln_signature_info signature;
+        static const char *const states[] = {"unsigned", "verified", "unverified"};
+        kiln_program_format_version(program, &major, &minor);
+        printf(", \"format\": {\"major\": %u, \"minor\": %u}", major, minor);
+        static const struct {
+            kiln_identity identity;
+            const char *name;
+        } identities[] = {{KILN_IDENTITY_ARTIFACT, "artifact"}, {KILN_IDENTITY_PROGRAM, "program"},
+                          {KILN_IDENTITY_STATE, "state"}};
+        printf(", \"identities\": {");
+        for (size_t i = 0; i < 3; i++) {
+            kiln_program_identity(program, identities[i].identity, digest);
+            cli_hex(digest, sizeof digest, hex);
+            printf("%s\"%s\": \"blake2b-256:%s\"", i ? ", " : "", identities[i].name, hex);
+        }
+        kiln_program_signature(program, &signature);
+        cli_hex(signature.key_id, sizeof signature.key_id, hex);
+        printf("}, \"signature\": {\"state\": \"%s\"", states[signature.state]);
+        if (signature.state != KILN_SIGNATURE_NONE)
+            printf(", \"key_id\": \"%s\"", hex);
+        printf("}");
+        print_evidence_json(program, evidence);
+    }
+    printf("}\n");
+}
+
+static void print_report(const kiln_program *program, const kiln_report *report, const char *path)
 {
     uint16_t major, minor;
     uint8_t digest[32];
@@ -84,8 +283,12 @@ static void print_report(const kiln_program *program, const char *path)
         printf("signature  present but not checked: key %s, no --trust key given\n", hex);
         break;
     }
-    printf("runtime    ok (%u nodes; every op, dtype and the memory plan are supported)\n",
-           kiln_program_node_count(program));
+    printf("runtime    ok (%u node%s; every op, dtype and the memory plan are supported)\n",
+           kiln_program_node_count(program), kiln_program_node_count(program) == 1 ? "" : "s");
+    if (kiln_report_count(report)) {
+        printf("notes\n");
+        print_problems(stdout, report);
+    }
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -93,7 +296,7 @@ static int cmd_verify(int argc, char **argv)
     const char *path = NULL;
     const char **trust_paths = calloc((size_t)argc, sizeof *trust_paths);
     int trust_count = 0;
-    bool require_signature = false;
+    bool require_signature = false, json = false;
     int rc = CLI_OK;
     if (!trust_paths)
         return cli_error("out of memory");
@@ -106,6 +309,8 @@ static int cmd_verify(int argc, char **argv)
             trust_paths[trust_count++] = value;
         else if (strcmp(argv[i], "--require-signature") == 0)
             require_signature = true;
+        else if (strcmp(argv[i], "--json") == 0)
+            json = true;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             rc = cli_usage_error("verify", "unknown option '%s'", argv[i]);
         else if (path)
@@ -123,6 +328,7 @@ static int cmd_verify(int argc, char **argv)
 
     kiln_program *program = NULL;
     kiln_session *session = NULL;
+    kiln_report *report = NULL;
     if (rc == CLI_OK) {
         kiln_load_options options;
         kiln_error err;
@@ -130,15 +336,34 @@ static int cmd_verify(int argc, char **argv)
         options.trusted_keys = keys;
         options.trusted_key_count = (uint32_t)trust_count;
         options.require_signature = require_signature;
-        kiln_status status = kiln_program_load(path, &options, &program, &err);
+        kiln_status status = kiln_program_load_with_report(path, &options, &program, &report, &err);
         /* A session proves the memory plan fits the limits on this machine. */
         if (status == KILN_OK)
             status = kiln_session_new(program, NULL, &session, &err);
-        if (status != KILN_OK)
-            rc = cli_error("%s: %s check failed: %s", path, check_of(status), err.message);
-        else
-            print_report(program, path);
+        evidence_outcome evidence = {0};
+        if (status == KILN_OK) {
+            replay_all(program, &evidence);
+            if (evidence.failed) {
+                status = err.code = KILN_ERR_RUNTIME;
+                snprintf(err.message, sizeof err.message, "%u of %u evidence case%s failed on this runtime",
+                         evidence.failed, evidence.case_count, evidence.case_count == 1 ? "" : "s");
+            }
+        }
+        if (json) {
+            print_json(path, program, report, &evidence, status, &err);
+        } else if (status != KILN_OK) {
+            print_failure(path, report, status, &err);
+            if (evidence.failed)
+                print_evidence(stderr, program, &evidence);
+        } else {
+            print_report(program, report, path);
+            if (evidence.case_count)
+                print_evidence(stdout, program, &evidence);
+        }
+        release_outcome(&evidence);
+        rc = status == KILN_OK ? CLI_OK : CLI_FAILED;
     }
+    kiln_report_free(report);
     kiln_session_free(session);
     kiln_program_free(program);
     free(keys);

@@ -10,6 +10,10 @@ static const cli_verb *const verbs[] = {
     &cli_verb_verify,
     &cli_verb_keygen,
     &cli_verb_sign,
+    &cli_verb_version,
+    &cli_verb_evidence,
+    &cli_verb_asm,
+    &cli_verb_disasm,
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

@@ -1,0 +1,126 @@
+/* cmd_version.c — `kiln version [--json]`: what this runtime reads and runs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+
+static int cmd_version(int argc, char **argv);
+
+const cli_verb cli_verb_version = {
+    "version",
+    "describe this runtime: format versions, ops, dtypes, limits, features",
+    "usage: kiln version [--json]\n\n"
+    "Print the library version, the artifact format versions this runtime\n"
+    "reads, every op with the version range it implements, the dtypes and\n"
+    "modes it runs, the default load limits and the build features.\n"
+    "--json prints the same as one JSON object (spec/compatibility.md).\n",
+    cmd_version,
+};
+
+static const kiln_dtype all_dtypes[] = {
+    KILN_F32, KILN_F64, KILN_F16, KILN_BF16, KILN_I8, KILN_I16, KILN_I32,
+    KILN_I64, KILN_U8, KILN_U16, KILN_U32, KILN_U64, KILN_BOOL,
+};
+#define DTYPE_COUNT (sizeof all_dtypes / sizeof all_dtypes[0])
+
+typedef struct limit_row {
+    const char *name;
+    unsigned long long value;
+} limit_row;
+
+static size_t limit_rows(limit_row *rows)
+{
+    kiln_limits l;
+    kiln_limits_default(&l);
+    size_t n = 0;
+#define ROW(field) rows[n++] = (limit_row){#field, (unsigned long long)l.field}
+    ROW(max_sections); ROW(max_string_length); ROW(max_metadata); ROW(max_dims); ROW(max_expr_nodes);
+    ROW(max_inputs); ROW(max_outputs); ROW(max_weights); ROW(max_nodes); ROW(max_node_inputs);
+    ROW(max_opset_entries); ROW(max_values); ROW(max_attributes); ROW(max_weight_bytes);
+    ROW(max_decompressed_bytes); ROW(max_arena_bytes);
+#undef ROW
+    return n;
+}
+
+static void print_text(void)
+{
+    uint16_t major, minor;
+    limit_row rows[32];
+    kiln_runtime_format_version(&major, &minor);
+    printf("kiln %s\n", kiln_version());
+    printf("format     reads %u.0 through %u.%u (newer minors if every critical part is known)\n", major, major,
+           minor);
+    printf("modes      inference\n");
+    printf("dtypes    ");
+    for (size_t i = 0; i < DTYPE_COUNT; i++)
+        if (kiln_dtype_is_supported(all_dtypes[i]))
+            printf(" %s", kiln_dtype_name(all_dtypes[i]));
+    printf("\nfeatures  ");
+    for (const char *const *f = kiln_runtime_features(); *f; f++)
+        printf(" %s", *f);
+    printf("\n\nops (%u)\n", kiln_runtime_op_count());
+    for (uint32_t i = 0; i < kiln_runtime_op_count(); i++) {
+        const char *name;
+        uint32_t lo, hi;
+        kiln_runtime_op(i, &name, &lo, &hi);
+        if (lo == hi)
+            printf("  %-16s v%u\n", name, lo);
+        else
+            printf("  %-16s v%u..v%u\n", name, lo, hi);
+    }
+    printf("\nlimits (defaults)\n");
+    size_t n = limit_rows(rows);
+    for (size_t i = 0; i < n; i++)
+        printf("  %-24s %llu\n", rows[i].name, rows[i].value);
+}
+
+static void print_json(void)
+{
+    uint16_t major, minor;
+    limit_row rows[32];
+    kiln_runtime_format_version(&major, &minor);
+    printf("{\"kiln_version\": ");
+    json_string(stdout, kiln_version());
+    printf(", \"format\": {\"major\": %u, \"minor\": %u}, \"modes\": [\"inference\"], \"dtypes\": [", major, minor);
+    bool first = true;
+    for (size_t i = 0; i < DTYPE_COUNT; i++) {
+        if (!kiln_dtype_is_supported(all_dtypes[i]))
+            continue;
+        printf("%s\"%s\"", first ? "" : ", ", kiln_dtype_name(all_dtypes[i]));
+        first = false;
+    }
+    printf("], \"features\": [");
+    for (const char *const *f = kiln_runtime_features(); *f; f++)
+        printf("%s\"%s\"", f == kiln_runtime_features() ? "" : ", ", *f);
+    printf("], \"ops\": [");
+    for (uint32_t i = 0; i < kiln_runtime_op_count(); i++) {
+        const char *name;
+        uint32_t lo, hi;
+        kiln_runtime_op(i, &name, &lo, &hi);
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, name);
+        printf(", \"min_version\": %u, \"max_version\": %u}", lo, hi);
+    }
+    printf("], \"limits\": {");
+    size_t n = limit_rows(rows);
+    for (size_t i = 0; i < n; i++)
+        printf("%s\"%s\": %llu", i ? ", " : "", rows[i].name, rows[i].value);
+    printf("}}\n");
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else
+            return cli_usage_error("version", "unexpected argument '%s'", argv[i]);
+    }
+    if (json)
+        print_json();
+    else
+        print_text();
+    return CLI_OK;
+}
