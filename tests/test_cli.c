@@ -18,6 +18,8 @@
 
 #include <kiln/kiln.h>
 
+#include "json_tree.h"
+
 static const char *kiln_binary, *scale_binary, *source_root;
 static char work_dir[] = "/tmp/kiln-cli-XXXXXX";
 
@@ -164,7 +166,7 @@ static void help_and_version_exit_0(void **state)
     run(&r, "'%s' --version", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "kiln ");
-    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign"};
+    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign", "version", "evidence"};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
         run(&r, "'%s' %s --help", kiln_binary, verbs[i]);
         assert_int_equal(r.exit_code, 0);
@@ -248,6 +250,125 @@ static void keygen_sign_verify(void **state)
     }
 }
 
+static json_value *parse_stdout(const command_result *r)
+{
+    json_value *json = json_parse(r->out);
+    if (!json)
+        fail_msg("stdout is not one JSON value:\n%s", r->out);
+    return json;
+}
+
+static void version_describes_the_runtime(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' version", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "format     reads 1.0");
+    assert_contains(r.out, "  add              v1\n");
+    run(&r, "'%s' version --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json_value *json = parse_stdout(&r);
+    assert_string_equal(json_get(json, "kiln_version")->string, kiln_version());
+    assert_int_equal((int)json_get(json_get(json, "format"), "major")->number, 1);
+    const json_value *ops = json_get(json, "ops");
+    bool found_neg = false;
+    for (size_t i = 0; json_at(ops, i); i++)
+        found_neg = found_neg || strcmp(json_get(json_at(ops, i), "name")->string, "neg") == 0;
+    assert_true(found_neg);
+    assert_true(json_get(json_get(json, "limits"), "max_nodes")->number > 0);
+    json_free(json);
+    run(&r, "'%s' version --bogus", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+}
+
+static void verify_json_reports_every_problem(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' verify scale.kiln --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json_value *json = parse_stdout(&r);
+    assert_true(json_get(json, "ok")->boolean);
+    assert_int_equal(json_get(json, "problems")->count, 0);
+    assert_string_equal(json_get(json_get(json, "signature"), "state")->string, "unsigned");
+    assert_non_null(strstr(json_get(json_get(json, "identities"), "program")->string, "blake2b-256:"));
+    json_free(json);
+
+    run(&r, "'%s' verify '%s/tests/golden/future/three-missing-ops.kiln' --json", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    json = parse_stdout(&r);
+    assert_false(json_get(json, "ok")->boolean);
+    assert_string_equal(json_get(json, "check")->string, "compatibility");
+    const json_value *problems = json_get(json, "problems");
+    assert_int_equal(problems->count, 3);
+    const char *ops[] = {"op relu version 1", "op softmax version 3", "op add version 9"};
+    for (size_t i = 0; i < 3; i++) {
+        const json_value *p = json_at(problems, i);
+        assert_string_equal(json_get(p, "code")->string, "op-missing");
+        assert_string_equal(json_get(p, "severity")->string, "error");
+        assert_non_null(strstr(json_get(p, "message")->string, ops[i]));
+    }
+    json_free(json);
+
+    /* The text form names all three too. */
+    run(&r, "'%s' verify '%s/tests/golden/future/three-missing-ops.kiln'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "3 problems make this artifact unrunnable here");
+    for (size_t i = 0; i < 3; i++)
+        assert_contains(r.err, ops[i]);
+    run(&r, "'%s' verify '%s/tests/golden/future/minor-1.1-unknown-ancillary.kiln'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "warning section-skipped");
+}
+
+static void evidence_replays_and_catches_a_perturbed_output(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "mkdir -p ev && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir ev && "
+            "'%s' evidence add scale.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y=ev/y.npy -o with_evidence.kiln",
+        kiln_binary, source_root, kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "added evidence 'ones' to with_evidence.kiln");
+    run(&r, "'%s' verify with_evidence.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "evidence   1 case, 0 failed");
+    assert_contains(r.out, "ones             pass  y: max abs error 0");
+
+    /* Expect ones where the program gives threes: outside any small tolerance. */
+    run(&r, "'%s' evidence add with_evidence.kiln --name wrong --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y='%s/examples/ones_3x2_f64.npy' --atol 0.5 --rtol 0 -o perturbed.kiln",
+        kiln_binary, source_root, source_root);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' verify perturbed.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "evidence check failed: 1 of 2 evidence cases failed");
+    assert_contains(r.err, "wrong            FAIL  y: max abs error 2, max rel error 2, 6 of 6 outside (atol 0.5 rtol 0)");
+    run(&r, "'%s' verify perturbed.kiln --json", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    json_value *json = parse_stdout(&r);
+    const json_value *cases = json_get(json, "evidence");
+    assert_int_equal(cases->count, 2);
+    assert_true(json_get(json_at(cases, 0), "passed")->boolean);
+    const json_value *wrong = json_at(cases, 1);
+    assert_false(json_get(wrong, "passed")->boolean);
+    const json_value *y = json_at(json_get(wrong, "outputs"), 0);
+    assert_true(json_get(y, "max_abs_error")->number == 2.0);
+    assert_int_equal((int)json_get(y, "mismatches")->number, 6);
+    json_free(json);
+
+    /* A case whose inputs break the contract cannot be added. */
+    run(&r, "'%s' evidence add scale.kiln --name big --input x='%s/examples/ones_5x2_f64.npy' "
+            "--expect y=ev/y.npy -o never.kiln",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "5 is outside 2..4");
+    run(&r, "test -e never.kiln");
+    assert_int_equal(r.exit_code, 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -270,6 +391,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(help_and_version_exit_0),
         cmocka_unit_test(rejected_inputs_and_files_exit_1),
         cmocka_unit_test(keygen_sign_verify),
+        cmocka_unit_test(version_describes_the_runtime),
+        cmocka_unit_test(verify_json_reports_every_problem),
+        cmocka_unit_test(evidence_replays_and_catches_a_perturbed_output),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
     char cleanup[600];

@@ -336,6 +336,91 @@ static void integer_division_by_zero_is_a_runtime_error(void **state)
     kiln_program_free(program);
 }
 
+static void multiple_of_and_derived_dims_are_guarded(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value s, pair, n_s, n_pair;
+    assert_int_equal(kiln_builder_new("tour", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 8, 32, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_dim_multiple_of(b, "seq", 64, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "no value in 8..32 is a multiple of 64"));
+    assert_int_equal(kiln_builder_set_dim_multiple_of(b, "nope", 8, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_set_dim_multiple_of(b, "seq", 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_derived_dim(b, "two_seq", "2*seq", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_derived_dim(b, "seq", "2", &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_input(b, "s", KILN_F32, "[seq]", &s, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "pair", KILN_F32, "[two_seq]", &pair, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &s, &n_s, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &pair, &n_pair, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "a", n_s, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "b", n_pair, &err), KILN_OK);
+    kiln_session *session = session_from_builder(b, &program);
+    kiln_builder_free(b);
+
+    kiln_dim_info dim;
+    kiln_program_dim(program, 0, &dim);
+    assert_int_equal(dim.multiple_of, 8);
+    char text[64];
+    const char *name;
+    assert_int_equal(kiln_program_derived_dim_count(program), 1);
+    kiln_program_derived_dim(program, 0, &name, text, sizeof text);
+    assert_string_equal(name, "two_seq");
+    assert_string_equal(text, "2*seq");
+
+    static const struct {
+        int64_t seq, pair;
+        kiln_status status;
+        const char *message;
+    } cases[] = {
+        {8, 16, KILN_OK, NULL},
+        {32, 64, KILN_OK, NULL},
+        {16, 32, KILN_OK, NULL},
+        {12, 24, KILN_ERR_SHAPE_GUARD, "input 's' axis 0 (seq): 12 is not a multiple of 8 (seq in 8..32 multiple_of 8)"},
+        {40, 80, KILN_ERR_SHAPE_GUARD, "input 's' axis 0 (seq): 40 is outside 8..32"},
+        {0, 0, KILN_ERR_SHAPE_GUARD, "input 's' axis 0 (seq): 0 is outside 8..32"},
+        {16, 31, KILN_ERR_SHAPE_GUARD, "input 'pair' axis 0 (2*seq): 31 is not 2*seq = 32"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kiln_tensor *a = make_tensor(KILN_F32, 1, (int64_t[]){cases[i].seq}, 0);
+        kiln_tensor *p = make_tensor(KILN_F32, 1, (int64_t[]){cases[i].pair}, 0);
+        assert_int_equal(kiln_session_set_input(session, "s", a, &err), KILN_OK);
+        assert_int_equal(kiln_session_set_input(session, "pair", p, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), cases[i].status);
+        if (cases[i].message)
+            assert_string_equal(err.message, cases[i].message);
+        kiln_tensor_free(a);
+        kiln_tensor_free(p);
+    }
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+static void ops_refuse_attributes_they_do_not_take(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_new("attrs", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+    kiln_attribute axis = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 1, &axis, &y, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_string_equal(err.message, "node 0 (neg): op 'neg' takes no attribute 'axis'");
+    kiln_attribute twice[2] = {axis, axis};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 2, twice, &y, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "attribute 'axis' is given twice"));
+    kiln_attribute untyped = {.name = "axis", .type = (kiln_attribute_type)9};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 1, &untyped, &y, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 0, NULL, &y, &err), KILN_OK);
+    kiln_builder_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +437,8 @@ int main(void)
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
+        cmocka_unit_test(multiple_of_and_derived_dims_are_guarded),
+        cmocka_unit_test(ops_refuse_attributes_they_do_not_take),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

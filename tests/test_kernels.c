@@ -1124,6 +1124,7 @@ static void fixture_init(shape_fixture *f)
         f->dims[d].name = decls[d].name;
         f->dims[d].min = decls[d].min;
         f->dims[d].max = decls[d].max;
+        f->dims[d].multiple_of = 1;
     }
     f->ctx.pool = &f->pool;
     f->ctx.dims = f->dims;

@@ -10,7 +10,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kiln_container c;
-    kiln_container_limits limits = {.max_sections = 64, .max_section_raw_size = UINT64_C(1) << 32};
+    kiln_container_limits limits = {
+        .max_sections = 64,
+        .max_section_raw_size = UINT64_C(1) << 32,
+        .max_decompressed_size = UINT64_C(64) << 20, /* keep the fuzzer's memory bounded */
+    };
     if (kiln_container_parse(data, size, &limits, &c, NULL) != KILN_OK)
         return 0;
     for (uint32_t i = 0; i < c.section_count; i++) {

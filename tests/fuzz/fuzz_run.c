@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     options.verify = KILN_VERIFY_NONE;
     options.limits.max_arena_bytes = UINT64_C(64) << 20; /* keep the fuzzer's memory bounded */
     options.limits.max_weight_bytes = UINT64_C(64) << 20;
+    options.limits.max_decompressed_bytes = UINT64_C(64) << 20;
     if (kiln_program_load_memory(data, size, &options, &program, NULL) != KILN_OK)
         return 0;
     if (kiln_session_new(program, NULL, &session, NULL) == KILN_OK) {

@@ -4,16 +4,18 @@
 # Crashes are written to tests/fuzz/crashers/; new coverage to a scratch
 # corpus under build-fuzz/ (merge it into corpus/ by hand when worthwhile).
 #
-# Usage: tests/fuzz/run.sh [SECONDS]
+# Usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (targets: container program run text)
 set -eu
 seconds=${1:-60}
+[ $# -gt 0 ] && shift
+targets=${*:-container program run text}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/build-fuzz"
 mkdir -p "$out"
 command -v clang >/dev/null || { echo "run.sh: clang is required" >&2; exit 2; }
 sources=$(ls "$root"/format/*.c "$root"/lib/*.c)
 status=0
-for target in container program run; do
+for target in $targets; do
     binary="$out/fuzz_$target"
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
