@@ -1,5 +1,6 @@
 // The public header compiled as C++: extern "C" guards, no C-only syntax.
 #include <kiln/kiln.h>
+#include <kiln/text.h>
 
 #include <cstdio>
 #include <cstring>
