@@ -283,6 +283,31 @@ static void future_files_meet_the_version_policy(void **state)
                   (const char *[]){"op add version 2 is not available (this runtime implements versions 1..1)"}, 1);
     expect_future("future/three-missing-ops.kiln", KILN_ERR_UNSUPPORTED_OP, 3,
                   (const char *[]){"op relu version 1", "op softmax version 3", "op add version 9"}, 3);
+    expect_future("future/input-f16.kiln", KILN_ERR_UNSUPPORTED_DTYPE, 1,
+                  (const char *[]){"input 'x': dtype f16 is not supported by this runtime"}, 1);
+}
+
+/* The memory plan is checked against the caller's arena limit at open. */
+static void arena_over_the_limit_is_reported(void **state)
+{
+    (void)state;
+    char *path = golden_path("v1.0/weights.kiln");
+    kiln_load_options options;
+    kiln_program *program;
+    kiln_report *report;
+    kiln_error err;
+    kiln_load_options_default(&options);
+    options.limits.max_arena_bytes = 64;
+    assert_int_equal(kiln_program_load_with_report(path, &options, &program, &report, &err), KILN_ERR_LIMIT);
+    assert_null(program);
+    kiln_problem_info p;
+    assert_int_equal(kiln_report_count(report), 1);
+    kiln_report_problem(report, 0, &p);
+    assert_string_equal(p.code, "arena-over-limit");
+    assert_string_equal(p.location, "memory plan");
+    assert_non_null(strstr(p.message, "over the arena limit of 64"));
+    kiln_report_free(report);
+    free(path);
 }
 
 int main(int argc, char **argv)
@@ -299,6 +324,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(evidence_replays_on_this_runtime),
         cmocka_unit_test(writer_reproduces_the_goldens),
         cmocka_unit_test(future_files_meet_the_version_policy),
+        cmocka_unit_test(arena_over_the_limit_is_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,11 +99,12 @@ static void reseal(bytes *a)
 }
 
 /*
- * Re-encode `a` with its sections, OPST replaced by `opst` when given, and
- * one extra section of `extra_type` (flags `extra_flags`) when non-zero.
+ * Re-encode `a` with its sections, the section of type `replace_type`
+ * given the payload `payload` when `payload` is non-NULL, and one extra
+ * section of `extra_type` (flags `extra_flags`) when non-zero.
  */
-static bytes rebuild(const bytes *a, const uint8_t *opst, size_t opst_size, uint32_t extra_type,
-                     uint16_t extra_flags)
+static bytes rebuild_replacing(const bytes *a, uint32_t replace_type, const uint8_t *payload, size_t payload_size,
+                               uint32_t extra_type, uint16_t extra_flags)
 {
     kiln_container c;
     kiln_container_limits limits = {64, UINT64_C(1) << 32, UINT64_C(1) << 32};
@@ -113,9 +114,9 @@ static bytes rebuild(const bytes *a, const uint8_t *opst, size_t opst_size, uint
     static const uint8_t extra_payload[] = "a section from a newer writer";
     for (uint32_t i = 0; i < c.section_count; i++) {
         const kiln_section_entry *s = &c.sections[i];
-        if (s->type == KILN_SECTION_OPST && opst) {
+        if (s->type == replace_type && payload) {
             specs[n++] = (kiln_section_spec){.type = s->type, .flags = s->flags, .version = s->version,
-                                             .data = opst, .size = opst_size};
+                                             .data = payload, .size = payload_size};
             continue;
         }
         if (s->type == KILN_SECTION_WDAT && extra_type)
@@ -129,6 +130,12 @@ static bytes rebuild(const bytes *a, const uint8_t *opst, size_t opst_size, uint
     CHECK(kiln_container_encode(specs, n, 0, &w, &err));
     kiln_container_release(&c);
     return (bytes){w.data, w.size};
+}
+
+static bytes rebuild(const bytes *a, const uint8_t *opst, size_t opst_size, uint32_t extra_type,
+                     uint16_t extra_flags)
+{
+    return rebuild_replacing(a, KILN_SECTION_OPST, opst, opst_size, extra_type, extra_flags);
 }
 
 static void write_bytes(const char *dir, const char *name, const bytes *a)
@@ -192,20 +199,45 @@ static void write_future(const char *dir)
     bytes three = rebuild(&weights, three_opst.data, three_opst.size, 0, 0);
     write_bytes(dir, "three-missing-ops.kiln", &three);
 
-    bytes all[] = {scale, ancillary, critical, feature, major, newer_opst, newer, weights, three_opst, three};
+    /* scale with input x declared f16, a dtype this runtime does not run. */
+    kiln_writer iosg;
+    kiln_writer_init(&iosg);
+    kiln_write_u32(&iosg, 1);
+    kiln_write_string(&iosg, "x");
+    kiln_write_u8(&iosg, KILN_F16);
+    kiln_write_u8(&iosg, 2);
+    kiln_write_u32(&iosg, 0); /* batch */
+    kiln_write_u32(&iosg, 1); /* 2 */
+    kiln_write_u32(&iosg, 1);
+    kiln_write_string(&iosg, "y");
+    kiln_write_u32(&iosg, 4);
+    bytes half = rebuild_replacing(&scale, KILN_SECTION_IOSG, iosg.data, iosg.size, 0, 0);
+    kiln_writer_release(&iosg);
+    write_bytes(dir, "input-f16.kiln", &half);
+
+    bytes all[] = {scale, ancillary, critical, feature, major, newer_opst, newer, weights, three_opst, three, half};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i].data);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_golden OUT_DIR\n");
+    bool future_only = argc == 3 && strcmp(argv[2], "--future-only") == 0;
+    if (argc != 2 && !future_only) {
+        fprintf(stderr, "usage: make_golden OUT_DIR [--future-only]\n");
         return 2;
     }
     char *v1 = join(argv[1], "v1.0"), *future = join(argv[1], "future");
     mkdir(v1, 0777);
     mkdir(future, 0777);
+    if (future_only) {
+        /* The released goldens stay untouched; only the hand-made files of
+         * newer versions are written again. */
+        write_future(future);
+        free(v1);
+        free(future);
+        return 0;
+    }
 
     kiln_builder *b = golden_scale();
     save(b, v1, "scale.kiln", 0);
