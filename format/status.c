@@ -37,6 +37,7 @@ const char *kiln_strerror(kiln_status status)
     case KILN_ERR_UNSIGNED: return "artifact is not signed";
     case KILN_ERR_UNTRUSTED_KEY: return "artifact is signed by an untrusted key";
     case KILN_ERR_BAD_SIGNATURE: return "artifact signature does not verify";
+    case KILN_ERR_INPUT_CHECK: return "an input value breaks a semantic check";
     }
     return "unknown error";
 }

@@ -18,6 +18,7 @@
 #include "builder_private.h"
 #include "attribute.h"
 #include "evidence.h"
+#include "input_check.h"
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "format/file_io.h"
@@ -230,6 +231,55 @@ kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, cons
     }
     m->derived = grown;
     m->derived[m->derived_count++] = (kiln_derived_dim){copy, axes[0]};
+    return KILN_OK;
+}
+
+void kiln_input_check_default(kiln_input_check *check)
+{
+    memset(check, 0, sizeof *check);
+    check->struct_size = sizeof *check;
+}
+
+kiln_status kiln_builder_set_input_check(kiln_builder *b, const char *input, const kiln_input_check *check,
+                                         kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!check || check->struct_size != sizeof *check)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the check was not initialised with kiln_input_check_default");
+    uint32_t index = 0;
+    while (index < m->input_count && (!input || strcmp(m->inputs[index].name, input) != 0))
+        index++;
+    if (index == m->input_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not an input", input ? input : "(null)");
+    kiln_input_check_decl decl;
+    KILN_TRY(kiln_input_check_copy(index, check, &decl, err));
+    /* Judge it now, against this input alone, so the error points here. */
+    kiln_model probe = *m;
+    probe.checks = &decl;
+    probe.check_count = 1;
+    kiln_status status = kiln_input_checks_validate(&probe, err);
+    if (status != KILN_OK) {
+        kiln_input_check_release(&decl);
+        return status;
+    }
+    /* Keep checks sorted by input, one per input. */
+    uint32_t at = 0;
+    while (at < m->check_count && m->checks[at].input < index)
+        at++;
+    if (at < m->check_count && m->checks[at].input == index) {
+        kiln_input_check_release(&m->checks[at]);
+        m->checks[at] = decl;
+        return KILN_OK;
+    }
+    kiln_input_check_decl *grown = realloc(m->checks, (m->check_count + 1) * sizeof *grown);
+    if (!grown) {
+        kiln_input_check_release(&decl);
+        return no_memory(err);
+    }
+    m->checks = grown;
+    memmove(&m->checks[at + 1], &m->checks[at], (m->check_count - at) * sizeof *m->checks);
+    m->checks[at] = decl;
+    m->check_count++;
     return KILN_OK;
 }
 
@@ -683,6 +733,22 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
     for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
         out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
         out->outputs[i].value = canonical_id(b, m->outputs[i].value);
+    }
+    out->checks = calloc(m->check_count + 1, sizeof *out->checks);
+    failed = failed || !out->checks;
+    for (uint32_t i = 0; !failed && i < m->check_count; i++, out->check_count++) {
+        const kiln_input_check_decl *c = &m->checks[i];
+        kiln_input_check view;
+        kiln_input_check_default(&view);
+        view.has_range = c->has_range;
+        view.min = c->min;
+        view.max = c->max;
+        view.finite_only = c->finite_only;
+        view.category_count = c->category_count;
+        view.categories = c->categories;
+        view.unit = c->unit;
+        view.description = c->description;
+        failed = kiln_input_check_copy(c->input, &view, &out->checks[i], NULL) != KILN_OK;
     }
     out->evidence = calloc(m->evidence_count + 1, sizeof *out->evidence);
     failed = failed || !out->evidence;

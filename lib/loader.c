@@ -100,23 +100,32 @@ static kiln_status check_signature(kiln_program *p, const kiln_load_options *opt
     return KILN_OK;
 }
 
-/* Program and state identities, from the section hashes in the table. */
+/*
+ * Program and state identities, from the section hashes in the table. The
+ * program identity covers the contract: opset, dims, signature, semantic
+ * checks (when present), weights table and graph.
+ */
 static void compute_identities(kiln_program *p)
 {
     static const uint32_t program_sections[] = {
-        KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB, KILN_SECTION_GRPH,
+        KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS, KILN_SECTION_WTAB,
+        KILN_SECTION_GRPH,
     };
     uint8_t record[4 + KILN_DIGEST_SIZE];
     uint8_t joined[sizeof program_sections / sizeof program_sections[0] * sizeof record];
+    size_t used = 0;
     for (size_t i = 0; i < sizeof program_sections / sizeof program_sections[0]; i++) {
         int64_t index = kiln_container_find(&p->container, program_sections[i]);
+        if (index < 0)
+            continue; /* an optional section the program does not have */
         kiln_store_u32(record, program_sections[i]);
         memcpy(record + 4, p->container.sections[index].hash, KILN_DIGEST_SIZE);
-        memcpy(joined + i * sizeof record, record, sizeof record);
+        memcpy(joined + used, record, sizeof record);
+        used += sizeof record;
     }
     static const char program_label[] = "kiln program identity v1";
     static const char state_label[] = "kiln state identity v1";
-    kiln_blake2b_256_pair((const uint8_t *)program_label, sizeof program_label, joined, sizeof joined,
+    kiln_blake2b_256_pair((const uint8_t *)program_label, sizeof program_label, joined, used,
                           p->program_identity);
     kiln_blake2b_256_pair((const uint8_t *)state_label, sizeof state_label,
                           p->container.sections[p->weight_section].hash, KILN_DIGEST_SIZE, p->state_identity);
@@ -170,7 +179,7 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         uint32_t type = p->container.sections[i].type;
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
-                       type == KILN_SECTION_EVID || i == p->weight_section;
+                       type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;
@@ -227,6 +236,7 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
         kiln_report_add(report, KILN_SEVERITY_ERROR, err.code, "arena-over-limit", "memory plan", "%s", err.message);
         return;
     }
+    p->arena_bytes = arena_size;
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
         (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
         kiln_report_add_error(report, &err);

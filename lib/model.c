@@ -7,6 +7,7 @@
 
 #include "attribute.h"
 #include "evidence.h"
+#include "input_check.h"
 #include "format/error.h"
 #include "op_registry.h"
 
@@ -46,6 +47,9 @@ void kiln_model_release(kiln_model *m)
     free(m->outputs);
     for (uint32_t i = 0; i < m->evidence_count; i++)
         kiln_evidence_case_release(&m->evidence[i]);
+    for (uint32_t i = 0; i < m->check_count; i++)
+        kiln_input_check_release(&m->checks[i]);
+    free(m->checks);
     free(m->evidence);
     free(m->value_types);
     memset(m, 0, sizeof *m);
@@ -330,6 +334,8 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
     }
     if (status == KILN_OK)
         status = check_inputs(m, ranges, err);
+    if (status == KILN_OK)
+        status = kiln_input_checks_validate(m, err);
     for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++)
         m->value_types[i] = m->inputs[i].type;
     if (status == KILN_OK)

@@ -114,6 +114,18 @@ typedef struct kiln_evidence_case {
     kiln_compare_rule *rules; /* one per output */
 } kiln_evidence_case;
 
+/* The semantic checks of one input (kiln_input_check, owned). */
+typedef struct kiln_input_check_decl {
+    uint32_t input;
+    bool has_range;
+    double min, max;
+    bool finite_only;
+    uint32_t category_count;
+    int64_t *categories; /* sorted, unique */
+    char *unit;          /* "" for none */
+    char *description;   /* "" for none */
+} kiln_input_check_decl;
+
 typedef struct kiln_model {
     char *name;
     kiln_mode mode;
@@ -139,6 +151,8 @@ typedef struct kiln_model {
     uint32_t output_count;
     kiln_evidence_case *evidence;
     uint32_t evidence_count;
+    kiln_input_check_decl *checks; /* sorted by input */
+    uint32_t check_count;
     /* Derived by kiln_model_infer: the type of every value. */
     kiln_value_type *value_types;
 } kiln_model;

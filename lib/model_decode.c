@@ -6,18 +6,24 @@
 #include "format/checked_math.h"
 #include "attribute.h"
 #include "evidence.h"
+#include "input_check.h"
 #include "format/error.h"
 #include "op_registry.h"
 #include "report.h"
 #include "sections.h"
 
-/* Every section type this runtime knows; all but EVID are required. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, SECTION_COUNT };
+/* Every section type this runtime knows; EVID and CHKS are optional. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, SECTION_COUNT };
 
 static const uint32_t known_types[SECTION_COUNT] = {
-    KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
-    KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID,
+    KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB,
+    KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID, KILN_SECTION_CHKS,
 };
+
+static bool optional_section(int kind)
+{
+    return kind == EVID || kind == CHKS;
+}
 
 static void *alloc_array(uint32_t count, size_t item_size)
 {
@@ -98,7 +104,7 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
     for (int k = 0; k < SECTION_COUNT; k++) {
         char name[5];
         kiln_fourcc_text(known_types[k], name);
-        if (index_of[k] < 0 && k != EVID)
+        if (index_of[k] < 0 && !optional_section(k))
             return kiln_fail(err, KILN_ERR_MALFORMED, "required section '%s' is missing", name);
     }
     return KILN_OK;
@@ -348,7 +354,7 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     kiln_status status = KILN_OK;
     /* Weight data is not read here: the caller decides when (lazy policy). */
     for (int k = 0; k < SECTION_COUNT && status == KILN_OK; k++)
-        if (k != WDAT && k != EVID)
+        if (k != WDAT && !optional_section(k))
             status = kiln_container_section(c, (uint32_t)index_of[k], check, &views[k], err);
     /* The opset is checked against the registry before the graph is read. */
     if (status == KILN_OK)
@@ -372,6 +378,13 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         if (status == KILN_OK)
             status = kiln_evidence_decode(evidence.data, evidence.size, limits, m, err);
         kiln_section_view_release(&evidence);
+    }
+    if (status == KILN_OK && index_of[CHKS] >= 0) {
+        kiln_section_view checks;
+        status = kiln_container_section(c, (uint32_t)index_of[CHKS], check, &checks, err);
+        if (status == KILN_OK)
+            status = kiln_input_checks_decode(checks.data, checks.size, limits, m, err);
+        kiln_section_view_release(&checks);
     }
     KILN_TRY(status);
     if (m->mode != KILN_MODE_INFERENCE) {

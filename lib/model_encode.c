@@ -4,6 +4,7 @@
 #include "format/checked_math.h"
 #include "attribute.h"
 #include "evidence.h"
+#include "input_check.h"
 #include "format/error.h"
 #include "sections.h"
 
@@ -113,14 +114,14 @@ static void encode_graph(const kiln_model *m, kiln_writer *w)
     }
 }
 
-/* Section order in the file; EVID is written only when there is evidence. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
+/* Section order in the file; CHKS and EVID are written only when present. */
+enum { META, OPST, DIMS, IOSG, CHKS, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
 
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
                               kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
-        KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG,
+        KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS,
         KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_WDAT,
     };
     kiln_writer parts[SECTION_COUNT];
@@ -137,9 +138,11 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
     encode_graph(m, &parts[GRPH]);
     if (m->evidence_count)
         kiln_evidence_encode(m, &parts[EVID]);
+    if (m->check_count)
+        kiln_input_checks_encode(m, &parts[CHKS]);
     uint32_t count = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
-        if (i == EVID && !m->evidence_count)
+        if ((i == EVID && !m->evidence_count) || (i == CHKS && !m->check_count))
             continue;
         status = kiln_writer_finish(&parts[i], err);
         /* Evidence is a check, not semantics: a runtime that does not know

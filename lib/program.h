@@ -19,6 +19,7 @@ struct kiln_program {
     kiln_signature_info signature;
     uint8_t program_identity[32];
     uint8_t state_identity[32];
+    uint64_t arena_bytes;   /* the memory plan at the domain's upper bound */
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

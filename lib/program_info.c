@@ -80,6 +80,28 @@ void kiln_program_input(const kiln_program *p, uint32_t index, kiln_io_info *out
     out->rank = in->type.shape.rank;
 }
 
+bool kiln_program_input_check(const kiln_program *p, uint32_t index, kiln_input_check *out)
+{
+    const kiln_model *m = &p->model;
+    for (uint32_t i = 0; i < m->check_count; i++) {
+        const kiln_input_check_decl *c = &m->checks[i];
+        if (c->input != index)
+            continue;
+        memset(out, 0, sizeof *out);
+        out->struct_size = sizeof *out;
+        out->has_range = c->has_range;
+        out->min = c->min;
+        out->max = c->max;
+        out->finite_only = c->finite_only;
+        out->category_count = c->category_count;
+        out->categories = c->categories;
+        out->unit = c->unit;
+        out->description = c->description;
+        return true;
+    }
+    return false;
+}
+
 uint32_t kiln_program_output_count(const kiln_program *p) { return p->model.output_count; }
 
 void kiln_program_output(const kiln_program *p, uint32_t index, kiln_io_info *out)

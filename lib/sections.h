@@ -16,6 +16,7 @@
 #define KILN_SECTION_GRPH KILN_FOURCC('G', 'R', 'P', 'H') /* nodes */
 #define KILN_SECTION_WDAT KILN_FOURCC('W', 'D', 'A', 'T') /* raw weight bytes */
 #define KILN_SECTION_EVID KILN_FOURCC('E', 'V', 'I', 'D') /* evidence cases; ancillary, optional */
+#define KILN_SECTION_CHKS KILN_FOURCC('C', 'H', 'K', 'S') /* semantic input checks; critical, optional */
 
 /* Every section type above is at version 1 in format 1.0. */
 #define KILN_PROGRAM_SECTION_VERSION 1

@@ -12,6 +12,7 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "guard.h"
+#include "input_check.h"
 #include "memory_plan.h"
 #include "op_registry.h"
 #include "program.h"
@@ -28,6 +29,7 @@ struct kiln_session {
     bool *dim_bound;
     kiln_binding_site *binding_sites;
     const kiln_tensor **operands;     /* scratch for one node's inputs */
+    bool check_inputs;                /* enforce the semantic input checks */
     bool has_outputs;
 };
 
@@ -65,6 +67,7 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     s->program = program;
     s->model = m;
+    s->check_inputs = !(options && options->skip_input_checks);
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
     s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
     s->arena_offsets = calloc(m->node_count + 1, sizeof *s->arena_offsets);
@@ -154,6 +157,8 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
     s->has_outputs = false;
     KILN_TRY(check_all_bound(s, err));
     KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    if (s->check_inputs)
+        KILN_TRY(kiln_input_checks_enforce(m, s->bound_inputs, err));
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_tensor *in = s->bound_inputs[i];
         kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);

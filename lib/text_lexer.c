@@ -350,6 +350,27 @@ kiln_status kiln_lexer_shape(kiln_lexer *lx, const kiln_token *open, kiln_token 
     return KILN_OK;
 }
 
+void kiln_lexer_expression(kiln_lexer *lx, kiln_token *out)
+{
+    while (!at_end(lx) && (peek(lx, 0) == ' ' || peek(lx, 0) == '\t' || peek(lx, 0) == '\r'))
+        advance(lx);
+    size_t start = lx->offset, end = start;
+    out->at = lx->at;
+    /* Expression text has no '#', so a comment may follow it; the line
+     * break ends it like any statement. */
+    while (!at_end(lx)) {
+        unsigned char c = peek(lx, 0);
+        if (c == '\n' || c == '#' || c == '\0')
+            break;
+        advance(lx);
+        if (c != ' ' && c != '\t' && c != '\r')
+            end = lx->offset;
+    }
+    out->kind = KILN_TOKEN_SHAPE;
+    out->text = lx->text + start;
+    out->length = end - start;
+}
+
 bool kiln_token_describe(const kiln_token *token, kiln_text_buffer *out)
 {
     if (token->kind == KILN_TOKEN_END)

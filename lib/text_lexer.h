@@ -73,6 +73,14 @@ kiln_status kiln_lexer_next(kiln_lexer *lexer, kiln_token *out, kiln_error *err)
 kiln_status kiln_lexer_shape(kiln_lexer *lexer, const kiln_token *open, kiln_token *out, kiln_error *err);
 
 /**
+ * Just after `equals` (the '=' token the lexer has returned last) of a
+ * derived dim, read the raw expression text: from the first non-blank
+ * byte to the end of the line or a '#', trailing blanks dropped. *out is a
+ * KILN_TOKEN_SHAPE (possibly empty) placed where the expression starts.
+ */
+void kiln_lexer_expression(kiln_lexer *lexer, kiln_token *out);
+
+/**
  * Fill `err` with "SOURCE:LINE:COLUMN: message".
  * @return code.
  */

@@ -4,13 +4,19 @@
  * builder API, so a text program is checked by exactly the code that
  * checks a program built from C.
  *
- * The parser is a loop over statements, one token of lookahead, no
- * recursion except for attribute lists (bounded by MAX_ATTRIBUTE_NESTING)
- * and for shape text, which lib/shape_parse.c reads with its own depth
- * bound. It stops at the first error and names its place as
- * "SOURCE:LINE:COLUMN: message"; builder errors get the place of the
+ * The parser is a loop over statements with one token of lookahead and no
+ * recursion (shape and derived-dim text is read by lib/shape_parse.c with
+ * its own depth bound). It stops at the first error and names its place
+ * as "SOURCE:LINE:COLUMN: message"; builder errors get the place of the
  * statement (or of the name, value or shape) that caused them.
+ *
+ * Besides replaying, the parser keeps what it needs to point at a place
+ * the builder cannot: the dims with their ranges, the derived dims as
+ * expressions in a scratch pool, each input's dtype and axes, and the
+ * outputs, so that an evidence tensor that does not fit the program is
+ * refused at its own line and column.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +30,24 @@
 #include "text_lexer.h"
 #include "text_symbols.h"
 
-/* Deepest nesting of [...] in an attribute value. */
-#define MAX_ATTRIBUTE_NESTING 16
 /* Longest op name for which a "did you mean" suggestion is computed. */
 #define MAX_SUGGESTION_NAME 64
+/* Most operands, and most attributes, one op call may have. */
+#define MAX_CALL_ARGUMENTS 64
+
+/* A plain dim's domain, as declared (parallel to parser.dim_names). */
+typedef struct text_dim {
+    int64_t min;
+    int64_t max;
+    int64_t multiple_of;
+} text_dim;
+
+/* An input as declared: dtype and axes (expressions in parser.shapes). */
+typedef struct text_input {
+    kiln_dtype dtype;
+    uint32_t rank;
+    uint32_t axes[KILN_MAX_RANK];
+} text_input;
 
 typedef struct parser {
     kiln_lexer lexer;
@@ -39,11 +59,21 @@ typedef struct parser {
     kiln_text_symbols values;   /* input and weight names -> kiln_value */
     kiln_text_symbols results;  /* %results -> kiln_value */
     kiln_text_symbols metadata; /* metadata keys set so far */
+    kiln_text_symbols dims;     /* dim and derived dim names (one namespace) */
+    kiln_text_symbols inputs;   /* input names -> index into input_types */
+    kiln_text_symbols outputs;  /* output names -> kiln_value */
+    kiln_text_symbols cases;    /* evidence case names */
     char **dim_names;
+    text_dim *dim_domains;
     uint32_t dim_count, dim_capacity;
+    char **derived_names;
+    kiln_shape_alias *derived;  /* name -> expression in `shapes` */
+    uint32_t derived_count, derived_capacity;
+    text_input *input_types;
+    uint32_t input_count, input_capacity;
     kiln_expr_pool shapes;      /* scratch pool: shape text is checked here first */
     bool mode_seen;
-    uint32_t output_count;
+    bool evidence_seen;
 } parser;
 
 /* One operand of an op call as written: a value, or a literal to be made
@@ -54,6 +84,22 @@ typedef struct operand {
     char *literal; /* NUL-terminated literal text */
     kiln_text_position at;
 } operand;
+
+/* Grow `*items` (of `size`-byte elements) to hold one more than `count`. */
+static bool reserve(void **items, uint32_t *capacity, uint32_t count, size_t size)
+{
+    if (count < *capacity)
+        return true;
+    uint32_t wanted = *capacity ? *capacity * 2 : 8;
+    if (wanted <= *capacity)
+        return false;
+    void *grown = realloc(*items, (size_t)wanted * size);
+    if (!grown)
+        return false;
+    *items = grown;
+    *capacity = wanted;
+    return true;
+}
 
 /* ------------------------------------------------------------- basics */
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -421,6 +422,149 @@ static void ops_refuse_attributes_they_do_not_take(void **state)
     kiln_builder_free(b);
 }
 
+/* x: f64[n] in -1..1 and finite, unit "m/s"; k: i32[n] one of {0, 2, 5}; y = x + x, z = k + k. */
+static kiln_builder *build_checked(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, k, y, z;
+    assert_int_equal(kiln_builder_new("checked", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "k", KILN_I32, "[n]", &k, &err), KILN_OK);
+    kiln_input_check check;
+    kiln_input_check_default(&check);
+    check.has_range = true;
+    check.min = -1;
+    check.max = 1;
+    check.finite_only = true;
+    check.unit = "m/s";
+    check.description = "speed";
+    assert_int_equal(kiln_builder_set_input_check(b, "x", &check, &err), KILN_OK);
+    kiln_input_check_default(&check);
+    check.category_count = 4;
+    check.categories = (const int64_t[]){5, 0, 2, 0}; /* stored sorted and unique */
+    assert_int_equal(kiln_builder_set_input_check(b, "k", &check, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, x}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){k, k}, &z, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
+    return b;
+}
+
+static kiln_status run_checked(kiln_session *s, const double *x_values, const int32_t *k_values, kiln_error *err)
+{
+    kiln_tensor *x = make_tensor(KILN_F64, 1, (int64_t[]){3}, 0), *k = make_tensor(KILN_I32, 1, (int64_t[]){3}, 0);
+    memcpy(kiln_tensor_data(x), x_values, 3 * sizeof *x_values);
+    memcpy(kiln_tensor_data(k), k_values, 3 * sizeof *k_values);
+    kiln_status status = kiln_session_set_input(s, "x", x, err);
+    if (status == KILN_OK)
+        status = kiln_session_set_input(s, "k", k, err);
+    if (status == KILN_OK)
+        status = kiln_session_run(s, err);
+    kiln_tensor_free(x);
+    kiln_tensor_free(k);
+    return status;
+}
+
+static void semantic_checks_guard_values(void **state)
+{
+    (void)state;
+    kiln_builder *b = build_checked();
+    kiln_program *program;
+    kiln_session *session = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    kiln_error err;
+    const int32_t good_k[3] = {0, 2, 5};
+    assert_int_equal(run_checked(session, (double[]){-1, 0, 1}, good_k, &err), KILN_OK);
+    assert_int_equal(run_checked(session, (double[]){0, 1.5, 0}, good_k, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message, "input 'x' element [1]: 1.5 is outside the range -1..1");
+    assert_int_equal(run_checked(session, (double[]){0, 0, NAN}, good_k, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message, "input 'x' element [2]: nan is not finite");
+    assert_int_equal(run_checked(session, (double[]){0, 0, 0}, (int32_t[]){0, 3, 5}, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message, "input 'k' element [1]: 3 is not one of the declared categories");
+
+    /* The checks survive the file, and describe themselves. */
+    kiln_input_check check;
+    assert_true(kiln_program_input_check(program, 0, &check));
+    assert_true(check.has_range && check.finite_only);
+    assert_string_equal(check.unit, "m/s");
+    assert_string_equal(check.description, "speed");
+    assert_true(kiln_program_input_check(program, 1, &check));
+    assert_int_equal(check.category_count, 3);
+    assert_int_equal(check.categories[2], 5);
+    kiln_session_free(session);
+
+    /* A session may switch them off. */
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.skip_input_checks = true;
+    assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+    assert_int_equal(run_checked(session, (double[]){0, 7, 0}, (int32_t[]){9, 9, 9}, &err), KILN_OK);
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+/* Checks are part of the contract, so they are part of the program identity. */
+static void semantic_checks_change_the_program_identity(void **state)
+{
+    (void)state;
+    uint8_t identity[2][32];
+    for (int with_check = 0; with_check < 2; with_check++) {
+        kiln_builder *b;
+        kiln_error err;
+        kiln_value x, y;
+        kiln_program *program;
+        assert_int_equal(kiln_builder_new("identity", &b, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+        if (with_check) {
+            kiln_input_check check;
+            kiln_input_check_default(&check);
+            check.finite_only = true;
+            assert_int_equal(kiln_builder_set_input_check(b, "x", &check, &err), KILN_OK);
+        }
+        kiln_session *s = session_from_builder(b, &program);
+        kiln_program_identity(program, KILN_IDENTITY_PROGRAM, identity[with_check]);
+        kiln_session_free(s);
+        kiln_program_free(program);
+        kiln_builder_free(b);
+    }
+    assert_memory_not_equal(identity[0], identity[1], 32);
+}
+
+static void bad_semantic_checks_are_refused(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, k;
+    kiln_input_check check;
+    assert_int_equal(kiln_builder_new("bad", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "k", KILN_I64, "[2]", &k, &err), KILN_OK);
+    kiln_input_check_default(&check);
+    check.has_range = true;
+    check.min = 2;
+    check.max = 1;
+    assert_int_equal(kiln_builder_set_input_check(b, "x", &check, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "range 2..1 is empty"));
+    kiln_input_check_default(&check);
+    check.finite_only = true;
+    assert_int_equal(kiln_builder_set_input_check(b, "k", &check, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "needs a float input"));
+    kiln_input_check_default(&check);
+    check.category_count = 1;
+    check.categories = (const int64_t[]){1};
+    assert_int_equal(kiln_builder_set_input_check(b, "x", &check, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "categories need an integer input"));
+    assert_int_equal(kiln_builder_set_input_check(b, "nope", &check, &err), KILN_ERR_INVALID_ARGUMENT);
+    check.struct_size = 1;
+    assert_int_equal(kiln_builder_set_input_check(b, "k", &check, &err), KILN_ERR_INVALID_ARGUMENT);
+    kiln_builder_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +583,9 @@ int main(void)
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
         cmocka_unit_test(multiple_of_and_derived_dims_are_guarded),
         cmocka_unit_test(ops_refuse_attributes_they_do_not_take),
+        cmocka_unit_test(semantic_checks_guard_values),
+        cmocka_unit_test(bad_semantic_checks_are_refused),
+        cmocka_unit_test(semantic_checks_change_the_program_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,6 +51,7 @@ typedef enum kiln_status {
     KILN_ERR_UNSIGNED = 27,          /* a signature is required, none present */
     KILN_ERR_UNTRUSTED_KEY = 28,     /* signed by a key that is not trusted   */
     KILN_ERR_BAD_SIGNATURE = 29,     /* the signature does not verify         */
+    KILN_ERR_INPUT_CHECK = 30,       /* an input value breaks a semantic check */
 } kiln_status;
 
 /* Size of the message buffer inside kiln_error, including the NUL. */

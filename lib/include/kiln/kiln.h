@@ -217,6 +217,33 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_input(kiln_builder *builder
                                                   kiln_dtype dtype, const char *shape,
                                                   kiln_value *out, kiln_error *err);
 
+/*
+ * Semantic checks on an input's values, kept beside the shape contract and
+ * checked before every run (unless a session switches them off).
+ */
+typedef struct kiln_input_check {
+    size_t struct_size;
+    bool has_range;          /* every value in min..max (NaN is outside) */
+    double min;
+    double max;
+    bool finite_only;        /* float inputs: no NaN or infinity */
+    uint32_t category_count; /* integer inputs: every value one of these */
+    const int64_t *categories;
+    const char *unit;        /* e.g. "m/s"; NULL for none */
+    const char *description; /* NULL for none */
+} kiln_input_check;
+
+/** Fill `check` with "no check". */
+KILN_API void kiln_input_check_default(kiln_input_check *check);
+
+/**
+ * Attach semantic checks to input `input` (replacing earlier ones). A range
+ * needs min <= max (not NaN); finite_only needs a float input; categories
+ * need an integer input and are stored sorted and unique.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_input_check(kiln_builder *builder, const char *input,
+                                                                 const kiln_input_check *check, kiln_error *err);
+
 /**
  * Add a stored tensor with a static shape. The builder copies `data`
  * (kiln_dtype_size(dtype) * element count bytes, native little-endian).
@@ -569,6 +596,9 @@ typedef struct kiln_io_info {
 
 KILN_API uint32_t kiln_program_input_count(const kiln_program *program);
 KILN_API void kiln_program_input(const kiln_program *program, uint32_t index, kiln_io_info *out);
+/** The semantic checks of input `index`; false if it has none. Pointers
+ *  in *out live as long as the program. */
+KILN_API bool kiln_program_input_check(const kiln_program *program, uint32_t index, kiln_input_check *out);
 KILN_API uint32_t kiln_program_output_count(const kiln_program *program);
 KILN_API void kiln_program_output(const kiln_program *program, uint32_t index, kiln_io_info *out);
 /**
@@ -615,6 +645,63 @@ typedef struct kiln_section_info {
 KILN_API uint32_t kiln_program_section_count(const kiln_program *program);
 KILN_API void kiln_program_section(const kiln_program *program, uint32_t index, kiln_section_info *out);
 
+/*
+ * The graph and its memory, for inspection tools (kiln inspect, kiln dot).
+ * Values are numbered as spec/format.md §9.1 says: the inputs first, then
+ * the weights, then one result per node, so node n's result is value
+ * input_count + weight_count + n.
+ */
+
+/** Value id of operand `index` of node `node`. */
+KILN_API uint32_t kiln_program_node_input(const kiln_program *program, uint32_t node, uint32_t index);
+/** Value id that output `index` exposes (an input, a weight or a node result). */
+KILN_API uint32_t kiln_program_output_value(const kiln_program *program, uint32_t index);
+/**
+ * Render the inferred shape of node `node`'s result over the declared
+ * dims, e.g. "[batch, 2]". @return the length the full text needs, like snprintf.
+ */
+KILN_API int kiln_program_node_shape_text(const kiln_program *program, uint32_t node, char *buffer,
+                                          size_t size);
+/** Bytes of the session arena planned at the upper bound of the declared domain. */
+KILN_API uint64_t kiln_program_arena_bytes(const kiln_program *program);
+/** Sum of the sizes of every node result at the upper bound of the domain
+ *  (without alignment or sharing: what the arena would hold with no reuse). */
+KILN_API uint64_t kiln_program_intermediate_bytes(const kiln_program *program);
+/** Name and comparison rule of expected output `index` of evidence case `evidence`. */
+KILN_API void kiln_program_evidence_output(const kiln_program *program, uint32_t evidence, uint32_t index,
+                                           const char **name, kiln_compare_rule *rule);
+
+/*
+ * A container-level description of an artifact, for tools that must show
+ * an artifact this runtime cannot run (newer minor with an unknown critical
+ * section or feature bit, ops this runtime lacks, another mode). Describing
+ * proves the container intact — header, section table, trailer, artifact
+ * digest, every section's CRC32 and BLAKE2b-256, zero gaps — but decodes no
+ * section and judges no compatibility: kiln_program_load_with_report does.
+ * A signature is reported as present (KILN_SIGNATURE_UNVERIFIED), never
+ * checked.
+ */
+typedef struct kiln_artifact_description {
+    uint16_t major;
+    uint16_t minor;
+    uint64_t feature_bits;        /* required feature bits, known or not */
+    uint64_t file_size;
+    uint8_t digest[32];           /* the artifact digest (trailer BLAKE2b-256) */
+    kiln_signature_info signature;
+    uint32_t section_count;
+    kiln_section_info *sections;  /* owned; kiln_artifact_description_release frees it */
+} kiln_artifact_description;
+
+/**
+ * Describe the artifact at `path`. On failure *out holds no allocation.
+ * @return KILN_OK, or the integrity or structure error found (a different
+ *         format major is KILN_ERR_UNSUPPORTED_VERSION).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_describe(const char *path, kiln_artifact_description *out,
+                                                           kiln_error *err);
+/** Free what kiln_artifact_describe allocated (NULL and empty descriptions are fine). */
+KILN_API void kiln_artifact_description_release(kiln_artifact_description *description);
+
 /* ------------------------------------------------------------- signatures */
 
 /** Make a new Ed25519 key pair from the system's random source. */
@@ -650,7 +737,8 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign(const char *path, const c
 
 typedef struct kiln_session_options {
     size_t struct_size;
-    uint32_t threads; /* 0 = runtime default */
+    uint32_t threads;          /* 0 = runtime default */
+    bool skip_input_checks;    /* skip the semantic checks (default false: check) */
 } kiln_session_options;
 
 KILN_API void kiln_session_options_default(kiln_session_options *options);
