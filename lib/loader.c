@@ -231,12 +231,10 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     if (report->error_count)
         return;
     compute_identities(p);
-    uint64_t arena_size;
-    if (kiln_plan_arena(&p->model, limits, NULL, &arena_size, &err) != KILN_OK) {
+    if (kiln_plan_arena(&p->model, limits, NULL, &p->arena_plan, &err) != KILN_OK) {
         kiln_report_add(report, KILN_SEVERITY_ERROR, err.code, "arena-over-limit", "memory plan", "%s", err.message);
         return;
     }
-    p->arena_bytes = arena_size;
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
         (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
         kiln_report_add_error(report, &err);

@@ -1,10 +1,18 @@
-/* memory_plan.c — sizing and placing intermediates (see memory_plan.h). */
+/* memory_plan.c — sizing intermediates and sharing arena space (see memory_plan.h). */
 #include "memory_plan.h"
 
 #include <stdlib.h>
 
 #include "format/checked_math.h"
 #include "format/error.h"
+
+typedef struct slot {
+    uint32_t node;
+    uint32_t first_use; /* the node that defines it */
+    uint32_t last_use;  /* the last node that reads it, or node_count for outputs */
+    uint64_t bytes;     /* aligned size */
+    uint64_t offset;
+} slot;
 
 /* Bytes of value `v` at the domain's upper bound. */
 static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ranges, uint32_t v,
@@ -18,39 +26,111 @@ static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ran
             !kiln_mul_u64(bytes, (uint64_t)bounds.hi, &bytes))
             return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the domain's upper bound overflows", v);
     }
-    if (bytes > limits->max_arena_bytes)
+    if (bytes > limits->max_arena_bytes || !kiln_align_up_u64(bytes, KILN_ARENA_ALIGNMENT, &bytes))
         return kiln_fail(err, KILN_ERR_LIMIT, "value %u needs %llu bytes, over the arena limit of %llu",
                          v, (unsigned long long)bytes, (unsigned long long)limits->max_arena_bytes);
     *out = bytes;
     return KILN_OK;
 }
 
+static int larger_first(const void *a, const void *b)
+{
+    const slot *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return (x->node > y->node) - (x->node < y->node); /* stable: the plan is deterministic */
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const slot *x = *(const slot *const *)a, *y = *(const slot *const *)b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static bool lifetimes_overlap(const slot *a, const slot *b)
+{
+    return a->first_use <= b->last_use && b->first_use <= a->last_use;
+}
+
+/* Place slots greedily, largest first, at the lowest offset that no
+ * already-placed slot with an overlapping lifetime occupies. */
+static kiln_status place(slot *slots, uint32_t count, kiln_error *err)
+{
+    slot **live = malloc((count ? count : 1) * sizeof *live);
+    if (!live)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+    qsort(slots, count, sizeof *slots, larger_first);
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t n = 0;
+        for (uint32_t j = 0; j < i; j++)
+            if (lifetimes_overlap(&slots[i], &slots[j]))
+                live[n++] = &slots[j];
+        qsort(live, n, sizeof *live, by_offset);
+        uint64_t offset = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            if (live[j]->offset >= offset + slots[i].bytes)
+                break; /* the gap before this neighbour fits */
+            uint64_t end = live[j]->offset + live[j]->bytes;
+            offset = end > offset ? end : offset;
+        }
+        slots[i].offset = offset;
+    }
+    free(live);
+    return KILN_OK;
+}
+
 kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets,
-                            uint64_t *arena_size, kiln_error *err)
+                            kiln_arena_plan *plan, kiln_error *err)
 {
     uint32_t first = kiln_model_first_node_value(m);
-    uint64_t offset = 0;
     kiln_interval *ranges = calloc(m->dim_count ? m->dim_count : 1, sizeof *ranges);
-    if (!ranges)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
-    for (uint32_t d = 0; d < m->dim_count; d++)
-        ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
+    slot *slots = calloc(m->node_count ? m->node_count : 1, sizeof *slots);
     kiln_status status = KILN_OK;
+    if (!ranges || !slots)
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+    for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
+        ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
+    uint64_t total = 0;
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
-        uint64_t bytes = 0;
-        status = max_value_bytes(m, ranges, first + n, limits, &bytes, err);
-        if (status != KILN_OK)
-            break;
+        slots[n] = (slot){.node = n, .first_use = n, .last_use = n};
+        status = max_value_bytes(m, ranges, first + n, limits, &slots[n].bytes, err);
+        if (status == KILN_OK && !kiln_add_u64(total, slots[n].bytes, &total))
+            status = kiln_fail(err, KILN_ERR_LIMIT, "the intermediates' total size overflows");
+    }
+    /* Lifetimes: extended by every later reader; outputs live to the end. */
+    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++)
+        for (uint32_t i = 0; i < m->nodes[n].input_count; i++)
+            if (m->nodes[n].inputs[i] >= first)
+                slots[m->nodes[n].inputs[i] - first].last_use = n;
+    for (uint32_t o = 0; status == KILN_OK && o < m->output_count; o++)
+        if (m->outputs[o].value >= first)
+            slots[m->outputs[o].value - first].last_use = m->node_count;
+
+    uint64_t arena = 0;
+    if (status == KILN_OK && m->node_count <= KILN_PLAN_SHARING_LIMIT) {
+        status = place(slots, m->node_count, err);
+    } else if (status == KILN_OK) {
+        uint64_t offset = 0;
+        for (uint32_t n = 0; n < m->node_count; n++) {
+            slots[n].offset = offset;
+            offset += slots[n].bytes; /* bounded by total, which did not overflow */
+        }
+    }
+    for (uint32_t i = 0; status == KILN_OK && i < m->node_count; i++) {
+        uint64_t end = slots[i].offset + slots[i].bytes;
+        arena = end > arena ? end : arena;
         if (offsets)
-            offsets[n] = offset;
-        if (!kiln_add_u64(offset, bytes, &offset) || !kiln_align_up_u64(offset, KILN_ARENA_ALIGNMENT, &offset) ||
-            offset > limits->max_arena_bytes)
-            status = kiln_fail(err, KILN_ERR_LIMIT,
-                               "the arena for the domain's upper bound exceeds the limit of %llu bytes",
-                               (unsigned long long)limits->max_arena_bytes);
+            offsets[slots[i].node] = slots[i].offset;
+    }
+    if (status == KILN_OK && arena > limits->max_arena_bytes)
+        status = kiln_fail(err, KILN_ERR_LIMIT,
+                           "the arena for the domain's upper bound needs %llu bytes, over the limit of %llu",
+                           (unsigned long long)arena, (unsigned long long)limits->max_arena_bytes);
+    if (status == KILN_OK) {
+        plan->arena_bytes = arena;
+        plan->intermediate_bytes = total;
     }
     free(ranges);
-    if (status == KILN_OK)
-        *arena_size = offset;
+    free(slots);
     return status;
 }

@@ -3,8 +3,10 @@
  *
  * Every node result gets a 64-byte aligned slot sized for the upper bound
  * of the declared domain, so one arena allocated when a session is created
- * serves every run. (Slots are not yet shared between values whose
- * lifetimes do not overlap.)
+ * serves every run. Results whose lifetimes (from the node that makes them
+ * to the last node that reads them; program outputs to the end) do not
+ * overlap share space: slots are placed greedily, largest first, at the
+ * lowest offset free for their whole lifetime.
  */
 #ifndef KILN_LIB_MEMORY_PLAN_H
 #define KILN_LIB_MEMORY_PLAN_H
@@ -13,13 +15,22 @@
 
 #define KILN_ARENA_ALIGNMENT 64
 
+/* Above this many nodes the O(n^2) placement is skipped: every result gets
+ * its own slot (the plan stays correct, only larger). */
+#define KILN_PLAN_SHARING_LIMIT 16384
+
+typedef struct kiln_arena_plan {
+    uint64_t arena_bytes;         /* total size of the arena */
+    uint64_t intermediate_bytes;  /* sum of all slots, as if none were shared */
+} kiln_arena_plan;
+
 /*
  * Plan the arena: offsets[n] for node n's result (offsets may be NULL to
- * get only the size) and the total size in *arena_size.
+ * get only the sizes).
  * @return KILN_OK, or KILN_ERR_LIMIT if a value or the arena exceeds
  *         limits->max_arena_bytes or a size overflows.
  */
 kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets,
-                            uint64_t *arena_size, kiln_error *err);
+                            kiln_arena_plan *plan, kiln_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "format/container.h"
 #include "format/file_io.h"
+#include "memory_plan.h"
 #include "model.h"
 
 struct kiln_program {
@@ -19,7 +20,7 @@ struct kiln_program {
     kiln_signature_info signature;
     uint8_t program_identity[32];
     uint8_t state_identity[32];
-    uint64_t arena_bytes;   /* the memory plan at the domain's upper bound */
+    kiln_arena_plan arena_plan;
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

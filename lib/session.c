@@ -41,9 +41,9 @@ void kiln_session_options_default(kiln_session_options *options)
 
 static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
-    uint64_t size = 0;
-    KILN_TRY(kiln_plan_arena(s->model, &s->program->limits, s->arena_offsets, &size, err));
-    s->arena_size = (size_t)size;
+    kiln_arena_plan plan;
+    KILN_TRY(kiln_plan_arena(s->model, &s->program->limits, s->arena_offsets, &plan, err));
+    s->arena_size = (size_t)plan.arena_bytes;
     s->arena = aligned_alloc(KILN_ARENA_ALIGNMENT, s->arena_size ? s->arena_size : KILN_ARENA_ALIGNMENT);
     if (!s->arena)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);

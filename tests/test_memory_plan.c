@@ -1,0 +1,120 @@
+/*
+ * test_memory_plan.c — the arena plan: slots sized at the domain's upper
+ * bound, shared between results whose lifetimes do not overlap, and never
+ * shared while both are live (checked by running and comparing values).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+
+#include <kiln/kiln.h>
+
+static kiln_program *load(kiln_builder *b)
+{
+    void *bytes;
+    size_t size;
+    kiln_error err;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    return program;
+}
+
+/* A 10-layer chain x -> t1 -> ... -> t10 of f32[batch, 1024], batch in 1..64:
+ * each result is read only by the next layer, so two slots suffice. */
+static void a_chain_needs_two_slots(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value value, one;
+    assert_int_equal(kiln_builder_new("chain", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 64, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 1024]", &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
+    for (int layer = 0; layer < 10; layer++)
+        assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){value, one}, &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", value, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+
+    uint64_t slot = 64 * 1024 * 4; /* f32[64, 1024] at the upper bound */
+    assert_int_equal(kiln_program_intermediate_bytes(program), 10 * slot);
+    assert_int_equal(kiln_program_arena_bytes(program), 2 * slot);
+
+    /* Sharing must not corrupt values: y = x + 10. */
+    kiln_session *session;
+    kiln_tensor *x;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){64, 1024}, &x, &err), KILN_OK);
+    float *in = kiln_tensor_data(x);
+    for (int i = 0; i < 64 * 1024; i++)
+        in[i] = (float)(i % 97);
+    assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const float *out = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int i = 0; i < 64 * 1024; i++)
+        assert_true(out[i] == (float)(i % 97) + 10.0f);
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+/* Long-lived values keep their slots: a = -x is read again at the end,
+ * so it overlaps every result in between. */
+static void long_lived_values_are_not_overwritten(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, a, value, two;
+    assert_int_equal(kiln_builder_new("skip", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 256, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &a, &err), KILN_OK);
+    value = a;
+    for (int layer = 0; layer < 5; layer++)
+        assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){value, two}, &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "sub", 2, (kiln_value[]){value, a}, &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "a", a, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    uint64_t slot = 256 * 8;
+    assert_int_equal(kiln_program_intermediate_bytes(program), 7 * slot);
+    assert_int_equal(kiln_program_arena_bytes(program), 3 * slot); /* a, and two for the chain */
+
+    kiln_session *session;
+    kiln_tensor *t;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F64, 1, (int64_t[]){256}, &t, &err), KILN_OK);
+    double *in = kiln_tensor_data(t);
+    for (int i = 0; i < 256; i++)
+        in[i] = i;
+    assert_int_equal(kiln_session_set_input(session, "x", t, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const double *y = kiln_tensor_const_data(kiln_session_output(session, 0));
+    const double *a_out = kiln_tensor_const_data(kiln_session_output(session, 1));
+    for (int i = 0; i < 256; i++) {
+        assert_true(a_out[i] == -i);
+        assert_true(y[i] == -32.0 * i + i); /* -x * 2^5 - (-x) */
+    }
+    kiln_tensor_free(t);
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_chain_needs_two_slots),
+        cmocka_unit_test(long_lived_values_are_not_overwritten),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
