@@ -13,7 +13,7 @@
  *       24  u64    section table offset
  *       32  u32    section count
  *       36  u32    CRC32 of the section table bytes
- *       40  u64    required feature bits      (unknown bit => reject)
+ *       40  u64    required feature bits      (unknown bit => the reader refuses)
  *       48  u64    reserved, zero
  *       56  u32    reserved, zero
  *       60  u32    CRC32 of header bytes 0..59
@@ -129,8 +129,9 @@ typedef struct kiln_container {
  * Validate header, version, section table and trailer of `bytes` and fill
  * `out`. Section contents are not read here (see kiln_container_section).
  * On success the caller releases `out` with kiln_container_release.
+ * Unknown feature bits are left to the caller to judge (c->features).
  * @return KILN_OK, or the specific error (truncation, magic, version,
- *         header/table/trailer CRC, structure, limits, unknown feature).
+ *         header/table/trailer CRC, structure, limits).
  */
 kiln_status kiln_container_parse(const uint8_t *bytes, size_t size,
                                  const kiln_container_limits *limits,

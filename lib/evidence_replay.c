@@ -1,4 +1,5 @@
 /* evidence_replay.c — running a stored known-input case on this runtime. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "evidence.h"
@@ -30,10 +31,8 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
     const kiln_evidence_case *c = &p->model.evidence[index];
     kiln_session *session;
     KILN_TRY(kiln_session_new(p, NULL, &session, err));
-    kiln_status status = KILN_OK;
-    kiln_tensor views[64];
-    if (c->input_count > sizeof views / sizeof views[0])
-        status = kiln_fail(err, KILN_ERR_LIMIT, "evidence '%s' has more than 64 inputs", c->name);
+    kiln_tensor *views = calloc(c->input_count + 1, sizeof *views);
+    kiln_status status = views ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
     for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++) {
         const kiln_evidence_tensor *t = &c->inputs[i];
         kiln_tensor_view_init(&views[i], t->dtype, t->rank, t->shape, t->data);
@@ -56,5 +55,6 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
         kiln_fail(err, status, "evidence '%s' could not run: %s", c->name, detail);
     }
     kiln_session_free(session);
+    free(views);
     return status;
 }

@@ -78,8 +78,12 @@ kiln_status kiln_public_key_parse(const char *text, kiln_public_key *out, kiln_e
 
 kiln_status kiln_secret_key_parse(const char *text, kiln_secret_key *out, kiln_error *err)
 {
-    KILN_TRY(parse_key(text, SECRET_PREFIX, "secret", out->bytes, sizeof out->bytes, err));
+    kiln_status status = parse_key(text, SECRET_PREFIX, "secret", out->bytes, sizeof out->bytes, err);
     /* Signing checks the same, but a damaged key file is best named here. */
     uint8_t probe[KILN_DIGEST_SIZE] = {0}, signature[KILN_SIGNATURE_SIZE];
-    return kiln_signature_sign(out->bytes, probe, signature, err);
+    if (status == KILN_OK)
+        status = kiln_signature_sign(out->bytes, probe, signature, err);
+    if (status != KILN_OK)
+        sodium_memzero(out->bytes, sizeof out->bytes); /* no half-parsed secret left behind */
+    return status;
 }

@@ -232,7 +232,9 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
         return;
     compute_identities(p);
     if (kiln_plan_arena(&p->model, limits, NULL, &p->arena_plan, &err) != KILN_OK) {
-        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code, "arena-over-limit", "memory plan", "%s", err.message);
+        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code,
+                        err.code == KILN_ERR_LIMIT ? "arena-over-limit" : kiln_problem_code_for(err.code),
+                        "memory plan", "%s", err.message);
         return;
     }
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||

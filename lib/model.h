@@ -137,7 +137,7 @@ typedef struct kiln_model {
     uint32_t derived_count;
     kiln_expr_pool exprs;
     /* Expressions 0..stored_expr_count-1 are the ones the file stores (those
-     * input axes use); checking may intern more after them. */
+     * input axes and derived dims use); checking may intern more after them. */
     uint32_t stored_expr_count;
     kiln_input_decl *inputs;
     uint32_t input_count;

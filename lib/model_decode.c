@@ -93,6 +93,13 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
         }
         if (index_of[kind] >= 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section '%s' appears twice", name);
+        if (s->version != KILN_PROGRAM_SECTION_VERSION && kind == EVID && !(s->flags & KILN_SECTION_CRITICAL)) {
+            /* Evidence is ancillary: a newer layout costs the check, not the program. */
+            kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "section-skipped", location,
+                            "evidence section version %u is newer than this runtime reads (%u); skipped",
+                            s->version, KILN_PROGRAM_SECTION_VERSION);
+            continue;
+        }
         if (s->version != KILN_PROGRAM_SECTION_VERSION) {
             (*unreadable)++;
             kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_VERSION, "section-version", location,

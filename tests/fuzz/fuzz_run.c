@@ -47,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (kiln_session_run(session, NULL) == KILN_OK)
             (void)kiln_session_output(session, 0);
+        /* Evidence replay parses and compares stored tensors too. */
+        for (uint32_t c = 0; c < kiln_program_evidence_count(program) && c < 4; c++) {
+            kiln_evidence_result results[16];
+            if (kiln_program_evidence_output_count(program, c) <= 16 &&
+                kiln_program_replay_evidence(program, c, results, NULL) == KILN_OK)
+                (void)results[0].passed;
+        }
         for (uint32_t i = 0; i < 16; i++)
             kiln_tensor_free(tensors[i]);
         kiln_session_free(session);

@@ -126,8 +126,8 @@ KILN_API KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const 
 
 /* ------------------------------------------------------------------ limits */
 
-/* Ceilings applied while loading (max_arena_bytes: when a session is
- * created). Every one is checked before the allocation it bounds. */
+/* Ceilings applied while loading. Every one is checked before the
+ * allocation it bounds (max_arena_bytes against the memory plan at open). */
 typedef struct kiln_limits {
     size_t struct_size;
     uint32_t max_sections;        /* default 64 */
@@ -274,7 +274,7 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_op(kiln_builder *builder, c
 
 /* How an output computed on this runtime is compared with its expected value. */
 typedef enum kiln_compare_kind {
-    KILN_COMPARE_EXACT = 0,     /* bit-for-bit equal (NaN equal to NaN if nan_equal) */
+    KILN_COMPARE_EXACT = 0,     /* equal values (floats numerically: 0.0 == -0.0; NaN == NaN if nan_equal) */
     KILN_COMPARE_TOLERANCE = 1, /* |actual - expected| <= atol + rtol * |expected| */
 } kiln_compare_kind;
 
@@ -596,6 +596,19 @@ typedef struct kiln_io_info {
 
 KILN_API uint32_t kiln_program_input_count(const kiln_program *program);
 KILN_API void kiln_program_input(const kiln_program *program, uint32_t index, kiln_io_info *out);
+/**
+ * The concrete shape of input or output `index` when the dims take
+ * `dim_values` (one per dim, in kiln_program_dim order; the values are not
+ * checked against the domain). `shape` receives the rank's extents.
+ * @return KILN_OK, or KILN_ERR_INVALID_ARGUMENT if an extent overflows.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_input_shape_at(const kiln_program *program, uint32_t index,
+                                                                const int64_t *dim_values,
+                                                                int64_t shape[KILN_MAX_RANK], kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_program_output_shape_at(const kiln_program *program, uint32_t index,
+                                                                 const int64_t *dim_values,
+                                                                 int64_t shape[KILN_MAX_RANK], kiln_error *err);
+
 /** The semantic checks of input `index`; false if it has none. Pointers
  *  in *out live as long as the program. */
 KILN_API bool kiln_program_input_check(const kiln_program *program, uint32_t index, kiln_input_check *out);
@@ -664,10 +677,13 @@ KILN_API int kiln_program_node_shape_text(const kiln_program *program, uint32_t 
                                           size_t size);
 /** Bytes of the session arena planned at the upper bound of the declared domain. */
 KILN_API uint64_t kiln_program_arena_bytes(const kiln_program *program);
-/** Sum of the sizes of every node result at the upper bound of the domain
- *  (without alignment or sharing: what the arena would hold with no reuse). */
+/** Sum of the sizes of every node result at the upper bound of the domain,
+ *  each rounded up to 64 bytes: what the arena would hold without sharing. */
 KILN_API uint64_t kiln_program_intermediate_bytes(const kiln_program *program);
-/** Name and comparison rule of expected output `index` of evidence case `evidence`. */
+/** The required feature bits of the header (all known to this runtime, or it would not have loaded). */
+KILN_API uint64_t kiln_program_feature_bits(const kiln_program *program);
+/** Name and comparison rule of expected output `index` of evidence case `evidence`
+ *  (*name is NULL and *rule zero when either index is out of range). */
 KILN_API void kiln_program_evidence_output(const kiln_program *program, uint32_t evidence, uint32_t index,
                                            const char **name, kiln_compare_rule *rule);
 
