@@ -1,8 +1,9 @@
 /*
  * text.h — what the text assembler (text_parse.c) and the disassembler
  * (text_print.c) share: the format version, the rule for inline constants,
- * and the spelling of literals and strings. Keeping both directions on the
- * same functions is what makes printing then parsing exact.
+ * the default evidence tolerance, and the spelling of literals and strings.
+ * Keeping both directions on the same functions is what makes printing
+ * then parsing exact.
  */
 #ifndef KILN_LIB_TEXT_H
 #define KILN_LIB_TEXT_H
@@ -17,8 +18,15 @@
 /* The one text format version this library reads and writes. */
 #define KILN_TEXT_VERSION "1.0"
 
-/* Constants with at most this many elements are printed inline. */
+/* Constants and evidence tensors with at most this many elements are
+ * printed inline. */
 #define KILN_TEXT_INLINE_MAX_ELEMENTS 16
+
+/* The tolerance of an evidence case that names none, the same default as
+ * `kiln evidence add` (spec/compatibility.md §5). The printer leaves it
+ * out after `exact`, where it is stored but unused. */
+#define KILN_TEXT_DEFAULT_ATOL 1e-6
+#define KILN_TEXT_DEFAULT_RTOL 1e-5
 
 /* Longest literal kiln_text_literal_format writes, NUL included
  * ("-1.7976931348623157e+308" is 24 characters; u64 max is 20). */

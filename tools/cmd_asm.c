@@ -20,11 +20,12 @@ const cli_verb cli_verb_asm = {
     "assemble a text program (.ktxt) into an artifact",
     "usage: kiln asm TEXT -o FILE\n\n"
     "Parse the text program TEXT (spec/text-format.md), check it against the\n"
-    "static shape contract, and seal it into the artifact FILE. Weight files\n"
-    "named in TEXT (file \"PATH\") are read relative to TEXT's directory. When\n"
-    "TEXT is '-', the text is read from standard input and paths are relative\n"
-    "to the current directory. Nothing is written if parsing or a check fails;\n"
-    "errors name the place as TEXT:LINE:COLUMN.\n\n"
+    "static shape contract, and seal it into the artifact FILE. Weight and\n"
+    "evidence files named in TEXT (file \"PATH\") are read relative to TEXT's\n"
+    "directory; 'kiln verify FILE' replays the evidence cases. When TEXT is\n"
+    "'-', the text is read from standard input and paths are relative to the\n"
+    "current directory. Nothing is written if parsing or a check fails; errors\n"
+    "name the place as TEXT:LINE:COLUMN.\n\n"
     "options:\n"
     "  -o, --output FILE   the artifact to write (required)\n",
     cmd_asm,

@@ -1,7 +1,7 @@
 /*
  * cmd_disasm.c — `kiln disasm FILE [-o DIR]`: print an artifact's program
- * in canonical text form, or write it with its weights into a directory
- * from which `kiln asm` rebuilds the artifact byte for byte.
+ * in canonical text form, or write it with its weight and evidence files into
+ * a directory from which `kiln asm` rebuilds the artifact byte for byte.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,14 +21,17 @@ const cli_verb cli_verb_disasm = {
     "usage: kiln disasm FILE [-o DIR]\n\n"
     "Verify and load the artifact FILE and print its program in canonical text\n"
     "form (spec/text-format.md). Constants of at most 16 elements are written\n"
-    "inline. Without -o the text goes to standard output, other weights are not\n"
+    "inline. Without -o the text goes to standard output, evidence tensors of at\n"
+    "most 16 elements are inline too, other weights and evidence tensors are not\n"
     "written, and their lines end in a comment with the digest of their bytes.\n"
     "With -o, DIR (created if missing) receives NAME.ktxt, NAME being the\n"
-    "program name made safe as a file name, and every other weight as\n"
-    "WEIGHT.npy; 'kiln asm DIR/NAME.ktxt -o FILE' then rebuilds FILE exactly.\n"
-    "The path of the text file is printed.\n\n"
+    "program name made safe as a file name, every other weight as WEIGHT.npy\n"
+    "and every evidence tensor as evidence-CASE-TENSOR.npy; 'kiln asm\n"
+    "DIR/NAME.ktxt -o FILE' then rebuilds FILE exactly. The path of the text\n"
+    "file is printed. An artifact the text cannot spell exactly (an evidence\n"
+    "case with a different rule per output) is refused.\n\n"
     "options:\n"
-    "  -o, --output-dir DIR   write NAME.ktxt and the weight files into DIR\n",
+    "  -o, --output-dir DIR   write NAME.ktxt, the weight and the evidence files into DIR\n",
     cmd_disasm,
 };
 

@@ -22,8 +22,10 @@ extern "C" {
 
 /**
  * Parse the whole of `text` (`size` bytes, need not be NUL-terminated) and
- * replay it on a new builder through the public builder API. Weight files
- * named by `file "PATH"` are read relative to `base_dir` (NULL: the current
+ * replay it on a new builder through the public builder API: dims (with
+ * multiple_of and derived dims), inputs, weights, ops with their
+ * attributes, outputs and evidence cases. Weight and evidence files named
+ * by `file "PATH"` are read relative to `base_dir` (NULL: the current
  * directory); absolute paths are refused.
  *
  * Errors name the place as "SOURCE:LINE:COLUMN: message", where SOURCE is
@@ -35,10 +37,11 @@ extern "C" {
  * @return KILN_OK with *out a builder to free with kiln_builder_free, or an
  *         error with *out NULL: KILN_ERR_MALFORMED (the text breaks the
  *         grammar), KILN_ERR_UNSUPPORTED_VERSION (header other than
- *         `kiln 1.0`), KILN_ERR_UNKNOWN_CRITICAL (a reserved construct this
- *         version does not implement), KILN_ERR_UNSUPPORTED_OP,
- *         KILN_ERR_INVALID_PROGRAM (names, literals, files that disagree
- *         with their declaration), KILN_ERR_IO / KILN_ERR_NPY (weight files),
+ *         `kiln 1.0`), KILN_ERR_UNKNOWN_CRITICAL (`check`, reserved for a
+ *         later version), KILN_ERR_UNSUPPORTED_OP,
+ *         KILN_ERR_INVALID_PROGRAM (names, literals, attributes the op
+ *         registry refuses, files and evidence that disagree with their
+ *         declaration), KILN_ERR_IO / KILN_ERR_NPY (weight and evidence files),
  *         KILN_ERR_LIMIT, KILN_ERR_OUT_OF_MEMORY, or any builder error.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_text_assemble(const char *text, size_t size,
@@ -49,14 +52,20 @@ KILN_API KILN_NODISCARD kiln_status kiln_text_assemble(const char *text, size_t 
 /**
  * Print `program` in canonical text form. Small constants (at most 16
  * elements) are written inline; every other weight is referenced as
- * `file "NAME.npy"`. With `weights_dir` (an existing directory) those
- * files are written there, so the text reassembles to the same bytes;
- * with NULL nothing is written and each such line ends in a comment giving
- * the first 16 hex digits of the BLAKE2b-256 of the weight's bytes.
+ * `file "NAME.npy"`. Evidence tensors are referenced as
+ * `file "evidence-CASE-NAME.npy"` (sanitised, made unique). With
+ * `weights_dir` (an existing directory) every such file is written there
+ * and every evidence tensor is a file, so the text reassembles to the same
+ * bytes; with NULL nothing is written, small evidence tensors are inline
+ * with their type, and each file line ends in a comment giving the first
+ * 16 hex digits of the BLAKE2b-256 of the tensor's bytes.
  *
  * @return KILN_OK with *text a NUL-terminated string to free(), or an error
- *         with *text NULL (KILN_ERR_IO or KILN_ERR_NPY writing a weight,
- *         KILN_ERR_OUT_OF_MEMORY, KILN_ERR_INVALID_ARGUMENT).
+ *         with *text NULL: KILN_ERR_IO or KILN_ERR_NPY writing a file,
+ *         KILN_ERR_OUT_OF_MEMORY, or KILN_ERR_INVALID_ARGUMENT for a NULL
+ *         argument or a program the text cannot spell exactly (an evidence
+ *         case whose outputs have different comparison rules, a float
+ *         attribute with no literal, an empty float-list attribute).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_text_disassemble(const kiln_program *program,
                                                           const char *weights_dir, char **text,
