@@ -214,6 +214,35 @@ static void disasm_to_a_directory_round_trips_weights(void **state)
     assert_contains(r.err, "kiln: error: cannot create directory 'plain'");
 }
 
+/*
+ * Every golden artifact round-trips through the text: disasm -o DIR, then
+ * asm, gives the same bytes. A signature is not part of the program text
+ * (the result equals the unsigned artifact), and compression is a saving
+ * option (asm --compress=9 restores it).
+ */
+static void golden_artifacts_round_trip_through_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *expected, *options;
+    } cases[] = {
+        {"scale.kiln", "scale.kiln", ""},
+        {"scale-evidence.kiln", "scale-evidence.kiln", ""},
+        {"scale-signed.kiln", "scale.kiln", ""},
+        {"weights.kiln", "weights.kiln", ""},
+        {"compressed.kiln", "compressed.kiln", "--compress=9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        command_result r;
+        run(&r, "rm -rf golden_rt && '%s' disasm '%s/tests/golden/v1.0/%s' -o golden_rt && "
+                "'%s' asm golden_rt/*.ktxt -o golden_rt.kiln %s && "
+                "cmp golden_rt.kiln '%s/tests/golden/v1.0/%s'",
+            kiln_binary, source_root, cases[i].file, kiln_binary, cases[i].options, source_root, cases[i].expected);
+        if (r.exit_code != 0)
+            fail_msg("%s does not round-trip through text: %s%s", cases[i].file, r.out, r.err);
+    }
+}
+
 /* examples/tour.ktxt: multiple_of, a derived dim, weights from files and
  * an evidence case whose files sit next to it. */
 static void tour_assembles_verifies_and_round_trips(void **state)
@@ -369,6 +398,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(disasm_prints_the_canonical_text),
         cmocka_unit_test(disasm_to_a_directory_round_trips_weights),
         cmocka_unit_test(tour_assembles_verifies_and_round_trips),
+        cmocka_unit_test(golden_artifacts_round_trip_through_text),
         cmocka_unit_test(evidence_added_by_the_cli_round_trips),
         cmocka_unit_test(evidence_errors_and_failures),
         cmocka_unit_test(usage_errors_exit_2),

@@ -18,7 +18,7 @@ static int cmd_asm(int argc, char **argv);
 const cli_verb cli_verb_asm = {
     "asm",
     "assemble a text program (.ktxt) into an artifact",
-    "usage: kiln asm TEXT -o FILE\n\n"
+    "usage: kiln asm TEXT -o FILE [--compress[=LEVEL]]\n\n"
     "Parse the text program TEXT (spec/text-format.md), check it against the\n"
     "static shape contract, and seal it into the artifact FILE. Weight and\n"
     "evidence files named in TEXT (file \"PATH\") are read relative to TEXT's\n"
@@ -27,7 +27,9 @@ const cli_verb cli_verb_asm = {
     "current directory. Nothing is written if parsing or a check fails; errors\n"
     "name the place as TEXT:LINE:COLUMN.\n\n"
     "options:\n"
-    "  -o, --output FILE   the artifact to write (required)\n",
+    "  -o, --output FILE   the artifact to write (required)\n"
+    "  --compress[=LEVEL]  store the weight data zlib-compressed at LEVEL 1..9\n"
+    "                      (default 6); it is inflated into memory when loaded\n",
     cmd_asm,
 };
 
@@ -72,12 +74,36 @@ static char *directory_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-static int parse_args(int argc, char **argv, const char **text_path, const char **output)
+/* --compress or --compress=LEVEL. @return 1 if argv[i] is it, 0 if not, -1 on a bad level. */
+static int take_compress(const char *arg, int *level)
+{
+    if (strcmp(arg, "--compress") == 0) {
+        *level = 6;
+        return 1;
+    }
+    if (strncmp(arg, "--compress=", 11) != 0)
+        return 0;
+    const char *digits = arg + 11;
+    if (digits[0] < '1' || digits[0] > '9' || digits[1] != '\0') {
+        cli_usage_error("asm", "--compress takes a level from 1 to 9, got '%s'", digits);
+        return -1;
+    }
+    *level = digits[0] - '0';
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, const char **text_path, const char **output, int *compression)
 {
     *text_path = NULL;
     *output = NULL;
+    *compression = 0;
     for (int i = 1; i < argc; i++) {
         const char *value;
+        int compress = take_compress(argv[i], compression);
+        if (compress < 0)
+            return CLI_USAGE;
+        if (compress)
+            continue;
         int taken = cli_take_value("asm", argc, argv, &i, "-o", &value);
         if (taken == 0)
             taken = cli_take_value("asm", argc, argv, &i, "--output", &value);
@@ -102,10 +128,19 @@ static int parse_args(int argc, char **argv, const char **text_path, const char 
     return CLI_OK;
 }
 
+static kiln_status save(const kiln_builder *builder, const char *output, int compression, kiln_error *err)
+{
+    kiln_save_options options;
+    kiln_save_options_default(&options);
+    options.compression_level = compression;
+    return kiln_builder_save_with_options(builder, output, &options, err);
+}
+
 static int cmd_asm(int argc, char **argv)
 {
     const char *text_path, *output;
-    int rc = parse_args(argc, argv, &text_path, &output);
+    int compression;
+    int rc = parse_args(argc, argv, &text_path, &output, &compression);
     if (rc != CLI_OK)
         return rc;
     bool from_stdin = strcmp(text_path, "-") == 0;
@@ -127,7 +162,7 @@ static int cmd_asm(int argc, char **argv)
     } else if (kiln_text_assemble(text, size, from_stdin ? "<stdin>" : text_path, base_dir, &builder, &err) !=
                KILN_OK) {
         rc = cli_error("%s", err.message);
-    } else if (kiln_builder_save(builder, output, &err) != KILN_OK) {
+    } else if (save(builder, output, compression, &err) != KILN_OK) {
         /* Sealing runs the whole-program contract check; its messages name
          * the input, node or output concerned. */
         rc = cli_error("%s: %s", text_path, err.message);
