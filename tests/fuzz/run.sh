@@ -13,9 +13,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/build-fuzz"
 mkdir -p "$out"
 command -v clang >/dev/null || { echo "run.sh: clang is required" >&2; exit 2; }
-sources=$(ls "$root"/format/*.c "$root"/lib/*.c)
 status=0
 for target in $targets; do
+    # Listed per target: the tree may change while a long run goes on.
+    sources=$(ls "$root"/format/*.c "$root"/lib/*.c)
     binary="$out/fuzz_$target"
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
