@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/error.h"
 #include "program.h"
 
 const char *kiln_version(void)
@@ -78,6 +79,32 @@ void kiln_program_input(const kiln_program *p, uint32_t index, kiln_io_info *out
     out->name = in->name;
     out->dtype = in->type.dtype;
     out->rank = in->type.shape.rank;
+}
+
+static kiln_status shape_at(const kiln_model *m, const kiln_shape *s, const int64_t *dim_values, int64_t *shape,
+                            kiln_error *err)
+{
+    bool bound[256];
+    if (m->dim_count > 256)
+        return kiln_fail(err, KILN_ERR_LIMIT, "more than 256 dims");
+    for (uint32_t d = 0; d < m->dim_count; d++)
+        bound[d] = true;
+    for (uint32_t a = 0; a < s->rank; a++)
+        KILN_TRY(kiln_expr_eval(&m->exprs, s->axes[a], dim_values, bound, &shape[a], err));
+    return KILN_OK;
+}
+
+kiln_status kiln_program_input_shape_at(const kiln_program *p, uint32_t index, const int64_t *dim_values,
+                                        int64_t shape[KILN_MAX_RANK], kiln_error *err)
+{
+    return shape_at(&p->model, &p->model.inputs[index].type.shape, dim_values, shape, err);
+}
+
+kiln_status kiln_program_output_shape_at(const kiln_program *p, uint32_t index, const int64_t *dim_values,
+                                         int64_t shape[KILN_MAX_RANK], kiln_error *err)
+{
+    const kiln_model *m = &p->model;
+    return shape_at(m, &m->value_types[m->outputs[index].value].shape, dim_values, shape, err);
 }
 
 bool kiln_program_input_check(const kiln_program *p, uint32_t index, kiln_input_check *out)
@@ -160,4 +187,37 @@ void kiln_program_section(const kiln_program *p, uint32_t index, kiln_section_in
     out->stored_size = s->stored_size;
     out->raw_size = s->raw_size;
     out->crc32 = s->crc;
+}
+
+/* ------------------------------------------- graph and memory, for inspection */
+
+uint32_t kiln_program_node_input(const kiln_program *p, uint32_t node, uint32_t index)
+{
+    return p->model.nodes[node].inputs[index];
+}
+
+uint32_t kiln_program_output_value(const kiln_program *p, uint32_t index) { return p->model.outputs[index].value; }
+
+int kiln_program_node_shape_text(const kiln_program *p, uint32_t node, char *buffer, size_t size)
+{
+    const kiln_value_type *type = &p->model.value_types[kiln_model_first_node_value(&p->model) + node];
+    return kiln_model_format_shape(&p->model, &type->shape, buffer, size);
+}
+
+uint64_t kiln_program_arena_bytes(const kiln_program *p) { return p->arena_plan.arena_bytes; }
+uint64_t kiln_program_intermediate_bytes(const kiln_program *p) { return p->arena_plan.intermediate_bytes; }
+
+uint64_t kiln_program_feature_bits(const kiln_program *p) { return p->container.features; }
+
+void kiln_program_evidence_output(const kiln_program *p, uint32_t evidence, uint32_t index, const char **name,
+                                  kiln_compare_rule *rule)
+{
+    if (evidence >= p->model.evidence_count || index >= p->model.evidence[evidence].output_count) {
+        *name = NULL;
+        memset(rule, 0, sizeof *rule);
+        return;
+    }
+    const kiln_evidence_case *c = &p->model.evidence[evidence];
+    *name = c->outputs[index].name;
+    *rule = c->rules[index];
 }

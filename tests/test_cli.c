@@ -87,21 +87,20 @@ static void inspect_shows_the_contract(void **state)
 {
     (void)state;
     command_result r;
+    /* The full layout is pinned by tests/golden/expected (test_inspect_cli). */
     run(&r, "'%s' inspect scale.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
-    assert_contains(r.out, "format     1.0\n");
-    assert_contains(r.out, "program    scale\n");
-    assert_contains(r.out, "mode       inference\n");
-    assert_contains(r.out, "artifact digest   blake2b-256:");
-    assert_contains(r.out, "program identity  blake2b-256:");
-    assert_contains(r.out, "state identity    blake2b-256:");
-    assert_contains(r.out, "signature  unsigned\n");
+    assert_contains(r.out, "scale: format 1.0, inference, producer \"kiln examples/scale.c\"\n");
+    assert_contains(r.out, "identities  artifact ");
+    assert_contains(r.out, "  program ");
+    assert_contains(r.out, "  state ");
+    assert_contains(r.out, "signature   unsigned\n");
     assert_contains(r.out, "  producer = \"kiln examples/scale.c\"\n");
-    assert_contains(r.out, "  batch        2..4\n");
-    assert_contains(r.out, "  x            f64[batch, 2]\n");
-    assert_contains(r.out, "  y            f64[batch, 2]\n");
-    assert_contains(r.out, "  mul v1       1\n");
-    assert_contains(r.out, "  add v1       1\n");
+    assert_contains(r.out, "  batch  2..4   -\n");
+    assert_contains(r.out, "  x     f64    [batch, 2]\n");
+    assert_contains(r.out, "  y     f64    [batch, 2]\n");
+    assert_contains(r.out, "  mul        1      1\n");
+    assert_contains(r.out, "  add        1      1\n");
     assert_contains(r.out, "sections (7)\n");
     assert_contains(r.out, "  GRPH  critical");
 }
@@ -166,7 +165,7 @@ static void help_and_version_exit_0(void **state)
     run(&r, "'%s' --version", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "kiln ");
-    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign", "version", "evidence"};
+    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign", "version", "evidence", "probe"};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
         run(&r, "'%s' %s --help", kiln_binary, verbs[i]);
         assert_int_equal(r.exit_code, 0);
@@ -369,6 +368,24 @@ static void evidence_replays_and_catches_a_perturbed_output(void **state)
     assert_int_equal(r.exit_code, 1);
 }
 
+static void probe_runs_the_domain_and_its_edges(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' probe scale.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "ok      corner   batch=2: ran, outputs as declared");
+    assert_contains(r.out, "ok      corner   batch=4: ran, outputs as declared");
+    assert_contains(r.out, "ok      outside  batch=1: refused: input 'x' axis 0 (batch): 1 is outside 2..4");
+    assert_contains(r.out, "ok      outside  batch=5: refused: input 'x' axis 0 (batch): 5 is outside 2..4");
+    assert_contains(r.out, "probe: 5 valid points ran as declared, 2 outside points refused, 0 failed, 0 skipped\n");
+    run(&r, "'%s' probe scale.kiln --quiet", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "probe: 5 valid points ran as declared, 2 outside points refused, 0 failed, 0 skipped\n");
+    run(&r, "'%s' probe", kiln_binary);
+    assert_int_equal(r.exit_code, 2);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -394,6 +411,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(version_describes_the_runtime),
         cmocka_unit_test(verify_json_reports_every_problem),
         cmocka_unit_test(evidence_replays_and_catches_a_perturbed_output),
+        cmocka_unit_test(probe_runs_the_domain_and_its_edges),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
     char cleanup[600];

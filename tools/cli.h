@@ -58,9 +58,14 @@ extern const cli_verb cli_verb_keygen;
 extern const cli_verb cli_verb_sign;
 extern const cli_verb cli_verb_version;
 extern const cli_verb cli_verb_evidence;
+extern const cli_verb cli_verb_probe;
 
 /* The text format: cmd_asm.c, cmd_disasm.c. */
 extern const cli_verb cli_verb_asm;
 extern const cli_verb cli_verb_disasm;
+
+/* Inspection: cmd_dot.c, cmd_diff.c (cmd_inspect.c above). */
+extern const cli_verb cli_verb_dot;
+extern const cli_verb cli_verb_diff;
 
 #endif

@@ -1,177 +1,960 @@
-/* cmd_inspect.c — `kiln inspect FILE`: what an artifact is and what it accepts. */
+/*
+ * cmd_inspect.c — `kiln inspect FILE [--json] [--quiet]`: what an artifact
+ * is, what it accepts and what it needs, for people (tables) and for
+ * programs (--json, schema in spec/inspect-json.md).
+ *
+ * An artifact this runtime cannot run (ops it lacks, a newer minor with an
+ * unknown critical section or feature bit, training mode) is still shown as
+ * far as its container goes, with the reasons under "cannot run here:".
+ */
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "artifact_view.h"
 #include "cli.h"
+#include "json.h"
+#include "table.h"
+#include "term.h"
 
 static int cmd_inspect(int argc, char **argv);
 
 const cli_verb cli_verb_inspect = {
     "inspect",
-    "show versions, metadata, signature, dims, ops, weights and sections",
-    "usage: kiln inspect FILE\n\n"
-    "Verify FILE completely, then print its format version, program name and\n"
-    "mode, artifact digest, metadata, dims with their ranges, the I/O signature,\n"
-    "the ops used, the weights, and every section with its size and CRC32.\n",
+    "show identities, signature, contract, ops, weights, memory plan and sections",
+    "usage: kiln inspect FILE [--json] [--quiet]\n\n"
+    "Verify FILE completely, then show what it is: program name, format version,\n"
+    "producer and mode; its artifact, program and state identities; the\n"
+    "signature state; metadata; inputs and outputs with dtype and shape; dims\n"
+    "with range, multiple_of and derived expressions; semantic input checks;\n"
+    "ops with versions and node counts; weights (total, largest five,\n"
+    "compression); the memory plan at the domain's upper bound; evidence cases;\n"
+    "and every section. An artifact this runtime cannot run is shown as far as\n"
+    "its container goes, with the reasons under \"cannot run here:\".\n"
+    "Exit 0 when the artifact could be read (even if it cannot run here), 1 when\n"
+    "it could not (missing, damaged, another format major).\n\n"
+    "options:\n"
+    "  --json       print one JSON object (schema: spec/inspect-json.md)\n"
+    "  -q, --quiet  print only the header line\n",
     cmd_inspect,
 };
 
-static void print_overview(const kiln_program *p, const char *path)
+#define SHAPE_TEXT_SIZE 1100
+#define LARGEST_WEIGHTS 5
+
+/* ------------------------------------------------------------ shared facts */
+
+/* The weight data section's sizes: what compression saved. */
+typedef struct weight_storage {
+    uint64_t stored;
+    uint64_t raw;
+    bool compressed;
+} weight_storage;
+
+static weight_storage weight_storage_of(const artifact_view *view)
 {
-    static const struct {
-        kiln_identity identity;
-        const char *label;
-    } identities[] = {
-        {KILN_IDENTITY_ARTIFACT, "artifact digest "},
-        {KILN_IDENTITY_PROGRAM, "program identity"},
-        {KILN_IDENTITY_STATE, "state identity  "},
-    };
-    uint16_t major, minor;
-    uint8_t digest[32];
-    char hex[65];
-    kiln_signature_info signature;
-    kiln_program_format_version(p, &major, &minor);
-    printf("artifact   %s\n", path);
-    printf("format     %u.%u\n", major, minor);
-    printf("program    %s\n", kiln_program_name(p));
-    printf("mode       %s\n", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
-    for (size_t i = 0; i < sizeof identities / sizeof identities[0]; i++) {
-        kiln_program_identity(p, identities[i].identity, digest);
-        cli_hex(digest, sizeof digest, hex);
-        printf("%s  blake2b-256:%s\n", identities[i].label, hex);
+    weight_storage w = {0, 0, false};
+    int64_t index = view_find_section(view, "WDAT");
+    if (index >= 0) {
+        kiln_section_info s;
+        view_section(view, (uint32_t)index, &s);
+        w.stored = s.stored_size;
+        w.raw = s.raw_size;
+        w.compressed = s.compressed;
     }
-    kiln_program_signature(p, &signature);
-    cli_hex(signature.key_id, sizeof signature.key_id, hex);
-    if (signature.state == KILN_SIGNATURE_NONE)
-        printf("signature  unsigned\n");
-    else
-        printf("signature  signed by key %s (not checked: use kiln verify --trust KEY.pub)\n", hex);
+    return w;
 }
 
-static void print_metadata(const kiln_program *p)
+static double compression_ratio(weight_storage w)
+{
+    return w.stored ? (double)w.raw / (double)w.stored : 1.0;
+}
+
+/* A weight's size and table index, for ordering by size. */
+typedef struct sized_weight {
+    uint64_t bytes;
+    uint32_t index;
+} sized_weight;
+
+/* Largest first; ties in table order, so the order is deterministic. */
+static int compare_sized(const void *x, const void *y)
+{
+    const sized_weight *a = x, *b = y;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Weight indices, largest first (ties in table order). Free the result. */
+static uint32_t *weights_by_size(const kiln_program *program)
+{
+    uint32_t count = kiln_program_weight_count(program);
+    sized_weight *sized = malloc((count ? count : 1) * sizeof *sized);
+    uint32_t *order = malloc((count ? count : 1) * sizeof *order);
+    if (!sized || !order) {
+        free(sized);
+        free(order);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_weight_info w;
+        kiln_program_weight(program, i, &w);
+        sized[i] = (sized_weight){w.byte_size, i};
+    }
+    qsort(sized, count, sizeof *sized, compare_sized);
+    for (uint32_t i = 0; i < count; i++)
+        order[i] = sized[i].index;
+    free(sized);
+    return order;
+}
+
+static uint64_t total_weight_bytes(const kiln_program *program)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < kiln_program_weight_count(program); i++) {
+        kiln_weight_info w;
+        kiln_program_weight(program, i, &w);
+        total += w.byte_size;
+    }
+    return total;
+}
+
+static void weight_shape_text(const kiln_weight_info *w, char *out, size_t size)
+{
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (uint32_t a = 0; a < w->rank && used < size; a++)
+        used += (size_t)snprintf(out + used, size - used, "%s%lld", a ? ", " : "", (long long)w->shape[a]);
+    if (used < size)
+        snprintf(out + used, size - used, "]");
+}
+
+static uint32_t semantic_check_count(const kiln_program *program)
+{
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
+        kiln_input_check check;
+        count += kiln_program_input_check(program, i, &check);
+    }
+    return count;
+}
+
+/* ------------------------------------------------------------ human output */
+
+/* "16384 bytes (16.0 KiB)"; the unit only from 10 KiB on, where it helps. */
+static void format_bytes(uint64_t bytes, char *out, size_t size)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 10240) {
+        snprintf(out, size, "%llu bytes", (unsigned long long)bytes);
+        return;
+    }
+    double value = (double)bytes / 1024.0;
+    size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < sizeof units / sizeof units[0]) {
+        value /= 1024.0;
+        unit++;
+    }
+    snprintf(out, size, "%llu bytes (%.1f %s)", (unsigned long long)bytes, value, units[unit]);
+}
+
+static void heading(const term_style *st, const char *text)
+{
+    printf("\n%s%s%s\n", st->bold, text, st->reset);
+}
+
+static void headingf(const term_style *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void headingf(const term_style *st, const char *fmt, ...)
+{
+    char text[256];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    heading(st, text);
+}
+
+/* Print and free a table; false if it ran out of memory. */
+static bool emit(table *t, const term_style *st, bool header)
+{
+    bool ok = !t->failed;
+    if (ok)
+        table_print(t, stdout, "  ", st, header);
+    table_free(t);
+    return ok;
+}
+
+static void print_header_line(const artifact_view *view, const term_style *st)
+{
+    uint16_t major, minor;
+    view_format_version(view, &major, &minor);
+    if (!view->program) {
+        printf("%s", st->bold);
+        term_plain(stdout, view->path);
+        printf("%s: format %u.%u, %scannot run here%s\n", st->reset, major, minor, st->red, st->reset);
+        return;
+    }
+    const kiln_program *p = view->program;
+    const char *producer = program_metadata_value(p, "producer");
+    printf("%s", st->bold);
+    term_plain(stdout, kiln_program_name(p));
+    printf("%s: format %u.%u, %s", st->reset, major, minor,
+           kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    if (producer) {
+        printf(", producer ");
+        term_quoted(stdout, producer);
+    }
+    printf("\n");
+}
+
+static void print_overview(const artifact_view *view, const term_style *st)
+{
+    uint8_t digest[32];
+    char hex[33], size[64];
+    kiln_signature_info signature;
+    format_bytes(view_file_size(view), size, sizeof size);
+    printf("file        ");
+    term_plain(stdout, view->path);
+    printf(", %s\n", size);
+    view_digest(view, digest);
+    identity_short(digest, hex);
+    printf("identities  artifact %s", hex);
+    if (view->program) {
+        kiln_program_identity(view->program, KILN_IDENTITY_PROGRAM, digest);
+        identity_short(digest, hex);
+        printf("  program %s", hex);
+        kiln_program_identity(view->program, KILN_IDENTITY_STATE, digest);
+        identity_short(digest, hex);
+        printf("  state %s", hex);
+    } else {
+        printf("  (program and state: not decoded here)");
+    }
+    printf("\n");
+    view_signature(view, &signature);
+    cli_hex(signature.key_id, sizeof signature.key_id, hex);
+    switch (signature.state) {
+    case KILN_SIGNATURE_NONE: printf("signature   unsigned\n"); break;
+    case KILN_SIGNATURE_VERIFIED: printf("signature   %sverified%s, key %s\n", st->green, st->reset, hex); break;
+    case KILN_SIGNATURE_UNVERIFIED:
+        printf("signature   signed by key %s (not checked: kiln verify --trust KEY.pub)\n", hex);
+        break;
+    }
+}
+
+/* Problems of the report, errors under "cannot run here:", warnings under "notes:". */
+static void print_problems(const artifact_view *view, const term_style *st)
+{
+    uint32_t count = view->report ? kiln_report_count(view->report) : 0;
+    for (int pass = 0; pass < 2; pass++) {
+        kiln_severity wanted = pass == 0 ? KILN_SEVERITY_ERROR : KILN_SEVERITY_WARNING;
+        table t;
+        table_init(&t, "ll");
+        for (uint32_t i = 0; i < count; i++) {
+            kiln_problem_info p;
+            kiln_report_problem(view->report, i, &p);
+            if (p.severity != wanted)
+                continue;
+            table_add(&t, p.code);
+            table_addf(&t, "%s%s%s", p.location, p.location[0] ? ": " : "", p.message);
+        }
+        if (table_rows(&t)) {
+            if (pass == 0)
+                printf("\n%s%scannot run here:%s\n", st->bold, st->red, st->reset);
+            else
+                printf("\n%s%snotes:%s\n", st->bold, st->yellow, st->reset);
+        }
+        emit(&t, st, false);
+    }
+}
+
+static void print_metadata(const kiln_program *p, const term_style *st)
 {
     uint32_t count = kiln_program_metadata_count(p);
-    printf("\nmetadata (%u)\n", count);
+    if (!count) {
+        heading(st, "metadata: none");
+        return;
+    }
+    headingf(st, "metadata (%u)", count);
     for (uint32_t i = 0; i < count; i++) {
         const char *key, *value;
         kiln_program_metadata(p, i, &key, &value);
-        printf("  %s = \"%s\"\n", key, value);
+        printf("  ");
+        term_plain(stdout, key);
+        printf(" = ");
+        term_quoted(stdout, value);
+        printf("\n");
     }
 }
 
-static void print_signature(const kiln_program *p)
+static void print_io(const kiln_program *p, const term_style *st)
 {
-    char shape[512];
-    printf("\ndims (%u)\n", kiln_program_dim_count(p));
-    for (uint32_t i = 0; i < kiln_program_dim_count(p); i++) {
-        kiln_dim_info dim;
-        kiln_program_dim(p, i, &dim);
-        printf("  %-12s %lld..%lld\n", dim.name, (long long)dim.min, (long long)dim.max);
+    char shape[SHAPE_TEXT_SIZE];
+    for (int outputs = 0; outputs < 2; outputs++) {
+        uint32_t count = outputs ? kiln_program_output_count(p) : kiln_program_input_count(p);
+        table t;
+        table_init(&t, "lll");
+        table_add(&t, "name");
+        table_add(&t, "dtype");
+        table_add(&t, "shape");
+        for (uint32_t i = 0; i < count; i++) {
+            kiln_io_info io;
+            if (outputs) {
+                kiln_program_output(p, i, &io);
+                kiln_program_output_shape_text(p, i, shape, sizeof shape);
+            } else {
+                kiln_program_input(p, i, &io);
+                kiln_program_input_shape_text(p, i, shape, sizeof shape);
+            }
+            table_add(&t, io.name);
+            table_add(&t, kiln_dtype_name(io.dtype));
+            table_add(&t, shape);
+        }
+        headingf(st, "%s (%u)", outputs ? "outputs" : "inputs", count);
+        emit(&t, st, true);
     }
-    printf("\ninputs (%u)\n", kiln_program_input_count(p));
+}
+
+static void print_dims(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = kiln_program_dim_count(p), derived = kiln_program_derived_dim_count(p);
+    if (!count) {
+        heading(st, "dims: none (every shape is static)");
+    } else {
+        table t;
+        table_init(&t, "lll");
+        table_add(&t, "name");
+        table_add(&t, "range");
+        table_add(&t, "multiple_of");
+        for (uint32_t i = 0; i < count; i++) {
+            kiln_dim_info d;
+            kiln_program_dim(p, i, &d);
+            table_add(&t, d.name);
+            table_addf(&t, "%lld..%lld", (long long)d.min, (long long)d.max);
+            if (d.multiple_of > 1)
+                table_addf(&t, "%lld", (long long)d.multiple_of);
+            else
+                table_add(&t, "-");
+        }
+        headingf(st, "dims (%u)", count);
+        emit(&t, st, true);
+    }
+    if (!derived)
+        return;
+    table t;
+    table_init(&t, "ll");
+    table_add(&t, "derived");
+    table_add(&t, "expression");
+    for (uint32_t i = 0; i < derived; i++) {
+        const char *name;
+        char expression[SHAPE_TEXT_SIZE];
+        kiln_program_derived_dim(p, i, &name, expression, sizeof expression);
+        table_add(&t, name);
+        table_add(&t, expression);
+    }
+    headingf(st, "derived dims (%u)", derived);
+    emit(&t, st, true);
+}
+
+/* "in -1..1, finite, one of {0, 1, 2}" */
+static void check_rule_text(const kiln_input_check *c, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    if (c->has_range && used < size)
+        used += (size_t)snprintf(out + used, size - used, "in %.17g..%.17g", c->min, c->max);
+    if (c->finite_only && used < size)
+        used += (size_t)snprintf(out + used, size - used, "%sfinite", used ? ", " : "");
+    if (c->category_count && used < size) {
+        used += (size_t)snprintf(out + used, size - used, "%sone of {", used ? ", " : "");
+        for (uint32_t k = 0; k < c->category_count && used < size; k++)
+            used += (size_t)snprintf(out + used, size - used, "%s%lld", k ? ", " : "", (long long)c->categories[k]);
+        if (used < size)
+            used += (size_t)snprintf(out + used, size - used, "}");
+    }
+    if (!used)
+        snprintf(out, size, "-");
+}
+
+static void print_semantic_checks(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = semantic_check_count(p);
+    if (!count) {
+        heading(st, "semantic checks: none");
+        return;
+    }
+    table t;
+    table_init(&t, "llll");
+    table_add(&t, "input");
+    table_add(&t, "rule");
+    table_add(&t, "unit");
+    table_add(&t, "description");
     for (uint32_t i = 0; i < kiln_program_input_count(p); i++) {
+        kiln_input_check c;
         kiln_io_info io;
-        kiln_program_input(p, i, &io);
-        kiln_program_input_shape_text(p, i, shape, sizeof shape);
-        printf("  %-12s %s%s\n", io.name, kiln_dtype_name(io.dtype), shape);
-    }
-    printf("\noutputs (%u)\n", kiln_program_output_count(p));
-    for (uint32_t i = 0; i < kiln_program_output_count(p); i++) {
-        kiln_io_info io;
-        kiln_program_output(p, i, &io);
-        kiln_program_output_shape_text(p, i, shape, sizeof shape);
-        printf("  %-12s %s%s\n", io.name, kiln_dtype_name(io.dtype), shape);
-    }
-}
-
-/* Ops as a histogram "name vVERSION  count", in order of first use. */
-static void print_ops(const kiln_program *p)
-{
-    uint32_t nodes = kiln_program_node_count(p);
-    printf("\nops (%u node%s)\n", nodes, nodes == 1 ? "" : "s");
-    for (uint32_t i = 0; i < nodes; i++) {
-        kiln_node_info node, earlier;
-        bool seen = false;
-        kiln_program_node(p, i, &node);
-        for (uint32_t j = 0; j < i && !seen; j++) {
-            kiln_program_node(p, j, &earlier);
-            seen = strcmp(earlier.op, node.op) == 0 && earlier.op_version == node.op_version;
-        }
-        if (seen)
+        char rule[512];
+        if (!kiln_program_input_check(p, i, &c))
             continue;
-        uint32_t count = 0;
-        for (uint32_t j = i; j < nodes; j++) {
-            kiln_program_node(p, j, &earlier);
-            count += strcmp(earlier.op, node.op) == 0 && earlier.op_version == node.op_version;
-        }
-        char label[96];
-        snprintf(label, sizeof label, "%s v%u", node.op, node.op_version);
-        printf("  %-12s %u\n", label, count);
+        kiln_program_input(p, i, &io);
+        check_rule_text(&c, rule, sizeof rule);
+        table_add(&t, io.name);
+        table_add(&t, rule);
+        table_add(&t, c.unit && c.unit[0] ? c.unit : "-");
+        table_add(&t, c.description && c.description[0] ? c.description : "-");
     }
+    headingf(st, "semantic checks (%u)", count);
+    emit(&t, st, true);
 }
 
-static void print_weights(const kiln_program *p)
+static bool print_ops(const kiln_program *p, const term_style *st)
 {
-    static const char *const kinds[] = {"parameter", "buffer", "constant"};
-    uint32_t count = kiln_program_weight_count(p);
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        kiln_weight_info w;
-        kiln_program_weight(p, i, &w);
-        total += w.byte_size;
+    op_use *uses;
+    int64_t count = program_op_histogram(p, &uses);
+    if (count < 0)
+        return false;
+    uint32_t nodes = kiln_program_node_count(p);
+    table t;
+    table_init(&t, "lrr");
+    table_add(&t, "op");
+    table_add(&t, "version");
+    table_add(&t, "nodes");
+    for (int64_t i = 0; i < count; i++) {
+        table_add(&t, uses[i].name);
+        table_addf(&t, "%u", uses[i].version);
+        table_addf(&t, "%u", uses[i].nodes);
     }
-    printf("\nweights (%u, %llu bytes)\n", count, (unsigned long long)total);
-    for (uint32_t i = 0; i < count; i++) {
+    free(uses);
+    headingf(st, "ops (%lld distinct, %u node%s)", (long long)count, nodes, nodes == 1 ? "" : "s");
+    return emit(&t, st, true);
+}
+
+static bool print_weights(const artifact_view *view, const term_style *st)
+{
+    const kiln_program *p = view->program;
+    uint32_t count = kiln_program_weight_count(p);
+    char total[64], stored[64], raw[64];
+    weight_storage storage = weight_storage_of(view);
+    format_bytes(total_weight_bytes(p), total, sizeof total);
+    if (!count) {
+        heading(st, "weights: none");
+        return true;
+    }
+    headingf(st, "weights: %u tensor%s, %s", count, count == 1 ? "" : "s", total);
+    format_bytes(storage.stored, stored, sizeof stored);
+    format_bytes(storage.raw, raw, sizeof raw);
+    if (storage.compressed)
+        printf("  stored zlib-compressed: %s for %s raw, ratio %.2f\n", stored, raw, compression_ratio(storage));
+    else
+        printf("  stored uncompressed: %s (ratio 1.00)\n", raw);
+    uint32_t *order = weights_by_size(p);
+    if (!order)
+        return false;
+    table t;
+    table_init(&t, "llllr");
+    table_add(&t, count > LARGEST_WEIGHTS ? "largest" : "name");
+    table_add(&t, "kind");
+    table_add(&t, "dtype");
+    table_add(&t, "shape");
+    table_add(&t, "bytes");
+    for (uint32_t i = 0; i < count && i < LARGEST_WEIGHTS; i++) {
         kiln_weight_info w;
         char shape[256];
-        size_t used = 0;
-        kiln_program_weight(p, i, &w);
-        for (uint32_t a = 0; a < w.rank; a++)
-            used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%lld", a ? ", " : "",
-                                     (long long)w.shape[a]);
-        shape[used] = '\0';
-        printf("  %-12s %-9s %s[%s]  %llu bytes\n", w.name, kinds[w.kind], kiln_dtype_name(w.dtype), shape,
-               (unsigned long long)w.byte_size);
+        kiln_program_weight(p, order[i], &w);
+        weight_shape_text(&w, shape, sizeof shape);
+        table_add(&t, w.name);
+        table_add(&t, weight_kind_name(w.kind));
+        table_add(&t, kiln_dtype_name(w.dtype));
+        table_add(&t, shape);
+        table_addf(&t, "%llu", (unsigned long long)w.byte_size);
     }
+    free(order);
+    bool ok = emit(&t, st, true);
+    if (count > LARGEST_WEIGHTS)
+        printf("  ... and %u more\n", count - LARGEST_WEIGHTS);
+    return ok;
 }
 
-static void print_sections(const kiln_program *p)
+static void print_memory_plan(const kiln_program *p, const term_style *st)
 {
-    printf("\nsections (%u)\n", kiln_program_section_count(p));
-    printf("  %-4s  %-9s %3s %10s %10s %10s  %s\n", "type", "flags", "ver", "offset", "stored", "raw", "crc32");
-    for (uint32_t i = 0; i < kiln_program_section_count(p); i++) {
+    char arena[64], sum[64];
+    uint64_t arena_bytes = kiln_program_arena_bytes(p), intermediate_bytes = kiln_program_intermediate_bytes(p);
+    uint32_t nodes = kiln_program_node_count(p);
+    format_bytes(arena_bytes, arena, sizeof arena);
+    format_bytes(intermediate_bytes, sum, sizeof sum);
+    heading(st, "memory plan (at the domain's upper bound)");
+    printf("  arena          %s\n", arena);
+    printf("  intermediates  %s in %u result%s", sum, nodes, nodes == 1 ? "" : "s");
+    if (arena_bytes < intermediate_bytes)
+        printf(" (sharing saves %llu bytes)", (unsigned long long)(intermediate_bytes - arena_bytes));
+    printf("\n");
+}
+
+static void rule_text(const kiln_compare_rule *rule, char *out, size_t size)
+{
+    if (rule->kind == KILN_COMPARE_EXACT)
+        snprintf(out, size, "exact%s", rule->nan_equal ? ", NaN equal" : "");
+    else
+        snprintf(out, size, "atol %g rtol %g%s", rule->atol, rule->rtol, rule->nan_equal ? ", NaN equal" : "");
+}
+
+static void print_evidence(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = kiln_program_evidence_count(p);
+    if (!count) {
+        heading(st, "evidence: none");
+        return;
+    }
+    table t;
+    table_init(&t, "lll");
+    table_add(&t, "case");
+    table_add(&t, "output");
+    table_add(&t, "rule");
+    for (uint32_t c = 0; c < count; c++) {
+        uint32_t outputs = kiln_program_evidence_output_count(p, c);
+        for (uint32_t o = 0; o < outputs; o++) {
+            const char *name;
+            kiln_compare_rule rule;
+            char text[128];
+            kiln_program_evidence_output(p, c, o, &name, &rule);
+            rule_text(&rule, text, sizeof text);
+            table_add(&t, o ? "" : kiln_program_evidence_name(p, c));
+            table_add(&t, name);
+            table_add(&t, text);
+        }
+    }
+    headingf(st, "evidence (%u case%s, replayed by kiln verify)", count, count == 1 ? "" : "s");
+    emit(&t, st, true);
+}
+
+static bool print_sections(const artifact_view *view, const term_style *st)
+{
+    uint32_t count = view_section_count(view);
+    table t;
+    table_init(&t, "llrrrrl");
+    table_add(&t, "type");
+    table_add(&t, "flags");
+    table_add(&t, "version");
+    table_add(&t, "offset");
+    table_add(&t, "stored");
+    table_add(&t, "raw");
+    table_add(&t, "crc32");
+    for (uint32_t i = 0; i < count; i++) {
         kiln_section_info s;
-        kiln_program_section(p, i, &s);
-        char flags[24];
-        snprintf(flags, sizeof flags, "%s%s", s.critical ? "critical" : "ancillary", s.compressed ? ",zlib" : "");
-        printf("  %-4s  %-9s %3u %10llu %10llu %10llu  %08x\n", s.type, flags, s.version,
+        view_section(view, i, &s);
+        table_add(&t, s.type);
+        table_addf(&t, "%s%s", s.critical ? "critical" : "ancillary", s.compressed ? ",zlib" : "");
+        table_addf(&t, "%u", s.version);
+        table_addf(&t, "%llu", (unsigned long long)s.offset);
+        table_addf(&t, "%llu", (unsigned long long)s.stored_size);
+        table_addf(&t, "%llu", (unsigned long long)s.raw_size);
+        table_addf(&t, "%08x", s.crc32);
+    }
+    headingf(st, "sections (%u)", count);
+    return emit(&t, st, true);
+}
+
+static int print_human(const artifact_view *view, bool quiet)
+{
+    term_style st = term_style_for(stdout);
+    print_header_line(view, &st);
+    if (quiet)
+        return CLI_OK;
+    print_overview(view, &st);
+    uint64_t features = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
+    if (features) {
+        printf("features    required bit%s", (features & (features - 1)) ? "s" : "");
+        for (int bit = 0, n = 0; bit < 64; bit++)
+            if (features >> bit & 1)
+                printf("%s %d", n++ ? "," : "", bit);
+        printf("\n");
+    }
+    print_problems(view, &st);
+    bool ok = true;
+    if (view->program) {
+        const kiln_program *p = view->program;
+        print_metadata(p, &st);
+        print_io(p, &st);
+        print_dims(p, &st);
+        print_semantic_checks(p, &st);
+        ok = print_ops(p, &st) && ok;
+        ok = print_weights(view, &st) && ok;
+        print_memory_plan(p, &st);
+        print_evidence(p, &st);
+    } else {
+        printf("\n%snot shown:%s this runtime cannot decode the program, so its metadata, inputs,\n"
+               "outputs, dims, semantic checks, ops, weights, memory plan and evidence are left out\n",
+               st.dim, st.reset);
+    }
+    ok = print_sections(view, &st) && ok;
+    return ok ? CLI_OK : cli_error("out of memory");
+}
+
+/* ------------------------------------------------------------- JSON output */
+
+static void json_key(const char *key, bool *first)
+{
+    printf("%s", *first ? "" : ", ");
+    *first = false;
+    json_string(stdout, key);
+    printf(": ");
+}
+
+/* A finite double as a JSON number, otherwise null. */
+static void json_double(double value)
+{
+    if (isfinite(value))
+        printf("%.17g", value);
+    else
+        printf("null");
+}
+
+static void json_io(const kiln_program *p, bool outputs)
+{
+    uint32_t count = outputs ? kiln_program_output_count(p) : kiln_program_input_count(p);
+    char shape[SHAPE_TEXT_SIZE];
+    printf("[");
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_io_info io;
+        shape_axes axes;
+        if (outputs) {
+            kiln_program_output(p, i, &io);
+            kiln_program_output_shape_text(p, i, shape, sizeof shape);
+        } else {
+            kiln_program_input(p, i, &io);
+            kiln_program_input_shape_text(p, i, shape, sizeof shape);
+        }
+        shape_axes_parse(shape, &axes);
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, io.name);
+        printf(", \"dtype\": \"%s\", \"rank\": %u, \"shape\": ", kiln_dtype_name(io.dtype), io.rank);
+        json_string(stdout, shape);
+        printf(", \"axes\": [");
+        for (uint32_t a = 0; a < axes.rank; a++) {
+            printf("%s", a ? ", " : "");
+            json_string(stdout, axes.axis[a]);
+        }
+        printf("]}");
+    }
+    printf("]");
+}
+
+static void json_dims(const kiln_program *p)
+{
+    printf("[");
+    for (uint32_t i = 0; i < kiln_program_dim_count(p); i++) {
+        kiln_dim_info d;
+        kiln_program_dim(p, i, &d);
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, d.name);
+        printf(", \"min\": %lld, \"max\": %lld, \"multiple_of\": %lld}", (long long)d.min, (long long)d.max,
+               (long long)d.multiple_of);
+    }
+    printf("], \"derived_dims\": [");
+    for (uint32_t i = 0; i < kiln_program_derived_dim_count(p); i++) {
+        const char *name;
+        char expression[SHAPE_TEXT_SIZE];
+        kiln_program_derived_dim(p, i, &name, expression, sizeof expression);
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, name);
+        printf(", \"expression\": ");
+        json_string(stdout, expression);
+        printf("}");
+    }
+    printf("]");
+}
+
+static void json_semantic_checks(const kiln_program *p)
+{
+    bool first = true;
+    printf("[");
+    for (uint32_t i = 0; i < kiln_program_input_count(p); i++) {
+        kiln_input_check c;
+        kiln_io_info io;
+        if (!kiln_program_input_check(p, i, &c))
+            continue;
+        kiln_program_input(p, i, &io);
+        printf("%s{\"input\": ", first ? "" : ", ");
+        first = false;
+        json_string(stdout, io.name);
+        printf(", \"range\": ");
+        if (c.has_range) {
+            printf("{\"min\": ");
+            json_double(c.min);
+            printf(", \"max\": ");
+            json_double(c.max);
+            printf("}");
+        } else {
+            printf("null");
+        }
+        printf(", \"finite_only\": %s, \"categories\": [", c.finite_only ? "true" : "false");
+        for (uint32_t k = 0; k < c.category_count; k++)
+            printf("%s%lld", k ? ", " : "", (long long)c.categories[k]);
+        printf("], \"unit\": ");
+        json_string(stdout, c.unit ? c.unit : "");
+        printf(", \"description\": ");
+        json_string(stdout, c.description ? c.description : "");
+        printf("}");
+    }
+    printf("]");
+}
+
+static bool json_ops(const kiln_program *p)
+{
+    op_use *uses;
+    int64_t count = program_op_histogram(p, &uses);
+    if (count < 0)
+        return false;
+    printf("[");
+    for (int64_t i = 0; i < count; i++) {
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, uses[i].name);
+        printf(", \"version\": %u, \"nodes\": %u}", uses[i].version, uses[i].nodes);
+    }
+    printf("]");
+    free(uses);
+    return true;
+}
+
+static void json_weight(const kiln_program *p, uint32_t index)
+{
+    kiln_weight_info w;
+    kiln_program_weight(p, index, &w);
+    printf("{\"name\": ");
+    json_string(stdout, w.name);
+    printf(", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": [", weight_kind_name(w.kind), kiln_dtype_name(w.dtype));
+    for (uint32_t a = 0; a < w.rank; a++)
+        printf("%s%lld", a ? ", " : "", (long long)w.shape[a]);
+    printf("], \"bytes\": %llu}", (unsigned long long)w.byte_size);
+}
+
+static bool json_weights(const artifact_view *view)
+{
+    const kiln_program *p = view->program;
+    uint32_t count = kiln_program_weight_count(p);
+    weight_storage storage = weight_storage_of(view);
+    uint32_t *order = weights_by_size(p);
+    if (!order)
+        return false;
+    printf("{\"count\": %u, \"bytes\": %llu, \"stored_bytes\": %llu, \"raw_bytes\": %llu, \"compressed\": %s, "
+           "\"compression_ratio\": %.17g, \"largest\": [",
+           count, (unsigned long long)total_weight_bytes(p), (unsigned long long)storage.stored,
+           (unsigned long long)storage.raw, storage.compressed ? "true" : "false", compression_ratio(storage));
+    for (uint32_t i = 0; i < count && i < LARGEST_WEIGHTS; i++) {
+        printf("%s", i ? ", " : "");
+        json_weight(p, order[i]);
+    }
+    printf("], \"tensors\": [");
+    for (uint32_t i = 0; i < count; i++) {
+        printf("%s", i ? ", " : "");
+        json_weight(p, i);
+    }
+    printf("]}");
+    free(order);
+    return true;
+}
+
+static void json_evidence(const kiln_program *p)
+{
+    printf("[");
+    for (uint32_t c = 0; c < kiln_program_evidence_count(p); c++) {
+        printf("%s{\"name\": ", c ? ", " : "");
+        json_string(stdout, kiln_program_evidence_name(p, c));
+        printf(", \"outputs\": [");
+        for (uint32_t o = 0; o < kiln_program_evidence_output_count(p, c); o++) {
+            const char *name;
+            kiln_compare_rule rule;
+            kiln_program_evidence_output(p, c, o, &name, &rule);
+            printf("%s{\"name\": ", o ? ", " : "");
+            json_string(stdout, name);
+            printf(", \"rule\": {\"kind\": \"%s\", \"atol\": ",
+                   rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+            json_double(rule.atol);
+            printf(", \"rtol\": ");
+            json_double(rule.rtol);
+            printf(", \"nan_equal\": %s}}", rule.nan_equal ? "true" : "false");
+        }
+        printf("]}");
+    }
+    printf("]");
+}
+
+static void json_sections(const artifact_view *view)
+{
+    printf("[");
+    for (uint32_t i = 0; i < view_section_count(view); i++) {
+        kiln_section_info s;
+        view_section(view, i, &s);
+        printf("%s{\"type\": ", i ? ", " : "");
+        json_string(stdout, s.type);
+        printf(", \"critical\": %s, \"compressed\": %s, \"version\": %u, \"offset\": %llu, \"stored_size\": %llu, "
+               "\"raw_size\": %llu, \"crc32\": \"%08x\"}",
+               s.critical ? "true" : "false", s.compressed ? "true" : "false", s.version,
                (unsigned long long)s.offset, (unsigned long long)s.stored_size, (unsigned long long)s.raw_size,
                s.crc32);
     }
+    printf("]");
 }
+
+static void json_problems(const kiln_report *report)
+{
+    printf("[");
+    for (uint32_t i = 0; report && i < kiln_report_count(report); i++) {
+        kiln_problem_info p;
+        kiln_report_problem(report, i, &p);
+        printf("%s{\"severity\": \"%s\", \"code\": ", i ? ", " : "", problem_severity_name(p.severity));
+        json_string(stdout, p.code);
+        printf(", \"status\": %d, \"location\": ", (int)p.status);
+        json_string(stdout, p.location);
+        printf(", \"message\": ");
+        json_string(stdout, p.message);
+        printf("}");
+    }
+    printf("]");
+}
+
+/* Everything the container shows: format, size, identities, signature. */
+static void json_container(const artifact_view *view, bool *first)
+{
+    uint16_t major, minor;
+    uint8_t digest[32];
+    char text[IDENTITY_TEXT_SIZE], key[33];
+    kiln_signature_info signature;
+    view_format_version(view, &major, &minor);
+    json_key("format", first);
+    printf("{\"major\": %u, \"minor\": %u}", major, minor);
+    json_key("file_size", first);
+    printf("%llu", (unsigned long long)view_file_size(view));
+    json_key("feature_bits", first);
+    printf("[");
+    uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
+    for (int bit = 0, n = 0; bit < 64; bit++)
+        if (bits >> bit & 1)
+            printf("%s%d", n++ ? ", " : "", bit);
+    printf("]");
+    json_key("identities", first);
+    view_digest(view, digest);
+    identity_text(digest, text);
+    printf("{\"artifact\": \"%s\"", text);
+    if (view->program) {
+        kiln_program_identity(view->program, KILN_IDENTITY_PROGRAM, digest);
+        identity_text(digest, text);
+        printf(", \"program\": \"%s\"", text);
+        kiln_program_identity(view->program, KILN_IDENTITY_STATE, digest);
+        identity_text(digest, text);
+        printf(", \"state\": \"%s\"", text);
+    }
+    printf("}");
+    json_key("signature", first);
+    view_signature(view, &signature);
+    printf("{\"state\": \"%s\"", signature_state_name(signature.state));
+    if (signature.state != KILN_SIGNATURE_NONE) {
+        cli_hex(signature.key_id, sizeof signature.key_id, key);
+        printf(", \"key_id\": \"%s\"", key);
+    }
+    printf("}");
+    json_key("sections", first);
+    json_sections(view);
+}
+
+static bool json_program(const artifact_view *view, bool *first)
+{
+    const kiln_program *p = view->program;
+    json_key("name", first);
+    json_string(stdout, kiln_program_name(p));
+    json_key("mode", first);
+    printf("\"%s\"", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    json_key("metadata", first);
+    printf("{");
+    for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
+        const char *k, *v;
+        kiln_program_metadata(p, i, &k, &v);
+        printf("%s", i ? ", " : "");
+        json_string(stdout, k);
+        printf(": ");
+        json_string(stdout, v);
+    }
+    printf("}");
+    json_key("inputs", first);
+    json_io(p, false);
+    json_key("outputs", first);
+    json_io(p, true);
+    json_key("dims", first);
+    json_dims(p);
+    json_key("semantic_checks", first);
+    json_semantic_checks(p);
+    json_key("node_count", first);
+    printf("%u", kiln_program_node_count(p));
+    json_key("ops", first);
+    bool ok = json_ops(p);
+    json_key("weights", first);
+    ok = json_weights(view) && ok;
+    json_key("memory_plan", first);
+    printf("{\"arena_bytes\": %llu, \"intermediate_bytes\": %llu, \"intermediate_count\": %u}",
+           (unsigned long long)kiln_program_arena_bytes(p), (unsigned long long)kiln_program_intermediate_bytes(p),
+           kiln_program_node_count(p));
+    json_key("evidence", first);
+    json_evidence(p);
+    return ok;
+}
+
+static int print_json(const artifact_view *view, bool readable)
+{
+    bool first = true, ok = true;
+    printf("{");
+    json_key("schema", &first);
+    printf("\"kiln-inspect/1\"");
+    json_key("file", &first);
+    json_string(stdout, view->path);
+    json_key("readable", &first);
+    printf(readable ? "true" : "false");
+    json_key("runnable", &first);
+    printf(view->program ? "true" : "false");
+    if (!readable) {
+        json_key("message", &first);
+        json_string(stdout, view->error.message);
+    }
+    json_key("problems", &first);
+    json_problems(view->report);
+    if (readable)
+        json_container(view, &first);
+    if (view->program)
+        ok = json_program(view, &first);
+    printf("}\n");
+    return ok ? CLI_OK : cli_error("out of memory");
+}
+
+/* ------------------------------------------------------------------- verb */
 
 static int cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
+    bool json = false, quiet = false;
     for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            quiet = true;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
-        if (path)
+        else if (path)
             return cli_usage_error("inspect", "unexpected argument '%s'", argv[i]);
-        path = argv[i];
+        else
+            path = argv[i];
     }
     if (!path)
         return cli_usage_error("inspect", "missing FILE");
-    kiln_program *program;
-    kiln_error err;
-    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        return cli_error("%s: %s", path, err.message);
-    print_overview(program, path);
-    print_metadata(program);
-    print_signature(program);
-    print_ops(program);
-    print_weights(program);
-    print_sections(program);
-    kiln_program_free(program);
-    return CLI_OK;
+    artifact_view view;
+    bool readable = artifact_view_open(&view, path);
+    int rc;
+    if (json) {
+        rc = print_json(&view, readable);
+        if (!readable)
+            rc = CLI_FAILED;
+    } else if (!readable) {
+        rc = cli_error("%s: %s", path, view.error.message);
+    } else {
+        rc = print_human(&view, quiet);
+    }
+    artifact_view_close(&view);
+    return rc;
 }

@@ -12,8 +12,11 @@ static const cli_verb *const verbs[] = {
     &cli_verb_sign,
     &cli_verb_version,
     &cli_verb_evidence,
+    &cli_verb_probe,
     &cli_verb_asm,
     &cli_verb_disasm,
+    &cli_verb_dot,
+    &cli_verb_diff,
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

@@ -1,0 +1,217 @@
+/*
+ * cmd_diff.c — `kiln diff A B [--json] [--quiet]`: what changed between two
+ * artifacts, classed breaking or compatible for the consumers of A
+ * (interface_diff.c does the comparing; this file reads the command line
+ * and prints). Exit 0 when nothing is breaking, 1 otherwise.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact_view.h"
+#include "cli.h"
+#include "interface_diff.h"
+#include "json.h"
+#include "table.h"
+#include "term.h"
+
+static int cmd_diff(int argc, char **argv);
+
+const cli_verb cli_verb_diff = {
+    "diff",
+    "compare two artifacts: interface changes (breaking or compatible) and identities",
+    "usage: kiln diff A B [--json] [--quiet]\n\n"
+    "Compare artifact B with artifact A and class every difference for the\n"
+    "consumers of A (spec/compatibility.md section 6): breaking (an input\n"
+    "removed, renamed or added; a dtype or rank changed; a dim range narrowed;\n"
+    "a constraint added such as a multiple_of, a fixed size where a dim was,\n"
+    "equal axes or a semantic check; an output removed or renamed; an op\n"
+    "version this runtime lacks) or compatible (a dim range widened, an output\n"
+    "added, metadata, evidence or signature changed, the same program with new\n"
+    "weights). The three identities are compared too: equal program identity\n"
+    "and a different state identity mean \"same program, new weights\".\n"
+    "Exit 0 when nothing is breaking, 1 when something is (or when an\n"
+    "interface cannot be decoded here, so compatibility cannot be shown).\n\n"
+    "options:\n"
+    "  --json       print one JSON object (schema: spec/inspect-json.md)\n"
+    "  -q, --quiet  print nothing; only the exit status tells\n",
+    cmd_diff,
+};
+
+/* ------------------------------------------------------------ printing */
+
+static void print_identities_table(const identity_pair ids[3], const term_style *st)
+{
+    table t;
+    table_init(&t, "llll");
+    table_add(&t, "identity");
+    table_add(&t, "a");
+    table_add(&t, "b");
+    table_add(&t, "");
+    for (int i = 0; i < 3; i++) {
+        char ha[17] = "?", hb[17] = "?";
+        if (ids[i].known_a)
+            identity_short(ids[i].a, ha);
+        if (ids[i].known_b)
+            identity_short(ids[i].b, hb);
+        table_add(&t, ids[i].name);
+        table_add(&t, ha);
+        table_add(&t, hb);
+        table_add(&t, !ids[i].known ? "unknown" : identity_pair_equal(&ids[i]) ? "same" : "changed");
+    }
+    if (!t.failed)
+        table_print(&t, stdout, "  ", st, true);
+    table_free(&t);
+}
+
+static void print_class(const change_list *list, change_class class, const term_style *st)
+{
+    size_t n = change_count(list, class);
+    const char *colour = class == BREAKING ? st->red : st->green;
+    printf("\n%s%s%s (%zu)%s\n", st->bold, colour, class == BREAKING ? "breaking" : "compatible", n, st->reset);
+    if (!n)
+        return;
+    table t;
+    table_init(&t, "lll");
+    for (size_t i = 0; i < list->count; i++) {
+        const change *c = &list->items[i];
+        if (c->class != class)
+            continue;
+        table_add(&t, c->kind);
+        table_add(&t, c->subject);
+        table_add(&t, c->message);
+    }
+    if (!t.failed)
+        table_print(&t, stdout, "  ", st, false);
+    table_free(&t);
+}
+
+static void print_human(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
+{
+    const identity_pair *ids = d->identities;
+    const char *verdict_text = d->verdict;
+    bool compared = d->compared;
+    term_style st = term_style_for(stdout);
+    size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
+    printf("a  ");
+    term_plain(stdout, va->path);
+    printf("\nb  ");
+    term_plain(stdout, vb->path);
+    printf("\n\n%sidentities%s: %s\n", st.bold, st.reset, verdict_text);
+    print_identities_table(ids, &st);
+    if (!compared)
+        printf("\n%snot compared:%s the interface of %s cannot be decoded here\n", st.bold, st.reset,
+               va->program ? "B" : "A");
+    print_class(&d->changes, BREAKING, &st);
+    print_class(&d->changes, COMPATIBLE, &st);
+    printf("\n");
+    if (!compared)
+        printf("result: %sbreaking%s (compatibility cannot be shown; %zu breaking, %zu compatible)\n", st.red,
+               st.reset, breaking, compatible);
+    else if (breaking)
+        printf("result: %sbreaking%s (%zu breaking, %zu compatible)\n", st.red, st.reset, breaking, compatible);
+    else if (compatible)
+        printf("result: %scompatible%s (0 breaking, %zu compatible)\n", st.green, st.reset, compatible);
+    else
+        printf("result: no differences\n");
+}
+
+static void print_json(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
+{
+    const identity_pair *ids = d->identities;
+    const char *verdict_text = d->verdict;
+    bool compared = d->compared;
+    size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
+    printf("{\"schema\": \"kiln-diff/1\", \"a\": ");
+    json_string(stdout, va->path);
+    printf(", \"b\": ");
+    json_string(stdout, vb->path);
+    printf(", \"compared\": %s, \"breaking\": %s, \"verdict\": \"%s\", \"counts\": {\"breaking\": %zu, "
+           "\"compatible\": %zu}, \"identities\": {",
+           compared ? "true" : "false", breaking || !compared ? "true" : "false", verdict_text, breaking, compatible);
+    for (int i = 0; i < 3; i++) {
+        char text[IDENTITY_TEXT_SIZE];
+        printf("%s\"%s\": {\"a\": ", i ? ", " : "", ids[i].name);
+        if (ids[i].known_a) {
+            identity_text(ids[i].a, text);
+            printf("\"%s\"", text);
+        } else {
+            printf("null");
+        }
+        printf(", \"b\": ");
+        if (ids[i].known_b) {
+            identity_text(ids[i].b, text);
+            printf("\"%s\"", text);
+        } else {
+            printf("null");
+        }
+        printf(", \"equal\": %s}", identity_pair_equal(&ids[i]) ? "true" : "false");
+    }
+    printf("}, \"changes\": [");
+    bool first = true;
+    for (int class = BREAKING; class <= COMPATIBLE; class++)
+        for (size_t i = 0; i < d->changes.count; i++) {
+            const change *c = &d->changes.items[i];
+            if ((int)c->class != class)
+                continue;
+            printf("%s{\"class\": \"%s\", \"kind\": ", first ? "" : ", ", class == BREAKING ? "breaking" : "compatible");
+            first = false;
+            json_string(stdout, c->kind);
+            printf(", \"subject\": ");
+            json_string(stdout, c->subject);
+            printf(", \"message\": ");
+            json_string(stdout, c->message);
+            printf("}");
+        }
+    printf("]}\n");
+}
+
+/* ------------------------------------------------------------------ verb */
+
+static int cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    int path_count = 0;
+    bool json = false, quiet = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
+            quiet = true;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_usage_error("diff", "unknown option '%s'", argv[i]);
+        else if (path_count == 2)
+            return cli_usage_error("diff", "unexpected argument '%s'", argv[i]);
+        else
+            paths[path_count++] = argv[i];
+    }
+    if (path_count < 2)
+        return cli_usage_error("diff", "needs two artifacts, A and B");
+
+    artifact_view va, vb;
+    bool readable_a = artifact_view_open(&va, paths[0]);
+    bool readable_b = artifact_view_open(&vb, paths[1]);
+    int rc = CLI_OK;
+    if (!readable_a || !readable_b) {
+        const artifact_view *bad = readable_a ? &vb : &va;
+        rc = cli_error("%s: %s", bad->path, bad->error.message);
+        artifact_view_close(&va);
+        artifact_view_close(&vb);
+        return rc;
+    }
+
+    interface_diff d;
+    if (!interface_diff_run(&va, &vb, &d)) {
+        rc = cli_error("out of memory");
+    } else {
+        if (json)
+            print_json(&va, &vb, &d);
+        else if (!quiet)
+            print_human(&va, &vb, &d);
+        rc = interface_diff_breaking(&d) ? CLI_FAILED : CLI_OK;
+        interface_diff_release(&d);
+    }
+    artifact_view_close(&va);
+    artifact_view_close(&vb);
+    return rc;
+}

@@ -1,0 +1,329 @@
+/*
+ * cmd_probe.c — `kiln probe FILE`: exercise the declared domain. Runs the
+ * program at the domain's corners and a few interior points with random
+ * inputs that satisfy the semantic checks, checks every output's shape and
+ * dtype against the declaration, and checks that sizes just outside each
+ * dim's domain are refused by a guard.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int cmd_probe(int argc, char **argv);
+
+const cli_verb cli_verb_probe = {
+    "probe",
+    "run the declared domain's corners and just-outside sizes",
+    "usage: kiln probe FILE [--seed N] [--quiet]\n\n"
+    "Run FILE at every corner of its declared domain (each dim at its first\n"
+    "and last value; at most 256 corners, else the all-min and all-max ones\n"
+    "plus each dim flipped alone) and at 3 random interior points, with random\n"
+    "inputs that satisfy the semantic checks. Every output must have its\n"
+    "declared shape and dtype. Then, for each dim, sizes just outside its\n"
+    "domain (one below, one above, one off its multiple) must be refused by a\n"
+    "guard. Exit 0 if all of this holds, 1 otherwise.\n\n"
+    "options:\n"
+    "  --seed N    seed of the random inputs and interior points (default 1)\n"
+    "  --quiet     print only failures and the summary\n",
+    cmd_probe,
+};
+
+typedef struct probe {
+    const kiln_program *program;
+    kiln_session *session;
+    uint32_t dim_count;
+    kiln_dim_info *dims;
+    uint64_t random_state;
+    bool quiet;
+    unsigned valid_ok, valid_failed, outside_ok, outside_failed, skipped;
+} probe;
+
+static uint64_t next_random(probe *p)
+{
+    /* xorshift64*: deterministic per seed, good enough for test data */
+    p->random_state ^= p->random_state >> 12;
+    p->random_state ^= p->random_state << 25;
+    p->random_state ^= p->random_state >> 27;
+    return p->random_state * UINT64_C(2685821657736338717);
+}
+
+static double uniform(probe *p, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(next_random(p) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int64_t dim_first(const kiln_dim_info *d)
+{
+    int64_t r = d->min % d->multiple_of;
+    return r == 0 ? d->min : d->min + (d->multiple_of - r);
+}
+
+static int64_t dim_last(const kiln_dim_info *d)
+{
+    return d->max - d->max % d->multiple_of;
+}
+
+static void describe_point(const probe *p, const int64_t *values, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (uint32_t d = 0; d < p->dim_count && used < size; d++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", d ? " " : "", p->dims[d].name,
+                                 (long long)values[d]);
+    if (!p->dim_count)
+        snprintf(text, size, "(no dims)");
+}
+
+/* Fill input `index` with values its semantic checks accept. */
+static void fill_input(probe *p, uint32_t index, kiln_tensor *t)
+{
+    kiln_input_check check;
+    bool has_check = kiln_program_input_check(p->program, index, &check);
+    double lo = -1, hi = 1;
+    if (has_check && check.has_range) {
+        lo = check.min > -1e6 ? check.min : -1e6;
+        hi = check.max < 1e6 ? check.max : 1e6;
+    }
+    uint64_t n = kiln_tensor_element_count(t);
+    void *data = kiln_tensor_data(t);
+    for (uint64_t i = 0; i < n; i++) {
+        double v = uniform(p, lo, hi);
+        int64_t k;
+        if (has_check && check.category_count)
+            k = check.categories[next_random(p) % check.category_count];
+        else {
+            /* Integers from 1..9 (clipped to the range): small, and never a zero divisor. */
+            int64_t ilo = has_check && check.has_range ? (int64_t)check.min : 1;
+            int64_t ihi = has_check && check.has_range ? (int64_t)check.max : 9;
+            ilo = ilo < 1 && ihi >= 1 ? 1 : ilo;
+            ihi = ihi > 9 && ilo <= 9 ? 9 : ihi;
+            k = ilo + (int64_t)(next_random(p) % (uint64_t)(ihi - ilo + 1));
+        }
+        switch (kiln_tensor_dtype(t)) {
+        case KILN_F32: ((float *)data)[i] = (float)v; break;
+        case KILN_F64: ((double *)data)[i] = v; break;
+        case KILN_I8: ((int8_t *)data)[i] = (int8_t)k; break;
+        case KILN_I16: ((int16_t *)data)[i] = (int16_t)k; break;
+        case KILN_I32: ((int32_t *)data)[i] = (int32_t)k; break;
+        case KILN_I64: ((int64_t *)data)[i] = k; break;
+        case KILN_U8: ((uint8_t *)data)[i] = (uint8_t)k; break;
+        case KILN_U16: ((uint16_t *)data)[i] = (uint16_t)k; break;
+        case KILN_U32: ((uint32_t *)data)[i] = (uint32_t)k; break;
+        case KILN_U64: ((uint64_t *)data)[i] = (uint64_t)k; break;
+        case KILN_BOOL: ((uint8_t *)data)[i] = (uint8_t)(k & 1); break;
+        default: break;
+        }
+    }
+}
+
+/*
+ * Build inputs for the dims at `values` and run. @return the run's status;
+ * KILN_ERR_INVALID_ARGUMENT (with *formed false) when a shape cannot be
+ * formed (a negative or overflowing extent).
+ */
+static kiln_status run_point(probe *p, const int64_t *values, bool *formed, kiln_error *err)
+{
+    uint32_t inputs = kiln_program_input_count(p->program);
+    kiln_tensor **tensors = calloc(inputs + 1, sizeof *tensors);
+    kiln_status status = tensors ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
+    *formed = true;
+    for (uint32_t i = 0; status == KILN_OK && i < inputs; i++) {
+        kiln_io_info io;
+        int64_t shape[KILN_MAX_RANK];
+        kiln_program_input(p->program, i, &io);
+        status = kiln_program_input_shape_at(p->program, i, values, shape, err);
+        if (status == KILN_OK)
+            status = kiln_tensor_new(io.dtype, io.rank, shape, &tensors[i], err);
+        if (status != KILN_OK) {
+            *formed = false;
+            break;
+        }
+        fill_input(p, i, tensors[i]);
+        status = kiln_session_set_input(p->session, io.name, tensors[i], err);
+    }
+    if (status == KILN_OK)
+        status = kiln_session_run(p->session, err);
+    for (uint32_t i = 0; tensors && i < inputs; i++)
+        kiln_tensor_free(tensors[i]);
+    free(tensors);
+    return status;
+}
+
+/* Every output has the declared dtype and the shape its expressions give here. */
+static bool outputs_match(probe *p, const int64_t *values, char *problem, size_t size)
+{
+    for (uint32_t o = 0; o < kiln_program_output_count(p->program); o++) {
+        kiln_io_info io;
+        int64_t expected[KILN_MAX_RANK];
+        kiln_error err;
+        kiln_program_output(p->program, o, &io);
+        const kiln_tensor *t = kiln_session_output(p->session, o);
+        if (kiln_program_output_shape_at(p->program, o, values, expected, &err) != KILN_OK) {
+            snprintf(problem, size, "output '%s': %s", io.name, err.message);
+            return false;
+        }
+        bool same = t && kiln_tensor_dtype(t) == io.dtype && kiln_tensor_rank(t) == io.rank;
+        for (uint32_t a = 0; same && a < io.rank; a++)
+            same = kiln_tensor_shape(t)[a] == expected[a];
+        if (!same) {
+            char got[128];
+            if (t)
+                kiln_tensor_format_shape(t, got, sizeof got);
+            snprintf(problem, size, "output '%s' is %s %s, not the declared shape", io.name,
+                     t ? kiln_dtype_name(kiln_tensor_dtype(t)) : "missing", t ? got : "");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void probe_valid(probe *p, const int64_t *values, const char *kind)
+{
+    char where[512], problem[KILN_ERROR_MESSAGE_SIZE + 64];
+    kiln_error err;
+    bool formed;
+    describe_point(p, values, where, sizeof where);
+    kiln_status status = run_point(p, values, &formed, &err);
+    if (status == KILN_OK && outputs_match(p, values, problem, sizeof problem)) {
+        p->valid_ok++;
+        if (!p->quiet)
+            printf("ok      %-8s %s: ran, outputs as declared\n", kind, where);
+        return;
+    }
+    if (status != KILN_OK)
+        snprintf(problem, sizeof problem, "%s", err.message);
+    p->valid_failed++;
+    printf("FAIL    %-8s %s: %s\n", kind, where, problem);
+}
+
+static void probe_outside(probe *p, const int64_t *values, const char *kind)
+{
+    char where[512];
+    kiln_error err;
+    bool formed;
+    describe_point(p, values, where, sizeof where);
+    kiln_status status = run_point(p, values, &formed, &err);
+    if (!formed) {
+        p->skipped++;
+        if (!p->quiet)
+            printf("skip    %-8s %s: no input shape can be formed\n", kind, where);
+    } else if (status == KILN_ERR_SHAPE_GUARD) {
+        p->outside_ok++;
+        if (!p->quiet)
+            printf("ok      %-8s %s: refused: %s\n", kind, where, err.message);
+    } else {
+        p->outside_failed++;
+        printf("FAIL    %-8s %s: %s\n", kind, where,
+               status == KILN_OK ? "ran, but it lies outside the declared domain" : err.message);
+    }
+}
+
+static void probe_domain(probe *p)
+{
+    int64_t *values = calloc(p->dim_count + 1, sizeof *values);
+    if (!values)
+        return;
+    /* Corners: all of them when few, else all-min, all-max and single flips. */
+    if (p->dim_count <= 8) {
+        for (uint32_t mask = 0; mask < (1u << p->dim_count); mask++) {
+            for (uint32_t d = 0; d < p->dim_count; d++)
+                values[d] = mask >> d & 1 ? dim_last(&p->dims[d]) : dim_first(&p->dims[d]);
+            probe_valid(p, values, "corner");
+        }
+    } else {
+        for (uint32_t flip = 0; flip <= p->dim_count + 1; flip++) {
+            for (uint32_t d = 0; d < p->dim_count; d++) {
+                bool high = flip == p->dim_count + 1 || d == flip;
+                values[d] = high ? dim_last(&p->dims[d]) : dim_first(&p->dims[d]);
+            }
+            probe_valid(p, values, "corner");
+        }
+    }
+    for (int i = 0; i < 3 && p->dim_count; i++) {
+        for (uint32_t d = 0; d < p->dim_count; d++) {
+            const kiln_dim_info *dim = &p->dims[d];
+            uint64_t steps = (uint64_t)((dim_last(dim) - dim_first(dim)) / dim->multiple_of) + 1;
+            values[d] = dim_first(dim) + (int64_t)(next_random(p) % steps) * dim->multiple_of;
+        }
+        probe_valid(p, values, "interior");
+    }
+    /* Just outside, one dim at a time, the others at their first value. */
+    for (uint32_t d = 0; d < p->dim_count; d++) {
+        const kiln_dim_info *dim = &p->dims[d];
+        for (uint32_t e = 0; e < p->dim_count; e++)
+            values[e] = dim_first(&p->dims[e]);
+        int64_t candidates[3] = {dim_first(dim) - dim->multiple_of, dim_last(dim) + dim->multiple_of,
+                                 dim_first(dim) + 1};
+        for (int c = 0; c < 3; c++) {
+            if (c == 2 && (dim->multiple_of == 1 || candidates[2] > dim->max))
+                continue;
+            if (candidates[c] < 0)
+                continue;
+            if (c == 0 && dim->multiple_of > 1 && dim->min > 0)
+                candidates[0] = dim->min - 1 >= 0 ? dim->min - 1 : -1;
+            if (c == 1 && dim->multiple_of > 1)
+                candidates[1] = dim->max + 1;
+            if (candidates[c] < 0)
+                continue;
+            values[d] = candidates[c];
+            probe_outside(p, values, "outside");
+        }
+    }
+    free(values);
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+    const char *path = NULL;
+    probe p = {0};
+    p.random_state = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken = cli_take_value("probe", argc, argv, &i, "--seed", &value);
+        if (taken < 0)
+            return CLI_USAGE;
+        if (taken) {
+            char *end;
+            unsigned long long seed = strtoull(value, &end, 10);
+            if (end == value || *end)
+                return cli_usage_error("probe", "--seed takes a number, got '%s'", value);
+            p.random_state = seed ? seed : 1;
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            p.quiet = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("probe", "unknown option '%s'", argv[i]);
+        } else if (path) {
+            return cli_usage_error("probe", "unexpected argument '%s'", argv[i]);
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path)
+        return cli_usage_error("probe", "missing FILE");
+    kiln_program *program;
+    kiln_error err;
+    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
+        return cli_error("%s: %s", path, err.message);
+    p.program = program;
+    p.dim_count = kiln_program_dim_count(program);
+    p.dims = calloc(p.dim_count + 1, sizeof *p.dims);
+    int rc = CLI_OK;
+    if (!p.dims)
+        rc = cli_error("out of memory");
+    for (uint32_t d = 0; rc == CLI_OK && d < p.dim_count; d++)
+        kiln_program_dim(program, d, &p.dims[d]);
+    if (rc == CLI_OK && kiln_session_new(program, NULL, &p.session, &err) != KILN_OK)
+        rc = cli_error("%s: %s", path, err.message);
+    if (rc == CLI_OK) {
+        probe_domain(&p);
+        printf("probe: %u valid points ran as declared, %u outside points refused, %u failed, %u skipped\n",
+               p.valid_ok, p.outside_ok, p.valid_failed + p.outside_failed, p.skipped);
+        rc = p.valid_failed + p.outside_failed ? CLI_FAILED : CLI_OK;
+    }
+    kiln_session_free(p.session);
+    free(p.dims);
+    kiln_program_free(program);
+    return rc;
+}
