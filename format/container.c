@@ -300,7 +300,8 @@ kiln_status kiln_container_section(const kiln_container *c, uint32_t index, kiln
     char name[5];
     memset(out, 0, sizeof *out);
     kiln_fourcc_text(s->type, name);
-    if (check >= KILN_CHECK_CRC && KILN_CHECKSUMS_DIFFER(kiln_crc32(stored, s->stored_size) != s->crc))
+    if (check >= KILN_CHECK_CRC &&
+        KILN_CHECKSUMS_DIFFER(kiln_crc32_progress(stored, s->stored_size, c->progress) != s->crc))
         return kiln_fail(err, KILN_ERR_SECTION_CRC, "section %u (%s): checksum mismatch (section is damaged)",
                          index, name);
     if (s->raw_size > SIZE_MAX)
@@ -323,7 +324,7 @@ kiln_status kiln_container_section(const kiln_container *c, uint32_t index, kiln
     out->size = (size_t)s->raw_size;
     if (check >= KILN_CHECK_CRC_AND_HASH) {
         uint8_t actual[KILN_DIGEST_SIZE];
-        kiln_blake2b_256(out->data, out->size, actual);
+        kiln_blake2b_256_progress(out->data, out->size, actual, c->progress);
         if (KILN_CHECKSUMS_DIFFER(sodium_memcmp(actual, s->hash, KILN_DIGEST_SIZE) != 0)) {
             kiln_section_view_release(out);
             return kiln_fail(err, KILN_ERR_SECTION_HASH,

@@ -57,6 +57,7 @@
 #include <kiln/status.h>
 
 #include "cursor.h"
+#include "progress.h"
 
 #define KILN_FORMAT_MAJOR 1
 #define KILN_FORMAT_MINOR 0
@@ -123,6 +124,7 @@ typedef struct kiln_container {
     uint32_t trailer_flags;
     uint8_t key_id[KILN_KEY_ID_SIZE];
     uint8_t signature[KILN_SIGNATURE_SIZE];
+    kiln_progress *progress; /* set by the caller; NULL for none */
 } kiln_container;
 
 /*
@@ -201,6 +203,11 @@ typedef struct kiln_section_spec {
  */
 kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
                                   uint64_t features, kiln_writer *out, kiln_error *err);
+
+/* kiln_container_encode, advancing `progress` (may be NULL) over the
+ * hashing and compressing of section bytes. */
+kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint64_t features,
+                                           kiln_writer *out, kiln_progress *progress, kiln_error *err);
 
 /*
  * Write a new trailer into the last KILN_TRAILER_SIZE bytes `trailer`:

@@ -27,10 +27,11 @@ void kiln_trailer_write(uint8_t *trailer, const uint8_t digest[KILN_DIGEST_SIZE]
 
 /*
  * Compress `spec` at its level. Sets *stored to the compressed bytes (owned,
- * caller frees) when that is smaller than the raw bytes, else to NULL.
+ * caller frees) when that is smaller than the raw bytes, else to NULL. The
+ * input is fed in KILN_PROGRESS_STEP pieces so progress can be reported.
  */
 static kiln_status maybe_compress(const kiln_section_spec *spec, uint8_t **stored, size_t *stored_size,
-                                  kiln_error *err)
+                                  kiln_progress *progress, kiln_error *err)
 {
     *stored = NULL;
     if (spec->compression_level <= 0 || spec->size == 0)
@@ -40,24 +41,52 @@ static kiln_status maybe_compress(const kiln_section_spec *spec, uint8_t **store
                          spec->compression_level);
     uLong bound = compressBound((uLong)spec->size);
     uint8_t *buffer = malloc(bound);
-    if (!buffer)
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (!buffer || deflateInit(&stream, spec->compression_level) != Z_OK) {
+        free(buffer);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory compressing a section");
-    uLongf length = bound;
-    if (compress2(buffer, &length, spec->data, (uLong)spec->size, spec->compression_level) != Z_OK) {
+    }
+    uint64_t consumed = 0, produced = 0;
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        uint64_t left = spec->size - consumed;
+        uInt piece = left > KILN_PROGRESS_STEP ? (uInt)KILN_PROGRESS_STEP : (uInt)left;
+        uint64_t room = bound - produced;
+        stream.next_in = (Bytef *)(uintptr_t)(spec->data + consumed);
+        stream.avail_in = piece;
+        stream.next_out = buffer + produced;
+        stream.avail_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        uInt out_before = stream.avail_out;
+        rc = deflate(&stream, piece == left ? Z_FINISH : Z_NO_FLUSH);
+        consumed += piece - stream.avail_in;
+        produced += out_before - stream.avail_out;
+        kiln_progress_advance(progress, piece - stream.avail_in);
+        if (rc == Z_BUF_ERROR)
+            rc = Z_OK; /* no progress possible this round; the next piece continues */
+    }
+    deflateEnd(&stream);
+    if (rc != Z_STREAM_END) {
         free(buffer);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "zlib could not compress a section");
     }
-    if (length >= spec->size) {
+    if (produced >= spec->size) {
         free(buffer); /* incompressible: store raw */
         return KILN_OK;
     }
     *stored = buffer;
-    *stored_size = length;
+    *stored_size = (size_t)produced;
     return KILN_OK;
 }
 
 kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
                                   uint64_t features, kiln_writer *out, kiln_error *err)
+{
+    return kiln_container_encode_progress(sections, count, features, out, NULL, err);
+}
+
+kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint64_t features,
+                                           kiln_writer *out, kiln_progress *progress, kiln_error *err)
 {
     uint8_t header[KILN_HEADER_SIZE] = {0};
     kiln_writer table;
@@ -73,7 +102,7 @@ kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t co
         size_t compressed_size = 0;
         uint64_t aligned;
         if (!s->copy_of)
-            status = maybe_compress(s, &compressed, &compressed_size, err);
+            status = maybe_compress(s, &compressed, &compressed_size, progress, err);
         if (status != KILN_OK)
             break;
         const uint8_t *stored = compressed ? compressed : s->data;
@@ -96,7 +125,7 @@ kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t co
             memcpy(hash, s->copy_of->hash, sizeof hash);
         } else {
             crc = kiln_crc32(stored, stored_size);
-            kiln_blake2b_256(s->data, s->size, hash);
+            kiln_blake2b_256_progress(s->data, s->size, hash, progress);
         }
         kiln_write_u32(&table, s->type);
         kiln_write_u16(&table, flags);

@@ -12,16 +12,19 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "progress.h"
 
 static kiln_status io_fail(kiln_error *err, const char *what, const char *path)
 {
     return kiln_fail(err, KILN_ERR_IO, "%s '%s': %s", what, path, strerror(errno));
 }
 
-static kiln_status write_all(int fd, const uint8_t *data, size_t size, const char *path, kiln_error *err)
+static kiln_status write_all(int fd, const uint8_t *data, size_t size, const char *path, kiln_progress *progress,
+                             kiln_error *err)
 {
     while (size > 0) {
-        ssize_t written = write(fd, data, size);
+        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : size;
+        ssize_t written = write(fd, data, piece);
         if (written < 0) {
             if (errno == EINTR)
                 continue;
@@ -29,6 +32,7 @@ static kiln_status write_all(int fd, const uint8_t *data, size_t size, const cha
         }
         data += written;
         size -= (size_t)written;
+        kiln_progress_advance(progress, (uint64_t)written);
     }
     return KILN_OK;
 }
@@ -58,6 +62,12 @@ kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t si
 kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *parts, size_t count,
                                     kiln_error *err)
 {
+    return kiln_atomic_write_parts_progress(path, parts, count, NULL, err);
+}
+
+kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_range *parts, size_t count,
+                                             kiln_progress *progress, kiln_error *err)
+{
     size_t path_len = strlen(path);
     char *temp_path = malloc(path_len + 16);
     char *dir = directory_of(path);
@@ -81,7 +91,7 @@ kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *par
     if (fchmod(fd, 0666 & ~mask) != 0)
         status = io_fail(err, "cannot set the mode of", temp_path);
     for (size_t i = 0; status == KILN_OK && i < count; i++)
-        status = write_all(fd, parts[i].data, parts[i].size, temp_path, err);
+        status = write_all(fd, parts[i].data, parts[i].size, temp_path, progress, err);
     if (status == KILN_OK && fsync(fd) != 0)
         status = io_fail(err, "cannot fsync", temp_path);
     if (close(fd) != 0 && status == KILN_OK)

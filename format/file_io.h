@@ -14,6 +14,8 @@
 
 #include <kiln/status.h>
 
+#include "progress.h"
+
 /* Atomically replace `path` with `size` bytes. */
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err);
 
@@ -26,6 +28,10 @@ typedef struct kiln_byte_range {
  * (e.g. a mapped artifact body and a new trailer, without copying). */
 kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *parts, size_t count,
                                     kiln_error *err);
+
+/* kiln_atomic_write_parts, advancing `progress` (may be NULL) as bytes are written. */
+kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_range *parts, size_t count,
+                                             kiln_progress *progress, kiln_error *err);
 
 typedef struct kiln_mapped_file {
     const uint8_t *bytes;

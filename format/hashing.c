@@ -4,26 +4,34 @@
 #include <sodium.h>
 #include <zlib.h>
 
-uint32_t kiln_crc32(const uint8_t *bytes, uint64_t size)
+/* Pieces fit zlib's uInt lengths, and are small enough to report progress. */
+uint32_t kiln_crc32_progress(const uint8_t *bytes, uint64_t size, kiln_progress *progress)
 {
-    /* zlib's crc32 takes a uInt length, so feed large ranges in pieces. */
     uLong crc = crc32(0L, Z_NULL, 0);
     while (size > 0) {
-        uInt piece = size > (1u << 30) ? (1u << 30) : (uInt)size;
+        uInt piece = size > KILN_PROGRESS_STEP ? (uInt)KILN_PROGRESS_STEP : (uInt)size;
         crc = crc32(crc, bytes, piece);
         bytes += piece;
         size -= piece;
+        kiln_progress_advance(progress, piece);
     }
     return (uint32_t)crc;
 }
 
-static void hash_update(crypto_generichash_state *state, const uint8_t *bytes, uint64_t size)
+uint32_t kiln_crc32(const uint8_t *bytes, uint64_t size)
+{
+    return kiln_crc32_progress(bytes, size, NULL);
+}
+
+static void hash_update(crypto_generichash_state *state, const uint8_t *bytes, uint64_t size,
+                        kiln_progress *progress)
 {
     while (size > 0) {
-        size_t piece = size > (1u << 30) ? (1u << 30) : (size_t)size;
+        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : (size_t)size;
         crypto_generichash_update(state, bytes, piece);
         bytes += piece;
         size -= piece;
+        kiln_progress_advance(progress, piece);
     }
 }
 
@@ -34,12 +42,23 @@ void kiln_blake2b_256_pair(const uint8_t *first, uint64_t first_size, const uint
     int ready = sodium_init(); /* idempotent; BLAKE2b needs no randomness */
     (void)ready;
     crypto_generichash_init(&state, NULL, 0, KILN_DIGEST_SIZE);
-    hash_update(&state, first, first_size);
-    hash_update(&state, second, second_size);
+    hash_update(&state, first, first_size, NULL);
+    hash_update(&state, second, second_size, NULL);
     crypto_generichash_final(&state, out, KILN_DIGEST_SIZE);
 }
 
 void kiln_blake2b_256(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE])
 {
     kiln_blake2b_256_pair(bytes, size, NULL, 0, out);
+}
+
+void kiln_blake2b_256_progress(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE],
+                               kiln_progress *progress)
+{
+    crypto_generichash_state state;
+    int ready = sodium_init();
+    (void)ready;
+    crypto_generichash_init(&state, NULL, 0, KILN_DIGEST_SIZE);
+    hash_update(&state, bytes, size, progress);
+    crypto_generichash_final(&state, out, KILN_DIGEST_SIZE);
 }

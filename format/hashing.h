@@ -9,8 +9,13 @@
 #include <stdint.h>
 
 #include "container.h"
+#include "progress.h"
 
 uint32_t kiln_crc32(const uint8_t *bytes, uint64_t size);
+/* The same, advancing `progress` (may be NULL) as it goes. */
+uint32_t kiln_crc32_progress(const uint8_t *bytes, uint64_t size, kiln_progress *progress);
+void kiln_blake2b_256_progress(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE],
+                               kiln_progress *progress);
 
 /* BLAKE2b with a 32-byte output, over one or two byte ranges in order. */
 void kiln_blake2b_256(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE]);

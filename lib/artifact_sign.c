@@ -10,11 +10,23 @@
 kiln_status kiln_artifact_sign(const char *path, const char *out_path, const kiln_secret_key *key,
                                kiln_error *err)
 {
+    return kiln_artifact_sign_with_options(path, out_path, key, NULL, err);
+}
+
+kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_path, const kiln_secret_key *key,
+                                            const kiln_load_options *options, kiln_error *err)
+{
     kiln_program *program;
+    kiln_load_options full;
     if (!path || !key)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path and key must not be NULL");
+    if (options)
+        full = *options;
+    else
+        kiln_load_options_default(&full);
     /* Sign only what verifies in full: a signature vouches for the bytes. */
-    KILN_TRY(kiln_program_load(path, NULL, &program, err));
+    full.verify = KILN_VERIFY_FULL;
+    KILN_TRY(kiln_program_load(path, &full, &program, err));
     const kiln_container *c = &program->container;
     uint8_t public_key[KILN_PUBLIC_KEY_SIZE], key_id[KILN_KEY_ID_SIZE], signature[KILN_SIGNATURE_SIZE];
     memcpy(public_key, key->bytes + 32, sizeof public_key);
@@ -27,7 +39,8 @@ kiln_status kiln_artifact_sign(const char *path, const char *out_path, const kil
             {c->bytes, (size_t)(c->size - KILN_TRAILER_SIZE)},
             {trailer, KILN_TRAILER_SIZE},
         };
-        status = kiln_atomic_write_parts(out_path ? out_path : path, parts, 2, err);
+        kiln_progress progress = {full.progress, full.progress_user, 0, c->size};
+        status = kiln_atomic_write_parts_progress(out_path ? out_path : path, parts, 2, &progress, err);
     }
     kiln_program_free(program);
     return status;

@@ -877,7 +877,8 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
         return status;
     }
     kiln_writer_init(&out);
-    status = kiln_model_encode(&sealed, options->compression_level, &out, err);
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+    status = kiln_model_encode(&sealed, options->compression_level, &out, &progress, err);
     kiln_model_release(&sealed);
     if (status != KILN_OK) {
         kiln_writer_release(&out);
@@ -901,7 +902,9 @@ kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *pa
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
     KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
-    kiln_status status = kiln_atomic_write_file(path, bytes, size, err);
+    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size};
+    kiln_byte_range whole = {bytes, size};
+    kiln_status status = kiln_atomic_write_parts_progress(path, &whole, 1, &progress, err);
     free(bytes);
     return status;
 }

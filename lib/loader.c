@@ -190,6 +190,8 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
 }
 
 /* Feature bits this runtime does not know, each named in the report. */
+static void open_sections(kiln_program *p, const kiln_load_options *options, kiln_report *report);
+
 static void note_unknown_features(const kiln_container *c, kiln_report *report)
 {
     uint64_t unknown = c->features & ~KILN_KNOWN_FEATURES;
@@ -225,6 +227,22 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
         return;
     }
     note_unknown_features(&p->container, report);
+    /* Progress covers the section bytes checked now: CRC of the stored and
+     * hash of the raw bytes, for every section under full verification. */
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+    for (uint32_t i = 0; i < p->container.section_count; i++)
+        if (options->verify == KILN_VERIFY_FULL || p->container.sections[i].type != KILN_SECTION_WDAT)
+            progress.total += p->container.sections[i].stored_size + p->container.sections[i].raw_size;
+    p->container.progress = &progress;
+    open_sections(p, options, report);
+    p->container.progress = NULL;
+}
+
+/* Decode, plan and check the sections (the part of open_bytes that reports progress). */
+static void open_sections(kiln_program *p, const kiln_load_options *options, kiln_report *report)
+{
+    const kiln_limits *limits = &options->limits;
+    kiln_error err;
     if (kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
                           &p->weight_section, report, &err) != KILN_OK)
         kiln_report_add_error(report, &err);

@@ -118,7 +118,7 @@ static void encode_graph(const kiln_model *m, kiln_writer *w)
 enum { META, OPST, DIMS, IOSG, CHKS, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
 
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
-                              kiln_error *err)
+                              kiln_progress *progress, kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
         KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS,
@@ -156,8 +156,14 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
             .compression_level = i == WDAT ? weight_compression_level : 0,
         };
     }
+    if (progress) {
+        /* Every section is hashed; the weights are also compressed when asked. */
+        progress->total = 0;
+        for (uint32_t i = 0; i < count; i++)
+            progress->total += specs[i].size * (specs[i].compression_level > 0 ? 2 : 1);
+    }
     if (status == KILN_OK)
-        status = kiln_container_encode(specs, count, 0, out, err);
+        status = kiln_container_encode_progress(specs, count, 0, out, progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

@@ -30,7 +30,7 @@
  * computed here.
  */
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
-                              kiln_error *err);
+                              kiln_progress *progress, kiln_error *err);
 
 /*
  * Decode the program sections of a parsed container into `m` (zeroed by

@@ -173,6 +173,15 @@ static void help_and_version_exit_0(void **state)
     }
     run(&r, "'%s' --help", kiln_binary);
     assert_int_equal(r.exit_code, 0);
+    /* --quiet is every verb's: accepted anywhere, and it silences chatter. */
+    run(&r, "'%s' version -q", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' run scale.kiln --quiet --input x='%s/examples/ones_3x2_f64.npy'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "");
+    run(&r, "'%s' verify -q scale.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "");
 }
 
 static void rejected_inputs_and_files_exit_1(void **state)
@@ -386,6 +395,44 @@ static void probe_runs_the_domain_and_its_edges(void **state)
     assert_int_equal(r.exit_code, 2);
 }
 
+/* A progress bar on a terminal for large artifacts; none when piped or --quiet. */
+static void progress_bar_only_on_a_terminal(void **state)
+{
+    (void)state;
+    command_result r;
+    kiln_tensor *w;
+    kiln_error err;
+    int64_t elements = (int64_t)17 << 20; /* 68 MiB of f32: above the bar's threshold */
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, &elements, &w, &err), KILN_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.npy", work_dir);
+    assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
+    kiln_tensor_free(w);
+    snprintf(path, sizeof path, "%s/big.ktxt", work_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "kiln 1.0\nprogram \"big\"\ninput x: f32[1]\nweight w: f32[%lld] = file \"big.npy\"\n"
+               "%%0 = add(w, x)\noutput y = %%0\n", (long long)elements);
+    fclose(f);
+    run(&r, "'%s' asm big.ktxt -o big.kiln && rm big.npy", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+
+    run(&r, "script -qc \"'%s' verify big.kiln\" /dev/null", kiln_binary);
+    if (r.exit_code == 127 || strstr(r.out, "not found")) {
+        skip(); /* no script(1) to give the verb a terminal */
+    }
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "verifying  [");
+    assert_contains(r.out, "100%");
+    run(&r, "script -qc \"'%s' verify big.kiln --quiet\" /dev/null", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.out, "verifying"));
+    run(&r, "'%s' verify big.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.err, "verifying"));
+    run(&r, "rm -f big.kiln big.ktxt");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -412,6 +459,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(verify_json_reports_every_problem),
         cmocka_unit_test(evidence_replays_and_catches_a_perturbed_output),
         cmocka_unit_test(probe_runs_the_domain_and_its_edges),
+        cmocka_unit_test(progress_bar_only_on_a_terminal),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
     char cleanup[600];

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool cli_quiet = false;
+
 int cli_error(const char *fmt, ...)
 {
     va_list args;

@@ -17,6 +17,9 @@ enum {
     CLI_USAGE = 2,    /* the command line itself was wrong */
 };
 
+/* Set by --quiet/-q on any verb: no progress, no chatter, only results and errors. */
+extern bool cli_quiet;
+
 /* Print "kiln: error: <message>" to stderr. @return CLI_FAILED. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

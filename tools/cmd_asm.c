@@ -12,6 +12,7 @@
 #include <kiln/text.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static int cmd_asm(int argc, char **argv);
 
@@ -131,9 +132,15 @@ static int parse_args(int argc, char **argv, const char **text_path, const char 
 static kiln_status save(const kiln_builder *builder, const char *output, int compression, kiln_error *err)
 {
     kiln_save_options options;
+    cli_progress progress;
     kiln_save_options_default(&options);
     options.compression_level = compression;
-    return kiln_builder_save_with_options(builder, output, &options, err);
+    cli_progress_init(&progress, compression ? "compressing" : "sealing");
+    options.progress = cli_progress_update;
+    options.progress_user = &progress;
+    kiln_status status = kiln_builder_save_with_options(builder, output, &options, err);
+    cli_progress_finish(&progress);
+    return status;
 }
 
 static int cmd_asm(int argc, char **argv)

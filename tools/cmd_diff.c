@@ -172,12 +172,10 @@ static int cmd_diff(int argc, char **argv)
 {
     const char *paths[2] = {NULL, NULL};
     int path_count = 0;
-    bool json = false, quiet = false;
+    bool json = false, quiet = cli_quiet;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
-        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-            quiet = true;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_usage_error("diff", "unknown option '%s'", argv[i]);
         else if (path_count == 2)

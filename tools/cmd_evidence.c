@@ -144,7 +144,7 @@ static int cmd_evidence(int argc, char **argv)
                                        (uint32_t)expected.count, (const char *const *)expected.names,
                                        (const kiln_tensor *const *)expected.tensors, rules, &err) != KILN_OK)
             rc = cli_error("%s: %s", path, err.message);
-        else
+        else if (!cli_quiet)
             printf("added evidence '%s' to %s\n", name, out_path ? out_path : path);
     }
     free(rules);

@@ -928,12 +928,10 @@ static int print_json(const artifact_view *view, bool readable)
 static int cmd_inspect(int argc, char **argv)
 {
     const char *path = NULL;
-    bool json = false, quiet = false;
+    bool json = false, quiet = cli_quiet;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = true;
-        else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-            quiet = true;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
         else if (path)

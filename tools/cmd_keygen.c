@@ -98,7 +98,8 @@ static int cmd_keygen(int argc, char **argv)
     if (rc == CLI_OK) {
         kiln_key_id(&public_key, id);
         cli_hex(id, sizeof id, id_hex);
-        printf("wrote %s (secret, mode 0600) and %s\nkey id %s\n", secret_path, public_path, id_hex);
+        if (!cli_quiet)
+            printf("wrote %s (secret, mode 0600) and %s\nkey id %s\n", secret_path, public_path, id_hex);
     }
 done:
     sodium_memzero(&secret_key, sizeof secret_key);

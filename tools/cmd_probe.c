@@ -279,6 +279,7 @@ static int cmd_probe(int argc, char **argv)
     const char *path = NULL;
     probe p = {0};
     p.random_state = 1;
+    p.quiet = cli_quiet;
     for (int i = 1; i < argc; i++) {
         const char *value;
         int taken = cli_take_value("probe", argc, argv, &i, "--seed", &value);
@@ -290,8 +291,6 @@ static int cmd_probe(int argc, char **argv)
             if (end == value || *end)
                 return cli_usage_error("probe", "--seed takes a number, got '%s'", value);
             p.random_state = seed ? seed : 1;
-        } else if (strcmp(argv[i], "--quiet") == 0) {
-            p.quiet = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("probe", "unknown option '%s'", argv[i]);
         } else if (path) {

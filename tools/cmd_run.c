@@ -88,7 +88,8 @@ static int write_outputs(const kiln_session *session, const char *dir)
         const char *name = kiln_session_output_name(session, i);
         char shape[128];
         kiln_tensor_format_shape(out, shape, sizeof shape);
-        printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
+        if (!cli_quiet)
+            printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
         if (!dir)
             continue;
         size_t length = strlen(dir) + strlen(name) + 6;

@@ -6,6 +6,7 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static int cmd_sign(int argc, char **argv);
 
@@ -60,7 +61,14 @@ static int cmd_sign(int argc, char **argv)
     free(text);
     if (status != KILN_OK)
         return cli_error("%s: %s", key_path, err.message);
-    status = kiln_artifact_sign(path, out_path, &key, &err);
+    cli_progress progress;
+    kiln_load_options options;
+    cli_progress_init(&progress, "signing");
+    kiln_load_options_default(&options);
+    options.progress = cli_progress_update;
+    options.progress_user = &progress;
+    status = kiln_artifact_sign_with_options(path, out_path, &key, &options, &err);
+    cli_progress_finish(&progress);
     kiln_public_key public_key;
     memcpy(public_key.bytes, key.bytes + 32, sizeof public_key.bytes);
     sodium_memzero(&key, sizeof key);
@@ -70,6 +78,7 @@ static int cmd_sign(int argc, char **argv)
     char id_hex[33];
     kiln_key_id(&public_key, id);
     cli_hex(id, sizeof id, id_hex);
-    printf("signed %s with key id %s\n", out_path ? out_path : path, id_hex);
+    if (!cli_quiet)
+        printf("signed %s with key id %s\n", out_path ? out_path : path, id_hex);
     return CLI_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "progress.h"
 
 static int cmd_verify(int argc, char **argv);
 
@@ -336,7 +337,12 @@ static int cmd_verify(int argc, char **argv)
         options.trusted_keys = keys;
         options.trusted_key_count = (uint32_t)trust_count;
         options.require_signature = require_signature;
+        cli_progress progress;
+        cli_progress_init(&progress, "verifying");
+        options.progress = cli_progress_update;
+        options.progress_user = &progress;
         kiln_status status = kiln_program_load_with_report(path, &options, &program, &report, &err);
+        cli_progress_finish(&progress);
         /* A session proves the memory plan fits the limits on this machine. */
         if (status == KILN_OK)
             status = kiln_session_new(program, NULL, &session, &err);
@@ -355,7 +361,7 @@ static int cmd_verify(int argc, char **argv)
             print_failure(path, report, status, &err);
             if (evidence.failed)
                 print_evidence(stderr, program, &evidence);
-        } else {
+        } else if (!cli_quiet) {
             print_report(program, report, path);
             if (evidence.case_count)
                 print_evidence(stdout, program, &evidence);

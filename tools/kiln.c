@@ -27,6 +27,7 @@ static void print_help(FILE *out)
     for (size_t i = 0; i < VERB_COUNT; i++)
         fprintf(out, "  %-10s %s\n", verbs[i]->name, verbs[i]->summary);
     fprintf(out, "\noptions:\n  --help     show this help\n  --version  show the kiln version\n"
+                 "  -q, --quiet  (any verb) print only errors and results, no progress\n"
                  "\nRun 'kiln VERB --help' for a verb's options. Exit status: 0 success,\n"
                  "1 check failed or input rejected, 2 usage error.\n");
 }
@@ -48,15 +49,23 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < VERB_COUNT; i++) {
         if (strcmp(argv[1], verbs[i]->name) != 0)
             continue;
+        /* --help anywhere shows the verb's usage; --quiet/-q anywhere (before
+         * "--") is every verb's, so it is taken out here for all of them. */
+        int kept = 2;
+        bool options_end = false;
         for (int a = 2; a < argc; a++) {
-            if (strcmp(argv[a], "--") == 0)
-                break;
-            if (cli_is_help(argv[a])) {
+            options_end = options_end || strcmp(argv[a], "--") == 0;
+            if (!options_end && cli_is_help(argv[a])) {
                 printf("%s", verbs[i]->usage);
                 return CLI_OK;
             }
+            if (!options_end && (strcmp(argv[a], "--quiet") == 0 || strcmp(argv[a], "-q") == 0))
+                cli_quiet = true;
+            else
+                argv[kept++] = argv[a];
         }
-        return verbs[i]->main(argc - 1, argv + 1);
+        argv[kept] = NULL;
+        return verbs[i]->main(kept - 1, argv + 1);
     }
     fprintf(stderr, "kiln: error: unknown verb '%s'\n", argv[1]);
     fprintf(stderr, "Try 'kiln --help'.\n");

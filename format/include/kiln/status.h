@@ -9,6 +9,8 @@
 #ifndef KILN_STATUS_H
 #define KILN_STATUS_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,6 +55,13 @@ typedef enum kiln_status {
     KILN_ERR_BAD_SIGNATURE = 29,     /* the signature does not verify         */
     KILN_ERR_INPUT_CHECK = 30,       /* an input value breaks a semantic check */
 } kiln_status;
+
+/*
+ * Progress of a long operation (verifying, compressing, writing): called
+ * with the bytes done so far and the expected total, at most every few
+ * megabytes. The total is an estimate; `done` may stop short of it.
+ */
+typedef void (*kiln_progress_fn)(void *user, uint64_t done, uint64_t total);
 
 /* Size of the message buffer inside kiln_error, including the NUL. */
 #define KILN_ERROR_MESSAGE_SIZE 512

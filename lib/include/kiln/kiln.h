@@ -359,6 +359,10 @@ typedef struct kiln_save_options {
      * the same program always gives the same bytes.
      */
     int64_t timestamp;
+    /* Called while sections are hashed and compressed, then again while
+     * the file is written (NULL: not called). */
+    kiln_progress_fn progress;
+    void *progress_user;
 } kiln_save_options;
 
 /** Fill `options` with the defaults above. */
@@ -408,6 +412,9 @@ typedef struct kiln_load_options {
     uint32_t trusted_key_count;
     /* Refuse unsigned artifacts (KILN_ERR_UNSIGNED). */
     bool require_signature;
+    /* Called while section bytes are checked at open (NULL: not called). */
+    kiln_progress_fn progress;
+    void *progress_user;
 } kiln_load_options;
 
 /** Fill `options` with defaults (full verification, default limits). */
@@ -748,6 +755,13 @@ KILN_API KILN_NODISCARD kiln_status kiln_secret_key_parse(const char *text, kiln
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign(const char *path, const char *out_path,
                                                        const kiln_secret_key *key, kiln_error *err);
+
+/** kiln_artifact_sign, verifying under `options` (NULL = defaults; its
+ *  progress callback also reports the writing, as a second pass). */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_path,
+                                                                    const kiln_secret_key *key,
+                                                                    const kiln_load_options *options,
+                                                                    kiln_error *err);
 
 /* ----------------------------------------------------------------- running */
 

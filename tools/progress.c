@@ -1,0 +1,77 @@
+/* progress.c — the stderr progress bar (see progress.h). */
+#include "progress.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void cli_progress_init(cli_progress *p, const char *label)
+{
+    p->label = label;
+    p->enabled = !cli_quiet && isatty(STDERR_FILENO);
+    p->drawn = false;
+    p->pass_start = now_seconds();
+    p->last_draw = 0;
+    p->last_done = 0;
+}
+
+static void human_bytes(double bytes, char *out, size_t size)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (bytes >= 1024 && unit < 4) {
+        bytes /= 1024;
+        unit++;
+    }
+    snprintf(out, size, "%.1f %s", bytes, units[unit]);
+}
+
+void cli_progress_update(void *user, uint64_t done, uint64_t total)
+{
+    cli_progress *p = user;
+    double now = now_seconds();
+    if (!p->enabled || total < CLI_PROGRESS_MIN_BYTES)
+        return;
+    if (done < p->last_done) {
+        /* A new pass: keep the finished one on its own line. */
+        if (p->drawn)
+            fputc('\n', stderr);
+        p->drawn = false;
+        p->pass_start = now;
+    }
+    p->last_done = done;
+    /* Redraw at most ten times a second, and always at the end. */
+    if (done < total && now - p->last_draw < 0.1)
+        return;
+    p->last_draw = now;
+    double fraction = total ? (double)(done < total ? done : total) / (double)total : 1.0;
+    char bar[31], done_text[32], total_text[32], rate_text[32];
+    int filled = (int)(fraction * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[30] = '\0';
+    double elapsed = now - p->pass_start;
+    human_bytes((double)done, done_text, sizeof done_text);
+    human_bytes((double)total, total_text, sizeof total_text);
+    human_bytes(elapsed > 0 ? (double)done / elapsed : 0, rate_text, sizeof rate_text);
+    fprintf(stderr, "\r%-10s [%s] %3d%%  %s of %s  %s/s ", p->label, bar, (int)(fraction * 100), done_text,
+            total_text, rate_text);
+    fflush(stderr);
+    p->drawn = true;
+}
+
+void cli_progress_finish(cli_progress *p)
+{
+    if (p->drawn)
+        fputc('\n', stderr);
+    p->drawn = false;
+}
