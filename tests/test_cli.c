@@ -18,52 +18,11 @@
 
 #include <kiln/kiln.h>
 
+#include "cli_harness.h"
+
 #include "json_tree.h"
 
 static const char *kiln_binary, *scale_binary, *source_root;
-static char work_dir[] = "/tmp/kiln-cli-XXXXXX";
-
-typedef struct command_result {
-    int exit_code;
-    char out[16384];
-    char err[4096];
-} command_result;
-
-static void read_file_into(const char *path, char *buffer, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    if (f) {
-        n = fread(buffer, 1, size - 1, f);
-        fclose(f);
-    }
-    buffer[n] = '\0';
-}
-
-/* Run `command` (a shell command line) in the work directory. */
-static void run(command_result *result, const char *fmt, ...)
-{
-    char command[4096], full[4600];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(command, sizeof command, fmt, args);
-    va_end(args);
-    snprintf(full, sizeof full, "cd '%s' && %s >stdout.txt 2>stderr.txt", work_dir, command);
-    int status = system(full);
-    assert_true(WIFEXITED(status));
-    result->exit_code = WEXITSTATUS(status);
-    char path[512];
-    snprintf(path, sizeof path, "%s/stdout.txt", work_dir);
-    read_file_into(path, result->out, sizeof result->out);
-    snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
-    read_file_into(path, result->err, sizeof result->err);
-}
-
-static void assert_contains(const char *haystack, const char *needle)
-{
-    if (!strstr(haystack, needle))
-        fail_msg("expected to find \"%s\" in:\n%s", needle, haystack);
-}
 
 static int make_artifact(void **state)
 {
@@ -114,7 +73,7 @@ static void run_writes_outputs_equal_to_the_expected_values(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_string_equal(r.out, "y: f64 (3, 2)\n");
     char path[512];
-    snprintf(path, sizeof path, "%s/out/y.npy", work_dir);
+    snprintf(path, sizeof path, "%s/out/y.npy", harness_work_dir);
     kiln_tensor *y;
     kiln_error err;
     assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
@@ -405,10 +364,10 @@ static void progress_bar_only_on_a_terminal(void **state)
     int64_t elements = (int64_t)17 << 20; /* 68 MiB of f32: above the bar's threshold */
     assert_int_equal(kiln_tensor_new(KILN_F32, 1, &elements, &w, &err), KILN_OK);
     char path[512];
-    snprintf(path, sizeof path, "%s/big.npy", work_dir);
+    snprintf(path, sizeof path, "%s/big.npy", harness_work_dir);
     assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
     kiln_tensor_free(w);
-    snprintf(path, sizeof path, "%s/big.ktxt", work_dir);
+    snprintf(path, sizeof path, "%s/big.ktxt", harness_work_dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "kiln 1.0\nprogram \"big\"\ninput x: f32[1]\nweight w: f32[%lld] = file \"big.npy\"\n"
@@ -442,7 +401,7 @@ int main(int argc, char **argv)
     kiln_binary = argv[1];
     scale_binary = argv[2];
     source_root = argv[3];
-    if (!mkdtemp(work_dir)) {
+    if (harness_init("kiln-cli") != 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -462,9 +421,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(progress_bar_only_on_a_terminal),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);
-    char cleanup[600];
-    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", work_dir);
-    if (system(cleanup) != 0)
-        fprintf(stderr, "could not remove %s\n", work_dir);
+    harness_cleanup();
     return failures;
 }

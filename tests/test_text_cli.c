@@ -19,68 +19,9 @@
 
 #include <kiln/kiln.h>
 
+#include "cli_harness.h"
+
 static const char *kiln_binary, *scale_binary, *source_root;
-static char work_dir[] = "/tmp/kiln-text-cli-XXXXXX";
-
-typedef struct command_result {
-    int exit_code;
-    char out[16384];
-    char err[4096];
-} command_result;
-
-static void read_file_into(const char *path, char *buffer, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    if (f) {
-        n = fread(buffer, 1, size - 1, f);
-        fclose(f);
-    }
-    buffer[n] = '\0';
-}
-
-/* Run `command` (a shell command line) in the work directory. */
-static void run(command_result *result, const char *fmt, ...)
-{
-    char command[4096], full[4600];
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(command, sizeof command, fmt, args);
-    va_end(args);
-    snprintf(full, sizeof full, "cd '%s' && %s >stdout.txt 2>stderr.txt", work_dir, command);
-    int status = system(full);
-    assert_true(WIFEXITED(status));
-    result->exit_code = WEXITSTATUS(status);
-    char path[512];
-    snprintf(path, sizeof path, "%s/stdout.txt", work_dir);
-    read_file_into(path, result->out, sizeof result->out);
-    snprintf(path, sizeof path, "%s/stderr.txt", work_dir);
-    read_file_into(path, result->err, sizeof result->err);
-}
-
-static void assert_contains(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("expected to find \"%s\" in:\n%s", needle, haystack ? haystack : "(null)");
-}
-
-static bool exists(const char *name)
-{
-    char path[512];
-    struct stat info;
-    snprintf(path, sizeof path, "%s/%s", work_dir, name);
-    return stat(path, &info) == 0;
-}
-
-static void write_work_file(const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", work_dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
 
 static void scale_text_assembles_to_the_c_example_bytes(void **state)
 {
@@ -102,7 +43,7 @@ static void assembled_scale_runs(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_string_equal(r.out, "y: f64 (3, 2)\n");
     char path[512];
-    snprintf(path, sizeof path, "%s/out/y.npy", work_dir);
+    snprintf(path, sizeof path, "%s/out/y.npy", harness_work_dir);
     kiln_tensor *y;
     kiln_error err;
     assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
@@ -178,7 +119,7 @@ static void disasm_to_a_directory_round_trips_weights(void **state)
         values[i] = (float)i / 7.0f - 0.5f;
     char path[512];
     run(&r, "mkdir -p src");
-    snprintf(path, sizeof path, "%s/src/w.npy", work_dir);
+    snprintf(path, sizeof path, "%s/src/w.npy", harness_work_dir);
     assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
     kiln_tensor_free(w);
     write_work_file("src/model.ktxt", "kiln 1.0\n"
@@ -387,7 +328,7 @@ int main(int argc, char **argv)
     source_root = argv[3];
     /* Byte comparisons assume no timestamp in the artifacts. */
     unsetenv("SOURCE_DATE_EPOCH");
-    if (!mkdtemp(work_dir)) {
+    if (harness_init("kiln-text-cli") != 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -405,9 +346,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(help_exits_0_and_files_rejected_exit_1),
     };
     int failures = cmocka_run_group_tests(tests, NULL, NULL);
-    char cleanup[600];
-    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", work_dir);
-    if (system(cleanup) != 0)
-        fprintf(stderr, "could not remove %s\n", work_dir);
+    harness_cleanup();
     return failures;
 }
