@@ -13,6 +13,55 @@
 
 #include <kiln/kiln.h>
 
+/*
+ * Allocation counting: this executable's malloc family forwards to glibc's
+ * and counts calls, so a test can show that kiln_session_run allocates
+ * nothing. Sanitizer builds replace malloc themselves; there the count is
+ * not taken and the test skips.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNTING_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COUNTING_ALLOCATIONS 0
+#endif
+#endif
+#ifndef COUNTING_ALLOCATIONS
+#define COUNTING_ALLOCATIONS 1
+#endif
+
+#if COUNTING_ALLOCATIONS
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+static unsigned long allocations;
+
+void *malloc(size_t size)
+{
+    allocations++;
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t count, size_t size)
+{
+    allocations++;
+    return __libc_calloc(count, size);
+}
+
+void *realloc(void *pointer, size_t size)
+{
+    allocations++;
+    return __libc_realloc(pointer, size);
+}
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+    allocations++;
+    return __libc_memalign(alignment, size);
+}
+#endif
+
 static kiln_program *load(kiln_builder *b)
 {
     void *bytes;
@@ -110,11 +159,49 @@ static void long_lived_values_are_not_overwritten(void **state)
     kiln_program_free(program);
 }
 
+/* Once a session exists, running it allocates nothing, valid input or not. */
+static void running_allocates_nothing(void **state)
+{
+    (void)state;
+#if COUNTING_ALLOCATIONS
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y, one;
+    assert_int_equal(kiln_builder_new("count", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 16, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 8]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){y, y}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    kiln_session *session;
+    kiln_tensor *small, *large;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){2, 8}, &small, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){16, 8}, &large, &err), KILN_OK);
+    unsigned long before = allocations;
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(kiln_session_set_input(session, "x", i % 2 ? small : large, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    }
+    assert_int_equal(allocations - before, 0);
+    kiln_tensor_free(small);
+    kiln_tensor_free(large);
+    kiln_session_free(session);
+    kiln_program_free(program);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_chain_needs_two_slots),
         cmocka_unit_test(long_lived_values_are_not_overwritten),
+        cmocka_unit_test(running_allocates_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
