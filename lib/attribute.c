@@ -176,3 +176,26 @@ kiln_status kiln_attributes_check(const char *label, const char *op, uint32_t co
     }
     return KILN_OK;
 }
+
+const kiln_node_attribute *kiln_attribute_find(const kiln_node_attribute *attributes, uint32_t count,
+                                               const char *name)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (strcmp(attributes[i].name, name) == 0)
+            return &attributes[i];
+    return NULL;
+}
+
+int64_t kiln_attribute_int(const kiln_node_attribute *attributes, uint32_t count, const char *name,
+                           int64_t fallback)
+{
+    const kiln_node_attribute *a = kiln_attribute_find(attributes, count, name);
+    return a && a->type == KILN_ATTRIBUTE_INT ? a->i : fallback;
+}
+
+double kiln_attribute_float(const kiln_node_attribute *attributes, uint32_t count, const char *name,
+                            double fallback)
+{
+    const kiln_node_attribute *a = kiln_attribute_find(attributes, count, name);
+    return a && a->type == KILN_ATTRIBUTE_FLOAT ? a->f : fallback;
+}

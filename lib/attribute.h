@@ -49,4 +49,16 @@ kiln_status kiln_attributes_check(const char *label, const char *op, uint32_t co
                                   const kiln_node_attribute *attributes, const kiln_attribute_spec *accepted,
                                   kiln_error *err);
 
+/* The attribute called `name`, or NULL. (Types were checked against the op's spec.) */
+const kiln_node_attribute *kiln_attribute_find(const kiln_node_attribute *attributes, uint32_t count,
+                                               const char *name);
+
+/* An INT attribute's value, or `fallback` when the node does not have it. */
+int64_t kiln_attribute_int(const kiln_node_attribute *attributes, uint32_t count, const char *name,
+                           int64_t fallback);
+
+/* A FLOAT attribute's value, or `fallback` when the node does not have it. */
+double kiln_attribute_float(const kiln_node_attribute *attributes, uint32_t count, const char *name,
+                            double fallback);
+
 #endif

@@ -532,7 +532,7 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     KILN_TRY(kiln_attributes_copy(attribute_count, attributes, &owned_attributes, err));
     kiln_status status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
     kiln_value_type result;
-    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, owned_attributes, attribute_count};
     if (status == KILN_OK)
         status = op->infer(&ctx, operand_types, input_count, &result, err);
     if (status != KILN_OK) {

@@ -285,7 +285,7 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         }
         KILN_TRY(kiln_attributes_check(label, entry->name, node->attribute_count, node->attributes, op->attributes,
                                        err));
-        kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label};
+        kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, node->attributes, node->attribute_count};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
         for (uint32_t a = 0; a < result->shape.rank; a++) {

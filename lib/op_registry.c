@@ -4,11 +4,11 @@
 #include <string.h>
 
 static const kiln_op_def registry[] = {
-    {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_kernel_add},
-    {"sub", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_kernel_sub},
-    {"mul", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_kernel_mul},
-    {"div", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_kernel_div},
-    {"neg", NULL, 1, 1, 1, 1, kiln_infer_unary_numeric, kiln_kernel_neg},
+    {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_add},
+    {"sub", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_sub},
+    {"mul", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_mul},
+    {"div", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_div},
+    {"neg", NULL, 1, 1, 1, 1, kiln_infer_unary_numeric, kiln_run_neg},
 };
 
 #define REGISTRY_COUNT ((uint32_t)(sizeof registry / sizeof registry[0]))

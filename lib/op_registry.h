@@ -12,12 +12,16 @@
 #include "model.h"
 #include "tensor.h"
 
+struct kiln_node_attribute;
+
 /* What a shape rule may look at and extend. */
 typedef struct kiln_shape_context {
     kiln_expr_pool *pool;
     const kiln_dim_decl *dims;
     uint32_t dim_count;
     const char *node_label; /* e.g. "node 3 (add)", for messages */
+    const struct kiln_node_attribute *attributes; /* the node's, sorted by name */
+    uint32_t attribute_count;
 } kiln_shape_context;
 
 /*
@@ -28,9 +32,21 @@ typedef kiln_status (*kiln_shape_rule)(const kiln_shape_context *ctx,
                                        const kiln_value_type *const *inputs, uint32_t input_count,
                                        kiln_value_type *out, kiln_error *err);
 
-/* Compute `output` (shape already set, buffer sized) from `inputs`. */
-typedef kiln_status (*kiln_kernel)(const kiln_tensor *const *inputs, uint32_t input_count,
-                                   kiln_tensor *output, kiln_error *err);
+/* One node's kernel invocation: `output` has its shape set and its buffer sized. */
+typedef struct kiln_kernel_call {
+    const kiln_tensor *const *inputs;
+    uint32_t input_count;
+    kiln_tensor *output;
+    const struct kiln_node_attribute *attributes; /* sorted by name */
+    uint32_t attribute_count;
+} kiln_kernel_call;
+
+/* Compute the call's output from its inputs and attributes. */
+typedef kiln_status (*kiln_kernel)(const kiln_kernel_call *call, kiln_error *err);
+
+/* A kernel of an op without attributes, called directly by tests. */
+typedef kiln_status (*kiln_tensor_kernel)(const kiln_tensor *const *inputs, uint32_t input_count,
+                                          kiln_tensor *output, kiln_error *err);
 
 typedef struct kiln_op_def {
     const char *name;
@@ -69,5 +85,12 @@ kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_cou
                             kiln_tensor *output, kiln_error *err);
 kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_count,
                             kiln_tensor *output, kiln_error *err);
+
+/* The registry's entry points for those kernels. */
+kiln_status kiln_run_add(const kiln_kernel_call *call, kiln_error *err);
+kiln_status kiln_run_sub(const kiln_kernel_call *call, kiln_error *err);
+kiln_status kiln_run_mul(const kiln_kernel_call *call, kiln_error *err);
+kiln_status kiln_run_div(const kiln_kernel_call *call, kiln_error *err);
+kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err);
 
 #endif

@@ -366,3 +366,15 @@ kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_cou
                          kiln_dtype_name(output->dtype));
     }
 }
+
+/* Registry entry points: these ops take no attributes. */
+#define REGISTRY_ENTRY(OP)                                                         \
+    kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)     \
+    {                                                                            \
+        return kiln_kernel_##OP(call->inputs, call->input_count, call->output, err); \
+    }
+REGISTRY_ENTRY(add)
+REGISTRY_ENTRY(sub)
+REGISTRY_ENTRY(mul)
+REGISTRY_ENTRY(div)
+REGISTRY_ENTRY(neg)

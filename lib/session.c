@@ -173,7 +173,8 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
         kiln_tensor_view_init(result, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
         for (uint32_t i = 0; i < node->input_count; i++)
             s->operands[i] = &s->values[node->inputs[i]];
-        kiln_status status = m->opset[node->op].def->run(s->operands, node->input_count, result, err);
+        kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count};
+        kiln_status status = m->opset[node->op].def->run(&call, err);
         if (status != KILN_OK) {
             char detail[KILN_ERROR_MESSAGE_SIZE];
             memcpy(detail, err ? err->message : "", err ? sizeof detail : 1);
