@@ -1,23 +1,19 @@
-/* op_registry.c — the table of implemented ops and their version ranges. */
+/* op_registry.c — the registry: every op family's table, in a fixed order. */
 #include "op_registry.h"
 
 #include <string.h>
 
-static const kiln_op_def registry[] = {
-    {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_add},
-    {"sub", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_sub},
-    {"mul", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_mul},
-    {"div", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_div},
-    {"neg", NULL, 1, 1, 1, 1, kiln_infer_unary_numeric, kiln_run_neg},
+static const kiln_op_family *const families[] = {
+    &kiln_ops_elementwise, &kiln_ops_unary, &kiln_ops_binary, &kiln_ops_reduce, &kiln_ops_linalg,
 };
-
-#define REGISTRY_COUNT ((uint32_t)(sizeof registry / sizeof registry[0]))
+#define FAMILY_COUNT (sizeof families / sizeof families[0])
 
 const kiln_op_def *kiln_op_find(const char *name)
 {
-    for (uint32_t i = 0; i < REGISTRY_COUNT; i++)
-        if (strcmp(registry[i].name, name) == 0)
-            return &registry[i];
+    for (size_t f = 0; f < FAMILY_COUNT; f++)
+        for (uint32_t i = 0; i < families[f]->count; i++)
+            if (strcmp(families[f]->ops[i].name, name) == 0)
+                return &families[f]->ops[i];
     return NULL;
 }
 
@@ -31,10 +27,18 @@ const kiln_op_def *kiln_op_find_version(const char *name, uint32_t version)
 
 uint32_t kiln_op_count(void)
 {
-    return REGISTRY_COUNT;
+    uint32_t count = 0;
+    for (size_t f = 0; f < FAMILY_COUNT; f++)
+        count += families[f]->count;
+    return count;
 }
 
 const kiln_op_def *kiln_op_at(uint32_t index)
 {
-    return index < REGISTRY_COUNT ? &registry[index] : NULL;
+    for (size_t f = 0; f < FAMILY_COUNT; f++) {
+        if (index < families[f]->count)
+            return &families[f]->ops[index];
+        index -= families[f]->count;
+    }
+    return NULL;
 }

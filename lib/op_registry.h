@@ -59,6 +59,22 @@ typedef struct kiln_op_def {
     kiln_kernel run;
 } kiln_op_def;
 
+/*
+ * The registry is the concatenation of op families, one per source file
+ * (ops_elementwise.c, ops_unary.c, ops_binary.c, ops_reduce.c,
+ * ops_linalg.c), each exporting its table.
+ */
+typedef struct kiln_op_family {
+    const kiln_op_def *ops;
+    uint32_t count;
+} kiln_op_family;
+
+extern const kiln_op_family kiln_ops_elementwise;
+extern const kiln_op_family kiln_ops_unary;
+extern const kiln_op_family kiln_ops_binary;
+extern const kiln_op_family kiln_ops_reduce;
+extern const kiln_op_family kiln_ops_linalg;
+
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);
 

@@ -1,0 +1,150 @@
+/* broadcast.c — NumPy broadcasting, static and at run time (see broadcast.h). */
+#include "broadcast.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domain_search.h"
+#include "format/error.h"
+
+typedef struct broadcast_pair {
+    uint32_t a, b;
+} broadcast_pair;
+
+/* Sizes a and b broadcast at this point: equal, or either is 1. */
+static bool sizes_broadcast(const kiln_expr_pool *pool, const int64_t *values, const bool *bound,
+                            void *context)
+{
+    const broadcast_pair *pair = context;
+    int64_t va, vb;
+    if (kiln_expr_eval(pool, pair->a, values, bound, &va, NULL) != KILN_OK ||
+        kiln_expr_eval(pool, pair->b, values, bound, &vb, NULL) != KILN_OK)
+        return false;
+    return va == vb || va == 1 || vb == 1;
+}
+
+/*
+ * Look for a domain point where sizes `a` and `b` do not broadcast. Writes
+ * "dim=value, ..." for the dims involved into `text` and returns true if
+ * one was found.
+ */
+static bool find_counterexample(const kiln_shape_context *ctx, uint32_t a, uint32_t b, char *text,
+                                size_t size)
+{
+    uint32_t involved[16];
+    uint32_t involved_count = 0;
+    int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
+    bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
+    bool found = false;
+    for (uint32_t d = 0; d < ctx->dim_count && involved_count < 16; d++)
+        if (kiln_expr_uses_dim(ctx->pool, a, d) || kiln_expr_uses_dim(ctx->pool, b, d))
+            involved[involved_count++] = d;
+    broadcast_pair pair = {a, b};
+    if (values && bound &&
+        kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
+                                        sizes_broadcast, &pair, values, bound)) {
+        size_t used = 0;
+        text[0] = '\0';
+        for (uint32_t i = 0; i < involved_count && used < size; i++)
+            used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", i ? ", " : "",
+                                     ctx->dims[involved[i]].name, (long long)values[involved[i]]);
+        found = true;
+    }
+    free(values);
+    free(bound);
+    return found;
+}
+
+kiln_status kiln_broadcast_axis(const kiln_shape_context *ctx, uint32_t a, uint32_t b,
+                                  uint32_t out_axis, uint32_t *out, kiln_error *err)
+{
+    if (a == b || kiln_expr_is_const(ctx->pool, b, 1)) {
+        *out = a;
+        return KILN_OK;
+    }
+    if (kiln_expr_is_const(ctx->pool, a, 1)) {
+        *out = b;
+        return KILN_OK;
+    }
+    const char **names = malloc(ctx->dim_count ? ctx->dim_count * sizeof *names : 1);
+    if (!names)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t d = 0; d < ctx->dim_count; d++)
+        names[d] = ctx->dims[d].name;
+    char left[128], right[128], example[256];
+    kiln_expr_format(ctx->pool, a, names, left, sizeof left);
+    kiln_expr_format(ctx->pool, b, names, right, sizeof right);
+    free(names);
+    if (ctx->pool->items[a].kind == KILN_EXPR_CONST && ctx->pool->items[b].kind == KILN_EXPR_CONST)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: output axis %u: sizes %s and %s do not broadcast", ctx->node_label,
+                         out_axis, left, right);
+    if (find_counterexample(ctx, a, b, example, sizeof example))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: output axis %u: cannot prove that %s and %s broadcast over the declared "
+                         "domain; counterexample: %s. Use the same dim on both sides or a size of 1",
+                         ctx->node_label, out_axis, left, right, example);
+    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                     "%s: output axis %u: cannot prove that %s and %s broadcast over the declared "
+                     "domain. Use the same dim on both sides or a size of 1",
+                     ctx->node_label, out_axis, left, right);
+}
+
+kiln_status kiln_broadcast_shapes(const kiln_shape_context *ctx, const kiln_shape *a, const kiln_shape *b,
+                                  kiln_shape *out, kiln_error *err)
+{
+    uint32_t rank = a->rank > b->rank ? a->rank : b->rank;
+    out->rank = rank;
+    for (uint32_t i = 0; i < rank; i++) {
+        /* Align from the right, as NumPy does; missing axes act as size 1. */
+        uint32_t ai = i + a->rank, bi = i + b->rank;
+        bool has_a = ai >= rank, has_b = bi >= rank;
+        if (has_a && has_b)
+            KILN_TRY(kiln_broadcast_axis(ctx, a->axes[ai - rank], b->axes[bi - rank], i, &out->axes[i], err));
+        else
+            out->axes[i] = has_a ? a->axes[ai - rank] : b->axes[bi - rank];
+    }
+    return KILN_OK;
+}
+
+void kiln_broadcast_strides(const kiln_tensor *t, const kiln_tensor *out, int64_t *strides)
+{
+    int64_t stride = 1;
+    for (uint32_t i = out->rank; i-- > 0;) {
+        uint32_t offset = out->rank - t->rank;
+        if (i < offset) {
+            strides[i] = 0;
+            continue;
+        }
+        int64_t extent = t->shape[i - offset];
+        strides[i] = (extent == 1 && out->shape[i] != 1) ? 0 : stride;
+        stride *= extent;
+    }
+}
+
+void kiln_broadcast_plan_init(const kiln_tensor *a, const kiln_tensor *b, const kiln_tensor *out,
+                              kiln_broadcast_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->rank = out->rank;
+    memcpy(p->shape, out->shape, sizeof p->shape);
+    kiln_broadcast_strides(a, out, p->stride_a);
+    kiln_broadcast_strides(b, out, p->stride_b);
+    p->inner = out->rank ? out->shape[out->rank - 1] : 1;
+    p->rows = p->inner ? out->element_count / (uint64_t)p->inner : 0;
+}
+
+void kiln_broadcast_next_row(const kiln_broadcast_plan *p, int64_t *index, int64_t *ia, int64_t *ib)
+{
+    for (uint32_t axis = p->rank - 1; axis-- > 0;) {
+        index[axis]++;
+        *ia += p->stride_a[axis];
+        *ib += p->stride_b[axis];
+        if (index[axis] < p->shape[axis])
+            return;
+        *ia -= p->stride_a[axis] * p->shape[axis];
+        *ib -= p->stride_b[axis] * p->shape[axis];
+        index[axis] = 0;
+    }
+}
