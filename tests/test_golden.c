@@ -282,7 +282,7 @@ static void future_files_meet_the_version_policy(void **state)
     expect_future("future/op-add-v2.kiln", KILN_ERR_UNSUPPORTED_OP, 1,
                   (const char *[]){"op add version 2 is not available (this runtime implements versions 1..1)"}, 1);
     expect_future("future/three-missing-ops.kiln", KILN_ERR_UNSUPPORTED_OP, 3,
-                  (const char *[]){"op relu version 1", "op softmax version 3", "op add version 9"}, 3);
+                  (const char *[]){"op future_op_a version 1", "op future_op_b version 3", "op add version 9"}, 3);
     expect_future("future/input-f16.kiln", KILN_ERR_UNSUPPORTED_DTYPE, 1,
                   (const char *[]){"input 'x': dtype f16 is not supported by this runtime"}, 1);
 }

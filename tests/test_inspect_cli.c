@@ -617,8 +617,8 @@ static void inspect_shows_what_it_can_of_unrunnable_artifacts(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "future/three-missing-ops.kiln: format 1.0, cannot run here\n");
     assert_contains(r.out, "cannot run here:\n");
-    assert_contains(r.out, "op relu version 1 is not available");
-    assert_contains(r.out, "op softmax version 3 is not available");
+    assert_contains(r.out, "op future_op_a version 1 is not available");
+    assert_contains(r.out, "op future_op_b version 3 is not available");
     assert_contains(r.out, "op add version 9 is not available");
     assert_contains(r.out, "not shown:");
     assert_contains(r.out, "sections (7)\n");

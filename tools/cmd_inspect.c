@@ -482,7 +482,11 @@ static void print_memory_plan(const kiln_program *p, const term_style *st)
     format_bytes(arena_bytes, arena, sizeof arena);
     format_bytes(intermediate_bytes, sum, sizeof sum);
     heading(st, "memory plan (at the domain's upper bound)");
-    printf("  arena          %s\n", arena);
+    if (intermediate_bytes)
+        printf("  arena          %s (%.2f of the intermediates)\n", arena,
+               (double)arena_bytes / (double)intermediate_bytes);
+    else
+        printf("  arena          %s\n", arena);
     printf("  intermediates  %s in %u result%s", sum, nodes, nodes == 1 ? "" : "s");
     if (arena_bytes < intermediate_bytes)
         printf(" (sharing saves %llu bytes)", (unsigned long long)(intermediate_bytes - arena_bytes));

@@ -195,7 +195,9 @@ static void write_future(const char *dir)
     b = golden_weights();
     bytes weights = encode(b);
     kiln_builder_free(b);
-    bytes three_opst = opset_payload(3, (const char *[]){"relu", "softmax", "add"}, (const uint32_t[]){1, 3, 9});
+    /* future_op_a and future_op_b are reserved: no kiln version registers them. */
+    bytes three_opst = opset_payload(3, (const char *[]){"future_op_a", "future_op_b", "add"},
+                                     (const uint32_t[]){1, 3, 9});
     bytes three = rebuild(&weights, three_opst.data, three_opst.size, 0, 0);
     write_bytes(dir, "three-missing-ops.kiln", &three);
 
