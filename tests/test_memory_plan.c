@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <kiln/kiln.h>
@@ -159,6 +160,55 @@ static void long_lived_values_are_not_overwritten(void **state)
     kiln_program_free(program);
 }
 
+/*
+ * A 10-layer MLP (gemm layers 784-512-...-512-10 with biases, batch in
+ * 1..64): at the domain's upper bound the arena holds at most twice the two
+ * largest activations that are live at the same time (a layer's input and
+ * output). Prints the numbers.
+ */
+static void mlp_arena_is_at_most_twice_the_live_activations(void **state)
+{
+    (void)state;
+    enum { LAYERS = 10 };
+    const int64_t widths[LAYERS + 1] = {784, 512, 512, 512, 512, 512, 512, 512, 512, 512, 10};
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value value;
+    assert_int_equal(kiln_builder_new("mlp", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 64, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 784]", &value, &err), KILN_OK);
+    for (int l = 0; l < LAYERS; l++) {
+        size_t count = (size_t)(widths[l] * widths[l + 1]);
+        float *w = calloc(count, sizeof *w), *bias = calloc((size_t)widths[l + 1], sizeof *bias);
+        assert_non_null(w);
+        assert_non_null(bias);
+        char name[32];
+        kiln_value weight, bias_value;
+        snprintf(name, sizeof name, "w%d", l);
+        assert_int_equal(kiln_builder_add_weight(b, name, KILN_WEIGHT_PARAMETER, KILN_F32, 2,
+                                                 (int64_t[]){widths[l], widths[l + 1]}, w, &weight, &err), KILN_OK);
+        snprintf(name, sizeof name, "b%d", l);
+        assert_int_equal(kiln_builder_add_weight(b, name, KILN_WEIGHT_PARAMETER, KILN_F32, 1,
+                                                 (int64_t[]){widths[l + 1]}, bias, &bias_value, &err), KILN_OK);
+        free(w);
+        free(bias);
+        if (kiln_builder_add_op(b, "gemm", 3, (kiln_value[]){value, weight, bias_value}, &value, &err) != KILN_OK)
+            fail_msg("gemm layer %d: %s", l, err.message);
+    }
+    assert_int_equal(kiln_builder_add_output(b, "y", value, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    /* The two largest activations live together: a 512-wide layer's input and output at batch 64. */
+    uint64_t largest_pair = 2 * 64 * 512 * sizeof(float);
+    uint64_t arena = kiln_program_arena_bytes(program), total = kiln_program_intermediate_bytes(program);
+    print_message("mlp: arena %llu bytes, intermediates %llu bytes, largest live pair %llu bytes (arena/pair %.2f)\n",
+                  (unsigned long long)arena, (unsigned long long)total, (unsigned long long)largest_pair,
+                  (double)arena / (double)largest_pair);
+    assert_true(arena <= 2 * largest_pair);
+    assert_true(arena < total);
+    kiln_program_free(program);
+}
+
 /* Once a session exists, running it allocates nothing, valid input or not. */
 static void running_allocates_nothing(void **state)
 {
@@ -202,6 +252,7 @@ int main(void)
         cmocka_unit_test(a_chain_needs_two_slots),
         cmocka_unit_test(long_lived_values_are_not_overwritten),
         cmocka_unit_test(running_allocates_nothing),
+        cmocka_unit_test(mlp_arena_is_at_most_twice_the_live_activations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
