@@ -547,6 +547,9 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
         release_attributes(attribute_count, owned_attributes);
         return no_memory(err);
     }
+    /* Copy the operands before *out is written: a caller may pass the same
+     * variable as an input and the output (y = f(y)). */
+    memcpy(copy, inputs, input_count * sizeof *copy);
     status = opset_index(b, op, &op_index, err);
     if (status == KILN_OK &&
         (!reserve_one((void **)&m->nodes, &b->node_capacity, m->node_count, sizeof *m->nodes) ||
@@ -559,7 +562,6 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
         release_attributes(attribute_count, owned_attributes);
         return status;
     }
-    memcpy(copy, inputs, input_count * sizeof *copy);
     m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy, attribute_count, owned_attributes};
     b->node_types[m->node_count] = result;
     m->node_count++;

@@ -399,6 +399,33 @@ static void multiple_of_and_derived_dims_are_guarded(void **state)
     kiln_program_free(program);
 }
 
+/* Regression: y = f(y), the same variable as input and output, once stored
+ * the new value as its own operand. */
+static void an_op_may_overwrite_its_input_variable(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value y;
+    assert_int_equal(kiln_builder_new("alias", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &y, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &y, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &y, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    kiln_tensor *x = make_tensor(KILN_F32, 1, (int64_t[]){2}, 3);
+    assert_int_equal(kiln_session_set_input(s, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    const float *out = kiln_tensor_const_data(kiln_session_output(s, 0));
+    assert_true(out[0] == -3.0f && out[1] == -4.0f);
+    kiln_tensor_free(x);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static void ops_refuse_attributes_they_do_not_take(void **state)
 {
     (void)state;
@@ -583,6 +610,7 @@ int main(void)
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
         cmocka_unit_test(multiple_of_and_derived_dims_are_guarded),
         cmocka_unit_test(ops_refuse_attributes_they_do_not_take),
+        cmocka_unit_test(an_op_may_overwrite_its_input_variable),
         cmocka_unit_test(semantic_checks_guard_values),
         cmocka_unit_test(bad_semantic_checks_are_refused),
         cmocka_unit_test(semantic_checks_change_the_program_identity),
