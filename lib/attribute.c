@@ -199,3 +199,33 @@ double kiln_attribute_float(const kiln_node_attribute *attributes, uint32_t coun
     const kiln_node_attribute *a = kiln_attribute_find(attributes, count, name);
     return a && a->type == KILN_ATTRIBUTE_FLOAT ? a->f : fallback;
 }
+
+kiln_status kiln_attributes_coerce(uint32_t count, kiln_node_attribute *attributes,
+                                   const kiln_attribute_spec *accepted, kiln_error *err)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_node_attribute *a = &attributes[i];
+        const kiln_attribute_spec *spec = NULL;
+        for (const kiln_attribute_spec *s = accepted; s && s->name; s++)
+            if (strcmp(s->name, a->name) == 0)
+                spec = s;
+        if (!spec)
+            continue;
+        if (spec->type == KILN_ATTRIBUTE_FLOAT && a->type == KILN_ATTRIBUTE_INT) {
+            a->f = (double)a->i;
+            a->i = 0;
+            a->type = KILN_ATTRIBUTE_FLOAT;
+        } else if (spec->type == KILN_ATTRIBUTE_FLOATS && a->type == KILN_ATTRIBUTE_INTS) {
+            double *floats = malloc(a->count ? (size_t)a->count * sizeof *floats : 1);
+            if (!floats)
+                return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for attributes");
+            for (uint32_t k = 0; k < a->count; k++)
+                floats[k] = (double)a->ints[k];
+            free(a->ints);
+            a->ints = NULL;
+            a->floats = floats;
+            a->type = KILN_ATTRIBUTE_FLOATS;
+        }
+    }
+    return KILN_OK;
+}

@@ -49,6 +49,15 @@ kiln_status kiln_attributes_check(const char *label, const char *op, uint32_t co
                                   const kiln_node_attribute *attributes, const kiln_attribute_spec *accepted,
                                   kiln_error *err);
 
+/*
+ * Where the op expects FLOAT (FLOATS) and an INT (INTS) was given, convert
+ * it, so that builders may write `min=-1` for a float attribute. Stored
+ * artifacts carry the expected type; the loader does not coerce.
+ * @return KILN_OK or KILN_ERR_OUT_OF_MEMORY.
+ */
+kiln_status kiln_attributes_coerce(uint32_t count, kiln_node_attribute *attributes,
+                                   const kiln_attribute_spec *accepted, kiln_error *err);
+
 /* The attribute called `name`, or NULL. (Types were checked against the op's spec.) */
 const kiln_node_attribute *kiln_attribute_find(const kiln_node_attribute *attributes, uint32_t count,
                                                const char *name);

@@ -530,7 +530,9 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     }
     kiln_node_attribute *owned_attributes;
     KILN_TRY(kiln_attributes_copy(attribute_count, attributes, &owned_attributes, err));
-    kiln_status status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
+    kiln_status status = kiln_attributes_coerce(attribute_count, owned_attributes, op->attributes, err);
+    if (status == KILN_OK)
+        status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
     kiln_value_type result;
     kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, owned_attributes, attribute_count};
     if (status == KILN_OK)

@@ -446,6 +446,14 @@ static void ops_refuse_attributes_they_do_not_take(void **state)
     assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 1, &untyped, &y, &err),
                      KILN_ERR_INVALID_ARGUMENT);
     assert_int_equal(kiln_builder_add_op_with_attributes(b, "neg", 1, &x, 0, NULL, &y, &err), KILN_OK);
+    /* An integer given for a float attribute is taken as that float. */
+    kiln_attribute bounds[2] = {{.name = "min", .type = KILN_ATTRIBUTE_INT, .i = -1},
+                                {.name = "max", .type = KILN_ATTRIBUTE_INT, .i = 1}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "clip", 1, &x, 2, bounds, &y, &err), KILN_OK);
+    kiln_attribute text = {.name = "max", .type = KILN_ATTRIBUTE_STRING, .s = "1"};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "clip", 1, &x, 1, &text, &y, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "wrong type"));
     kiln_builder_free(b);
 }
 
