@@ -202,6 +202,64 @@ static void evidence_replays_on_this_runtime(void **state)
     kiln_program_free(program);
 }
 
+/* An integrity failure: the codes a damaged file may get, and nothing else. */
+static bool integrity_status(kiln_status status)
+{
+    switch (status) {
+    case KILN_ERR_TRUNCATED:
+    case KILN_ERR_BAD_MAGIC:
+    case KILN_ERR_UNSUPPORTED_VERSION:
+    case KILN_ERR_HEADER_CRC:
+    case KILN_ERR_TABLE_CRC:
+    case KILN_ERR_SECTION_CRC:
+    case KILN_ERR_SECTION_HASH:
+    case KILN_ERR_TRAILER:
+    case KILN_ERR_DIGEST_MISMATCH:
+    case KILN_ERR_MALFORMED:
+    case KILN_ERR_LIMIT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * The corruption sweep over every golden artifact: every truncation and one
+ * flipped bit in every byte is refused under full verification with a
+ * specific integrity error (never success, never a crash or leak).
+ */
+static void every_golden_artifact_refuses_truncation_and_bit_flips(void **state)
+{
+    (void)state;
+    const char *files[] = {"v1.0/scale.kiln", "v1.0/scale-evidence.kiln", "v1.0/scale-signed.kiln",
+                           "v1.0/weights.kiln", "v1.0/compressed.kiln"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        size_t size;
+        uint8_t *bytes = read_file(files[f], &size);
+        for (size_t length = 0; length < size; length++) {
+            kiln_program *program;
+            kiln_error err;
+            kiln_status status = kiln_program_load_memory(bytes, length, NULL, &program, &err);
+            if (!integrity_status(status))
+                fail_msg("%s truncated to %zu bytes: status %d (%s)", files[f], length, (int)status, err.message);
+        }
+        for (size_t at = 0; at < size; at++) {
+            kiln_program *program;
+            kiln_error err;
+            uint8_t bit = (uint8_t)(1u << (at % 8));
+            bytes[at] ^= bit;
+            kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+            bytes[at] ^= bit;
+            if (!integrity_status(status)) {
+                kiln_program_free(program);
+                fail_msg("%s with bit %zu of byte %zu flipped: status %d (%s)", files[f], at % 8, at, (int)status,
+                         status ? err.message : "loaded");
+            }
+        }
+        free(bytes);
+    }
+}
+
 /* The current writer gives the same bytes as the 1.0 goldens. */
 static void writer_reproduces_the_goldens(void **state)
 {
@@ -323,6 +381,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(signed_golden_verifies_with_its_key),
         cmocka_unit_test(evidence_replays_on_this_runtime),
         cmocka_unit_test(writer_reproduces_the_goldens),
+        cmocka_unit_test(every_golden_artifact_refuses_truncation_and_bit_flips),
         cmocka_unit_test(future_files_meet_the_version_policy),
         cmocka_unit_test(arena_over_the_limit_is_reported),
     };
