@@ -84,6 +84,10 @@ const kiln_op_def *kiln_op_find_version(const char *name, uint32_t version);
 uint32_t kiln_op_count(void);
 const kiln_op_def *kiln_op_at(uint32_t index);
 
+/* Refuse operands of different dtypes (kiln never promotes implicitly). */
+kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
+                                    const kiln_value_type *b, kiln_error *err);
+
 /* Shape rules and kernels of the elementwise family (ops_elementwise.c). */
 kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
                                         const kiln_value_type *const *inputs, uint32_t input_count,

@@ -24,16 +24,23 @@ static bool is_arithmetic(kiln_dtype dtype)
            kiln_dtype_is_supported(dtype);
 }
 
+kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
+                                    const kiln_value_type *b, kiln_error *err)
+{
+    if (a->dtype != b->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
+                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    return KILN_OK;
+}
+
 kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
                                         const kiln_value_type *const *inputs, uint32_t input_count,
                                         kiln_value_type *out, kiln_error *err)
 {
     const kiln_value_type *a = inputs[0], *b = inputs[1];
     (void)input_count;
-    if (a->dtype != b->dtype)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
-                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    KILN_TRY(kiln_require_same_dtype(ctx, a, b, err));
     if (!is_arithmetic(a->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported",
                          ctx->node_label, kiln_dtype_name(a->dtype));

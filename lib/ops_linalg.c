@@ -126,10 +126,7 @@ static kiln_status infer_matmul(const kiln_shape_context *ctx, const kiln_value_
 {
     const kiln_value_type *a = inputs[0], *b = inputs[1];
     (void)input_count;
-    if (a->dtype != b->dtype)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
-                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    KILN_TRY(kiln_require_same_dtype(ctx, a, b, err));
     if (!is_matrix_dtype(a->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported (f32, f64)",
                          ctx->node_label, kiln_dtype_name(a->dtype));
