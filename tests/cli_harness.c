@@ -7,6 +7,8 @@
 
 #include "cli_harness.h"
 
+#include <kiln/kiln.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +82,21 @@ void write_work_file(const char *name, const char *text)
     assert_non_null(f);
     fputs(text, f);
     assert_int_equal(fclose(f), 0);
+}
+
+void assert_scale_output(const char *name)
+{
+    char path[512];
+    kiln_tensor *y;
+    kiln_error err;
+    snprintf(path, sizeof path, "%s/%s", harness_work_dir, name);
+    assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_F64);
+    assert_int_equal(kiln_tensor_rank(y), 2);
+    assert_int_equal(kiln_tensor_shape(y)[0], 3);
+    assert_int_equal(kiln_tensor_shape(y)[1], 2);
+    const double *values = kiln_tensor_const_data(y);
+    for (int i = 0; i < 6; i++)
+        assert_true(values[i] == 3.0);
+    kiln_tensor_free(y);
 }

@@ -29,6 +29,10 @@ void run(command_result *result, const char *fmt, ...) __attribute__((format(pri
 /* Fail the test unless `needle` occurs in `haystack`. */
 void assert_contains(const char *haystack, const char *needle);
 
+/* Fail unless the .npy file `name` (in the scratch directory) is the seed
+ * example's output for ones(3, 2): f64 of shape (3, 2), 3.0 everywhere. */
+void assert_scale_output(const char *name);
+
 /* Whether `name` exists in the scratch directory. */
 bool exists(const char *name);
 /* Write `text` to `name` in the scratch directory. */

@@ -42,19 +42,7 @@ static void assembled_scale_runs(void **state)
         kiln_binary, source_root, kiln_binary, source_root);
     assert_int_equal(r.exit_code, 0);
     assert_string_equal(r.out, "y: f64 (3, 2)\n");
-    char path[512];
-    snprintf(path, sizeof path, "%s/out/y.npy", harness_work_dir);
-    kiln_tensor *y;
-    kiln_error err;
-    assert_int_equal(kiln_npy_read_file(path, &y, &err), KILN_OK);
-    assert_int_equal(kiln_tensor_dtype(y), KILN_F64);
-    assert_int_equal(kiln_tensor_rank(y), 2);
-    assert_int_equal(kiln_tensor_shape(y)[0], 3);
-    assert_int_equal(kiln_tensor_shape(y)[1], 2);
-    const double *values = kiln_tensor_const_data(y);
-    for (int i = 0; i < 6; i++)
-        assert_true(values[i] == 3.0);
-    kiln_tensor_free(y);
+    assert_scale_output("out/y.npy");
 }
 
 static void broken_text_exits_1_and_writes_nothing(void **state)
