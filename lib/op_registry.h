@@ -62,7 +62,8 @@ typedef struct kiln_op_def {
 /*
  * The registry is the concatenation of op families, one per source file
  * (ops_elementwise.c, ops_unary.c, ops_binary.c, ops_reduce.c,
- * ops_linalg.c), each exporting its table.
+ * ops_linalg.c, ops_shape.c, ops_gather.c, ops_norm.c), each exporting
+ * its table.
  */
 typedef struct kiln_op_family {
     const kiln_op_def *ops;
@@ -74,6 +75,9 @@ extern const kiln_op_family kiln_ops_unary;
 extern const kiln_op_family kiln_ops_binary;
 extern const kiln_op_family kiln_ops_reduce;
 extern const kiln_op_family kiln_ops_linalg;
+extern const kiln_op_family kiln_ops_shape;
+extern const kiln_op_family kiln_ops_gather;
+extern const kiln_op_family kiln_ops_norm;
 
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);
