@@ -1,5 +1,829 @@
-/* ops_norm.c — normalization ops: shape rules and portable reference kernels (spec/ops/norm.md). */
+/*
+ * ops_norm.c — normalization ops (batch_norm, layer_norm, group_norm,
+ * instance_norm, lp_norm, mean_variance_norm): shape rules and portable
+ * reference kernels. Semantics, attributes and numerics: spec/ops/norm.md.
+ *
+ * Shape rules prove every size precondition (parameter sizes equal to the
+ * channel axis, divisibility of the channels by the groups, non-empty
+ * normalized extents) over the whole declared domain, or refuse naming the
+ * sizes and a counterexample. Kernels re-check what they rely on, so they
+ * never trust a caller. Statistics are computed in double, two-pass (mean,
+ * then the mean of squared deviations), and each output element is rounded
+ * once to the output dtype. Kernels allocate nothing.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "broadcast.h"
+#include "domain_search.h"
+#include "format/error.h"
 #include "op_registry.h"
 
-/* No op of this family is implemented yet. */
-const kiln_op_family kiln_ops_norm = {NULL, 0};
+#define DEFAULT_EPSILON 1e-5
+/* Fixed by ONNX MeanVarianceNormalization; not an attribute. */
+#define MVN_EPSILON 1e-9
+
+static bool is_float(kiln_dtype dtype)
+{
+    return dtype == KILN_F32 || dtype == KILN_F64;
+}
+
+/* ----------------------------------------------------------- attributes */
+
+static const kiln_attribute_spec epsilon_attributes[] = {
+    {"epsilon", KILN_ATTRIBUTE_FLOAT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec layer_norm_attributes[] = {
+    {"axis", KILN_ATTRIBUTE_INT},
+    {"epsilon", KILN_ATTRIBUTE_FLOAT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec group_norm_attributes[] = {
+    {"epsilon", KILN_ATTRIBUTE_FLOAT},
+    {"num_groups", KILN_ATTRIBUTE_INT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec lp_norm_attributes[] = {
+    {"axis", KILN_ATTRIBUTE_INT},
+    {"p", KILN_ATTRIBUTE_INT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec mvn_attributes[] = {
+    {"axes", KILN_ATTRIBUTE_INTS},
+    {NULL, 0},
+};
+
+/* epsilon: finite and >= 0, or false with the reason in `why`. */
+static bool resolve_epsilon(const kiln_node_attribute *attributes, uint32_t count, double *eps, char *why,
+                            size_t size)
+{
+    double e = kiln_attribute_float(attributes, count, "epsilon", DEFAULT_EPSILON);
+    if (!isfinite(e) || e < 0) {
+        snprintf(why, size, "epsilon must be finite and >= 0, got %g", e);
+        return false;
+    }
+    *eps = e;
+    return true;
+}
+
+/* A single axis normalised into 0..rank-1, or false with the reason. */
+static bool resolve_axis(const kiln_node_attribute *attributes, uint32_t count, uint32_t rank, uint32_t *axis,
+                         char *why, size_t size)
+{
+    int64_t a = kiln_attribute_int(attributes, count, "axis", -1);
+    if (rank == 0 || a < -(int64_t)rank || a >= (int64_t)rank) {
+        snprintf(why, size, "axis %lld is out of range for rank %u (valid: %lld..%lld)", (long long)a, rank,
+                 -(long long)rank, (long long)rank - 1);
+        return false;
+    }
+    *axis = (uint32_t)(a < 0 ? a + (int64_t)rank : a);
+    return true;
+}
+
+/* num_groups: required, >= 1. */
+static bool resolve_groups(const kiln_node_attribute *attributes, uint32_t count, int64_t *groups, char *why,
+                           size_t size)
+{
+    if (!kiln_attribute_find(attributes, count, "num_groups")) {
+        snprintf(why, size, "num_groups is required");
+        return false;
+    }
+    int64_t g = kiln_attribute_int(attributes, count, "num_groups", 0);
+    if (g < 1) {
+        snprintf(why, size, "num_groups must be >= 1, got %lld", (long long)g);
+        return false;
+    }
+    *groups = g;
+    return true;
+}
+
+/* p: 1 or 2 (default 2). */
+static bool resolve_p(const kiln_node_attribute *attributes, uint32_t count, int64_t *p, char *why, size_t size)
+{
+    int64_t v = kiln_attribute_int(attributes, count, "p", 2);
+    if (v != 1 && v != 2) {
+        snprintf(why, size, "p must be 1 or 2, got %lld", (long long)v);
+        return false;
+    }
+    *p = v;
+    return true;
+}
+
+/* mean_variance_norm axes (default [0, 2, 3]): non-empty, in range, unique. */
+static bool resolve_mvn_axes(const kiln_node_attribute *attributes, uint32_t count, uint32_t rank,
+                             bool reduced[KILN_MAX_RANK], char *why, size_t size)
+{
+    static const int64_t default_axes[] = {0, 2, 3};
+    const kiln_node_attribute *axes = kiln_attribute_find(attributes, count, "axes");
+    const int64_t *list = default_axes;
+    uint32_t n = 3;
+    if (axes && axes->type == KILN_ATTRIBUTE_INTS) {
+        list = axes->ints;
+        n = axes->count;
+    }
+    memset(reduced, 0, KILN_MAX_RANK * sizeof reduced[0]);
+    if (n == 0) {
+        snprintf(why, size, "axes must not be empty");
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t a = list[i];
+        if (a < -(int64_t)rank || a >= (int64_t)rank) {
+            snprintf(why, size, "axes[%u] = %lld is out of range for rank %u (valid: %lld..%lld)%s", i,
+                     (long long)a, rank, -(long long)rank, (long long)rank - 1,
+                     axes ? "" : " (default axes [0, 2, 3] need rank >= 4)");
+            return false;
+        }
+        uint32_t axis = (uint32_t)(a < 0 ? a + (int64_t)rank : a);
+        if (reduced[axis]) {
+            snprintf(why, size, "axes[%u] = %lld repeats axis %u", i, (long long)a, axis);
+            return false;
+        }
+        reduced[axis] = true;
+    }
+    return true;
+}
+
+/* ----------------------------------------------------------- the proofs */
+
+typedef enum claim_kind { CLAIM_EQUAL, CLAIM_DIVISIBLE, CLAIM_POSITIVE } claim_kind;
+
+/* What a refusal suggests, per claim kind; the domain is never narrowed silently. */
+static const char *const claim_advice[] = {
+    "Use the same dim (or the same constant) for both sizes",
+    "Declare the dim with a multiple_of that num_groups divides",
+    "Declare the dims so that the axis is at least 1",
+};
+
+/* A size precondition: a == b, a % k == 0, or a >= 1. */
+typedef struct size_claim {
+    claim_kind kind;
+    uint32_t a, b;
+    int64_t k;
+} size_claim;
+
+static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
+{
+    const size_claim *c = context;
+    int64_t va, vb;
+    if (kiln_expr_eval(pool, c->a, values, bound, &va, NULL) != KILN_OK)
+        return false;
+    switch (c->kind) {
+    case CLAIM_EQUAL:
+        return kiln_expr_eval(pool, c->b, values, bound, &vb, NULL) == KILN_OK && va == vb;
+    case CLAIM_DIVISIBLE:
+        return va % c->k == 0;
+    default:
+        return va >= 1;
+    }
+}
+
+/* Interval bounds of `expr` over each dim's first..last value. */
+static bool expr_bounds(const kiln_shape_context *ctx, uint32_t expr, kiln_interval *out)
+{
+    kiln_interval *ranges = malloc((ctx->dim_count ? ctx->dim_count : 1) * sizeof *ranges);
+    if (!ranges)
+        return false;
+    for (uint32_t d = 0; d < ctx->dim_count; d++) {
+        ranges[d].lo = kiln_dim_first(&ctx->dims[d]);
+        ranges[d].hi = kiln_dim_last(&ctx->dims[d]);
+    }
+    bool ok = kiln_expr_bounds(ctx->pool, expr, ranges, out);
+    free(ranges);
+    return ok;
+}
+
+/* A proof without search: identity, constants over the domain, multiples, interval bounds. */
+static bool claim_proven_directly(const kiln_shape_context *ctx, const size_claim *c)
+{
+    kiln_interval ia, ib;
+    bool has_a = expr_bounds(ctx, c->a, &ia);
+    switch (c->kind) {
+    case CLAIM_EQUAL:
+        if (c->a == c->b)
+            return true;
+        return has_a && expr_bounds(ctx, c->b, &ib) && ia.lo == ia.hi && ib.lo == ib.hi && ia.lo == ib.lo;
+    case CLAIM_DIVISIBLE: {
+        uint32_t d;
+        if (kiln_expr_is_dim(ctx->pool, c->a, &d) && d < ctx->dim_count && ctx->dims[d].multiple_of % c->k == 0)
+            return true;
+        return has_a && ia.lo == ia.hi && ia.lo % c->k == 0;
+    }
+    default:
+        return has_a && ia.lo >= 1;
+    }
+}
+
+/* "d=3, e=4" for the involved dims at a point. */
+static void format_point(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t count,
+                         const int64_t *values, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (uint32_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", i ? ", " : "", ctx->dims[involved[i]].name,
+                                 (long long)values[involved[i]]);
+}
+
+/* Render expression `id` with the dim names. */
+static void format_expr(const kiln_shape_context *ctx, uint32_t id, char *text, size_t size)
+{
+    const char **names = malloc((ctx->dim_count ? ctx->dim_count : 1) * sizeof *names);
+    if (!names) {
+        snprintf(text, size, "?");
+        return;
+    }
+    for (uint32_t d = 0; d < ctx->dim_count; d++)
+        names[d] = ctx->dims[d].name;
+    kiln_expr_format(ctx->pool, id, names, text, size);
+    free(names);
+}
+
+/*
+ * Prove `claim` over the whole declared domain, or refuse with
+ * KILN_ERR_INVALID_PROGRAM: "<label>: <what>: <reason>". Exhaustive
+ * enumeration that finds no counterexample is a proof.
+ */
+static kiln_status prove(const kiln_shape_context *ctx, const size_claim *claim, const char *what, kiln_error *err)
+{
+    if (claim_proven_directly(ctx, claim))
+        return KILN_OK;
+    uint32_t involved[KILN_MAX_RANK * 2 + 8];
+    uint32_t involved_count = 0;
+    uint64_t points = 1;
+    bool exhaustive = true;
+    for (uint32_t d = 0; d < ctx->dim_count; d++) {
+        if (!kiln_expr_uses_dim(ctx->pool, claim->a, d) &&
+            !(claim->kind == CLAIM_EQUAL && kiln_expr_uses_dim(ctx->pool, claim->b, d)))
+            continue;
+        if (involved_count == sizeof involved / sizeof involved[0])
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s: too many dims to search", ctx->node_label,
+                             what);
+        involved[involved_count++] = d;
+        const kiln_dim_decl *dim = &ctx->dims[d];
+        uint64_t size = (uint64_t)((kiln_dim_last(dim) - kiln_dim_first(dim)) / dim->multiple_of) + 1;
+        if (size > KILN_DOMAIN_ENUMERATION_LIMIT || points * size > KILN_DOMAIN_ENUMERATION_LIMIT)
+            exhaustive = false;
+        else
+            points *= size;
+    }
+    if (involved_count == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: it is not true that %s. %s", ctx->node_label, what,
+                         claim_advice[claim->kind]);
+    size_t n = ctx->dim_count;
+    int64_t *values = malloc(n * sizeof *values);
+    bool *bound = malloc(n * sizeof *bound);
+    kiln_status status = KILN_OK;
+    if (!values || !bound) {
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory");
+    } else if (kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
+                                               claim_holds, (void *)claim, values, bound)) {
+        char point[256];
+        format_point(ctx, involved, involved_count, values, point, sizeof point);
+        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                           "%s: cannot prove that %s over the declared domain; counterexample: %s. %s",
+                           ctx->node_label, what, point, claim_advice[claim->kind]);
+    } else if (!exhaustive) {
+        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: cannot prove that %s over the declared domain. %s",
+                           ctx->node_label, what, claim_advice[claim->kind]);
+    }
+    free(values);
+    free(bound);
+    return status;
+}
+
+/* Parameter `name` (input `index`) is rank 1 with the size of x's channel axis `channels`. */
+static kiln_status prove_per_channel(const kiln_shape_context *ctx, const char *name, uint32_t index,
+                                     const kiln_value_type *param, uint32_t channels, kiln_error *err)
+{
+    if (param->shape.rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s (input %u) must have rank 1, got rank %u",
+                         ctx->node_label, name, index, param->shape.rank);
+    char size[128], c[128], what[400];
+    format_expr(ctx, param->shape.axes[0], size, sizeof size);
+    format_expr(ctx, channels, c, sizeof c);
+    snprintf(what, sizeof what, "%s (input %u) size %s equals x axis 1 size %s", name, index, size, c);
+    size_claim claim = {CLAIM_EQUAL, param->shape.axes[0], channels, 0};
+    return prove(ctx, &claim, what, err);
+}
+
+/* ---------------------------------------------------------- shape rules */
+
+/* Every input the same float dtype; x rank at least `min_rank`. */
+static kiln_status check_operands(const kiln_shape_context *ctx, const char *op, const kiln_value_type *const *inputs,
+                                  uint32_t input_count, uint32_t min_rank, kiln_error *err)
+{
+    if (!is_float(inputs[0]->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32 or f64)",
+                         ctx->node_label, op, kiln_dtype_name(inputs[0]->dtype));
+    for (uint32_t i = 1; i < input_count; i++)
+        KILN_TRY(kiln_require_same_dtype(ctx, inputs[0], inputs[i], err));
+    if (inputs[0]->shape.rank < min_rank)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s needs x of rank >= %u, got rank %u", ctx->node_label,
+                         op, min_rank, inputs[0]->shape.rank);
+    return KILN_OK;
+}
+
+static kiln_status refuse_attribute(const kiln_shape_context *ctx, const char *why, kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s", ctx->node_label, why);
+}
+
+static kiln_status infer_batch_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                    uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    static const char *const names[] = {"x", "scale", "bias", "mean", "var"};
+    KILN_TRY(check_operands(ctx, "batch_norm", inputs, input_count, 2, err));
+    double eps;
+    char why[160];
+    if (!resolve_epsilon(ctx->attributes, ctx->attribute_count, &eps, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    for (uint32_t i = 1; i < 5 && i < input_count; i++)
+        KILN_TRY(prove_per_channel(ctx, names[i], i, inputs[i], inputs[0]->shape.axes[1], err));
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+static kiln_status infer_layer_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                    uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    static const char *const names[] = {"x", "scale", "bias"};
+    KILN_TRY(check_operands(ctx, "layer_norm", inputs, input_count, 1, err));
+    const kiln_value_type *x = inputs[0];
+    double eps;
+    uint32_t axis;
+    char why[160];
+    if (!resolve_axis(ctx->attributes, ctx->attribute_count, x->shape.rank, &axis, why, sizeof why) ||
+        !resolve_epsilon(ctx->attributes, ctx->attribute_count, &eps, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    kiln_shape normalized = {x->shape.rank - axis, {0}};
+    for (uint32_t a = axis; a < x->shape.rank; a++)
+        normalized.axes[a - axis] = x->shape.axes[a];
+    for (uint32_t i = 1; i < input_count && i < 3; i++) {
+        const kiln_shape *p = &inputs[i]->shape;
+        kiln_shape result;
+        bool fits = p->rank <= normalized.rank;
+        if (fits) {
+            kiln_status status = kiln_broadcast_shapes(ctx, p, &normalized, &result, err);
+            if (status != KILN_OK) {
+                /* Say which operand it was; "output axis k" counts from x axis `axis`. */
+                if (status != KILN_ERR_INVALID_PROGRAM || !err)
+                    return status;
+                char detail[KILN_ERROR_MESSAGE_SIZE];
+                size_t skip = strlen(ctx->node_label);
+                const char *rest = err->message;
+                if (strncmp(rest, ctx->node_label, skip) == 0 && rest[skip] == ':')
+                    rest += skip + 1 + (rest[skip + 1] == ' ');
+                snprintf(detail, sizeof detail, "%s", rest);
+                return kiln_fail(err, status, "%s: %s (input %u) against x.shape[%u:]: %s", ctx->node_label,
+                                 names[i], i, axis, detail);
+            }
+            fits = result.rank == normalized.rank;
+            for (uint32_t a = 0; fits && a < result.rank; a++)
+                fits = result.axes[a] == normalized.axes[a];
+        }
+        if (!fits)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "%s: %s (input %u) of rank %u does not broadcast to x.shape[%u:] (rank %u) without "
+                             "growing it",
+                             ctx->node_label, names[i], i, p->rank, axis, normalized.rank);
+    }
+    for (uint32_t a = axis; a < x->shape.rank; a++) {
+        char size[128], what[300];
+        format_expr(ctx, x->shape.axes[a], size, sizeof size);
+        snprintf(what, sizeof what, "normalized axis %u (%s) is at least 1", a, size);
+        size_claim claim = {CLAIM_POSITIVE, x->shape.axes[a], 0, 0};
+        KILN_TRY(prove(ctx, &claim, what, err));
+    }
+    *out = *x;
+    return KILN_OK;
+}
+
+static kiln_status infer_group_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                    uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    KILN_TRY(check_operands(ctx, "group_norm", inputs, input_count, 3, err));
+    double eps;
+    int64_t groups;
+    char why[160];
+    if (!resolve_epsilon(ctx->attributes, ctx->attribute_count, &eps, why, sizeof why) ||
+        !resolve_groups(ctx->attributes, ctx->attribute_count, &groups, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    uint32_t channels = inputs[0]->shape.axes[1];
+    char c[128], what[300];
+    format_expr(ctx, channels, c, sizeof c);
+    snprintf(what, sizeof what, "x axis 1 size %s is divisible by num_groups %lld", c, (long long)groups);
+    size_claim claim = {CLAIM_DIVISIBLE, channels, 0, groups};
+    KILN_TRY(prove(ctx, &claim, what, err));
+    KILN_TRY(prove_per_channel(ctx, "scale", 1, inputs[1], channels, err));
+    KILN_TRY(prove_per_channel(ctx, "bias", 2, inputs[2], channels, err));
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+static kiln_status infer_instance_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                       uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    KILN_TRY(check_operands(ctx, "instance_norm", inputs, input_count, 3, err));
+    double eps;
+    char why[160];
+    if (!resolve_epsilon(ctx->attributes, ctx->attribute_count, &eps, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    KILN_TRY(prove_per_channel(ctx, "scale", 1, inputs[1], inputs[0]->shape.axes[1], err));
+    KILN_TRY(prove_per_channel(ctx, "bias", 2, inputs[2], inputs[0]->shape.axes[1], err));
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+static kiln_status infer_lp_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                 uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    KILN_TRY(check_operands(ctx, "lp_norm", inputs, input_count, 1, err));
+    uint32_t axis;
+    int64_t p;
+    char why[160];
+    if (!resolve_axis(ctx->attributes, ctx->attribute_count, inputs[0]->shape.rank, &axis, why, sizeof why) ||
+        !resolve_p(ctx->attributes, ctx->attribute_count, &p, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+static kiln_status infer_mean_variance_norm(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                            uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    KILN_TRY(check_operands(ctx, "mean_variance_norm", inputs, input_count, 0, err));
+    bool reduced[KILN_MAX_RANK];
+    char why[200];
+    if (!resolve_mvn_axes(ctx->attributes, ctx->attribute_count, inputs[0]->shape.rank, reduced, why, sizeof why))
+        return refuse_attribute(ctx, why, err);
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+/* -------------------------------------------------------------- kernels */
+
+static double load_real(kiln_dtype dtype, const void *data, uint64_t i)
+{
+    return dtype == KILN_F32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
+}
+
+static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
+{
+    if (dtype == KILN_F32)
+        ((float *)data)[i] = (float)v;
+    else
+        ((double *)data)[i] = v;
+}
+
+/* Mean and population variance of `count` >= 1 contiguous elements, two-pass in double. */
+static void contiguous_moments(kiln_dtype dtype, const void *data, uint64_t base, uint64_t count, double *mean,
+                               double *var)
+{
+    double sum = 0.0;
+    for (uint64_t k = 0; k < count; k++)
+        sum += load_real(dtype, data, base + k);
+    double m = sum / (double)count;
+    double squares = 0.0;
+    for (uint64_t k = 0; k < count; k++) {
+        double d = load_real(dtype, data, base + k) - m;
+        squares += d * d;
+    }
+    *mean = m;
+    *var = squares / (double)count;
+}
+
+/* Inputs all float of x's dtype, output of x's dtype and shape. */
+static kiln_status check_call(const char *op, const kiln_kernel_call *call, uint32_t min_rank, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    const kiln_tensor *out = call->output;
+    if (!is_float(x->dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
+    for (uint32_t i = 1; i < call->input_count; i++)
+        if (call->inputs[i]->dtype != x->dtype)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is %s, x is %s", op, i,
+                             kiln_dtype_name(call->inputs[i]->dtype), kiln_dtype_name(x->dtype));
+    if (x->rank < min_rank || x->rank > KILN_MAX_RANK)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: x has rank %u, needs %u..%u", op, x->rank, min_rank,
+                         (unsigned)KILN_MAX_RANK);
+    bool same = out->dtype == x->dtype && out->rank == x->rank;
+    for (uint32_t a = 0; same && a < x->rank; a++)
+        same = out->shape[a] == x->shape[a];
+    if (!same)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output must have the dtype and shape of x", op);
+    return KILN_OK;
+}
+
+/* Inputs first..last-1 are rank 1 of size `channels`. */
+static kiln_status check_per_channel(const char *op, const kiln_kernel_call *call, uint32_t first, uint32_t last,
+                                     int64_t channels, kiln_error *err)
+{
+    for (uint32_t i = first; i < last && i < call->input_count; i++) {
+        const kiln_tensor *t = call->inputs[i];
+        if (t->rank != 1 || t->shape[0] != channels)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u must be rank 1 of size %lld", op, i,
+                             (long long)channels);
+    }
+    return KILN_OK;
+}
+
+/* Product of x's extents from axis `from` on. */
+static uint64_t extent_from(const kiln_tensor *x, uint32_t from)
+{
+    uint64_t n = 1;
+    for (uint32_t a = from; a < x->rank; a++)
+        n *= (uint64_t)x->shape[a];
+    return n;
+}
+
+static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    double eps;
+    char why[160];
+    KILN_TRY(check_call("batch_norm", call, 2, err));
+    if (call->input_count != 5)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: takes 5 inputs");
+    if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: %s", why);
+    int64_t channels = x->shape[1];
+    KILN_TRY(check_per_channel("batch_norm", call, 1, 5, channels, err));
+    uint64_t spatial = extent_from(x, 2);
+    kiln_dtype dt = x->dtype;
+    for (uint64_t i = 0; i < x->element_count; i++) {
+        uint64_t c = (i / spatial) % (uint64_t)channels;
+        double scale = load_real(dt, call->inputs[1]->data, c), bias = load_real(dt, call->inputs[2]->data, c);
+        double mean = load_real(dt, call->inputs[3]->data, c), var = load_real(dt, call->inputs[4]->data, c);
+        double v = load_real(dt, x->data, i);
+        store_real(dt, call->output->data, i, scale * (v - mean) / sqrt(var + eps) + bias);
+    }
+    return KILN_OK;
+}
+
+/* Element strides of a layer_norm parameter over the normalized axes, 0 where it broadcasts. */
+static bool parameter_strides(const kiln_tensor *p, const kiln_tensor *x, uint32_t axis, int64_t *strides)
+{
+    uint32_t nr = x->rank - axis;
+    if (p->rank > nr)
+        return false;
+    int64_t s = 1;
+    for (uint32_t j = nr; j-- > 0;) {
+        int64_t extent = x->shape[axis + j];
+        if (j < nr - p->rank) {
+            strides[j] = 0;
+            continue;
+        }
+        int64_t pe = p->shape[j - (nr - p->rank)];
+        if (pe != extent && pe != 1)
+            return false;
+        strides[j] = pe == 1 ? 0 : s;
+        s *= pe;
+    }
+    return true;
+}
+
+static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    uint32_t axis;
+    double eps;
+    char why[160];
+    KILN_TRY(check_call("layer_norm", call, 1, err));
+    if (call->input_count < 2 || call->input_count > 3)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "layer_norm: takes 2 or 3 inputs");
+    if (!resolve_axis(call->attributes, call->attribute_count, x->rank, &axis, why, sizeof why) ||
+        !resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "layer_norm: %s", why);
+    int64_t scale_stride[KILN_MAX_RANK] = {0}, bias_stride[KILN_MAX_RANK] = {0};
+    bool has_bias = call->input_count == 3;
+    if (!parameter_strides(call->inputs[1], x, axis, scale_stride) ||
+        (has_bias && !parameter_strides(call->inputs[2], x, axis, bias_stride)))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "layer_norm: scale and bias must broadcast to x.shape[%u:]",
+                         axis);
+    uint32_t nr = x->rank - axis;
+    const int64_t *shape = x->shape + axis;
+    uint64_t inner = extent_from(x, axis);
+    if (inner == 0)
+        return KILN_OK; /* refused statically; nothing to compute */
+    uint64_t outer = x->element_count / inner;
+    kiln_dtype dt = x->dtype;
+    for (uint64_t o = 0; o < outer; o++) {
+        uint64_t base = o * inner;
+        double mean, var;
+        contiguous_moments(dt, x->data, base, inner, &mean, &var);
+        double inv = 1.0 / sqrt(var + eps);
+        int64_t index[KILN_MAX_RANK] = {0};
+        int64_t so = 0, bo = 0;
+        for (uint64_t k = 0; k < inner; k++) {
+            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data,
+                                                                                   (uint64_t)so);
+            if (has_bias)
+                y += load_real(dt, call->inputs[2]->data, (uint64_t)bo);
+            store_real(dt, call->output->data, base + k, y);
+            for (uint32_t j = nr; j-- > 0;) {
+                index[j]++;
+                so += scale_stride[j];
+                bo += bias_stride[j];
+                if (index[j] < shape[j])
+                    break;
+                so -= scale_stride[j] * shape[j];
+                bo -= bias_stride[j] * shape[j];
+                index[j] = 0;
+            }
+        }
+    }
+    return KILN_OK;
+}
+
+/*
+ * Normalize x as outer slices of `count` contiguous elements; element k of
+ * slice o takes channel ((o % slices_per_batch) * channels_per_slice + k / spatial).
+ */
+static void normalize_channel_slices(const kiln_kernel_call *call, double eps, uint64_t slices_per_batch,
+                                     uint64_t channels_per_slice, uint64_t spatial)
+{
+    const kiln_tensor *x = call->inputs[0];
+    kiln_dtype dt = x->dtype;
+    uint64_t count = channels_per_slice * spatial;
+    if (count == 0)
+        return;
+    uint64_t outer = x->element_count / count;
+    for (uint64_t o = 0; o < outer; o++) {
+        uint64_t base = o * count;
+        double mean, var;
+        contiguous_moments(dt, x->data, base, count, &mean, &var);
+        double inv = 1.0 / sqrt(var + eps);
+        uint64_t first_channel = (o % slices_per_batch) * channels_per_slice;
+        for (uint64_t k = 0; k < count; k++) {
+            uint64_t c = first_channel + k / spatial;
+            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data, c) +
+                       load_real(dt, call->inputs[2]->data, c);
+            store_real(dt, call->output->data, base + k, y);
+        }
+    }
+}
+
+static kiln_status run_group_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    double eps;
+    int64_t groups;
+    char why[160];
+    KILN_TRY(check_call("group_norm", call, 3, err));
+    if (call->input_count != 3)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "group_norm: takes 3 inputs");
+    if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why) ||
+        !resolve_groups(call->attributes, call->attribute_count, &groups, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "group_norm: %s", why);
+    int64_t channels = x->shape[1];
+    if (channels % groups != 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "group_norm: %lld channels are not divisible by %lld groups",
+                         (long long)channels, (long long)groups);
+    KILN_TRY(check_per_channel("group_norm", call, 1, 3, channels, err));
+    normalize_channel_slices(call, eps, (uint64_t)groups, (uint64_t)(channels / groups), extent_from(x, 2));
+    return KILN_OK;
+}
+
+static kiln_status run_instance_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    double eps;
+    char why[160];
+    KILN_TRY(check_call("instance_norm", call, 3, err));
+    if (call->input_count != 3)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "instance_norm: takes 3 inputs");
+    if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "instance_norm: %s", why);
+    int64_t channels = x->shape[1];
+    KILN_TRY(check_per_channel("instance_norm", call, 1, 3, channels, err));
+    if (channels > 0)
+        normalize_channel_slices(call, eps, (uint64_t)channels, 1, extent_from(x, 2));
+    return KILN_OK;
+}
+
+static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    uint32_t axis;
+    int64_t p;
+    char why[160];
+    KILN_TRY(check_call("lp_norm", call, 1, err));
+    if (!resolve_axis(call->attributes, call->attribute_count, x->rank, &axis, why, sizeof why) ||
+        !resolve_p(call->attributes, call->attribute_count, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "lp_norm: %s", why);
+    uint64_t extent = (uint64_t)x->shape[axis], inner = extent_from(x, axis + 1);
+    if (extent == 0 || inner == 0)
+        return KILN_OK;
+    uint64_t outer = x->element_count / (extent * inner);
+    kiln_dtype dt = x->dtype;
+    for (uint64_t o = 0; o < outer; o++)
+        for (uint64_t i = 0; i < inner; i++) {
+            uint64_t base = o * extent * inner + i;
+            double norm = 0.0;
+            for (uint64_t k = 0; k < extent; k++) {
+                double v = load_real(dt, x->data, base + k * inner);
+                norm += p == 1 ? fabs(v) : v * v;
+            }
+            if (p == 2)
+                norm = sqrt(norm);
+            for (uint64_t k = 0; k < extent; k++) {
+                double v = load_real(dt, x->data, base + k * inner);
+                /* A zero norm means every element is ±0: the result is 0, not 0/0. */
+                store_real(dt, call->output->data, base + k * inner, norm == 0.0 ? 0.0 : v / norm);
+            }
+        }
+    return KILN_OK;
+}
+
+/* One odometer step in C order over `rank` axes, keeping a strided offset. */
+static void odometer_advance(int64_t *index, int64_t *offset, uint32_t rank, const int64_t *shape,
+                             const int64_t *stride)
+{
+    for (uint32_t a = rank; a-- > 0;) {
+        index[a]++;
+        *offset += stride[a];
+        if (index[a] < shape[a])
+            return;
+        *offset -= stride[a] * shape[a];
+        index[a] = 0;
+    }
+}
+
+static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0];
+    bool reduced[KILN_MAX_RANK];
+    char why[200];
+    KILN_TRY(check_call("mean_variance_norm", call, 0, err));
+    if (!resolve_mvn_axes(call->attributes, call->attribute_count, x->rank, reduced, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "mean_variance_norm: %s", why);
+    int64_t stride[KILN_MAX_RANK];
+    int64_t s = 1;
+    for (uint32_t a = x->rank; a-- > 0;) {
+        stride[a] = s;
+        s *= x->shape[a];
+    }
+    uint32_t kept_rank = 0, reduced_rank = 0;
+    int64_t kept_shape[KILN_MAX_RANK], kept_stride[KILN_MAX_RANK];
+    int64_t red_shape[KILN_MAX_RANK], red_stride[KILN_MAX_RANK];
+    uint64_t kept_count = 1, reduced_count = 1;
+    for (uint32_t a = 0; a < x->rank; a++) {
+        if (reduced[a]) {
+            red_shape[reduced_rank] = x->shape[a];
+            red_stride[reduced_rank++] = stride[a];
+            reduced_count *= (uint64_t)x->shape[a];
+        } else {
+            kept_shape[kept_rank] = x->shape[a];
+            kept_stride[kept_rank++] = stride[a];
+            kept_count *= (uint64_t)x->shape[a];
+        }
+    }
+    if (reduced_count == 0 || kept_count == 0)
+        return KILN_OK;
+    kiln_dtype dt = x->dtype;
+    int64_t kept_index[KILN_MAX_RANK] = {0}, kept_offset = 0;
+    for (uint64_t o = 0; o < kept_count; o++) {
+        int64_t index[KILN_MAX_RANK] = {0}, offset = 0;
+        double sum = 0.0;
+        for (uint64_t k = 0; k < reduced_count; k++) {
+            sum += load_real(dt, x->data, (uint64_t)(kept_offset + offset));
+            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+        }
+        double mean = sum / (double)reduced_count, squares = 0.0;
+        for (uint64_t k = 0; k < reduced_count; k++) {
+            double d = load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
+            squares += d * d;
+            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+        }
+        double inv = 1.0 / sqrt(squares / (double)reduced_count + MVN_EPSILON);
+        for (uint64_t k = 0; k < reduced_count; k++) {
+            uint64_t at = (uint64_t)(kept_offset + offset);
+            store_real(dt, call->output->data, at, (load_real(dt, x->data, at) - mean) * inv);
+            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+        }
+        odometer_advance(kept_index, &kept_offset, kept_rank, kept_shape, kept_stride);
+    }
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------ registry */
+
+static const kiln_op_def norm_ops[] = {
+    {"batch_norm", epsilon_attributes, 1, 1, 5, 5, infer_batch_norm, run_batch_norm},
+    {"layer_norm", layer_norm_attributes, 1, 1, 2, 3, infer_layer_norm, run_layer_norm},
+    {"group_norm", group_norm_attributes, 1, 1, 3, 3, infer_group_norm, run_group_norm},
+    {"instance_norm", epsilon_attributes, 1, 1, 3, 3, infer_instance_norm, run_instance_norm},
+    {"lp_norm", lp_norm_attributes, 1, 1, 1, 1, infer_lp_norm, run_lp_norm},
+    {"mean_variance_norm", mvn_attributes, 1, 1, 1, 1, infer_mean_variance_norm, run_mean_variance_norm},
+};
+
+const kiln_op_family kiln_ops_norm = {norm_ops, sizeof norm_ops / sizeof norm_ops[0]};
