@@ -75,6 +75,20 @@ static void run_writes_outputs_equal_to_the_expected_values(void **state)
     assert_scale_output("out/y.npy");
 }
 
+static void run_creates_the_output_directory_and_refuses_a_file_in_its_place(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "rm -rf fresh-out && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir fresh-out",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_scale_output("fresh-out/y.npy");
+    run(&r, "touch not-a-dir && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir not-a-dir",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: cannot create directory 'not-a-dir': Not a directory\n");
+}
+
 static void run_rejects_a_batch_outside_the_contract(void **state)
 {
     (void)state;
@@ -397,6 +411,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(example_prints_the_three_lines),
         cmocka_unit_test(inspect_shows_the_contract),
         cmocka_unit_test(run_writes_outputs_equal_to_the_expected_values),
+        cmocka_unit_test(run_creates_the_output_directory_and_refuses_a_file_in_its_place),
         cmocka_unit_test(run_rejects_a_batch_outside_the_contract),
         cmocka_unit_test(usage_errors_exit_2),
         cmocka_unit_test(help_and_version_exit_0),

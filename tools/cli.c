@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 bool cli_quiet = false;
 
@@ -88,4 +89,14 @@ int cli_take_value(const char *verb, int argc, char **argv, int *index, const ch
     }
     *value = argv[++*index];
     return 1;
+}
+
+int cli_make_directory(const char *dir)
+{
+    struct stat info;
+    if (mkdir(dir, 0777) == 0)
+        return CLI_OK;
+    if (errno == EEXIST && stat(dir, &info) == 0 && S_ISDIR(info.st_mode))
+        return CLI_OK;
+    return cli_error("cannot create directory '%s': %s", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
 }

@@ -37,6 +37,10 @@ int cli_take_value(const char *verb, int argc, char **argv, int *index, const ch
 /* @return true if argv[i] is -h or --help. */
 bool cli_is_help(const char *arg);
 
+/* Creates directory DIR unless it already exists as a directory; reports the
+ * error itself. @return CLI_OK or CLI_FAILED. */
+int cli_make_directory(const char *dir);
+
 /* A verb: its name, one-line summary, usage text, and entry point. */
 typedef struct cli_verb {
     const char *name;

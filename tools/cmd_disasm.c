@@ -60,16 +60,6 @@ static char *file_stem(const char *name)
     return stem;
 }
 
-static int make_directory(const char *dir)
-{
-    struct stat info;
-    if (mkdir(dir, 0777) == 0)
-        return CLI_OK;
-    if (errno == EEXIST && stat(dir, &info) == 0 && S_ISDIR(info.st_mode))
-        return CLI_OK;
-    return cli_error("cannot create directory '%s': %s", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
-}
-
 static int write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -89,7 +79,7 @@ static int write_directory(const kiln_program *program, const char *dir)
 {
     kiln_error err;
     char *text = NULL, *stem = NULL, *path = NULL;
-    int rc = make_directory(dir);
+    int rc = cli_make_directory(dir);
     if (rc != CLI_OK)
         return rc;
     if (kiln_text_disassemble(program, dir, &text, &err) != KILN_OK)

@@ -16,7 +16,7 @@ const cli_verb cli_verb_run = {
     "run the program, and print each output's name, dtype and shape.\n\n"
     "options:\n"
     "  --input NAME=PATH   bind input NAME to the array in PATH (repeatable)\n"
-    "  --output-dir DIR    also write each output to DIR/NAME.npy\n",
+    "  --output-dir DIR    also write each output to DIR/NAME.npy (DIR is created)\n",
     cmd_run,
 };
 
@@ -92,6 +92,8 @@ static int write_outputs(const kiln_session *session, const char *dir)
             printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
         if (!dir)
             continue;
+        if (i == 0 && cli_make_directory(dir) != CLI_OK)
+            return CLI_FAILED;
         size_t length = strlen(dir) + strlen(name) + 6;
         char *path = malloc(length);
         if (!path)
