@@ -1,10 +1,22 @@
 /* guard.c — runtime checks of inputs against the contract (see guard.h). */
 #include "guard.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/error.h"
+
+/* Renders expression `expr` for a message ("?" if out of memory). Only on
+ * failure paths: it allocates, and guarding must not. */
+static void format_expression(const kiln_model *m, uint32_t expr, char *text, size_t size)
+{
+    const char **names = kiln_model_dim_names(m);
+    snprintf(text, size, "?");
+    if (names)
+        kiln_expr_format(&m->exprs, expr, names, text, size);
+    free(names);
+}
 
 static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t axis, uint32_t dim,
                                   int64_t size, int64_t *dim_values, bool *dim_bound,
@@ -33,6 +45,41 @@ static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t 
     return KILN_OK;
 }
 
+/* Axis `scale*dim + offset` whose dim no bare axis bound: solve for the dim,
+ * check the solution against the dim's declaration, and bind it. */
+static kiln_status solve_affine_axis(const kiln_model *m, uint32_t input, uint32_t axis, uint32_t expr,
+                                     uint32_t dim, int64_t scale, int64_t offset, int64_t size,
+                                     int64_t *dim_values, bool *dim_bound, kiln_binding_site *sites,
+                                     kiln_error *err)
+{
+    const kiln_dim_decl *d = &m->dims[dim];
+    int64_t scaled, value = 0;
+    bool of_form = !__builtin_sub_overflow(size, offset, &scaled) && scaled >= 0 && scaled % scale == 0;
+    if (of_form)
+        value = scaled / scale;
+    if (of_form && value >= d->min && value <= d->max && value % d->multiple_of == 0) {
+        dim_bound[dim] = true;
+        dim_values[dim] = value;
+        sites[dim] = (kiln_binding_site){input, axis};
+        return KILN_OK;
+    }
+    const char *name = m->inputs[input].name;
+    char text[256];
+    format_expression(m, expr, text, sizeof text);
+    if (!of_form)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u (%s): %lld is not of the form %s",
+                         name, axis, text, (long long)size, text);
+    if (value < d->min || value > d->max)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u (%s): %lld gives %s = %lld, outside %lld..%lld",
+                         name, axis, text, (long long)size, d->name, (long long)value, (long long)d->min,
+                         (long long)d->max);
+    return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                     "input '%s' axis %u (%s): %lld gives %s = %lld, not a multiple of %lld "
+                     "(%s in %lld..%lld multiple_of %lld)",
+                     name, axis, text, (long long)size, d->name, (long long)value, (long long)d->multiple_of,
+                     d->name, (long long)d->min, (long long)d->max, (long long)d->multiple_of);
+}
+
 static kiln_status check_expression_axis(const kiln_model *m, uint32_t input, uint32_t axis,
                                          uint32_t expr, int64_t size, const int64_t *dim_values,
                                          const bool *dim_bound, kiln_error *err)
@@ -41,11 +88,8 @@ static kiln_status check_expression_axis(const kiln_model *m, uint32_t input, ui
     KILN_TRY(kiln_expr_eval(&m->exprs, expr, dim_values, dim_bound, &expected, err));
     if (expected == size)
         return KILN_OK;
-    const char **names = kiln_model_dim_names(m);
-    char text[256] = "?";
-    if (names)
-        kiln_expr_format(&m->exprs, expr, names, text, sizeof text);
-    free(names);
+    char text[256];
+    format_expression(m, expr, text, sizeof text);
     if (m->exprs.items[expr].kind == KILN_EXPR_CONST)
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "input '%s' axis %u: %lld is not the declared size %s",
                          m->inputs[input].name, axis, (long long)size, text);
@@ -83,7 +127,19 @@ kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_tensor *const *inp
                 status = check_bare_dim(m, i, a, dim, t->shape[a], dim_values, dim_bound, sites, err);
         }
     }
-    /* Pass 2: constants and expressions, now that every dim has a value. */
+    /* Pass 2: dims that appear only as `c*dim + k`, solved from the first
+     * such axis (the model check guarantees one exists). */
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
+        const kiln_shape *shape = &m->inputs[i].type.shape;
+        for (uint32_t a = 0; status == KILN_OK && a < shape->rank; a++) {
+            uint32_t dim;
+            int64_t scale, offset;
+            if (kiln_expr_as_affine(&m->exprs, shape->axes[a], &dim, &scale, &offset) && !dim_bound[dim])
+                status = solve_affine_axis(m, i, a, shape->axes[a], dim, scale, offset, inputs[i]->shape[a],
+                                           dim_values, dim_bound, sites, err);
+        }
+    }
+    /* Pass 3: constants and expressions, now that every dim has a value. */
     for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
         const kiln_shape *shape = &m->inputs[i].type.shape;
         for (uint32_t a = 0; status == KILN_OK && a < shape->rank; a++) {

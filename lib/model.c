@@ -157,15 +157,17 @@ static kiln_status check_header(const kiln_model *m, kiln_error *err)
     return KILN_OK;
 }
 
-/* Every dim inside a compound input axis must also be some input's bare
- * axis: the guard binds dims from bare axes, then evaluates the rest. */
-static bool dim_bound_by_bare_axis(const kiln_model *m, uint32_t dim)
+/* Every dim inside a compound input axis must be bindable from the inputs:
+ * some input axis is exactly the dim, or `c*dim + k`, which the guard
+ * solves for the dim. Other axes are then evaluated and compared. */
+static bool dim_bindable_from_inputs(const kiln_model *m, uint32_t dim)
 {
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_shape *s = &m->inputs[i].type.shape;
         for (uint32_t a = 0; a < s->rank; a++) {
-            uint32_t bare;
-            if (kiln_expr_is_dim(&m->exprs, s->axes[a], &bare) && bare == dim)
+            uint32_t solved;
+            int64_t scale, offset;
+            if (kiln_expr_as_affine(&m->exprs, s->axes[a], &solved, &scale, &offset) && solved == dim)
                 return true;
         }
     }
@@ -197,11 +199,12 @@ static kiln_status check_inputs(const kiln_model *m, kiln_interval *ranges, kiln
                                  "input '%s' axis %u: size can be negative or overflow over the domain",
                                  in->name, a);
             for (uint32_t d = 0; d < m->dim_count; d++)
-                if (kiln_expr_uses_dim(&m->exprs, axis, d) && !dim_bound_by_bare_axis(m, d))
+                if (kiln_expr_uses_dim(&m->exprs, axis, d) && !dim_bindable_from_inputs(m, d))
                     return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                                     "input '%s' axis %u: dim '%s' appears only inside an expression; "
-                                     "some input axis must be exactly '%s'",
-                                     in->name, a, m->dims[d].name, m->dims[d].name);
+                                     "input '%s' axis %u: dim '%s' appears only inside an expression the "
+                                     "runtime cannot solve for it; some input axis must be '%s' or of the "
+                                     "form c*%s + k",
+                                     in->name, a, m->dims[d].name, m->dims[d].name, m->dims[d].name);
         }
     }
     return KILN_OK;

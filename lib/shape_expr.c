@@ -161,6 +161,51 @@ bool kiln_expr_is_dim(const kiln_expr_pool *pool, uint32_t id, uint32_t *dim)
     return true;
 }
 
+/* c*d or d*c (or d itself, scale 1) with c >= 1. */
+static bool as_scaled_dim(const kiln_expr_pool *pool, uint32_t id, uint32_t *dim, int64_t *scale)
+{
+    const kiln_expr *e = &pool->items[id];
+    if (e->kind == KILN_EXPR_DIM) {
+        *dim = e->dim;
+        *scale = 1;
+        return true;
+    }
+    if (e->kind != KILN_EXPR_MUL)
+        return false;
+    const kiln_expr *l = &pool->items[e->lhs], *r = &pool->items[e->rhs];
+    const kiln_expr *c = l->kind == KILN_EXPR_CONST ? l : r;
+    const kiln_expr *d = l->kind == KILN_EXPR_CONST ? r : l;
+    if (c->kind != KILN_EXPR_CONST || d->kind != KILN_EXPR_DIM || c->constant < 1)
+        return false;
+    *dim = d->dim;
+    *scale = c->constant;
+    return true;
+}
+
+bool kiln_expr_as_affine(const kiln_expr_pool *pool, uint32_t id, uint32_t *dim, int64_t *scale,
+                         int64_t *offset)
+{
+    const kiln_expr *e = &pool->items[id];
+    *offset = 0;
+    if (as_scaled_dim(pool, id, dim, scale))
+        return true;
+    if (e->kind != KILN_EXPR_ADD && e->kind != KILN_EXPR_SUB)
+        return false;
+    const kiln_expr *r = &pool->items[e->rhs];
+    if (r->kind == KILN_EXPR_CONST && as_scaled_dim(pool, e->lhs, dim, scale)) {
+        if (e->kind == KILN_EXPR_SUB && r->constant == INT64_MIN)
+            return false;
+        *offset = e->kind == KILN_EXPR_ADD ? r->constant : -r->constant;
+        return true;
+    }
+    const kiln_expr *l = &pool->items[e->lhs];
+    if (e->kind == KILN_EXPR_ADD && l->kind == KILN_EXPR_CONST && as_scaled_dim(pool, e->rhs, dim, scale)) {
+        *offset = l->constant;
+        return true;
+    }
+    return false;
+}
+
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;

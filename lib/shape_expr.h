@@ -77,6 +77,15 @@ bool kiln_expr_is_const(const kiln_expr_pool *pool, uint32_t id, int64_t value);
 bool kiln_expr_is_dim(const kiln_expr_pool *pool, uint32_t id, uint32_t *dim);
 
 /*
+ * Recognise `scale*dim + offset` with scale >= 1 (forms: d, c*d, d*c,
+ * and any of those plus or minus a constant, either side of a '+').
+ * The guard solves such an axis for its dim when nothing else binds it.
+ * @return true and the parts if expression `id` has that form.
+ */
+bool kiln_expr_as_affine(const kiln_expr_pool *pool, uint32_t id, uint32_t *dim, int64_t *scale,
+                         int64_t *offset);
+
+/*
  * Evaluate with concrete dim values. `bound[d]` says whether dim d has a
  * value. @return KILN_OK, or KILN_ERR_INVALID_ARGUMENT on an unbound dim
  * or overflow (the message says which).

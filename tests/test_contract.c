@@ -244,6 +244,111 @@ static void expression_axis_is_checked(void **state)
     kiln_program_free(program);
 }
 
+/* Guard verdict on a one-input program whose only axis is `shape`. */
+static kiln_status guard_single_axis(kiln_session *s, int64_t size, kiln_error *err)
+{
+    kiln_tensor *t = make_tensor(KILN_F32, 1, (int64_t[]){size}, 1);
+    kiln_status status = kiln_session_set_input(s, "x", t, err);
+    if (status == KILN_OK)
+        status = kiln_session_run(s, err);
+    kiln_tensor_free(t);
+    return status;
+}
+
+static kiln_session *single_axis_session(const char *shape, int64_t multiple_of, kiln_program **program)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_new("solved", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 8, &err), KILN_OK);
+    if (multiple_of > 1)
+        assert_int_equal(kiln_builder_set_dim_multiple_of(b, "n", multiple_of, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, program);
+    kiln_builder_free(b);
+    return s;
+}
+
+/* A dim that appears only as `c*n + k` is solved from the size: sizes of
+ * that form with n in range run, every other size names the rule it broke. */
+static void affine_axis_binds_its_dim(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *shape;
+        int64_t multiple_of, size;
+        kiln_status status;
+        const char *message;
+    } cases[] = {
+        {"[2*n]", 1, 2, KILN_OK, NULL},
+        {"[2*n]", 1, 16, KILN_OK, NULL},
+        {"[2*n]", 1, 7, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (2*n): 7 is not of the form 2*n"},
+        {"[2*n]", 1, 0, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (2*n): 0 gives n = 0, outside 1..8"},
+        {"[2*n]", 1, 18, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (2*n): 18 gives n = 9, outside 1..8"},
+        {"[n*3 + 1]", 1, 4, KILN_OK, NULL},
+        {"[n*3 + 1]", 1, 25, KILN_OK, NULL},
+        {"[n*3 + 1]", 1, 1, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (n*3 + 1): 1 gives n = 0, outside 1..8"},
+        {"[n*3 + 1]", 1, 0, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (n*3 + 1): 0 is not of the form n*3 + 1"},
+        {"[n*3 + 1]", 1, 5, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (n*3 + 1): 5 is not of the form n*3 + 1"},
+        {"[1 + 2*n]", 1, 17, KILN_OK, NULL},
+        {"[1 + 2*n]", 1, 19, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (1 + 2*n): 19 gives n = 9, outside 1..8"},
+        {"[4*n - 2]", 2, 6, KILN_OK, NULL},
+        {"[4*n - 2]", 2, 30, KILN_OK, NULL},
+        {"[4*n - 2]", 2, 10, KILN_ERR_SHAPE_GUARD,
+         "input 'x' axis 0 (4*n - 2): 10 gives n = 3, not a multiple of 2 (n in 1..8 multiple_of 2)"},
+        {"[4*n - 2]", 2, 34, KILN_ERR_SHAPE_GUARD, "input 'x' axis 0 (4*n - 2): 34 gives n = 9, outside 1..8"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kiln_program *program;
+        kiln_error err;
+        kiln_session *s = single_axis_session(cases[i].shape, cases[i].multiple_of, &program);
+        kiln_status status = guard_single_axis(s, cases[i].size, &err);
+        if (status != cases[i].status)
+            fail_msg("%s with size %lld: status %d (%s)", cases[i].shape, (long long)cases[i].size, status,
+                     err.message);
+        if (cases[i].message)
+            assert_string_equal(err.message, cases[i].message);
+        else
+            assert_int_equal(kiln_tensor_shape(kiln_session_output(s, 0))[0], cases[i].size);
+        kiln_session_free(s);
+        kiln_program_free(program);
+    }
+}
+
+/* A second axis in the same dim is checked against the solved value. */
+static void solved_dim_is_shared_with_other_axes(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value x, z, sum;
+    assert_int_equal(kiln_builder_new("solved2", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2*n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "z", KILN_F32, "[2*n]", &z, &err), KILN_OK);
+    kiln_value operands[2] = {x, z};
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, operands, &sum, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", sum, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    kiln_tensor *x6 = make_tensor(KILN_F32, 1, (int64_t[]){6}, 1);
+    kiln_tensor *z8 = make_tensor(KILN_F32, 1, (int64_t[]){8}, 1);
+    assert_int_equal(kiln_session_set_input(s, "x", x6, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "z", x6, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "z", z8, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'z' axis 0 (2*n): 8 is not 2*n = 6");
+    kiln_tensor_free(x6);
+    kiln_tensor_free(z8);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
 {
     kiln_builder *b;
@@ -613,6 +718,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_rejected_run_leaves_the_session_usable, scale_setup, scale_teardown),
         cmocka_unit_test(shared_dim_requires_equal_sizes),
         cmocka_unit_test(expression_axis_is_checked),
+        cmocka_unit_test(affine_axis_binds_its_dim),
+        cmocka_unit_test(solved_dim_is_shared_with_other_axes),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),

@@ -56,7 +56,7 @@ static void broken_text_exits_1_and_writes_nothing(void **state)
     assert_false(exists("broken.kiln"));
 
     /* Parses, but the contract check at sealing refuses it: still nothing. */
-    write_work_file("unbound.ktxt", "kiln 1.0\nprogram \"u\"\ndim n in 1..4\ninput x: f64[2*n]\n"
+    write_work_file("unbound.ktxt", "kiln 1.0\nprogram \"u\"\ndim n in 1..4\ninput x: f64[n*n]\n"
                                     "output y = x\n");
     run(&r, "'%s' asm unbound.ktxt -o unbound.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 1);
