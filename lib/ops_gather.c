@@ -15,31 +15,11 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
-
-/* Render expression `id` with the context's dim names into `text`. */
-static void format_size(const kiln_shape_context *ctx, uint32_t id, char *text, size_t size)
-{
-    const char *names[64];
-    const char **heap = NULL;
-    const char **slots = names;
-    if (ctx->dim_count > sizeof names / sizeof names[0]) {
-        heap = malloc(ctx->dim_count * sizeof *heap);
-        if (!heap) {
-            snprintf(text, size, "(expression %u)", id);
-            return;
-        }
-        slots = heap;
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++)
-        slots[d] = ctx->dims[d].name;
-    kiln_expr_format(ctx->pool, id, (const char *const *)slots, text, size);
-    free(heap);
-}
 
 static bool is_const(const kiln_shape_context *ctx, uint32_t id, int64_t *value)
 {
@@ -90,132 +70,35 @@ static kiln_status require_index_dtype(const kiln_shape_context *ctx, const kiln
     return KILN_OK;
 }
 
-/* A condition over one shape expression that the shape rule must prove. */
-typedef enum condition_kind { CONDITION_AT_LEAST, CONDITION_MULTIPLE_OF } condition_kind;
-
-typedef struct condition {
-    uint32_t expr;
-    condition_kind kind;
-    int64_t k;
-} condition;
-
-static bool condition_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
+/* Prove `size` >= k (at_least) or size % k == 0 over the domain; `what` names the axis. */
+static kiln_status prove_size(const kiln_shape_context *ctx, const char *what, uint32_t size,
+                              kiln_size_claim_kind kind, int64_t k, kiln_error *err)
 {
-    const condition *c = context;
-    int64_t v;
-    if (kiln_expr_eval(pool, c->expr, values, bound, &v, NULL) != KILN_OK)
-        return false;
-    return c->kind == CONDITION_AT_LEAST ? v >= c->k : v % c->k == 0;
-}
-
-/* A sufficient structural proof that expression `id` is a multiple of k. */
-static bool structurally_multiple(const kiln_shape_context *ctx, uint32_t id, int64_t k, int depth)
-{
-    const kiln_expr *e = &ctx->pool->items[id];
-    if (depth > KILN_EXPR_MAX_DEPTH)
-        return false;
-    switch (e->kind) {
-    case KILN_EXPR_CONST: return e->constant % k == 0;
-    case KILN_EXPR_DIM: return e->dim < ctx->dim_count && ctx->dims[e->dim].multiple_of % k == 0;
-    case KILN_EXPR_MUL:
-        return structurally_multiple(ctx, e->lhs, k, depth + 1) || structurally_multiple(ctx, e->rhs, k, depth + 1);
-    case KILN_EXPR_ADD:
-    case KILN_EXPR_SUB:
-        return structurally_multiple(ctx, e->lhs, k, depth + 1) && structurally_multiple(ctx, e->rhs, k, depth + 1);
-    default: return false;
+    char text[128], claim_text[320], advice[200];
+    kiln_format_size(ctx, size, text, sizeof text);
+    uint32_t dim;
+    bool bare = kiln_expr_is_dim(ctx->pool, size, &dim) && dim < ctx->dim_count;
+    if (kind == KILN_CLAIM_AT_LEAST) {
+        snprintf(claim_text, sizeof claim_text, "%s %s is >= %lld", what, text, (long long)k);
+        if (bare)
+            snprintf(advice, sizeof advice, "Declare %s with a minimum of at least %lld", text, (long long)k);
+        else
+            snprintf(advice, sizeof advice, "Declare the dims so that the axis is at least %lld", (long long)k);
+    } else {
+        snprintf(claim_text, sizeof claim_text, "%s %s is a multiple of %lld", what, text, (long long)k);
+        if (bare)
+            snprintf(advice, sizeof advice, "Declare %s multiple_of %lld", text, (long long)k);
+        else
+            snprintf(advice, sizeof advice, "Declare the dims so that the axis is a multiple of %lld", (long long)k);
     }
-}
-
-/*
- * Prove `c` over the whole declared domain: by interval bounds (at least)
- * or structure (multiple of), else by exhaustive enumeration of the dims
- * involved when they span at most KILN_DOMAIN_ENUMERATION_LIMIT points.
- * Anything else is refused, naming the node, `what`, the expression, the
- * dims and, when the domain search finds one, a counterexample.
- */
-static kiln_status prove_condition(const kiln_shape_context *ctx, const char *what, const condition *c,
-                                   kiln_error *err)
-{
-    kiln_interval *ranges = malloc((ctx->dim_count + 1) * sizeof *ranges);
-    int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
-    bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
-    uint32_t *involved = malloc((ctx->dim_count + 1) * sizeof *involved);
-    if (!ranges || !values || !bound || !involved) {
-        free(ranges);
-        free(values);
-        free(bound);
-        free(involved);
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->node_label);
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        ranges[d].lo = kiln_dim_first(&ctx->dims[d]);
-        ranges[d].hi = kiln_dim_last(&ctx->dims[d]);
-    }
-    kiln_interval iv;
-    bool proven = false;
-    if (c->kind == CONDITION_AT_LEAST)
-        proven = kiln_expr_bounds(ctx->pool, c->expr, ranges, &iv) && iv.lo >= c->k;
-    else
-        proven = structurally_multiple(ctx, c->expr, c->k, 0);
-
-    char text[128], dims_text[256] = "", example[256] = "";
-    uint32_t involved_count = 0;
-    uint64_t points = 1;
-    size_t used = 0;
-    for (uint32_t d = 0; !proven && d < ctx->dim_count; d++) {
-        if (!kiln_expr_uses_dim(ctx->pool, c->expr, d))
-            continue;
-        involved[involved_count++] = d;
-        uint64_t span = (uint64_t)(ctx->dims[d].max - ctx->dims[d].min) + 1;
-        if (points > KILN_DOMAIN_ENUMERATION_LIMIT || __builtin_mul_overflow(points, span, &points))
-            points = (uint64_t)KILN_DOMAIN_ENUMERATION_LIMIT + 1;
-        if (used < sizeof dims_text)
-            used += (size_t)snprintf(dims_text + used, sizeof dims_text - used, "%s%s in %lld..%lld",
-                                     used ? ", " : "", ctx->dims[d].name, (long long)ctx->dims[d].min,
-                                     (long long)ctx->dims[d].max);
-    }
-    bool found = false;
-    if (!proven) {
-        found = kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
-                                                condition_holds, (void *)c, values, bound);
-        if (found) {
-            used = 0;
-            for (uint32_t i = 0; i < involved_count && used < sizeof example; i++)
-                used += (size_t)snprintf(example + used, sizeof example - used, "%s%s=%lld", i ? ", " : "",
-                                         ctx->dims[involved[i]].name, (long long)values[involved[i]]);
-            if (involved_count == 0)
-                snprintf(example, sizeof example, "every point");
-        } else if (points <= KILN_DOMAIN_ENUMERATION_LIMIT) {
-            proven = true; /* every point was enumerated */
-        }
-    }
-    free(ranges);
-    free(values);
-    free(bound);
-    free(involved);
-    if (proven)
-        return KILN_OK;
-    format_size(ctx, c->expr, text, sizeof text);
-    char relation[64];
-    if (c->kind == CONDITION_AT_LEAST)
-        snprintf(relation, sizeof relation, ">= %lld", (long long)c->k);
-    else
-        snprintf(relation, sizeof relation, "a multiple of %lld", (long long)c->k);
-    if (found)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: cannot prove that %s %s is %s over the declared domain (dims: %s); "
-                         "counterexample: %s",
-                         ctx->node_label, what, text, relation, dims_text[0] ? dims_text : "none", example);
-    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                     "%s: cannot prove that %s %s is %s over the declared domain (dims: %s)", ctx->node_label,
-                     what, text, relation, dims_text[0] ? dims_text : "none");
+    kiln_size_claim claim = {kind, size, 0, k};
+    return kiln_prove_size_claim(ctx, &claim, claim_text, advice, err);
 }
 
 static kiln_status prove_at_least(const kiln_shape_context *ctx, const char *what, uint32_t expr, int64_t k,
                                   kiln_error *err)
 {
-    condition c = {expr, CONDITION_AT_LEAST, k};
-    return prove_condition(ctx, what, &c, err);
+    return prove_size(ctx, what, expr, KILN_CLAIM_AT_LEAST, k, err);
 }
 
 /* The element at flat position `i` of an i32 or i64 tensor. */
@@ -371,8 +254,8 @@ static kiln_status infer_gather_elements(const kiln_shape_context *ctx, const ki
         if (di == ii || (is_const(ctx, di, &dv) && is_const(ctx, ii, &iv) && iv <= dv))
             continue;
         char dt[128], it[128];
-        format_size(ctx, di, dt, sizeof dt);
-        format_size(ctx, ii, it, sizeof it);
+        kiln_format_size(ctx, di, dt, sizeof dt);
+        kiln_format_size(ctx, ii, it, sizeof it);
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: cannot prove that indices axis %u (%s) is <= data axis %u (%s) over the declared "
                          "domain; use the same dim on both sides or constants",
@@ -604,7 +487,7 @@ static kiln_status infer_slice(const kiln_shape_context *ctx, const kiln_value_t
         bool bounded = kiln_expr_bounds(ctx->pool, size, ranges, &iv);
         bool to_end = bounded && end >= iv.hi;
         char what[64], text[128];
-        format_size(ctx, size, text, sizeof text);
+        kiln_format_size(ctx, size, text, sizeof text);
         snprintf(what, sizeof what, "input axis %u", a);
         if (step != 1) {
             status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
@@ -1017,8 +900,7 @@ static kiln_status scale_size(const kiln_shape_context *ctx, uint32_t size, int6
 static kiln_status divide_size(const kiln_shape_context *ctx, const char *what, uint32_t size, int64_t divisor,
                                uint32_t *out, kiln_error *err)
 {
-    condition c = {size, CONDITION_MULTIPLE_OF, divisor};
-    KILN_TRY(prove_condition(ctx, what, &c, err));
+    KILN_TRY(prove_size(ctx, what, size, KILN_CLAIM_MULTIPLE_OF, divisor, err));
     int64_t v;
     if (divisor == 1) {
         *out = size;

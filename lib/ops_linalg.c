@@ -15,9 +15,9 @@
 
 #include "attribute.h"
 #include "broadcast.h"
-#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
 
@@ -26,97 +26,21 @@ static bool is_matrix_dtype(kiln_dtype dtype)
     return dtype == KILN_F32 || dtype == KILN_F64;
 }
 
-/* Render expression `id` with the context's dim names into `text`. */
-static void format_size(const kiln_shape_context *ctx, uint32_t id, char *text, size_t size)
-{
-    const char *names[64];
-    const char **heap = NULL;
-    const char **slots = names;
-    if (ctx->dim_count > sizeof names / sizeof names[0]) {
-        heap = malloc(ctx->dim_count * sizeof *heap);
-        if (!heap) {
-            snprintf(text, size, "(expression %u)", id);
-            return;
-        }
-        slots = heap;
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++)
-        slots[d] = ctx->dims[d].name;
-    kiln_expr_format(ctx->pool, id, (const char *const *)slots, text, size);
-    free(heap);
-}
-
-typedef struct size_pair {
-    uint32_t a, b;
-} size_pair;
-
-/* Sizes a and b are equal at this point of the domain. */
-static bool sizes_equal(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const size_pair *pair = context;
-    int64_t va, vb;
-    if (kiln_expr_eval(pool, pair->a, values, bound, &va, NULL) != KILN_OK ||
-        kiln_expr_eval(pool, pair->b, values, bound, &vb, NULL) != KILN_OK)
-        return false;
-    return va == vb;
-}
-
 /*
  * Prove that sizes `a` (described by `a_where`) and `b` are equal over the
- * whole declared domain. Like broadcasting, the proof is structural: the
- * two must be the same interned expression (equal constants are one node).
- * Anything else is refused, naming the node, both sizes, the dims they use
- * and, when the domain search finds one, a point where they differ. The
- * domain is never narrowed.
+ * whole declared domain (size_claim.h), or refuse, naming the node, both
+ * sizes with the operand axis each comes from, the dims and a
+ * counterexample. The domain is never narrowed.
  */
 static kiln_status require_equal_sizes(const kiln_shape_context *ctx, const char *what, uint32_t a,
                                        const char *a_where, uint32_t b, const char *b_where, kiln_error *err)
 {
-    if (a == b)
-        return KILN_OK;
-    char left[128], right[128], dims_text[256] = "", example[256] = "";
-    format_size(ctx, a, left, sizeof left);
-    format_size(ctx, b, right, sizeof right);
-    if (ctx->pool->items[a].kind == KILN_EXPR_CONST && ctx->pool->items[b].kind == KILN_EXPR_CONST)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s differ: %s (%s) and %s (%s)", ctx->node_label,
-                         what, left, a_where, right, b_where);
-
-    uint32_t involved[KILN_MAX_RANK * 2 + 8];
-    uint32_t involved_count = 0;
-    size_t used = 0;
-    for (uint32_t d = 0; d < ctx->dim_count && involved_count < sizeof involved / sizeof involved[0]; d++) {
-        if (!kiln_expr_uses_dim(ctx->pool, a, d) && !kiln_expr_uses_dim(ctx->pool, b, d))
-            continue;
-        involved[involved_count++] = d;
-        if (used < sizeof dims_text)
-            used += (size_t)snprintf(dims_text + used, sizeof dims_text - used, "%s%s in %lld..%lld",
-                                     used ? ", " : "", ctx->dims[d].name, (long long)ctx->dims[d].min,
-                                     (long long)ctx->dims[d].max);
-    }
-    int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
-    bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
-    bool found = false;
-    size_pair pair = {a, b};
-    if (values && bound &&
-        kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
-                                        sizes_equal, &pair, values, bound)) {
-        used = 0;
-        for (uint32_t i = 0; i < involved_count && used < sizeof example; i++)
-            used += (size_t)snprintf(example + used, sizeof example - used, "%s%s=%lld", i ? ", " : "",
-                                     ctx->dims[involved[i]].name, (long long)values[involved[i]]);
-        found = true;
-    }
-    free(values);
-    free(bound);
-    if (found)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: cannot prove that %s %s (%s) and %s (%s) are equal over the declared domain "
-                         "(dims: %s); counterexample: %s. Use the same dim on both sides",
-                         ctx->node_label, what, left, a_where, right, b_where, dims_text, example);
-    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                     "%s: cannot prove that %s %s (%s) and %s (%s) are equal over the declared domain "
-                     "(dims: %s); they are different expressions. Use the same dim on both sides",
-                     ctx->node_label, what, left, a_where, right, b_where, dims_text);
+    char left[128], right[128], claim_text[400];
+    kiln_format_size(ctx, a, left, sizeof left);
+    kiln_format_size(ctx, b, right, sizeof right);
+    snprintf(claim_text, sizeof claim_text, "%s %s (%s) and %s (%s) are equal", what, left, a_where, right, b_where);
+    kiln_size_claim claim = {KILN_CLAIM_EQUAL, a, b, 0};
+    return kiln_prove_size_claim(ctx, &claim, claim_text, "Use the same dim on both sides", err);
 }
 
 /* ---------------------------------------------------------------- matmul */
@@ -310,10 +234,10 @@ static kiln_status infer_gemm(const kiln_shape_context *ctx, const kiln_value_ty
         }
         if (broadcast.rank != 2 || broadcast.axes[0] != m || broadcast.axes[1] != n) {
             char cm[128], cn[128], om[128], on[128];
-            format_size(ctx, broadcast.axes[0], cm, sizeof cm);
-            format_size(ctx, broadcast.axes[1], cn, sizeof cn);
-            format_size(ctx, m, om, sizeof om);
-            format_size(ctx, n, on, sizeof on);
+            kiln_format_size(ctx, broadcast.axes[0], cm, sizeof cm);
+            kiln_format_size(ctx, broadcast.axes[1], cn, sizeof cn);
+            kiln_format_size(ctx, m, om, sizeof om);
+            kiln_format_size(ctx, n, on, sizeof on);
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                              "%s: C broadcasts with the product to [%s, %s], not to the product's shape [%s, %s]",
                              ctx->node_label, cm, cn, om, on);

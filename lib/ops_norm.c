@@ -18,9 +18,9 @@
 
 #include "attribute.h"
 #include "broadcast.h"
-#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "size_claim.h"
 
 #define DEFAULT_EPSILON 1e-5
 /* Fixed by ONNX MeanVarianceNormalization; not an attribute. */
@@ -154,151 +154,10 @@ static bool resolve_mvn_axes(const kiln_node_attribute *attributes, uint32_t cou
 
 /* ----------------------------------------------------------- the proofs */
 
-typedef enum claim_kind { CLAIM_EQUAL, CLAIM_DIVISIBLE, CLAIM_POSITIVE } claim_kind;
-
-/* What a refusal suggests, per claim kind; the domain is never narrowed silently. */
-static const char *const claim_advice[] = {
-    "Use the same dim (or the same constant) for both sizes",
-    "Declare the dim with a multiple_of that num_groups divides",
-    "Declare the dims so that the axis is at least 1",
-};
-
-/* A size precondition: a == b, a % k == 0, or a >= 1. */
-typedef struct size_claim {
-    claim_kind kind;
-    uint32_t a, b;
-    int64_t k;
-} size_claim;
-
-static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const size_claim *c = context;
-    int64_t va, vb;
-    if (kiln_expr_eval(pool, c->a, values, bound, &va, NULL) != KILN_OK)
-        return false;
-    switch (c->kind) {
-    case CLAIM_EQUAL:
-        return kiln_expr_eval(pool, c->b, values, bound, &vb, NULL) == KILN_OK && va == vb;
-    case CLAIM_DIVISIBLE:
-        return va % c->k == 0;
-    default:
-        return va >= 1;
-    }
-}
-
-/* Interval bounds of `expr` over each dim's first..last value. */
-static bool expr_bounds(const kiln_shape_context *ctx, uint32_t expr, kiln_interval *out)
-{
-    kiln_interval *ranges = malloc((ctx->dim_count ? ctx->dim_count : 1) * sizeof *ranges);
-    if (!ranges)
-        return false;
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        ranges[d].lo = kiln_dim_first(&ctx->dims[d]);
-        ranges[d].hi = kiln_dim_last(&ctx->dims[d]);
-    }
-    bool ok = kiln_expr_bounds(ctx->pool, expr, ranges, out);
-    free(ranges);
-    return ok;
-}
-
-/* A proof without search: identity, constants over the domain, multiples, interval bounds. */
-static bool claim_proven_directly(const kiln_shape_context *ctx, const size_claim *c)
-{
-    kiln_interval ia, ib;
-    bool has_a = expr_bounds(ctx, c->a, &ia);
-    switch (c->kind) {
-    case CLAIM_EQUAL:
-        if (c->a == c->b)
-            return true;
-        return has_a && expr_bounds(ctx, c->b, &ib) && ia.lo == ia.hi && ib.lo == ib.hi && ia.lo == ib.lo;
-    case CLAIM_DIVISIBLE: {
-        uint32_t d;
-        if (kiln_expr_is_dim(ctx->pool, c->a, &d) && d < ctx->dim_count && ctx->dims[d].multiple_of % c->k == 0)
-            return true;
-        return has_a && ia.lo == ia.hi && ia.lo % c->k == 0;
-    }
-    default:
-        return has_a && ia.lo >= 1;
-    }
-}
-
-/* "d=3, e=4" for the involved dims at a point. */
-static void format_point(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t count,
-                         const int64_t *values, char *text, size_t size)
-{
-    size_t used = 0;
-    text[0] = '\0';
-    for (uint32_t i = 0; i < count && used < size; i++)
-        used += (size_t)snprintf(text + used, size - used, "%s%s=%lld", i ? ", " : "", ctx->dims[involved[i]].name,
-                                 (long long)values[involved[i]]);
-}
-
-/* Render expression `id` with the dim names. */
-static void format_expr(const kiln_shape_context *ctx, uint32_t id, char *text, size_t size)
-{
-    const char **names = malloc((ctx->dim_count ? ctx->dim_count : 1) * sizeof *names);
-    if (!names) {
-        snprintf(text, size, "?");
-        return;
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++)
-        names[d] = ctx->dims[d].name;
-    kiln_expr_format(ctx->pool, id, names, text, size);
-    free(names);
-}
-
-/*
- * Prove `claim` over the whole declared domain, or refuse with
- * KILN_ERR_INVALID_PROGRAM: "<label>: <what>: <reason>". Exhaustive
- * enumeration that finds no counterexample is a proof.
- */
-static kiln_status prove(const kiln_shape_context *ctx, const size_claim *claim, const char *what, kiln_error *err)
-{
-    if (claim_proven_directly(ctx, claim))
-        return KILN_OK;
-    uint32_t involved[KILN_MAX_RANK * 2 + 8];
-    uint32_t involved_count = 0;
-    uint64_t points = 1;
-    bool exhaustive = true;
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        if (!kiln_expr_uses_dim(ctx->pool, claim->a, d) &&
-            !(claim->kind == CLAIM_EQUAL && kiln_expr_uses_dim(ctx->pool, claim->b, d)))
-            continue;
-        if (involved_count == sizeof involved / sizeof involved[0])
-            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s: too many dims to search", ctx->node_label,
-                             what);
-        involved[involved_count++] = d;
-        const kiln_dim_decl *dim = &ctx->dims[d];
-        uint64_t size = (uint64_t)((kiln_dim_last(dim) - kiln_dim_first(dim)) / dim->multiple_of) + 1;
-        if (size > KILN_DOMAIN_ENUMERATION_LIMIT || points * size > KILN_DOMAIN_ENUMERATION_LIMIT)
-            exhaustive = false;
-        else
-            points *= size;
-    }
-    if (involved_count == 0)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: it is not true that %s. %s", ctx->node_label, what,
-                         claim_advice[claim->kind]);
-    size_t n = ctx->dim_count;
-    int64_t *values = malloc(n * sizeof *values);
-    bool *bound = malloc(n * sizeof *bound);
-    kiln_status status = KILN_OK;
-    if (!values || !bound) {
-        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory");
-    } else if (kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
-                                               claim_holds, (void *)claim, values, bound)) {
-        char point[256];
-        format_point(ctx, involved, involved_count, values, point, sizeof point);
-        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                           "%s: cannot prove that %s over the declared domain; counterexample: %s. %s",
-                           ctx->node_label, what, point, claim_advice[claim->kind]);
-    } else if (!exhaustive) {
-        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: cannot prove that %s over the declared domain. %s",
-                           ctx->node_label, what, claim_advice[claim->kind]);
-    }
-    free(values);
-    free(bound);
-    return status;
-}
+/* What a refusal suggests; the domain is never narrowed silently. */
+static const char equal_advice[] = "Use the same dim (or the same constant) for both sizes";
+static const char divisible_advice[] = "Declare the dim with a multiple_of that num_groups divides";
+static const char nonempty_advice[] = "Declare the dims so that the axis is at least 1";
 
 /* Parameter `name` (input `index`) is rank 1 with the size of x's channel axis `channels`. */
 static kiln_status prove_per_channel(const kiln_shape_context *ctx, const char *name, uint32_t index,
@@ -308,11 +167,11 @@ static kiln_status prove_per_channel(const kiln_shape_context *ctx, const char *
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s (input %u) must have rank 1, got rank %u",
                          ctx->node_label, name, index, param->shape.rank);
     char size[128], c[128], what[400];
-    format_expr(ctx, param->shape.axes[0], size, sizeof size);
-    format_expr(ctx, channels, c, sizeof c);
+    kiln_format_size(ctx, param->shape.axes[0], size, sizeof size);
+    kiln_format_size(ctx, channels, c, sizeof c);
     snprintf(what, sizeof what, "%s (input %u) size %s equals x axis 1 size %s", name, index, size, c);
-    size_claim claim = {CLAIM_EQUAL, param->shape.axes[0], channels, 0};
-    return prove(ctx, &claim, what, err);
+    kiln_size_claim claim = {KILN_CLAIM_EQUAL, param->shape.axes[0], channels, 0};
+    return kiln_prove_size_claim(ctx, &claim, what, equal_advice, err);
 }
 
 /* ---------------------------------------------------------- shape rules */
@@ -398,10 +257,10 @@ static kiln_status infer_layer_norm(const kiln_shape_context *ctx, const kiln_va
     }
     for (uint32_t a = axis; a < x->shape.rank; a++) {
         char size[128], what[300];
-        format_expr(ctx, x->shape.axes[a], size, sizeof size);
+        kiln_format_size(ctx, x->shape.axes[a], size, sizeof size);
         snprintf(what, sizeof what, "normalized axis %u (%s) is at least 1", a, size);
-        size_claim claim = {CLAIM_POSITIVE, x->shape.axes[a], 0, 0};
-        KILN_TRY(prove(ctx, &claim, what, err));
+        kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, x->shape.axes[a], 0, 1};
+        KILN_TRY(kiln_prove_size_claim(ctx, &claim, what, nonempty_advice, err));
     }
     *out = *x;
     return KILN_OK;
@@ -419,10 +278,10 @@ static kiln_status infer_group_norm(const kiln_shape_context *ctx, const kiln_va
         return refuse_attribute(ctx, why, err);
     uint32_t channels = inputs[0]->shape.axes[1];
     char c[128], what[300];
-    format_expr(ctx, channels, c, sizeof c);
+    kiln_format_size(ctx, channels, c, sizeof c);
     snprintf(what, sizeof what, "x axis 1 size %s is divisible by num_groups %lld", c, (long long)groups);
-    size_claim claim = {CLAIM_DIVISIBLE, channels, 0, groups};
-    KILN_TRY(prove(ctx, &claim, what, err));
+    kiln_size_claim claim = {KILN_CLAIM_MULTIPLE_OF, channels, 0, groups};
+    KILN_TRY(kiln_prove_size_claim(ctx, &claim, what, divisible_advice, err));
     KILN_TRY(prove_per_channel(ctx, "scale", 1, inputs[1], channels, err));
     KILN_TRY(prove_per_channel(ctx, "bias", 2, inputs[2], channels, err));
     *out = *inputs[0];

@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "size_claim.h"
 
 /* ------------------------------------------------------------ the ops */
 
@@ -156,78 +156,21 @@ static bool resolve_axis(const kiln_node_attribute *attributes, uint32_t count, 
 
 /* ---------------------------------------------------------- shape rules */
 
-/* The value of an axis expression at a domain point is at least 1. */
-static bool size_is_positive(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const uint32_t *expr = context;
-    int64_t v;
-    return kiln_expr_eval(pool, *expr, values, bound, &v, NULL) == KILN_OK && v >= 1;
-}
-
 /*
  * Prove that input axis `axis` (expression `expr`) is at least 1 over the
- * whole declared domain (interval bounds over each dim's first..last
- * value), or refuse, giving a domain point where it is 0 when one is found.
+ * whole declared domain, or refuse, giving a domain point where it is 0
+ * when one is found: `op` has no value for an empty axis.
  */
 static kiln_status prove_nonempty_axis(const kiln_shape_context *ctx, const char *op, uint32_t axis, uint32_t expr,
                                        kiln_error *err)
 {
-    size_t n = ctx->dim_count ? ctx->dim_count : 1;
-    kiln_interval *ranges = malloc(n * sizeof *ranges);
-    int64_t *values = malloc(n * sizeof *values);
-    bool *bound = malloc(n * sizeof *bound);
-    const char **names = malloc(n * sizeof *names);
-    kiln_status status = KILN_OK;
-    if (!ranges || !values || !bound || !names) {
-        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory");
-        goto done;
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        ranges[d].lo = kiln_dim_first(&ctx->dims[d]);
-        ranges[d].hi = kiln_dim_last(&ctx->dims[d]);
-        names[d] = ctx->dims[d].name;
-    }
-    kiln_interval bounds;
-    if (kiln_expr_bounds(ctx->pool, expr, ranges, &bounds) && bounds.lo >= 1)
-        goto done;
-    char text[128];
-    kiln_expr_format(ctx->pool, expr, names, text, sizeof text);
-    uint32_t involved[16];
-    uint32_t involved_count = 0;
-    for (uint32_t d = 0; d < ctx->dim_count && involved_count < 16; d++)
-        if (kiln_expr_uses_dim(ctx->pool, expr, d))
-            involved[involved_count++] = d;
-    if (involved_count == 0) {
-        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                           "%s: input axis %u has size %s; %s has no value for an empty axis", ctx->node_label,
-                           axis, text, op);
-        goto done;
-    }
-    uint32_t target = expr;
-    if (kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
-                                        size_is_positive, &target, values, bound)) {
-        char example[256];
-        size_t used = 0;
-        example[0] = '\0';
-        for (uint32_t i = 0; i < involved_count && used < sizeof example; i++)
-            used += (size_t)snprintf(example + used, sizeof example - used, "%s%s=%lld", i ? ", " : "",
-                                     ctx->dims[involved[i]].name, (long long)values[involved[i]]);
-        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                           "%s: input axis %u (%s) can be empty over the declared domain and %s has no value "
-                           "for an empty axis; counterexample: %s. Declare the dims so that the axis is at least 1",
-                           ctx->node_label, axis, text, op, example);
-    } else {
-        status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                           "%s: input axis %u (%s): cannot prove that it is at least 1 over the declared domain, "
-                           "and %s has no value for an empty axis. Declare the dims so that the axis is at least 1",
-                           ctx->node_label, axis, text, op);
-    }
-done:
-    free(ranges);
-    free(values);
-    free(bound);
-    free(names);
-    return status;
+    char text[128], what[160], advice[160];
+    kiln_format_size(ctx, expr, text, sizeof text);
+    snprintf(what, sizeof what, "input axis %u (%s) is at least 1", axis, text);
+    snprintf(advice, sizeof advice, "%s has no value for an empty axis; declare the dims so that the axis is at least 1",
+             op);
+    kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, expr, 0, 1};
+    return kiln_prove_size_claim(ctx, &claim, what, advice, err);
 }
 
 static kiln_status infer_reduce(reduce_kind kind, const kiln_shape_context *ctx, const kiln_value_type *in,

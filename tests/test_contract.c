@@ -349,6 +349,44 @@ static void solved_dim_is_shared_with_other_axes(void **state)
     kiln_program_free(program);
 }
 
+/* Inner sizes n + n and 2*n are different expressions but equal at every
+ * point; enumeration proves it, and the guard still checks each input. */
+static void matmul_inner_sizes_equal_by_enumeration_are_accepted(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value a, w, y;
+    assert_int_equal(kiln_builder_new("inner", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[3, n + n]", &a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, "[2*n, 5]", &w, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){a, w}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    kiln_tensor *a4 = make_tensor(KILN_F32, 2, (int64_t[]){3, 4}, 1);
+    kiln_tensor *w4 = make_tensor(KILN_F32, 2, (int64_t[]){4, 5}, 2);
+    kiln_tensor *w6 = make_tensor(KILN_F32, 2, (int64_t[]){6, 5}, 2);
+    assert_int_equal(kiln_session_set_input(s, "a", a4, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "w", w4, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    const kiln_tensor *out = kiln_session_output(s, 0);
+    assert_int_equal(kiln_tensor_shape(out)[0], 3);
+    assert_int_equal(kiln_tensor_shape(out)[1], 5);
+    /* a row 0 is 1 2 3 4, w column 0 is 2 7 12 17 (make_tensor fills fill + i). */
+    assert_float_equal(((const float *)kiln_tensor_const_data(out))[0], 1 * 2 + 2 * 7 + 3 * 12 + 4 * 17, 0.0);
+    assert_int_equal(kiln_session_set_input(s, "w", w6, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "input 'a' axis 1 (n + n): 4 is not n + n = 6");
+    kiln_tensor_free(a4);
+    kiln_tensor_free(w4);
+    kiln_tensor_free(w6);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
 {
     kiln_builder *b;
@@ -720,6 +758,7 @@ int main(void)
         cmocka_unit_test(expression_axis_is_checked),
         cmocka_unit_test(affine_axis_binds_its_dim),
         cmocka_unit_test(solved_dim_is_shared_with_other_axes),
+        cmocka_unit_test(matmul_inner_sizes_equal_by_enumeration_are_accepted),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
