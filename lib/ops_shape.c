@@ -18,30 +18,11 @@
 #include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
 
 #define MAX_INVOLVED (KILN_MAX_RANK * 2 + 8)
-
-/* Render expression `id` with the context's dim names into `text`. */
-static void format_size(const kiln_shape_context *ctx, uint32_t id, char *text, size_t size)
-{
-    const char *names[64];
-    const char **heap = NULL;
-    const char **slots = names;
-    if (ctx->dim_count > sizeof names / sizeof names[0]) {
-        heap = malloc(ctx->dim_count * sizeof *heap);
-        if (!heap) {
-            snprintf(text, size, "(expression %u)", id);
-            return;
-        }
-        slots = heap;
-    }
-    for (uint32_t d = 0; d < ctx->dim_count; d++)
-        slots[d] = ctx->dims[d].name;
-    kiln_expr_format(ctx->pool, id, (const char *const *)slots, text, size);
-    free(heap);
-}
 
 static bool is_const(const kiln_shape_context *ctx, uint32_t id)
 {
@@ -482,7 +463,7 @@ static kiln_status infer_squeeze(const kiln_shape_context *ctx, const kiln_value
         if (kiln_expr_is_const(ctx->pool, size, 1))
             continue;
         char text[128];
-        format_size(ctx, size, text, sizeof text);
+        kiln_format_size(ctx, size, text, sizeof text);
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: cannot squeeze axis %u: its size %s is not provably 1 (only the constant 1 is)",
                          ctx->node_label, i, text);
@@ -731,8 +712,8 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
     uint32_t in_count, out_count;
     KILN_TRY(axis_product(ctx, &x->shape, NULL, &in_count, err));
     KILN_TRY(axis_product(ctx, &out->shape, NULL, &out_count, err));
-    format_size(ctx, in_count, in_text, sizeof in_text);
-    format_size(ctx, out_count, out_text, sizeof out_text);
+    kiln_format_size(ctx, in_count, in_text, sizeof in_text);
+    kiln_format_size(ctx, out_count, out_text, sizeof out_text);
     bool listed = collect_dims(ctx, ids, x->shape.rank + out->shape.rank, involved, &involved_count, dims_text,
                                sizeof dims_text);
     if (!listed || domain_points(ctx, involved, involved_count) > KILN_DOMAIN_ENUMERATION_LIMIT)
@@ -785,8 +766,8 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
             if (j == axis || a == b)
                 continue;
             char left[128], right[128], dims_text[256], example[256];
-            format_size(ctx, a, left, sizeof left);
-            format_size(ctx, b, right, sizeof right);
+            kiln_format_size(ctx, a, left, sizeof left);
+            kiln_format_size(ctx, b, right, sizeof right);
             uint32_t ids[2] = {a, b}, involved[MAX_INVOLVED], involved_count;
             size_pair pair = {a, b};
             if (collect_dims(ctx, ids, 2, involved, &involved_count, dims_text, sizeof dims_text) &&
@@ -1105,7 +1086,7 @@ static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_typ
             kiln_interval b;
             if (!kiln_expr_bounds(ctx->pool, size, ranges, &b) || b.lo <= need) {
                 char size_text[128], dims_text[256], example[256] = "";
-                format_size(ctx, size, size_text, sizeof size_text);
+                kiln_format_size(ctx, size, size_text, sizeof size_text);
                 uint32_t involved[MAX_INVOLVED], involved_count;
                 size_above cond = {size, need};
                 bool found = collect_dims(ctx, &size, 1, involved, &involved_count, dims_text, sizeof dims_text) &&
