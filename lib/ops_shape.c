@@ -126,6 +126,16 @@ static bool normalize_axis(int64_t axis, uint32_t rank, uint32_t *out)
     return true;
 }
 
+/* The node's attribute `name`, or a refusal naming it: the op has no default for it. */
+static kiln_status require_attribute(const kiln_shape_context *ctx, const char *name,
+                                     const kiln_node_attribute **out, kiln_error *err)
+{
+    *out = kiln_attribute_find(ctx->attributes, ctx->attribute_count, name);
+    if (!*out)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute '%s' is required", ctx->node_label, name);
+    return KILN_OK;
+}
+
 /* Format an INTS attribute as "a, b, c". */
 static void format_ints(const kiln_node_attribute *attr, char *text, size_t size)
 {
@@ -425,9 +435,8 @@ static const kiln_attribute_spec axes_attributes[] = {
 static kiln_status axes_mask(const kiln_shape_context *ctx, uint32_t rank, bool *mask, uint32_t *count,
                              kiln_error *err)
 {
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "axes");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'axes' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "axes", &attr, err));
     char text[160];
     format_ints(attr, text, sizeof text);
     memset(mask, 0, KILN_MAX_RANK * sizeof *mask);
@@ -484,9 +493,8 @@ static kiln_status infer_unsqueeze(const kiln_shape_context *ctx, const kiln_val
     const kiln_value_type *x = inputs[0];
     (void)input_count;
     KILN_TRY(require_supported(ctx, x->dtype, err));
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "axes");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'axes' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "axes", &attr, err));
     if ((uint64_t)x->shape.rank + attr->count > KILN_MAX_RANK)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: the output rank %llu exceeds %d", ctx->node_label,
                          (unsigned long long)x->shape.rank + attr->count, KILN_MAX_RANK);
@@ -636,9 +644,8 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
     const kiln_value_type *x = inputs[0];
     (void)input_count;
     KILN_TRY(require_supported(ctx, x->dtype, err));
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "shape");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'shape' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "shape", &attr, err));
     char text[160];
     format_ints(attr, text, sizeof text);
     if (attr->count > KILN_MAX_RANK)
@@ -749,9 +756,8 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
 {
     const kiln_value_type *first = inputs[0];
     KILN_TRY(require_supported(ctx, first->dtype, err));
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "axis");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'axis' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "axis", &attr, err));
     uint32_t rank = first->shape.rank, axis;
     if (!normalize_axis(attr->i, rank, &axis))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: axis %lld is outside %d..%d for rank %u",
@@ -865,9 +871,8 @@ static kiln_status infer_expand(const kiln_shape_context *ctx, const kiln_value_
     const kiln_value_type *x = inputs[0];
     (void)input_count;
     KILN_TRY(require_supported(ctx, x->dtype, err));
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "shape");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'shape' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "shape", &attr, err));
     char text[160];
     format_ints(attr, text, sizeof text);
     if (attr->count > KILN_MAX_RANK)
@@ -933,9 +938,8 @@ static kiln_status infer_tile(const kiln_shape_context *ctx, const kiln_value_ty
     const kiln_value_type *x = inputs[0];
     (void)input_count;
     KILN_TRY(require_supported(ctx, x->dtype, err));
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "repeats");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'repeats' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "repeats", &attr, err));
     char text[160];
     format_ints(attr, text, sizeof text);
     if (attr->count != x->shape.rank)
@@ -1040,9 +1044,8 @@ static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_typ
     (void)input_count;
     KILN_TRY(require_supported(ctx, x->dtype, err));
     uint32_t rank = x->shape.rank;
-    const kiln_node_attribute *attr = kiln_attribute_find(ctx->attributes, ctx->attribute_count, "pads");
-    if (!attr)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'pads' is required", ctx->node_label);
+    const kiln_node_attribute *attr;
+    KILN_TRY(require_attribute(ctx, "pads", &attr, err));
     char text[160];
     format_ints(attr, text, sizeof text);
     if (attr->count != 2 * rank)

@@ -83,6 +83,8 @@ static void free_args(run_args *args)
 
 static int write_outputs(const kiln_session *session, const char *dir)
 {
+    if (dir && cli_make_directory(dir) != CLI_OK)
+        return CLI_FAILED;
     for (uint32_t i = 0; i < kiln_session_output_count(session); i++) {
         const kiln_tensor *out = kiln_session_output(session, i);
         const char *name = kiln_session_output_name(session, i);
@@ -92,8 +94,6 @@ static int write_outputs(const kiln_session *session, const char *dir)
             printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
         if (!dir)
             continue;
-        if (i == 0 && cli_make_directory(dir) != CLI_OK)
-            return CLI_FAILED;
         size_t length = strlen(dir) + strlen(name) + 6;
         char *path = malloc(length);
         if (!path)
