@@ -24,8 +24,8 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
 {
     uint64_t points = 1;
     bool exhaustive = true;
-    uint32_t counters[KILN_MAX_RANK * 2 + 8] = {0};
-    if (involved_count > sizeof counters / sizeof counters[0])
+    uint32_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
+    if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
         return false;
     for (uint32_t d = 0; d < dim_count; d++) {
         dim_values[d] = kiln_dim_first(&dims[d]);

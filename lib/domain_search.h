@@ -11,6 +11,11 @@
 /* Exhaustive search is used when the dims involved span at most this many points. */
 #define KILN_DOMAIN_ENUMERATION_LIMIT 100000
 
+/* At most this many dims can be searched at once; with more, nothing is
+ * searched and no counterexample is reported, so callers must not read
+ * "not found" as a proof. */
+#define KILN_DOMAIN_MAX_INVOLVED (KILN_MAX_RANK * 2 + 8)
+
 /* @return true if the condition holds at the point `dim_values`. */
 typedef bool (*kiln_domain_predicate)(const kiln_expr_pool *pool, const int64_t *dim_values,
                                       const bool *bound, void *context);

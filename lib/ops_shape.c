@@ -22,8 +22,6 @@
 
 /* ------------------------------------------------------ shared helpers */
 
-#define MAX_INVOLVED (KILN_MAX_RANK * 2 + 8)
-
 static bool is_const(const kiln_shape_context *ctx, uint32_t id)
 {
     return ctx->pool->items[id].kind == KILN_EXPR_CONST;
@@ -39,7 +37,7 @@ static kiln_status require_supported(const kiln_shape_context *ctx, kiln_dtype d
 
 /*
  * The dims used by expressions `ids`, into `involved`; their ranges are
- * described in `text`. @return false if there are more than MAX_INVOLVED.
+ * described in `text`. @return false if there are more than KILN_DOMAIN_MAX_INVOLVED.
  */
 static bool collect_dims(const kiln_shape_context *ctx, const uint32_t *ids, uint32_t id_count, uint32_t *involved,
                          uint32_t *involved_count, char *text, size_t size)
@@ -54,7 +52,7 @@ static bool collect_dims(const kiln_shape_context *ctx, const uint32_t *ids, uin
             uses = kiln_expr_uses_dim(ctx->pool, ids[i], d);
         if (!uses)
             continue;
-        if (*involved_count == MAX_INVOLVED)
+        if (*involved_count == KILN_DOMAIN_MAX_INVOLVED)
             return false;
         involved[(*involved_count)++] = d;
         if (used < size)
@@ -78,17 +76,21 @@ static uint64_t domain_points(const kiln_shape_context *ctx, const uint32_t *inv
     return points;
 }
 
+/* What a search of the domain came to. Only EXAMPLE_NONE after an
+ * exhaustive search is a proof; EXAMPLE_NOT_SEARCHED (out of memory) never is. */
+typedef enum example_result { EXAMPLE_NONE, EXAMPLE_FOUND, EXAMPLE_NOT_SEARCHED } example_result;
+
 /*
- * Search the involved dims for a point where `holds` fails; on success
- * write "d1=v1, d2=v2" into `example`. @return true if one was found.
+ * Search the involved dims for a point where `holds` fails; when found,
+ * write "d1=v1, d2=v2" into `example`.
  */
-static bool find_example(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t involved_count,
-                         kiln_domain_predicate holds, void *context, char *example, size_t size)
+static example_result find_example(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t involved_count,
+                                   kiln_domain_predicate holds, void *context, char *example, size_t size)
 {
     int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
     bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
-    bool found = false;
-    if (values && bound &&
+    example_result found = values && bound ? EXAMPLE_NONE : EXAMPLE_NOT_SEARCHED;
+    if (found == EXAMPLE_NONE &&
         kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, holds,
                                         context, values, bound)) {
         size_t used = 0;
@@ -96,7 +98,7 @@ static bool find_example(const kiln_shape_context *ctx, const uint32_t *involved
         for (uint32_t i = 0; i < involved_count && used < size; i++)
             used += (size_t)snprintf(example + used, size - used, "%s%s=%lld", i ? ", " : "",
                                      ctx->dims[involved[i]].name, (long long)values[involved[i]]);
-        found = true;
+        found = EXAMPLE_FOUND;
     }
     free(values);
     free(bound);
@@ -710,7 +712,7 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
     signature_of(ctx->pool, &out->shape, &out_sig);
     if (same_signature(&in_sig, &out_sig))
         return KILN_OK;
-    uint32_t ids[KILN_MAX_RANK * 2], involved[MAX_INVOLVED], involved_count;
+    uint32_t ids[KILN_MAX_RANK * 2], involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
     for (uint32_t i = 0; i < x->shape.rank; i++)
         ids[i] = x->shape.axes[i];
     for (uint32_t i = 0; i < out->shape.rank; i++)
@@ -730,7 +732,11 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
                          "same expression",
                          ctx->node_label, text, dims_text, in_text, out_text);
     count_pair pair = {&x->shape, &out->shape};
-    if (find_example(ctx, involved, involved_count, counts_equal, &pair, example, sizeof example))
+    example_result search = find_example(ctx, involved, involved_count, counts_equal, &pair, example, sizeof example);
+    if (search == EXAMPLE_NOT_SEARCHED)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory while checking the element count",
+                         ctx->node_label);
+    if (search == EXAMPLE_FOUND)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: reshape [%s] does not keep the element count over the declared domain: input %s, "
                          "output %s (dims: %s); counterexample: %s",
@@ -774,10 +780,11 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
             char left[128], right[128], dims_text[256], example[256];
             kiln_format_size(ctx, a, left, sizeof left);
             kiln_format_size(ctx, b, right, sizeof right);
-            uint32_t ids[2] = {a, b}, involved[MAX_INVOLVED], involved_count;
+            uint32_t ids[2] = {a, b}, involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
             size_pair pair = {a, b};
             if (collect_dims(ctx, ids, 2, involved, &involved_count, dims_text, sizeof dims_text) &&
-                find_example(ctx, involved, involved_count, sizes_equal, &pair, example, sizeof example))
+                find_example(ctx, involved, involved_count, sizes_equal, &pair, example, sizeof example) ==
+                    EXAMPLE_FOUND)
                 return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                                  "%s: axis %u differs between input 0 (%s) and input %u (%s); counterexample: %s",
                                  ctx->node_label, j, left, k, right, example[0] ? example : "every point");
@@ -1090,11 +1097,11 @@ static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_typ
             if (!kiln_expr_bounds(ctx->pool, size, ranges, &b) || b.lo <= need) {
                 char size_text[128], dims_text[256], example[256] = "";
                 kiln_format_size(ctx, size, size_text, sizeof size_text);
-                uint32_t involved[MAX_INVOLVED], involved_count;
+                uint32_t involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
                 size_above cond = {size, need};
                 bool found = collect_dims(ctx, &size, 1, involved, &involved_count, dims_text, sizeof dims_text) &&
                              find_example(ctx, involved, involved_count, size_is_above, &cond, example,
-                                          sizeof example);
+                                          sizeof example) == EXAMPLE_FOUND;
                 status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                                    "%s: %s padding of axis %u (pads %lld, %lld) needs its size %s to be provably > "
                                    "%lld over the declared domain%s%s",

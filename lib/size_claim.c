@@ -125,6 +125,8 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
         if (points > KILN_DOMAIN_ENUMERATION_LIMIT || __builtin_mul_overflow(points, span, &points))
             points = (uint64_t)KILN_DOMAIN_ENUMERATION_LIMIT + 1;
     }
+    if (involved_count > KILN_DOMAIN_MAX_INVOLVED) /* not searched: never a proof */
+        points = (uint64_t)KILN_DOMAIN_ENUMERATION_LIMIT + 1;
     const char *sep = advice ? ". " : "";
     if (!advice)
         advice = "";
@@ -147,8 +149,8 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
         char dims[256];
         format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);
         status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                           "%s: cannot prove that %s over the declared domain (dims: %s; too many points to check "
-                           "each)%s%s",
+                           "%s: cannot prove that %s over the declared domain (dims: %s; too many to be checked "
+                           "point by point)%s%s",
                            ctx->node_label, what, dims, sep, advice);
     }
     /* else: every point was enumerated and none failed — a proof. */

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <kiln/kiln.h>
@@ -387,6 +388,36 @@ static void matmul_inner_sizes_equal_by_enumeration_are_accepted(void **state)
     kiln_program_free(program);
 }
 
+/* A claim over more dims than the domain search can walk is never taken as
+ * proven: 25 dims fixed at 1 give a channel size of 25, not 26. */
+static void a_claim_over_too_many_dims_is_refused(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value v, x, scale, y;
+    char name[16], shape[64], sum[256] = "[2, ";
+    assert_int_equal(kiln_builder_new("wide", &b, &err), KILN_OK);
+    for (int d = 0; d < 25; d++) {
+        snprintf(name, sizeof name, "d%d", d);
+        assert_int_equal(kiln_builder_add_dim(b, name, 1, 1, &err), KILN_OK);
+        snprintf(sum + strlen(sum), sizeof sum - strlen(sum), "%s%s", d ? " + " : "", name);
+    }
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "bind%d", i);
+        snprintf(shape, sizeof shape, "[d%d, d%d, d%d, d%d, d%d]", 5 * i, 5 * i + 1, 5 * i + 2, 5 * i + 3, 5 * i + 4);
+        assert_int_equal(kiln_builder_add_input(b, name, KILN_F32, shape, &v, &err), KILN_OK);
+    }
+    strcat(sum, ", 3]");
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, sum, &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "scale", KILN_F32, "[26]", &scale, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "instance_norm", 3, (kiln_value[]){x, scale, scale}, &y, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "cannot prove that scale (input 1) size 26 equals x axis 1 size d0 + d1"));
+    assert_null(strstr(err.message, "counterexample")); /* nothing was searched */
+    kiln_builder_free(b);
+}
+
 static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
 {
     kiln_builder *b;
@@ -759,6 +790,7 @@ int main(void)
         cmocka_unit_test(affine_axis_binds_its_dim),
         cmocka_unit_test(solved_dim_is_shared_with_other_axes),
         cmocka_unit_test(matmul_inner_sizes_equal_by_enumeration_are_accepted),
+        cmocka_unit_test(a_claim_over_too_many_dims_is_refused),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
