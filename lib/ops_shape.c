@@ -841,7 +841,8 @@ static kiln_status run_concat(const kiln_kernel_call *call, kiln_error *err)
             if (j != axis && in->shape[j] != out->shape[j])
                 return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "concat: input %u axis %u has size %lld, not %lld",
                                  k, j, (long long)in->shape[j], (long long)out->shape[j]);
-        total += in->shape[axis];
+        if (__builtin_add_overflow(total, in->shape[axis], &total))
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "concat: the inputs' axis %u sizes overflow", axis);
     }
     if (total != out->shape[axis])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "concat: the inputs' axis %u sizes do not add up", axis);
@@ -970,9 +971,11 @@ static kiln_status run_tile(const kiln_kernel_call *call, kiln_error *err)
     const kiln_node_attribute *attr = kiln_attribute_find(call->attributes, call->attribute_count, "repeats");
     if (!attr || attr->count != in->rank || in->rank != out->rank || in->dtype != out->dtype)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "tile: operands do not match the op's shape rule");
-    for (uint32_t i = 0; i < in->rank; i++)
-        if (out->shape[i] != in->shape[i] * attr->ints[i])
+    for (uint32_t i = 0; i < in->rank; i++) {
+        int64_t size;
+        if (__builtin_mul_overflow(in->shape[i], attr->ints[i], &size) || out->shape[i] != size)
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "tile: output axis %u has the wrong size", i);
+    }
     if (out->element_count == 0)
         return KILN_OK;
     int64_t strides[KILN_MAX_RANK], index[KILN_MAX_RANK] = {0}, source[KILN_MAX_RANK] = {0}, offset = 0;
