@@ -227,16 +227,29 @@ static void running_allocates_nothing(void **state)
     kiln_program *program = load(b);
     kiln_builder_free(b);
     kiln_session *session;
-    kiln_tensor *small, *large;
+    kiln_tensor *small, *large, *outside;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){2, 8}, &small, &err), KILN_OK);
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){16, 8}, &large, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){17, 8}, &outside, &err), KILN_OK);
+    for (uint64_t e = 0; e < 16 * 8; e++)
+        ((float *)kiln_tensor_data(large))[e] = (float)(e % 5);
     unsigned long before = allocations;
     for (int i = 0; i < 100; i++) {
         assert_int_equal(kiln_session_set_input(session, "x", i % 2 ? small : large, &err), KILN_OK);
         assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        /* A refused input (batch 17 is outside 1..16) allocates nothing either. */
+        assert_int_equal(kiln_session_set_input(session, "x", outside, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_ERR_SHAPE_GUARD);
     }
     assert_int_equal(allocations - before, 0);
+    /* And the runs computed y = (x + 1)^2. */
+    assert_int_equal(kiln_session_set_input(session, "x", large, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const float *y_values = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (uint64_t e = 0; e < 16 * 8; e++)
+        assert_float_equal(y_values[e], (float)((e % 5 + 1) * (e % 5 + 1)), 0.0);
+    kiln_tensor_free(outside);
     kiln_tensor_free(small);
     kiln_tensor_free(large);
     kiln_session_free(session);
