@@ -537,6 +537,8 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, owned_attributes, attribute_count};
     if (status == KILN_OK)
         status = op->infer(&ctx, operand_types, input_count, &result, err);
+    if (status == KILN_OK)
+        status = kiln_shape_make_canonical(&m->exprs, &result.shape, err);
     if (status != KILN_OK) {
         release_attributes(attribute_count, owned_attributes);
         return status;

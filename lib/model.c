@@ -10,6 +10,7 @@
 #include "input_check.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "shape_canon.h"
 
 void kiln_model_release(kiln_model *m)
 {
@@ -291,6 +292,7 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, node->attributes, node->attribute_count};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
+        KILN_TRY(kiln_shape_make_canonical(&m->exprs, &result->shape, err));
         for (uint32_t a = 0; a < result->shape.rank; a++) {
             kiln_interval bounds;
             if (!kiln_expr_bounds(&m->exprs, result->shape.axes[a], ranges, &bounds) || bounds.lo < 0)
@@ -319,6 +321,13 @@ static kiln_status check_outputs(const kiln_model *m, kiln_error *err)
     return KILN_OK;
 }
 
+kiln_status kiln_shape_make_canonical(kiln_expr_pool *pool, kiln_shape *shape, kiln_error *err)
+{
+    for (uint32_t a = 0; a < shape->rank; a++)
+        KILN_TRY(kiln_expr_canonical(pool, shape->axes[a], &shape->axes[a], err));
+    return KILN_OK;
+}
+
 kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
 {
     kiln_status status;
@@ -339,8 +348,12 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         status = check_inputs(m, ranges, err);
     if (status == KILN_OK)
         status = kiln_input_checks_validate(m, err);
-    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++)
+    /* Artifacts written before expressions were canonical may store an
+     * input axis as written (`n*2`); shape rules see the canonical form. */
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
         m->value_types[i] = m->inputs[i].type;
+        status = kiln_shape_make_canonical(&m->exprs, &m->value_types[i].shape, err);
+    }
     if (status == KILN_OK)
         status = check_weights(m, err);
     if (status == KILN_OK)

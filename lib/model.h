@@ -182,6 +182,12 @@ const char **kiln_model_dim_names(const kiln_model *m);
  */
 kiln_status kiln_model_infer(kiln_model *m, kiln_error *err);
 
+/*
+ * Replace every axis of `shape` by its canonical form (shape_canon.h), so
+ * that shape rules compare equal sizes by expression id.
+ */
+kiln_status kiln_shape_make_canonical(kiln_expr_pool *pool, kiln_shape *shape, kiln_error *err);
+
 /* Render a shape, e.g. "[batch, 2]". @return the full length, like snprintf. */
 int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *buffer, size_t size);
 

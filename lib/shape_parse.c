@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "shape_canon.h"
 
 typedef struct parser {
     const char *text;
@@ -142,6 +143,7 @@ kiln_status kiln_shape_parse_with_aliases(const char *text, const char *const *d
                 return kiln_fail(err, KILN_ERR_LIMIT, "shape \"%s\" has more than %d axes",
                                  text, KILN_MAX_RANK);
             KILN_TRY(parse_expr(&p, &axes[*rank]));
+            KILN_TRY(kiln_expr_canonical(pool, axes[*rank], &axes[*rank], err));
             (*rank)++;
             skip_space(&p);
             if (*p.at != ',')

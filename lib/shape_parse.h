@@ -8,7 +8,8 @@
  *   term   := factor (('*' | '/' | '%') factor)*      '/' is floor division
  *   factor := INTEGER | IDENT | '(' expr ')'
  * IDENT must name a declared dim. '/' and '%' need a positive constant on
- * their right.
+ * their right. Each axis is returned in canonical form (shape_canon.h):
+ * "n*2" and "n + n" both give the expression of "2*n".
  */
 #ifndef KILN_LIB_SHAPE_PARSE_H
 #define KILN_LIB_SHAPE_PARSE_H

@@ -772,11 +772,11 @@ static void end_to_end_block_ops(void **state)
 
     /* A symbolic channel count proven divisible through its structure. */
     build_one(&p, "depth_to_space", KILN_F32, "[n, 4*n, 2, 2]", NULL, 1, &blocksize);
-    assert_output_text(p.program, "[n, 4*n / 4, 4, 4]");
+    assert_output_text(p.program, "[n, n, 4, 4]");
     close_built(&p);
 
     build_one(&p, "space_to_depth", KILN_F32, "[1, n, 4, 2*n]", NULL, 1, &blocksize);
-    assert_output_text(p.program, "[1, 4*n, 2, 2*n / 2]");
+    assert_output_text(p.program, "[1, 4*n, 2, n]");
     close_built(&p);
 }
 

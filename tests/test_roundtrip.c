@@ -120,7 +120,7 @@ static void every_section_round_trips(void **state)
     assert_string_equal(io.name, "k");
     assert_int_equal(io.dtype, KILN_I64);
     kiln_program_input_shape_text(p, 1, text, sizeof text);
-    assert_string_equal(text, "[n, 2*n + 1, (n - 1) / 2]");
+    assert_string_equal(text, "[n, 2*n + 1, (n + 1) / 2 - 1]");
     kiln_program_input_shape_text(p, 0, text, sizeof text);
     assert_string_equal(text, "[batch, 2, 3]");
     assert_int_equal(kiln_program_output_count(p), 3);

@@ -303,8 +303,8 @@ static void every_dtype_round_trips_through_files(void **state)
     assert_contains(text, "meta odd = \"say \\\"hi\\\"\\n\\tpi \xcf\x80 \xe2\x89\x88 3.14 \\\\ ctl\\x01 bad\\xff end\"\n");
     assert_contains(text, "meta empty = \"\"\n");
     assert_contains(text, "dim unused in 0..9\n");
-    assert_contains(text, "input x: f32[n, 2*n + 1, (n - 1) / 2]\n");
-    assert_contains(text, "input z: i32[n % 3 + n, n]\n");
+    assert_contains(text, "input x: f32[n, 2*n + 1, (n + 1) / 2 - 1]\n");
+    assert_contains(text, "input z: i32[n + n % 3, n]\n");
     assert_contains(text, "weight w: f32[3, 2] = file \"w.npy\"\n");
     assert_contains(text, "buffer running_mean: f64[4] = file \"running_mean.npy\"\n");
     assert_contains(text, "const c_i8: i8[4] = [-128, 127, 0, -1]\n");
@@ -561,10 +561,10 @@ static const char contract_canonical[] = "kiln 1.0\n"
                                          "dim seq in 8..512 multiple_of 8\n"
                                          "dim any in 0..9\n"
                                          "dim two_seq = 2*seq\n"
-                                         "dim four_seq = 2*(2*seq) + 0*any\n"
+                                         "dim four_seq = 4*seq\n"
                                          "input x: f32[batch, seq]\n"
                                          "input s: f32[batch, 2*seq]\n"
-                                         "input t: f32[2*(2*seq) + 0*any + 1, any]\n"
+                                         "input t: f32[4*seq + 1, any]\n"
                                          "%0 = neg(s)\n"
                                          "output y = %0\n"
                                          "output x_again = x\n"
