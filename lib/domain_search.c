@@ -17,6 +17,50 @@ static uint64_t value_count(const kiln_dim_decl *d)
     return (uint64_t)((kiln_dim_last(d) - kiln_dim_first(d)) / d->multiple_of) + 1;
 }
 
+/* How a dim's values are picked in one search. */
+typedef enum pick_mode {
+    PICK_ALL,     /* every value, in order */
+    PICK_SAMPLES, /* the four of sample_value */
+    PICK_PREFIX,  /* the first `take` values */
+    PICK_ENDS,    /* first and last */
+} pick_mode;
+
+static int64_t pick_value(const kiln_dim_decl *d, pick_mode mode, uint64_t j)
+{
+    switch (mode) {
+    case PICK_SAMPLES: return sample_value(d, (uint32_t)j);
+    case PICK_ENDS: return j ? kiln_dim_last(d) : kiln_dim_first(d);
+    default: return kiln_dim_first(d) + (int64_t)j * d->multiple_of;
+    }
+}
+
+/* Odometer over the involved dims; dim i takes counts[i] values picked by modes[i]. */
+static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
+                   const uint32_t *involved, uint32_t involved_count, const pick_mode *modes,
+                   const uint64_t *counts, kiln_domain_predicate holds, void *context, int64_t *dim_values,
+                   bool *bound)
+{
+    uint64_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
+    for (uint32_t d = 0; d < dim_count; d++) {
+        dim_values[d] = kiln_dim_first(&dims[d]);
+        bound[d] = true;
+    }
+    for (;;) {
+        for (uint32_t i = 0; i < involved_count; i++)
+            dim_values[involved[i]] = pick_value(&dims[involved[i]], modes[i], counters[i]);
+        if (!holds(pool, dim_values, bound, context))
+            return true;
+        uint32_t i = 0;
+        for (; i < involved_count; i++) {
+            if (++counters[i] < counts[i])
+                break;
+            counters[i] = 0;
+        }
+        if (i == involved_count)
+            return false;
+    }
+}
+
 bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
                                      uint32_t dim_count, const uint32_t *involved,
                                      uint32_t involved_count, kiln_domain_predicate holds,
@@ -24,13 +68,10 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
 {
     uint64_t points = 1;
     bool exhaustive = true;
-    uint32_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
+    pick_mode modes[KILN_DOMAIN_MAX_INVOLVED];
+    uint64_t counts[KILN_DOMAIN_MAX_INVOLVED];
     if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
         return false;
-    for (uint32_t d = 0; d < dim_count; d++) {
-        dim_values[d] = kiln_dim_first(&dims[d]);
-        bound[d] = true;
-    }
     for (uint32_t i = 0; i < involved_count && exhaustive; i++) {
         uint64_t size = value_count(&dims[involved[i]]);
         if (size > KILN_DOMAIN_ENUMERATION_LIMIT || points * size > KILN_DOMAIN_ENUMERATION_LIMIT)
@@ -38,23 +79,33 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
         else
             points *= size;
     }
-    /* Odometer over the involved dims: exhaustive ranges, or 4 samples each. */
-    for (;;) {
-        for (uint32_t i = 0; i < involved_count; i++) {
-            const kiln_dim_decl *d = &dims[involved[i]];
-            dim_values[involved[i]] = exhaustive ? kiln_dim_first(d) + (int64_t)counters[i] * d->multiple_of
-                                                 : sample_value(d, counters[i]);
-        }
-        if (!holds(pool, dim_values, bound, context))
-            return true;
-        uint32_t i = 0;
-        for (; i < involved_count; i++) {
-            uint64_t limit = exhaustive ? value_count(&dims[involved[i]]) : 4;
-            if (++counters[i] < limit)
-                break;
-            counters[i] = 0;
-        }
-        if (i == involved_count)
+    for (uint32_t i = 0; i < involved_count; i++) {
+        modes[i] = exhaustive ? PICK_ALL : PICK_SAMPLES;
+        counts[i] = exhaustive ? value_count(&dims[involved[i]]) : 4;
+    }
+    return search(pool, dims, dim_count, involved, involved_count, modes, counts, holds, context, dim_values,
+                  bound);
+}
+
+bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
+                             const uint32_t *involved, uint32_t involved_count, const uint64_t *take,
+                             kiln_domain_predicate holds, void *context, int64_t *dim_values, bool *bound,
+                             bool *searched)
+{
+    pick_mode modes[KILN_DOMAIN_MAX_INVOLVED];
+    uint64_t counts[KILN_DOMAIN_MAX_INVOLVED];
+    uint64_t points = 1;
+    *searched = false;
+    if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
+        return false;
+    for (uint32_t i = 0; i < involved_count; i++) {
+        uint64_t size = value_count(&dims[involved[i]]);
+        modes[i] = take[i] ? PICK_PREFIX : PICK_ENDS;
+        counts[i] = take[i] ? (take[i] < size ? take[i] : size) : (size > 1 ? 2 : 1);
+        if (__builtin_mul_overflow(points, counts[i], &points) || points > KILN_DOMAIN_ENUMERATION_LIMIT)
             return false;
     }
+    *searched = true;
+    return search(pool, dims, dim_count, involved, involved_count, modes, counts, holds, context, dim_values,
+                  bound);
 }

@@ -11,6 +11,7 @@
 #include "format/error.h"
 #include "op_registry.h"
 #include "shape_canon.h"
+#include "size_claim.h"
 
 void kiln_model_release(kiln_model *m)
 {
@@ -175,7 +176,26 @@ static bool dim_bindable_from_inputs(const kiln_model *m, uint32_t dim)
     return false;
 }
 
-static kiln_status check_inputs(const kiln_model *m, kiln_interval *ranges, kiln_error *err)
+/*
+ * An axis size must have finite interval bounds (they size memory) and be
+ * non-negative at every point of the domain: proven by the bounds, or by
+ * the contract checker when the bounds are too loose (`p*q - p` is never
+ * negative for p, q >= 1, though its interval reaches below 0).
+ */
+static kiln_status check_axis_size(kiln_model *m, const char *label, uint32_t axis, const kiln_interval *ranges,
+                                   kiln_error *err)
+{
+    kiln_interval bounds;
+    if (!kiln_expr_bounds(&m->exprs, axis, ranges, &bounds))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: size can overflow 64 bits over the domain", label);
+    if (bounds.lo >= 0)
+        return KILN_OK;
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0};
+    kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, axis, 0, 0};
+    return kiln_prove_size_claim(&ctx, &claim, "the size is not negative", NULL, err);
+}
+
+static kiln_status check_inputs(kiln_model *m, kiln_interval *ranges, kiln_error *err)
 {
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_input_decl *in = &m->inputs[i];
@@ -192,13 +212,11 @@ static kiln_status check_inputs(const kiln_model *m, kiln_interval *ranges, kiln
                              in->type.shape.rank, KILN_MAX_RANK);
         for (uint32_t a = 0; a < in->type.shape.rank; a++) {
             uint32_t axis = in->type.shape.axes[a];
-            kiln_interval bounds;
             if (axis >= m->exprs.count)
                 return kiln_fail(err, KILN_ERR_MALFORMED, "input '%s' axis %u: bad expression id", in->name, a);
-            if (!kiln_expr_bounds(&m->exprs, axis, ranges, &bounds) || bounds.lo < 0)
-                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                                 "input '%s' axis %u: size can be negative or overflow over the domain",
-                                 in->name, a);
+            char label[96];
+            snprintf(label, sizeof label, "input '%s' axis %u", in->name, a);
+            KILN_TRY(check_axis_size(m, label, axis, ranges, err));
             for (uint32_t d = 0; d < m->dim_count; d++)
                 if (kiln_expr_uses_dim(&m->exprs, axis, d) && !dim_bindable_from_inputs(m, d))
                     return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
@@ -294,10 +312,9 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
         KILN_TRY(kiln_shape_make_canonical(&m->exprs, &result->shape, err));
         for (uint32_t a = 0; a < result->shape.rank; a++) {
-            kiln_interval bounds;
-            if (!kiln_expr_bounds(&m->exprs, result->shape.axes[a], ranges, &bounds) || bounds.lo < 0)
-                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                                 "%s: output axis %u can be negative or overflow over the domain", label, a);
+            char axis_label[128];
+            snprintf(axis_label, sizeof axis_label, "%s: output axis %u", label, a);
+            KILN_TRY(check_axis_size(m, axis_label, result->shape.axes[a], ranges, err));
         }
     }
     return KILN_OK;

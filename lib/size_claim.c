@@ -6,6 +6,7 @@
 
 #include "domain_search.h"
 #include "format/error.h"
+#include "shape_canon.h"
 
 static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
 {
@@ -51,6 +52,91 @@ static bool proven_directly(const kiln_shape_context *ctx, const kiln_interval *
     case KILN_CLAIM_MULTIPLE_OF: return structurally_multiple(ctx, c->a, c->k, 0);
     default: return has_a && ia.lo >= c->k;
     }
+}
+
+typedef enum verdict { UNDECIDED, PROVEN, REFUTED } verdict;
+
+static int64_t gcd(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/*
+ * The decision procedure for claims whose canonical polynomial has only
+ * dims as atoms (spec/contract.md §4.1). Each dim is independent, with
+ * values first, first+m, ..., last. Let P be a - b (EQUAL), a (MULTIPLE_OF)
+ * or a - k (AT_LEAST). The claim then holds on the whole domain exactly
+ * when it holds on a small grid:
+ *  - P == 0: a polynomial of degree <= e_d in each dim d that vanishes on
+ *    e_d + 1 values of every dim is zero (Alon's combinatorial
+ *    Nullstellensatz); a dim with fewer values is taken whole.
+ *  - P % k == 0: P mod k depends on each dim only mod k, and dim d's
+ *    values repeat mod k every k / gcd(m, k) steps.
+ *  - P >= 0 with P multilinear (no dim squared): P is affine in each dim,
+ *    so its minimum over the box is at a corner (first/last of each dim).
+ * The grid is searched with the original expressions, so a counterexample
+ * found is a real point of the domain.
+ */
+static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_size_claim *c,
+                                    const uint32_t *involved, uint32_t involved_count, int64_t *values, bool *bound)
+{
+    uint32_t target = c->a, k_id;
+    kiln_error ignored;
+    if (c->kind != KILN_CLAIM_MULTIPLE_OF) {
+        uint32_t subtrahend = c->b;
+        if (c->kind == KILN_CLAIM_AT_LEAST && kiln_expr_const(ctx->pool, c->k, &k_id, &ignored) == KILN_OK)
+            subtrahend = k_id;
+        else if (c->kind == KILN_CLAIM_AT_LEAST)
+            return UNDECIDED;
+        kiln_expr difference = {.kind = KILN_EXPR_SUB, .lhs = c->a, .rhs = subtrahend};
+        if (kiln_expr_intern(ctx->pool, &difference, ctx->dim_count, &target, &ignored) != KILN_OK)
+            return UNDECIDED;
+    }
+    kiln_poly *poly = malloc(sizeof *poly);
+    if (!poly || kiln_expr_to_poly(ctx->pool, target, poly) != KILN_OK) {
+        free(poly);
+        return UNDECIDED;
+    }
+    uint64_t take[KILN_DOMAIN_MAX_INVOLVED];
+    bool decidable = involved_count <= KILN_DOMAIN_MAX_INVOLVED;
+    for (uint32_t i = 0; decidable && i < involved_count; i++) {
+        uint32_t degree = 0;
+        for (uint32_t t = 0; decidable && t < poly->term_count; t++) {
+            uint32_t in_term = 0;
+            for (uint32_t j = 0; j < poly->terms[t].degree; j++) {
+                const kiln_expr *atom = &ctx->pool->items[poly->terms[t].atoms[j]];
+                if (atom->kind != KILN_EXPR_DIM)
+                    decidable = false; /* a division or remainder: not decided here */
+                else if (atom->dim == involved[i])
+                    in_term++;
+            }
+            degree = in_term > degree ? in_term : degree;
+        }
+        const kiln_dim_decl *dim = &ctx->dims[involved[i]];
+        if (degree == 0)
+            take[i] = 1; /* P does not depend on this dim */
+        else if (c->kind == KILN_CLAIM_EQUAL)
+            take[i] = degree + 1;
+        else if (c->kind == KILN_CLAIM_MULTIPLE_OF)
+            take[i] = (uint64_t)(c->k / gcd(dim->multiple_of % c->k, c->k));
+        else if (degree == 1)
+            take[i] = 0; /* first and last */
+        else
+            decidable = false;
+    }
+    free(poly);
+    if (!decidable)
+        return UNDECIDED;
+    bool searched;
+    if (kiln_domain_search_grid(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, take, claim_holds,
+                                (void *)c, values, bound, &searched))
+        return REFUTED;
+    return searched ? PROVEN : UNDECIDED;
 }
 
 static bool claim_uses_dim(const kiln_shape_context *ctx, const kiln_size_claim *c, uint32_t d)
@@ -137,7 +223,11 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
         /* else: it holds; only the bounds of its constants overflowed */
         goto done;
     }
-    if (kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, claim_holds,
+    verdict decided = decide_by_polynomial(ctx, claim, involved, involved_count, values, bound);
+    if (decided == PROVEN)
+        goto done;
+    if (decided == REFUTED ||
+        kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, claim_holds,
                                         (void *)claim, values, bound)) {
         char dims[256], point[256];
         format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);

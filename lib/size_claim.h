@@ -24,7 +24,8 @@ typedef struct kiln_size_claim {
 /*
  * Prove `claim` over every point of the declared domain, in this order:
  * same expression; constant bounds or structure (constants, dims declared
- * multiple_of, products and sums); interval bounds; exhaustive enumeration
+ * multiple_of, products and sums); interval bounds; the polynomial
+ * decision procedure (spec/contract.md §4.1); exhaustive enumeration
  * of the dims involved when they span at most KILN_DOMAIN_ENUMERATION_LIMIT
  * points. Otherwise fail with KILN_ERR_INVALID_PROGRAM:
  *   "<node>: cannot prove that <what> over the declared domain (dims: ...);

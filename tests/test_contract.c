@@ -419,6 +419,82 @@ static void a_claim_over_too_many_dims_is_refused(void **state)
     kiln_builder_free(b);
 }
 
+/*
+ * Build and seal a program with inputs s: [p, q] (which binds the dims)
+ * and x: x_shape, then `op` on x (and input w: second_shape, if given).
+ */
+static kiln_status build_claim(int64_t p_max, int64_t q_max, const char *x_shape, const char *second_shape,
+                               const char *op, uint32_t attribute_count, const kiln_attribute *attributes,
+                               kiln_error *err)
+{
+    kiln_builder *b;
+    kiln_value s, x, w, y;
+    assert_int_equal(kiln_builder_new("claims", &b, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "p", 0, p_max, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "q", 1, q_max, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "s", KILN_F32, "[p, q]", &s, err), KILN_OK);
+    kiln_status status = kiln_builder_add_input(b, "x", KILN_F32, x_shape, &x, err);
+    if (status == KILN_OK && second_shape)
+        status = kiln_builder_add_input(b, "w", KILN_F32, second_shape, &w, err);
+    if (status == KILN_OK)
+        status = kiln_builder_add_op_with_attributes(b, op, second_shape ? 2 : 1, (kiln_value[]){x, w},
+                                                     attribute_count, attributes, &y, err);
+    if (status == KILN_OK)
+        status = kiln_builder_add_output(b, "y", y, err);
+    void *bytes = NULL;
+    size_t size;
+    if (status == KILN_OK) /* sealing checks the whole program again, input axes included */
+        status = kiln_builder_encode(b, &bytes, &size, err);
+    free(bytes);
+    kiln_builder_free(b);
+    return status;
+}
+
+/*
+ * Domains far beyond enumeration (10^5 points): each claim kind is decided
+ * exactly by the polynomial procedure of spec/contract.md §4.1, proven or
+ * refused with a counterexample. Each accepted case here was refused as
+ * "too many to be checked point by point" before that procedure existed.
+ */
+static void claims_are_decided_beyond_enumeration(void **state)
+{
+    (void)state;
+    kiln_error err;
+    /* Equal inner sizes: p*p + q == p + q holds when p only takes 0 and 1. */
+    assert_int_equal(build_claim(1, 200000, "[3, p*p + q]", "[p + q, 5]", "matmul", 0, NULL, &err), KILN_OK);
+    assert_int_equal(build_claim(2, 200000, "[3, p*p + q]", "[p + q, 5]", "matmul", 0, NULL, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: p=2, q=1"));
+
+    /* Divisibility: q*q + q is always even, q*q is not. */
+    kiln_attribute block = {.name = "blocksize", .type = KILN_ATTRIBUTE_INT, .i = 2};
+    assert_int_equal(build_claim(1, 200000, "[1, 1, q*q + q, 2]", NULL, "space_to_depth", 1, &block, &err),
+                     KILN_OK);
+    assert_int_equal(build_claim(1, 200000, "[1, 1, q*q, 2]", NULL, "space_to_depth", 1, &block, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "is a multiple of 2"));
+    assert_non_null(strstr(err.message, "counterexample: q=1"));
+
+    /* Minimum size: p*q - p + 2 >= 2 (its interval reaches far below). */
+    const int64_t starts[] = {2}, ends[] = {INT64_MAX}, axes[] = {0};
+    kiln_attribute slice[] = {
+        {.name = "axes", .type = KILN_ATTRIBUTE_INTS, .ints = axes, .count = 1},
+        {.name = "ends", .type = KILN_ATTRIBUTE_INTS, .ints = ends, .count = 1},
+        {.name = "starts", .type = KILN_ATTRIBUTE_INTS, .ints = starts, .count = 1},
+    };
+    assert_int_equal(build_claim(1000, 1000, "[p*q - p + 2]", NULL, "slice", 3, slice, &err), KILN_OK);
+    assert_int_equal(build_claim(1000, 1000, "[p*q - p + 1]", NULL, "slice", 3, slice, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "is >= 2"));
+    assert_non_null(strstr(err.message, "counterexample: p=0, q=1"));
+
+    /* An input axis that is never negative, though its interval is. */
+    assert_int_equal(build_claim(1000, 1000, "[p*q - p]", NULL, "neg", 0, NULL, &err), KILN_OK);
+    assert_int_equal(build_claim(1000, 1000, "[p*q - 2*p]", NULL, "neg", 0, NULL, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "input 'x' axis 0"));
+    assert_non_null(strstr(err.message, "counterexample: p=1000, q=1"));
+}
+
 static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
 {
     kiln_builder *b;
@@ -792,6 +868,7 @@ int main(void)
         cmocka_unit_test(solved_dim_is_shared_with_other_axes),
         cmocka_unit_test(matmul_inner_sizes_equal_by_enumeration_are_accepted),
         cmocka_unit_test(a_claim_over_too_many_dims_is_refused),
+        cmocka_unit_test(claims_are_decided_beyond_enumeration),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),
