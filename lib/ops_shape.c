@@ -15,7 +15,6 @@
 
 #include "attribute.h"
 #include "broadcast.h"
-#include "domain_search.h"
 #include "format/error.h"
 #include "op_registry.h"
 #include "size_claim.h"
@@ -33,90 +32,6 @@ static kiln_status require_supported(const kiln_shape_context *ctx, kiln_dtype d
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
                          kiln_dtype_name(dtype));
     return KILN_OK;
-}
-
-/*
- * The dims used by expressions `ids`, into `involved`; their ranges are
- * described in `text`. @return false if there are more than KILN_DOMAIN_MAX_INVOLVED.
- */
-static bool collect_dims(const kiln_shape_context *ctx, const uint32_t *ids, uint32_t id_count, uint32_t *involved,
-                         uint32_t *involved_count, char *text, size_t size)
-{
-    size_t used = 0;
-    *involved_count = 0;
-    if (size)
-        text[0] = '\0';
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        bool uses = false;
-        for (uint32_t i = 0; i < id_count && !uses; i++)
-            uses = kiln_expr_uses_dim(ctx->pool, ids[i], d);
-        if (!uses)
-            continue;
-        if (*involved_count == KILN_DOMAIN_MAX_INVOLVED)
-            return false;
-        involved[(*involved_count)++] = d;
-        if (used < size)
-            used += (size_t)snprintf(text + used, size - used, "%s%s in %lld..%lld", used ? ", " : "",
-                                     ctx->dims[d].name, (long long)ctx->dims[d].min, (long long)ctx->dims[d].max);
-    }
-    return true;
-}
-
-/* Points of the domain spanned by the involved dims (saturating above the enumeration limit). */
-static uint64_t domain_points(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t involved_count)
-{
-    uint64_t points = 1;
-    for (uint32_t i = 0; i < involved_count; i++) {
-        const kiln_dim_decl *d = &ctx->dims[involved[i]];
-        uint64_t n = (uint64_t)((kiln_dim_last(d) - kiln_dim_first(d)) / d->multiple_of) + 1;
-        if (n > KILN_DOMAIN_ENUMERATION_LIMIT || points * n > KILN_DOMAIN_ENUMERATION_LIMIT)
-            return KILN_DOMAIN_ENUMERATION_LIMIT + 1;
-        points *= n;
-    }
-    return points;
-}
-
-/* What a search of the domain came to. Only EXAMPLE_NONE after an
- * exhaustive search is a proof; EXAMPLE_NOT_SEARCHED (out of memory) never is. */
-typedef enum example_result { EXAMPLE_NONE, EXAMPLE_FOUND, EXAMPLE_NOT_SEARCHED } example_result;
-
-/*
- * Search the involved dims for a point where `holds` fails; when found,
- * write "d1=v1, d2=v2" into `example`.
- */
-static example_result find_example(const kiln_shape_context *ctx, const uint32_t *involved, uint32_t involved_count,
-                                   kiln_domain_predicate holds, void *context, char *example, size_t size)
-{
-    int64_t *values = malloc((ctx->dim_count + 1) * sizeof *values);
-    bool *bound = malloc((ctx->dim_count + 1) * sizeof *bound);
-    example_result found = values && bound ? EXAMPLE_NONE : EXAMPLE_NOT_SEARCHED;
-    if (found == EXAMPLE_NONE &&
-        kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, holds,
-                                        context, values, bound)) {
-        size_t used = 0;
-        example[0] = '\0';
-        for (uint32_t i = 0; i < involved_count && used < size; i++)
-            used += (size_t)snprintf(example + used, size - used, "%s%s=%lld", i ? ", " : "",
-                                     ctx->dims[involved[i]].name, (long long)values[involved[i]]);
-        found = EXAMPLE_FOUND;
-    }
-    free(values);
-    free(bound);
-    return found;
-}
-
-typedef struct size_pair {
-    uint32_t a, b;
-} size_pair;
-
-static bool sizes_equal(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const size_pair *pair = context;
-    int64_t va, vb;
-    if (kiln_expr_eval(pool, pair->a, values, bound, &va, NULL) != KILN_OK ||
-        kiln_expr_eval(pool, pair->b, values, bound, &vb, NULL) != KILN_OK)
-        return false;
-    return va == vb;
 }
 
 /* Normalise `axis` (negative counts from the end) into 0..rank-1. */
@@ -559,87 +474,6 @@ static kiln_status axis_product(const kiln_shape_context *ctx, const kiln_shape 
     return scale_expr(ctx, symbolic, constant, out, err);
 }
 
-/*
- * A product as a multiset: its constant factor and its other factors
- * (MUL nodes are opened), sorted by expression id. Two products with the
- * same signature are equal everywhere.
- */
-typedef struct product_signature {
-    int64_t constant;
-    uint32_t atoms[64];
-    uint32_t count;
-    bool ok; /* false: too many factors or overflow (no structural claim) */
-} product_signature;
-
-static void add_factors(const kiln_expr_pool *pool, uint32_t id, product_signature *sig, int depth)
-{
-    const kiln_expr *x = &pool->items[id];
-    if (x->kind == KILN_EXPR_CONST) {
-        if (__builtin_mul_overflow(sig->constant, x->constant, &sig->constant))
-            sig->ok = false;
-        return;
-    }
-    if (x->kind == KILN_EXPR_MUL && depth < KILN_EXPR_MAX_DEPTH) {
-        add_factors(pool, x->lhs, sig, depth + 1);
-        add_factors(pool, x->rhs, sig, depth + 1);
-        return;
-    }
-    if (sig->count == sizeof sig->atoms / sizeof sig->atoms[0]) {
-        sig->ok = false;
-        return;
-    }
-    uint32_t i = sig->count++;
-    while (i > 0 && sig->atoms[i - 1] > id) {
-        sig->atoms[i] = sig->atoms[i - 1];
-        i--;
-    }
-    sig->atoms[i] = id;
-}
-
-static void signature_of(const kiln_expr_pool *pool, const kiln_shape *shape, product_signature *sig)
-{
-    sig->constant = 1;
-    sig->count = 0;
-    sig->ok = true;
-    for (uint32_t i = 0; i < shape->rank; i++)
-        add_factors(pool, shape->axes[i], sig, 0);
-}
-
-static bool same_signature(const product_signature *a, const product_signature *b)
-{
-    if (!a->ok || !b->ok || a->count != b->count)
-        return false;
-    if (a->constant == 0 && b->constant == 0)
-        return true;
-    return a->constant == b->constant && memcmp(a->atoms, b->atoms, a->count * sizeof a->atoms[0]) == 0;
-}
-
-typedef struct count_pair {
-    const kiln_shape *in;
-    const kiln_shape *out;
-} count_pair;
-
-static bool element_count(const kiln_expr_pool *pool, const kiln_shape *shape, const int64_t *values,
-                          const bool *bound, int64_t *count)
-{
-    *count = 1;
-    for (uint32_t i = 0; i < shape->rank; i++) {
-        int64_t v;
-        if (kiln_expr_eval(pool, shape->axes[i], values, bound, &v, NULL) != KILN_OK ||
-            __builtin_mul_overflow(*count, v, count))
-            return false;
-    }
-    return true;
-}
-
-static bool counts_equal(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const count_pair *pair = context;
-    int64_t a, b;
-    return element_count(pool, pair->in, values, bound, &a) && element_count(pool, pair->out, values, bound, &b) &&
-           a == b;
-}
-
 static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                  uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -706,43 +540,18 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
         out->shape.axes[inferred] = axis;
     }
 
-    /* Precondition: equal element counts over the whole declared domain. */
-    product_signature in_sig, out_sig;
-    signature_of(ctx->pool, &x->shape, &in_sig);
-    signature_of(ctx->pool, &out->shape, &out_sig);
-    if (same_signature(&in_sig, &out_sig))
-        return KILN_OK;
-    uint32_t ids[KILN_MAX_RANK * 2], involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
-    for (uint32_t i = 0; i < x->shape.rank; i++)
-        ids[i] = x->shape.axes[i];
-    for (uint32_t i = 0; i < out->shape.rank; i++)
-        ids[x->shape.rank + i] = out->shape.axes[i];
-    char dims_text[256], example[256], in_text[128], out_text[128];
+    /* Precondition: equal element counts over the whole declared domain
+     * (equal products have equal canonical polynomials). */
+    char what[640], in_text[160], out_text[160];
     uint32_t in_count, out_count;
     KILN_TRY(axis_product(ctx, &x->shape, NULL, &in_count, err));
     KILN_TRY(axis_product(ctx, &out->shape, NULL, &out_count, err));
     kiln_format_size(ctx, in_count, in_text, sizeof in_text);
     kiln_format_size(ctx, out_count, out_text, sizeof out_text);
-    bool listed = collect_dims(ctx, ids, x->shape.rank + out->shape.rank, involved, &involved_count, dims_text,
-                               sizeof dims_text);
-    if (!listed || domain_points(ctx, involved, involved_count) > KILN_DOMAIN_ENUMERATION_LIMIT)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: cannot prove that reshape [%s] keeps the element count: the domain (dims: %s) is too "
-                         "large to enumerate and the counts %s (input) and %s (output) are not structurally the "
-                         "same expression",
-                         ctx->node_label, text, dims_text, in_text, out_text);
-    count_pair pair = {&x->shape, &out->shape};
-    example_result search = find_example(ctx, involved, involved_count, counts_equal, &pair, example, sizeof example);
-    if (search == EXAMPLE_NOT_SEARCHED)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory while checking the element count",
-                         ctx->node_label);
-    if (search == EXAMPLE_FOUND)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: reshape [%s] does not keep the element count over the declared domain: input %s, "
-                         "output %s (dims: %s); counterexample: %s",
-                         ctx->node_label, text, in_text, out_text, dims_text[0] ? dims_text : "none",
-                         example[0] ? example : "every point");
-    return KILN_OK;
+    snprintf(what, sizeof what, "reshape [%s] keeps the element count (input %s, output %s)", text, in_text,
+             out_text);
+    kiln_size_claim claim = {KILN_CLAIM_EQUAL, in_count, out_count, 0};
+    return kiln_prove_size_claim(ctx, &claim, what, NULL, err);
 }
 
 static kiln_status run_reshape(const kiln_kernel_call *call, kiln_error *err)
@@ -777,21 +586,13 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
             uint32_t a = first->shape.axes[j], b = inputs[k]->shape.axes[j];
             if (j == axis || a == b)
                 continue;
-            char left[128], right[128], dims_text[256], example[256];
+            char left[128], right[128], what[400];
             kiln_format_size(ctx, a, left, sizeof left);
             kiln_format_size(ctx, b, right, sizeof right);
-            uint32_t ids[2] = {a, b}, involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
-            size_pair pair = {a, b};
-            if (collect_dims(ctx, ids, 2, involved, &involved_count, dims_text, sizeof dims_text) &&
-                find_example(ctx, involved, involved_count, sizes_equal, &pair, example, sizeof example) ==
-                    EXAMPLE_FOUND)
-                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                                 "%s: axis %u differs between input 0 (%s) and input %u (%s); counterexample: %s",
-                                 ctx->node_label, j, left, k, right, example[0] ? example : "every point");
-            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                             "%s: axis %u: cannot prove input 0 (%s) and input %u (%s) equal over the declared "
-                             "domain; they are different expressions. Use the same dim",
-                             ctx->node_label, j, left, k, right);
+            snprintf(what, sizeof what, "axis %u of input 0 (%s) equals axis %u of input %u (%s)", j, left, j, k,
+                     right);
+            kiln_size_claim claim = {KILN_CLAIM_EQUAL, a, b, 0};
+            KILN_TRY(kiln_prove_size_claim(ctx, &claim, what, "Use the same dim", err));
         }
     }
     /* The sum along the axis: symbolic parts in input order, constants folded into one. */
@@ -1035,18 +836,6 @@ static bool pad_value_fits(kiln_dtype dtype, double value)
     return value == trunc(value) && value >= lo && value < hi;
 }
 
-typedef struct size_above {
-    uint32_t size;
-    int64_t need; /* holds when size > need */
-} size_above;
-
-static bool size_is_above(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
-{
-    const size_above *c = context;
-    int64_t v;
-    return kiln_expr_eval(pool, c->size, values, bound, &v, NULL) == KILN_OK && v > c->need;
-}
-
 static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                              uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -1077,13 +866,6 @@ static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_typ
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: value %.17g is not exactly representable in %s",
                          ctx->node_label, value, kiln_dtype_name(x->dtype));
 
-    kiln_interval *ranges = malloc((ctx->dim_count + 1) * sizeof *ranges);
-    if (!ranges)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory", ctx->node_label);
-    for (uint32_t d = 0; d < ctx->dim_count; d++) {
-        ranges[d].lo = kiln_dim_first(&ctx->dims[d]);
-        ranges[d].hi = kiln_dim_last(&ctx->dims[d]);
-    }
     kiln_status status = KILN_OK;
     out->dtype = x->dtype;
     out->shape.rank = rank;
@@ -1096,27 +878,22 @@ static kiln_status infer_pad(const kiln_shape_context *ctx, const kiln_value_typ
         }
         if (total > 0 && mode != PAD_CONSTANT) {
             int64_t need = mode == PAD_REFLECT ? (begin > end ? begin : end) : 0;
-            kiln_interval b;
-            if (!kiln_expr_bounds(ctx->pool, size, ranges, &b) || b.lo <= need) {
-                char size_text[128], dims_text[256], example[256] = "";
-                kiln_format_size(ctx, size, size_text, sizeof size_text);
-                uint32_t involved[KILN_DOMAIN_MAX_INVOLVED], involved_count;
-                size_above cond = {size, need};
-                bool found = collect_dims(ctx, &size, 1, involved, &involved_count, dims_text, sizeof dims_text) &&
-                             find_example(ctx, involved, involved_count, size_is_above, &cond, example,
-                                          sizeof example) == EXAMPLE_FOUND;
-                status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                                   "%s: %s padding of axis %u (pads %lld, %lld) needs its size %s to be provably > "
-                                   "%lld over the declared domain%s%s",
-                                   ctx->node_label, mode == PAD_REFLECT ? "reflect" : "edge", i, (long long)begin,
-                                   (long long)end, size_text, (long long)need,
-                                   found ? "; counterexample: " : "", found ? (example[0] ? example : "always") : "");
+            if (need == INT64_MAX) {
+                status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: pads [%s] overflow", ctx->node_label, text);
                 break;
             }
+            char size_text[128], what[256];
+            kiln_format_size(ctx, size, size_text, sizeof size_text);
+            snprintf(what, sizeof what, "%s padding of axis %u (pads %lld, %lld) has its size %s > %lld",
+                     mode == PAD_REFLECT ? "reflect" : "edge", i, (long long)begin, (long long)end, size_text,
+                     (long long)need);
+            kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, size, 0, need + 1};
+            status = kiln_prove_size_claim(ctx, &claim, what, NULL, err);
+            if (status != KILN_OK)
+                break;
         }
         status = offset_expr(ctx, size, total, &out->shape.axes[i], err);
     }
-    free(ranges);
     return status;
 }
 
