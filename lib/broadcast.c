@@ -7,6 +7,7 @@
 
 #include "domain_search.h"
 #include "format/error.h"
+#include "size_claim.h"
 
 typedef struct broadcast_pair {
     uint32_t a, b;
@@ -65,6 +66,14 @@ kiln_status kiln_broadcast_axis(const kiln_shape_context *ctx, uint32_t a, uint3
     }
     if (kiln_expr_is_const(ctx->pool, a, 1)) {
         *out = b;
+        return KILN_OK;
+    }
+    /* Different expressions that are equal at every point of the domain
+     * (`n % 16` and `n` for n <= 15) need no broadcasting at all. */
+    kiln_size_claim equal = {KILN_CLAIM_EQUAL, a, b, 0};
+    kiln_error unproven;
+    if (kiln_prove_size_claim(ctx, &equal, "the sizes are equal", NULL, &unproven) == KILN_OK) {
+        *out = a;
         return KILN_OK;
     }
     const char **names = malloc(ctx->dim_count ? ctx->dim_count * sizeof *names : 1);
