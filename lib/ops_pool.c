@@ -248,9 +248,11 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, po
                         if (max && nan)                                                                             \
                             acc = NAN;                                                                              \
                         else if (!max) {                                                                            \
-                            int64_t count = g->include_pad ? (pd1 - pd0) * (ph1 - ph0) * (pw1 - pw0)                \
-                                                           : (d1 - d0) * (h1 - h0) * (w1 - w0);                     \
-                            acc = count ? acc / (double)count : NAN;                                                \
+                            /* In double: hostile kernel and pad extents can make the padded count pass 2^63. */ \
+                            double count = g->include_pad                                                           \
+                                               ? (double)(pd1 - pd0) * (double)(ph1 - ph0) * (double)(pw1 - pw0)    \
+                                               : (double)(d1 - d0) * (double)(h1 - h0) * (double)(w1 - w0);         \
+                            acc = count != 0.0 ? acc / count : NAN;                                                 \
                         }                                                                                           \
                         target[(od * g->out[1] + oh) * g->out[2] + ow] = (T)acc;                                    \
                     }                                                                                               \

@@ -181,7 +181,7 @@ bool kiln_window_extent(const kiln_window *w, uint32_t axis, int64_t in, int64_t
         if (in < 1)
             return false;
         *out = in / s + (in % s != 0);
-        int64_t total = (*out - 1) * s + dilated - in; /* (out - 1) * s < in: no overflow */
+        int64_t total = ((*out - 1) * s - in) + dilated; /* (out - 1) * s < in: no overflow */
         split_same(w->auto_pad, total > 0 ? total : 0, pad_begin, pad_end);
         return true;
     }

@@ -974,6 +974,32 @@ static void kernels_refuse_bad_calls(void **state)
     kiln_tensor_free(ty);
 }
 
+/*
+ * The largest dilation and pad accepted: a 2-tap kernel 2^24 + 1 wide over
+ * a one-element input, whose second tap is the only one in the input.
+ */
+static void hostile_extents_stay_exact(void **state)
+{
+    (void)state;
+    int64_t one[3] = {1, 1, 1}, ws[3] = {1, 1, 2}, big = (int64_t)1 << 24;
+    int64_t dilations[1] = {big}, pads[2] = {big, 0};
+    kiln_tensor *x = new_tensor(KILN_F64, 3, one), *w = new_tensor(KILN_F64, 3, ws), *y = new_tensor(KILN_F64, 3, one);
+    ((double *)x->data)[0] = 3.0;
+    ((double *)w->data)[0] = 100.0;
+    ((double *)w->data)[1] = 0.5;
+    attribute_set set = {.count = 0};
+    add_ints(&set, "dilations", dilations, 1);
+    add_ints(&set, "pads", pads, 2);
+    const kiln_tensor *in[2] = {x, w};
+    check_shape_rule("conv", in, 2, &set, y);
+    kiln_error err;
+    assert_int_equal(run_kernel("conv", in, 2, y, &set, &err), KILN_OK);
+    assert_true(((double *)y->data)[0] == 1.5);
+    kiln_tensor_free(x);
+    kiln_tensor_free(w);
+    kiln_tensor_free(y);
+}
+
 /* Every op the family registers can be found by name. */
 static void family_ops_are_registered(void **state)
 {
@@ -998,6 +1024,7 @@ int main(void)
         cmocka_unit_test(attributes_dtypes_and_ranks_are_checked),
         cmocka_unit_test(kernel_extents_must_be_constant),
         cmocka_unit_test(kernels_refuse_bad_calls),
+        cmocka_unit_test(hostile_extents_stay_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -730,6 +730,36 @@ static void kernels_refuse_bad_calls(void **state)
     kiln_tensor_free(gd);
 }
 
+/*
+ * The largest attributes accepted on a one-element input: 2^24 taps per
+ * axis in the padded input make a count_include_pad divisor of 2^72, which
+ * must neither overflow (UBSan) nor lose the single input tap.
+ */
+static void hostile_extents_stay_exact(void **state)
+{
+    (void)state;
+    int64_t one[5] = {1, 1, 1, 1, 1}, big = (int64_t)1 << 24;
+    int64_t kernel[3] = {big, big, big}, strides[3] = {big, big, big};
+    int64_t pads[6] = {big - 1, big - 1, big - 1, big - 1, big - 1, big - 1};
+    kiln_tensor *x = new_tensor(KILN_F64, 5, one), *y = new_tensor(KILN_F64, 5, one);
+    ((double *)x->data)[0] = 3.0;
+    attribute_set set = {.count = 0};
+    add_int(&set, "count_include_pad", 1);
+    add_ints(&set, "kernel_shape", kernel, 3);
+    add_ints(&set, "pads", pads, 6);
+    add_ints(&set, "strides", strides, 3);
+    check_shape_rule("avg_pool", x, &set, y);
+    kiln_error err;
+    assert_int_equal(run_kernel("avg_pool", x, y, &set, &err), KILN_OK);
+    assert_true(((double *)y->data)[0] == ldexp(3.0, -72));
+    set.items[0] = set.items[3];
+    set.count = 3;
+    assert_int_equal(run_kernel("max_pool", x, y, &set, &err), KILN_OK);
+    assert_true(((double *)y->data)[0] == 3.0);
+    kiln_tensor_free(x);
+    kiln_tensor_free(y);
+}
+
 /* Every op the family registers can be found by name. */
 static void family_ops_are_registered(void **state)
 {
@@ -752,6 +782,7 @@ int main(void)
         cmocka_unit_test(windows_are_proven_to_fit),
         cmocka_unit_test(attributes_dtypes_and_ranks_are_checked),
         cmocka_unit_test(kernels_refuse_bad_calls),
+        cmocka_unit_test(hostile_extents_stay_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
