@@ -96,6 +96,7 @@ typedef struct pool_case {
     int64_t in[3], kernel[3], strides[3], dilations[3], pads[6];
     const char *auto_pad; /* NULL: no attribute */
     int ceil_mode, count_include_pad;
+    int p; /* lp_pool when >= 1 */
 } pool_case;
 
 static int64_t ref_ceil_div(int64_t a, int64_t b)
@@ -156,7 +157,7 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
     for (uint64_t f = 0; f < y->element_count; f++) {
         int64_t oi[KILN_MAX_RANK], xi[KILN_MAX_RANK], k[3];
         unflatten(f, rank, y->shape, oi);
-        long double sum = 0, best = -INFINITY;
+        long double sum = 0, best = -INFINITY, norm = 0;
         int64_t inside_count = 0, padded_count = 0;
         bool nan = false;
         for (int64_t t = 0; t < taps; t++) {
@@ -176,12 +177,15 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
             inside_count++;
             long double v = load(x, flatten(rank, x->shape, xi));
             sum += v;
+            norm += powl(fabsl(v), c->p);
             if (isnan(v))
                 nan = true;
             else if (v > best)
                 best = v;
         }
-        if (c->max)
+        if (c->p)
+            store(y, f, powl(norm, 1.0L / c->p));
+        else if (c->max)
             store(y, f, nan ? NAN : best);
         else {
             int64_t divisor = c->count_include_pad ? padded_count : inside_count;
@@ -265,6 +269,8 @@ static void case_attributes(pool_case *c, int variant, attribute_set *set)
         add_int(set, "count_include_pad", c->count_include_pad);
     add_ints(set, "dilations", c->dilations, n);
     add_ints(set, "kernel_shape", c->kernel, n);
+    if (c->p && (spell || c->p != 2))
+        add_int(set, "p", c->p);
     if (!c->auto_pad || strcmp(c->auto_pad, "NOTSET") == 0)
         add_ints(set, "pads", c->pads, 2 * n);
     add_ints(set, "strides", c->strides, n);
@@ -312,7 +318,7 @@ static void check_shape_rule(const char *name, const kiln_tensor *x, const attri
 
 static void check_case(pool_case *c, prng *rng, bool specials)
 {
-    const char *name = c->max ? "max_pool" : "avg_pool";
+    const char *name = c->p ? "lp_pool" : c->max ? "max_pool" : "avg_pool";
     uint32_t rank = c->spatial + 2;
     for (size_t d = 0; d < COUNT(float_dtypes); d++) {
         kiln_dtype dt = float_dtypes[d];
@@ -350,32 +356,32 @@ static void check_case(pool_case *c, prng *rng, bool specials)
 /* Cases for both ops: `max` is set per run. */
 static pool_case window_cases[] = {
     /* 1d. */
-    {false, 1, 2, 3, {9}, {3}, ONES, ONES, NO_PADS, NULL, 0, 0},
-    {false, 1, 1, 2, {10}, {3}, {2}, ONES, {1, 1}, NULL, 0, 0},
-    {false, 1, 1, 2, {10}, {2}, {3}, {2}, {1, 0}, NULL, 1, 0},
+    {false, 1, 2, 3, {9}, {3}, ONES, ONES, NO_PADS, NULL, 0, 0, 0},
+    {false, 1, 1, 2, {10}, {3}, {2}, ONES, {1, 1}, NULL, 0, 0, 0},
+    {false, 1, 1, 2, {10}, {2}, {3}, {2}, {1, 0}, NULL, 1, 0, 0},
     /* 2d: 3x3 s2 p1 (the usual), 2x2 s2, asymmetric pads, dilation. */
-    {false, 2, 2, 3, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, NULL, 0, 0},
-    {false, 2, 2, 3, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, NULL, 1, 0},
-    {false, 2, 1, 2, {6, 7}, {2, 2}, {2, 2}, ONES, NO_PADS, NULL, 1, 0},
-    {false, 2, 1, 2, {6, 5}, {2, 3}, {1, 2}, {2, 1}, {0, 2, 1, 0}, NULL, 0, 0},
-    {false, 2, 1, 1, {9, 8}, {3, 2}, {3, 3}, {2, 2}, {2, 1, 1, 1}, NULL, 1, 0},
+    {false, 2, 2, 3, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, NULL, 0, 0, 0},
+    {false, 2, 2, 3, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, NULL, 1, 0, 0},
+    {false, 2, 1, 2, {6, 7}, {2, 2}, {2, 2}, ONES, NO_PADS, NULL, 1, 0, 0},
+    {false, 2, 1, 2, {6, 5}, {2, 3}, {1, 2}, {2, 1}, {0, 2, 1, 0}, NULL, 0, 0, 0},
+    {false, 2, 1, 1, {9, 8}, {3, 2}, {3, 3}, {2, 2}, {2, 1, 1, 1}, NULL, 1, 0, 0},
     /* ceil_mode where the rounded-up window would start in the end pad and is dropped. */
-    {false, 1, 1, 1, {6}, {2}, {3}, ONES, NO_PADS, NULL, 1, 0},
-    {false, 1, 1, 1, {5}, {3}, {3}, ONES, {1, 1}, NULL, 1, 0},
-    {false, 1, 1, 1, {8}, {2}, {4}, ONES, {0, 1}, NULL, 1, 0},
+    {false, 1, 1, 1, {6}, {2}, {3}, ONES, NO_PADS, NULL, 1, 0, 0},
+    {false, 1, 1, 1, {5}, {3}, {3}, ONES, {1, 1}, NULL, 1, 0, 0},
+    {false, 1, 1, 1, {8}, {2}, {4}, ONES, {0, 1}, NULL, 1, 0, 0},
     /* Edges: kernel as large as the padded input, extents of 1. */
-    {false, 2, 1, 2, {3, 4}, {5, 4}, ONES, ONES, {1, 0, 1, 0}, NULL, 0, 0},
-    {false, 2, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, NULL, 0, 0},
-    {false, 1, 1, 1, {1}, {2}, ONES, ONES, {1, 0}, NULL, 1, 0},
+    {false, 2, 1, 2, {3, 4}, {5, 4}, ONES, ONES, {1, 0, 1, 0}, NULL, 0, 0, 0},
+    {false, 2, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, NULL, 0, 0, 0},
+    {false, 1, 1, 1, {1}, {2}, ONES, ONES, {1, 0}, NULL, 1, 0, 0},
     /* auto_pad. */
-    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "SAME_UPPER", 0, 0},
-    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "SAME_LOWER", 0, 0},
-    {false, 2, 1, 2, {5, 8}, {2, 4}, {3, 1}, {2, 1}, NO_PADS, "SAME_UPPER", 0, 0},
-    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "VALID", 0, 0},
-    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "VALID", 1, 0},
+    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "SAME_UPPER", 0, 0, 0},
+    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "SAME_LOWER", 0, 0, 0},
+    {false, 2, 1, 2, {5, 8}, {2, 4}, {3, 1}, {2, 1}, NO_PADS, "SAME_UPPER", 0, 0, 0},
+    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "VALID", 0, 0, 0},
+    {false, 2, 1, 2, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, "VALID", 1, 0, 0},
     /* 3d. */
-    {false, 3, 2, 2, {4, 5, 6}, {2, 3, 3}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, NULL, 0, 0},
-    {false, 3, 1, 2, {5, 4, 5}, {3, 2, 2}, {2, 2, 2}, ONES, {1, 0, 0, 1, 1, 1}, NULL, 1, 0},
+    {false, 3, 2, 2, {4, 5, 6}, {2, 3, 3}, {1, 2, 2}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, NULL, 0, 0, 0},
+    {false, 3, 1, 2, {5, 4, 5}, {3, 2, 2}, {2, 2, 2}, ONES, {1, 0, 0, 1, 1, 1}, NULL, 1, 0, 0},
 };
 
 static void max_pool_differential(void **state)
@@ -406,16 +412,34 @@ static void avg_pool_differential(void **state)
     check_case(&c, &rng, true);
 }
 
-/* A window whose taps all fall in the padding (dilation jumps over the input): -inf for max, 0/0 for avg. */
+static void lp_pool_differential(void **state)
+{
+    (void)state;
+    prng rng = {83};
+    for (size_t i = 0; i < COUNT(window_cases); i++)
+        for (int p = 1; p <= 3; p++) {
+            pool_case c = window_cases[i];
+            c.p = p;
+            check_case(&c, &rng, false);
+        }
+    pool_case c = window_cases[3];
+    c.p = 2;
+    check_case(&c, &rng, true);
+}
+
+/* A window whose taps all fall in the padding (dilation jumps over the input): -inf for max, 0/0 for avg, 0 for lp. */
 static void windows_that_see_no_input(void **state)
 {
     (void)state;
     prng rng = {71};
-    pool_case c = {true, 1, 1, 1, {1}, {2}, ONES, {3}, {1, 2}, NULL, 0, 0};
+    pool_case c = {true, 1, 1, 1, {1}, {2}, ONES, {3}, {1, 2}, NULL, 0, 0, 0};
     check_case(&c, &rng, false);
     c.max = false;
     check_case(&c, &rng, false);
     c.count_include_pad = 1;
+    check_case(&c, &rng, false);
+    c.count_include_pad = 0;
+    c.p = 2;
     check_case(&c, &rng, false);
 }
 
@@ -430,7 +454,7 @@ static void global_pools_differential(void **state)
                   {6, {1, 2, 2, 1, 2, 3}}};
     for (size_t d = 0; d < COUNT(float_dtypes); d++)
         for (size_t s = 0; s < COUNT(shapes); s++)
-            for (int max = 0; max < 2; max++)
+            for (int kind = 0; kind < 3; kind++) /* avg, max, lp with p = 3 */
                 for (int specials = 0; specials < 2; specials++) {
                     kiln_dtype dt = float_dtypes[d];
                     uint32_t rank = shapes[s].rank;
@@ -440,7 +464,7 @@ static void global_pools_differential(void **state)
                     fill(x, &rng, specials == 1);
                     /* Reference: each output element scans x for the elements of its [n, c]. */
                     for (uint64_t o = 0; o < expected->element_count; o++) {
-                        long double sum = 0, best = -INFINITY, count = 0;
+                        long double sum = 0, best = -INFINITY, count = 0, cubes = 0;
                         bool nan = false;
                         for (uint64_t i = 0; i < x->element_count; i++) {
                             int64_t index[KILN_MAX_RANK];
@@ -449,18 +473,22 @@ static void global_pools_differential(void **state)
                                 continue;
                             long double v = load(x, i);
                             sum += v;
+                            cubes += fabsl(v) * fabsl(v) * fabsl(v);
                             count += 1;
                             nan = nan || isnan(v);
                             if (v > best)
                                 best = v;
                         }
-                        store(expected, o, max ? (nan ? NAN : best) : sum / count);
+                        store(expected, o, kind == 1 ? (nan ? NAN : best) : kind == 2 ? cbrtl(cubes) : sum / count);
                     }
-                    const char *name = max ? "global_max_pool" : "global_avg_pool";
-                    attribute_set none = {.count = 0};
-                    check_shape_rule(name, x, &none, expected);
+                    static const char *const names[3] = {"global_avg_pool", "global_max_pool", "global_lp_pool"};
+                    const char *name = names[kind];
+                    attribute_set set = {.count = 0};
+                    if (kind == 2)
+                        add_int(&set, "p", 3);
+                    check_shape_rule(name, x, &set, expected);
                     kiln_error err;
-                    assert_int_equal(run_kernel(name, x, y, &none, &err), KILN_OK);
+                    assert_int_equal(run_kernel(name, x, y, &set, &err), KILN_OK);
                     assert_tensors_match(y, expected, name);
                     kiln_tensor_free(x);
                     kiln_tensor_free(y);
@@ -480,7 +508,7 @@ static void symbolic_output_sizes(void **state)
     static const char *const modes[] = {NULL, "SAME_LOWER", "VALID"};
     for (size_t m = 0; m < COUNT(modes); m++)
         for (int ceil_mode = 0; ceil_mode < 2; ceil_mode++) {
-            pool_case c = {true, 2, 1, 3, {0, 0}, {3, 2}, {2, 3}, {1, 2}, {1, 0, 1, 1}, modes[m], ceil_mode, 0};
+            pool_case c = {true, 2, 1, 3, {0, 0}, {3, 2}, {2, 3}, {1, 2}, {1, 0, 1, 1}, modes[m], ceil_mode, 0, 0};
             attribute_set set = {.count = 0};
             if (modes[m])
                 add_string(&set, "auto_pad", modes[m]);
@@ -571,7 +599,7 @@ static void ops_run_end_to_end(void **state)
                 {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4},
                 {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides, .count = 2},
             };
-            pool_case c = {max == 1, 2, 1, 2, {0, 0}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 0}, NULL, max, !max};
+            pool_case c = {max == 1, 2, 1, 2, {0, 0}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 0}, NULL, max, !max, 0};
             program_run run;
             kiln_error err;
             const char *op = max ? "max_pool" : "avg_pool";
@@ -670,6 +698,7 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
         {"max_pool", {.name = "ceil_mode", .type = KILN_ATTRIBUTE_INT, .i = 2}, "ceil_mode must be 0 or 1, got 2"},
         {"avg_pool", {.name = "count_include_pad", .type = KILN_ATTRIBUTE_INT, .i = -1},
          "count_include_pad must be 0 or 1, got -1"},
+        {"lp_pool", {.name = "p", .type = KILN_ATTRIBUTE_INT, .i = 0}, "p must be in 1..16777216, got 0"},
         {"avg_pool", {.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "same_upper"},
          "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got 'same_upper'"},
     };
@@ -694,6 +723,9 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
     REFUSED(build_program("avg_pool", KILN_F32, dims, 1, "[n, 6]", 1, kernel, NULL, &err), "needs x of rank 3..5");
     REFUSED(build_program("global_max_pool", KILN_F32, dims, 1, "[n, 6]", 0, NULL, NULL, &err),
             "needs x of rank 3..8");
+    kiln_attribute p_negative[1] = {{.name = "p", .type = KILN_ATTRIBUTE_INT, .i = -2}};
+    REFUSED(build_program("global_lp_pool", KILN_F32, dims, 1, "[n, 6, 2]", 1, p_negative, NULL, &err),
+            "node 0 (global_lp_pool)", "p must be in 1..16777216, got -2");
     /* max_pool takes no count_include_pad (the common attribute check). */
     kiln_attribute stray[2] = {{.name = "count_include_pad", .type = KILN_ATTRIBUTE_INT, .i = 1}, kernel[0]};
     assert_int_equal(build_program("max_pool", KILN_F32, dims, 1, "[n, 3, 6, 6]", 2, stray, NULL, &err),
@@ -764,7 +796,7 @@ static void hostile_extents_stay_exact(void **state)
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    assert_int_equal(kiln_ops_pool.count, 4);
+    assert_int_equal(kiln_ops_pool.count, 6);
     for (uint32_t i = 0; i < kiln_ops_pool.count; i++)
         assert_ptr_equal(kiln_op_find(kiln_ops_pool.ops[i].name), &kiln_ops_pool.ops[i]);
 }
@@ -775,6 +807,7 @@ int main(void)
         cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(max_pool_differential),
         cmocka_unit_test(avg_pool_differential),
+        cmocka_unit_test(lp_pool_differential),
         cmocka_unit_test(windows_that_see_no_input),
         cmocka_unit_test(global_pools_differential),
         cmocka_unit_test(symbolic_output_sizes),
