@@ -182,9 +182,7 @@ static kiln_status infer_conv(const kiln_shape_context *ctx, const kiln_value_ty
     KILN_TRY(prove_divisible(ctx, "weight", 0, weight->shape.axes[0], group, err));
     if (input_count == 3)
         KILN_TRY(prove_bias(ctx, inputs[2], weight->shape.axes[0], err));
-    out->dtype = x->dtype;
-    out->shape.rank = x->shape.rank;
-    out->shape.axes[0] = x->shape.axes[0];
+    *out = *x;
     out->shape.axes[1] = weight->shape.axes[0];
     return infer_spatial(ctx, &w, x, out, err);
 }
@@ -207,9 +205,7 @@ static kiln_status infer_conv_transpose(const kiln_shape_context *ctx, const kil
     KILN_TRY(times_group(ctx, weight->shape.axes[1], group, &out_channels, err));
     if (input_count == 3)
         KILN_TRY(prove_bias(ctx, inputs[2], out_channels, err));
-    out->dtype = x->dtype;
-    out->shape.rank = x->shape.rank;
-    out->shape.axes[0] = x->shape.axes[0];
+    *out = *x;
     out->shape.axes[1] = out_channels;
     return infer_spatial(ctx, &w, x, out, err);
 }

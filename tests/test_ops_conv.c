@@ -468,6 +468,62 @@ static void larger_shapes_match(void **state)
     check_case(&big_t, &rng, false);
 }
 
+/*
+ * Examples published with the ONNX Conv and ConvTranspose operators: known
+ * answers that do not depend on the reference above.
+ */
+static void onnx_examples(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {1, 1, 7, 5}, ws[4] = {1, 1, 3, 3}, ys[4] = {1, 1, 4, 3}, ys_tight[4] = {1, 1, 3, 2};
+    kiln_tensor *x = new_tensor(KILN_F32, 4, xs), *w = new_tensor(KILN_F32, 4, ws);
+    kiln_tensor *y = new_tensor(KILN_F32, 4, ys), *y_tight = new_tensor(KILN_F32, 4, ys_tight);
+    for (uint64_t i = 0; i < x->element_count; i++)
+        store(x, i, (double)i);
+    for (uint64_t i = 0; i < w->element_count; i++)
+        store(w, i, 1.0);
+    const kiln_tensor *in[2] = {x, w};
+    int64_t strides[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
+    attribute_set padded = {.count = 0}, tight = {.count = 0};
+    add_ints(&padded, "pads", pads, 4);
+    add_ints(&padded, "strides", strides, 2);
+    add_ints(&tight, "strides", strides, 2);
+    kiln_error err;
+    /* conv_with_strides_padding and conv_with_strides_no_padding. */
+    static const double padded_y[12] = {12, 27, 24, 63, 108, 81, 123, 198, 141, 112, 177, 124};
+    static const double tight_y[6] = {54, 72, 144, 162, 234, 252};
+    assert_int_equal(run_kernel("conv", in, 2, y, &padded, &err), KILN_OK);
+    for (uint64_t i = 0; i < 12; i++)
+        assert_true(load(y, i) == padded_y[i]);
+    assert_int_equal(run_kernel("conv", in, 2, y_tight, &tight, &err), KILN_OK);
+    for (uint64_t i = 0; i < 6; i++)
+        assert_true(load(y_tight, i) == tight_y[i]);
+    /* convtranspose_pads: x 3x3 of 0..8, weight [1, 2, 3, 3] of ones, strides [3, 2], pads [1, 2, 1, 2]. */
+    int64_t txs[4] = {1, 1, 3, 3}, tws[4] = {1, 2, 3, 3}, tys[4] = {1, 2, 7, 3};
+    kiln_tensor *tx = new_tensor(KILN_F32, 4, txs), *tw = new_tensor(KILN_F32, 4, tws), *ty = new_tensor(KILN_F32, 4, tys);
+    for (uint64_t i = 0; i < tx->element_count; i++)
+        store(tx, i, (double)i);
+    for (uint64_t i = 0; i < tw->element_count; i++)
+        store(tw, i, 1.0);
+    int64_t tstrides[2] = {3, 2}, tpads[4] = {1, 2, 1, 2};
+    attribute_set tset = {.count = 0};
+    add_ints(&tset, "pads", tpads, 4);
+    add_ints(&tset, "strides", tstrides, 2);
+    const kiln_tensor *tin[2] = {tx, tw};
+    check_shape_rule("conv_transpose", tin, 2, &tset, ty);
+    assert_int_equal(run_kernel("conv_transpose", tin, 2, ty, &tset, &err), KILN_OK);
+    static const double channel[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
+    for (uint64_t i = 0; i < 42; i++)
+        assert_true(load(ty, i) == channel[i % 21]);
+    kiln_tensor_free(x);
+    kiln_tensor_free(w);
+    kiln_tensor_free(y);
+    kiln_tensor_free(y_tight);
+    kiln_tensor_free(tx);
+    kiln_tensor_free(tw);
+    kiln_tensor_free(ty);
+}
+
 /* ------------------------------------------------- symbolic shape rule */
 
 /* The shape rule over dims h, w; the output axes rendered as text. */
@@ -1016,6 +1072,7 @@ int main(void)
         cmocka_unit_test(conv_differential),
         cmocka_unit_test(conv_transpose_differential),
         cmocka_unit_test(larger_shapes_match),
+        cmocka_unit_test(onnx_examples),
         cmocka_unit_test(symbolic_output_sizes),
         cmocka_unit_test(ops_run_end_to_end),
         cmocka_unit_test(text_round_trip_is_exact),

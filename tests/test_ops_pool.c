@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/text.h>
+
 #include "attribute.h"
 #include "format/error.h"
 #include "op_registry.h"
@@ -496,6 +498,58 @@ static void global_pools_differential(void **state)
                 }
 }
 
+/*
+ * Examples published with the ONNX MaxPool and AveragePool operators: known
+ * answers that do not depend on the reference above.
+ */
+static void onnx_examples(void **state)
+{
+    (void)state;
+    int64_t xs[4] = {1, 1, 4, 4}, x5s[4] = {1, 1, 5, 5}, ys[4] = {1, 1, 2, 2}, y3s[4] = {1, 1, 3, 3};
+    kiln_tensor *x = new_tensor(KILN_F32, 4, xs), *x5 = new_tensor(KILN_F32, 4, x5s);
+    kiln_tensor *y = new_tensor(KILN_F32, 4, ys), *y3 = new_tensor(KILN_F32, 4, y3s);
+    for (uint64_t i = 0; i < x->element_count; i++)
+        store(x, i, (double)(i + 1));
+    for (uint64_t i = 0; i < x5->element_count; i++)
+        store(x5, i, (double)(i + 1));
+    int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, d2[2] = {2, 2};
+    kiln_error err;
+    /* maxpool_2d_ceil and averagepool_2d_ceil: 4x4 of 1..16, kernel 3, stride 2, ceil_mode. */
+    attribute_set ceil = {.count = 0};
+    add_int(&ceil, "ceil_mode", 1);
+    add_ints(&ceil, "kernel_shape", k3, 2);
+    add_ints(&ceil, "strides", s2, 2);
+    check_shape_rule("max_pool", x, &ceil, y);
+    static const double max_ceil[4] = {11, 12, 15, 16}, avg_ceil[4] = {6, 7.5, 12, 13.5};
+    assert_int_equal(run_kernel("max_pool", x, y, &ceil, &err), KILN_OK);
+    for (uint64_t i = 0; i < 4; i++)
+        assert_true(load(y, i) == max_ceil[i]);
+    assert_int_equal(run_kernel("avg_pool", x, y, &ceil, &err), KILN_OK);
+    for (uint64_t i = 0; i < 4; i++)
+        assert_true(load(y, i) == avg_ceil[i]);
+    /* maxpool_2d_dilations: kernel 2, dilation 2. */
+    attribute_set dilated = {.count = 0};
+    add_ints(&dilated, "dilations", d2, 2);
+    add_ints(&dilated, "kernel_shape", k2, 2);
+    assert_int_equal(run_kernel("max_pool", x, y, &dilated, &err), KILN_OK);
+    for (uint64_t i = 0; i < 4; i++)
+        assert_true(load(y, i) == max_ceil[i]);
+    /* maxpool_2d_same_upper: 5x5 of 1..25, kernel 3, stride 2. */
+    attribute_set same = {.count = 0};
+    add_string(&same, "auto_pad", "SAME_UPPER");
+    add_ints(&same, "kernel_shape", k3, 2);
+    add_ints(&same, "strides", s2, 2);
+    check_shape_rule("max_pool", x5, &same, y3);
+    assert_int_equal(run_kernel("max_pool", x5, y3, &same, &err), KILN_OK);
+    static const double max_same[9] = {7, 9, 10, 17, 19, 20, 22, 24, 25};
+    for (uint64_t i = 0; i < 9; i++)
+        assert_true(load(y3, i) == max_same[i]);
+    kiln_tensor_free(x);
+    kiln_tensor_free(x5);
+    kiln_tensor_free(y);
+    kiln_tensor_free(y3);
+}
+
 /* ------------------------------------------------- symbolic shape rule */
 
 /* max_pool on [n, 3, h, w]: the output sizes are floor-div expressions that evaluate right everywhere. */
@@ -626,6 +680,62 @@ static void ops_run_end_to_end(void **state)
             kiln_session_free(run.session);
             kiln_program_free(run.program);
         }
+}
+
+/*
+ * The text format spells the family's attributes (ints lists, a string,
+ * ints) through the registry: disassembling a program and assembling the
+ * text gives the same artifact bytes.
+ */
+static void text_round_trip_is_exact(void **state)
+{
+    (void)state;
+    kiln_error err;
+    int64_t kernel[2] = {3, 2}, strides[2] = {2, 1}, pads[4] = {1, 0, 1, 1};
+    kiln_attribute max_attrs[4] = {
+        {.name = "ceil_mode", .type = KILN_ATTRIBUTE_INT, .i = 1},
+        {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = kernel, .count = 2},
+        {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4},
+        {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides, .count = 2},
+    };
+    kiln_attribute avg_attrs[3] = {
+        {.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "SAME_UPPER"},
+        {.name = "count_include_pad", .type = KILN_ATTRIBUTE_INT, .i = 1},
+        {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = kernel, .count = 2},
+    };
+    kiln_attribute lp_attrs[1] = {{.name = "p", .type = KILN_ATTRIBUTE_INT, .i = 3}};
+    kiln_builder *builder;
+    kiln_value x, a, b, c;
+    assert_int_equal(kiln_builder_new("pool_text", &builder, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(builder, "h", 4, 12, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(builder, "x", KILN_F64, "[1, 2, h, 6]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(builder, "max_pool", 1, &x, 4, max_attrs, &a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(builder, "avg_pool", 1, &a, 3, avg_attrs, &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(builder, "global_lp_pool", 1, &b, 1, lp_attrs, &c, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(builder, "c", c, &err), KILN_OK);
+    void *bytes, *again;
+    size_t size, again_size;
+    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(builder);
+    kiln_program *program;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    char *text;
+    assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_OK);
+    assert_non_null(strstr(text, "ceil_mode=1"));
+    assert_non_null(strstr(text, "global_lp_pool("));
+    kiln_status status = kiln_text_assemble(text, strlen(text), "pool.ktxt", ".", &builder, &err);
+    if (status != KILN_OK)
+        print_error("%s\n%s\n", err.message, text);
+    assert_int_equal(status, KILN_OK);
+    assert_int_equal(kiln_builder_encode(builder, &again, &again_size, &err), KILN_OK);
+    assert_int_equal(again_size, size);
+    assert_memory_equal(again, bytes, size);
+    kiln_builder_free(builder);
+    free(text);
+    free(bytes);
+    free(again);
+    kiln_program_free(program);
 }
 
 /* ---------------------------------------------------- static refusals */
@@ -810,8 +920,10 @@ int main(void)
         cmocka_unit_test(lp_pool_differential),
         cmocka_unit_test(windows_that_see_no_input),
         cmocka_unit_test(global_pools_differential),
+        cmocka_unit_test(onnx_examples),
         cmocka_unit_test(symbolic_output_sizes),
         cmocka_unit_test(ops_run_end_to_end),
+        cmocka_unit_test(text_round_trip_is_exact),
         cmocka_unit_test(windows_are_proven_to_fit),
         cmocka_unit_test(attributes_dtypes_and_ranks_are_checked),
         cmocka_unit_test(kernels_refuse_bad_calls),
