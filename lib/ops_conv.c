@@ -38,8 +38,8 @@ static const kiln_attribute_spec conv_attributes[] = {
 static const kiln_attribute_spec conv_transpose_attributes[] = {
     {"auto_pad", KILN_ATTRIBUTE_STRING},     {"dilations", KILN_ATTRIBUTE_INTS}, {"group", KILN_ATTRIBUTE_INT},
     {"kernel_shape", KILN_ATTRIBUTE_INTS},   {"output_padding", KILN_ATTRIBUTE_INTS},
-    {"pads", KILN_ATTRIBUTE_INTS},           {"strides", KILN_ATTRIBUTE_INTS},
-    {NULL, 0},
+    {"output_shape", KILN_ATTRIBUTE_INTS},   {"pads", KILN_ATTRIBUTE_INTS},
+    {"strides", KILN_ATTRIBUTE_INTS},        {NULL, 0},
 };
 
 /* group: >= 1 (default 1). */

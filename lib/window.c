@@ -70,6 +70,7 @@ bool kiln_window_resolve(const kiln_node_attribute *attributes, uint32_t count, 
         !read_list(attributes, count, "pads", 2 * n, "begin then end per spatial axis", 0, 0, pads, why, size) ||
         !read_list(attributes, count, "output_padding", n, "one per spatial axis", 0, 0, w->output_padding, why,
                    size) ||
+        !read_list(attributes, count, "output_shape", n, "one per spatial axis", 0, 1, w->output_shape, why, size) ||
         !read_auto_pad(attributes, count, &w->auto_pad, why, size))
         return false;
     for (uint32_t i = 0; i < n; i++) {
@@ -95,6 +96,17 @@ bool kiln_window_resolve(const kiln_node_attribute *attributes, uint32_t count, 
                          w->auto_pad == KILN_AUTO_PAD_VALID ? "VALID" : "SAME_UPPER/SAME_LOWER");
                 return false;
             }
+    /* output_shape replaces the pads: they are derived from it (spec/ops/conv.md). */
+    bool explicit_output = w->output_shape[0] != 0;
+    if (explicit_output && w->auto_pad == KILN_AUTO_PAD_VALID) {
+        snprintf(why, size, "output_shape cannot be given with auto_pad VALID");
+        return false;
+    }
+    for (uint32_t i = 0; explicit_output && i < 2 * n; i++)
+        if (pads[i] != 0) {
+            snprintf(why, size, "pads cannot be given with output_shape");
+            return false;
+        }
     int64_t ceil_mode = kiln_attribute_int(attributes, count, "ceil_mode", 0);
     if (ceil_mode != 0 && ceil_mode != 1) {
         snprintf(why, size, "ceil_mode must be 0 or 1, got %lld", (long long)ceil_mode);
@@ -115,7 +127,7 @@ bool kiln_window_resolve(const kiln_node_attribute *attributes, uint32_t count, 
                      i, (long long)w->output_padding[i], (long long)w->strides[i], (long long)w->dilations[i]);
             return false;
         }
-        if (w->kind == KILN_WINDOW_CONV_TRANSPOSE &&
+        if (w->kind == KILN_WINDOW_CONV_TRANSPOSE && !explicit_output &&
             (w->auto_pad == KILN_AUTO_PAD_SAME_UPPER || w->auto_pad == KILN_AUTO_PAD_SAME_LOWER) &&
             w->output_padding[i] + dilated < w->strides[i]) {
             snprintf(why, size,
@@ -141,10 +153,16 @@ static int64_t floor_div(int64_t a, int64_t b)
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* SAME pads: total split with the odd unit at the end (UPPER) or the beginning (LOWER). */
+/*
+ * Derived pads: `total` split with the odd unit at the end (SAME_UPPER) or
+ * at the beginning (any other mode). Floor division, so that a negative
+ * total (a conv_transpose output_shape larger than the full extent) grows
+ * the end first, as a positive one crops the beginning first.
+ */
 static void split_same(kiln_auto_pad mode, int64_t total, int64_t *pad_begin, int64_t *pad_end)
 {
-    *pad_begin = mode == KILN_AUTO_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+    int64_t half = floor_div(total, 2);
+    *pad_begin = mode == KILN_AUTO_PAD_SAME_UPPER ? half : total - half;
     *pad_end = total - *pad_begin;
 }
 
@@ -164,6 +182,15 @@ bool kiln_window_extent(const kiln_window *w, uint32_t axis, int64_t in, int64_t
         int64_t grown;
         if (__builtin_mul_overflow(in, s, &grown))
             return false;
+        if (w->output_shape[axis] != 0) {
+            /* total = s * (in - 1) + output_padding + dilated - output_shape, any sign. */
+            int64_t total;
+            if (__builtin_add_overflow(grown, w->output_padding[axis] + dilated - s - w->output_shape[axis], &total))
+                return false;
+            split_same(w->auto_pad, total, pad_begin, pad_end);
+            *out = w->output_shape[axis];
+            return true;
+        }
         if (is_same(w->auto_pad)) {
             split_same(w->auto_pad, w->output_padding[axis] + dilated - s, pad_begin, pad_end);
             *out = grown;
@@ -295,6 +322,8 @@ kiln_status kiln_window_infer_size(const kiln_shape_context *ctx, const kiln_win
     char size[128], what[400], advice[200];
     kiln_format_size(ctx, in, size, sizeof size);
 
+    if (w->kind == KILN_WINDOW_CONV_TRANSPOSE && w->output_shape[axis] != 0)
+        return make_const(ctx, w->output_shape[axis], out, err); /* >= 1 by its range; pads follow */
     if (w->kind == KILN_WINDOW_CONV_TRANSPOSE) {
         uint32_t grown;
         KILN_TRY(scale(ctx, KILN_EXPR_MUL, in, s, &grown, err));

@@ -1,7 +1,8 @@
 /*
  * window.h — sliding-window geometry shared by convolution and pooling:
  * the spatial attributes (kernel, strides, pads, dilations, auto_pad,
- * ceil_mode, output_padding), the output size of each spatial axis as a
+ * ceil_mode, output_padding, output_shape), the output size of each
+ * spatial axis as a
  * shape expression with its preconditions proven over the declared domain
  * (shape rules), and the same sizes and pads on concrete extents (kernels).
  * The rules are stated in spec/ops/conv.md and spec/ops/pool.md.
@@ -48,6 +49,7 @@ typedef struct kiln_window {
     int64_t pads_begin[KILN_WINDOW_MAX_SPATIAL]; /* as given; 0 unless auto_pad is NOTSET */
     int64_t pads_end[KILN_WINDOW_MAX_SPATIAL];
     int64_t output_padding[KILN_WINDOW_MAX_SPATIAL]; /* conv_transpose only */
+    int64_t output_shape[KILN_WINDOW_MAX_SPATIAL];   /* conv_transpose only; 0 when not given */
     kiln_auto_pad auto_pad;
     bool ceil_mode; /* pools only */
 } kiln_window;

@@ -98,6 +98,7 @@ typedef struct conv_case {
     int64_t in[3], kernel[3], strides[3], dilations[3], pads[6], output_padding[3];
     const char *auto_pad; /* NULL: no attribute */
     bool bias;
+    int64_t output_shape[3]; /* conv_transpose; 0: no attribute */
 } conv_case;
 
 static int64_t ref_floor_div(int64_t a, int64_t b)
@@ -113,6 +114,14 @@ static int64_t ref_extent(const conv_case *c, uint32_t a, int64_t in, int64_t *p
     bool valid = c->auto_pad && strcmp(c->auto_pad, "VALID") == 0;
     int64_t pb = valid ? 0 : c->pads[a], pe = valid ? 0 : c->pads[c->spatial + a];
     int64_t out, total = 0;
+    if (c->transpose && c->output_shape[0]) {
+        /* Pads follow from the requested size; floor halves, odd unit at the end only for SAME_UPPER. */
+        out = c->output_shape[a];
+        total = s * (in - 1) + c->output_padding[a] + dk - out;
+        int64_t half = ref_floor_div(total, 2);
+        *pad_begin = c->auto_pad && strcmp(c->auto_pad, "SAME_UPPER") == 0 ? half : total - half;
+        return out;
+    }
     if (c->transpose) {
         out = same ? in * s : s * (in - 1) + c->output_padding[a] + dk - pb - pe;
         if (same)
@@ -293,7 +302,9 @@ static void case_attributes(conv_case *c, int variant, attribute_set *set)
         add_ints(set, "kernel_shape", c->kernel, n);
     if (c->transpose)
         add_ints(set, "output_padding", c->output_padding, n);
-    if (!c->auto_pad || strcmp(c->auto_pad, "NOTSET") == 0)
+    if (c->output_shape[0])
+        add_ints(set, "output_shape", c->output_shape, n);
+    else if (!c->auto_pad || strcmp(c->auto_pad, "NOTSET") == 0)
         add_ints(set, "pads", c->pads, 2 * n);
     add_ints(set, "strides", c->strides, n);
 }
@@ -399,30 +410,30 @@ static void conv_differential(void **state)
     prng rng = {41};
     conv_case cases[] = {
         /* 1d: plain, strided and padded, dilated, grouped. */
-        {false, 1, 2, 3, 4, 1, {9}, {3}, ONES, ONES, NO_PADS, {0}, NULL, true},
-        {false, 1, 1, 2, 2, 1, {10}, {4}, {3}, ONES, {2, 1}, {0}, NULL, false},
-        {false, 1, 2, 4, 6, 2, {11}, {3}, {2}, {2}, {1, 2}, {0}, NULL, true},
+        {false, 1, 2, 3, 4, 1, {9}, {3}, ONES, ONES, NO_PADS, {0}, NULL, true, {0}},
+        {false, 1, 1, 2, 2, 1, {10}, {4}, {3}, ONES, {2, 1}, {0}, NULL, false, {0}},
+        {false, 1, 2, 4, 6, 2, {11}, {3}, {2}, {2}, {1, 2}, {0}, NULL, true, {0}},
         /* 2d: the common 3x3 pad 1 stride 2, asymmetric pads, dilation, depthwise, 1x1. */
-        {false, 2, 2, 3, 4, 1, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {0}, NULL, true},
-        {false, 2, 1, 2, 3, 1, {6, 5}, {2, 3}, {1, 2}, {2, 1}, {0, 2, 1, 0}, {0}, NULL, false},
-        {false, 2, 2, 4, 4, 4, {5, 6}, {3, 3}, ONES, ONES, {1, 1, 1, 1}, {0}, NULL, true},
-        {false, 2, 2, 4, 8, 4, {5, 5}, {3, 2}, {2, 1}, {1, 2}, {1, 0, 1, 1}, {0}, NULL, false},
-        {false, 2, 3, 5, 2, 1, {4, 3}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, true},
+        {false, 2, 2, 3, 4, 1, {7, 8}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {0}, NULL, true, {0}},
+        {false, 2, 1, 2, 3, 1, {6, 5}, {2, 3}, {1, 2}, {2, 1}, {0, 2, 1, 0}, {0}, NULL, false, {0}},
+        {false, 2, 2, 4, 4, 4, {5, 6}, {3, 3}, ONES, ONES, {1, 1, 1, 1}, {0}, NULL, true, {0}},
+        {false, 2, 2, 4, 8, 4, {5, 5}, {3, 2}, {2, 1}, {1, 2}, {1, 0, 1, 1}, {0}, NULL, false, {0}},
+        {false, 2, 3, 5, 2, 1, {4, 3}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, true, {0}},
         /* Edges: kernel as large as the padded input (one output), extents of 1. */
-        {false, 2, 1, 2, 3, 1, {3, 4}, {5, 4}, ONES, ONES, {1, 0, 1, 0}, {0}, NULL, true},
-        {false, 2, 1, 1, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, false},
-        {false, 1, 1, 1, 1, 1, {1}, {3}, ONES, ONES, {1, 1}, {0}, NULL, true},
+        {false, 2, 1, 2, 3, 1, {3, 4}, {5, 4}, ONES, ONES, {1, 0, 1, 0}, {0}, NULL, true, {0}},
+        {false, 2, 1, 1, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, false, {0}},
+        {false, 1, 1, 1, 1, 1, {1}, {3}, ONES, ONES, {1, 1}, {0}, NULL, true, {0}},
         /* A stride longer than the kernel skips input; pads wider than the kernel see only bias. */
-        {false, 1, 1, 2, 2, 1, {9}, {2}, {3}, ONES, {3, 3}, {0}, NULL, true},
+        {false, 1, 1, 2, 2, 1, {9}, {2}, {3}, ONES, {3, 3}, {0}, NULL, true, {0}},
         /* auto_pad. */
-        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "SAME_UPPER", true},
-        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "SAME_LOWER", true},
-        {false, 2, 1, 2, 3, 1, {5, 8}, {2, 4}, {3, 1}, {2, 1}, NO_PADS, {0}, "SAME_LOWER", false},
-        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "VALID", true},
-        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 1}, ONES, {1, 0, 1, 0}, {0}, "NOTSET", true},
+        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "SAME_UPPER", true, {0}},
+        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "SAME_LOWER", true, {0}},
+        {false, 2, 1, 2, 3, 1, {5, 8}, {2, 4}, {3, 1}, {2, 1}, NO_PADS, {0}, "SAME_LOWER", false, {0}},
+        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 2}, ONES, NO_PADS, {0}, "VALID", true, {0}},
+        {false, 2, 1, 2, 3, 1, {7, 6}, {3, 2}, {2, 1}, ONES, {1, 0, 1, 0}, {0}, "NOTSET", true, {0}},
         /* 3d. */
-        {false, 3, 2, 2, 3, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, {0}, NULL, true},
-        {false, 3, 1, 3, 3, 3, {3, 3, 4}, {3, 1, 2}, ONES, ONES, {1, 0, 0, 1, 0, 1}, {0}, NULL, false},
+        {false, 3, 2, 2, 3, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, {0}, NULL, true, {0}},
+        {false, 3, 1, 3, 3, 3, {3, 3, 4}, {3, 1, 2}, ONES, ONES, {1, 0, 0, 1, 0, 1}, {0}, NULL, false, {0}},
     };
     for (size_t i = 0; i < COUNT(cases); i++)
         check_case(&cases[i], &rng, false);
@@ -437,20 +448,25 @@ static void conv_transpose_differential(void **state)
     prng rng = {43};
     conv_case cases[] = {
         /* 2d: stride 2 upsampling, pads, output_padding, dilation, groups. */
-        {true, 2, 2, 3, 4, 1, {3, 4}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {1, 1}, NULL, true},
-        {true, 2, 1, 2, 3, 1, {4, 3}, {2, 3}, {1, 2}, {2, 1}, {0, 1, 1, 0}, {1, 0}, NULL, false},
-        {true, 2, 2, 4, 6, 2, {3, 3}, {3, 2}, {3, 2}, ONES, {1, 0, 0, 1}, {2, 1}, NULL, true},
-        {true, 2, 1, 4, 4, 4, {4, 4}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {0, 0}, NULL, true},
-        {true, 2, 1, 1, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, false},
+        {true, 2, 2, 3, 4, 1, {3, 4}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {1, 1}, NULL, true, {0}},
+        {true, 2, 1, 2, 3, 1, {4, 3}, {2, 3}, {1, 2}, {2, 1}, {0, 1, 1, 0}, {1, 0}, NULL, false, {0}},
+        {true, 2, 2, 4, 6, 2, {3, 3}, {3, 2}, {3, 2}, ONES, {1, 0, 0, 1}, {2, 1}, NULL, true, {0}},
+        {true, 2, 1, 4, 4, 4, {4, 4}, {3, 3}, {2, 2}, ONES, {1, 1, 1, 1}, {0, 0}, NULL, true, {0}},
+        {true, 2, 1, 1, 1, 1, {1, 1}, {1, 1}, ONES, ONES, NO_PADS, {0}, NULL, false, {0}},
         /* A stride longer than the kernel leaves rows only bias reaches. */
-        {true, 2, 1, 2, 2, 1, {3, 2}, {2, 1}, {3, 3}, ONES, NO_PADS, {2, 0}, NULL, true},
+        {true, 2, 1, 2, 2, 1, {3, 2}, {2, 1}, {3, 3}, ONES, NO_PADS, {2, 0}, NULL, true, {0}},
         /* auto_pad. */
-        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {1, 0}, "SAME_UPPER", true},
-        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 4}, {2, 2}, ONES, NO_PADS, {0, 0}, "SAME_LOWER", true},
-        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 1}, ONES, NO_PADS, {0, 0}, "VALID", false},
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {1, 0}, "SAME_UPPER", true, {0}},
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 4}, {2, 2}, ONES, NO_PADS, {0, 0}, "SAME_LOWER", true, {0}},
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 1}, ONES, NO_PADS, {0, 0}, "VALID", false, {0}},
         /* 1d and 3d. */
-        {true, 1, 2, 2, 2, 1, {5}, {4}, {3}, {2}, {2, 1}, {1}, NULL, true},
-        {true, 3, 1, 2, 2, 2, {2, 3, 2}, {2, 2, 3}, {2, 1, 2}, ONES, {0, 1, 1, 1, 0, 0}, {1, 0, 1}, NULL, true},
+        {true, 1, 2, 2, 2, 1, {5}, {4}, {3}, {2}, {2, 1}, {1}, NULL, true, {0}},
+        {true, 3, 1, 2, 2, 2, {2, 3, 2}, {2, 2, 3}, {2, 1, 2}, ONES, {0, 1, 1, 1, 0, 0}, {1, 0, 1}, NULL, true, {0}},
+        /* output_shape: smaller than the full extent (crops), equal, larger (grows with bias only). */
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {1, 0}, NULL, true, {5, 9}},
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {0, 1}, "SAME_UPPER", true, {6, 8}},
+        {true, 2, 1, 2, 3, 1, {3, 4}, {3, 2}, {2, 3}, ONES, NO_PADS, {0, 0}, "SAME_LOWER", false, {10, 13}},
+        {true, 1, 2, 2, 2, 1, {4}, {3}, {2}, {2}, NO_PADS, {1}, NULL, true, {14}},
     };
     for (size_t i = 0; i < COUNT(cases); i++)
         check_case(&cases[i], &rng, false);
@@ -462,9 +478,9 @@ static void larger_shapes_match(void **state)
 {
     (void)state;
     prng rng = {47};
-    conv_case big = {false, 2, 2, 6, 8, 2, {17, 13}, {3, 5}, {2, 1}, {1, 2}, {1, 2, 0, 3}, {0}, NULL, true};
+    conv_case big = {false, 2, 2, 6, 8, 2, {17, 13}, {3, 5}, {2, 1}, {1, 2}, {1, 2, 0, 3}, {0}, NULL, true, {0}};
     check_case(&big, &rng, false);
-    conv_case big_t = {true, 2, 2, 6, 4, 2, {7, 6}, {4, 3}, {2, 3}, ONES, {1, 0, 2, 1}, {1, 2}, NULL, true};
+    conv_case big_t = {true, 2, 2, 6, 4, 2, {7, 6}, {4, 3}, {2, 3}, ONES, {1, 0, 2, 1}, {1, 2}, NULL, true, {0}};
     check_case(&big_t, &rng, false);
 }
 
@@ -515,6 +531,21 @@ static void onnx_examples(void **state)
     static const double channel[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
     for (uint64_t i = 0; i < 42; i++)
         assert_true(load(ty, i) == channel[i % 21]);
+    /* convtranspose_output_shape: the same with output_shape [10, 8] instead of pads: one more row and column. */
+    int64_t big_ys[4] = {1, 2, 10, 8}, out_shape[2] = {10, 8};
+    kiln_tensor *big = new_tensor(KILN_F32, 4, big_ys);
+    attribute_set shaped = {.count = 0};
+    add_ints(&shaped, "output_shape", out_shape, 2);
+    add_ints(&shaped, "strides", tstrides, 2);
+    check_shape_rule("conv_transpose", tin, 2, &shaped, big);
+    assert_int_equal(run_kernel("conv_transpose", tin, 2, big, &shaped, &err), KILN_OK);
+    static const double rows[3][8] = {
+        {0, 0, 1, 1, 3, 2, 2, 0}, {3, 3, 7, 4, 9, 5, 5, 0}, {6, 6, 13, 7, 15, 8, 8, 0}};
+    for (uint64_t i = 0; i < 160; i++) {
+        uint64_t r = (i / 8) % 10, col = i % 8;
+        assert_true(load(big, i) == (r == 9 ? 0.0 : rows[r / 3][col]));
+    }
+    kiln_tensor_free(big);
     kiln_tensor_free(x);
     kiln_tensor_free(w);
     kiln_tensor_free(y);
@@ -571,7 +602,7 @@ static void symbolic_output_sizes(void **state)
         for (size_t m = 0; m < COUNT(modes); m++) {
             attribute_set set = {.count = 0};
             conv_case c = {t == 1, 2, 1, 3, 4, 1, {0, 0}, {3, 5}, {2, 3}, {1, 2}, {1, 2, 1, 0}, {1, 1}, modes[m],
-                           false};
+                           false, {0}};
             if (modes[m])
                 add_string(&set, "auto_pad", modes[m]);
             add_ints(&set, "dilations", dilations, 2);
@@ -677,7 +708,7 @@ static void ops_run_end_to_end(void **state)
         for (int t = 0; t < 2; t++) {
             kiln_dtype dt = float_dtypes[d];
             conv_case c = {t == 1, 2, 1, 3, t ? 2 : 4, 1, {0, 0}, {3, 4}, {2, 1}, ONES, {1, 0, 1, 2}, {1, 0},
-                           NULL, true};
+                           NULL, true, {0}};
             int64_t ws[4] = {t ? 3 : 4, t ? 2 : 3, 3, 4}, bs = c.out_channels;
             kiln_tensor *w = new_tensor(dt, 4, ws), *b = new_tensor(dt, 1, &bs);
             fill(w, &rng, false);
@@ -949,6 +980,24 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
     kiln_attribute outpad[1] = {{.name = "output_padding", .type = KILN_ATTRIBUTE_INTS, .ints = op1, .count = 2}};
     REFUSED(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 1, outpad, NULL, &err),
             "output_padding[0] = 1 must be smaller than the stride 1 or the dilation 1");
+    /* output_shape: one per spatial axis, >= 1, not with pads or VALID. */
+    int64_t shape3[3] = {4, 4, 4}, shape0[2] = {0, 4}, shape_ok[2] = {6, 6};
+    kiln_attribute shaped[2] = {{.name = "output_shape", .type = KILN_ATTRIBUTE_INTS, .ints = shape3, .count = 3},
+                                {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4}};
+    REFUSED(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 1, shaped, NULL, &err),
+            "node 0 (conv_transpose)", "output_shape has 3 values, expected 2");
+    shaped[0].ints = shape0;
+    shaped[0].count = 2;
+    REFUSED(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 1, shaped, NULL, &err),
+            "output_shape[0] = 0 is outside 1..");
+    shaped[0].ints = shape_ok;
+    REFUSED(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 2, shaped, NULL, &err),
+            "pads cannot be given with output_shape");
+    kiln_attribute shaped_valid[2] = {{.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "VALID"}, shaped[0]};
+    REFUSED(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 2, shaped_valid, NULL, &err),
+            "output_shape cannot be given with auto_pad VALID");
+    assert_int_equal(build_program("conv_transpose", KILN_F32, dims, 1, "[n, 2, 4, 4]", w, NULL, 1, shaped, NULL, &err),
+                     KILN_OK);
     /* conv takes no output_padding (the common attribute check). */
     assert_int_equal(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w, NULL, 1, outpad, NULL, &err),
                      KILN_ERR_INVALID_PROGRAM);
