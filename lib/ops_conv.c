@@ -10,7 +10,9 @@
  * on and never trust a caller. Each output element is a sum in double over
  * its input channels and kernel taps, rounded once to the output dtype;
  * the innermost loop walks a kernel row, contiguous in the weight and, for
- * dilation 1, in the input. Kernels allocate nothing.
+ * dilation 1, in the input. conv_transpose gathers too, visiting only the
+ * taps that reach each output (one arithmetic progression per axis).
+ * Kernels allocate nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,14 +369,71 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, ki
 DEFINE_CONV(float, f32)
 DEFINE_CONV(double, f64)
 
-/* Taps k of one axis with o + pad - k*dilation = i*stride for an input position 0 <= i < extent. */
-static bool transpose_tap(int64_t o, const conv_geometry *g, uint32_t a, int64_t k, int64_t *i)
+static int64_t floor_mod(int64_t a, int64_t m)
 {
-    int64_t t = o + g->pad[a] - k * g->dilation[a];
-    if (t < 0 || t % g->stride[a] != 0)
-        return false;
-    *i = t / g->stride[a];
-    return *i < g->in[a];
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+static int64_t gcd(int64_t a, int64_t b)
+{
+    while (b != 0) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/* x in 0..m-1 with a*x = 1 (mod m), for a and m >= 1 coprime (extended Euclid). */
+static int64_t inverse_mod(int64_t a, int64_t m)
+{
+    int64_t r0 = m, r1 = floor_mod(a, m), t0 = 0, t1 = 1;
+    while (r1 != 0) {
+        int64_t q = r0 / r1, r = r0 - q * r1, t = t0 - q * t1;
+        r0 = r1;
+        r1 = r;
+        t0 = t1;
+        t1 = t;
+    }
+    return floor_mod(t0, m);
+}
+
+/*
+ * The taps of one axis that reach output position o of a transposed
+ * convolution: those k in first, first + step, ..., last with
+ * o + pad - k*dilation = i*stride for an input position 0 <= i < extent.
+ * They form one arithmetic progression (k*dilation = o + pad modulo the
+ * stride), so the walk visits no other tap; empty when first > last.
+ */
+typedef struct tap_walk {
+    int64_t origin; /* o + pad: input position i of tap k is (origin - k*dilation) / stride */
+    int64_t first, last, step;
+} tap_walk;
+
+static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
+{
+    int64_t s = g->stride[a], d = g->dilation[a], k = g->kernel[a];
+    int64_t common = gcd(s, d);
+    tap_walk w = {o + g->pad[a], 1, 0, s / common};
+    if (floor_mod(w.origin, common) != 0)
+        return w; /* no tap lands on a multiple of the stride */
+    /* k*(d/common) = origin/common (mod step): the smallest such k. */
+    int64_t first = w.step == 1 ? 0
+                                : floor_mod(floor_mod(w.origin / common, w.step) * inverse_mod(d / common, w.step),
+                                            w.step);
+    /* i < extent, i.e. k*d > origin - extent*s; an overflowing extent*s bounds nothing. */
+    int64_t span, lowest = 0;
+    if (!__builtin_mul_overflow(g->in[a], s, &span) && w.origin - span >= 0)
+        lowest = (w.origin - span) / d + 1;
+    if (lowest > first)
+        first += (lowest - first + w.step - 1) / w.step * w.step;
+    /* i >= 0, i.e. k*d <= origin. */
+    w.last = w.origin < 0 ? -1 : w.origin / d;
+    if (w.last > k - 1)
+        w.last = k - 1;
+    w.first = first;
+    return w;
 }
 
 /*
@@ -391,32 +450,34 @@ static bool transpose_tap(int64_t o, const conv_geometry *g, uint32_t a, int64_t
         for (int64_t n = 0; n < g->batch; n++)                                                                    \
             for (int64_t m = 0; m < g->out_channels; m++) {                                                       \
                 int64_t group = m / g->out_per_group, within = m % g->out_per_group;                              \
-                for (int64_t od = 0; od < g->out[0]; od++)                                                        \
-                    for (int64_t oh = 0; oh < g->out[1]; oh++)                                                    \
+                for (int64_t od = 0; od < g->out[0]; od++) {                                                      \
+                    tap_walk wd = transpose_taps(g, 0, od);                                                       \
+                    for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                  \
+                        tap_walk wh = transpose_taps(g, 1, oh);                                                   \
                         for (int64_t ow = 0; ow < g->out[2]; ow++) {                                              \
+                            tap_walk ww = transpose_taps(g, 2, ow);                                               \
                             double sum = bias ? (double)bias[m] : 0.0;                                            \
                             for (int64_t ci = 0; ci < g->in_per_group; ci++) {                                    \
                                 int64_t c = group * g->in_per_group + ci;                                         \
                                 const T *plane = x + (n * g->in_channels + c) * in_plane;                         \
                                 const T *filter = weight + (c * g->out_per_group + within) * taps;                \
-                                for (int64_t kd = 0; kd < g->kernel[0]; kd++) {                                   \
-                                    int64_t id, ih, iw;                                                           \
-                                    if (!transpose_tap(od, g, 0, kd, &id))                                        \
-                                        continue;                                                                 \
-                                    for (int64_t kh = 0; kh < g->kernel[1]; kh++) {                               \
-                                        if (!transpose_tap(oh, g, 1, kh, &ih))                                    \
-                                            continue;                                                             \
+                                for (int64_t kd = wd.first; kd <= wd.last; kd += wd.step) {                       \
+                                    int64_t id = (wd.origin - kd * g->dilation[0]) / g->stride[0];                \
+                                    for (int64_t kh = wh.first; kh <= wh.last; kh += wh.step) {                   \
+                                        int64_t ih = (wh.origin - kh * g->dilation[1]) / g->stride[1];            \
                                         const T *row = plane + (id * g->in[1] + ih) * g->in[2];                   \
                                         const T *taps_row = filter + (kd * g->kernel[1] + kh) * g->kernel[2];     \
-                                        for (int64_t kw = 0; kw < g->kernel[2]; kw++)                             \
-                                            if (transpose_tap(ow, g, 2, kw, &iw))                                 \
-                                                sum += (double)row[iw] * (double)taps_row[kw];                    \
+                                        for (int64_t kw = ww.first; kw <= ww.last; kw += ww.step)                 \
+                                            sum += (double)row[(ww.origin - kw * g->dilation[2]) / g->stride[2]] * \
+                                                   (double)taps_row[kw];                                          \
                                     }                                                                             \
                                 }                                                                                 \
                             }                                                                                     \
                             y[(((n * g->out_channels + m) * g->out[0] + od) * g->out[1] + oh) * g->out[2] + ow] = \
                                 (T)sum;                                                                           \
                         }                                                                                         \
+                    }                                                                                             \
+                }                                                                                                 \
             }                                                                                                     \
     }
 

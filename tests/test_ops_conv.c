@@ -462,6 +462,11 @@ static void conv_transpose_differential(void **state)
         /* 1d and 3d. */
         {true, 1, 2, 2, 2, 1, {5}, {4}, {3}, {2}, {2, 1}, {1}, NULL, true, {0}},
         {true, 3, 1, 2, 2, 2, {2, 3, 2}, {2, 2, 3}, {2, 1, 2}, ONES, {0, 1, 1, 1, 0, 0}, {1, 0, 1}, NULL, true, {0}},
+        /* Stride and dilation sharing a factor, or not: the taps reaching an output form a progression. */
+        {true, 1, 1, 2, 2, 1, {5}, {4}, {3}, {2}, {1, 2}, {1}, NULL, true, {0}},
+        {true, 1, 2, 1, 2, 1, {6}, {5}, {4}, {6}, {3, 0}, {3}, NULL, true, {0}},
+        {true, 2, 1, 2, 2, 2, {4, 3}, {3, 3}, {2, 2}, {2, 2}, {1, 0, 2, 1}, {1, 1}, NULL, false, {0}},
+        {true, 1, 1, 1, 1, 1, {5}, {3}, {3}, {2}, NO_PADS, {0}, NULL, true, {20}},
         /* output_shape: smaller than the full extent (crops), equal, larger (grows with bias only). */
         {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {1, 0}, NULL, true, {5, 9}},
         {true, 2, 1, 2, 3, 1, {3, 4}, {3, 3}, {2, 2}, ONES, NO_PADS, {0, 1}, "SAME_UPPER", true, {6, 8}},
