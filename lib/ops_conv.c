@@ -61,6 +61,7 @@ static bool resolve_group(const kiln_node_attribute *attributes, uint32_t count,
 
 static const char equal_advice[] = "Use the same dim (or the same constant) for both sizes";
 static const char divisible_advice[] = "Declare the dim with a multiple_of that group divides";
+static const char constant_divisible_advice[] = "Use a group that divides the channel count";
 
 static kiln_status prove_equal(const kiln_shape_context *ctx, uint32_t a, uint32_t b, const char *what,
                                kiln_error *err)
@@ -76,7 +77,8 @@ static kiln_status prove_divisible(const kiln_shape_context *ctx, const char *na
     kiln_format_size(ctx, size, text, sizeof text);
     snprintf(what, sizeof what, "%s axis %u size %s is divisible by group %lld", name, axis, text, (long long)group);
     kiln_size_claim claim = {KILN_CLAIM_MULTIPLE_OF, size, 0, group};
-    return kiln_prove_size_claim(ctx, &claim, what, divisible_advice, err);
+    bool constant = ctx->pool->items[size].kind == KILN_EXPR_CONST;
+    return kiln_prove_size_claim(ctx, &claim, what, constant ? constant_divisible_advice : divisible_advice, err);
 }
 
 /* size * group as an expression (constants fold). */

@@ -352,8 +352,13 @@ kiln_status kiln_window_infer_size(const kiln_shape_context *ctx, const kiln_win
     snprintf(what, sizeof what,
              "x axis %u size %s padded by %lld+%lld covers the dilated kernel %lld (%s >= %lld)", x_axis, size,
              (long long)pb, (long long)pe, (long long)dilated, padded_size, (long long)dilated);
-    snprintf(advice, sizeof advice, "Declare the dims so that x axis %u is at least %lld, or pad or shrink the kernel",
-             x_axis, (long long)(dilated - pb - pe));
+    if (ctx->pool->items[in].kind == KILN_EXPR_CONST)
+        snprintf(advice, sizeof advice, "Pad x axis %u by at least %lld in all, or shrink the kernel or the dilation",
+                 x_axis, (long long)(dilated - ctx->pool->items[in].constant));
+    else
+        snprintf(advice, sizeof advice,
+                 "Declare the dims so that x axis %u is at least %lld, or pad or shrink the kernel", x_axis,
+                 (long long)(dilated - pb - pe));
     KILN_TRY(prove_at_least(ctx, padded, dilated, what, advice, err));
     uint32_t numerator, quotient;
     if (w->kind == KILN_WINDOW_POOL && w->ceil_mode) {

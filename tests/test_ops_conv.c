@@ -879,7 +879,7 @@ static void channels_and_groups_are_proven(void **state)
     /* Constant channels not divisible by the group. */
     kiln_attribute g4[1] = {{.name = "group", .type = KILN_ATTRIBUTE_INT, .i = 4}};
     REFUSED(build_program("conv", KILN_F32, dims, 3, "[n, 6, 9, 9]", wg, NULL, 1, g4, NULL, &err),
-            "it is not true that x axis 1 size 6 is divisible by group 4");
+            "it is not true that x axis 1 size 6 is divisible by group 4. Use a group that divides the channel count");
     /* Output channels (weight axis 0 = 4) not divisible by group 3 (input 3 = 1 * 3). */
     kiln_attribute g3[1] = {{.name = "group", .type = KILN_ATTRIBUTE_INT, .i = 3}};
     REFUSED(build_program("conv", KILN_F32, dims, 3, "[n, 3, 9, 9]", wg, NULL, 1, g3, NULL, &err),
@@ -925,7 +925,8 @@ static void windows_are_proven_to_fit(void **state)
             "x axis 3 size w padded by 0+0 covers the dilated kernel 7", "counterexample: w=");
     /* Constant extents: it is simply false. */
     REFUSED(build_program("conv", KILN_F64, dims, 3, "[n, 1, 4, 8]", w, NULL, 0, NULL, NULL, &err),
-            "it is not true that x axis 2 size 4 padded by 0+0 covers the dilated kernel 5");
+            "it is not true that x axis 2 size 4 padded by 0+0 covers the dilated kernel 5",
+            "Pad x axis 2 by at least 1 in all");
     /* SAME needs a non-empty input. */
     kiln_dim_decl empty[2] = {{"n", 1, 4, 1}, {"h", 0, 8, 1}};
     kiln_attribute same[1] = {{.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "SAME_UPPER"}};
