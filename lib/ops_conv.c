@@ -121,8 +121,9 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const char *op,
                          "%s: %s needs x of rank 3, 4 or 5 ([N, C, spatial...] with 1 to 3 spatial axes), got rank %u",
                          ctx->node_label, op, x->shape.rank);
     if (weight->shape.rank != x->shape.rank)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: weight (input 1) must have the rank of x (%u), got rank %u",
-                         ctx->node_label, x->shape.rank, weight->shape.rank);
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: weight (input 1) must have the rank of x (%u), got rank %u", ctx->node_label,
+                         x->shape.rank, weight->shape.rank);
     if (input_count == 3 && inputs[2]->shape.rank != 1)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: bias (input 2) must have rank 1, got rank %u",
                          ctx->node_label, inputs[2]->shape.rank);

@@ -521,7 +521,8 @@ static void onnx_examples(void **state)
         assert_true(load(y_tight, i) == tight_y[i]);
     /* convtranspose_pads: x 3x3 of 0..8, weight [1, 2, 3, 3] of ones, strides [3, 2], pads [1, 2, 1, 2]. */
     int64_t txs[4] = {1, 1, 3, 3}, tws[4] = {1, 2, 3, 3}, tys[4] = {1, 2, 7, 3};
-    kiln_tensor *tx = new_tensor(KILN_F32, 4, txs), *tw = new_tensor(KILN_F32, 4, tws), *ty = new_tensor(KILN_F32, 4, tys);
+    kiln_tensor *tx = new_tensor(KILN_F32, 4, txs), *tw = new_tensor(KILN_F32, 4, tws);
+    kiln_tensor *ty = new_tensor(KILN_F32, 4, tys);
     for (uint64_t i = 0; i < tx->element_count; i++)
         store(tx, i, (double)i);
     for (uint64_t i = 0; i < tw->element_count; i++)
@@ -1013,7 +1014,8 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
     REFUSED(build_program("conv", KILN_F64, dims, 1, "[n, 3, 9, 9]", w, NULL, 0, NULL, NULL, &err), "dtypes differ");
     REFUSED(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w1, NULL, 0, NULL, NULL, &err),
             "weight (input 1) must have the rank of x (4), got rank 3");
-    REFUSED(build_program("conv", KILN_F32, dims, 1, "[n, 3]", w, NULL, 0, NULL, NULL, &err), "needs x of rank 3, 4 or 5");
+    REFUSED(build_program("conv", KILN_F32, dims, 1, "[n, 3]", w, NULL, 0, NULL, NULL, &err),
+            "needs x of rank 3, 4 or 5");
     kiln_tensor_free(w);
     kiln_tensor_free(w1);
     kiln_tensor_free(wi);
