@@ -80,6 +80,7 @@ extern const kiln_op_family kiln_ops_gather;
 extern const kiln_op_family kiln_ops_norm;
 extern const kiln_op_family kiln_ops_resize;
 extern const kiln_op_family kiln_ops_einsum;
+extern const kiln_op_family kiln_ops_generate;
 
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);
