@@ -1,6 +1,6 @@
 /*
- * ops_resize.c — resize (nearest and n-linear interpolation over any axes):
- * shape rule and portable reference kernel.
+ * ops_resize.c — resize (nearest, n-linear and n-cubic interpolation over
+ * any axes): shape rule and portable reference kernel.
  *
  * Semantics, preconditions and numerics are in spec/ops/resize.md. The
  * target is static, like reshape's: `scales` (one ratio per axis) or
@@ -28,7 +28,7 @@
 /* The largest numerator: keeps in*p within int64 for any realistic axis. */
 #define RESIZE_MAX_SCALE_NUMERATOR (1 << 20)
 
-typedef enum resize_mode { RESIZE_NEAREST, RESIZE_LINEAR } resize_mode;
+typedef enum resize_mode { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC } resize_mode;
 
 typedef enum coordinate_mode {
     COORDINATES_HALF_PIXEL,
@@ -44,12 +44,12 @@ typedef enum nearest_rounding {
     ROUND_CEIL,
 } nearest_rounding;
 
-static const char *const mode_names[] = {"nearest", "linear"};
+static const char *const mode_names[] = {"nearest", "linear", "cubic"};
 static const char *const coordinate_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
 static const char *const rounding_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 /* Names the op's vocabulary has elsewhere but this version does not implement. */
-static const char *const unsupported_modes[] = {"cubic", NULL};
+static const char *const unsupported_modes[] = {NULL};
 static const char *const unsupported_coordinates[] = {"tf_crop_and_resize", "half_pixel_symmetric",
                                                       "tf_half_pixel_for_nn", NULL};
 
@@ -60,6 +60,8 @@ typedef struct resize_options {
     nearest_rounding rounding;
     const kiln_node_attribute *scales; /* FLOATS, or NULL */
     const kiln_node_attribute *sizes;  /* INTS, or NULL */
+    double cubic_coeff_a;              /* cubic only */
+    bool exclude_outside;              /* cubic only */
 } resize_options;
 
 static const kiln_attribute_spec resize_attributes[] = {
@@ -117,7 +119,7 @@ static kiln_status read_options(const char *label, const kiln_node_attribute *at
 {
     static const char *const none[] = {NULL};
     int mode, coordinates, rounding;
-    KILN_TRY(choose(label, attributes, count, "mode", mode_names, 2, unsupported_modes, RESIZE_NEAREST, &mode, err));
+    KILN_TRY(choose(label, attributes, count, "mode", mode_names, 3, unsupported_modes, RESIZE_NEAREST, &mode, err));
     KILN_TRY(choose(label, attributes, count, "coordinate_transformation_mode", coordinate_names, 4,
                     unsupported_coordinates, COORDINATES_HALF_PIXEL, &coordinates, err));
     KILN_TRY(choose(label, attributes, count, "nearest_mode", rounding_names, 4, none, ROUND_PREFER_FLOOR, &rounding,
@@ -125,13 +127,22 @@ static kiln_status read_options(const char *label, const kiln_node_attribute *at
     o->mode = (resize_mode)mode;
     o->coordinates = (coordinate_mode)coordinates;
     o->rounding = (nearest_rounding)rounding;
-    /* Cubic interpolation is not implemented, so its parameters have nothing to tune. */
+    /* Refused rather than ignored: a parameter that cannot matter is a mistake in the program. */
     static const char *const cubic_only[] = {"cubic_coeff_a", "exclude_outside"};
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < 2 && o->mode != RESIZE_CUBIC; i++)
         if (kiln_attribute_find(attributes, count, cubic_only[i]))
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                              "%s: attribute '%s' applies only to mode \"cubic\", and the mode is \"%s\"", label,
                              cubic_only[i], mode_names[mode]);
+    o->cubic_coeff_a = kiln_attribute_float(attributes, count, "cubic_coeff_a", -0.75);
+    if (!isfinite(o->cubic_coeff_a))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'cubic_coeff_a' is %g, not a finite number",
+                         label, o->cubic_coeff_a);
+    int64_t exclude = kiln_attribute_int(attributes, count, "exclude_outside", 0);
+    if (exclude != 0 && exclude != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'exclude_outside' is %lld; expected 0 or 1",
+                         label, (long long)exclude);
+    o->exclude_outside = exclude == 1;
     if (o->mode != RESIZE_NEAREST && kiln_attribute_find(attributes, count, "nearest_mode"))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: attribute 'nearest_mode' applies only to mode \"nearest\", and the mode is \"%s\"",
@@ -207,9 +218,9 @@ static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_
     if (!kiln_dtype_is_supported(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
                          kiln_dtype_name(x->dtype));
-    if (o.mode == RESIZE_LINEAR && x->dtype != KILN_F32 && x->dtype != KILN_F64)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"linear\" needs f32 or f64; x has dtype %s",
-                         ctx->node_label, kiln_dtype_name(x->dtype));
+    if (o.mode != RESIZE_NEAREST && x->dtype != KILN_F32 && x->dtype != KILN_F64)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32 or f64; x has dtype %s",
+                         ctx->node_label, mode_names[o.mode], kiln_dtype_name(x->dtype));
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
     const char *target_name = o.scales ? "scales" : "sizes";
     if (target->count != x->shape.rank)
@@ -248,11 +259,44 @@ static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_
 
 /* ---------------------------------------------------------------- kernel */
 
-/* Where one output coordinate reads along one axis: (1-weight)*x[lower] + weight*x[upper]. */
-typedef struct source_position {
-    int64_t lower, upper;
-    double weight; /* 0 for nearest, and where the position is clamped to an edge */
-} source_position;
+/*
+ * The input positions one output coordinate reads along one axis, and
+ * their weights: 1 tap for nearest (and wherever the coordinate is exact),
+ * 2 for linear, 4 for cubic. A tap of weight 0 is left out, so an element
+ * that does not contribute is never read (no 0 * NaN).
+ */
+typedef struct axis_taps {
+    uint32_t count;
+    int64_t index[4];
+    double weight[4];
+} axis_taps;
+
+static void add_tap(axis_taps *t, int64_t index, double weight)
+{
+    if (weight != 0.0) {
+        t->index[t->count] = index;
+        t->weight[t->count] = weight;
+        t->count++;
+    }
+}
+
+static int64_t clamp_index(int64_t i, int64_t in)
+{
+    return i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+}
+
+/*
+ * Cubic convolution weights of the neighbours floor-1 .. floor+2 of a
+ * coordinate whose fraction is t (0 < t < 1), with coefficient a:
+ * W(d) = (a+2)|d|^3 - (a+3)|d|^2 + 1 for |d| <= 1,
+ *        a|d|^3 - 5a|d|^2 + 8a|d| - 4a for 1 < |d| < 2.
+ */
+static void cubic_weights(double t, double a, double *w)
+{
+    double d[4] = {1 + t, t, 1 - t, 2 - t};
+    for (int i = 0; i < 4; i++)
+        w[i] = d[i] <= 1 ? ((a + 2) * d[i] - (a + 3)) * d[i] * d[i] + 1 : ((a * d[i] - 5 * a) * d[i] + 8 * a) * d[i] - 4 * a;
+}
 
 /* floor(n / d) for d > 0. */
 static int64_t floor_div(int64_t n, int64_t d)
@@ -262,13 +306,13 @@ static int64_t floor_div(int64_t n, int64_t d)
 }
 
 /*
- * The source position of output coordinate `x` on an axis of `in` elements
- * resized to `out`, with scale p/q: computed as the exact fraction
- * numerator/denominator, then rounded (nearest) or split into two
- * neighbours and a weight (linear).
+ * The taps of output coordinate `x` on an axis of `in` elements resized to
+ * `out`, with scale p/q: the source coordinate is computed as the exact
+ * fraction numerator/denominator, then rounded (nearest) or split into
+ * neighbours and weights (linear, cubic).
  */
-static kiln_status source_of(const resize_options *o, int64_t x, int64_t in, int64_t out, int64_t p, int64_t q,
-                             source_position *s, kiln_error *err)
+static kiln_status taps_of(const resize_options *o, int64_t x, int64_t in, int64_t out, int64_t p, int64_t q,
+                           axis_taps *t, kiln_error *err)
 {
     int64_t numerator = 0, denominator = 1;
     bool overflow = false;
@@ -297,6 +341,7 @@ static kiln_status source_of(const resize_options *o, int64_t x, int64_t in, int
                          (long long)in, (long long)out);
     int64_t whole = floor_div(numerator, denominator);
     int64_t remainder = numerator - whole * denominator; /* 0 <= remainder < denominator */
+    t->count = 0;
     if (o->mode == RESIZE_NEAREST) {
         bool up = false;
         switch (o->rounding) {
@@ -305,15 +350,32 @@ static kiln_status source_of(const resize_options *o, int64_t x, int64_t in, int
         case ROUND_FLOOR: up = false; break;
         case ROUND_CEIL: up = remainder > 0; break;
         }
-        int64_t index = whole + (up ? 1 : 0);
-        index = index < 0 ? 0 : index > in - 1 ? in - 1 : index;
-        *s = (source_position){index, index, 0.0};
-    } else if (whole < 0) {
-        *s = (source_position){0, 0, 0.0};
-    } else if (whole >= in - 1) {
-        *s = (source_position){in - 1, in - 1, 0.0};
+        add_tap(t, clamp_index(whole + (up ? 1 : 0), in), 1.0);
+    } else if (o->mode == RESIZE_LINEAR) {
+        /* The coordinate is clamped to the axis, so the edge element is repeated outside it. */
+        if (whole < 0) {
+            add_tap(t, 0, 1.0);
+        } else if (whole >= in - 1) {
+            add_tap(t, in - 1, 1.0);
+        } else {
+            double w = (double)remainder / (double)denominator;
+            add_tap(t, whole, 1.0 - w);
+            add_tap(t, whole + 1, w);
+        }
+    } else if (remainder == 0) {
+        add_tap(t, clamp_index(whole, in), 1.0); /* the cubic kernel is 1 at 0 and 0 at other integers */
     } else {
-        *s = (source_position){whole, whole + 1, (double)remainder / (double)denominator};
+        double w[4], total = 0.0;
+        cubic_weights((double)remainder / (double)denominator, o->cubic_coeff_a, w);
+        for (int i = 0; i < 4; i++) {
+            int64_t at = whole - 1 + i;
+            if (o->exclude_outside && (at < 0 || at >= in))
+                w[i] = 0.0;
+            total += w[i];
+        }
+        bool renormalise = o->exclude_outside && total != 0.0; /* some neighbour is always inside */
+        for (int i = 0; i < 4; i++)
+            add_tap(t, clamp_index(whole - 1 + i, in), renormalise ? w[i] / total : w[i]);
     }
     return KILN_OK;
 }
@@ -337,7 +399,7 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
         return mismatch(err);
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
     if (in->dtype != out->dtype || in->rank != out->rank || target->count != in->rank ||
-        (o.mode == RESIZE_LINEAR && in->dtype != KILN_F32 && in->dtype != KILN_F64))
+        (o.mode != RESIZE_NEAREST && in->dtype != KILN_F32 && in->dtype != KILN_F64))
         return mismatch(err);
     int64_t p[KILN_MAX_RANK], q[KILN_MAX_RANK], strides[KILN_MAX_RANK], stride = 1;
     for (uint32_t i = in->rank; i-- > 0;) {
@@ -364,32 +426,35 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
     size_t width = kiln_dtype_size(in->dtype);
     int64_t index[KILN_MAX_RANK] = {0};
     for (uint64_t e = 0; e < out->element_count; e++) {
-        source_position s[KILN_MAX_RANK];
+        axis_taps taps[KILN_MAX_RANK];
         for (uint32_t i = 0; i < in->rank; i++)
-            KILN_TRY(source_of(&o, index[i], in->shape[i], out->shape[i], p[i], q[i], &s[i], err));
+            KILN_TRY(taps_of(&o, index[i], in->shape[i], out->shape[i], p[i], q[i], &taps[i], err));
         if (o.mode == RESIZE_NEAREST) {
             int64_t offset = 0;
             for (uint32_t i = 0; i < in->rank; i++)
-                offset += s[i].lower * strides[i];
+                offset += taps[i].index[0] * strides[i];
             memcpy((uint8_t *)out->data + e * width, (const uint8_t *)in->data + (size_t)offset * width, width);
         } else {
-            /* Every corner of the cell around the source position, weighted by the
-             * product of its per-axis weights. An axis of weight 0 has one corner,
-             * so a neighbour that does not contribute is never read (no 0 * NaN). */
+            /* Every combination of one tap per axis, weighted by the product of the
+             * taps' weights; an odometer over the taps, last axis fastest. */
+            uint32_t tap[KILN_MAX_RANK] = {0};
             double sum = 0.0;
-            for (uint32_t corner = 0; corner < (1u << in->rank); corner++) {
+            for (bool more = true; more;) {
                 double weight = 1.0;
                 int64_t offset = 0;
-                bool used = true;
-                for (uint32_t i = 0; i < in->rank && used; i++) {
-                    bool upper = (corner >> i) & 1u;
-                    if (upper && s[i].weight == 0.0)
-                        used = false;
-                    weight *= upper ? s[i].weight : 1.0 - s[i].weight;
-                    offset += (upper ? s[i].upper : s[i].lower) * strides[i];
+                for (uint32_t i = 0; i < in->rank; i++) {
+                    weight *= taps[i].weight[tap[i]];
+                    offset += taps[i].index[tap[i]] * strides[i];
                 }
-                if (used)
-                    sum += weight * load_real(in, offset);
+                sum += weight * load_real(in, offset);
+                more = false;
+                for (uint32_t i = in->rank; i-- > 0;) {
+                    if (++tap[i] < taps[i].count) {
+                        more = true;
+                        break;
+                    }
+                    tap[i] = 0;
+                }
             }
             if (out->dtype == KILN_F32)
                 ((float *)out->data)[e] = (float)sum;

@@ -8,8 +8,9 @@
  * computes each source coordinate from the ONNX formula with long double
  * division; a nearest-mode tie is recognised within 1e-9. The kernel
  * instead places every output element on all axes at once with exact
- * integer fractions and sums the corners of its cell. Nearest must match
- * bit for bit; linear within a few ulps of the output dtype.
+ * integer fractions and sums the products of its per-axis neighbours.
+ * Nearest must match bit for bit; linear and cubic within a few ulps of
+ * the output dtype.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,10 +100,12 @@ static kiln_status run_resize(const kiln_tensor *x, kiln_tensor *out, uint32_t a
 /* --------------------------------------------------------- the reference */
 
 typedef struct resize_case {
-    const char *mode;        /* "nearest" or "linear" */
+    const char *mode;        /* "nearest", "linear" or "cubic" */
     const char *coordinates; /* coordinate_transformation_mode */
     const char *rounding;    /* nearest_mode (nearest only) */
     bool by_sizes;           /* sizes (else scales) */
+    double cubic_a;          /* cubic only; 0: the default, not given */
+    bool exclude_outside;    /* cubic only */
 } resize_case;
 
 /* The source coordinate of output coordinate x, by the ONNX definition. */
@@ -135,6 +138,41 @@ static long double nearest_index(const char *rounding, long double c)
 }
 
 /*
+ * ONNX's cubic coefficients for the neighbours floor-1 .. floor+2 at
+ * fraction t, each neighbour clamped to the axis (edge padding); with
+ * exclude_outside the ones outside get 0 and the rest are renormalised.
+ */
+static long double cubic_at(const long double *row, int64_t inner, int64_t n, long double coordinate,
+                            const resize_case *c)
+{
+    long double a = c->cubic_a != 0 ? c->cubic_a : -0.75L;
+    if (fabsl(coordinate - roundl(coordinate)) < 1e-12L) {
+        int64_t i = (int64_t)roundl(coordinate);
+        return row[(i < 0 ? 0 : i > n - 1 ? n - 1 : i) * inner];
+    }
+    long double f = floorl(coordinate), t = coordinate - f;
+    long double w[4] = {
+        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+    };
+    long double total = 0, sum = 0;
+    for (int k = 0; k < 4; k++) {
+        int64_t i = (int64_t)f - 1 + k;
+        if (c->exclude_outside && (i < 0 || i >= n))
+            w[k] = 0;
+        total += w[k];
+    }
+    for (int k = 0; k < 4; k++) {
+        int64_t i = (int64_t)f - 1 + k;
+        i = i < 0 ? 0 : i > n - 1 ? n - 1 : i;
+        sum += (c->exclude_outside ? w[k] / total : w[k]) * row[i * inner];
+    }
+    return sum;
+}
+
+/*
  * Resize `data` (shape `shape`, rank `rank`) along `axis` from shape[axis]
  * to `out_size`, in place into a fresh array; returns it and updates shape.
  */
@@ -159,6 +197,8 @@ static long double *resize_axis(long double *data, int64_t *shape, uint32_t rank
                     long double n = nearest_index(c->rounding, coordinate);
                     int64_t i = n < 0 ? 0 : n > in_size - 1 ? in_size - 1 : (int64_t)n;
                     *dst = row[i * inner];
+                } else if (strcmp(c->mode, "cubic") == 0) {
+                    *dst = cubic_at(row, inner, in_size, coordinate, c);
                 } else {
                     long double clamped = coordinate < 0 ? 0 : coordinate > in_size - 1 ? in_size - 1 : coordinate;
                     int64_t left = (int64_t)floorl(clamped);
@@ -190,8 +230,12 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
     }
     kiln_tensor *x = random_tensor(dtype, rank, shape);
     kiln_tensor *y = new_tensor(dtype, rank, out_shape);
-    kiln_node_attribute attrs[4];
+    kiln_node_attribute attrs[6];
     uint32_t n = 0;
+    if (c->cubic_a != 0)
+        attrs[n++] = (kiln_node_attribute){.name = "cubic_coeff_a", .type = KILN_ATTRIBUTE_FLOAT, .f = c->cubic_a};
+    if (c->exclude_outside)
+        attrs[n++] = (kiln_node_attribute){.name = "exclude_outside", .type = KILN_ATTRIBUTE_INT, .i = 1};
     attrs[n++] = (kiln_node_attribute){.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING,
                                        .s = (char *)c->coordinates};
     attrs[n++] = (kiln_node_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)c->mode};
@@ -227,7 +271,7 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
             continue;
         }
         long double got = element_real(y, e), want = expected[e];
-        long double tolerance = dtype == KILN_F32 ? 4e-7L : 1e-14L;
+        long double tolerance = dtype == KILN_F32 ? 4e-7L : 1e-13L;
         if (fabsl(got - want) > tolerance * (1 + fabsl(want)))
             fail_msg("%s/%s: element %llu is %.17Lg, expected %.17Lg", c->mode, c->coordinates,
                      (unsigned long long)e, got, want);
@@ -262,7 +306,7 @@ static void nearest_matches_reference(void **state)
         for (size_t m = 0; m < 4; m++)
             for (size_t r = 0; r < 4; r++)
                 for (int by_sizes = 0; by_sizes < 2; by_sizes++) {
-                    resize_case c = {"nearest", coordinate_modes[m], rounding_modes[r], by_sizes};
+                    resize_case c = {"nearest", coordinate_modes[m], rounding_modes[r], by_sizes, 0, false};
                     check_resize(dtypes[(s + r) % 4], shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
                 }
 }
@@ -273,7 +317,24 @@ static void linear_matches_reference(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t m = 0; m < 4; m++)
             for (int by_sizes = 0; by_sizes < 2; by_sizes++) {
-                resize_case c = {"linear", coordinate_modes[m], NULL, by_sizes};
+                resize_case c = {"linear", coordinate_modes[m], NULL, by_sizes, 0, false};
+                check_resize(KILN_F32, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
+                check_resize(KILN_F64, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
+            }
+}
+
+static void cubic_matches_reference(void **state)
+{
+    (void)state;
+    static const struct {
+        double a;
+        bool exclude_outside;
+    } variants[] = {{0, false}, {-0.5, false}, {0, true}, {-0.5, true}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t m = 0; m < 4; m++)
+            for (size_t v = 0; v < 4; v++) {
+                resize_case c = {"cubic", coordinate_modes[m], NULL, (s + v) % 2 == 1, variants[v].a,
+                                 variants[v].exclude_outside};
                 check_resize(KILN_F32, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
                 check_resize(KILN_F64, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
             }
@@ -326,6 +387,24 @@ static void known_values(void **state)
     assert_int_equal(run_resize(x, y, 3, corners, &err), KILN_OK);
     static const double aligned[] = {0, 5, 10, 15, 20, 25, 30};
     assert_memory_equal(y->data, aligned, sizeof aligned);
+    kiln_tensor_free(y);
+    kiln_tensor_free(x);
+
+    /* The first row of ONNX's resize_upsample_scales_cubic: 1..16 as 4x4, scales 2, a = -0.75, half_pixel. */
+    x = new_tensor(KILN_F32, 2, (int64_t[]){4, 4});
+    for (int i = 0; i < 16; i++)
+        ((float *)x->data)[i] = (float)(i + 1);
+    y = new_tensor(KILN_F32, 2, (int64_t[]){8, 8});
+    double twice[] = {2.0, 2.0};
+    kiln_node_attribute cubic[] = {
+        {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "cubic"},
+        {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = twice, .count = 2},
+    };
+    assert_int_equal(run_resize(x, y, 2, cubic, &err), KILN_OK);
+    static const float first_row[] = {0.47265625f, 0.76953125f, 1.24609375f, 1.875f,
+                                      2.28125f,    2.91015625f, 3.38671875f, 3.68359375f};
+    for (int j = 0; j < 8; j++)
+        assert_true(fabsf(((float *)y->data)[j] - first_row[j]) < 1e-6f);
     kiln_tensor_free(y);
     kiln_tensor_free(x);
 }
@@ -522,9 +601,7 @@ static void refusals(void **state)
     with[1].name = "mode";
     with[1].s = "bilinear";
     expect_refusal("[n, h]", KILN_F32, 2, with,
-                   (const char *[]){"attribute 'mode' is \"bilinear\"", "nearest or linear", NULL});
-    with[1].s = "cubic";
-    expect_refusal("[n, h]", KILN_F32, 2, with, (const char *[]){"\"cubic\"", "does not implement", NULL});
+                   (const char *[]){"attribute 'mode' is \"bilinear\"", "nearest, linear or cubic", NULL});
     with[1].name = "coordinate_transformation_mode";
     with[1].s = "tf_crop_and_resize";
     expect_refusal("[n, h]", KILN_F32, 2, with,
@@ -541,7 +618,15 @@ static void refusals(void **state)
                                         {.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING, .s = "floor"}};
     expect_refusal("[n, h]", KILN_F32, 3, linear_rounding, (const char *[]){"'nearest_mode' applies only", NULL});
     kiln_attribute cubic_a[] = {scales, {.name = "cubic_coeff_a", .type = KILN_ATTRIBUTE_FLOAT, .f = -0.5}};
-    expect_refusal("[n, h]", KILN_F32, 2, cubic_a, (const char *[]){"'cubic_coeff_a' applies only", NULL});
+    expect_refusal("[n, h]", KILN_F32, 2, cubic_a,
+                   (const char *[]){"'cubic_coeff_a' applies only to mode \"cubic\", and the mode is \"nearest\"",
+                                    NULL});
+    kiln_attribute cubic[] = {scales, {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "cubic"},
+                              {.name = "exclude_outside", .type = KILN_ATTRIBUTE_INT, .i = 2}};
+    expect_refusal("[n, h]", KILN_F32, 3, cubic, (const char *[]){"'exclude_outside' is 2; expected 0 or 1", NULL});
+    cubic[2] = (kiln_attribute){.name = "cubic_coeff_a", .type = KILN_ATTRIBUTE_FLOAT, .f = INFINITY};
+    expect_refusal("[n, h]", KILN_F32, 3, cubic, (const char *[]){"'cubic_coeff_a' is inf", NULL});
+    expect_refusal("[n, h]", KILN_U8, 2, cubic, (const char *[]){"mode \"cubic\" needs f32 or f64", NULL});
     /* Linear needs floats; nearest moves any dtype. */
     expect_refusal("[n, h]", KILN_I32, 2, linear_rounding, (const char *[]){"needs f32 or f64", "i32", NULL});
 
@@ -575,6 +660,7 @@ int main(void)
         cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(nearest_matches_reference),
         cmocka_unit_test(linear_matches_reference),
+        cmocka_unit_test(cubic_matches_reference),
         cmocka_unit_test(known_values),
         cmocka_unit_test(special_values),
         cmocka_unit_test(symbolic_output_sizes),
