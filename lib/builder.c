@@ -553,7 +553,8 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     }
     /* Copy the operands before *out is written: a caller may pass the same
      * variable as an input and the output (y = f(y)). */
-    memcpy(copy, inputs, input_count * sizeof *copy);
+    if (input_count) /* an op without operands may pass inputs == NULL */
+        memcpy(copy, inputs, input_count * sizeof *copy);
     status = opset_index(b, op, &op_index, err);
     if (status == KILN_OK &&
         (!reserve_one((void **)&m->nodes, &b->node_capacity, m->node_count, sizeof *m->nodes) ||

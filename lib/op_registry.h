@@ -63,7 +63,8 @@ typedef struct kiln_op_def {
  * The registry is the concatenation of op families, one per source file
  * (ops_elementwise.c, ops_unary.c, ops_binary.c, ops_reduce.c,
  * ops_linalg.c, ops_shape.c, ops_gather.c, ops_norm.c, ops_conv.c,
- * ops_pool.c), each exporting its table.
+ * ops_pool.c, ops_resize.c, ops_einsum.c, ops_generate.c), each exporting
+ * its table.
  */
 typedef struct kiln_op_family {
     const kiln_op_def *ops;
@@ -80,6 +81,9 @@ extern const kiln_op_family kiln_ops_gather;
 extern const kiln_op_family kiln_ops_norm;
 extern const kiln_op_family kiln_ops_conv;
 extern const kiln_op_family kiln_ops_pool;
+extern const kiln_op_family kiln_ops_resize;
+extern const kiln_op_family kiln_ops_einsum;
+extern const kiln_op_family kiln_ops_generate;
 
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);
