@@ -25,8 +25,17 @@
 #include "broadcast.h"
 #include "format/error.h"
 #include "onednn.h"
+#include "parallel.h"
 
 enum { CACHE_ENTRIES = 8 };
+
+/*
+ * Products of fewer multiply-adds than this run on one thread whatever the
+ * session allows: waking a second thread costs tens of microseconds (and
+ * far more when the cores are busy), more than such a product takes.
+ * 2^21 is a 128 x 128 x 128 product, about 20 µs at 100 GFLOP/s.
+ */
+#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 21))
 
 /* Key: op kind, then (rank, shape) of a, b, c and the output; rank -1 for no c. */
 enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
@@ -40,6 +49,7 @@ typedef struct primitive_entry {
     bool used;
     bool refused; /* oneDNN has no implementation for these shapes: run the reference */
     bool prefill; /* gemm: copy C into the output, then accumulate with `sum` */
+    uint32_t threads; /* OpenMP threads it was built for and runs with */
     uint64_t last_use;
     int64_t key[KEY_LENGTH];
     dnnl_primitive_t primitive;
@@ -205,10 +215,13 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
         ok = dnnl_post_ops_create(&post_ops) == dnnl_success &&
              dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success &&
              dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
+    /* oneDNN sizes its blocking for the thread count it sees now. */
+    int previous = kiln_threads_enter(e->threads);
     if (ok && dnnl_primitive_desc_create(&pd, &desc, attr, s->engine, NULL) != dnnl_success) {
         pd = NULL;
         e->refused = true;
     }
+    kiln_threads_leave(previous);
     dnnl_post_ops_destroy(post_ops);
     dnnl_primitive_attr_destroy(attr);
     if (!ok)
@@ -252,10 +265,19 @@ static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, con
         args[count++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
     if (e->scratchpad)
         args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratchpad};
-    if (dnnl_primitive_execute(e->primitive, s->stream, count, args) != dnnl_success ||
-        dnnl_stream_wait(s->stream) != dnnl_success)
+    int previous = kiln_threads_enter(e->threads);
+    bool ran = dnnl_primitive_execute(e->primitive, s->stream, count, args) == dnnl_success &&
+               dnnl_stream_wait(s->stream) == dnnl_success;
+    kiln_threads_leave(previous);
+    if (!ran)
         return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: the matmul primitive failed to run");
     return KILN_OK;
+}
+
+/* The threads a product of `multiply_adds` runs on in `call`'s session. */
+static uint32_t product_threads(const kiln_kernel_call *call, double multiply_adds)
+{
+    return multiply_adds < SERIAL_MAX_MULTIPLY_ADDS ? 1 : kiln_call_threads(call);
 }
 
 /* Whether a call may take the fast path at all. */
@@ -305,6 +327,7 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
         a_dims[batch_rank] = m, a_dims[batch_rank + 1] = k;
         b_dims[batch_rank] = k, b_dims[batch_rank + 1] = n;
         o_dims[batch_rank] = m, o_dims[batch_rank + 1] = n;
+        e->threads = product_threads(call, (double)out->element_count * (double)k);
         row_major_strides(rank, a_dims, a_strides);
         row_major_strides(rank, b_dims, b_strides);
         row_major_strides(rank, o_dims, o_strides);
@@ -371,6 +394,7 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
         dnnl_dims_t o_strides = {n, 1}, bias_strides = {n, 1};
         dnnl_memory_desc_t a_md, b_md, o_md, bias_md;
         e->prefill = c && !fuse_bias;
+        e->threads = product_threads(call, (double)m * (double)n * (double)k);
         if (!describe(&a_md, 2, a_dims, a_strides) || !describe(&b_md, 2, b_dims, b_strides) ||
             !describe(&o_md, 2, o_dims, o_strides) || !describe(&bias_md, 2, bias_dims, bias_strides))
             e->refused = true;
