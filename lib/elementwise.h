@@ -7,6 +7,7 @@
 #define KILN_LIB_ELEMENTWISE_H
 
 #include "broadcast.h"
+#include "parallel.h"
 
 /*
  * Define `static void NAME(const kiln_broadcast_plan *p, const void *a,
@@ -18,7 +19,7 @@
  *
  * The last axis of an operand has element stride 1 or, broadcast, 0; the
  * inner loop is written once per combination so that each is a plain
- * counted loop over contiguous memory, which gcc vectorizes at -O2/-O3.
+ * counted loop over contiguous memory, which gcc vectorizes (KILN_SIMD).
  */
 #define DEFINE_BINARY_LOOP(NAME, T, U, EXPR)                                                           \
     static void NAME(const kiln_broadcast_plan *p, const void *va, const void *vb, void *vo, uint64_t begin, \
@@ -38,25 +39,25 @@
             T *orow = o + row * inner;                                                                 \
             const T *arow = a + ia, *brow = b + ib;                                                    \
             if (a_steps && b_steps) {                                                                  \
-                for (uint64_t k = from; k < to; k++) {                                                 \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
                     T x = arow[k], y = brow[k];                                                        \
                     orow[k] = (EXPR);                                                                  \
                 }                                                                                      \
             } else if (a_steps) {                                                                      \
                 T y = brow[0];                                                                         \
-                for (uint64_t k = from; k < to; k++) {                                                 \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
                     T x = arow[k];                                                                     \
                     orow[k] = (EXPR);                                                                  \
                 }                                                                                      \
             } else if (b_steps) {                                                                      \
                 T x = arow[0];                                                                         \
-                for (uint64_t k = from; k < to; k++) {                                                 \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
                     T y = brow[k];                                                                     \
                     orow[k] = (EXPR);                                                                  \
                 }                                                                                      \
             } else {                                                                                   \
                 T x = arow[0], y = brow[0];                                                            \
-                for (uint64_t k = from; k < to; k++)                                                   \
+                KILN_SIMD for (uint64_t k = from; k < to; k++)                                         \
                     orow[k] = (EXPR);                                                                  \
             }                                                                                          \
             done += to - from;                                                                         \

@@ -180,7 +180,7 @@ kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_cou
     {                                                           \
         const T *in = vin;                                      \
         T *out = vout;                                          \
-        for (uint64_t i = 0; i < n; i++)                        \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)              \
             out[i] = (EXPR);                                    \
     }
 /* Floats flip the sign bit (neg 0.0 is -0.0); integers wrap. */

@@ -230,7 +230,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const float *in = vin;                                                                 \
         float *out = vout;                                                                     \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (float)(EXPR);                                                            \
         }                                                                                      \
@@ -240,7 +240,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const double *in = vin;                                                                \
         double *out = vout;                                                                    \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (EXPR);                                                                   \
         }                                                                                      \
@@ -253,7 +253,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const float *in = vin;                                                                 \
         uint8_t *out = vout;                                                                   \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (uint8_t)(EXPR);                                                          \
         }                                                                                      \
@@ -263,7 +263,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const double *in = vin;                                                                \
         uint8_t *out = vout;                                                                   \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (uint8_t)(EXPR);                                                          \
         }                                                                                      \
@@ -276,7 +276,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const T *in = vin;                                                                     \
         T *out = vout;                                                                         \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             T x = in[i];                                                                       \
             out[i] = (T)(EXPR);                                                                \
         }                                                                                      \

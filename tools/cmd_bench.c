@@ -119,13 +119,13 @@ static int parse_args(int argc, char **argv, bench_args *args)
         } else if ((taken = cli_take_value("bench", argc, argv, &i, "--dim", &value)) != 0) {
             if (taken < 0 || split_pair("--dim", value, "NAME=VALUE", &name, &value) != CLI_OK)
                 return CLI_USAGE;
-            args->dim_names[args->dim_count] = name;
+            args->dim_names[args->dim_count++] = name; /* owned by args from here on */
             char *end;
             errno = 0;
             long long n = strtoll(value, &end, 10);
             if (end == value || *end || errno)
                 return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
-            args->dim_values[args->dim_count++] = n;
+            args->dim_values[args->dim_count - 1] = n;
             if (listed(args->dim_names, args->dim_count - 1, name))
                 return cli_usage_error("bench", "dim '%s' is given twice", name);
         } else if ((taken = cli_take_value("bench", argc, argv, &i, "--threads", &value)) != 0) {
