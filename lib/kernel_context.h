@@ -6,10 +6,12 @@
  * Why a slot per node: a fast path builds objects that are expensive to
  * make and depend only on the node and the concrete shapes (a oneDNN
  * primitive, its scratchpad). The kernel keeps them in its node's slot
- * keyed by shape, so a run at a shape seen before builds nothing; only the
- * first run at a new shape (or one evicted from the slot's small cache)
- * allocates. The session owns the slots and releases them when it is
- * freed; a program stays immutable and shareable.
+ * keyed by shape, so a run at a shape seen before builds nothing: kiln
+ * allocates only on the first run at a new shape (or one evicted from the
+ * slot's small cache). oneDNN's execute call itself allocates a few small
+ * blocks per call, a fixed cost (spec/opset.md, "Fast paths"; measured by
+ * tests/test_memory_plan.c). The session owns the slots and releases them
+ * when it is freed; a program stays immutable and shareable.
  *
  * Kernels called directly (tests) get a NULL context and run the portable
  * reference path on one thread: a fast path is an optimisation, never a
