@@ -407,7 +407,8 @@ static void primitives_are_built_once_per_shape(void **state)
  * Large elementwise ops (above the 32768-element threshold, at sizes that
  * split chunks inside rows) with 2 threads equal, bit for bit, a
  * reference computed here from the flat index: a broadcasting add and sub,
- * a mul by a column, neg and the unary sigmoid (in double, rounded once).
+ * a mul by a column, neg, the unary sigmoid (in double, rounded once), and
+ * max and sum of the binary family's N-ary walk.
  */
 static void threaded_elementwise_matches_the_reference(void **state)
 {
@@ -422,6 +423,8 @@ static void threaded_elementwise_matches_the_reference(void **state)
         {"div", {0, {0}}, {2, {257, 255}}}, /* scalar a */
         {"neg", {2, {5, 20011}}, {0, {0}}},
         {"sigmoid", {3, {7, 3, 2003}}, {0, {0}}},
+        {"max", {2, {3, 40001}}, {1, {40001}}}, /* the N-ary walk of ops_binary.c */
+        {"sum", {1, {1}}, {2, {300, 257}}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         bool unary = strcmp(cases[c].op, "neg") == 0 || strcmp(cases[c].op, "sigmoid") == 0;
@@ -470,6 +473,10 @@ static void threaded_elementwise_matches_the_reference(void **state)
                 expected = x * b[at[1]];
             else if (strcmp(cases[c].op, "div") == 0)
                 expected = x / b[at[1]];
+            else if (strcmp(cases[c].op, "max") == 0)
+                expected = x > b[at[1]] ? x : b[at[1]];
+            else if (strcmp(cases[c].op, "sum") == 0)
+                expected = x + b[at[1]];
             else if (strcmp(cases[c].op, "neg") == 0)
                 expected = -x;
             else
