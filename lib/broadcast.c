@@ -144,6 +144,19 @@ void kiln_broadcast_plan_init(const kiln_tensor *a, const kiln_tensor *b, const 
     p->rows = p->inner ? out->element_count / (uint64_t)p->inner : 0;
 }
 
+void kiln_broadcast_row_start(const kiln_broadcast_plan *p, uint64_t row, int64_t *index, int64_t *ia, int64_t *ib)
+{
+    *ia = 0;
+    *ib = 0;
+    /* Mixed radix over the outer axes, last outer axis fastest. */
+    for (uint32_t axis = p->rank > 1 ? p->rank - 1 : 0; axis-- > 0;) {
+        index[axis] = (int64_t)(row % (uint64_t)p->shape[axis]);
+        row /= (uint64_t)p->shape[axis];
+        *ia += index[axis] * p->stride_a[axis];
+        *ib += index[axis] * p->stride_b[axis];
+    }
+}
+
 void kiln_broadcast_next_row(const kiln_broadcast_plan *p, int64_t *index, int64_t *ia, int64_t *ib)
 {
     for (uint32_t axis = p->rank - 1; axis-- > 0;) {

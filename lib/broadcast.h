@@ -40,6 +40,12 @@ void kiln_broadcast_plan_init(const kiln_tensor *a, const kiln_tensor *b, const 
                               kiln_broadcast_plan *p);
 
 /*
+ * Set the outer-axis odometer `index` and both operand offsets to the
+ * start of output row `row` (row < p->rows).
+ */
+void kiln_broadcast_row_start(const kiln_broadcast_plan *p, uint64_t row, int64_t *index, int64_t *ia, int64_t *ib);
+
+/*
  * Step the outer-axis odometer `index` by one row (the last axis is the
  * inner loop), keeping both operand offsets in sync. Call only when
  * p->rank > 1.

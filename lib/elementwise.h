@@ -7,32 +7,65 @@
 #define KILN_LIB_ELEMENTWISE_H
 
 #include "broadcast.h"
+#include "parallel.h"
 
 /*
  * Define `static void NAME(const kiln_broadcast_plan *p, const void *a,
- * const void *b, void *out)` computing out = EXPR for every element, where
- * EXPR reads `x` (from a) and `y` (from b), both of type T.
+ * const void *b, void *out, uint64_t begin, uint64_t end)` computing
+ * out = EXPR for the output elements [begin, end) (flat, row-major), where
+ * EXPR reads `x` (from a) and `y` (from b), both of type T. A range may
+ * start and end inside a row, so any split of the output can be run on
+ * several threads (parallel.h).
+ *
+ * The last axis of an operand has element stride 1 or, broadcast, 0; the
+ * inner loop is written once per combination so that each is a plain
+ * counted loop over contiguous memory, which gcc vectorizes (KILN_SIMD).
  */
-#define DEFINE_BINARY_LOOP(NAME, T, U, EXPR)                                                     \
-    static void NAME(const kiln_broadcast_plan *p, const void *va, const void *vb, void *vo)          \
-    {                                                                                            \
-        const T *a = va;                                                                         \
-        const T *b = vb;                                                                         \
-        T *o = vo;                                                                               \
-        int64_t index[KILN_MAX_RANK] = {0};                                                      \
-        int64_t ia = 0, ib = 0;                                                                  \
-        int64_t sa = p->rank ? p->stride_a[p->rank - 1] : 0;                                     \
-        int64_t sb = p->rank ? p->stride_b[p->rank - 1] : 0;                                     \
-        for (uint64_t row = 0; row < p->rows; row++) {                                           \
-            T *orow = o + row * (uint64_t)p->inner;                                              \
-            for (int64_t k = 0; k < p->inner; k++) {                                             \
-                T x = a[ia + k * sa];                                                            \
-                T y = b[ib + k * sb];                                                            \
-                orow[k] = (EXPR);                                                                \
-            }                                                                                    \
-            if (p->rank > 1)                                                                     \
-                kiln_broadcast_next_row(p, index, &ia, &ib);                                                 \
-        }                                                                                        \
+#define DEFINE_BINARY_LOOP(NAME, T, U, EXPR)                                                           \
+    static void NAME(const kiln_broadcast_plan *p, const void *va, const void *vb, void *vo, uint64_t begin, \
+                     uint64_t end)                                                                     \
+    {                                                                                                  \
+        const T *a = va;                                                                               \
+        const T *b = vb;                                                                               \
+        T *o = vo;                                                                                     \
+        uint64_t inner = (uint64_t)p->inner, row = begin / inner;                                      \
+        int64_t index[KILN_MAX_RANK], ia, ib;                                                          \
+        kiln_broadcast_row_start(p, row, index, &ia, &ib);                                             \
+        bool a_steps = p->rank && p->stride_a[p->rank - 1] != 0;                                       \
+        bool b_steps = p->rank && p->stride_b[p->rank - 1] != 0;                                       \
+        uint64_t from = begin % inner, done = begin;                                                   \
+        while (done < end) {                                                                           \
+            uint64_t to = end - done < inner - from ? from + (end - done) : inner;                     \
+            T *orow = o + row * inner;                                                                 \
+            const T *arow = a + ia, *brow = b + ib;                                                    \
+            if (a_steps && b_steps) {                                                                  \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
+                    T x = arow[k], y = brow[k];                                                        \
+                    orow[k] = (EXPR);                                                                  \
+                }                                                                                      \
+            } else if (a_steps) {                                                                      \
+                T y = brow[0];                                                                         \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
+                    T x = arow[k];                                                                     \
+                    orow[k] = (EXPR);                                                                  \
+                }                                                                                      \
+            } else if (b_steps) {                                                                      \
+                T x = arow[0];                                                                         \
+                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
+                    T y = brow[k];                                                                     \
+                    orow[k] = (EXPR);                                                                  \
+                }                                                                                      \
+            } else {                                                                                   \
+                T x = arow[0], y = brow[0];                                                            \
+                KILN_SIMD for (uint64_t k = from; k < to; k++)                                         \
+                    orow[k] = (EXPR);                                                                  \
+            }                                                                                          \
+            done += to - from;                                                                         \
+            from = 0;                                                                                  \
+            row++;                                                                                     \
+            if (done < end && p->rank > 1)                                                             \
+                kiln_broadcast_next_row(p, index, &ia, &ib);                                           \
+        }                                                                                              \
     }
 
 /* U is the type arithmetic happens in: the float itself, or an unsigned

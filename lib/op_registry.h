@@ -9,6 +9,7 @@
 #ifndef KILN_LIB_OP_REGISTRY_H
 #define KILN_LIB_OP_REGISTRY_H
 
+#include "kernel_context.h"
 #include "model.h"
 #include "tensor.h"
 
@@ -39,6 +40,7 @@ typedef struct kiln_kernel_call {
     kiln_tensor *output;
     const struct kiln_node_attribute *attributes; /* sorted by name */
     uint32_t attribute_count;
+    kiln_kernel_context *context; /* the calling session's (kernel_context.h); NULL: reference, 1 thread */
 } kiln_kernel_call;
 
 /* Compute the call's output from its inputs and attributes. */

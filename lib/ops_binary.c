@@ -452,7 +452,7 @@ static kiln_status run_rows(const char *op, kernel_id id, uint32_t first, bool b
     kiln_row_kernel row = consistent ? find_row_kernel(id, dtype) : NULL;
     if (!row)
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(dtype));
-    kiln_walk_rows(call->inputs, call->input_count, call->output, row);
+    kiln_walk_rows(call->inputs, call->input_count, call->output, row, kiln_call_threads(call));
     return KILN_OK;
 }
 

@@ -15,6 +15,7 @@
 #include "elementwise.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "parallel.h"
 
 /* ---------------------------------------------------------- shape rules */
 
@@ -83,7 +84,7 @@ DEFINE_BINARY_LOOP(div_u16, uint16_t, uint32_t, (uint16_t)(x / y))
 DEFINE_BINARY_LOOP(div_u32, uint32_t, uint32_t, x / y)
 DEFINE_BINARY_LOOP(div_u64, uint64_t, uint64_t, x / y)
 
-typedef void (*binary_loop)(const kiln_broadcast_plan *, const void *, const void *, void *);
+typedef void (*binary_loop)(const kiln_broadcast_plan *, const void *, const void *, void *, uint64_t, uint64_t);
 
 typedef struct binary_table {
     kiln_dtype dtype;
@@ -106,8 +107,22 @@ static bool has_zero_integer(const kiln_tensor *t)
     return false;
 }
 
-static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *inputs,
-                              kiln_tensor *output, kiln_error *err)
+/* One binary loop over a range of output elements, for kiln_parallel_chunks. */
+typedef struct binary_job {
+    binary_loop loop;
+    const kiln_broadcast_plan *plan;
+    const void *a, *b;
+    void *out;
+} binary_job;
+
+static void binary_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const binary_job *job = vjob;
+    job->loop(job->plan, job->a, job->b, job->out, begin, end);
+}
+
+static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *inputs, kiln_tensor *output,
+                              uint32_t threads, kiln_error *err)
 {
     const kiln_tensor *a = inputs[0], *b = inputs[1];
     for (size_t i = 0; i < sizeof binary_loops / sizeof binary_loops[0]; i++) {
@@ -124,7 +139,8 @@ static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *input
         kiln_broadcast_plan_init(a, b, output, &plan);
         binary_loop loop = op == OP_ADD ? row->add : op == OP_SUB ? row->sub
                          : op == OP_MUL ? row->mul : row->div;
-        loop(&plan, a->data, b->data, output->data);
+        binary_job job = {loop, &plan, a->data, b->data, output->data};
+        kiln_parallel_chunks(output->element_count, threads, binary_chunk, &job);
         return KILN_OK;
     }
     return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "no kernel for dtype %s",
@@ -135,28 +151,28 @@ kiln_status kiln_kernel_add(const kiln_tensor *const *inputs, uint32_t input_cou
                             kiln_tensor *output, kiln_error *err)
 {
     (void)input_count;
-    return run_binary(OP_ADD, inputs, output, err);
+    return run_binary(OP_ADD, inputs, output, 1, err);
 }
 
 kiln_status kiln_kernel_sub(const kiln_tensor *const *inputs, uint32_t input_count,
                             kiln_tensor *output, kiln_error *err)
 {
     (void)input_count;
-    return run_binary(OP_SUB, inputs, output, err);
+    return run_binary(OP_SUB, inputs, output, 1, err);
 }
 
 kiln_status kiln_kernel_mul(const kiln_tensor *const *inputs, uint32_t input_count,
                             kiln_tensor *output, kiln_error *err)
 {
     (void)input_count;
-    return run_binary(OP_MUL, inputs, output, err);
+    return run_binary(OP_MUL, inputs, output, 1, err);
 }
 
 kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_count,
                             kiln_tensor *output, kiln_error *err)
 {
     (void)input_count;
-    return run_binary(OP_DIV, inputs, output, err);
+    return run_binary(OP_DIV, inputs, output, 1, err);
 }
 
 #define DEFINE_NEG(CODE, T, U, SUFFIX, EXPR)                     \
@@ -164,7 +180,7 @@ kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_cou
     {                                                           \
         const T *in = vin;                                      \
         T *out = vout;                                          \
-        for (uint64_t i = 0; i < n; i++)                        \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)              \
             out[i] = (EXPR);                                    \
     }
 /* Floats flip the sign bit (neg 0.0 is -0.0); integers wrap. */
@@ -173,34 +189,60 @@ kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_cou
 FLOAT_DTYPES(DEFINE_FLOAT_NEG)
 INTEGER_DTYPES(DEFINE_INTEGER_NEG)
 
-kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_count,
-                            kiln_tensor *output, kiln_error *err)
+/* One neg loop over a range of elements, for kiln_parallel_chunks. */
+typedef struct neg_job {
+    void (*loop)(const void *, void *, uint64_t);
+    const uint8_t *in;
+    uint8_t *out;
+    size_t width;
+} neg_job;
+
+static void neg_chunk(const void *vjob, uint64_t begin, uint64_t end)
 {
-    (void)input_count;
-    const kiln_tensor *in = inputs[0];
+    const neg_job *job = vjob;
+    job->loop(job->in + begin * job->width, job->out + begin * job->width, end - begin);
+}
+
+static kiln_status run_neg(const kiln_tensor *in, kiln_tensor *output, uint32_t threads, kiln_error *err)
+{
+    neg_job job = {NULL, in->data, output->data, kiln_dtype_size(output->dtype)};
     switch (output->dtype) {
-#define NEG_CASE(CODE, T, U, SUFFIX)                                  \
-    case CODE:                                                        \
-        neg_##SUFFIX(in->data, output->data, output->element_count); \
-        return KILN_OK;
+#define NEG_CASE(CODE, T, U, SUFFIX) \
+    case CODE:                       \
+        job.loop = neg_##SUFFIX;     \
+        break;
         ARITHMETIC_DTYPES(NEG_CASE)
     default:
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "neg: no kernel for dtype %s",
                          kiln_dtype_name(output->dtype));
     }
+    kiln_parallel_chunks(output->element_count, threads, neg_chunk, &job);
+    return KILN_OK;
 }
 
-/* Registry entry points: these ops take no attributes. */
-#define REGISTRY_ENTRY(OP)                                                         \
-    kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)     \
-    {                                                                            \
-        return kiln_kernel_##OP(call->inputs, call->input_count, call->output, err); \
+kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_neg(inputs[0], output, 1, err);
+}
+
+/* Registry entry points: these ops take no attributes; a session's call
+ * brings its thread count. */
+#define REGISTRY_ENTRY(OP, ID)                                                                 \
+    kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)                   \
+    {                                                                                          \
+        return run_binary(ID, call->inputs, call->output, kiln_call_threads(call), err);       \
     }
-REGISTRY_ENTRY(add)
-REGISTRY_ENTRY(sub)
-REGISTRY_ENTRY(mul)
-REGISTRY_ENTRY(div)
-REGISTRY_ENTRY(neg)
+REGISTRY_ENTRY(add, OP_ADD)
+REGISTRY_ENTRY(sub, OP_SUB)
+REGISTRY_ENTRY(mul, OP_MUL)
+REGISTRY_ENTRY(div, OP_DIV)
+
+kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err)
+{
+    return run_neg(call->inputs[0], call->output, kiln_call_threads(call), err);
+}
 
 static const kiln_op_def elementwise_ops[] = {
     {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_add},

@@ -8,6 +8,11 @@
  * output contiguously) and accumulate in the element type, so f32 sums are
  * rounded to f32 after every addition. Kernels allocate nothing: a session
  * run must not.
+ *
+ * Called by a session, f32 matmul and gemm first offer the call to the
+ * oneDNN fast path (onednn.h), which runs it when the build has oneDNN and
+ * the session allows it; everything else, and every direct call, runs the
+ * reference loops here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
+#include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -147,6 +153,10 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
     batch_strides(a, a_batch_rank, m * k, out->shape, batch_rank, stride_a);
     batch_strides(b, b_batch_rank, k * n, out->shape, batch_rank, stride_b);
     if (out->element_count == 0)
+        return KILN_OK;
+    bool ran;
+    KILN_TRY(kiln_onednn_matmul(call, &ran, err));
+    if (ran)
         return KILN_OK;
     uint64_t batches = out->element_count / (uint64_t)(m * n);
     size_t width = kiln_dtype_size(out->dtype);
@@ -296,6 +306,12 @@ static kiln_status run_gemm(const kiln_kernel_call *call, kiln_error *err)
     if (ka != kb || m != out->shape[0] || n != out->shape[1])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operand sizes do not match (K %lld and %lld)",
                          (long long)ka, (long long)kb);
+    if (out->dtype == KILN_F32) {
+        bool ran;
+        KILN_TRY(kiln_onednn_gemm(call, trans_a, trans_b, (float)alpha, (float)beta, &ran, err));
+        if (ran)
+            return KILN_OK;
+    }
     int64_t c_strides[KILN_MAX_RANK] = {0};
     if (c)
         kiln_broadcast_strides(c, out, c_strides);

@@ -26,6 +26,7 @@
 #include "format/error.h"
 #include "op_registry.h"
 #include "ops_unary_math.h"
+#include "parallel.h"
 
 /* ------------------------------------------------------- attribute values */
 
@@ -229,7 +230,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const float *in = vin;                                                                 \
         float *out = vout;                                                                     \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (float)(EXPR);                                                            \
         }                                                                                      \
@@ -239,7 +240,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const double *in = vin;                                                                \
         double *out = vout;                                                                    \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (EXPR);                                                                   \
         }                                                                                      \
@@ -252,7 +253,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const float *in = vin;                                                                 \
         uint8_t *out = vout;                                                                   \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (uint8_t)(EXPR);                                                          \
         }                                                                                      \
@@ -262,7 +263,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const double *in = vin;                                                                \
         uint8_t *out = vout;                                                                   \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             double x = in[i];                                                                  \
             out[i] = (uint8_t)(EXPR);                                                          \
         }                                                                                      \
@@ -275,7 +276,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
         const T *in = vin;                                                                     \
         T *out = vout;                                                                         \
         (void)p;                                                                               \
-        for (uint64_t i = 0; i < n; i++) {                                                     \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++) {                                           \
             T x = in[i];                                                                       \
             out[i] = (T)(EXPR);                                                                \
         }                                                                                      \
@@ -473,6 +474,21 @@ static kiln_status infer_unary(const unary_op *op, const kiln_shape_context *ctx
     return KILN_OK;
 }
 
+/* One unary loop over a range of elements, for kiln_parallel_chunks. */
+typedef struct unary_job {
+    unary_loop loop;
+    const uint8_t *in;
+    uint8_t *out;
+    size_t in_width, out_width;
+    const unary_params *params;
+} unary_job;
+
+static void unary_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const unary_job *job = vjob;
+    job->loop(job->in + begin * job->in_width, job->out + begin * job->out_width, end - begin, job->params);
+}
+
 /* The one kernel: re-reads the attributes (validated again, so a direct
  * call with bad values fails instead of misbehaving) and runs the loop. */
 static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, kiln_error *err)
@@ -490,8 +506,9 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     memset(&params, 0, sizeof params);
     if (op->read_params)
         KILN_TRY(op->read_params(op->name, in->dtype, call->attributes, call->attribute_count, &params, err));
+    unary_job job = {loop, in->data, out->data, kiln_dtype_size(in->dtype), kiln_dtype_size(out->dtype), &params};
     if (out->element_count)
-        loop(in->data, out->data, out->element_count, &params);
+        kiln_parallel_chunks(out->element_count, kiln_call_threads(call), unary_chunk, &job);
     return KILN_OK;
 }
 

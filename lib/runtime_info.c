@@ -25,6 +25,17 @@ void kiln_runtime_op(uint32_t index, const char **name, uint32_t *min_version, u
 
 const char *const *kiln_runtime_features(void)
 {
-    static const char *const features[] = {"reference-kernels", "zlib-compression", "ed25519-signatures", NULL};
+    /* Fixed at build time: the fast paths this build has (meson option
+     * `onednn`; OpenMP when the compiler has it). */
+    static const char *const features[] = {
+        "reference-kernels", "zlib-compression", "ed25519-signatures",
+#ifdef KILN_HAVE_ONEDNN
+        "onednn",
+#endif
+#ifdef _OPENMP
+        "openmp-threads",
+#endif
+        NULL,
+    };
     return features;
 }

@@ -3,7 +3,9 @@
  *
  * A session sizes one buffer per op result for the upper bound of the
  * declared domain when it is created, so a run only guards, binds dims,
- * computes concrete shapes and calls kernels: it allocates nothing.
+ * computes concrete shapes and calls kernels: it allocates nothing. The
+ * exception is a fast path's first run of a node at a new shape, which
+ * builds what it keeps in the node's state slot (kernel_context.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,9 @@
 #include "guard.h"
 #include "input_check.h"
 #include "memory_plan.h"
+#include "onednn.h"
 #include "op_registry.h"
+#include "parallel.h"
 #include "program.h"
 
 struct kiln_session {
@@ -29,6 +33,8 @@ struct kiln_session {
     bool *dim_bound;
     kiln_binding_site *binding_sites;
     const kiln_tensor **operands;     /* scratch for one node's inputs */
+    kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
+    kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
     bool check_inputs;                /* enforce the semantic input checks */
     bool has_outputs;
 };
@@ -68,6 +74,8 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->program = program;
     s->model = m;
     s->check_inputs = !(options && options->skip_input_checks);
+    s->context.threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->context.reference_only = options && options->reference_kernels;
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
     s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
     s->arena_offsets = calloc(m->node_count + 1, sizeof *s->arena_offsets);
@@ -75,12 +83,15 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->dim_bound = calloc(m->dim_count + 1, sizeof *s->dim_bound);
     s->binding_sites = calloc(m->dim_count + 1, sizeof *s->binding_sites);
     s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
+    s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
-        !s->binding_sites || !s->operands)
+        !s->binding_sites || !s->operands || !s->node_states)
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = allocate_arena(s, err);
+    if (status == KILN_OK && !s->context.reference_only)
+        status = kiln_onednn_session_new(&s->context.onednn, err);
     if (status != KILN_OK) {
         kiln_session_free(s);
         return status;
@@ -107,7 +118,17 @@ void kiln_session_free(kiln_session *s)
     free(s->dim_bound);
     free(s->binding_sites);
     free(s->operands);
+    for (uint32_t n = 0; s->node_states && n < s->model->node_count; n++)
+        if (s->node_states[n].release)
+            s->node_states[n].release(s->node_states[n].data);
+    free(s->node_states);
+    kiln_onednn_session_free(s->context.onednn);
     free(s);
+}
+
+uint32_t kiln_session_threads(const kiln_session *s)
+{
+    return s->context.threads;
 }
 
 kiln_status kiln_session_set_input(kiln_session *s, const char *name, const kiln_tensor *tensor,
@@ -150,7 +171,8 @@ static kiln_status check_all_bound(const kiln_session *s, kiln_error *err)
     return KILN_OK;
 }
 
-kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
+/* The nodes in order; the caller has set up the thread count. */
+static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
     const kiln_model *m = s->model;
     uint32_t first = kiln_model_first_node_value(m);
@@ -173,7 +195,9 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
         kiln_tensor_view_init(result, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
         for (uint32_t i = 0; i < node->input_count; i++)
             s->operands[i] = &s->values[node->inputs[i]];
-        kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count};
+        s->context.state = &s->node_states[n];
+        kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
+                                 &s->context};
         kiln_status status = m->opset[node->op].def->run(&call, err);
         if (status != KILN_OK) {
             char detail[KILN_ERROR_MESSAGE_SIZE];
@@ -183,6 +207,16 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
     }
     s->has_outputs = true;
     return KILN_OK;
+}
+
+kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
+{
+    /* Per run, not per session: OpenMP's thread count belongs to the
+     * calling thread, and sessions of other thread counts may share it. */
+    int previous = kiln_threads_enter(s->context.threads);
+    kiln_status status = run_nodes(s, err);
+    kiln_threads_leave(previous);
+    return status;
 }
 
 uint32_t kiln_session_output_count(const kiln_session *s)

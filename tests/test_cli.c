@@ -126,7 +126,7 @@ static void help_and_version_exit_0(void **state)
     run(&r, "'%s' --version", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "kiln ");
-    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign", "version", "evidence", "probe"};
+    const char *verbs[] = {"inspect", "run", "verify", "keygen", "sign", "version", "evidence", "probe", "bench"};
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
         run(&r, "'%s' %s --help", kiln_binary, verbs[i]);
         assert_int_equal(r.exit_code, 0);
@@ -356,6 +356,121 @@ static void probe_runs_the_domain_and_its_edges(void **state)
     assert_int_equal(r.exit_code, 2);
 }
 
+/* kiln bench: JSON with sane numbers; text; random inputs inside the contract. */
+static void bench_reports_latency_throughput_and_memory(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' bench scale.kiln --json --runs 20 --warmup 2 --threads 1", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json_value *json = parse_stdout(&r);
+    assert_int_equal((int)json_get(json, "runs")->number, 20);
+    assert_int_equal((int)json_get(json, "warmup")->number, 2);
+    assert_int_equal((int)json_get(json, "threads")->number, 1);
+    double min_ms = json_get(json, "min_ms")->number, median_ms = json_get(json, "median_ms")->number;
+    assert_true(min_ms > 0 && min_ms <= median_ms && median_ms < 1000);
+    assert_true(json_get(json, "runs_per_second")->number > 0);
+    assert_int_equal((int)json_get(json, "arena_bytes")->number, 128); /* y: f64[4, 2] and 2*x at batch 4 */
+    assert_true(json_get(json, "peak_rss_bytes")->number > 1e5);
+    /* No --dim: each dim at its largest value. */
+    assert_int_equal((int)json_get(json_get(json, "dims"), "batch")->number, 4);
+    const json_value *input = json_at(json_get(json, "inputs"), 0);
+    assert_string_equal(json_get(input, "name")->string, "x");
+    assert_string_equal(json_get(input, "source")->string, "random");
+    assert_int_equal((int)json_at(json_get(input, "shape"), 0)->number, 4);
+    json_free(json);
+
+    run(&r, "'%s' bench scale.kiln --json --runs 3 --dim batch=2 --reference", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json = parse_stdout(&r);
+    assert_int_equal((int)json_get(json_get(json, "dims"), "batch")->number, 2);
+    assert_true(json_get(json, "reference_kernels")->boolean);
+    json_free(json);
+
+    run(&r, "'%s' bench scale.kiln --runs 5 --input x='%s/examples/ones_3x2_f64.npy'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "bench: scale.kiln, 5 runs after 5 warm-up, ");
+    assert_contains(r.out, "input      x: f64 [3, 2] (file)\n");
+    assert_contains(r.out, "latency    min ");
+    assert_contains(r.out, "throughput ");
+    assert_contains(r.out, "arena      128 bytes\n");
+    assert_contains(r.out, "peak RSS   ");
+
+    /* Generated inputs honour the semantic checks: a run would refuse them. */
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, c, y, z;
+    kiln_input_check check;
+    assert_int_equal(kiln_builder_new("checked", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 1000, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "c", KILN_I64, "[n, 3]", &c, &err), KILN_OK);
+    kiln_input_check_default(&check);
+    check.has_range = true;
+    check.min = 10;
+    check.max = 20;
+    check.finite_only = true;
+    assert_int_equal(kiln_builder_set_input_check(b, "x", &check, &err), KILN_OK);
+    kiln_input_check_default(&check);
+    check.category_count = 2;
+    check.categories = (const int64_t[]){-7, 300};
+    assert_int_equal(kiln_builder_set_input_check(b, "c", &check, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, x}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){c, c}, &z, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/checked.kiln", harness_work_dir);
+    assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
+    kiln_builder_free(b);
+    run(&r, "'%s' bench checked.kiln --runs 3 --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json = parse_stdout(&r);
+    assert_int_equal((int)json_get(json_get(json, "dims"), "n")->number, 1000);
+    assert_int_equal((int)json_at(json_get(json_at(json_get(json, "inputs"), 1), "shape"), 1)->number, 3);
+    json_free(json);
+}
+
+static void bench_refuses_bad_flags_clearly(void **state)
+{
+    (void)state;
+    command_result r;
+    static const struct {
+        const char *arguments;
+        int exit_code;
+        const char *message;
+    } cases[] = {
+        {"", 2, "kiln: error: missing FILE"},
+        {"scale.kiln --runs 0", 2, "--runs takes a whole number in 1..100000000, got '0'"},
+        {"scale.kiln --runs ten", 2, "--runs takes a whole number in 1..100000000, got 'ten'"},
+        {"scale.kiln --warmup -1", 2, "--warmup takes a whole number in 0..100000000, got '-1'"},
+        {"scale.kiln --threads 0", 2, "--threads takes a whole number in 1..1024, got '0'"},
+        {"scale.kiln --threads", 2, "--threads"},
+        {"scale.kiln --dim batch", 2, "--dim takes NAME=VALUE, got 'batch'"},
+        {"scale.kiln --dim batch=x", 2, "--dim batch takes a whole number, got 'x'"},
+        {"scale.kiln --dim size=3", 2, "--dim: 'size' is not a dim of scale.kiln (dims: 'batch')"},
+        {"scale.kiln --dim batch=3 --dim batch=4", 2, "dim 'batch' is given twice"},
+        {"scale.kiln --dim batch=5", 1, "kiln: error: --dim batch=5 is outside 2..4"},
+        {"scale.kiln --input y=a.npy", 2, "--input: 'y' is not an input of scale.kiln (inputs: 'x')"},
+        {"scale.kiln --input x=missing.npy", 1, "missing.npy"},
+        {"scale.kiln --bogus", 2, "kiln: error: unknown option '--bogus'"},
+        {"scale.kiln other.kiln", 2, "unexpected argument 'other.kiln'"},
+        {"missing.kiln", 1, "missing.kiln"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run(&r, "'%s' bench %s", kiln_binary, cases[i].arguments);
+        if (r.exit_code != cases[i].exit_code)
+            fail_msg("bench %s: exit %d, expected %d (%s)", cases[i].arguments, r.exit_code, cases[i].exit_code,
+                     r.err);
+        assert_contains(r.err, cases[i].message);
+        assert_string_equal(r.out, "");
+    }
+    /* A file input outside the contract is refused by the guard. */
+    run(&r, "'%s' bench scale.kiln --input x='%s/examples/ones_5x2_f64.npy'", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "input 'x' axis 0 (batch): 5 is outside 2..4");
+}
+
 /* A progress bar on a terminal for large artifacts; none when piped or --quiet. */
 static void progress_bar_only_on_a_terminal(void **state)
 {
@@ -421,6 +536,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(verify_json_reports_every_problem),
         cmocka_unit_test(evidence_replays_and_catches_a_perturbed_output),
         cmocka_unit_test(probe_runs_the_domain_and_its_edges),
+        cmocka_unit_test(bench_reports_latency_throughput_and_memory),
+        cmocka_unit_test(bench_refuses_bad_flags_clearly),
         cmocka_unit_test(progress_bar_only_on_a_terminal),
     };
     int failures = cmocka_run_group_tests(tests, make_artifact, NULL);

@@ -259,12 +259,99 @@ static void running_allocates_nothing(void **state)
 #endif
 }
 
+/*
+ * A dense layer (gemm with a bias, then relu) in three sessions: reference
+ * kernels, and default (oneDNN when built) with 1 and 2 threads. After one
+ * warm-up run at each of two shapes, runs at those shapes must allocate
+ * nothing on the reference path. On the oneDNN path the primitives are
+ * built by then, so kiln allocates nothing either; what oneDNN's execute
+ * itself allocates per call is measured and reported, and must not grow
+ * with the number of runs (a primitive rebuilt per run would).
+ */
+static void dense_layer_runs_allocate_nothing_after_warm_up(void **state)
+{
+    (void)state;
+#if COUNTING_ALLOCATIONS
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, bias, y;
+    static float weights[64 * 32], offsets[32];
+    for (int i = 0; i < 64 * 32; i++)
+        weights[i] = (float)(i % 7) - 3.0f;
+    for (int i = 0; i < 32; i++)
+        offsets[i] = (float)i;
+    assert_int_equal(kiln_builder_new("dense", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 16, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 64]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, (int64_t[]){64, 32},
+                                             weights, &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "b", KILN_WEIGHT_PARAMETER, KILN_F32, 1, (int64_t[]){32}, offsets,
+                                             &bias, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "gemm", 3, (kiln_value[]){x, w, bias}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "relu", 1, &y, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    kiln_tensor *small, *large;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){2, 64}, &small, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){16, 64}, &large, &err), KILN_OK);
+    for (uint64_t e = 0; e < 16 * 64; e++)
+        ((float *)kiln_tensor_data(large))[e] = (float)(e % 5);
+    for (uint64_t e = 0; e < 2 * 64; e++)
+        ((float *)kiln_tensor_data(small))[e] = (float)(e % 5);
+    for (int mode = 0; mode < 3; mode++) {
+        kiln_session_options options;
+        kiln_session_options_default(&options);
+        options.reference_kernels = mode == 0;
+        options.threads = mode == 2 ? 2 : 1;
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(kiln_session_set_input(session, "x", i ? small : large, &err), KILN_OK);
+            assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        }
+        unsigned long counts[2];
+        for (int round = 0; round < 2; round++) {
+            unsigned long before = allocations;
+            for (int i = 0; i < (round + 1) * 50; i++) {
+                assert_int_equal(kiln_session_set_input(session, "x", i % 2 ? small : large, &err), KILN_OK);
+                assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+            }
+            counts[round] = allocations - before;
+        }
+        print_message("dense layer, %s, %u thread(s): %lu allocations in 50 runs, %lu in 100\n",
+                      mode == 0 ? "reference kernels" : "fast paths", kiln_session_threads(session), counts[0],
+                      counts[1]);
+        if (mode == 0)
+            assert_int_equal(counts[0] + counts[1], 0);
+        else
+            assert_int_equal(counts[1], 2 * counts[0]); /* a fixed cost per run, nothing built */
+        const float *y_values = kiln_tensor_const_data(kiln_session_output(session, 0));
+        for (int j = 0; j < 32; j++) {
+            float sum = (float)j;
+            for (int p = 0; p < 64; p++)
+                sum += (float)(p % 5) * weights[p * 32 + j];
+            assert_float_equal(y_values[j], sum > 0 ? sum : 0, 1e-3);
+        }
+        kiln_session_free(session);
+    }
+    kiln_tensor_free(small);
+    kiln_tensor_free(large);
+    kiln_program_free(program);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_chain_needs_two_slots),
         cmocka_unit_test(long_lived_values_are_not_overwritten),
         cmocka_unit_test(running_allocates_nothing),
+        cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(mlp_arena_is_at_most_twice_the_live_activations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

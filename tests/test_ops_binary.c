@@ -559,7 +559,7 @@ static kiln_status run_registry_kernel(const op_case *op, const kiln_tensor *con
     assert_non_null(def);
     attribute_holder h;
     attributes_for(op, &h);
-    kiln_kernel_call call = {inputs, count, out, h.count ? &h.attribute : NULL, h.count};
+    kiln_kernel_call call = {inputs, count, out, h.count ? &h.attribute : NULL, h.count, NULL};
     return def->run(&call, err);
 }
 

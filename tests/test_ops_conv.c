@@ -316,7 +316,7 @@ static kiln_status run_kernel(const char *name, const kiln_tensor *const *in, ui
     assert_non_null(op);
     /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
     memset(out->data, 0x7F, out->byte_size);
-    kiln_kernel_call call = {in, count, out, set->items, set->count};
+    kiln_kernel_call call = {in, count, out, set->items, set->count, NULL};
     return op->run(&call, err);
 }
 

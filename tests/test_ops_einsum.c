@@ -92,7 +92,7 @@ static kiln_status run_einsum(const char *equation, uint32_t count, const kiln_t
     assert_non_null(op);
     memset(out->data, 0x7F, out->byte_size); /* poison: a skipped element is caught */
     kiln_node_attribute attr = {.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = (char *)equation};
-    kiln_kernel_call call = {inputs, count, out, &attr, 1};
+    kiln_kernel_call call = {inputs, count, out, &attr, 1, NULL};
     return op->run(&call, err);
 }
 

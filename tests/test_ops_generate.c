@@ -52,7 +52,7 @@ static kiln_status run_op(const char *name, uint32_t input_count, const kiln_ten
     const kiln_op_def *op = kiln_op_find(name);
     assert_non_null(op);
     memset(output->data, 0x7F, output->byte_size); /* poison: a skipped element is caught */
-    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count};
+    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count, NULL};
     return op->run(&call, err);
 }
 

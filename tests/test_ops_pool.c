@@ -286,7 +286,7 @@ static kiln_status run_kernel(const char *name, const kiln_tensor *x, kiln_tenso
     /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
     memset(out->data, 0x7F, out->byte_size);
     const kiln_tensor *in[1] = {x};
-    kiln_kernel_call call = {in, 1, out, set->items, set->count};
+    kiln_kernel_call call = {in, 1, out, set->items, set->count, NULL};
     return op->run(&call, err);
 }
 

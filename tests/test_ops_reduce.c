@@ -467,7 +467,7 @@ static kiln_status run_op(const char *name, const kiln_tensor *in, kiln_tensor *
     const kiln_tensor *inputs[1] = {in};
     /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
     memset(out->data, 0x7F, out->byte_size);
-    kiln_kernel_call call = {inputs, 1, out, attributes, count};
+    kiln_kernel_call call = {inputs, 1, out, attributes, count, NULL};
     return op->run(&call, err);
 }
 

@@ -93,7 +93,7 @@ static kiln_status run_resize(const kiln_tensor *x, kiln_tensor *out, uint32_t a
     const kiln_op_def *op = kiln_op_find("resize");
     assert_non_null(op);
     memset(out->data, 0x7F, out->byte_size); /* poison: a skipped element is caught */
-    kiln_kernel_call call = {(const kiln_tensor *[]){x}, 1, out, attributes, attribute_count};
+    kiln_kernel_call call = {(const kiln_tensor *[]){x}, 1, out, attributes, attribute_count, NULL};
     return op->run(&call, err);
 }
 

@@ -82,7 +82,7 @@ static kiln_status run_op(const char *name, uint32_t input_count, const kiln_ten
     assert_non_null(op);
     /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
     memset(output->data, 0x7F, output->byte_size);
-    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count};
+    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count, NULL};
     return op->run(&call, err);
 }
 

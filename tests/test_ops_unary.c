@@ -449,7 +449,7 @@ static kiln_status call_kernel(const char *op, const kiln_tensor *in, kiln_tenso
     const kiln_tensor *inputs[1] = {in};
     /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
     memset(out->data, 0x7F, out->byte_size);
-    kiln_kernel_call call = {inputs, 1, out, attributes, a->count};
+    kiln_kernel_call call = {inputs, 1, out, attributes, a->count, NULL};
     return def->run(&call, err);
 }
 

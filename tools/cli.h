@@ -66,6 +66,7 @@ extern const cli_verb cli_verb_sign;
 extern const cli_verb cli_verb_version;
 extern const cli_verb cli_verb_evidence;
 extern const cli_verb cli_verb_probe;
+extern const cli_verb cli_verb_bench;
 
 /* The text format: cmd_asm.c, cmd_disasm.c. */
 extern const cli_verb cli_verb_asm;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sample_inputs.h"
 
 static int cmd_probe(int argc, char **argv);
 
@@ -42,27 +43,17 @@ typedef struct probe {
 
 static uint64_t next_random(probe *p)
 {
-    /* xorshift64*: deterministic per seed, good enough for test data */
-    p->random_state ^= p->random_state >> 12;
-    p->random_state ^= p->random_state << 25;
-    p->random_state ^= p->random_state >> 27;
-    return p->random_state * UINT64_C(2685821657736338717);
-}
-
-static double uniform(probe *p, double lo, double hi)
-{
-    return lo + (hi - lo) * (double)(next_random(p) >> 11) * (1.0 / 9007199254740992.0);
+    return sample_random(&p->random_state);
 }
 
 static int64_t dim_first(const kiln_dim_info *d)
 {
-    int64_t r = d->min % d->multiple_of;
-    return r == 0 ? d->min : d->min + (d->multiple_of - r);
+    return sample_dim_first(d);
 }
 
 static int64_t dim_last(const kiln_dim_info *d)
 {
-    return d->max - d->max % d->multiple_of;
+    return sample_dim_last(d);
 }
 
 static void describe_point(const probe *p, const int64_t *values, char *text, size_t size)
@@ -74,48 +65,6 @@ static void describe_point(const probe *p, const int64_t *values, char *text, si
                                  (long long)values[d]);
     if (!p->dim_count)
         snprintf(text, size, "(no dims)");
-}
-
-/* Fill input `index` with values its semantic checks accept. */
-static void fill_input(probe *p, uint32_t index, kiln_tensor *t)
-{
-    kiln_input_check check;
-    bool has_check = kiln_program_input_check(p->program, index, &check);
-    double lo = -1, hi = 1;
-    if (has_check && check.has_range) {
-        lo = check.min > -1e6 ? check.min : -1e6;
-        hi = check.max < 1e6 ? check.max : 1e6;
-    }
-    uint64_t n = kiln_tensor_element_count(t);
-    void *data = kiln_tensor_data(t);
-    for (uint64_t i = 0; i < n; i++) {
-        double v = uniform(p, lo, hi);
-        int64_t k;
-        if (has_check && check.category_count)
-            k = check.categories[next_random(p) % check.category_count];
-        else {
-            /* Integers from 1..9 (clipped to the range): small, and never a zero divisor. */
-            int64_t ilo = has_check && check.has_range ? (int64_t)check.min : 1;
-            int64_t ihi = has_check && check.has_range ? (int64_t)check.max : 9;
-            ilo = ilo < 1 && ihi >= 1 ? 1 : ilo;
-            ihi = ihi > 9 && ilo <= 9 ? 9 : ihi;
-            k = ilo + (int64_t)(next_random(p) % (uint64_t)(ihi - ilo + 1));
-        }
-        switch (kiln_tensor_dtype(t)) {
-        case KILN_F32: ((float *)data)[i] = (float)v; break;
-        case KILN_F64: ((double *)data)[i] = v; break;
-        case KILN_I8: ((int8_t *)data)[i] = (int8_t)k; break;
-        case KILN_I16: ((int16_t *)data)[i] = (int16_t)k; break;
-        case KILN_I32: ((int32_t *)data)[i] = (int32_t)k; break;
-        case KILN_I64: ((int64_t *)data)[i] = k; break;
-        case KILN_U8: ((uint8_t *)data)[i] = (uint8_t)k; break;
-        case KILN_U16: ((uint16_t *)data)[i] = (uint16_t)k; break;
-        case KILN_U32: ((uint32_t *)data)[i] = (uint32_t)k; break;
-        case KILN_U64: ((uint64_t *)data)[i] = (uint64_t)k; break;
-        case KILN_BOOL: ((uint8_t *)data)[i] = (uint8_t)(k & 1); break;
-        default: break;
-        }
-    }
 }
 
 /*
@@ -140,7 +89,7 @@ static kiln_status run_point(probe *p, const int64_t *values, bool *formed, kiln
             *formed = false;
             break;
         }
-        fill_input(p, i, tensors[i]);
+        sample_fill_input(p->program, i, tensors[i], &p->random_state);
         status = kiln_session_set_input(p->session, io.name, tensors[i], err);
     }
     if (status == KILN_OK)

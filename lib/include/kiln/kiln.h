@@ -767,8 +767,14 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign_with_options(const char *
 
 typedef struct kiln_session_options {
     size_t struct_size;
-    uint32_t threads;          /* 0 = runtime default */
+    /* Threads one run may use (oneDNN and large elementwise loops); 0 =
+     * the runtime default: OMP_NUM_THREADS, else every core. Builds without
+     * OpenMP always use 1. */
+    uint32_t threads;
     bool skip_input_checks;    /* skip the semantic checks (default false: check) */
+    /* Run only the portable reference kernels, never a fast path (oneDNN):
+     * to compare the two, or to rule a fast path out. Default false. */
+    bool reference_kernels;
 } kiln_session_options;
 
 KILN_API void kiln_session_options_default(kiln_session_options *options);
@@ -778,7 +784,13 @@ typedef struct kiln_session kiln_session;
 
 /**
  * Create a session. Buffers for every intermediate are sized for the upper
- * bound of the declared domain now, so kiln_session_run allocates nothing.
+ * bound of the declared domain now, so kiln_session_run allocates nothing
+ * in kiln's code, with one documented exception: a fast path (oneDNN
+ * matmul/gemm) builds its primitive the first time a node runs at a new
+ * shape, and keeps it (up to 8 shapes per node, least recently used
+ * replaced), so later runs at that shape build nothing. oneDNN's own
+ * execute call may still allocate small bookkeeping; sessions with
+ * reference_kernels set, and builds without oneDNN, allocate nothing.
  * The program must outlive the session.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program,
@@ -786,6 +798,9 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program
                                             kiln_session **out, kiln_error *err);
 
 KILN_API void kiln_session_free(kiln_session *session);
+
+/** @return the threads each run of `session` may use (>= 1). */
+KILN_API uint32_t kiln_session_threads(const kiln_session *session);
 
 /**
  * Bind input `name` to `tensor` (borrowed until the next run completes).

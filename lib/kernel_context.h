@@ -1,0 +1,42 @@
+/*
+ * kernel_context.h — what a kernel called by a session may use besides its
+ * operands: the session's thread count, its oneDNN engine and stream, and
+ * a state slot of its own node that lives as long as the session.
+ *
+ * Why a slot per node: a fast path builds objects that are expensive to
+ * make and depend only on the node and the concrete shapes (a oneDNN
+ * primitive, its scratchpad). The kernel keeps them in its node's slot
+ * keyed by shape, so a run at a shape seen before builds nothing: kiln
+ * allocates only on the first run at a new shape (or one evicted from the
+ * slot's small cache). oneDNN's execute call itself allocates a few small
+ * blocks per call, a fixed cost (spec/opset.md, "Fast paths"; measured by
+ * tests/test_memory_plan.c). The session owns the slots and releases them
+ * when it is freed; a program stays immutable and shareable.
+ *
+ * Kernels called directly (tests) get a NULL context and run the portable
+ * reference path on one thread: a fast path is an optimisation, never a
+ * different semantics.
+ */
+#ifndef KILN_LIB_KERNEL_CONTEXT_H
+#define KILN_LIB_KERNEL_CONTEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A node's state: whatever its kernel keeps between runs of one session. */
+typedef struct kiln_node_state {
+    void *data;                  /* NULL until the kernel first stores something */
+    void (*release)(void *data); /* frees `data`; called by kiln_session_free */
+} kiln_node_state;
+
+struct kiln_onednn_session; /* onednn.h: engine and stream of one session */
+
+/* One session's execution context, handed to every kernel it calls. */
+typedef struct kiln_kernel_context {
+    uint32_t threads;                   /* >= 1: threads a kernel may use */
+    bool reference_only;                /* run the portable reference kernels only */
+    struct kiln_onednn_session *onednn; /* NULL when built without oneDNN or reference_only */
+    kiln_node_state *state;             /* the slot of the node being run */
+} kiln_kernel_context;
+
+#endif

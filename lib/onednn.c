@@ -1,0 +1,412 @@
+/*
+ * onednn.c — f32 matmul and gemm through oneDNN's matmul primitive
+ * (onednn.h), with primitives cached per node and shape.
+ *
+ * Why this shape of code: creating a oneDNN primitive costs far more than
+ * running a small one (it picks a kernel, may JIT-compile it and sizes a
+ * scratchpad), so it must happen once per node and shape, not per run.
+ * Each node's slot holds up to CACHE_ENTRIES entries, each with its
+ * primitive, the memory objects it reads and writes (their buffers are
+ * re-pointed at the operands on every run) and its scratchpad; when the
+ * cache is full the least recently used entry is replaced.
+ *
+ * Shapes: kiln tensors are row-major and contiguous, so every operand is
+ * described by dims and row-major strides; a rank-1 matmul operand becomes
+ * a 1-row (a) or 1-column (b) matrix, and batch axes are left-padded with
+ * 1 to a common rank, which is how oneDNN broadcasts batch axes. Gemm's
+ * transposes are strides only: nothing is copied.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dnnl.h>
+
+#include "broadcast.h"
+#include "format/error.h"
+#include "onednn.h"
+#include "parallel.h"
+
+enum { CACHE_ENTRIES = 8 };
+
+/*
+ * Products of fewer multiply-adds than this run on one thread whatever the
+ * session allows: waking a second thread costs tens of microseconds (and
+ * far more when the cores are busy), more than such a product takes.
+ * 2^21 is a 128 x 128 x 128 product, about 20 µs at 100 GFLOP/s.
+ */
+#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 21))
+
+/* Key: op kind, then (rank, shape) of a, b, c and the output; rank -1 for no c. */
+enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
+
+struct kiln_onednn_session {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+};
+
+typedef struct primitive_entry {
+    bool used;
+    bool refused; /* oneDNN has no implementation for these shapes: run the reference */
+    bool prefill; /* gemm: copy C into the output, then accumulate with `sum` */
+    uint32_t threads; /* OpenMP threads it was built for and runs with */
+    uint64_t last_use;
+    int64_t key[KEY_LENGTH];
+    dnnl_primitive_t primitive;
+    dnnl_memory_t src, weights, bias, dst, scratchpad;
+} primitive_entry;
+
+typedef struct node_cache {
+    uint64_t clock;
+    primitive_entry entries[CACHE_ENTRIES];
+} node_cache;
+
+static _Atomic uint64_t primitives_built;
+
+bool kiln_onednn_enabled(void)
+{
+    return true;
+}
+
+uint64_t kiln_onednn_primitives_built(void)
+{
+    return atomic_load(&primitives_built);
+}
+
+kiln_status kiln_onednn_session_new(kiln_onednn_session **out, kiln_error *err)
+{
+    *out = NULL;
+    kiln_onednn_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a oneDNN session");
+    if (dnnl_engine_create(&s->engine, dnnl_cpu, 0) != dnnl_success) {
+        free(s);
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not create a CPU engine");
+    }
+    if (dnnl_stream_create(&s->stream, s->engine, dnnl_stream_default_flags) != dnnl_success) {
+        dnnl_engine_destroy(s->engine);
+        free(s);
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not create a stream");
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+void kiln_onednn_session_free(kiln_onednn_session *s)
+{
+    if (!s)
+        return;
+    dnnl_stream_destroy(s->stream);
+    dnnl_engine_destroy(s->engine);
+    free(s);
+}
+
+/* ------------------------------------------------------------- the cache */
+
+static void entry_clear(primitive_entry *e)
+{
+    /* dnnl_*_destroy accept NULL. */
+    dnnl_primitive_destroy(e->primitive);
+    dnnl_memory_destroy(e->src);
+    dnnl_memory_destroy(e->weights);
+    dnnl_memory_destroy(e->bias);
+    dnnl_memory_destroy(e->dst);
+    dnnl_memory_destroy(e->scratchpad);
+    memset(e, 0, sizeof *e);
+}
+
+static void cache_release(void *data)
+{
+    node_cache *cache = data;
+    for (int i = 0; i < CACHE_ENTRIES; i++)
+        entry_clear(&cache->entries[i]);
+    free(cache);
+}
+
+static void key_put(int64_t *key, int slot, const kiln_tensor *t)
+{
+    int64_t *at = key + 1 + slot * (1 + KILN_MAX_RANK);
+    at[0] = t ? (int64_t)t->rank : -1;
+    for (uint32_t i = 0; t && i < t->rank; i++)
+        at[1 + i] = t->shape[i];
+}
+
+/*
+ * The entry for `key` in the node's cache: found (*fresh false), or a
+ * cleared one to fill (*fresh true), the least recently used when full.
+ */
+static kiln_status cache_lookup(kiln_node_state *state, const int64_t *key, primitive_entry **out, bool *fresh,
+                                kiln_error *err)
+{
+    if (!state->data) {
+        node_cache *cache = calloc(1, sizeof *cache);
+        if (!cache)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a oneDNN primitive cache");
+        state->data = cache;
+        state->release = cache_release;
+    }
+    node_cache *cache = state->data;
+    cache->clock++;
+    primitive_entry *victim = &cache->entries[0];
+    for (int i = 0; i < CACHE_ENTRIES; i++) {
+        primitive_entry *e = &cache->entries[i];
+        if (e->used && memcmp(e->key, key, sizeof e->key) == 0) {
+            e->last_use = cache->clock;
+            *out = e;
+            *fresh = false;
+            return KILN_OK;
+        }
+        if (!e->used ? victim->used : (victim->used && e->last_use < victim->last_use))
+            victim = e;
+    }
+    entry_clear(victim);
+    victim->used = true;
+    victim->last_use = cache->clock;
+    memcpy(victim->key, key, sizeof victim->key);
+    *out = victim;
+    *fresh = true;
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------ building entries */
+
+/* A row-major f32 memory descriptor of `rank` dims (strides may transpose). */
+static bool describe(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, const dnnl_dims_t strides)
+{
+    return dnnl_memory_desc_init_by_strides(md, rank, dims, dnnl_f32, strides) == dnnl_success;
+}
+
+static void row_major_strides(int rank, const dnnl_dims_t dims, dnnl_dims_t strides)
+{
+    dnnl_dim_t stride = 1;
+    for (int i = rank; i-- > 0;) {
+        strides[i] = stride;
+        stride *= dims[i] > 0 ? dims[i] : 1;
+    }
+}
+
+static bool make_memory(dnnl_memory_t *memory, const dnnl_memory_desc_t *md, dnnl_engine_t engine, void *handle)
+{
+    return dnnl_memory_create(memory, md, engine, handle) == dnnl_success;
+}
+
+/*
+ * Build e's primitive for the descriptors given (bias_md NULL for none),
+ * scaled by `alpha` and with a `sum` post-op of scale `beta` when
+ * e->prefill. A refusal by oneDNN (no implementation) marks e refused and
+ * is no error; failures to allocate are.
+ */
+static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const dnnl_memory_desc_t *src_md,
+                               const dnnl_memory_desc_t *weights_md, const dnnl_memory_desc_t *bias_md,
+                               const dnnl_memory_desc_t *dst_md, float alpha, float beta, kiln_error *err)
+{
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t post_ops = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    bool ok = dnnl_matmul_desc_init(&desc, src_md, weights_md, bias_md, dst_md) == dnnl_success &&
+              dnnl_primitive_attr_create(&attr) == dnnl_success &&
+              /* The scratchpad is ours, made once per entry: oneDNN then
+               * allocates nothing per execution for it. */
+              dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
+    if (ok && alpha != 1.0f)
+        ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
+    if (ok && e->prefill)
+        ok = dnnl_post_ops_create(&post_ops) == dnnl_success &&
+             dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
+    /* oneDNN sizes its blocking for the thread count it sees now. */
+    int previous = kiln_threads_enter(e->threads);
+    if (ok && dnnl_primitive_desc_create(&pd, &desc, attr, s->engine, NULL) != dnnl_success) {
+        pd = NULL;
+        e->refused = true;
+    }
+    kiln_threads_leave(previous);
+    dnnl_post_ops_destroy(post_ops);
+    dnnl_primitive_attr_destroy(attr);
+    if (!ok)
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not describe a matmul primitive");
+    if (e->refused)
+        return KILN_OK;
+    const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    ok = dnnl_primitive_create(&e->primitive, pd) == dnnl_success &&
+         make_memory(&e->src, src_md, s->engine, DNNL_MEMORY_NONE) &&
+         make_memory(&e->weights, weights_md, s->engine, DNNL_MEMORY_NONE) &&
+         make_memory(&e->dst, dst_md, s->engine, DNNL_MEMORY_NONE) &&
+         (!bias_md || make_memory(&e->bias, bias_md, s->engine, DNNL_MEMORY_NONE)) &&
+         (!scratch_md || dnnl_memory_desc_get_size(scratch_md) == 0 ||
+          make_memory(&e->scratchpad, scratch_md, s->engine, DNNL_MEMORY_ALLOCATE));
+    dnnl_primitive_desc_destroy(pd);
+    if (!ok) {
+        entry_clear(e);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "oneDNN: out of memory for a matmul primitive");
+    }
+    atomic_fetch_add(&primitives_built, 1);
+    return KILN_OK;
+}
+
+/* Point e's memory objects at this call's buffers and run it to completion. */
+static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, const void *src, const void *weights,
+                                 const void *bias, void *dst, kiln_error *err)
+{
+    dnnl_exec_arg_t args[5];
+    int count = 0;
+    /* oneDNN takes void * handles; it only reads src, weights and bias. */
+    bool ok = dnnl_memory_set_data_handle(e->src, (void *)(uintptr_t)src) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->weights, (void *)(uintptr_t)weights) == dnnl_success &&
+              dnnl_memory_set_data_handle(e->dst, dst) == dnnl_success &&
+              (!e->bias || dnnl_memory_set_data_handle(e->bias, (void *)(uintptr_t)bias) == dnnl_success);
+    if (!ok)
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not bind the operands");
+    args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src};
+    args[count++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->weights};
+    args[count++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst};
+    if (e->bias)
+        args[count++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
+    if (e->scratchpad)
+        args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, e->scratchpad};
+    int previous = kiln_threads_enter(e->threads);
+    bool ran = dnnl_primitive_execute(e->primitive, s->stream, count, args) == dnnl_success &&
+               dnnl_stream_wait(s->stream) == dnnl_success;
+    kiln_threads_leave(previous);
+    if (!ran)
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: the matmul primitive failed to run");
+    return KILN_OK;
+}
+
+/* The threads a product of `multiply_adds` runs on in `call`'s session. */
+static uint32_t product_threads(const kiln_kernel_call *call, double multiply_adds)
+{
+    return multiply_adds < SERIAL_MAX_MULTIPLY_ADDS ? 1 : kiln_call_threads(call);
+}
+
+/* Whether a call may take the fast path at all. */
+static bool fast_path_allowed(const kiln_kernel_call *call)
+{
+    const kiln_kernel_context *context = call->context;
+    if (!context || context->reference_only || !context->onednn || !context->state)
+        return false;
+    for (uint32_t i = 0; i < call->input_count; i++)
+        if (call->inputs[i]->dtype != KILN_F32 || call->inputs[i]->element_count == 0)
+            return false;
+    return call->output->dtype == KILN_F32 && call->output->element_count > 0;
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_path_allowed(call))
+        return KILN_OK;
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
+    kiln_tensor *out = call->output;
+    int64_t key[KEY_LENGTH] = {1};
+    key_put(key, 0, a);
+    key_put(key, 1, b);
+    key_put(key, 2, NULL);
+    key_put(key, 3, out);
+    primitive_entry *e;
+    bool fresh;
+    KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
+    if (fresh) {
+        /* All three as matrices with batch axes padded to one rank. */
+        uint32_t matrix_axes = (a->rank >= 2) + (b->rank >= 2);
+        uint32_t batch_rank = out->rank - matrix_axes;
+        int rank = (int)batch_rank + 2;
+        /* dnnl_dims_t holds DNNL_MAX_NDIMS (12) >= KILN_MAX_RANK + 2 dims. */
+        dnnl_dims_t a_dims, b_dims, o_dims, a_strides, b_strides, o_strides;
+        uint32_t a_batch = a->rank > 2 ? a->rank - 2 : 0, b_batch = b->rank > 2 ? b->rank - 2 : 0;
+        for (uint32_t i = 0; i < batch_rank; i++) {
+            a_dims[i] = i < batch_rank - a_batch ? 1 : a->shape[i - (batch_rank - a_batch)];
+            b_dims[i] = i < batch_rank - b_batch ? 1 : b->shape[i - (batch_rank - b_batch)];
+            o_dims[i] = out->shape[i];
+        }
+        int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1, k = a->shape[a->rank - 1];
+        int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+        a_dims[batch_rank] = m, a_dims[batch_rank + 1] = k;
+        b_dims[batch_rank] = k, b_dims[batch_rank + 1] = n;
+        o_dims[batch_rank] = m, o_dims[batch_rank + 1] = n;
+        e->threads = product_threads(call, (double)out->element_count * (double)k);
+        row_major_strides(rank, a_dims, a_strides);
+        row_major_strides(rank, b_dims, b_strides);
+        row_major_strides(rank, o_dims, o_strides);
+        dnnl_memory_desc_t a_md, b_md, o_md;
+        if (!describe(&a_md, rank, a_dims, a_strides) || !describe(&b_md, rank, b_dims, b_strides) ||
+            !describe(&o_md, rank, o_dims, o_strides))
+            e->refused = true;
+        else
+            KILN_TRY(build_entry(call->context->onednn, e, &a_md, &b_md, NULL, &o_md, 1.0f, 0.0f, err));
+    }
+    if (e->refused)
+        return KILN_OK;
+    KILN_TRY(execute_entry(call->context->onednn, e, a->data, b->data, NULL, out->data, err));
+    *ran = true;
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ gemm */
+
+/* out[i, j] = C broadcast to [M, N]: the accumulator a `sum` post-op reads. */
+static void copy_broadcast(const kiln_tensor *c, kiln_tensor *out)
+{
+    int64_t strides[KILN_MAX_RANK] = {0};
+    kiln_broadcast_strides(c, out, strides);
+    const float *from = c->data;
+    float *to = out->data;
+    int64_t m = out->shape[0], n = out->shape[1];
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++)
+            to[i * n + j] = from[i * strides[0] + j * strides[1]];
+}
+
+/* Whether C is one row of N values: oneDNN's bias shape. */
+static bool is_row_bias(const kiln_tensor *c, int64_t n)
+{
+    return c && ((c->rank == 1 && c->shape[0] == n) || (c->rank == 2 && c->shape[0] == 1 && c->shape[1] == n));
+}
+
+kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool trans_b, float alpha, float beta,
+                             bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_path_allowed(call))
+        return KILN_OK;
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
+    const kiln_tensor *c = call->input_count > 2 ? call->inputs[2] : NULL;
+    kiln_tensor *out = call->output;
+    int64_t m = out->shape[0], n = out->shape[1], k = trans_a ? a->shape[0] : a->shape[1];
+    /* beta = 0 still reads C in the reference (0 * NaN is NaN): keep that. */
+    bool fuse_bias = is_row_bias(c, n) && alpha == 1.0f && beta == 1.0f;
+    int64_t key[KEY_LENGTH] = {2};
+    key_put(key, 0, a);
+    key_put(key, 1, b);
+    key_put(key, 2, c);
+    key_put(key, 3, out);
+    primitive_entry *e;
+    bool fresh;
+    KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
+    if (fresh) {
+        dnnl_dims_t a_dims = {m, k}, b_dims = {k, n}, o_dims = {m, n}, bias_dims = {1, n};
+        /* A' and B' by strides: a transposed operand is read column-wise. */
+        dnnl_dims_t a_strides = {trans_a ? 1 : k, trans_a ? m : 1};
+        dnnl_dims_t b_strides = {trans_b ? 1 : n, trans_b ? k : 1};
+        dnnl_dims_t o_strides = {n, 1}, bias_strides = {n, 1};
+        dnnl_memory_desc_t a_md, b_md, o_md, bias_md;
+        e->prefill = c && !fuse_bias;
+        e->threads = product_threads(call, (double)m * (double)n * (double)k);
+        if (!describe(&a_md, 2, a_dims, a_strides) || !describe(&b_md, 2, b_dims, b_strides) ||
+            !describe(&o_md, 2, o_dims, o_strides) || !describe(&bias_md, 2, bias_dims, bias_strides))
+            e->refused = true;
+        else
+            KILN_TRY(build_entry(call->context->onednn, e, &a_md, &b_md, fuse_bias ? &bias_md : NULL, &o_md, alpha,
+                                 beta, err));
+    }
+    if (e->refused)
+        return KILN_OK;
+    if (e->prefill)
+        copy_broadcast(c, out);
+    KILN_TRY(execute_entry(call->context->onednn, e, a->data, b->data, fuse_bias ? c->data : NULL, out->data, err));
+    *ran = true;
+    return KILN_OK;
+}

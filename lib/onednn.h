@@ -1,0 +1,61 @@
+/*
+ * onednn.h — the oneDNN fast path for f32 matmul and gemm.
+ *
+ * Built when the meson feature `onednn` finds libdnnl (onednn.c); without
+ * it, onednn_none.c supplies the same functions and every call reports
+ * "not run", so the reference kernels in ops_linalg.c do the work. Both
+ * paths compute the same op: the fast path may only differ in rounding
+ * (spec/opset.md, "Fast paths").
+ *
+ * A session owns one engine and one stream (kiln_onednn_session). Each
+ * matmul or gemm node keeps, in its kiln_node_state slot, a small cache of
+ * primitives keyed by the concrete operand shapes, so repeated shapes build
+ * nothing; see kernel_context.h for the allocation rule.
+ */
+#ifndef KILN_LIB_ONEDNN_H
+#define KILN_LIB_ONEDNN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "op_registry.h"
+
+typedef struct kiln_onednn_session kiln_onednn_session;
+
+/* @return true if this build dispatches f32 matmul and gemm to oneDNN. */
+bool kiln_onednn_enabled(void);
+
+/*
+ * Create the engine and stream of one session in *out. Without oneDNN
+ * *out is NULL and the call succeeds.
+ * @return KILN_OK or KILN_ERR_RUNTIME naming the failing oneDNN call.
+ */
+kiln_status kiln_onednn_session_new(kiln_onednn_session **out, kiln_error *err);
+
+/* Free a session's engine and stream (NULL is a no-op). */
+void kiln_onednn_session_free(kiln_onednn_session *session);
+
+/*
+ * Run a matmul call through oneDNN when its context has an oneDNN session
+ * and the operands are f32 and non-empty. *ran says whether it did; when
+ * false the caller runs the reference kernel. Shapes oneDNN refuses are
+ * remembered as refused, so they are not asked again.
+ * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY / KILN_ERR_RUNTIME.
+ */
+kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_error *err);
+
+/*
+ * The same for gemm: out = alpha * A' B' + beta * C, A' = A or its
+ * transpose (trans_a), B' likewise; C (call->inputs[2]) is optional and
+ * broadcasts to [M, N]. A C of shape [N] or [1, N] with alpha = beta = 1
+ * is fused as oneDNN's bias; other C are copied into the output first and
+ * accumulated with a `sum` post-op scaled by beta.
+ */
+kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool trans_b, float alpha, float beta,
+                             bool *ran, kiln_error *err);
+
+/* Primitives this process has built so far (tests check that repeated
+ * shapes build none). */
+uint64_t kiln_onednn_primitives_built(void);
+
+#endif

@@ -1,0 +1,69 @@
+/* parallel.c — thread counts and chunked elementwise loops (parallel.h). */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "parallel.h"
+
+uint32_t kiln_session_thread_count(uint32_t requested)
+{
+#ifdef _OPENMP
+    if (requested > 0)
+        return requested;
+    int threads = omp_get_max_threads();
+    return threads > 0 ? (uint32_t)threads : 1;
+#else
+    (void)requested;
+    return 1;
+#endif
+}
+
+uint32_t kiln_call_threads(const kiln_kernel_call *call)
+{
+    return call->context && call->context->threads > 0 ? call->context->threads : 1;
+}
+
+int kiln_threads_enter(uint32_t threads)
+{
+#ifdef _OPENMP
+    int previous = omp_get_max_threads();
+    if ((uint32_t)previous != threads)
+        omp_set_num_threads((int)threads);
+    return previous;
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+void kiln_threads_leave(int previous)
+{
+#ifdef _OPENMP
+    if (omp_get_max_threads() != previous)
+        omp_set_num_threads(previous);
+#else
+    (void)previous;
+#endif
+}
+
+void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk, const void *job)
+{
+#ifdef _OPENMP
+    if (threads > 1 && count >= KILN_PARALLEL_MIN_ELEMENTS) {
+        /* Chunk size rounded up to 64 elements: threads never share a line. */
+        uint64_t size = (count + threads - 1) / threads;
+        size = (size + 63) / 64 * 64;
+        int64_t chunks = (int64_t)((count + size - 1) / size);
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            uint64_t begin = (uint64_t)c * size;
+            uint64_t end = begin + size < count ? begin + size : count;
+            chunk(job, begin, end);
+        }
+        return;
+    }
+#else
+    (void)threads;
+#endif
+    chunk(job, 0, count);
+}

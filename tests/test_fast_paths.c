@@ -1,0 +1,538 @@
+/*
+ * test_fast_paths.c — the oneDNN fast path for f32 matmul and gemm against
+ * the reference kernels and against an exact reference written here, and
+ * the per-node primitive cache.
+ *
+ * Every case runs one program in two sessions of the same process: one
+ * default (oneDNN when the build has it) and one with reference_kernels.
+ * Both are compared with a reference that walks the output by flat index,
+ * recovers the multi-index by div/mod and sums in long double, within the
+ * bound of spec/opset.md ("Fast paths"):
+ *   |got - exact| <= (K + 2) * 2^-23 * (|alpha| * sum_p |a_ip b_pj| + |beta c_ij|)
+ * plus 1e-30 for underflow. Specials: where the exact value is NaN both
+ * must be NaN; an infinite exact value must be matched exactly.
+ * In builds without oneDNN both sessions run the reference, and the cache
+ * tests check that nothing was built.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+#include "onednn.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng_state = 0x243F6A8885A308D3u;
+
+static uint64_t next_random(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717u;
+}
+
+/* A full-precision f32 in [-1, 1): products and sums really round. */
+static float random_float(void)
+{
+    return (float)((double)(next_random() >> 40) / (double)(1u << 23) - 1.0);
+}
+
+typedef struct shape {
+    uint32_t rank;
+    int64_t axes[8];
+} shape;
+
+static uint64_t count_of(const shape *s)
+{
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < s->rank; i++)
+        n *= (uint64_t)s->axes[i];
+    return n;
+}
+
+static kiln_tensor *random_tensor(const shape *s)
+{
+    kiln_tensor *t;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, s->rank, s->axes, &t, &err), KILN_OK);
+    float *data = kiln_tensor_data(t);
+    for (uint64_t i = 0; i < count_of(s); i++)
+        data[i] = random_float();
+    return t;
+}
+
+/* "[2, 3]" for the builder. */
+static void shape_text(const shape *s, char *out, size_t size)
+{
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (uint32_t i = 0; i < s->rank; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%lld", i ? ", " : "", (long long)s->axes[i]);
+    snprintf(out + used, size - used, "]");
+}
+
+/* A program of one matmul or gemm node over inputs a, b (and c). */
+static kiln_program *one_node_program(const char *op, uint32_t input_count, const shape *shapes,
+                                      uint32_t attribute_count, const kiln_attribute *attributes)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value inputs[3], out;
+    assert_int_equal(kiln_builder_new("fast", &b, &err), KILN_OK);
+    for (uint32_t i = 0; i < input_count; i++) {
+        char text[128];
+        shape_text(&shapes[i], text, sizeof text);
+        assert_int_equal(kiln_builder_add_input(b, names[i], KILN_F32, text, &inputs[i], &err), KILN_OK);
+    }
+    if (attribute_count)
+        assert_int_equal(kiln_builder_add_op_with_attributes(b, op, input_count, inputs, attribute_count, attributes,
+                                                             &out, &err),
+                         KILN_OK);
+    else
+        assert_int_equal(kiln_builder_add_op(b, op, input_count, inputs, &out, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", out, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    kiln_builder_free(b);
+    return program;
+}
+
+static kiln_session *new_session(const kiln_program *program, bool reference)
+{
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.reference_kernels = reference;
+    kiln_session *session;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+    return session;
+}
+
+static const kiln_tensor *run(kiln_session *session, uint32_t input_count, kiln_tensor *const *inputs)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    kiln_error err;
+    for (uint32_t i = 0; i < input_count; i++)
+        assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], &err), KILN_OK);
+    kiln_status status = kiln_session_run(session, &err);
+    if (status != KILN_OK)
+        fail_msg("run failed: %s", err.message);
+    return kiln_session_output(session, 0);
+}
+
+/* Compare one computed element with its exact value and bound scale. */
+static void check_element(float got, long double exact, long double magnitude, int64_t k, const char *what,
+                          uint64_t index)
+{
+    if (isnan(exact)) {
+        if (!isnan(got))
+            fail_msg("%s: element %llu is %g, expected NaN", what, (unsigned long long)index, (double)got);
+        return;
+    }
+    if (isinf(exact)) {
+        if ((long double)got != exact)
+            fail_msg("%s: element %llu is %g, expected %Lg", what, (unsigned long long)index, (double)got, exact);
+        return;
+    }
+    long double bound = (long double)(k + 2) * ldexpl(1.0L, -23) * magnitude + 1e-30L;
+    long double error = fabsl((long double)got - exact);
+    if (!(error <= bound))
+        fail_msg("%s: element %llu is %.9g, exact %.12Lg, error %Lg > bound %Lg", what, (unsigned long long)index,
+                 (double)got, exact, error, bound);
+}
+
+/* ---------------------------------------------------- matmul reference */
+
+/*
+ * Offset of output batch multi-index `index` (rank `batch_rank`) in an
+ * operand whose batch axes are `shape[0 .. rank-3]` (rank >= 3), right
+ * aligned, broadcasting size-1 axes; in elements, matrices of `matrix`.
+ */
+static uint64_t batch_offset(const shape *s, uint32_t batch_rank, const int64_t *index, uint64_t matrix)
+{
+    if (s->rank < 3)
+        return 0;
+    uint32_t own = s->rank - 2;
+    uint64_t offset = 0;
+    for (uint32_t i = 0; i < own; i++) {
+        int64_t at = index[batch_rank - own + i];
+        offset = offset * (uint64_t)s->axes[i] + (uint64_t)(s->axes[i] == 1 ? 0 : at);
+    }
+    return offset * matrix;
+}
+
+static void check_matmul(const shape *a_shape, const shape *b_shape, float special)
+{
+    shape shapes[2] = {*a_shape, *b_shape};
+    kiln_program *program = one_node_program("matmul", 2, shapes, 0, NULL);
+    kiln_tensor *inputs[2] = {random_tensor(a_shape), random_tensor(b_shape)};
+    if (special != 0.0f)
+        ((float *)kiln_tensor_data(inputs[0]))[0] = special;
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    const kiln_tensor *got[2] = {run(fast, 2, inputs), run(reference, 2, inputs)};
+
+    const float *a = kiln_tensor_const_data(inputs[0]), *b = kiln_tensor_const_data(inputs[1]);
+    int64_t m = a_shape->rank >= 2 ? a_shape->axes[a_shape->rank - 2] : 1, k = a_shape->axes[a_shape->rank - 1];
+    int64_t n = b_shape->rank >= 2 ? b_shape->axes[b_shape->rank - 1] : 1;
+    const kiln_tensor *out = got[0];
+    uint32_t out_rank = kiln_tensor_rank(out);
+    uint32_t batch_rank = out_rank - (a_shape->rank >= 2) - (b_shape->rank >= 2);
+    int64_t out_shape[8];
+    uint64_t total = 1;
+    for (uint32_t i = 0; i < out_rank; i++) {
+        out_shape[i] = kiln_tensor_shape(out)[i];
+        total *= (uint64_t)out_shape[i];
+    }
+    for (uint64_t flat = 0; flat < total; flat++) {
+        /* Output multi-index by div/mod: batch axes, then i and j. */
+        int64_t index[8];
+        uint64_t rest = flat;
+        for (uint32_t axis = out_rank; axis-- > 0;) {
+            index[axis] = (int64_t)(rest % (uint64_t)out_shape[axis]);
+            rest /= (uint64_t)out_shape[axis];
+        }
+        int64_t i = a_shape->rank >= 2 ? index[batch_rank] : 0;
+        int64_t j = b_shape->rank >= 2 ? index[out_rank - 1] : 0;
+        uint64_t a_base = batch_offset(a_shape, batch_rank, index, (uint64_t)(m * k));
+        uint64_t b_base = batch_offset(b_shape, batch_rank, index, (uint64_t)(k * n));
+        long double exact = 0, magnitude = 0;
+        for (int64_t p = 0; p < k; p++) {
+            long double term = (long double)a[a_base + (uint64_t)(i * k + p)] * b[b_base + (uint64_t)(p * n + j)];
+            exact += term;
+            magnitude += fabsl(term);
+        }
+        for (int path = 0; path < 2; path++)
+            check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact, magnitude, k,
+                          path ? "matmul reference" : "matmul fast path", flat);
+    }
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    kiln_tensor_free(inputs[0]);
+    kiln_tensor_free(inputs[1]);
+    kiln_program_free(program);
+}
+
+static void matmul_matches_the_exact_product(void **state)
+{
+    (void)state;
+    check_matmul(&(shape){2, {1, 1}}, &(shape){2, {1, 1}}, 0);
+    check_matmul(&(shape){2, {7, 13}}, &(shape){2, {13, 5}}, 0);
+    check_matmul(&(shape){2, {33, 300}}, &(shape){2, {300, 65}}, 0);
+    check_matmul(&(shape){2, {64, 1000}}, &(shape){2, {1000, 3}}, 0);
+    /* Rank-1 operands: vector-matrix, matrix-vector, dot product. */
+    check_matmul(&(shape){1, {9}}, &(shape){2, {9, 4}}, 0);
+    check_matmul(&(shape){2, {4, 9}}, &(shape){1, {9}}, 0);
+    check_matmul(&(shape){1, {17}}, &(shape){1, {17}}, 0);
+    /* Batches, broadcasting on either side, different batch ranks. */
+    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+    check_matmul(&(shape){4, {2, 1, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+    check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
+    check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
+    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
+    /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
+    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
+    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+}
+
+/* ------------------------------------------------------ gemm reference */
+
+typedef struct gemm_case {
+    int64_t m, k, n;
+    bool trans_a, trans_b;
+    double alpha, beta;
+    int c_form; /* 0 none, 1 [N], 2 [1, N], 3 [M, 1], 4 [M, N], 5 scalar [] */
+    float c_special; /* written into C[0] when not 0 */
+} gemm_case;
+
+static void check_gemm(const gemm_case *g)
+{
+    shape shapes[3] = {
+        {2, {g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k}},
+        {2, {g->trans_b ? g->n : g->k, g->trans_b ? g->k : g->n}},
+        {0, {0}},
+    };
+    switch (g->c_form) {
+    case 1: shapes[2] = (shape){1, {g->n}}; break;
+    case 2: shapes[2] = (shape){2, {1, g->n}}; break;
+    case 3: shapes[2] = (shape){2, {g->m, 1}}; break;
+    case 4: shapes[2] = (shape){2, {g->m, g->n}}; break;
+    default: break;
+    }
+    uint32_t count = g->c_form ? 3 : 2;
+    kiln_attribute attributes[4] = {
+        {.name = "alpha", .type = KILN_ATTRIBUTE_FLOAT, .f = g->alpha},
+        {.name = "beta", .type = KILN_ATTRIBUTE_FLOAT, .f = g->beta},
+        {.name = "transA", .type = KILN_ATTRIBUTE_INT, .i = g->trans_a},
+        {.name = "transB", .type = KILN_ATTRIBUTE_INT, .i = g->trans_b},
+    };
+    kiln_program *program = one_node_program("gemm", count, shapes, 4, attributes);
+    kiln_tensor *inputs[3] = {random_tensor(&shapes[0]), random_tensor(&shapes[1]),
+                              count > 2 ? random_tensor(&shapes[2]) : NULL};
+    if (g->c_special != 0.0f)
+        ((float *)kiln_tensor_data(inputs[2]))[0] = g->c_special;
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    const kiln_tensor *got[2] = {run(fast, count, inputs), run(reference, count, inputs)};
+
+    const float *a = kiln_tensor_const_data(inputs[0]), *b = kiln_tensor_const_data(inputs[1]);
+    const float *c = count > 2 ? kiln_tensor_const_data(inputs[2]) : NULL;
+    long double alpha = (float)g->alpha, beta = (float)g->beta;
+    for (int64_t i = 0; i < g->m; i++) {
+        for (int64_t j = 0; j < g->n; j++) {
+            long double acc = 0, magnitude = 0;
+            for (int64_t p = 0; p < g->k; p++) {
+                long double x = g->trans_a ? a[p * g->m + i] : a[i * g->k + p];
+                long double y = g->trans_b ? b[j * g->k + p] : b[p * g->n + j];
+                acc += x * y;
+                magnitude += fabsl(x * y);
+            }
+            long double exact = alpha * acc, scale = fabsl(alpha) * magnitude;
+            if (c) {
+                int64_t at = g->c_form == 1 || g->c_form == 2 ? j : g->c_form == 3 ? i
+                           : g->c_form == 4 ? i * g->n + j : 0;
+                exact += beta * c[at];
+                scale += fabsl(beta * c[at]);
+            }
+            for (int path = 0; path < 2; path++)
+                check_element(((const float *)kiln_tensor_const_data(got[path]))[i * g->n + j], exact, scale, g->k,
+                              path ? "gemm reference" : "gemm fast path", (uint64_t)(i * g->n + j));
+        }
+    }
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    for (uint32_t i = 0; i < count; i++)
+        kiln_tensor_free(inputs[i]);
+    kiln_program_free(program);
+}
+
+static void gemm_matches_the_exact_product(void **state)
+{
+    (void)state;
+    static const gemm_case cases[] = {
+        {1, 1, 1, false, false, 1.0, 1.0, 0, 0},
+        {16, 784, 512, false, false, 1.0, 1.0, 1, 0}, /* a dense layer: fused bias */
+        {16, 512, 10, false, true, 1.0, 1.0, 2, 0},   /* weights stored [N, K] */
+        {7, 5, 9, true, false, 1.0, 1.0, 4, 0},
+        {7, 5, 9, true, true, 0.5, -2.0, 4, 0},
+        {12, 40, 6, false, false, -1.5, 0.25, 3, 0},  /* C a column */
+        {12, 40, 6, false, false, 2.0, 3.0, 5, 0},    /* C a scalar */
+        {12, 40, 6, false, false, 2.0, 1.0, 1, 0},    /* alpha != 1 with a row C: no fused bias */
+        {9, 30, 11, true, false, 3.0, 0.0, 0, 0},     /* no C */
+        /* beta = 0 still reads C: an infinity gives NaN, as the formula says. */
+        {4, 6, 5, false, false, 1.0, 0.0, 4, INFINITY},
+        {4, 6, 5, false, false, 1.0, 1.0, 1, NAN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_gemm(&cases[i]);
+}
+
+/* -------------------------------------------------------------- caching */
+
+/* Repeated shapes build no primitive; a new shape builds one, once. */
+static void primitives_are_built_once_per_shape(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, y;
+    assert_int_equal(kiln_builder_new("cache", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 64, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[batch, 32]", &x, &err), KILN_OK);
+    float weights[32 * 8];
+    for (int i = 0; i < 32 * 8; i++)
+        weights[i] = random_float();
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, (int64_t[]){32, 8}, weights,
+                                             &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){x, w}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    kiln_builder_free(b);
+
+    kiln_tensor *small = random_tensor(&(shape){2, {3, 32}}), *large = random_tensor(&(shape){2, {64, 32}});
+    kiln_session *session = new_session(program, false);
+    uint64_t expected_per_shape = kiln_onednn_enabled() ? 1 : 0;
+    uint64_t before = kiln_onednn_primitives_built();
+    run(session, 1, (kiln_tensor *[]){small});
+    assert_int_equal(kiln_onednn_primitives_built() - before, expected_per_shape);
+    for (int i = 0; i < 20; i++)
+        run(session, 1, (kiln_tensor *[]){i % 2 ? small : large});
+    assert_int_equal(kiln_onednn_primitives_built() - before, 2 * expected_per_shape);
+    /* Nine more shapes overflow the node's eight entries: each builds once,
+     * and the oldest shape (3 rows) is replaced, so it builds again. */
+    for (int64_t rows = 4; rows < 13; rows++) {
+        kiln_tensor *t = random_tensor(&(shape){2, {rows, 32}});
+        run(session, 1, (kiln_tensor *[]){t});
+        kiln_tensor_free(t);
+    }
+    assert_int_equal(kiln_onednn_primitives_built() - before, 11 * expected_per_shape);
+    run(session, 1, (kiln_tensor *[]){small});
+    assert_int_equal(kiln_onednn_primitives_built() - before, 12 * expected_per_shape);
+
+    /* A reference session builds nothing. */
+    kiln_session *reference = new_session(program, true);
+    uint64_t reference_before = kiln_onednn_primitives_built();
+    run(reference, 1, (kiln_tensor *[]){large});
+    assert_int_equal(kiln_onednn_primitives_built(), reference_before);
+
+    kiln_session_free(reference);
+    kiln_session_free(session);
+    kiln_tensor_free(small);
+    kiln_tensor_free(large);
+    kiln_program_free(program);
+}
+
+/* ------------------------------------------------------------ threads */
+
+/*
+ * Large elementwise ops (above the 32768-element threshold, at sizes that
+ * split chunks inside rows) with 2 threads equal, bit for bit, a
+ * reference computed here from the flat index: a broadcasting add and sub,
+ * a mul by a column, neg, the unary sigmoid (in double, rounded once), and
+ * max and sum of the binary family's N-ary walk.
+ */
+static void threaded_elementwise_matches_the_reference(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op;
+        shape a, b;
+    } cases[] = {
+        {"add", {2, {3, 40001}}, {1, {40001}}},
+        {"sub", {1, {100003}}, {1, {100003}}},
+        {"mul", {2, {40001, 3}}, {2, {40001, 1}}},
+        {"div", {0, {0}}, {2, {257, 255}}}, /* scalar a */
+        {"neg", {2, {5, 20011}}, {0, {0}}},
+        {"sigmoid", {3, {7, 3, 2003}}, {0, {0}}},
+        {"max", {2, {3, 40001}}, {1, {40001}}}, /* the N-ary walk of ops_binary.c */
+        {"sum", {1, {1}}, {2, {300, 257}}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bool unary = strcmp(cases[c].op, "neg") == 0 || strcmp(cases[c].op, "sigmoid") == 0;
+        shape shapes[2] = {cases[c].a, cases[c].b};
+        kiln_program *program = one_node_program(cases[c].op, unary ? 1 : 2, shapes, 0, NULL);
+        kiln_tensor *inputs[2] = {random_tensor(&shapes[0]), unary ? NULL : random_tensor(&shapes[1])};
+        kiln_session_options options;
+        kiln_session_options_default(&options);
+        options.threads = 2;
+        kiln_session *session;
+        kiln_error err;
+        assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+        const kiln_tensor *out = run(session, unary ? 1 : 2, inputs);
+        const float *got = kiln_tensor_const_data(out);
+        const float *a = kiln_tensor_const_data(inputs[0]);
+        const float *b = unary ? NULL : kiln_tensor_const_data(inputs[1]);
+        uint32_t rank = kiln_tensor_rank(out);
+        const int64_t *dims = kiln_tensor_shape(out);
+        uint64_t total = 1;
+        for (uint32_t i = 0; i < rank; i++)
+            total *= (uint64_t)dims[i];
+        assert_true(total >= 32768);
+        for (uint64_t flat = 0; flat < total; flat++) {
+            /* Each operand's element: its axes right-aligned, size 1 broadcasting. */
+            uint64_t at[2] = {0, 0};
+            for (int operand = 0; operand < (unary ? 1 : 2); operand++) {
+                const shape *s = &shapes[operand];
+                uint64_t rest = flat, offset = 0, stride = 1;
+                for (uint32_t axis = rank; axis-- > 0;) {
+                    uint64_t index = rest % (uint64_t)dims[axis];
+                    rest /= (uint64_t)dims[axis];
+                    uint32_t own = s->rank - (rank - axis);
+                    if (axis + s->rank < rank)
+                        continue;
+                    offset += (s->axes[own] == 1 ? 0 : index) * stride;
+                    stride *= (uint64_t)s->axes[own];
+                }
+                at[operand] = offset;
+            }
+            float x = a[at[0]], expected;
+            if (strcmp(cases[c].op, "add") == 0)
+                expected = x + b[at[1]];
+            else if (strcmp(cases[c].op, "sub") == 0)
+                expected = x - b[at[1]];
+            else if (strcmp(cases[c].op, "mul") == 0)
+                expected = x * b[at[1]];
+            else if (strcmp(cases[c].op, "div") == 0)
+                expected = x / b[at[1]];
+            else if (strcmp(cases[c].op, "max") == 0)
+                expected = x > b[at[1]] ? x : b[at[1]];
+            else if (strcmp(cases[c].op, "sum") == 0)
+                expected = x + b[at[1]];
+            else if (strcmp(cases[c].op, "neg") == 0)
+                expected = -x;
+            else
+                expected = (float)(x >= 0 ? 1.0 / (1.0 + exp(-(double)x)) : exp((double)x) / (1.0 + exp((double)x)));
+            if (memcmp(&got[flat], &expected, sizeof expected) != 0)
+                fail_msg("%s with 2 threads: element %llu is %.9g, expected %.9g", cases[c].op,
+                         (unsigned long long)flat, (double)got[flat], (double)expected);
+        }
+        kiln_session_free(session);
+        kiln_tensor_free(inputs[0]);
+        kiln_tensor_free(inputs[1]);
+        kiln_program_free(program);
+    }
+}
+
+/* The version report names the fast paths this build has. */
+static void features_name_the_fast_paths(void **state)
+{
+    (void)state;
+    bool listed = false;
+    for (const char *const *f = kiln_runtime_features(); *f; f++)
+        listed = listed || strcmp(*f, "onednn") == 0;
+    assert_int_equal(listed, kiln_onednn_enabled());
+}
+
+/* Threads: 0 takes the default, an explicit count is kept. */
+static void sessions_report_their_threads(void **state)
+{
+    (void)state;
+    kiln_program *program = one_node_program("matmul", 2, (shape[]){{2, {2, 3}}, {2, {3, 2}}}, 0, NULL);
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    kiln_session *session;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+    assert_true(kiln_session_threads(session) >= 1);
+    kiln_session_free(session);
+    bool openmp = false;
+    for (const char *const *f = kiln_runtime_features(); *f; f++)
+        openmp = openmp || strcmp(*f, "openmp-threads") == 0;
+    options.threads = 3;
+    assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+    assert_int_equal(kiln_session_threads(session), openmp ? 3 : 1);
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(matmul_matches_the_exact_product),
+        cmocka_unit_test(gemm_matches_the_exact_product),
+        cmocka_unit_test(primitives_are_built_once_per_shape),
+        cmocka_unit_test(threaded_elementwise_matches_the_reference),
+        cmocka_unit_test(features_name_the_fast_paths),
+        cmocka_unit_test(sessions_report_their_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,434 @@
+/*
+ * cmd_bench.c — `kiln bench FILE`: run a program repeatedly and report its
+ * latency (min and median), throughput, arena bytes and peak RSS.
+ *
+ * Inputs come from .npy files or, for every input not given, are made up
+ * inside the contract (sample_inputs.h): at the dims given with --dim,
+ * else at each dim's largest value, so a bench measures the worst case the
+ * contract allows unless told otherwise. Each run is timed on its own
+ * (CLOCK_MONOTONIC) around kiln_session_run only: binding inputs is not
+ * part of it, and the warm-up runs build whatever a fast path keeps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "cli.h"
+#include "json.h"
+#include "sample_inputs.h"
+
+static int cmd_bench(int argc, char **argv);
+
+const cli_verb cli_verb_bench = {
+    "bench",
+    "measure latency, throughput and memory of running a program",
+    "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=VALUE]...\n"
+    "                  [--threads N] [--runs N] [--warmup N] [--reference] [--json]\n\n"
+    "Load FILE, bind its inputs, run it --warmup times untimed, then --runs\n"
+    "times, timing each run, and print the minimum and median latency, the\n"
+    "throughput (runs per second of the timed runs), the session arena's\n"
+    "size and the process's peak resident memory. Inputs not given with\n"
+    "--input are random values inside the contract (respecting each input's\n"
+    "range, finiteness and categories) at the dims given with --dim, else at\n"
+    "each dim's largest value.\n\n"
+    "options:\n"
+    "  --input NAME=PATH   bind input NAME to the array in PATH (repeatable)\n"
+    "  --dim NAME=VALUE    size of dim NAME for generated inputs (repeatable)\n"
+    "  --threads N         threads per run (default: the runtime default)\n"
+    "  --runs N            timed runs (default 100)\n"
+    "  --warmup N          untimed runs first (default 5)\n"
+    "  --reference         run the portable reference kernels only (no oneDNN)\n"
+    "  --json              print one JSON object instead of text\n",
+    cmd_bench,
+};
+
+/* Bounds of the counts: enough for any real measurement, small enough that
+ * the per-run times always fit in memory. */
+enum { MAX_RUNS = 100000000, MAX_THREADS = 1024 };
+
+typedef struct bench_args {
+    const char *path;
+    int input_count, dim_count;
+    const char **input_names, **input_paths;
+    const char **dim_names;
+    int64_t *dim_values;
+    uint32_t threads;
+    long runs, warmup;
+    bool reference, json;
+} bench_args;
+
+/* Parse a count in min..max for option `name`. @return CLI_OK or CLI_USAGE. */
+static int parse_count(const char *name, const char *value, long min, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(value, &end, 10);
+    if (end == value || *end || errno || n < min || n > max)
+        return cli_usage_error("bench", "%s takes a whole number in %ld..%ld, got '%s'", name, min, max, value);
+    *out = n;
+    return CLI_OK;
+}
+
+/* Split NAME=VALUE of option `option`; `name` is allocated. */
+static int split_pair(const char *option, const char *value, const char *form, char **name, const char **rest)
+{
+    const char *equals = strchr(value, '=');
+    if (!equals || equals == value || equals[1] == '\0')
+        return cli_usage_error("bench", "%s takes %s, got '%s'", option, form, value);
+    *name = strndup(value, (size_t)(equals - value));
+    if (!*name)
+        return cli_error("out of memory");
+    *rest = equals + 1;
+    return CLI_OK;
+}
+
+static bool listed(const char **names, int count, const char *name)
+{
+    for (int k = 0; k < count; k++)
+        if (strcmp(names[k], name) == 0)
+            return true;
+    return false;
+}
+
+static int parse_args(int argc, char **argv, bench_args *args)
+{
+    memset(args, 0, sizeof *args);
+    args->runs = 100;
+    args->warmup = 5;
+    args->input_names = calloc((size_t)argc, sizeof *args->input_names);
+    args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
+    args->dim_names = calloc((size_t)argc, sizeof *args->dim_names);
+    args->dim_values = calloc((size_t)argc, sizeof *args->dim_values);
+    if (!args->input_names || !args->input_paths || !args->dim_names || !args->dim_values)
+        return cli_error("out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        int taken;
+        char *name;
+        if ((taken = cli_take_value("bench", argc, argv, &i, "--input", &value)) != 0) {
+            if (taken < 0 || split_pair("--input", value, "NAME=PATH.npy", &name, &value) != CLI_OK)
+                return CLI_USAGE;
+            args->input_names[args->input_count] = name;
+            args->input_paths[args->input_count++] = value;
+            if (listed(args->input_names, args->input_count - 1, name))
+                return cli_usage_error("bench", "input '%s' is given twice", name);
+        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--dim", &value)) != 0) {
+            if (taken < 0 || split_pair("--dim", value, "NAME=VALUE", &name, &value) != CLI_OK)
+                return CLI_USAGE;
+            args->dim_names[args->dim_count++] = name; /* owned by args from here on */
+            char *end;
+            errno = 0;
+            long long n = strtoll(value, &end, 10);
+            if (end == value || *end || errno)
+                return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
+            args->dim_values[args->dim_count - 1] = n;
+            if (listed(args->dim_names, args->dim_count - 1, name))
+                return cli_usage_error("bench", "dim '%s' is given twice", name);
+        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--threads", &value)) != 0) {
+            long n;
+            if (taken < 0 || parse_count("--threads", value, 1, MAX_THREADS, &n) != CLI_OK)
+                return CLI_USAGE;
+            args->threads = (uint32_t)n;
+        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--runs", &value)) != 0) {
+            if (taken < 0 || parse_count("--runs", value, 1, MAX_RUNS, &args->runs) != CLI_OK)
+                return CLI_USAGE;
+        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--warmup", &value)) != 0) {
+            if (taken < 0 || parse_count("--warmup", value, 0, MAX_RUNS, &args->warmup) != CLI_OK)
+                return CLI_USAGE;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            args->json = true;
+        } else if (strcmp(argv[i], "--reference") == 0) {
+            args->reference = true;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
+        } else if (args->path) {
+            return cli_usage_error("bench", "unexpected argument '%s'", argv[i]);
+        } else {
+            args->path = argv[i];
+        }
+    }
+    if (!args->path)
+        return cli_usage_error("bench", "missing FILE");
+    return CLI_OK;
+}
+
+static void free_args(bench_args *args)
+{
+    for (int k = 0; k < args->input_count; k++)
+        free((char *)args->input_names[k]);
+    for (int k = 0; k < args->dim_count; k++)
+        free((char *)args->dim_names[k]);
+    free(args->input_names);
+    free(args->input_paths);
+    free(args->dim_names);
+    free(args->dim_values);
+}
+
+/*
+ * The value of every dim for generated inputs: --dim's, checked against
+ * the domain, else the largest. Unknown dim names are usage errors.
+ */
+static int choose_dims(const kiln_program *program, const bench_args *args, int64_t *values)
+{
+    uint32_t count = kiln_program_dim_count(program);
+    for (int k = 0; k < args->dim_count; k++) {
+        bool found = false;
+        for (uint32_t d = 0; d < count && !found; d++) {
+            kiln_dim_info dim;
+            kiln_program_dim(program, d, &dim);
+            found = strcmp(dim.name, args->dim_names[k]) == 0;
+        }
+        if (!found) {
+            char known[512] = "";
+            size_t used = 0;
+            for (uint32_t d = 0; d < count && used < sizeof known; d++) {
+                kiln_dim_info dim;
+                kiln_program_dim(program, d, &dim);
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s'%s'", d ? ", " : "", dim.name);
+            }
+            return cli_usage_error("bench", "--dim: '%s' is not a dim of %s (dims: %s)", args->dim_names[k],
+                                   args->path, count ? known : "none");
+        }
+    }
+    for (uint32_t d = 0; d < count; d++) {
+        kiln_dim_info dim;
+        kiln_program_dim(program, d, &dim);
+        values[d] = sample_dim_last(&dim);
+        for (int k = 0; k < args->dim_count; k++) {
+            if (strcmp(dim.name, args->dim_names[k]) != 0)
+                continue;
+            int64_t v = args->dim_values[k];
+            if (v < dim.min || v > dim.max || v % dim.multiple_of != 0) {
+                if (dim.multiple_of > 1)
+                    return cli_error("--dim %s=%lld is outside %lld..%lld (multiple of %lld)", dim.name,
+                                     (long long)v, (long long)dim.min, (long long)dim.max,
+                                     (long long)dim.multiple_of);
+                return cli_error("--dim %s=%lld is outside %lld..%lld", dim.name, (long long)v,
+                                 (long long)dim.min, (long long)dim.max);
+            }
+            values[d] = v;
+        }
+    }
+    return CLI_OK;
+}
+
+/* Read or make every input and bind it. tensors[i] is input i's. */
+static int bind_inputs(const kiln_program *program, kiln_session *session, const bench_args *args,
+                       const int64_t *dim_values, kiln_tensor **tensors, bool *generated)
+{
+    kiln_error err;
+    uint32_t count = kiln_program_input_count(program);
+    for (int k = 0; k < args->input_count; k++) {
+        bool found = false;
+        for (uint32_t i = 0; i < count && !found; i++) {
+            kiln_io_info io;
+            kiln_program_input(program, i, &io);
+            if (strcmp(io.name, args->input_names[k]) != 0)
+                continue;
+            found = true;
+            if (kiln_npy_read_file(args->input_paths[k], &tensors[i], &err) != KILN_OK)
+                return cli_error("%s", err.message);
+        }
+        if (!found) {
+            char known[512] = "";
+            size_t used = 0;
+            for (uint32_t i = 0; i < count && used < sizeof known; i++) {
+                kiln_io_info io;
+                kiln_program_input(program, i, &io);
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s'%s'", i ? ", " : "", io.name);
+            }
+            return cli_usage_error("bench", "--input: '%s' is not an input of %s (inputs: %s)",
+                                   args->input_names[k], args->path, known);
+        }
+    }
+    uint64_t random_state = 1;
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_io_info io;
+        kiln_program_input(program, i, &io);
+        generated[i] = !tensors[i];
+        if (!tensors[i]) {
+            int64_t shape[KILN_MAX_RANK];
+            if (kiln_program_input_shape_at(program, i, dim_values, shape, &err) != KILN_OK ||
+                kiln_tensor_new(io.dtype, io.rank, shape, &tensors[i], &err) != KILN_OK)
+                return cli_error("input '%s': %s", io.name, err.message);
+            sample_fill_input(program, i, tensors[i], &random_state);
+        }
+        if (kiln_session_set_input(session, io.name, tensors[i], &err) != KILN_OK)
+            return cli_error("%s", err.message);
+    }
+    return CLI_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct bench_result {
+    double min_ms, median_ms, mean_ms, runs_per_second;
+    uint64_t arena_bytes, peak_rss_bytes;
+    uint32_t threads;
+} bench_result;
+
+/* Warm up, then time each run. */
+static int measure(kiln_session *session, const bench_args *args, double *times)
+{
+    kiln_error err;
+    for (long r = 0; r < args->warmup; r++)
+        if (kiln_session_run(session, &err) != KILN_OK)
+            return cli_error("%s", err.message);
+    for (long r = 0; r < args->runs; r++) {
+        double start = now_seconds();
+        kiln_status status = kiln_session_run(session, &err);
+        times[r] = now_seconds() - start;
+        if (status != KILN_OK)
+            return cli_error("%s", err.message);
+    }
+    return CLI_OK;
+}
+
+static void summarise(const bench_args *args, double *times, bench_result *result)
+{
+    double total = 0;
+    for (long r = 0; r < args->runs; r++)
+        total += times[r];
+    qsort(times, (size_t)args->runs, sizeof *times, compare_doubles);
+    long middle = args->runs / 2;
+    double median = args->runs % 2 ? times[middle] : (times[middle - 1] + times[middle]) / 2;
+    result->min_ms = times[0] * 1e3;
+    result->median_ms = median * 1e3;
+    result->mean_ms = total / (double)args->runs * 1e3;
+    result->runs_per_second = total > 0 ? (double)args->runs / total : 0;
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    result->peak_rss_bytes = (uint64_t)usage.ru_maxrss * 1024; /* Linux reports kB */
+}
+
+static void print_shape(FILE *out, const kiln_tensor *t)
+{
+    fputc('[', out);
+    for (uint32_t a = 0; a < kiln_tensor_rank(t); a++)
+        fprintf(out, "%s%lld", a ? ", " : "", (long long)kiln_tensor_shape(t)[a]);
+    fputc(']', out);
+}
+
+static void print_json(const kiln_program *program, const bench_args *args, const bench_result *r,
+                       const int64_t *dim_values, kiln_tensor *const *tensors, const bool *generated)
+{
+    printf("{\"file\": ");
+    json_string(stdout, args->path);
+    printf(", \"runs\": %ld, \"warmup\": %ld, \"threads\": %u, \"reference_kernels\": %s", args->runs, args->warmup,
+           r->threads, args->reference ? "true" : "false");
+    printf(", \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"runs_per_second\": %.3f", r->min_ms,
+           r->median_ms, r->mean_ms, r->runs_per_second);
+    printf(", \"arena_bytes\": %llu, \"peak_rss_bytes\": %llu, \"dims\": {", (unsigned long long)r->arena_bytes,
+           (unsigned long long)r->peak_rss_bytes);
+    for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
+        kiln_dim_info dim;
+        kiln_program_dim(program, d, &dim);
+        printf("%s", d ? ", " : "");
+        json_string(stdout, dim.name);
+        printf(": %lld", (long long)dim_values[d]);
+    }
+    printf("}, \"inputs\": [");
+    for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
+        kiln_io_info io;
+        kiln_program_input(program, i, &io);
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, io.name);
+        printf(", \"dtype\": \"%s\", \"shape\": ", kiln_dtype_name(io.dtype));
+        print_shape(stdout, tensors[i]);
+        printf(", \"source\": \"%s\"}", generated[i] ? "random" : "file");
+    }
+    printf("]}\n");
+}
+
+static void print_text(const kiln_program *program, const bench_args *args, const bench_result *r,
+                       kiln_tensor *const *tensors, const bool *generated)
+{
+    printf("bench: %s, %ld runs after %ld warm-up, %u thread%s%s\n", args->path, args->runs, args->warmup,
+           r->threads, r->threads == 1 ? "" : "s", args->reference ? ", reference kernels" : "");
+    for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
+        kiln_io_info io;
+        kiln_program_input(program, i, &io);
+        printf("input      %s: %s ", io.name, kiln_dtype_name(io.dtype));
+        print_shape(stdout, tensors[i]);
+        printf(" (%s)\n", generated[i] ? "random" : "file");
+    }
+    printf("latency    min %.6g ms, median %.6g ms\n", r->min_ms, r->median_ms);
+    printf("throughput %.1f runs/s\n", r->runs_per_second);
+    printf("arena      %llu bytes\n", (unsigned long long)r->arena_bytes);
+    printf("peak RSS   %llu bytes\n", (unsigned long long)r->peak_rss_bytes);
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    bench_args args;
+    kiln_program *program = NULL;
+    kiln_session *session = NULL;
+    kiln_tensor **tensors = NULL;
+    bool *generated = NULL;
+    int64_t *dim_values = NULL;
+    double *times = NULL;
+    kiln_error err;
+    int rc = parse_args(argc, argv, &args);
+    if (rc != CLI_OK)
+        goto done;
+    if (kiln_program_load(args.path, NULL, &program, &err) != KILN_OK) {
+        rc = cli_error("%s: %s", args.path, err.message);
+        goto done;
+    }
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.threads = args.threads;
+    options.reference_kernels = args.reference;
+    if (kiln_session_new(program, &options, &session, &err) != KILN_OK) {
+        rc = cli_error("%s", err.message);
+        goto done;
+    }
+    uint32_t inputs = kiln_program_input_count(program);
+    tensors = calloc(inputs + 1, sizeof *tensors);
+    generated = calloc(inputs + 1, sizeof *generated);
+    dim_values = calloc(kiln_program_dim_count(program) + 1, sizeof *dim_values);
+    times = calloc((size_t)args.runs, sizeof *times);
+    if (!tensors || !generated || !dim_values || !times) {
+        rc = cli_error("out of memory");
+        goto done;
+    }
+    if ((rc = choose_dims(program, &args, dim_values)) != CLI_OK ||
+        (rc = bind_inputs(program, session, &args, dim_values, tensors, generated)) != CLI_OK ||
+        (rc = measure(session, &args, times)) != CLI_OK)
+        goto done;
+    bench_result result = {0};
+    summarise(&args, times, &result);
+    result.arena_bytes = kiln_program_arena_bytes(program);
+    result.threads = kiln_session_threads(session);
+    if (args.json)
+        print_json(program, &args, &result, dim_values, tensors, generated);
+    else
+        print_text(program, &args, &result, tensors, generated);
+done:
+    if (tensors)
+        for (uint32_t i = 0; i < kiln_program_input_count(program); i++)
+            kiln_tensor_free(tensors[i]);
+    free(tensors);
+    free(generated);
+    free(dim_values);
+    free(times);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    free_args(&args);
+    return rc;
+}
