@@ -344,6 +344,13 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     typed->n_float_data = 1;
     assert_int_equal(onnx_tensor_to_kiln(typed, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "float_data holds 1 values, the dims need 2"));
+    /* Claimed sizes are checked against the data present before anything is allocated. */
+    const int64_t big[] = {INT64_C(1) << 29};
+    Onnx__TensorProto *empty = onnx_tensor_f32("e", 1, two, (const float[]){1, 2}, 0);
+    empty->n_float_data = 0;
+    empty->dims = (int64_t *)big;
+    assert_int_equal(onnx_tensor_to_kiln(empty, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "float_data holds 0 values, the dims need 536870912"));
     const int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
     Onnx__TensorProto *overflow = onnx_tensor_f32("h", 1, two, (const float[]){1, 2}, 0);
     overflow->n_dims = 2;

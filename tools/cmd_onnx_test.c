@@ -319,7 +319,9 @@ static bool non_tensor_value(const Onnx__GraphProto *graph, char *message, size_
 static enum outcome run_case(const char *dir, const test_options *options, char *message, size_t size)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    int name_length;
+    const char *name = case_name(dir, &name_length);
+    snprintf(path, sizeof path, "%.*s/model.onnx", (int)(name - dir) + name_length, dir);
     Onnx__ModelProto *model = NULL;
     kiln_error err;
     kiln_status status = onnx_model_read(path, NULL, &model, &err);

@@ -261,23 +261,25 @@ static kiln_status convert_int32_data(const Onnx__TensorProto *tensor, kiln_dtyp
     return KILN_OK;
 }
 
-/* Fill `data` from the typed field the element type uses; its count must be `count`. */
+/* The typed field the element type uses: its name and how many values it holds. */
+static size_t typed_count(const Onnx__TensorProto *tensor, kiln_dtype dtype, const char **field)
+{
+    switch (dtype) {
+    case KILN_F32: *field = "float_data"; return tensor->n_float_data;
+    case KILN_F64: *field = "double_data"; return tensor->n_double_data;
+    case KILN_I64: *field = "int64_data"; return tensor->n_int64_data;
+    case KILN_U32:
+    case KILN_U64: *field = "uint64_data"; return tensor->n_uint64_data;
+    default: *field = "int32_data"; return tensor->n_int32_data;
+    }
+}
+
+/* Fill `data` from the typed field the element type uses (its count was checked against `count`). */
 static kiln_status copy_typed_data(const Onnx__TensorProto *tensor, kiln_dtype dtype, uint64_t count, void *data,
                                    kiln_error *err)
 {
-    size_t have;
-    const char *field;
-    switch (dtype) {
-    case KILN_F32: have = tensor->n_float_data, field = "float_data"; break;
-    case KILN_F64: have = tensor->n_double_data, field = "double_data"; break;
-    case KILN_I64: have = tensor->n_int64_data, field = "int64_data"; break;
-    case KILN_U32:
-    case KILN_U64: have = tensor->n_uint64_data, field = "uint64_data"; break;
-    default: have = tensor->n_int32_data, field = "int32_data"; break;
-    }
-    if (have != count)
-        return onnx_fail(err, KILN_ERR_MALFORMED, "tensor '%s': %s holds %zu values, the dims need %llu",
-                         tensor_label(tensor), field, have, (unsigned long long)count);
+    if (count == 0) /* an empty field may have no array at all */
+        return KILN_OK;
     switch (dtype) {
     case KILN_F32: memcpy(data, tensor->float_data, count * sizeof(float)); return KILN_OK;
     case KILN_F64: memcpy(data, tensor->double_data, count * sizeof(double)); return KILN_OK;
@@ -340,7 +342,12 @@ static kiln_status check_location_text(const Onnx__TensorProto *tensor, const ch
     return KILN_OK;
 }
 
-static kiln_status read_external(const Onnx__TensorProto *tensor, const char *dir, uint64_t bytes, void *data,
+/*
+ * Open the external file of `tensor` inside `dir`, checked to hold `bytes`
+ * bytes at its offset, and position it there: all before the tensor is
+ * allocated, so a tensor claiming more data than exists allocates nothing.
+ */
+static kiln_status open_external(const Onnx__TensorProto *tensor, const char *dir, uint64_t bytes, FILE **out,
                                  kiln_error *err)
 {
     const char *location = external_entry(tensor, "location");
@@ -384,15 +391,17 @@ static kiln_status read_external(const Onnx__TensorProto *tensor, const char *di
     struct stat st;
     bool fits = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= offset &&
                 (uint64_t)st.st_size - offset >= bytes;
-    bool ok = fits && offset <= (uint64_t)LONG_MAX && fseek(f, (long)offset, SEEK_SET) == 0 &&
-              fread(data, 1, (size_t)bytes, f) == bytes;
-    fclose(f);
-    if (!fits)
+    if (!fits) {
+        fclose(f);
         return onnx_fail(err, KILN_ERR_TRUNCATED,
                          "tensor '%s': external file '%s' has fewer than %llu bytes at offset %llu",
                          tensor_label(tensor), location, (unsigned long long)bytes, (unsigned long long)offset);
-    if (!ok)
-        return onnx_fail(err, KILN_ERR_IO, "cannot read '%s'", file_real);
+    }
+    if (offset > (uint64_t)LONG_MAX || fseek(f, (long)offset, SEEK_SET) != 0) {
+        fclose(f);
+        return onnx_fail(err, KILN_ERR_IO, "cannot seek in '%s'", file_real);
+    }
+    *out = f;
     return KILN_OK;
 }
 
@@ -428,17 +437,37 @@ kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *ext
                          (unsigned long long)limits->max_tensor_bytes);
     uint64_t bytes = count * element;
     bool external = tensor->has_data_location && tensor->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (!external && tensor->has_raw_data && tensor->raw_data.len != bytes)
-        return onnx_fail(err, KILN_ERR_MALFORMED, "tensor '%s': raw_data holds %zu bytes, the dims need %llu",
-                         tensor_label(tensor), tensor->raw_data.len, (unsigned long long)bytes);
+    /* Every source is checked to hold the whole tensor before the tensor is allocated. */
+    FILE *external_file = NULL;
+    kiln_status status = KILN_OK;
+    if (external) {
+        status = open_external(tensor, external_data_dir, bytes, &external_file, err);
+        if (status != KILN_OK)
+            return status;
+    } else if (tensor->has_raw_data) {
+        if (tensor->raw_data.len != bytes)
+            return onnx_fail(err, KILN_ERR_MALFORMED, "tensor '%s': raw_data holds %zu bytes, the dims need %llu",
+                             tensor_label(tensor), tensor->raw_data.len, (unsigned long long)bytes);
+    } else {
+        const char *field;
+        size_t have = typed_count(tensor, dtype, &field);
+        if (have != count)
+            return onnx_fail(err, KILN_ERR_MALFORMED, "tensor '%s': %s holds %zu values, the dims need %llu",
+                             tensor_label(tensor), field, have, (unsigned long long)count);
+    }
     kiln_tensor *result;
-    kiln_status status = kiln_tensor_new(dtype, (uint32_t)tensor->n_dims, tensor->dims, &result, err);
-    if (status != KILN_OK)
+    status = kiln_tensor_new(dtype, (uint32_t)tensor->n_dims, tensor->dims, &result, err);
+    if (status != KILN_OK) {
+        if (external_file)
+            fclose(external_file);
         return status;
+    }
     void *data = kiln_tensor_data(result);
-    if (external)
-        status = read_external(tensor, external_data_dir, bytes, data, err);
-    else if (tensor->has_raw_data) {
+    if (external) {
+        if (bytes && fread(data, 1, (size_t)bytes, external_file) != bytes)
+            status = onnx_fail(err, KILN_ERR_IO, "tensor '%s': cannot read its external data", tensor_label(tensor));
+        fclose(external_file);
+    } else if (tensor->has_raw_data) {
         if (bytes)
             memcpy(data, tensor->raw_data.data, (size_t)bytes);
         if (dtype == KILN_BOOL)

@@ -100,7 +100,8 @@ static bool attr_string(attr_list *list, const char *name, const char *text, siz
     if (!a)
         return false;
     char *copy = list->text[list->text_used++];
-    memcpy(copy, text, length);
+    if (length) /* an empty attribute string may have no bytes at all */
+        memcpy(copy, text, length);
     copy[length] = '\0';
     a->s = copy;
     return true;
@@ -252,7 +253,8 @@ static kiln_status ints_attribute_or_input(onnx_node *node, const char *name, in
         if (a->n_ints > max)
             return onnx_node_unsupported(node, "attribute '%s' has %zu values, more than the %u kiln takes", name,
                                          a->n_ints, max);
-        memcpy(values, a->ints, a->n_ints * sizeof *values);
+        if (a->n_ints)
+            memcpy(values, a->ints, a->n_ints * sizeof *values);
         *count = (uint32_t)a->n_ints;
         return KILN_OK;
     }
@@ -294,12 +296,16 @@ static kiln_status map_rename(onnx_node *node, const char *kiln_op)
     return status;
 }
 
-/* Identity, and Dropout in inference (a copy; no mask output). */
+/*
+ * Identity, and Dropout in inference: a copy, and its optional mask output
+ * all true (nothing is dropped), for inputs of constant shape.
+ */
 static kiln_status map_identity(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
+    bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
     kiln_status status = onnx_node_input(node, 0, &x);
-    if (status == KILN_OK && strcmp(node->proto->op_type, "Dropout") == 0) {
+    if (status == KILN_OK && dropout) {
         double training = 0;
         if (onnx_node_has_input(node, 2))
             status = constant_scalar(node, 2, &training);
@@ -307,9 +313,27 @@ static kiln_status map_identity(onnx_node *node, const char *kiln_op)
             status = onnx_node_unsupported(node, "training_mode is set: kiln runs inference only");
     }
     if (status == KILN_OK)
-        status = refuse_extra_outputs(node, 1);
+        status = refuse_extra_outputs(node, dropout ? 2 : 1);
     if (status == KILN_OK)
         status = emit_output(node, kiln_op, 1, &x, NULL);
+    if (status != KILN_OK || !dropout || node->proto->n_output < 2 || !node->proto->output[1][0])
+        return status;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_value truth, mask;
+    status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    for (uint32_t a = 0; status == KILN_OK && a < rank; a++)
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "the mask output of an input with symbolic axis %u", a);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, KILN_BOOL, 1.0, &truth);
+    attr_list list = {0};
+    attr_ints(&list, "shape", sizes, rank);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand", 1, &truth, list.count, list.items, &mask);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 1, mask);
     return status;
 }
 
@@ -688,19 +712,66 @@ static kiln_status map_batch_norm(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/*
+ * LayerNormalization (opset 17). Its optional outputs Mean and InvStdDev
+ * are the statistics over axes axis..rank-1, kept as size-1 axes:
+ * reduce_mean(x) and rsqrt(reduce_mean((x - mean)^2) + epsilon).
+ */
 static kiln_status map_layer_norm(onnx_node *node, const char *kiln_op)
 {
     static const char *const skip[] = {"stash_type", NULL};
     kiln_value inputs[3];
     uint32_t count = present_inputs(node);
     attr_list list = {0};
-    kiln_status status = refuse_extra_outputs(node, 1);
+    kiln_status status = refuse_extra_outputs(node, 3);
     if (status == KILN_OK)
         status = node_inputs(node, 0, count, inputs);
     if (status == KILN_OK)
         status = copy_attributes(node, &list, skip);
     if (status == KILN_OK)
         status = emit_output(node, kiln_op, count, inputs, &list);
+    bool wants_mean = node->proto->n_output > 1 && node->proto->output[1][0];
+    bool wants_inv = node->proto->n_output > 2 && node->proto->output[2][0];
+    if (status != KILN_OK || (!wants_mean && !wants_inv))
+        return status;
+    kiln_dtype dtype;
+    uint32_t rank;
+    status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    int64_t axis = onnx_node_int(node, "axis", -1);
+    int64_t first = axis < 0 ? axis + rank : axis;
+    if (first < 0 || first >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
+    int64_t axes[KILN_MAX_RANK];
+    for (int64_t a = first; a < (int64_t)rank; a++)
+        axes[a - first] = a;
+    attr_list reduce = {0};
+    attr_ints(&reduce, "axes", axes, (uint32_t)(rank - first));
+    attr_int(&reduce, "keepdims", 1);
+    kiln_value mean, centered, squared, variance, epsilon, shifted, inv;
+    status = onnx_node_emit(node, "reduce_mean", 1, inputs, reduce.count, reduce.items, &mean);
+    if (status == KILN_OK && wants_mean)
+        status = onnx_node_set_output(node, 1, mean);
+    if (status != KILN_OK || !wants_inv)
+        return status;
+    kiln_value pair[2] = {inputs[0], mean};
+    status = onnx_node_emit(node, "sub", 2, pair, 0, NULL, &centered);
+    pair[0] = pair[1] = centered;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &squared);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "reduce_mean", 1, &squared, reduce.count, reduce.items, &variance);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "epsilon", 1e-5), &epsilon);
+    pair[0] = variance;
+    pair[1] = epsilon;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "add", 2, pair, 0, NULL, &shifted);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "rsqrt", 1, &shifted, 0, NULL, &inv);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 2, inv);
     return status;
 }
 
