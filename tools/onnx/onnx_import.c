@@ -576,14 +576,6 @@ kiln_status onnx_node_scalar(onnx_node *node, kiln_dtype dtype, double value, ki
     return KILN_OK;
 }
 
-kiln_status onnx_node_weight(onnx_node *node, const kiln_tensor *tensor, kiln_value *out)
-{
-    value_entry e = {.onnx_name = "constant", .constant = (kiln_tensor *)tensor};
-    kiln_status status = create_weight(node->importer, &e, node->err);
-    *out = e.value;
-    return status;
-}
-
 static kiln_status output_entry(onnx_node *node, uint32_t index, value_entry **out)
 {
     if (index >= node->proto->n_output || !node->proto->output[index][0])

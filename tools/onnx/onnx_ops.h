@@ -100,9 +100,6 @@ kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count
 /** A rank-0 constant of `dtype` holding `value`. */
 kiln_status onnx_node_scalar(onnx_node *node, kiln_dtype dtype, double value, kiln_value *out);
 
-/** A constant weight holding `tensor` (copied). */
-kiln_status onnx_node_weight(onnx_node *node, const kiln_tensor *tensor, kiln_value *out);
-
 /** Bind output `index` of the node to `value`. */
 kiln_status onnx_node_set_output(onnx_node *node, uint32_t index, kiln_value value);
 
