@@ -438,6 +438,43 @@ static void imported_program_matches_a_naive_reference(void **state)
     onnx_import_release(&result);
 }
 
+/*
+ * Shape arithmetic on constants folds into the Reshape's attribute:
+ * Shape(x) (static) -> Gather index 0 -> Unsqueeze -> Concat with [3, -1]
+ * computes the target [2, 3, -1], evaluated at import; nothing of it
+ * stays in the program but the reshape.
+ */
+static void constant_shape_arithmetic_is_folded(void **state)
+{
+    (void)state;
+    const int64_t scalar_dims[1] = {0}, one[] = {1}, two[] = {2};
+    Onnx__ModelProto *m = onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL),
+                              onnx_node("Gather", "first", L("s", "zero"), L("g"), NULL),
+                              onnx_node("Unsqueeze", "u", L("g", "axes0"), L("gu"), NULL),
+                              onnx_node("Concat", "cat", L("gu", "rest"), L("target"),
+                                        (Onnx__AttributeProto *[]){onnx_attr_int("axis", 0), NULL}),
+                              onnx_node("Reshape", "r", L("x", "target"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("2", "6")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+        (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 0, scalar_dims, (const int64_t[]){0}),
+                                onnx_tensor_i64("axes0", 1, one, (const int64_t[]){0}),
+                                onnx_tensor_i64("rest", 1, two, (const int64_t[]){3, -1}), NULL});
+    onnx_import result;
+    kiln_error err;
+    if (import(m, NULL, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    assert_int_equal(kiln_program_weight_count(program), 0);
+    assert_int_equal(kiln_program_node_count(program), 1);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[2, 3, 2]");
+    kiln_program_free(program);
+    onnx_import_release(&result);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +484,7 @@ int main(void)
         cmocka_unit_test_teardown(initializer_names_and_metadata_are_kept, release_arena),
         cmocka_unit_test_teardown(reader_refuses_bad_versions_and_sizes, release_arena),
         cmocka_unit_test_teardown(imported_program_matches_a_naive_reference, release_arena),
+        cmocka_unit_test_teardown(constant_shape_arithmetic_is_folded, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
