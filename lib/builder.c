@@ -931,3 +931,27 @@ kiln_status kiln_builder_value_dtype(const kiln_builder *b, kiln_value value, ki
     *out = bv->kind == VALUE_WEIGHT ? b->model.weights[bv->index].dtype : value_type(b, value)->dtype;
     return KILN_OK;
 }
+
+kiln_status kiln_builder_value_type(const kiln_builder *b, kiln_value value, kiln_dtype *dtype, uint32_t *rank,
+                                    int64_t sizes[KILN_MAX_RANK], kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    if (bv->kind == VALUE_WEIGHT) {
+        const kiln_weight_decl *w = &b->model.weights[bv->index];
+        *dtype = w->dtype;
+        *rank = w->rank;
+        for (uint32_t a = 0; sizes && a < w->rank; a++)
+            sizes[a] = w->shape[a];
+        return KILN_OK;
+    }
+    const kiln_value_type *type = value_type(b, value);
+    *dtype = type->dtype;
+    *rank = type->shape.rank;
+    for (uint32_t a = 0; sizes && a < type->shape.rank; a++) {
+        const kiln_expr *axis = &b->model.exprs.items[type->shape.axes[a]];
+        sizes[a] = axis->kind == KILN_EXPR_CONST ? axis->constant : -1;
+    }
+    return KILN_OK;
+}

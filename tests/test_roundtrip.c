@@ -178,6 +178,43 @@ static void every_section_round_trips(void **state)
     kiln_builder_free(b);
 }
 
+/* kiln_builder_value_type: inputs, weights, scalars and op results, constant sizes or -1. */
+static void builder_reports_value_types(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, half, t;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    assert_int_equal(kiln_builder_new("types", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 3]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F64, 1, (int64_t[]){3},
+                                             (double[]){1, 2, 3}, &w, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_I32, 2, &half, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, w}, &t, &err), KILN_OK);
+    assert_int_equal(kiln_builder_value_type(b, x, &dtype, &rank, sizes, &err), KILN_OK);
+    assert_int_equal(dtype, KILN_F64);
+    assert_int_equal(rank, 2);
+    assert_int_equal(sizes[0], -1);
+    assert_int_equal(sizes[1], 3);
+    assert_int_equal(kiln_builder_value_type(b, w, &dtype, &rank, sizes, &err), KILN_OK);
+    assert_int_equal(rank, 1);
+    assert_int_equal(sizes[0], 3);
+    assert_int_equal(kiln_builder_value_type(b, half, &dtype, &rank, NULL, &err), KILN_OK);
+    assert_int_equal(dtype, KILN_I32);
+    assert_int_equal(rank, 0);
+    assert_int_equal(kiln_builder_value_type(b, t, &dtype, &rank, sizes, &err), KILN_OK);
+    assert_int_equal(rank, 2);
+    assert_int_equal(sizes[0], -1);
+    assert_int_equal(sizes[1], 3);
+    assert_int_equal(kiln_builder_value_type(b, t + 1, &dtype, &rank, sizes, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "is not a value of this builder"));
+    kiln_builder_free(b);
+}
+
 static void writer_is_deterministic(void **state)
 {
     (void)state;
@@ -291,6 +328,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_section_round_trips),
         cmocka_unit_test(writer_is_deterministic),
+        cmocka_unit_test(builder_reports_value_types),
         cmocka_unit_test(save_is_atomic_and_matches_encode),
         cmocka_unit_test(loading_a_missing_file_is_an_io_error),
         cmocka_unit_test(verify_none_still_loads_a_valid_file),

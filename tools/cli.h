@@ -76,4 +76,8 @@ extern const cli_verb cli_verb_disasm;
 extern const cli_verb cli_verb_dot;
 extern const cli_verb cli_verb_diff;
 
+/* The ONNX importer (meson feature 'onnx'): cmd_import_onnx.c, cmd_onnx_test.c. */
+extern const cli_verb cli_verb_import_onnx;
+extern const cli_verb cli_verb_onnx_test;
+
 #endif

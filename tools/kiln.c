@@ -18,6 +18,10 @@ static const cli_verb *const verbs[] = {
     &cli_verb_disasm,
     &cli_verb_dot,
     &cli_verb_diff,
+#ifdef KILN_HAVE_ONNX
+    &cli_verb_import_onnx,
+    &cli_verb_onnx_test,
+#endif
 };
 #define VERB_COUNT (sizeof verbs / sizeof verbs[0])
 

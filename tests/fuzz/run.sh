@@ -4,11 +4,12 @@
 # Crashes are written to tests/fuzz/crashers/; new coverage to a scratch
 # corpus under build-fuzz/ (merge it into corpus/ by hand when worthwhile).
 #
-# Usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (targets: container program run text)
+# Usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (targets: container program run text onnx;
+# onnx needs protoc-c and libprotobuf-c)
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-container program run text}
+targets=${*:-container program run text onnx}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/build-fuzz"
 mkdir -p "$out"
@@ -18,12 +19,20 @@ for target in $targets; do
     # Listed per target: the tree may change while a long run goes on.
     # Fuzzing runs the reference kernels: onednn_none.c, not onednn.c.
     sources=$(ls "$root"/format/*.c "$root"/lib/*.c | grep -v '/lib/onednn\.c$')
+    extra=""
+    if [ "$target" = onnx ]; then
+        # The importer, with its protobuf-c code generated here.
+        command -v protoc-c >/dev/null || { echo "run.sh: protoc-c is required for onnx" >&2; status=1; continue; }
+        protoc-c --proto_path="$root/tools/onnx" --c_out="$out" "$root/tools/onnx/onnx.proto"
+        sources="$sources $(ls "$root"/tools/onnx/*.c) $out/onnx.pb-c.c"
+        extra="-I$root/tools/onnx -I$out -lprotobuf-c"
+    fi
     binary="$out/fuzz_$target"
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -D_POSIX_C_SOURCE=200809L \
         -I"$root" -I"$root/lib" -I"$root/lib/include" -I"$root/format/include" \
-        $sources "$root/tests/fuzz/fuzz_$target.c" -lz -lsodium -lm -o "$binary"
+        $sources "$root/tests/fuzz/fuzz_$target.c" $extra -lz -lsodium -lm -o "$binary"
     corpus="$out/corpus_$target"
     mkdir -p "$corpus"
     cp "$root"/tests/fuzz/corpus/* "$corpus"/

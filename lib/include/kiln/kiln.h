@@ -331,6 +331,18 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_op_with_attributes(kiln_bui
                                                                         const kiln_attribute *attributes,
                                                                         kiln_value *out, kiln_error *err);
 
+/**
+ * What the builder knows statically about `value` (input, weight or op
+ * result), for importers that choose ops by their operands: its dtype, its
+ * rank and, per axis, the constant size or -1 when the size depends on
+ * dims. `sizes` may be NULL.
+ * @return KILN_OK, or KILN_ERR_INVALID_ARGUMENT if `value` is not one of
+ *         the builder's values.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_value_type(const kiln_builder *builder, kiln_value value,
+                                                            kiln_dtype *dtype, uint32_t *rank,
+                                                            int64_t sizes[KILN_MAX_RANK], kiln_error *err);
+
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);

@@ -1,0 +1,46 @@
+/*
+ * onnx_builder.h — hand-built ONNX models for the importer's tests and the
+ * fuzz seeds: protobuf-c messages allocated from one arena, packed into
+ * the bytes an ONNX file holds.
+ */
+#ifndef KILN_TESTS_ONNX_BUILDER_H
+#define KILN_TESTS_ONNX_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnx.pb-c.h"
+
+/* Every message made below lives until onnx_arena_release. */
+void onnx_arena_release(void);
+
+/*
+ * A tensor value description: dims are "3" (a size), "batch" (a
+ * dim_param) or "?" (neither); NULL dims: no shape at all.
+ */
+Onnx__ValueInfoProto *onnx_value(const char *name, int32_t elem_type, size_t rank, const char *const *dims);
+
+Onnx__AttributeProto *onnx_attr_int(const char *name, int64_t value);
+Onnx__AttributeProto *onnx_attr_float(const char *name, float value);
+Onnx__AttributeProto *onnx_attr_ints(const char *name, size_t count, const int64_t *values);
+Onnx__AttributeProto *onnx_attr_string(const char *name, const char *value);
+
+/* A node; inputs and outputs are NULL-terminated lists; attributes too. */
+Onnx__NodeProto *onnx_node(const char *op, const char *name, const char *const *inputs,
+                           const char *const *outputs, Onnx__AttributeProto *const *attributes);
+
+/* An f32 tensor with its data in raw_data (raw = 1) or float_data. */
+Onnx__TensorProto *onnx_tensor_f32(const char *name, size_t rank, const int64_t *dims, const float *data, int raw);
+
+/* An i64 tensor in int64_data. */
+Onnx__TensorProto *onnx_tensor_i64(const char *name, size_t rank, const int64_t *dims, const int64_t *data);
+
+/* A model of IR version `ir_version` importing the default domain at `opset`; lists NULL-terminated. */
+Onnx__ModelProto *onnx_model(int64_t ir_version, int64_t opset, Onnx__NodeProto *const *nodes,
+                             Onnx__ValueInfoProto *const *inputs, Onnx__ValueInfoProto *const *outputs,
+                             Onnx__TensorProto *const *initializers);
+
+/* The serialized bytes of `model` (arena memory). */
+uint8_t *onnx_pack(const Onnx__ModelProto *model, size_t *size);
+
+#endif

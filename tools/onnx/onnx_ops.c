@@ -1,0 +1,1200 @@
+/*
+ * onnx_ops.c — the table of ONNX ops kiln can express, and how.
+ *
+ * Most ONNX ops are a kiln op under another name whose attributes carry
+ * over unchanged (map_rename). Others take operands ONNX passes as tensors
+ * but kiln as attributes — shapes, axes, pads, repeats — which must be
+ * constant at import (onnx_node_constant_ints); others again are
+ * decompositions (PRelu, Mish, opset < 13 Softmax, GlobalAveragePool,
+ * Clip with computed bounds, Split). Semantics follow the ONNX operator
+ * documentation of the opset versions listed in each row.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_error.h"
+#include "onnx_model.h"
+#include "onnx_ops.h"
+
+/* ------------------------------------------------------- attribute lists */
+
+#define ATTR_MAX 16
+#define ATTR_INT_POOL 128
+#define ATTR_FLOAT_POOL 64
+#define ATTR_TEXT_MAX 64
+
+/* Attributes for one kiln op, with storage for their values. */
+typedef struct attr_list {
+    kiln_attribute items[ATTR_MAX];
+    uint32_t count;
+    int64_t ints[ATTR_INT_POOL];
+    uint32_t ints_used;
+    double floats[ATTR_FLOAT_POOL];
+    uint32_t floats_used;
+    char text[4][ATTR_TEXT_MAX];
+    uint32_t text_used;
+} attr_list;
+
+static kiln_attribute *attr_next(attr_list *list, const char *name, kiln_attribute_type type)
+{
+    if (list->count == ATTR_MAX)
+        return NULL;
+    kiln_attribute *a = &list->items[list->count++];
+    *a = (kiln_attribute){.name = name, .type = type};
+    return a;
+}
+
+static void attr_int(attr_list *list, const char *name, int64_t value)
+{
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_INT);
+    if (a)
+        a->i = value;
+}
+
+static void attr_float(attr_list *list, const char *name, double value)
+{
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_FLOAT);
+    if (a)
+        a->f = value;
+}
+
+/* @return false if the pool is full (the caller reports it). */
+static bool attr_ints(attr_list *list, const char *name, const int64_t *values, uint32_t count)
+{
+    if (count > ATTR_INT_POOL - list->ints_used)
+        return false;
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_INTS);
+    if (!a)
+        return false;
+    int64_t *copy = &list->ints[list->ints_used];
+    if (count)
+        memcpy(copy, values, count * sizeof *values);
+    list->ints_used += count;
+    a->ints = copy;
+    a->count = count;
+    return true;
+}
+
+static bool attr_floats(attr_list *list, const char *name, const float *values, uint32_t count)
+{
+    if (count > ATTR_FLOAT_POOL - list->floats_used)
+        return false;
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_FLOATS);
+    if (!a)
+        return false;
+    double *copy = &list->floats[list->floats_used];
+    for (uint32_t i = 0; i < count; i++)
+        copy[i] = values[i];
+    list->floats_used += count;
+    a->floats = copy;
+    a->count = count;
+    return true;
+}
+
+static bool attr_string(attr_list *list, const char *name, const char *text, size_t length)
+{
+    if (list->text_used == 4 || length >= ATTR_TEXT_MAX)
+        return false;
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_STRING);
+    if (!a)
+        return false;
+    char *copy = list->text[list->text_used++];
+    if (length) /* an empty attribute string may have no bytes at all */
+        memcpy(copy, text, length);
+    copy[length] = '\0';
+    a->s = copy;
+    return true;
+}
+
+static bool name_in(const char *name, const char *const *names)
+{
+    for (; names && *names; names++)
+        if (strcmp(name, *names) == 0)
+            return true;
+    return false;
+}
+
+/* The attribute's type, inferred from its fields when an old writer left `type` unset. */
+static int attribute_type(const Onnx__AttributeProto *a)
+{
+    if (a->has_type && a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+        return a->type;
+    if (a->n_ints)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (a->n_floats)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (a->has_s)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (a->t)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (a->has_f)
+        return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+}
+
+/*
+ * Copy every attribute of the node but those in `skip` (NULL-terminated)
+ * to `list` under the same name: kiln's ops take ONNX's attribute names
+ * where they mean the same thing, and kiln refuses (by name) any it does
+ * not take.
+ */
+static kiln_status copy_attributes(onnx_node *node, attr_list *list, const char *const *skip)
+{
+    for (size_t i = 0; i < node->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = node->proto->attribute[i];
+        if (!a->name || name_in(a->name, skip))
+            continue;
+        if (a->ref_attr_name && a->ref_attr_name[0])
+            return onnx_node_unsupported(node, "attribute '%s' refers to a function attribute", a->name);
+        bool ok = true;
+        switch (attribute_type(a)) {
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: attr_int(list, a->name, a->i); break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: attr_float(list, a->name, a->f); break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+            ok = attr_string(list, a->name, (const char *)a->s.data, a->s.len);
+            break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+            ok = a->n_ints <= UINT32_MAX && attr_ints(list, a->name, a->ints, (uint32_t)a->n_ints);
+            break;
+        case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+            ok = a->n_floats <= UINT32_MAX && attr_floats(list, a->name, a->floats, (uint32_t)a->n_floats);
+            break;
+        default:
+            return onnx_node_unsupported(node, "attribute '%s' has a type (%d) kiln attributes cannot hold", a->name,
+                                         attribute_type(a));
+        }
+        if (!ok || list->count == ATTR_MAX)
+            return onnx_node_unsupported(node, "attribute '%s' is too large for kiln", a->name);
+    }
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------- small pieces */
+
+static kiln_status node_inputs(onnx_node *node, uint32_t first, uint32_t count, kiln_value *values)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_status status = onnx_node_input(node, first + i, &values[i]);
+        if (status != KILN_OK)
+            return status;
+    }
+    return KILN_OK;
+}
+
+/* The number of inputs, without trailing omitted ones. */
+static uint32_t present_inputs(const onnx_node *node)
+{
+    uint32_t n = (uint32_t)node->proto->n_input;
+    while (n > 0 && !onnx_node_has_input(node, n - 1))
+        n--;
+    return n;
+}
+
+/* Outputs after the first that a node may declare but that kiln has no value for. */
+static kiln_status refuse_extra_outputs(onnx_node *node, uint32_t kept)
+{
+    for (size_t o = kept; o < node->proto->n_output; o++)
+        if (node->proto->output[o][0])
+            return onnx_node_unsupported(node, "output %zu ('%s') is not supported (only the first %u)", o,
+                                         node->proto->output[o], kept);
+    return KILN_OK;
+}
+
+static kiln_status emit_output(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
+                               const attr_list *list)
+{
+    kiln_value out;
+    kiln_status status = onnx_node_emit(node, op, input_count, inputs, list ? list->count : 0,
+                                        list ? list->items : NULL, &out);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 0, out);
+    return status;
+}
+
+/* A constant scalar operand (any numeric dtype, one element) as a double. */
+static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
+{
+    const kiln_tensor *t;
+    kiln_status status = onnx_node_constant(node, index, &t);
+    if (status != KILN_OK)
+        return status;
+    if (kiln_tensor_element_count(t) != 1)
+        return onnx_node_unsupported(node, "input %u must hold one value, it holds %llu", index,
+                                     (unsigned long long)kiln_tensor_element_count(t));
+    const void *p = kiln_tensor_const_data(t);
+    switch (kiln_tensor_dtype(t)) {
+    case KILN_F32: *out = *(const float *)p; break;
+    case KILN_F64: *out = *(const double *)p; break;
+    case KILN_I8: *out = *(const int8_t *)p; break;
+    case KILN_I16: *out = *(const int16_t *)p; break;
+    case KILN_I32: *out = *(const int32_t *)p; break;
+    case KILN_I64: *out = (double)*(const int64_t *)p; break;
+    case KILN_U8: *out = *(const uint8_t *)p; break;
+    case KILN_U16: *out = *(const uint16_t *)p; break;
+    case KILN_U32: *out = *(const uint32_t *)p; break;
+    case KILN_U64: *out = (double)*(const uint64_t *)p; break;
+    case KILN_BOOL: *out = *(const uint8_t *)p != 0; break;
+    default: return onnx_node_unsupported(node, "input %u has dtype %s", index, kiln_dtype_name(kiln_tensor_dtype(t)));
+    }
+    return KILN_OK;
+}
+
+/* Integer list from attribute `name` (opset < `input_from`) or from constant input `index` (later opsets). */
+static kiln_status ints_attribute_or_input(onnx_node *node, const char *name, int64_t input_from, uint32_t index,
+                                           int64_t *values, uint32_t max, uint32_t *count, bool *present)
+{
+    *count = 0;
+    if (node->opset < input_from) {
+        const Onnx__AttributeProto *a = onnx_node_attribute(node, name);
+        *present = a != NULL;
+        if (!a)
+            return KILN_OK;
+        if (a->n_ints > max)
+            return onnx_node_unsupported(node, "attribute '%s' has %zu values, more than the %u kiln takes", name,
+                                         a->n_ints, max);
+        if (a->n_ints)
+            memcpy(values, a->ints, a->n_ints * sizeof *values);
+        *count = (uint32_t)a->n_ints;
+        return KILN_OK;
+    }
+    *present = onnx_node_has_input(node, index);
+    if (!*present)
+        return KILN_OK;
+    return onnx_node_constant_ints(node, index, values, max, count);
+}
+
+/* Cast `*value` to `dtype` unless it has it already. */
+static kiln_status cast_to(onnx_node *node, kiln_value *value, kiln_dtype dtype)
+{
+    kiln_dtype have;
+    uint32_t rank;
+    kiln_status status = onnx_node_type(node, *value, &have, &rank, NULL);
+    if (status != KILN_OK || have == dtype)
+        return status;
+    attr_list list = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&list, "to", name, strlen(name));
+    return onnx_node_emit(node, "cast", 1, value, list.count, list.items, value);
+}
+
+/* ---------------------------------------------------------------- mappings */
+
+/* Same inputs, same attributes, another name. */
+static kiln_status map_rename(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[64];
+    uint32_t count = present_inputs(node);
+    attr_list list = {0};
+    kiln_status status = node_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, NULL);
+    if (status == KILN_OK)
+        status = refuse_extra_outputs(node, 1);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, count, inputs, &list);
+    return status;
+}
+
+/*
+ * Identity, and Dropout in inference: a copy, and its optional mask output
+ * all true (nothing is dropped), for inputs of constant shape.
+ */
+static kiln_status map_identity(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK && dropout) {
+        double training = 0;
+        if (onnx_node_has_input(node, 2))
+            status = constant_scalar(node, 2, &training);
+        if (status == KILN_OK && training != 0)
+            status = onnx_node_unsupported(node, "training_mode is set: kiln runs inference only");
+    }
+    if (status == KILN_OK)
+        status = refuse_extra_outputs(node, dropout ? 2 : 1);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 1, &x, NULL);
+    if (status != KILN_OK || !dropout || node->proto->n_output < 2 || !node->proto->output[1][0])
+        return status;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_value truth, mask;
+    status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    for (uint32_t a = 0; status == KILN_OK && a < rank; a++)
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "the mask output of an input with symbolic axis %u", a);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, KILN_BOOL, 1.0, &truth);
+    attr_list list = {0};
+    attr_ints(&list, "shape", sizes, rank);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand", 1, &truth, list.count, list.items, &mask);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 1, mask);
+    return status;
+}
+
+static kiln_status map_constant(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    if (node->proto->n_attribute != 1)
+        return onnx_node_unsupported(node, "a Constant takes exactly one value attribute, it has %zu",
+                                     node->proto->n_attribute);
+    const Onnx__AttributeProto *a = node->proto->attribute[0];
+    kiln_tensor *t = NULL;
+    kiln_error tensor_err;
+    kiln_status status = KILN_OK;
+    const char *name = a->name ? a->name : "";
+    if (strcmp(name, "value") == 0 && a->t) {
+        status = onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err);
+        if (status != KILN_OK)
+            return onnx_node_unsupported(node, "%s", tensor_err.message);
+    } else if (strcmp(name, "value_float") == 0 || strcmp(name, "value_int") == 0) {
+        bool is_float = name[6] == 'f';
+        status = kiln_tensor_new(is_float ? KILN_F32 : KILN_I64, 0, NULL, &t, node->err);
+        if (status == KILN_OK && is_float)
+            *(float *)kiln_tensor_data(t) = a->f;
+        else if (status == KILN_OK)
+            *(int64_t *)kiln_tensor_data(t) = a->i;
+    } else if (strcmp(name, "value_floats") == 0 || strcmp(name, "value_ints") == 0) {
+        bool is_float = name[6] == 'f';
+        int64_t n = (int64_t)(is_float ? a->n_floats : a->n_ints);
+        status = kiln_tensor_new(is_float ? KILN_F32 : KILN_I64, 1, &n, &t, node->err);
+        if (status == KILN_OK && n && is_float)
+            memcpy(kiln_tensor_data(t), a->floats, (size_t)n * sizeof(float));
+        else if (status == KILN_OK && n)
+            memcpy(kiln_tensor_data(t), a->ints, (size_t)n * sizeof(int64_t));
+    } else
+        return onnx_node_unsupported(node, "Constant attribute '%s' is not supported (strings and sparse tensors)",
+                                     name);
+    if (status != KILN_OK)
+        return status;
+    return onnx_node_set_constant_output(node, 0, t);
+}
+
+/* Shape: folded to a constant when every size is known, else shape_of (and a slice for start/end). */
+static kiln_status map_shape(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status != KILN_OK)
+        return status;
+    int64_t start = onnx_node_int(node, "start", 0), end = onnx_node_int(node, "end", rank);
+    start = start < 0 ? start + rank : start;
+    end = end < 0 ? end + rank : end;
+    start = start < 0 ? 0 : start > rank ? rank : start;
+    end = end < 0 ? 0 : end > rank ? rank : end;
+    int64_t count = end > start ? end - start : 0;
+    bool all_known = true;
+    for (int64_t a = start; a < end; a++)
+        all_known = all_known && sizes[a] >= 0;
+    if (all_known) {
+        kiln_tensor *t;
+        status = kiln_tensor_new(KILN_I64, 1, &count, &t, node->err);
+        if (status != KILN_OK)
+            return status;
+        for (int64_t a = 0; a < count; a++)
+            ((int64_t *)kiln_tensor_data(t))[a] = sizes[start + a];
+        return onnx_node_set_constant_output(node, 0, t);
+    }
+    kiln_value shape;
+    status = onnx_node_emit(node, kiln_op, 1, &x, 0, NULL, &shape);
+    if (status == KILN_OK && (start != 0 || end != rank)) {
+        attr_list list = {0};
+        int64_t zero = 0;
+        attr_ints(&list, "starts", &start, 1);
+        attr_ints(&list, "ends", &end, 1);
+        attr_ints(&list, "axes", &zero, 1);
+        status = onnx_node_emit(node, "slice", 1, &shape, list.count, list.items, &shape);
+    }
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 0, shape);
+    return status;
+}
+
+static kiln_status map_cast(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype to;
+    kiln_error dtype_err;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    if (onnx_dtype_to_kiln((int32_t)onnx_node_int(node, "to", 0), &to, &dtype_err) != KILN_OK)
+        return onnx_node_unsupported(node, "attribute 'to': %s", dtype_err.message);
+    attr_list list = {0};
+    const char *name = kiln_dtype_name(to);
+    attr_string(&list, "to", name, strlen(name));
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* ONNX ops whose shape-like operand (input 1, or an attribute before `input_from`) is a kiln INTS attribute. */
+static kiln_status map_shape_operand(onnx_node *node, const char *kiln_op, const char *onnx_attribute,
+                                     const char *kiln_attribute, int64_t input_from, bool required)
+{
+    kiln_value x;
+    int64_t values[16];
+    uint32_t count = 0;
+    bool present = false;
+    attr_list list = {0};
+    static const char *const skip[] = {"axes", "shape", "allowzero", NULL};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = ints_attribute_or_input(node, onnx_attribute, input_from, 1, values, 16, &count, &present);
+    if (status == KILN_OK && required && !present)
+        status = onnx_node_unsupported(node, "the %s operand is missing", onnx_attribute);
+    if (status == KILN_OK && present && !attr_ints(&list, kiln_attribute, values, count))
+        status = onnx_node_unsupported(node, "too many %s", onnx_attribute);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, skip);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+static kiln_status map_reshape(onnx_node *node, const char *kiln_op)
+{
+    if (onnx_node_int(node, "allowzero", 0) != 0) {
+        int64_t values[16];
+        uint32_t count;
+        kiln_status status = onnx_node_constant_ints(node, 1, values, 16, &count);
+        if (status != KILN_OK)
+            return status;
+        for (uint32_t i = 0; i < count; i++)
+            if (values[i] == 0)
+                return onnx_node_unsupported(node, "allowzero = 1 with a 0 in the shape (an empty axis) is not supported");
+    }
+    return map_shape_operand(node, kiln_op, "shape", "shape", 5, true);
+}
+
+static kiln_status map_expand(onnx_node *node, const char *kiln_op)
+{
+    return map_shape_operand(node, kiln_op, "shape", "shape", 8, true);
+}
+
+static kiln_status map_tile(onnx_node *node, const char *kiln_op)
+{
+    return map_shape_operand(node, kiln_op, "repeats", "repeats", 6, true);
+}
+
+static kiln_status map_unsqueeze(onnx_node *node, const char *kiln_op)
+{
+    return map_shape_operand(node, kiln_op, "axes", "axes", 13, true);
+}
+
+static kiln_status map_squeeze(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    int64_t axes[KILN_MAX_RANK];
+    uint32_t count = 0;
+    bool present = false;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = ints_attribute_or_input(node, "axes", 13, 1, axes, KILN_MAX_RANK, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    if (!present) {
+        /* Every axis of size 1: only known when the sizes are constants. */
+        kiln_dtype dtype;
+        uint32_t rank;
+        int64_t sizes[KILN_MAX_RANK];
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+        if (status != KILN_OK)
+            return status;
+        for (uint32_t a = 0; a < rank; a++) {
+            if (sizes[a] < 0)
+                return onnx_node_unsupported(node, "squeeze without axes of a symbolic axis %u", a);
+            if (sizes[a] == 1)
+                axes[count++] = a;
+        }
+    }
+    attr_list list = {0};
+    attr_ints(&list, "axes", axes, count);
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+static kiln_status map_slice(onnx_node *node, const char *kiln_op)
+{
+    static const char *const names[] = {"starts", "ends", "axes", "steps"};
+    kiln_value x;
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    for (uint32_t k = 0; status == KILN_OK && k < 4; k++) {
+        int64_t values[KILN_MAX_RANK];
+        uint32_t count = 0;
+        bool present = false;
+        status = ints_attribute_or_input(node, names[k], 10, k + 1, values, KILN_MAX_RANK, &count, &present);
+        if (status == KILN_OK && present)
+            attr_ints(&list, names[k], values, count);
+    }
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+static kiln_status map_pad(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    int64_t pads[2 * KILN_MAX_RANK];
+    uint32_t count = 0;
+    bool present = false;
+    attr_list list = {0};
+    char mode_text[32];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = ints_attribute_or_input(node, "pads", 11, 1, pads, 2 * KILN_MAX_RANK, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    if (!present)
+        return onnx_node_unsupported(node, "the pads operand is missing");
+    attr_ints(&list, "pads", pads, count);
+    const char *mode = onnx_node_string(node, "mode", "constant", mode_text, sizeof mode_text);
+    attr_string(&list, "mode", mode, strlen(mode));
+    double value = node->opset < 11 ? onnx_node_float(node, "value", 0.0) : 0.0;
+    if (node->opset >= 11 && onnx_node_has_input(node, 2))
+        status = constant_scalar(node, 2, &value);
+    if (status == KILN_OK && onnx_node_has_input(node, 3))
+        status = onnx_node_unsupported(node, "the axes operand is not supported");
+    attr_float(&list, "value", value);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+/* ReduceX: axes as an attribute, or (ReduceSum from opset 13) as input 1 with noop_with_empty_axes. */
+static kiln_status map_reduce(onnx_node *node, const char *kiln_op)
+{
+    bool axes_as_input = strcmp(node->proto->op_type, "ReduceSum") == 0 && node->opset >= 13;
+    kiln_value x;
+    int64_t axes[KILN_MAX_RANK];
+    uint32_t count = 0;
+    bool present = false;
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = ints_attribute_or_input(node, "axes", axes_as_input ? 13 : INT64_MAX, 1, axes, KILN_MAX_RANK,
+                                         &count, &present);
+    if (status != KILN_OK)
+        return status;
+    if ((!present || count == 0) && onnx_node_int(node, "noop_with_empty_axes", 0) != 0)
+        return emit_output(node, "identity", 1, &x, NULL);
+    if (present && count)
+        attr_ints(&list, "axes", axes, count);
+    attr_int(&list, "keepdims", onnx_node_int(node, "keepdims", 1));
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* Softmax, LogSoftmax, Hardmax. Before opset 13 they act on the input flattened to 2-D at `axis`. */
+static kiln_status map_softmax(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status != KILN_OK)
+        return status;
+    if (node->opset >= 13) {
+        attr_int(&list, "axis", onnx_node_int(node, "axis", -1));
+        return emit_output(node, kiln_op, 1, &x, &list);
+    }
+    int64_t axis = onnx_node_int(node, "axis", 1);
+    int64_t normalized = axis < 0 ? axis + rank : axis;
+    if (normalized < 0 || normalized >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
+    if (normalized == (int64_t)rank - 1) {
+        /* Flattening at the last axis leaves that axis alone: the same as acting on it. */
+        attr_int(&list, "axis", -1);
+        return emit_output(node, kiln_op, 1, &x, &list);
+    }
+    for (uint32_t a = 0; a < rank; a++)
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "opset %lld %s over flattened axes %lld.. of a symbolic shape",
+                                         (long long)node->opset, node->proto->op_type, (long long)normalized);
+    kiln_value flat, y;
+    attr_int(&list, "axis", normalized);
+    status = onnx_node_emit(node, "flatten", 1, &x, list.count, list.items, &flat);
+    list.items[0].i = -1;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, kiln_op, 1, &flat, list.count, list.items, &y);
+    attr_list back = {0};
+    attr_ints(&back, "shape", sizes, rank);
+    if (status == KILN_OK)
+        status = emit_output(node, "reshape", 1, &y, &back);
+    return status;
+}
+
+static kiln_status map_clip(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    attr_list list = {0};
+    if (node->opset < 11) {
+        attr_float(&list, "min", onnx_node_float(node, "min", -INFINITY));
+        attr_float(&list, "max", onnx_node_float(node, "max", INFINITY));
+        return emit_output(node, kiln_op, 1, &x, &list);
+    }
+    /* Constant bounds become clip's attributes; computed ones (or min > max, where ONNX gives max) max/min ops. */
+    double bounds[3] = {0, -INFINITY, INFINITY};
+    bool constant = true;
+    for (uint32_t k = 1; k <= 2 && status == KILN_OK; k++) {
+        if (!onnx_node_has_input(node, k))
+            continue;
+        if (onnx_node_is_constant(node, k))
+            status = constant_scalar(node, k, &bounds[k]);
+        else
+            constant = false;
+    }
+    if (status != KILN_OK)
+        return status;
+    if (constant && !(bounds[1] > bounds[2])) {
+        attr_float(&list, "min", bounds[1]);
+        attr_float(&list, "max", bounds[2]);
+        return emit_output(node, kiln_op, 1, &x, &list);
+    }
+    kiln_value y = x;
+    static const char *const ops[] = {NULL, "max", "min"};
+    for (uint32_t k = 1; k <= 2; k++) {
+        if (!onnx_node_has_input(node, k))
+            continue;
+        kiln_value operands[2] = {y, 0};
+        status = onnx_node_input(node, k, &operands[1]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, ops[k], 2, operands, 0, NULL, &y);
+        if (status != KILN_OK)
+            return status;
+    }
+    return onnx_node_set_output(node, 0, y);
+}
+
+static kiln_status map_gemm(onnx_node *node, const char *kiln_op)
+{
+    static const char *const skip[] = {"broadcast", NULL};
+    kiln_value inputs[3];
+    uint32_t count = present_inputs(node);
+    attr_list list = {0};
+    kiln_status status = count < 2 || count > 3 ? onnx_node_unsupported(node, "Gemm takes 2 or 3 inputs, not %u", count)
+                                                : node_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, skip);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, count, inputs, &list);
+    return status;
+}
+
+static kiln_status map_batch_norm(onnx_node *node, const char *kiln_op)
+{
+    if (onnx_node_int(node, "training_mode", 0) != 0 || onnx_node_int(node, "is_test", 1) == 0)
+        return onnx_node_unsupported(node, "training mode: kiln runs inference only");
+    if (onnx_node_int(node, "spatial", 1) != 1)
+        return onnx_node_unsupported(node, "spatial = 0 is not supported");
+    kiln_value inputs[5];
+    attr_list list = {0};
+    kiln_status status = refuse_extra_outputs(node, 1);
+    if (status == KILN_OK)
+        status = node_inputs(node, 0, 5, inputs);
+    attr_float(&list, "epsilon", onnx_node_float(node, "epsilon", 1e-5));
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 5, inputs, &list);
+    return status;
+}
+
+/*
+ * LayerNormalization (opset 17). Its optional outputs Mean and InvStdDev
+ * are the statistics over axes axis..rank-1, kept as size-1 axes:
+ * reduce_mean(x) and rsqrt(reduce_mean((x - mean)^2) + epsilon).
+ */
+static kiln_status map_layer_norm(onnx_node *node, const char *kiln_op)
+{
+    static const char *const skip[] = {"stash_type", NULL};
+    kiln_value inputs[3];
+    uint32_t count = present_inputs(node);
+    attr_list list = {0};
+    kiln_status status = refuse_extra_outputs(node, 3);
+    if (status == KILN_OK)
+        status = node_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, skip);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, count, inputs, &list);
+    bool wants_mean = node->proto->n_output > 1 && node->proto->output[1][0];
+    bool wants_inv = node->proto->n_output > 2 && node->proto->output[2][0];
+    if (status != KILN_OK || (!wants_mean && !wants_inv))
+        return status;
+    kiln_dtype dtype;
+    uint32_t rank;
+    status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    int64_t axis = onnx_node_int(node, "axis", -1);
+    int64_t first = axis < 0 ? axis + rank : axis;
+    if (first < 0 || first >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
+    int64_t axes[KILN_MAX_RANK];
+    for (int64_t a = first; a < (int64_t)rank; a++)
+        axes[a - first] = a;
+    attr_list reduce = {0};
+    attr_ints(&reduce, "axes", axes, (uint32_t)(rank - first));
+    attr_int(&reduce, "keepdims", 1);
+    kiln_value mean, centered, squared, variance, epsilon, shifted, inv;
+    status = onnx_node_emit(node, "reduce_mean", 1, inputs, reduce.count, reduce.items, &mean);
+    if (status == KILN_OK && wants_mean)
+        status = onnx_node_set_output(node, 1, mean);
+    if (status != KILN_OK || !wants_inv)
+        return status;
+    kiln_value pair[2] = {inputs[0], mean};
+    status = onnx_node_emit(node, "sub", 2, pair, 0, NULL, &centered);
+    pair[0] = pair[1] = centered;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &squared);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "reduce_mean", 1, &squared, reduce.count, reduce.items, &variance);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "epsilon", 1e-5), &epsilon);
+    pair[0] = variance;
+    pair[1] = epsilon;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "add", 2, pair, 0, NULL, &shifted);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "rsqrt", 1, &shifted, 0, NULL, &inv);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 2, inv);
+    return status;
+}
+
+/* CumSum and Trilu: an integer operand (axis, k) that kiln takes as an attribute. */
+static kiln_status map_scalar_operand(onnx_node *node, const char *kiln_op, const char *name)
+{
+    kiln_value x;
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK && onnx_node_has_input(node, 1)) {
+        double value;
+        status = constant_scalar(node, 1, &value);
+        if (status == KILN_OK)
+            attr_int(&list, name, (int64_t)value);
+    }
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, NULL);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+static kiln_status map_cumsum(onnx_node *node, const char *kiln_op)
+{
+    return map_scalar_operand(node, kiln_op, "axis");
+}
+
+static kiln_status map_trilu(onnx_node *node, const char *kiln_op)
+{
+    return map_scalar_operand(node, kiln_op, "k");
+}
+
+static kiln_status map_one_hot(onnx_node *node, const char *kiln_op)
+{
+    kiln_value indices;
+    double depth;
+    const kiln_tensor *values;
+    kiln_dtype index_dtype;
+    uint32_t rank;
+    kiln_status status = onnx_node_input(node, 0, &indices);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, indices, &index_dtype, &rank, NULL);
+    /* ONNX takes indices of any numeric type (cast to integers); kiln takes i32 or i64. */
+    if (status == KILN_OK && index_dtype != KILN_I32 && index_dtype != KILN_I64)
+        status = cast_to(node, &indices, KILN_I64);
+    if (status == KILN_OK)
+        status = constant_scalar(node, 1, &depth);
+    if (status == KILN_OK)
+        status = onnx_node_constant(node, 2, &values);
+    if (status != KILN_OK)
+        return status;
+    kiln_dtype dtype = kiln_tensor_dtype(values);
+    if (kiln_tensor_element_count(values) != 2 || (dtype != KILN_F32 && dtype != KILN_F64 && dtype != KILN_I64 &&
+                                                   dtype != KILN_I32))
+        return onnx_node_unsupported(node, "values must be two f32, f64, i32 or i64 values");
+    double off, on;
+    const void *p = kiln_tensor_const_data(values);
+    switch (dtype) {
+    case KILN_F32: off = ((const float *)p)[0], on = ((const float *)p)[1]; break;
+    case KILN_F64: off = ((const double *)p)[0], on = ((const double *)p)[1]; break;
+    case KILN_I32: off = ((const int32_t *)p)[0], on = ((const int32_t *)p)[1]; break;
+    default: off = (double)((const int64_t *)p)[0], on = (double)((const int64_t *)p)[1]; break;
+    }
+    attr_list list = {0};
+    attr_int(&list, "depth", (int64_t)depth);
+    attr_int(&list, "axis", onnx_node_int(node, "axis", -1));
+    attr_float(&list, "on_value", on);
+    attr_float(&list, "off_value", off);
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&list, "dtype", name, strlen(name));
+    return emit_output(node, kiln_op, 1, &indices, &list);
+}
+
+/* BitShift: ONNX spells the direction "LEFT" / "RIGHT", kiln "left" / "right". */
+static kiln_status map_bitshift(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    char text[16];
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    const char *direction = onnx_node_string(node, "direction", "", text, sizeof text);
+    const char *kiln_direction = strcmp(direction, "LEFT") == 0 ? "left" : strcmp(direction, "RIGHT") == 0 ? "right" : NULL;
+    if (!kiln_direction)
+        return onnx_node_unsupported(node, "attribute 'direction' is \"%s\", not \"LEFT\" or \"RIGHT\"", direction);
+    attr_list list = {0};
+    attr_string(&list, "direction", kiln_direction, strlen(kiln_direction));
+    return emit_output(node, kiln_op, 2, inputs, &list);
+}
+
+/* Pow: ONNX lets the exponent have another dtype; kiln does not promote, so it is cast to the base's. */
+static kiln_status map_pow(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status == KILN_OK && (dtype == KILN_F32 || dtype == KILN_F64))
+        status = cast_to(node, &inputs[1], dtype);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, 2, inputs, NULL);
+    return status;
+}
+
+/* CastLike: a cast to the dtype of input 1. */
+static kiln_status map_cast_like(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value inputs[2];
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[1], &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = cast_to(node, &inputs[0], dtype);
+    if (status == KILN_OK)
+        status = emit_output(node, "identity", 1, inputs, NULL);
+    return status;
+}
+
+/* PRelu: where(x < 0, slope * x, x). */
+static kiln_status map_prelu(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, slope, zero, negative, scaled;
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = node_inputs(node, 0, 1, &x);
+    if (status == KILN_OK)
+        status = onnx_node_input(node, 1, &slope);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, 0.0, &zero);
+    kiln_value pair[2] = {x, zero};
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "lt", 2, pair, 0, NULL, &negative);
+    pair[1] = slope;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &scaled);
+    kiln_value triple[3] = {negative, scaled, x};
+    if (status == KILN_OK)
+        status = emit_output(node, "where", 3, triple, NULL);
+    return status;
+}
+
+/* Mish: x * tanh(softplus(x)). */
+static kiln_status map_mish(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, soft, squashed;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "softplus", 1, &x, 0, NULL, &soft);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "tanh", 1, &soft, 0, NULL, &squashed);
+    kiln_value pair[2] = {x, squashed};
+    if (status == KILN_OK)
+        status = emit_output(node, "mul", 2, pair, NULL);
+    return status;
+}
+
+/* GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes, kept. */
+static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    if (rank < 3)
+        return onnx_node_unsupported(node, "input of rank %u: global pooling needs rank >= 3", rank);
+    int64_t axes[KILN_MAX_RANK];
+    for (uint32_t a = 2; a < rank; a++)
+        axes[a - 2] = a;
+    attr_list list = {0};
+    attr_ints(&list, "axes", axes, rank - 2);
+    attr_int(&list, "keepdims", 1);
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* Split into slices along `axis`: sizes from input 1 (opset 13+), the `split` attribute, or equal parts. */
+static kiln_status map_split(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK], split[64];
+    uint32_t count = 0, outputs = (uint32_t)node->proto->n_output;
+    bool present = false;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status == KILN_OK)
+        status = ints_attribute_or_input(node, "split", 13, 1, split, 64, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    int64_t axis = onnx_node_int(node, "axis", 0);
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
+    if (outputs == 0 || outputs > 64)
+        return onnx_node_unsupported(node, "%u outputs", outputs);
+    if (!present) {
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "equal split of the symbolic axis %lld", (long long)a);
+        if (sizes[a] % outputs != 0)
+            return onnx_node_unsupported(node, "axis %lld of size %lld does not split into %u equal parts",
+                                         (long long)a, (long long)sizes[a], outputs);
+        for (uint32_t o = 0; o < outputs; o++)
+            split[o] = sizes[a] / outputs;
+        count = outputs;
+    }
+    if (count != outputs)
+        return onnx_node_unsupported(node, "split has %u sizes for %u outputs", count, outputs);
+    int64_t start = 0;
+    for (uint32_t o = 0; o < outputs; o++) {
+        int64_t end = start + split[o];
+        attr_list list = {0};
+        attr_ints(&list, "starts", &start, 1);
+        attr_ints(&list, "ends", &end, 1);
+        attr_ints(&list, "axes", &a, 1);
+        kiln_value part;
+        status = onnx_node_emit(node, kiln_op, 1, &x, list.count, list.items, &part);
+        if (status == KILN_OK && node->proto->output[o][0])
+            status = onnx_node_set_output(node, o, part);
+        if (status != KILN_OK)
+            return status;
+        start = end;
+    }
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------------ table */
+
+#define ALL 1, 1000 /* every opset version the mapping covers */
+
+static const onnx_op_mapping mappings[] = {
+    /* elementwise arithmetic and math */
+    {"Add", ALL, map_rename, "add"},
+    {"Sub", ALL, map_rename, "sub"},
+    {"Mul", ALL, map_rename, "mul"},
+    {"Div", ALL, map_rename, "div"},
+    {"Neg", ALL, map_rename, "neg"},
+    {"Abs", ALL, map_rename, "abs"},
+    {"Sign", ALL, map_rename, "sign"},
+    {"Exp", ALL, map_rename, "exp"},
+    {"Log", ALL, map_rename, "log"},
+    {"Sqrt", ALL, map_rename, "sqrt"},
+    {"Reciprocal", ALL, map_rename, "reciprocal"},
+    {"Erf", ALL, map_rename, "erf"},
+    {"Floor", ALL, map_rename, "floor"},
+    {"Ceil", ALL, map_rename, "ceil"},
+    {"Round", ALL, map_rename, "round"},
+    {"Sin", ALL, map_rename, "sin"},
+    {"Cos", ALL, map_rename, "cos"},
+    {"Tan", ALL, map_rename, "tan"},
+    {"Asin", ALL, map_rename, "asin"},
+    {"Acos", ALL, map_rename, "acos"},
+    {"Atan", ALL, map_rename, "atan"},
+    {"Sinh", ALL, map_rename, "sinh"},
+    {"Cosh", ALL, map_rename, "cosh"},
+    {"Asinh", ALL, map_rename, "asinh"},
+    {"Acosh", ALL, map_rename, "acosh"},
+    {"Atanh", ALL, map_rename, "atanh"},
+    {"Tanh", ALL, map_rename, "tanh"},
+    {"Pow", ALL, map_pow, "pow"},
+    {"Mod", ALL, map_rename, "mod"},
+    {"BitShift", ALL, map_bitshift, "bitshift"},
+    /* activations */
+    {"Sigmoid", ALL, map_rename, "sigmoid"},
+    {"HardSigmoid", ALL, map_rename, "hard_sigmoid"},
+    {"HardSwish", ALL, map_rename, "hard_swish"},
+    {"Relu", ALL, map_rename, "relu"},
+    {"LeakyRelu", ALL, map_rename, "leaky_relu"},
+    {"Elu", ALL, map_rename, "elu"},
+    {"Selu", ALL, map_rename, "selu"},
+    {"Celu", ALL, map_rename, "celu"},
+    {"Softplus", ALL, map_rename, "softplus"},
+    {"Softsign", ALL, map_rename, "softsign"},
+    {"Shrink", ALL, map_rename, "shrink"},
+    {"ThresholdedRelu", ALL, map_rename, "thresholded_relu"},
+    {"PRelu", ALL, map_prelu, NULL},
+    {"Mish", ALL, map_mish, NULL},
+    {"Clip", ALL, map_clip, "clip"},
+    /* comparison, logic, selection, variadic */
+    {"Equal", ALL, map_rename, "eq"},
+    {"Less", ALL, map_rename, "lt"},
+    {"LessOrEqual", ALL, map_rename, "le"},
+    {"Greater", ALL, map_rename, "gt"},
+    {"GreaterOrEqual", ALL, map_rename, "ge"},
+    {"And", ALL, map_rename, "and"},
+    {"Or", ALL, map_rename, "or"},
+    {"Xor", ALL, map_rename, "xor"},
+    {"Not", ALL, map_rename, "not"},
+    {"IsNaN", ALL, map_rename, "isnan"},
+    {"IsInf", ALL, map_rename, "isinf"},
+    {"Where", ALL, map_rename, "where"},
+    {"Max", ALL, map_rename, "max"},
+    {"Min", ALL, map_rename, "min"},
+    {"Sum", ALL, map_rename, "sum"},
+    {"Mean", ALL, map_rename, "mean"},
+    /* reductions and softmax */
+    {"ReduceSum", ALL, map_reduce, "reduce_sum"},
+    {"ReduceMean", ALL, map_reduce, "reduce_mean"},
+    {"ReduceMax", ALL, map_reduce, "reduce_max"},
+    {"ReduceMin", ALL, map_reduce, "reduce_min"},
+    {"ReduceProd", ALL, map_reduce, "reduce_prod"},
+    {"ReduceL1", ALL, map_reduce, "reduce_l1"},
+    {"ReduceL2", ALL, map_reduce, "reduce_l2"},
+    {"ReduceSumSquare", ALL, map_reduce, "reduce_sum_square"},
+    {"ReduceLogSum", ALL, map_reduce, "reduce_log_sum"},
+    {"ReduceLogSumExp", ALL, map_reduce, "reduce_log_sum_exp"},
+    {"ArgMax", ALL, map_rename, "argmax"},
+    {"ArgMin", ALL, map_rename, "argmin"},
+    {"Softmax", ALL, map_softmax, "softmax"},
+    {"LogSoftmax", ALL, map_softmax, "log_softmax"},
+    {"Hardmax", ALL, map_softmax, "hardmax"},
+    {"GlobalAveragePool", ALL, map_global_pool, "reduce_mean"},
+    {"GlobalMaxPool", ALL, map_global_pool, "reduce_max"},
+    /* matrix products and layout */
+    {"MatMul", ALL, map_rename, "matmul"},
+    {"Gemm", ALL, map_gemm, "gemm"},
+    {"Transpose", ALL, map_rename, "transpose"},
+    {"Flatten", ALL, map_rename, "flatten"},
+    /* shape */
+    {"Identity", ALL, map_identity, "identity"},
+    {"Dropout", ALL, map_identity, "identity"},
+    {"Constant", ALL, map_constant, NULL},
+    {"Cast", ALL, map_cast, "cast"},
+    {"CastLike", ALL, map_cast_like, "cast"},
+    {"Shape", ALL, map_shape, "shape_of"},
+    {"Size", ALL, map_rename, "size_of"},
+    {"Reshape", ALL, map_reshape, "reshape"},
+    {"Squeeze", ALL, map_squeeze, "squeeze"},
+    {"Unsqueeze", ALL, map_unsqueeze, "unsqueeze"},
+    {"Concat", ALL, map_rename, "concat"},
+    {"Expand", ALL, map_expand, "expand"},
+    {"Tile", ALL, map_tile, "tile"},
+    {"Pad", ALL, map_pad, "pad"},
+    {"Split", ALL, map_split, "slice"},
+    /* indexing */
+    {"Gather", ALL, map_rename, "gather"},
+    {"GatherElements", ALL, map_rename, "gather_elements"},
+    {"GatherND", ALL, map_rename, "gather_nd"},
+    {"Slice", ALL, map_slice, "slice"},
+    {"CumSum", ALL, map_cumsum, "cumsum"},
+    {"OneHot", ALL, map_one_hot, "one_hot"},
+    {"Trilu", ALL, map_trilu, "trilu"},
+    {"DepthToSpace", ALL, map_rename, "depth_to_space"},
+    {"SpaceToDepth", ALL, map_rename, "space_to_depth"},
+    /* normalization */
+    {"BatchNormalization", ALL, map_batch_norm, "batch_norm"},
+    {"LayerNormalization", 17, 1000, map_layer_norm, "layer_norm"},
+    {"InstanceNormalization", ALL, map_rename, "instance_norm"},
+    {"LpNormalization", ALL, map_rename, "lp_norm"},
+    {"MeanVarianceNormalization", ALL, map_rename, "mean_variance_norm"},
+};
+
+/* Why an op kiln lacks cannot be imported, for the classes of ops that never will be one by one. */
+static const struct {
+    const char *op;
+    const char *reason;
+} known_gaps[] = {
+    {"If", "control flow is not supported"},
+    {"Loop", "control flow is not supported"},
+    {"Scan", "control flow is not supported"},
+    {"SequenceAt", "sequences are not supported"},
+    {"SequenceConstruct", "sequences are not supported"},
+    {"SequenceEmpty", "sequences are not supported"},
+    {"SequenceErase", "sequences are not supported"},
+    {"SequenceInsert", "sequences are not supported"},
+    {"SequenceLength", "sequences are not supported"},
+    {"SequenceMap", "sequences are not supported"},
+    {"SplitToSequence", "sequences are not supported"},
+    {"ConcatFromSequence", "sequences are not supported"},
+    {"Optional", "optional values are not supported"},
+    {"OptionalGetElement", "optional values are not supported"},
+    {"OptionalHasElement", "optional values are not supported"},
+    {"StringNormalizer", "strings are not supported"},
+    {"TfIdfVectorizer", "strings are not supported"},
+    {"NonZero", "its output shape depends on the data"},
+    {"Unique", "its output shape depends on the data"},
+    {"Compress", "its output shape depends on the data"},
+    {"NonMaxSuppression", "its output shape depends on the data"},
+    {"RandomNormal", "random generators are not supported"},
+    {"RandomUniform", "random generators are not supported"},
+    {"RandomNormalLike", "random generators are not supported"},
+    {"RandomUniformLike", "random generators are not supported"},
+    {"Multinomial", "random generators are not supported"},
+    {"Bernoulli", "random generators are not supported"},
+};
+
+const onnx_op_mapping *onnx_find_mapping(const char *onnx_op, int64_t opset, const char **why)
+{
+    static char reason[256];
+    const onnx_op_mapping *other_version = NULL;
+    for (size_t i = 0; i < sizeof mappings / sizeof mappings[0]; i++) {
+        if (strcmp(mappings[i].onnx_op, onnx_op) != 0)
+            continue;
+        if (opset >= mappings[i].min_opset && opset <= mappings[i].max_opset)
+            return &mappings[i];
+        other_version = &mappings[i];
+    }
+    if (why) {
+        const char *gap = NULL;
+        for (size_t i = 0; i < sizeof known_gaps / sizeof known_gaps[0]; i++)
+            if (strcmp(known_gaps[i].op, onnx_op) == 0)
+                gap = known_gaps[i].reason;
+        if (other_version)
+            snprintf(reason, sizeof reason, "unsupported op %s (opset %lld): mapped for opsets %lld.. only", onnx_op,
+                     (long long)opset, (long long)other_version->min_opset);
+        else if (gap)
+            snprintf(reason, sizeof reason, "unsupported op %s (opset %lld): %s", onnx_op, (long long)opset, gap);
+        else
+            snprintf(reason, sizeof reason, "unsupported op %s (opset %lld)", onnx_op, (long long)opset);
+        *why = reason;
+    }
+    return NULL;
+}

@@ -1,0 +1,115 @@
+/*
+ * onnx_ops.h — translating one ONNX node into kiln ops.
+ *
+ * The table in onnx_ops.c maps (ONNX op name, range of default-domain
+ * opset versions) to a function that emits the kiln ops for one node. A
+ * mapping function sees the node through the onnx_node helpers below
+ * (implemented by the importer, onnx_import.c): its operands as kiln
+ * values, operands that must be constant (shapes, axes, pads) folded from
+ * initializers and Constant nodes, its attributes, and the static type of
+ * any value. A construct kiln cannot express is reported with
+ * onnx_node_unsupported, which names it and lets the import go on so that
+ * one report lists every such construct.
+ *
+ * To support a new op, add one row to the table (and a function when the
+ * translation is more than a rename with copied attributes).
+ */
+#ifndef KILN_TOOLS_ONNX_OPS_H
+#define KILN_TOOLS_ONNX_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kiln/kiln.h>
+
+#include "onnx.pb-c.h"
+
+typedef struct onnx_importer onnx_importer;
+
+/* One ONNX node being translated. */
+typedef struct onnx_node {
+    onnx_importer *importer;
+    const Onnx__NodeProto *proto;
+    int64_t opset;     /* the model's default-domain opset version */
+    const char *label; /* "node 3 'name' (Relu)", for messages */
+    kiln_error *err;
+} onnx_node;
+
+typedef kiln_status (*onnx_map_fn)(onnx_node *node, const char *kiln_op);
+
+typedef struct onnx_op_mapping {
+    const char *onnx_op;
+    int64_t min_opset, max_opset; /* inclusive */
+    onnx_map_fn map;
+    const char *kiln_op; /* handed to map: the kiln op for simple renames */
+} onnx_op_mapping;
+
+/**
+ * The mapping of `onnx_op` at `opset`, or NULL. *why (may be NULL) then
+ * receives a reason fit for the unsupported report ("unsupported op Conv").
+ */
+const onnx_op_mapping *onnx_find_mapping(const char *onnx_op, int64_t opset, const char **why);
+
+/* ------------------------------------------- the node, as mappings see it */
+
+/** @return true if input `index` is present (ONNX marks omitted optional inputs with ""). */
+bool onnx_node_has_input(const onnx_node *node, uint32_t index);
+
+/** Input `index` as a kiln value (initializers and constants become weights on first use). */
+kiln_status onnx_node_input(onnx_node *node, uint32_t index, kiln_value *out);
+
+/**
+ * Input `index` as a constant tensor: an initializer, a Constant node's
+ * value, or a graph input whose value the caller fixed (onnx-test).
+ * @return KILN_OK, or KILN_ERR_UNSUPPORTED_OP (reported) when it is computed at run time.
+ */
+kiln_status onnx_node_constant(onnx_node *node, uint32_t index, const kiln_tensor **out);
+
+/** @return true if input `index` is present and constant (onnx_node_constant would succeed). */
+bool onnx_node_is_constant(const onnx_node *node, uint32_t index);
+
+/**
+ * Input `index` as constant integers (i32 or i64 tensor, at most `max` of
+ * them, any rank: flattened). Reported as unsupported otherwise.
+ */
+kiln_status onnx_node_constant_ints(onnx_node *node, uint32_t index, int64_t *values, uint32_t max,
+                                    uint32_t *count);
+
+/** The attribute `name`, or NULL. */
+const Onnx__AttributeProto *onnx_node_attribute(const onnx_node *node, const char *name);
+
+/** Attribute `name` as an integer; `fallback` when absent. */
+int64_t onnx_node_int(const onnx_node *node, const char *name, int64_t fallback);
+
+/** Attribute `name` as a float; `fallback` when absent. */
+double onnx_node_float(const onnx_node *node, const char *name, double fallback);
+
+/** Attribute `name` as a NUL-terminated string in `buffer` (truncated to fit); `fallback` when absent. */
+const char *onnx_node_string(const onnx_node *node, const char *name, const char *fallback, char *buffer,
+                             size_t size);
+
+/** The static dtype, rank and constant sizes (-1: symbolic) of `value`. */
+kiln_status onnx_node_type(onnx_node *node, kiln_value value, kiln_dtype *dtype, uint32_t *rank,
+                           int64_t sizes[KILN_MAX_RANK]);
+
+/** Emit kiln op `op`; a refusal names the ONNX node. */
+kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
+                           uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out);
+
+/** A rank-0 constant of `dtype` holding `value`. */
+kiln_status onnx_node_scalar(onnx_node *node, kiln_dtype dtype, double value, kiln_value *out);
+
+/** Bind output `index` of the node to `value`. */
+kiln_status onnx_node_set_output(onnx_node *node, uint32_t index, kiln_value value);
+
+/** Bind output `index` to a constant tensor (ownership passes to the importer). */
+kiln_status onnx_node_set_constant_output(onnx_node *node, uint32_t index, kiln_tensor *tensor);
+
+/**
+ * Record that the node cannot be imported, and why (printf format).
+ * @return KILN_ERR_UNSUPPORTED_OP.
+ */
+kiln_status onnx_node_unsupported(onnx_node *node, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
