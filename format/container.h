@@ -60,7 +60,9 @@
 #include "progress.h"
 
 #define KILN_FORMAT_MAJOR 1
-#define KILN_FORMAT_MINOR 0
+/* The newest minor this code reads and writes; a writer records the oldest
+ * minor that has every section and feature a file uses. */
+#define KILN_FORMAT_MINOR 1
 
 #define KILN_HEADER_SIZE 64
 #define KILN_TABLE_ENTRY_SIZE 72
@@ -204,10 +206,12 @@ typedef struct kiln_section_spec {
 kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
                                   uint64_t features, kiln_writer *out, kiln_error *err);
 
-/* kiln_container_encode, advancing `progress` (may be NULL) over the
- * hashing and compressing of section bytes. */
-kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint64_t features,
-                                           kiln_writer *out, kiln_progress *progress, kiln_error *err);
+/* kiln_container_encode writing format minor `minor` (<= KILN_FORMAT_MINOR;
+ * kiln_container_encode writes 0), advancing `progress` (may be NULL) over
+ * the hashing and compressing of section bytes. */
+kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint16_t minor,
+                                           uint64_t features, kiln_writer *out, kiln_progress *progress,
+                                           kiln_error *err);
 
 /*
  * Write a new trailer into the last KILN_TRAILER_SIZE bytes `trailer`:

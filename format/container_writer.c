@@ -82,11 +82,12 @@ static kiln_status maybe_compress(const kiln_section_spec *spec, uint8_t **store
 kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t count,
                                   uint64_t features, kiln_writer *out, kiln_error *err)
 {
-    return kiln_container_encode_progress(sections, count, features, out, NULL, err);
+    return kiln_container_encode_progress(sections, count, 0, features, out, NULL, err);
 }
 
-kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint64_t features,
-                                           kiln_writer *out, kiln_progress *progress, kiln_error *err)
+kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint16_t minor,
+                                           uint64_t features, kiln_writer *out, kiln_progress *progress,
+                                           kiln_error *err)
 {
     uint8_t header[KILN_HEADER_SIZE] = {0};
     kiln_writer table;
@@ -157,7 +158,7 @@ kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, ui
     uint64_t file_size = (uint64_t)(out->size - start) + KILN_TRAILER_SIZE;
     memcpy(header, kiln_magic, 8);
     kiln_store_u16(header + 8, KILN_FORMAT_MAJOR);
-    kiln_store_u16(header + 10, KILN_FORMAT_MINOR);
+    kiln_store_u16(header + 10, minor);
     kiln_store_u32(header + 12, KILN_HEADER_SIZE);
     kiln_store_u64(header + 16, file_size);
     kiln_store_u64(header + 24, table_offset);

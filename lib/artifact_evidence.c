@@ -65,7 +65,7 @@ static kiln_status rewrite(const kiln_program *p, const char *path, kiln_error *
         };
     }
     if (status == KILN_OK)
-        status = kiln_container_encode(specs, count, c->features, &out, err);
+        status = kiln_container_encode_progress(specs, count, c->minor, c->features, &out, NULL, err); /* keeps the minor */
     if (status == KILN_OK)
         status = kiln_atomic_write_file(path, out.data, out.size, err);
     free(specs);

@@ -68,23 +68,24 @@ kiln_status kiln_broadcast_axis(const kiln_shape_context *ctx, uint32_t a, uint3
         *out = b;
         return KILN_OK;
     }
+    char left[128], right[128], example[256], what[320];
+    kiln_format_size(ctx, a, left, sizeof left);
+    kiln_format_size(ctx, b, right, sizeof right);
     /* Different expressions that are equal at every point of the domain
-     * (`n % 16` and `n` for n <= 15) need no broadcasting at all. */
+     * (`n % 16` and `n` for n <= 15) need no broadcasting at all. A
+     * non-strict program checks that equality at run time instead. */
+    snprintf(what, sizeof what, "output axis %u: sizes %s and %s are equal", out_axis, left, right);
     kiln_size_claim equal = {KILN_CLAIM_EQUAL, a, b, 0};
     kiln_error unproven;
-    if (kiln_prove_size_claim(ctx, &equal, "the sizes are equal", NULL, &unproven) == KILN_OK) {
+    if (kiln_prove_size_claim(ctx, &equal, what, NULL, &unproven) == KILN_OK) {
         *out = a;
         return KILN_OK;
     }
-    const char **names = malloc(ctx->dim_count ? ctx->dim_count * sizeof *names : 1);
-    if (!names)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory");
-    for (uint32_t d = 0; d < ctx->dim_count; d++)
-        names[d] = ctx->dims[d].name;
-    char left[128], right[128], example[256];
-    kiln_expr_format(ctx->pool, a, names, left, sizeof left);
-    kiln_expr_format(ctx->pool, b, names, right, sizeof right);
-    free(names);
+    if (unproven.code == KILN_ERR_OUT_OF_MEMORY || unproven.code == KILN_ERR_LIMIT) {
+        if (err)
+            *err = unproven;
+        return unproven.code;
+    }
     if (ctx->pool->items[a].kind == KILN_EXPR_CONST && ctx->pool->items[b].kind == KILN_EXPR_CONST)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: output axis %u: sizes %s and %s do not broadcast", ctx->node_label,

@@ -139,6 +139,18 @@ kiln_status kiln_builder_set_mode(kiln_builder *b, kiln_mode mode, kiln_error *e
     return KILN_OK;
 }
 
+kiln_status kiln_builder_set_strict(kiln_builder *b, bool strict, kiln_error *err)
+{
+    if (!b)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "builder is NULL");
+    if (b->model.node_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "strictness must be chosen before the first op is added (%u already are)",
+                         b->model.node_count);
+    b->model.non_strict = !strict;
+    return KILN_OK;
+}
+
 kiln_status kiln_builder_add_dim(kiln_builder *b, const char *name, int64_t min, int64_t max, kiln_error *err)
 {
     kiln_model *m = &b->model;
@@ -534,12 +546,16 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     if (status == KILN_OK)
         status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
     kiln_value_type result;
-    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, owned_attributes, attribute_count};
+    kiln_shape_context ctx = {&m->exprs,        m->dims,         m->dim_count,
+                              label,            owned_attributes, attribute_count,
+                              m->non_strict ? &m->guards : NULL, m->node_count};
+    uint32_t guards_before = m->guards.count;
     if (status == KILN_OK)
         status = op->infer(&ctx, operand_types, input_count, &result, err);
     if (status == KILN_OK)
         status = kiln_shape_make_canonical(&m->exprs, &result.shape, err);
     if (status != KILN_OK) {
+        kiln_guard_list_truncate(&m->guards, guards_before); /* the node is not added */
         release_attributes(attribute_count, owned_attributes);
         return status;
     }
@@ -563,6 +579,7 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     if (status == KILN_OK)
         status = new_value(b, VALUE_NODE, m->node_count, out, err);
     if (status != KILN_OK) {
+        kiln_guard_list_truncate(&m->guards, guards_before);
         free(copy);
         release_attributes(attribute_count, owned_attributes);
         return status;
@@ -777,6 +794,15 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         out->derived[i].name = dup_or_fail(m->derived[i].name, &failed);
         if (!failed && copy_expr(&m->exprs, m->derived[i].expr, &out->exprs, m->dim_count, &out->derived[i].expr,
                                  err) != KILN_OK)
+            failed = true;
+    }
+    /* Then the runtime guards' expressions (non-strict programs). */
+    out->non_strict = m->non_strict;
+    for (uint32_t i = 0; !failed && i < m->guards.count; i++) {
+        kiln_runtime_guard g = m->guards.items[i];
+        if (copy_expr(&m->exprs, g.a, &out->exprs, m->dim_count, &g.a, err) != KILN_OK ||
+            (g.kind == KILN_CLAIM_EQUAL && copy_expr(&m->exprs, g.b, &out->exprs, m->dim_count, &g.b, err) != KILN_OK) ||
+            kiln_guard_list_add(&out->guards, &g, err) != KILN_OK)
             failed = true;
     }
     out->stored_expr_count = out->exprs.count;

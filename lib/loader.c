@@ -103,13 +103,13 @@ static kiln_status check_signature(kiln_program *p, const kiln_load_options *opt
 /*
  * Program and state identities, from the section hashes in the table. The
  * program identity covers the contract: opset, dims, signature, semantic
- * checks (when present), weights table and graph.
+ * checks and runtime guards (when present), weights table and graph.
  */
 static void compute_identities(kiln_program *p)
 {
     static const uint32_t program_sections[] = {
-        KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS, KILN_SECTION_WTAB,
-        KILN_SECTION_GRPH,
+        KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS, KILN_SECTION_RGRD,
+        KILN_SECTION_WTAB, KILN_SECTION_GRPH,
     };
     uint8_t record[4 + KILN_DIGEST_SIZE];
     uint8_t joined[sizeof program_sections / sizeof program_sections[0] * sizeof record];
@@ -179,7 +179,8 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         uint32_t type = p->container.sections[i].type;
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
-                       type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || i == p->weight_section;
+                       type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || type == KILN_SECTION_RGRD ||
+                       i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;

@@ -10,6 +10,7 @@
 #include "input_check.h"
 #include "format/error.h"
 #include "op_registry.h"
+#include "runtime_guard.h"
 #include "shape_canon.h"
 #include "size_claim.h"
 
@@ -53,6 +54,7 @@ void kiln_model_release(kiln_model *m)
         kiln_input_check_release(&m->checks[i]);
     free(m->checks);
     free(m->evidence);
+    kiln_guard_list_release(&m->guards);
     free(m->value_types);
     memset(m, 0, sizeof *m);
 }
@@ -190,7 +192,7 @@ static kiln_status check_axis_size(kiln_model *m, const char *label, uint32_t ax
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: size can overflow 64 bits over the domain", label);
     if (bounds.lo >= 0)
         return KILN_OK;
-    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0};
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0, NULL, 0};
     kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, axis, 0, 0};
     return kiln_prove_size_claim(&ctx, &claim, "the size is not negative", NULL, err);
 }
@@ -280,7 +282,9 @@ static kiln_status check_value_names_unique(const kiln_model *m, kiln_error *err
     return status;
 }
 
-static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_error *err)
+/* `unproven` collects, for a non-strict model, what the shape rules could not prove. */
+static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_guard_list *unproven,
+                               kiln_error *err)
 {
     const kiln_value_type *operand_types[64];
     uint32_t first = kiln_model_first_node_value(m);
@@ -307,7 +311,10 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         }
         KILN_TRY(kiln_attributes_check(label, entry->name, node->attribute_count, node->attributes, op->attributes,
                                        err));
-        kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, node->attributes, node->attribute_count};
+        kiln_shape_context ctx = {&m->exprs,        m->dims,
+                                  m->dim_count,     label,
+                                  node->attributes, node->attribute_count,
+                                  m->non_strict ? unproven : NULL, n};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
         KILN_TRY(kiln_shape_make_canonical(&m->exprs, &result->shape, err));
@@ -375,8 +382,12 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         status = check_weights(m, err);
     if (status == KILN_OK)
         status = check_value_names_unique(m, err);
+    kiln_guard_list unproven = {0};
     if (status == KILN_OK)
-        status = check_nodes(m, ranges, err);
+        status = check_nodes(m, ranges, &unproven, err);
+    if (status == KILN_OK)
+        status = kiln_runtime_guards_check(m, &unproven, err);
+    kiln_guard_list_release(&unproven);
     if (status == KILN_OK)
         status = check_outputs(m, err);
     if (status == KILN_OK)

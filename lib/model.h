@@ -126,6 +126,37 @@ typedef struct kiln_input_check_decl {
     char *description;   /* "" for none */
 } kiln_input_check_decl;
 
+/* A precondition on sizes: a == b, a % k == 0, or a >= k (size_claim.h proves them). */
+typedef enum kiln_size_claim_kind {
+    KILN_CLAIM_EQUAL = 0,       /* a == b */
+    KILN_CLAIM_MULTIPLE_OF = 1, /* a % k == 0 */
+    KILN_CLAIM_AT_LEAST = 2,    /* a >= k */
+} kiln_size_claim_kind;
+
+/*
+ * A precondition a non-strict program could not prove when it was built:
+ * stored in the artifact and checked before every run (spec/contract.md §4.2).
+ */
+typedef struct kiln_runtime_guard {
+    uint32_t node;             /* the node whose shape rule needs it */
+    kiln_size_claim_kind kind;
+    uint32_t a, b;             /* expression ids; b only for KILN_CLAIM_EQUAL */
+    int64_t k;
+    char *text;                /* the claim in words: "x axis 1 size k equals w axis 0 size 4" */
+} kiln_runtime_guard;
+
+typedef struct kiln_guard_list {
+    kiln_runtime_guard *items;
+    uint32_t count;
+    uint32_t capacity;
+} kiln_guard_list;
+
+/* Append a copy of `guard` (its text copied) unless an equal one is listed. */
+kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard *guard, kiln_error *err);
+/* Drop the entries from `count` on. */
+void kiln_guard_list_truncate(kiln_guard_list *list, uint32_t count);
+void kiln_guard_list_release(kiln_guard_list *list);
+
 typedef struct kiln_model {
     char *name;
     kiln_mode mode;
@@ -153,6 +184,10 @@ typedef struct kiln_model {
     uint32_t evidence_count;
     kiln_input_check_decl *checks; /* sorted by input */
     uint32_t check_count;
+    /* Non-strict programs turn unproven preconditions into runtime guards
+     * (their expressions are stored ones); strict programs have none. */
+    bool non_strict;
+    kiln_guard_list guards;
     /* Derived by kiln_model_infer: the type of every value. */
     kiln_value_type *value_types;
 } kiln_model;

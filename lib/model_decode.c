@@ -10,19 +10,20 @@
 #include "format/error.h"
 #include "op_registry.h"
 #include "report.h"
+#include "runtime_guard.h"
 #include "sections.h"
 
-/* Every section type this runtime knows; EVID and CHKS are optional. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, SECTION_COUNT };
+/* Every section type this runtime knows; EVID, CHKS and RGRD are optional. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, RGRD, SECTION_COUNT };
 
 static const uint32_t known_types[SECTION_COUNT] = {
     KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB,
-    KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID, KILN_SECTION_CHKS,
+    KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID, KILN_SECTION_CHKS, KILN_SECTION_RGRD,
 };
 
 static bool optional_section(int kind)
 {
-    return kind == EVID || kind == CHKS;
+    return kind == EVID || kind == CHKS || kind == RGRD;
 }
 
 static void *alloc_array(uint32_t count, size_t item_size)
@@ -349,6 +350,47 @@ static kiln_status decode_graph(const kiln_section_view *s, const kiln_limits *l
     return kiln_reader_expect_end(&r, err);
 }
 
+/*
+ * RGRD: the runtime guards of a non-strict program (spec/format.md §7.10).
+ * Expression ids are checked against the stored pool here; the rest
+ * (nodes, kinds, that every unproven precondition is stored) when the
+ * model is checked (runtime_guard.c).
+ */
+static kiln_status decode_runtime_guards(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
+                                         kiln_error *err)
+{
+    kiln_reader r;
+    kiln_reader_init(&r, s->data, s->size, "section RGRD");
+    uint32_t count;
+    KILN_TRY(kiln_read_count(&r, KILN_MAX_RUNTIME_GUARDS, 29, "runtime guards", &count, err));
+    m->non_strict = true;
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_runtime_guard g = {0};
+        uint8_t kind;
+        KILN_TRY(kiln_read_u32(&r, &g.node, err));
+        KILN_TRY(kiln_read_u8(&r, &kind, err));
+        KILN_TRY(kiln_read_u32(&r, &g.a, err));
+        KILN_TRY(kiln_read_u32(&r, &g.b, err));
+        KILN_TRY(kiln_read_i64(&r, &g.k, err));
+        if (kind > KILN_CLAIM_AT_LEAST)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "runtime guard %u has unknown kind %u", i, kind);
+        g.kind = (kiln_size_claim_kind)kind;
+        if (g.a >= m->stored_expr_count || (g.kind == KILN_CLAIM_EQUAL && g.b >= m->stored_expr_count))
+            return kiln_fail(err, KILN_ERR_MALFORMED, "runtime guard %u refers to expression %u of %u", i,
+                             g.a >= m->stored_expr_count ? g.a : g.b, m->stored_expr_count);
+        uint32_t max_text = limits->max_string_length < KILN_MAX_GUARD_TEXT ? limits->max_string_length
+                                                                            : KILN_MAX_GUARD_TEXT;
+        KILN_TRY(kiln_read_string(&r, max_text, &g.text, err));
+        kiln_status status = kiln_guard_list_add(&m->guards, &g, err);
+        uint32_t listed = m->guards.count;
+        free(g.text);
+        KILN_TRY(status);
+        if (listed != i + 1)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "runtime guard %u is stored twice", i);
+    }
+    return kiln_reader_expect_end(&r, err);
+}
+
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
                               kiln_model *m, uint32_t *weight_section, kiln_report *report, kiln_error *err)
 {
@@ -392,6 +434,13 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         if (status == KILN_OK)
             status = kiln_input_checks_decode(checks.data, checks.size, limits, m, err);
         kiln_section_view_release(&checks);
+    }
+    if (status == KILN_OK && index_of[RGRD] >= 0) {
+        kiln_section_view guards;
+        status = kiln_container_section(c, (uint32_t)index_of[RGRD], check, &guards, err);
+        if (status == KILN_OK)
+            status = decode_runtime_guards(&guards, limits, m, err);
+        kiln_section_view_release(&guards);
     }
     KILN_TRY(status);
     if (m->mode != KILN_MODE_INFERENCE) {

@@ -114,15 +114,30 @@ static void encode_graph(const kiln_model *m, kiln_writer *w)
     }
 }
 
-/* Section order in the file; CHKS and EVID are written only when present. */
-enum { META, OPST, DIMS, IOSG, CHKS, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
+/* The runtime guards of a non-strict program (spec/format.md §7.10). */
+static void encode_runtime_guards(const kiln_model *m, kiln_writer *w)
+{
+    kiln_write_u32(w, m->guards.count);
+    for (uint32_t i = 0; i < m->guards.count; i++) {
+        const kiln_runtime_guard *g = &m->guards.items[i];
+        kiln_write_u32(w, g->node);
+        kiln_write_u8(w, (uint8_t)g->kind);
+        kiln_write_u32(w, g->a);
+        kiln_write_u32(w, g->kind == KILN_CLAIM_EQUAL ? g->b : 0);
+        kiln_write_i64(w, g->k);
+        kiln_write_string(w, g->text);
+    }
+}
+
+/* Section order in the file; CHKS, RGRD and EVID are written only when present. */
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
 
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
                               kiln_progress *progress, kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
         KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS,
-        KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_WDAT,
+        KILN_SECTION_RGRD, KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_WDAT,
     };
     kiln_writer parts[SECTION_COUNT];
     kiln_section_spec specs[SECTION_COUNT];
@@ -140,9 +155,11 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
         kiln_evidence_encode(m, &parts[EVID]);
     if (m->check_count)
         kiln_input_checks_encode(m, &parts[CHKS]);
+    if (m->non_strict)
+        encode_runtime_guards(m, &parts[RGRD]);
     uint32_t count = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
-        if ((i == EVID && !m->evidence_count) || (i == CHKS && !m->check_count))
+        if ((i == EVID && !m->evidence_count) || (i == CHKS && !m->check_count) || (i == RGRD && !m->non_strict))
             continue;
         status = kiln_writer_finish(&parts[i], err);
         /* Evidence is a check, not semantics: a runtime that does not know
@@ -163,7 +180,9 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
             progress->total += specs[i].size * (specs[i].compression_level > 0 ? 2 : 1);
     }
     if (status == KILN_OK)
-        status = kiln_container_encode_progress(specs, count, 0, out, progress, err);
+        /* A file is written at the oldest minor that has what it uses:
+         * runtime guards arrived in 1.1; everything else reads as 1.0. */
+        status = kiln_container_encode_progress(specs, count, m->non_strict ? 1 : 0, 0, out, progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

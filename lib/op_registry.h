@@ -23,6 +23,11 @@ typedef struct kiln_shape_context {
     const char *node_label; /* e.g. "node 3 (add)", for messages */
     const struct kiln_node_attribute *attributes; /* the node's, sorted by name */
     uint32_t attribute_count;
+    /* Non-strict checking: a precondition that cannot be proven is added
+     * here as a runtime guard of node `node` instead of refusing the
+     * program. NULL: strict. */
+    kiln_guard_list *deferred;
+    uint32_t node;
 } kiln_shape_context;
 
 /*

@@ -14,6 +14,17 @@ const char *kiln_version(void)
 
 const char *kiln_program_name(const kiln_program *p) { return p->model.name; }
 kiln_mode kiln_program_mode(const kiln_program *p) { return p->model.mode; }
+bool kiln_program_is_strict(const kiln_program *p) { return !p->model.non_strict; }
+uint32_t kiln_program_runtime_guard_count(const kiln_program *p) { return p->model.guards.count; }
+
+const char *kiln_program_runtime_guard(const kiln_program *p, uint32_t index, uint32_t *node)
+{
+    if (index >= p->model.guards.count)
+        return NULL;
+    if (node)
+        *node = p->model.guards.items[index].node;
+    return p->model.guards.items[index].text;
+}
 
 void kiln_program_format_version(const kiln_program *p, uint16_t *major, uint16_t *minor)
 {

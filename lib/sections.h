@@ -17,8 +17,12 @@
 #define KILN_SECTION_WDAT KILN_FOURCC('W', 'D', 'A', 'T') /* raw weight bytes */
 #define KILN_SECTION_EVID KILN_FOURCC('E', 'V', 'I', 'D') /* evidence cases; ancillary, optional */
 #define KILN_SECTION_CHKS KILN_FOURCC('C', 'H', 'K', 'S') /* semantic input checks; critical, optional */
+/* Runtime guards of a non-strict program; critical, present exactly when
+ * the program is non-strict. Format 1.1. */
+#define KILN_SECTION_RGRD KILN_FOURCC('R', 'G', 'R', 'D')
 
-/* Every section type above is at version 1 in format 1.0. */
+/* Every section type above is at version 1 (RGRD since format 1.1, the
+ * others since 1.0). */
 #define KILN_PROGRAM_SECTION_VERSION 1
 /* Offsets of tensors inside WDAT are multiples of this. */
 #define KILN_WEIGHT_ALIGNMENT 64

@@ -20,6 +20,7 @@
 #include "op_registry.h"
 #include "parallel.h"
 #include "program.h"
+#include "runtime_guard.h"
 
 struct kiln_session {
     const kiln_program *program;
@@ -179,6 +180,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     s->has_outputs = false;
     KILN_TRY(check_all_bound(s, err));
     KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    KILN_TRY(kiln_runtime_guards_hold(m, s->dim_values, s->dim_bound, err));
     if (s->check_inputs)
         KILN_TRY(kiln_input_checks_enforce(m, s->bound_inputs, err));
     for (uint32_t i = 0; i < m->input_count; i++) {

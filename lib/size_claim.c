@@ -226,6 +226,12 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
     verdict decided = decide_by_polynomial(ctx, claim, involved, involved_count, values, bound);
     if (decided == PROVEN)
         goto done;
+    if (ctx->deferred) {
+        /* Non-strict: the claim becomes a runtime guard instead of a refusal. */
+        kiln_runtime_guard guard = {ctx->node, claim->kind, claim->a, claim->b, claim->k, (char *)what};
+        status = kiln_guard_list_add(ctx->deferred, &guard, err);
+        goto done;
+    }
     if (decided == REFUTED ||
         kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, claim_holds,
                                         (void *)claim, values, bound)) {

@@ -9,12 +9,6 @@
 
 #include "op_registry.h"
 
-typedef enum kiln_size_claim_kind {
-    KILN_CLAIM_EQUAL,       /* a == b */
-    KILN_CLAIM_MULTIPLE_OF, /* a % k == 0 */
-    KILN_CLAIM_AT_LEAST,    /* a >= k */
-} kiln_size_claim_kind;
-
 typedef struct kiln_size_claim {
     kiln_size_claim_kind kind;
     uint32_t a, b; /* expression ids; b only for KILN_CLAIM_EQUAL */
@@ -33,7 +27,10 @@ typedef struct kiln_size_claim {
  * or, when no dim is involved, "<node>: it is not true that <what>. <advice>".
  * `what` states the claim in words ("x axis 1 size c is divisible by 2");
  * `advice` (may be NULL) suggests a declaration; the domain is never
- * narrowed silently.
+ * narrowed silently. When the context is non-strict (ctx->deferred), a
+ * claim that involves dims and is not proven is added there as a runtime
+ * guard and KILN_OK is returned; a false claim about constants is still
+ * refused.
  */
 kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size_claim *claim, const char *what,
                                   const char *advice, kiln_error *err);

@@ -73,6 +73,7 @@ typedef struct parser {
     uint32_t input_count, input_capacity;
     kiln_expr_pool shapes;      /* scratch pool: shape text is checked here first */
     bool mode_seen;
+    bool strict_seen;
     bool evidence_seen;
 } parser;
 
@@ -483,6 +484,28 @@ static kiln_status parse_mode(parser *p)
     p->mode_seen = true;
     KILN_TRY(advance(p));
     return end_statement(p, "'mode'");
+}
+
+/* strict true | strict false: before the first node (spec/contract.md §4.2). */
+static kiln_status parse_strict(parser *p)
+{
+    kiln_error cause;
+    kiln_text_position at = p->token.at;
+    bool strict;
+    if (p->strict_seen)
+        return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "strictness is already set");
+    KILN_TRY(advance(p));
+    if (kiln_token_is_word(&p->token, "true"))
+        strict = true;
+    else if (kiln_token_is_word(&p->token, "false"))
+        strict = false;
+    else
+        return expected(p, "'true' or 'false' after 'strict'");
+    if (kiln_builder_set_strict(p->builder, strict, &cause) != KILN_OK)
+        return fail_with(p, at, &cause);
+    p->strict_seen = true;
+    KILN_TRY(advance(p));
+    return end_statement(p, "'strict'");
 }
 
 static kiln_status parse_integer(parser *p, int64_t *out)
@@ -1755,6 +1778,8 @@ static kiln_status parse_statement(parser *p)
         return parse_meta(p);
     if (kiln_token_is_word(t, "mode"))
         return parse_mode(p);
+    if (kiln_token_is_word(t, "strict"))
+        return parse_strict(p);
     if (kiln_token_is_word(t, "dim"))
         return parse_dim(p);
     if (kiln_token_is_word(t, "input"))

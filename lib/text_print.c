@@ -85,6 +85,13 @@ static void print_header(printer *pr)
         kiln_text_buffer_puts(&pr->out, "\n");
     }
     kiln_text_buffer_printf(&pr->out, "mode %s\n", m->mode == KILN_MODE_TRAINING ? "training" : "inference");
+    if (m->non_strict) {
+        kiln_text_buffer_puts(&pr->out, "strict false\n");
+        /* The guards follow from the program: assembling derives them again. */
+        for (uint32_t i = 0; i < m->guards.count; i++)
+            kiln_text_buffer_printf(&pr->out, "# runtime guard of %%%u: %s\n", m->guards.items[i].node,
+                                    m->guards.items[i].text);
+    }
     for (uint32_t d = 0; d < m->dim_count; d++) {
         const kiln_dim_decl *dim = &m->dims[d];
         kiln_text_buffer_printf(&pr->out, "dim %s in %lld..%lld", dim->name, (long long)dim->min,

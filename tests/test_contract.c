@@ -495,6 +495,144 @@ static void claims_are_decided_beyond_enumeration(void **state)
     assert_non_null(strstr(err.message, "counterexample: p=1000, q=1"));
 }
 
+/* matmul of a: [3, k] by w: [4, 5] for k in 2..8, strict or not. */
+static kiln_status build_inner_k(bool strict, kiln_program **program, kiln_error *err)
+{
+    kiln_builder *b;
+    kiln_value a, w, y;
+    void *bytes = NULL;
+    size_t size;
+    assert_int_equal(kiln_builder_new("inner_k", &b, err), KILN_OK);
+    assert_int_equal(kiln_builder_set_strict(b, strict, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "k", 2, 8, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[3, k]", &a, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, "[4, 5]", &w, err), KILN_OK);
+    kiln_status status = kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){a, w}, &y, err);
+    if (status == KILN_OK)
+        status = kiln_builder_add_output(b, "y", y, err);
+    if (status == KILN_OK)
+        status = kiln_builder_encode(b, &bytes, &size, err);
+    kiln_builder_free(b);
+    if (status == KILN_OK)
+        status = kiln_program_load_memory(bytes, size, NULL, program, err);
+    free(bytes);
+    return status;
+}
+
+/*
+ * Strictness is explicit (spec/contract.md §4.2): strict refuses what it
+ * cannot prove; non-strict stores it as a runtime guard, recorded in the
+ * artifact, checked before every run with a message naming the node.
+ */
+static void non_strict_programs_guard_what_they_cannot_prove(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_program *program = NULL;
+    assert_int_equal(build_inner_k(true, &program, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: k=2"));
+
+    assert_int_equal(build_inner_k(false, &program, &err), KILN_OK);
+    assert_false(kiln_program_is_strict(program));
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(minor, 1); /* runtime guards arrived in format 1.1 */
+    assert_int_equal(kiln_program_runtime_guard_count(program), 1);
+    uint32_t node = 99;
+    const char *text = kiln_program_runtime_guard(program, 0, &node);
+    assert_int_equal(node, 0);
+    assert_string_equal(text, "inner sizes k (a axis 1) and 4 (b axis 0) are equal");
+    assert_null(kiln_program_runtime_guard(program, 1, &node));
+
+    kiln_session *s;
+    assert_int_equal(kiln_session_new(program, NULL, &s, &err), KILN_OK);
+    kiln_tensor *a4 = make_tensor(KILN_F32, 2, (int64_t[]){3, 4}, 1);
+    kiln_tensor *a3 = make_tensor(KILN_F32, 2, (int64_t[]){3, 3}, 1);
+    kiln_tensor *w = make_tensor(KILN_F32, 2, (int64_t[]){4, 5}, 2);
+    assert_int_equal(kiln_session_set_input(s, "a", a4, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "w", w, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    /* a row 0 is 1 2 3 4, w column 0 is 2 7 12 17 */
+    assert_float_equal(((const float *)kiln_tensor_const_data(kiln_session_output(s, 0)))[0],
+                       1 * 2 + 2 * 7 + 3 * 12 + 4 * 17, 0.0);
+    assert_int_equal(kiln_session_set_input(s, "a", a3, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "node 0 (matmul): runtime guard: inner sizes k (a axis 1) and 4 (b axis 0) are "
+                                     "equal; it does not hold at k=3");
+    kiln_tensor_free(a4);
+    kiln_tensor_free(a3);
+    kiln_tensor_free(w);
+    kiln_session_free(s);
+    kiln_program_free(program);
+
+    /* A strict program says so, and stays at format 1.0. */
+    kiln_builder *b;
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_new("strict", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+    /* Strictness is chosen before the first op. */
+    assert_int_equal(kiln_builder_set_strict(b, false, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "before the first op"));
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *strict_session = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    assert_true(kiln_program_is_strict(program));
+    assert_int_equal(kiln_program_runtime_guard_count(program), 0);
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(minor, 0);
+    kiln_session_free(strict_session);
+    kiln_program_free(program);
+}
+
+/* Non-strict broadcasting checks equal sizes at run time; constants are still decided at build. */
+static void non_strict_broadcast_and_constant_claims(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value p, q, sum, c3, c4, bad;
+    assert_int_equal(kiln_builder_new("ns_add", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_strict(b, false, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "p", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "q", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[p]", &p, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "c", KILN_F32, "[q]", &q, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){p, q}, &sum, &err), KILN_OK);
+    /* [3, 5] @ [4, 5]: false at every point, so refused even here, and adds no guard. */
+    assert_int_equal(kiln_builder_add_input(b, "m", KILN_F32, "[3, 5]", &c3, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "n", KILN_F32, "[4, 5]", &c4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){c3, c4}, &bad, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_int_equal(kiln_builder_add_output(b, "sum", sum, &err), KILN_OK);
+    kiln_session *s = session_from_builder(b, &program);
+    kiln_builder_free(b);
+    assert_int_equal(kiln_program_runtime_guard_count(program), 1);
+    uint32_t node;
+    assert_string_equal(kiln_program_runtime_guard(program, 0, &node), "output axis 0: sizes p and q are equal");
+    kiln_tensor *three = make_tensor(KILN_F32, 1, (int64_t[]){3}, 1);
+    kiln_tensor *four = make_tensor(KILN_F32, 1, (int64_t[]){4}, 1);
+    kiln_tensor *m = make_tensor(KILN_F32, 2, (int64_t[]){3, 5}, 1);
+    kiln_tensor *n = make_tensor(KILN_F32, 2, (int64_t[]){4, 5}, 1);
+    assert_int_equal(kiln_session_set_input(s, "a", three, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "c", three, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "m", m, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "n", n, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "c", four, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message,
+                        "node 0 (add): runtime guard: output axis 0: sizes p and q are equal; it does not hold at "
+                        "p=3, q=4");
+    kiln_tensor_free(three);
+    kiln_tensor_free(four);
+    kiln_tensor_free(m);
+    kiln_tensor_free(n);
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static kiln_status add_two_inputs(const char *shape_a, const char *shape_b, kiln_error *err)
 {
     kiln_builder *b;
@@ -869,6 +1007,8 @@ int main(void)
         cmocka_unit_test(matmul_inner_sizes_equal_by_enumeration_are_accepted),
         cmocka_unit_test(a_claim_over_too_many_dims_is_refused),
         cmocka_unit_test(claims_are_decided_beyond_enumeration),
+        cmocka_unit_test(non_strict_programs_guard_what_they_cannot_prove),
+        cmocka_unit_test(non_strict_broadcast_and_constant_claims),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
         cmocka_unit_test(builder_refuses_bad_programs),
         cmocka_unit_test(integer_division_by_zero_is_a_runtime_error),

@@ -971,6 +971,126 @@ static artifact encode_scale_plus(uint32_t type, uint16_t flags)
     return a;
 }
 
+/* A non-strict matmul of a: [3, k] by w: [4, 5], k in 2..8: one runtime guard (k == 4). */
+static artifact encode_non_strict(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value a, w, y;
+    void *bytes;
+    artifact out;
+    assert_int_equal(kiln_builder_new("guarded", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_strict(b, false, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "k", 2, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "a", KILN_F32, "[3, k]", &a, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, "[4, 5]", &w, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){a, w}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, &bytes, &out.size, &err), KILN_OK);
+    kiln_builder_free(b);
+    out.bytes = bytes;
+    return out;
+}
+
+/* `a`'s sections with RGRD's payload replaced by `payload` (or RGRD dropped when NULL). */
+static artifact replace_guards(const artifact *a, const kiln_writer *payload)
+{
+    kiln_section_spec specs[PART_COUNT + 2];
+    uint32_t count = split_sections(a, specs, PART_COUNT + 2), kept = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (specs[i].type == KILN_SECTION_RGRD && !payload)
+            continue;
+        if (specs[i].type == KILN_SECTION_RGRD) {
+            specs[i].data = payload->data;
+            specs[i].size = payload->size;
+        }
+        specs[kept++] = specs[i];
+    }
+    return encode_sections(specs, kept, 0);
+}
+
+static void write_guard(kiln_writer *w, uint32_t node, uint8_t kind, uint32_t a, uint32_t b, int64_t k,
+                        const char *text)
+{
+    kiln_write_u32(w, node);
+    kiln_write_u8(w, kind);
+    kiln_write_u32(w, a);
+    kiln_write_u32(w, b);
+    kiln_write_i64(w, k);
+    kiln_write_string(w, text);
+}
+
+/*
+ * A non-strict artifact must store every precondition its program leaves
+ * unproven; stored guards are checked like every other record, and a
+ * strict program (no RGRD) that needs one is refused.
+ */
+static void test_runtime_guards_are_checked_at_load(void **state)
+{
+    (void)state;
+    artifact good = encode_non_strict();
+    load_result r = load_bytes(good.bytes, good.size, NULL);
+    assert_int_equal(r.status, KILN_OK);
+
+    kiln_writer w;
+    kiln_writer_init(&w);
+    kiln_write_u32(&w, 0); /* non-strict, but the k == 4 guard is missing */
+    artifact a = replace_guards(&good, &w);
+    r = load_bytes(a.bytes, a.size, NULL);
+    assert_int_equal(r.status, KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(r.err.message, "node 0 (matmul)"));
+    assert_non_null(strstr(r.err.message, "stores no runtime guard"));
+    artifact_release(&a);
+
+    a = replace_guards(&good, NULL); /* a strict program that cannot be proven */
+    r = load_bytes(a.bytes, a.size, NULL);
+    assert_int_equal(r.status, KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(r.err.message, "counterexample: k=2"));
+    artifact_release(&a);
+
+    static const struct {
+        uint32_t node;
+        uint8_t kind;
+        uint32_t a;
+        int64_t k;
+        kiln_status status;
+        const char *word;
+    } bad[] = {
+        {5, 0, 0, 0, KILN_ERR_MALFORMED, "names node 5"},
+        {0, 7, 0, 0, KILN_ERR_MALFORMED, "unknown kind 7"},
+        {0, 0, 999, 0, KILN_ERR_MALFORMED, "expression 999"},
+        {0, 1, 0, 0, KILN_ERR_MALFORMED, "multiple of 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kiln_writer_release(&w);
+        kiln_writer_init(&w);
+        kiln_write_u32(&w, 1);
+        write_guard(&w, bad[i].node, bad[i].kind, bad[i].a, 0, bad[i].k, "a guard");
+        a = replace_guards(&good, &w);
+        r = load_bytes(a.bytes, a.size, NULL);
+        if (r.status != bad[i].status || !strstr(r.err.message, bad[i].word))
+            fail_msg("case %zu: %d %s", i, (int)r.status, r.err.message);
+        artifact_release(&a);
+    }
+    /* Truncated records and a guard stored twice. */
+    kiln_writer_release(&w);
+    kiln_writer_init(&w);
+    kiln_write_u32(&w, 2);
+    write_guard(&w, 0, 0, 0, 0, 0, "twice");
+    a = replace_guards(&good, &w);
+    r = load_bytes(a.bytes, a.size, NULL);
+    assert_int_equal(r.status, KILN_ERR_MALFORMED);
+    artifact_release(&a);
+    write_guard(&w, 0, 0, 0, 0, 0, "twice");
+    a = replace_guards(&good, &w);
+    r = load_bytes(a.bytes, a.size, NULL);
+    assert_int_equal(r.status, KILN_ERR_MALFORMED);
+    assert_non_null(strstr(r.err.message, "stored twice"));
+    artifact_release(&a);
+    kiln_writer_release(&w);
+    artifact_release(&good);
+}
+
 static void test_newer_minor_unknown_ancillary_loads(void **state)
 {
     (void)state;
@@ -2441,6 +2561,7 @@ int main(void)
         cmocka_unit_test(test_bad_magic),
         cmocka_unit_test(test_newer_major_refused),
         cmocka_unit_test(test_newer_minor_unknown_ancillary_loads),
+        cmocka_unit_test(test_runtime_guards_are_checked_at_load),
         cmocka_unit_test(test_newer_minor_unknown_critical_refused),
         cmocka_unit_test(test_unknown_feature_bits_refused),
         cmocka_unit_test(test_newer_section_version_refused),

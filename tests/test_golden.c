@@ -231,8 +231,8 @@ static bool integrity_status(kiln_status status)
 static void every_golden_artifact_refuses_truncation_and_bit_flips(void **state)
 {
     (void)state;
-    const char *files[] = {"v1.0/scale.kiln", "v1.0/scale-evidence.kiln", "v1.0/scale-signed.kiln",
-                           "v1.0/weights.kiln", "v1.0/compressed.kiln"};
+    const char *files[] = {"v1.0/scale.kiln",      "v1.0/scale-evidence.kiln", "v1.0/scale-signed.kiln",
+                           "v1.0/weights.kiln",    "v1.0/compressed.kiln",     "v1.1/guarded.kiln"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         size_t size;
         uint8_t *bytes = read_file(files[f], &size);
@@ -260,7 +260,51 @@ static void every_golden_artifact_refuses_truncation_and_bit_flips(void **state)
     }
 }
 
-/* The current writer gives the same bytes as the 1.0 goldens. */
+/*
+ * Format 1.1: a non-strict program's runtime guard is stored, listed and
+ * checked before every run; the run computes a @ w where it holds.
+ */
+static void v1_1_runtime_guards_load_and_guard(void **state)
+{
+    (void)state;
+    kiln_program *program = load("v1.1/guarded.kiln", KILN_VERIFY_FULL);
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(major, 1);
+    assert_int_equal(minor, 1);
+    assert_false(kiln_program_is_strict(program));
+    assert_int_equal(kiln_program_runtime_guard_count(program), 1);
+    uint32_t node;
+    assert_string_equal(kiln_program_runtime_guard(program, 0, &node),
+                        "inner sizes k (a axis 1) and 4 (b axis 0) are equal");
+    kiln_session *session;
+    kiln_tensor *a4, *a3;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){3, 4}, &a4, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){3, 3}, &a3, &err), KILN_OK);
+    for (int i = 0; i < 12; i++)
+        ((float *)kiln_tensor_data(a4))[i] = (float)i;
+    memset(kiln_tensor_data(a3), 0, kiln_tensor_byte_size(a3));
+    assert_int_equal(kiln_session_set_input(session, "a", a4, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    /* w[i][j] = (5i + j) % 7 - 3; y[1][2] = sum_i a[1][i] * w[i][2] with a[1] = 4 5 6 7. */
+    const float *y = kiln_tensor_const_data(kiln_session_output(session, 0));
+    double want = 0;
+    for (int i = 0; i < 4; i++)
+        want += (4.0 + i) * ((5 * i + 2) % 7 - 3);
+    assert_true(y[1 * 5 + 2] == (float)want);
+    assert_int_equal(kiln_session_set_input(session, "a", a3, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_ERR_SHAPE_GUARD);
+    assert_non_null(strstr(err.message, "runtime guard: inner sizes k (a axis 1) and 4 (b axis 0) are equal; it does "
+                                        "not hold at k=3"));
+    kiln_tensor_free(a4);
+    kiln_tensor_free(a3);
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+/* The current writer gives the same bytes as the 1.0 and 1.1 goldens. */
 static void writer_reproduces_the_goldens(void **state)
 {
     (void)state;
@@ -274,6 +318,7 @@ static void writer_reproduces_the_goldens(void **state)
         {"v1.0/scale-evidence.kiln", golden_scale, true, 0},
         {"v1.0/weights.kiln", golden_weights, false, 0},
         {"v1.0/compressed.kiln", golden_compressed, false, 9},
+        {"v1.1/guarded.kiln", golden_guarded, false, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kiln_builder *b = cases[i].make();
@@ -380,6 +425,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(weights_and_compressed_compute_the_recorded_values),
         cmocka_unit_test(signed_golden_verifies_with_its_key),
         cmocka_unit_test(evidence_replays_on_this_runtime),
+        cmocka_unit_test(v1_1_runtime_guards_load_and_guard),
         cmocka_unit_test(writer_reproduces_the_goldens),
         cmocka_unit_test(every_golden_artifact_refuses_truncation_and_bit_flips),
         cmocka_unit_test(future_files_meet_the_version_policy),

@@ -1133,6 +1133,8 @@ static void fixture_init(shape_fixture *f)
     f->ctx.node_label = "node 7 (add)";
     f->ctx.attributes = NULL;
     f->ctx.attribute_count = 0;
+    f->ctx.deferred = NULL; /* strict */
+    f->ctx.node = 7;
 }
 
 static uint32_t constant_axis(shape_fixture *f, int64_t value)

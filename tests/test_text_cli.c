@@ -93,6 +93,49 @@ static void disasm_prints_the_canonical_text(void **state)
     assert_int_equal(r.exit_code, 0);
 }
 
+/*
+ * A non-strict program from text: its runtime guard is listed by inspect
+ * (text and JSON) and disasm, refuses the points it does not hold at, and
+ * probe counts those as declared refusals, not failures.
+ */
+static void non_strict_text_guards_and_reports(void **state)
+{
+    (void)state;
+    command_result r;
+    write_work_file("ns.ktxt", "kiln 1.0\nprogram \"ns\"\nstrict false\ndim k in 2..8\n"
+                               "input a: f32[3, k]\ninput w: f32[4, 5]\n%0 = matmul(a, w)\noutput y = %0\n");
+    run(&r, "'%s' asm ns.ktxt -o ns.kiln && '%s' inspect ns.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "ns: format 1.1, inference, non-strict\n");
+    assert_contains(r.out, "runtime guards (1, non-strict: not proven when built)\n");
+    assert_contains(r.out, "     0  matmul  inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
+    run(&r, "'%s' inspect ns.kiln --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "\"strict\": false, \"runtime_guards\": [{\"node\": 0, \"op\": \"matmul\", \"claim\": "
+                           "\"inner sizes k (a axis 1) and 4 (b axis 0) are equal\"}]");
+    run(&r, "'%s' disasm ns.kiln", kiln_binary);
+    assert_contains(r.out, "mode inference\nstrict false\n"
+                           "# runtime guard of %0: inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
+    run(&r, "'%s' disasm ns.kiln | '%s' asm - -o again.kiln && cmp ns.kiln again.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' probe ns.kiln --quiet", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "5 valid points refused by runtime guards (non-strict)");
+
+    /* The same text without 'strict false' is refused when assembled. */
+    write_work_file("s.ktxt", "kiln 1.0\nprogram \"s\"\ndim k in 2..8\n"
+                              "input a: f32[3, k]\ninput w: f32[4, 5]\n%0 = matmul(a, w)\noutput y = %0\n");
+    run(&r, "'%s' asm s.ktxt -o s.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "counterexample: k=2");
+    /* Strictness comes before the nodes. */
+    write_work_file("late.ktxt", "kiln 1.0\nprogram \"l\"\ninput a: f32[2]\n%0 = neg(a)\nstrict false\n"
+                                 "output y = %0\n");
+    run(&r, "'%s' asm late.ktxt -o late.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "late.ktxt:5:1: strictness must be chosen before the first op");
+}
+
 static void disasm_to_a_directory_round_trips_weights(void **state)
 {
     (void)state;
@@ -326,6 +369,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(broken_text_exits_1_and_writes_nothing),
         cmocka_unit_test(disasm_prints_the_canonical_text),
         cmocka_unit_test(disasm_to_a_directory_round_trips_weights),
+        cmocka_unit_test(non_strict_text_guards_and_reports),
         cmocka_unit_test(tour_assembles_verifies_and_round_trips),
         cmocka_unit_test(golden_artifacts_round_trip_through_text),
         cmocka_unit_test(evidence_added_by_the_cli_round_trips),

@@ -199,8 +199,9 @@ static void print_header_line(const artifact_view *view, const term_style *st)
     const char *producer = program_metadata_value(p, "producer");
     printf("%s", st->bold);
     term_plain(stdout, kiln_program_name(p));
-    printf("%s: format %u.%u, %s", st->reset, major, minor,
-           kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    printf("%s: format %u.%u, %s%s", st->reset, major, minor,
+           kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training",
+           kiln_program_is_strict(p) ? "" : ", non-strict");
     if (producer) {
         printf(", producer ");
         term_quoted(stdout, producer);
@@ -353,6 +354,34 @@ static void print_dims(const kiln_program *p, const term_style *st)
         table_add(&t, expression);
     }
     headingf(st, "derived dims (%u)", derived);
+    emit(&t, st, true);
+}
+
+/* Non-strict programs only: the preconditions checked before every run. */
+static void print_runtime_guards(const kiln_program *p, const term_style *st)
+{
+    if (kiln_program_is_strict(p))
+        return;
+    uint32_t count = kiln_program_runtime_guard_count(p);
+    if (!count) {
+        heading(st, "runtime guards: none (non-strict, but every precondition was proven)");
+        return;
+    }
+    table t;
+    table_init(&t, "rll");
+    table_add(&t, "node");
+    table_add(&t, "op");
+    table_add(&t, "checked before every run");
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t node;
+        const char *text = kiln_program_runtime_guard(p, i, &node);
+        kiln_node_info info;
+        kiln_program_node(p, node, &info);
+        table_addf(&t, "%u", node);
+        table_add(&t, info.op);
+        table_add(&t, text);
+    }
+    headingf(st, "runtime guards (%u, non-strict: not proven when built)", count);
     emit(&t, st, true);
 }
 
@@ -580,6 +609,7 @@ static int print_human(const artifact_view *view, bool quiet)
         print_io(p, &st);
         print_dims(p, &st);
         print_semantic_checks(p, &st);
+        print_runtime_guards(p, &st);
         ok = print_ops(p, &st) && ok;
         ok = print_weights(view, &st) && ok;
         print_memory_plan(p, &st);
@@ -886,6 +916,22 @@ static bool json_program(const artifact_view *view, bool *first)
     json_dims(p);
     json_key("semantic_checks", first);
     json_semantic_checks(p);
+    json_key("strict", first);
+    printf("%s", kiln_program_is_strict(p) ? "true" : "false");
+    json_key("runtime_guards", first);
+    printf("[");
+    for (uint32_t i = 0; i < kiln_program_runtime_guard_count(p); i++) {
+        uint32_t node;
+        const char *text = kiln_program_runtime_guard(p, i, &node);
+        kiln_node_info info;
+        kiln_program_node(p, node, &info);
+        printf("%s{\"node\": %u, \"op\": ", i ? ", " : "", node);
+        json_string(stdout, info.op);
+        printf(", \"claim\": ");
+        json_string(stdout, text);
+        printf("}");
+    }
+    printf("]");
     json_key("node_count", first);
     printf("%u", kiln_program_node_count(p));
     json_key("ops", first);

@@ -5,6 +5,8 @@
  * edited afterwards (tests/golden/README.md).
  *
  * Usage: make_golden OUT_DIR     (writes OUT_DIR/v1.0/ and OUT_DIR/future/)
+ *        make_golden OUT_DIR --future-only    (only OUT_DIR/future/)
+ *        make_golden OUT_DIR --v1.1-only      (only OUT_DIR/v1.1/)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,9 +227,20 @@ static void write_future(const char *dir)
 int main(int argc, char **argv)
 {
     bool future_only = argc == 3 && strcmp(argv[2], "--future-only") == 0;
-    if (argc != 2 && !future_only) {
-        fprintf(stderr, "usage: make_golden OUT_DIR [--future-only]\n");
+    bool v1_1_only = argc == 3 && strcmp(argv[2], "--v1.1-only") == 0;
+    if (argc != 2 && !future_only && !v1_1_only) {
+        fprintf(stderr, "usage: make_golden OUT_DIR [--future-only | --v1.1-only]\n");
         return 2;
+    }
+    if (v1_1_only) {
+        /* Format 1.1's first goldens, written once by the 1.1 writer. */
+        char *v1_1 = join(argv[1], "v1.1");
+        mkdir(v1_1, 0777);
+        kiln_builder *b = golden_guarded();
+        save(b, v1_1, "guarded.kiln", 0);
+        kiln_builder_free(b);
+        free(v1_1);
+        return 0;
     }
     char *v1 = join(argv[1], "v1.0"), *future = join(argv[1], "future");
     mkdir(v1, 0777);

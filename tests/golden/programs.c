@@ -93,3 +93,21 @@ void golden_add_scale_evidence(kiln_builder *b)
     kiln_tensor_free(y);
 }
 
+
+kiln_builder *golden_guarded(void)
+{
+    kiln_builder *b;
+    kiln_value a, w, y;
+    float w_data[20];
+    for (int i = 0; i < 20; i++)
+        w_data[i] = (float)(i % 7) - 3.0f;
+    CHECK(kiln_builder_new("guarded", &b, &err));
+    CHECK(kiln_builder_set_metadata(b, "producer", "tests/golden/make_golden.c", &err));
+    CHECK(kiln_builder_set_strict(b, false, &err));
+    CHECK(kiln_builder_add_dim(b, "k", 2, 8, &err));
+    CHECK(kiln_builder_add_input(b, "a", KILN_F32, "[3, k]", &a, &err));
+    CHECK(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, (int64_t[]){4, 5}, w_data, &w, &err));
+    CHECK(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){a, w}, &y, &err));
+    CHECK(kiln_builder_add_output(b, "y", y, &err));
+    return b;
+}

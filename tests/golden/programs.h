@@ -14,6 +14,9 @@ kiln_builder *golden_scale(void);
 kiln_builder *golden_weights(void);
 /* One 16 KiB smooth f32 weight, saved with compression level 9. */
 kiln_builder *golden_compressed(void);
+/* Format 1.1: a non-strict matmul a: f32[3, k] by w: f32[4, 5], k in 2..8,
+ * with the runtime guard k == 4. */
+kiln_builder *golden_guarded(void);
 /* Add the evidence case "ones": x = ones(3, 2) gives y = 3.0 everywhere. */
 void golden_add_scale_evidence(kiln_builder *builder);
 

@@ -189,6 +189,16 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_set_mode(kiln_builder *builder,
                                                  kiln_error *err);
 
 /**
+ * Choose strict (the default) or non-strict checking, before the first op
+ * is added. Strict: every precondition of every op must be proven over the
+ * whole declared domain, or the op is refused. Non-strict: a precondition
+ * on sizes that cannot be proven becomes a runtime guard, stored in the
+ * artifact, listed by inspect and checked before every run
+ * (spec/contract.md §4.2). The choice is recorded in the artifact.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_strict(kiln_builder *builder, bool strict, kiln_error *err);
+
+/**
  * Declare a dim: a named size with the inclusive range min..max,
  * 0 <= min <= max. Names are identifiers and unique among dims.
  */
@@ -559,6 +569,16 @@ KILN_API const char *const *kiln_runtime_features(void);
 
 KILN_API const char *kiln_program_name(const kiln_program *program);
 KILN_API kiln_mode kiln_program_mode(const kiln_program *program);
+/** @return true if the program was built strict (every precondition proven). */
+KILN_API bool kiln_program_is_strict(const kiln_program *program);
+/** The runtime guards a non-strict program stores (0 for strict programs). */
+KILN_API uint32_t kiln_program_runtime_guard_count(const kiln_program *program);
+/**
+ * Runtime guard `index`: the node it protects and the precondition in
+ * words ("x axis 1 size k equals w axis 0 size 4"), owned by the program.
+ */
+KILN_API const char *kiln_program_runtime_guard(const kiln_program *program, uint32_t index, uint32_t *node);
+
 KILN_API void kiln_program_format_version(const kiln_program *program, uint16_t *major, uint16_t *minor);
 /** Copy the 32-byte artifact digest (trailer BLAKE2b-256) into `out`. */
 KILN_API void kiln_program_artifact_digest(const kiln_program *program, uint8_t out[32]);
