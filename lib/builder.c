@@ -911,7 +911,8 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
     }
     kiln_writer_init(&out);
     kiln_progress progress = {options->progress, options->progress_user, 0, 0};
-    status = kiln_model_encode(&sealed, options->compression_level, &out, &progress, err);
+    status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out, &progress,
+                               err);
     kiln_model_release(&sealed);
     if (status != KILN_OK) {
         kiln_writer_release(&out);

@@ -180,7 +180,7 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
                        type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || type == KILN_SECTION_RGRD ||
-                       i == p->weight_section;
+                       type == KILN_SECTION_PLAN || i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;
@@ -239,6 +239,43 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     p->container.progress = NULL;
 }
 
+/*
+ * This runtime's plan, replaced by the artifact's stored one (PLAN) when
+ * that checks out; a stored plan that does not is only a warning: it is
+ * ancillary, and the runtime's own plan is as good.
+ */
+static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_report *report)
+{
+    kiln_error err;
+    uint32_t count = p->model.node_count;
+    uint64_t *needed = calloc(count + 1, sizeof *needed);
+    p->arena_offsets = calloc(count + 1, sizeof *p->arena_offsets);
+    kiln_status status = needed && p->arena_offsets ? KILN_OK
+                                                    : kiln_fail(&err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the memory plan");
+    if (status == KILN_OK)
+        status = kiln_plan_arena(&p->model, limits, p->arena_offsets, needed, &p->arena_plan, &err);
+    if (status != KILN_OK) {
+        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code,
+                        err.code == KILN_ERR_LIMIT ? "arena-over-limit" : kiln_problem_code_for(err.code),
+                        "memory plan", "%s", err.message);
+        free(needed);
+        return status;
+    }
+    const kiln_stored_plan *stored = &p->model.stored_plan;
+    if (stored->present) {
+        if (kiln_check_stored_plan(&p->model, limits, needed, stored, &err) == KILN_OK) {
+            memcpy(p->arena_offsets, stored->offsets, count * sizeof *p->arena_offsets);
+            p->arena_plan.arena_bytes = stored->arena_bytes;
+            p->plan_stored = true;
+        } else {
+            kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "plan-ignored", "section PLAN",
+                            "the stored memory plan is not used (%s); this runtime's own plan is", err.message);
+        }
+    }
+    free(needed);
+    return KILN_OK;
+}
+
 /* Decode, plan and check the sections (the part of open_bytes that reports progress). */
 static void open_sections(kiln_program *p, const kiln_load_options *options, kiln_report *report)
 {
@@ -250,12 +287,8 @@ static void open_sections(kiln_program *p, const kiln_load_options *options, kil
     if (report->error_count)
         return;
     compute_identities(p);
-    if (kiln_plan_arena(&p->model, limits, NULL, &p->arena_plan, &err) != KILN_OK) {
-        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code,
-                        err.code == KILN_ERR_LIMIT ? "arena-over-limit" : kiln_problem_code_for(err.code),
-                        "memory plan", "%s", err.message);
+    if (plan_memory(p, limits, report) != KILN_OK)
         return;
-    }
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
         (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
         kiln_report_add_error(report, &err);
@@ -375,6 +408,7 @@ void kiln_program_free(kiln_program *program)
     if (!program)
         return;
     kiln_model_release(&program->model);
+    free(program->arena_offsets);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);

@@ -79,7 +79,24 @@ static kiln_status place(slot *slots, uint32_t count, kiln_error *err)
     return KILN_OK;
 }
 
-kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets,
+/* Lifetimes: a result lives from its node to its last reader; outputs to the end. */
+static void set_lifetimes(const kiln_model *m, slot *slots)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        slots[n].first_use = n;
+        slots[n].last_use = n;
+    }
+    for (uint32_t n = 0; n < m->node_count; n++)
+        for (uint32_t i = 0; i < m->nodes[n].input_count; i++)
+            if (m->nodes[n].inputs[i] >= first)
+                slots[m->nodes[n].inputs[i] - first].last_use = n;
+    for (uint32_t o = 0; o < m->output_count; o++)
+        if (m->outputs[o].value >= first)
+            slots[m->outputs[o].value - first].last_use = m->node_count;
+}
+
+kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets, uint64_t *sizes,
                             kiln_arena_plan *plan, kiln_error *err)
 {
     uint32_t first = kiln_model_first_node_value(m);
@@ -91,20 +108,14 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
     for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
         ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
     uint64_t total = 0;
+    if (status == KILN_OK)
+        set_lifetimes(m, slots);
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
-        slots[n] = (slot){.node = n, .first_use = n, .last_use = n};
+        slots[n].node = n;
         status = max_value_bytes(m, ranges, first + n, limits, &slots[n].bytes, err);
         if (status == KILN_OK && !kiln_add_u64(total, slots[n].bytes, &total))
             status = kiln_fail(err, KILN_ERR_LIMIT, "the intermediates' total size overflows");
     }
-    /* Lifetimes: extended by every later reader; outputs live to the end. */
-    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++)
-        for (uint32_t i = 0; i < m->nodes[n].input_count; i++)
-            if (m->nodes[n].inputs[i] >= first)
-                slots[m->nodes[n].inputs[i] - first].last_use = n;
-    for (uint32_t o = 0; status == KILN_OK && o < m->output_count; o++)
-        if (m->outputs[o].value >= first)
-            slots[m->outputs[o].value - first].last_use = m->node_count;
 
     uint64_t arena = 0;
     if (status == KILN_OK && m->node_count <= KILN_PLAN_SHARING_LIMIT) {
@@ -121,6 +132,8 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
         arena = end > arena ? end : arena;
         if (offsets)
             offsets[slots[i].node] = slots[i].offset;
+        if (sizes)
+            sizes[slots[i].node] = slots[i].bytes;
     }
     if (status == KILN_OK && arena > limits->max_arena_bytes)
         status = kiln_fail(err, KILN_ERR_LIMIT,
@@ -131,6 +144,49 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
         plan->intermediate_bytes = total;
     }
     free(ranges);
+    free(slots);
+    return status;
+}
+
+kiln_status kiln_check_stored_plan(const kiln_model *m, const kiln_limits *limits, const uint64_t *needed,
+                                   const kiln_stored_plan *stored, kiln_error *err)
+{
+    if (stored->count != m->node_count)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "it has %u slots for %u node results", stored->count,
+                         m->node_count);
+    if (stored->arena_bytes > limits->max_arena_bytes)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "its arena of %llu bytes is over the limit of %llu",
+                         (unsigned long long)stored->arena_bytes, (unsigned long long)limits->max_arena_bytes);
+    /* Checking every pair is quadratic: past the sharing limit the runtime's own plan is used. */
+    if (m->node_count > KILN_PLAN_SHARING_LIMIT)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "it covers more than %d results, too many to check",
+                         KILN_PLAN_SHARING_LIMIT);
+    for (uint32_t n = 0; n < stored->count; n++) {
+        uint64_t end;
+        if (stored->sizes[n] < needed[n])
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "the slot of node %u has %llu bytes, it needs %llu", n,
+                             (unsigned long long)stored->sizes[n], (unsigned long long)needed[n]);
+        if (stored->offsets[n] % KILN_ARENA_ALIGNMENT != 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "the slot of node %u is not %d-byte aligned", n,
+                             KILN_ARENA_ALIGNMENT);
+        if (!kiln_add_u64(stored->offsets[n], stored->sizes[n], &end) || end > stored->arena_bytes)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "the slot of node %u ends outside the arena", n);
+    }
+    slot *slots = calloc(m->node_count ? m->node_count : 1, sizeof *slots);
+    if (!slots)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory checking the memory plan");
+    set_lifetimes(m, slots);
+    kiln_status status = KILN_OK;
+    for (uint32_t a = 0; a < m->node_count && status == KILN_OK; a++)
+        for (uint32_t b = a + 1; b < m->node_count && status == KILN_OK; b++) {
+            /* Empty slots hold nothing, so they overlap nothing. */
+            bool bytes_overlap = stored->sizes[a] && stored->sizes[b] &&
+                                 stored->offsets[a] < stored->offsets[b] + stored->sizes[b] &&
+                                 stored->offsets[b] < stored->offsets[a] + stored->sizes[a];
+            if (bytes_overlap && lifetimes_overlap(&slots[a], &slots[b]))
+                status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                   "the results of nodes %u and %u are live together but share bytes", a, b);
+        }
     free(slots);
     return status;
 }

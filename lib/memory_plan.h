@@ -25,12 +25,23 @@ typedef struct kiln_arena_plan {
 } kiln_arena_plan;
 
 /*
- * Plan the arena: offsets[n] for node n's result (offsets may be NULL to
- * get only the sizes).
+ * Plan the arena: offsets[n] and sizes[n] (the aligned slot size) for node
+ * n's result; either array may be NULL.
  * @return KILN_OK, or KILN_ERR_LIMIT if a value or the arena exceeds
  *         limits->max_arena_bytes or a size overflows.
  */
-kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets,
+kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets, uint64_t *sizes,
                             kiln_arena_plan *plan, kiln_error *err);
+
+/*
+ * Check a plan read from an artifact (spec/format.md §7.11) against this
+ * runtime's sizes `needed` (from kiln_plan_arena): every slot at least as
+ * large as needed and 64-byte aligned, inside an arena of at most
+ * limits->max_arena_bytes, and no two results whose lifetimes overlap
+ * sharing a byte.
+ * @return KILN_OK, or KILN_ERR_INVALID_PROGRAM saying what is wrong.
+ */
+kiln_status kiln_check_stored_plan(const kiln_model *m, const kiln_limits *limits, const uint64_t *needed,
+                                   const kiln_stored_plan *stored, kiln_error *err);
 
 #endif

@@ -55,6 +55,8 @@ void kiln_model_release(kiln_model *m)
     free(m->checks);
     free(m->evidence);
     kiln_guard_list_release(&m->guards);
+    free(m->stored_plan.offsets);
+    free(m->stored_plan.sizes);
     free(m->value_types);
     memset(m, 0, sizeof *m);
 }

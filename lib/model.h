@@ -157,6 +157,16 @@ kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard 
 void kiln_guard_list_truncate(kiln_guard_list *list, uint32_t count);
 void kiln_guard_list_release(kiln_guard_list *list);
 
+/* A memory plan read from the artifact's PLAN section (format 1.1, ancillary). */
+typedef struct kiln_stored_plan {
+    bool present;
+    uint64_t arena_bytes;
+    uint64_t intermediate_bytes;
+    uint32_t count;     /* one slot per node result */
+    uint64_t *offsets;
+    uint64_t *sizes;
+} kiln_stored_plan;
+
 typedef struct kiln_model {
     char *name;
     kiln_mode mode;
@@ -188,6 +198,7 @@ typedef struct kiln_model {
      * (their expressions are stored ones); strict programs have none. */
     bool non_strict;
     kiln_guard_list guards;
+    kiln_stored_plan stored_plan;
     /* Derived by kiln_model_infer: the type of every value. */
     kiln_value_type *value_types;
 } kiln_model;

@@ -13,17 +13,18 @@
 #include "runtime_guard.h"
 #include "sections.h"
 
-/* Every section type this runtime knows; EVID, CHKS and RGRD are optional. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, RGRD, SECTION_COUNT };
+/* Every section type this runtime knows; EVID, CHKS, RGRD and PLAN are optional. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, RGRD, PLAN, SECTION_COUNT };
 
 static const uint32_t known_types[SECTION_COUNT] = {
     KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB,
     KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID, KILN_SECTION_CHKS, KILN_SECTION_RGRD,
+    KILN_SECTION_PLAN,
 };
 
 static bool optional_section(int kind)
 {
-    return kind == EVID || kind == CHKS || kind == RGRD;
+    return kind == EVID || kind == CHKS || kind == RGRD || kind == PLAN;
 }
 
 static void *alloc_array(uint32_t count, size_t item_size)
@@ -391,6 +392,35 @@ static kiln_status decode_runtime_guards(const kiln_section_view *s, const kiln_
     return kiln_reader_expect_end(&r, err);
 }
 
+/*
+ * PLAN: a stored memory plan (spec/format.md §7.11). Only its layout is
+ * checked here; whether it fits this runtime's sizes and lifetimes is
+ * checked by the loader (kiln_check_stored_plan), which falls back to its
+ * own plan otherwise.
+ */
+static kiln_status decode_plan(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m, kiln_error *err)
+{
+    kiln_reader r;
+    kiln_reader_init(&r, s->data, s->size, "section PLAN");
+    kiln_stored_plan *plan = &m->stored_plan;
+    uint32_t count;
+    KILN_TRY(kiln_read_u64(&r, &plan->arena_bytes, err));
+    KILN_TRY(kiln_read_u64(&r, &plan->intermediate_bytes, err));
+    KILN_TRY(kiln_read_count(&r, limits->max_nodes, 16, "plan slots", &count, err));
+    plan->offsets = calloc(count + 1, sizeof *plan->offsets);
+    plan->sizes = calloc(count + 1, sizeof *plan->sizes);
+    if (!plan->offsets || !plan->sizes)
+        return out_of_memory(err);
+    plan->count = count;
+    for (uint32_t n = 0; n < count; n++) {
+        KILN_TRY(kiln_read_u64(&r, &plan->offsets[n], err));
+        KILN_TRY(kiln_read_u64(&r, &plan->sizes[n], err));
+    }
+    KILN_TRY(kiln_reader_expect_end(&r, err));
+    plan->present = true;
+    return KILN_OK;
+}
+
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
                               kiln_model *m, uint32_t *weight_section, kiln_report *report, kiln_error *err)
 {
@@ -434,6 +464,13 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         if (status == KILN_OK)
             status = kiln_input_checks_decode(checks.data, checks.size, limits, m, err);
         kiln_section_view_release(&checks);
+    }
+    if (status == KILN_OK && index_of[PLAN] >= 0) {
+        kiln_section_view plan;
+        status = kiln_container_section(c, (uint32_t)index_of[PLAN], check, &plan, err);
+        if (status == KILN_OK)
+            status = decode_plan(&plan, limits, m, err);
+        kiln_section_view_release(&plan);
     }
     if (status == KILN_OK && index_of[RGRD] >= 0) {
         kiln_section_view guards;

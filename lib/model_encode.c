@@ -1,10 +1,12 @@
 /* model_encode.c — program model → sections → container bytes. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/checked_math.h"
 #include "attribute.h"
 #include "evidence.h"
 #include "input_check.h"
+#include "memory_plan.h"
 #include "format/error.h"
 #include "sections.h"
 
@@ -129,15 +131,39 @@ static void encode_runtime_guards(const kiln_model *m, kiln_writer *w)
     }
 }
 
-/* Section order in the file; CHKS, RGRD and EVID are written only when present. */
-enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, EVID, WDAT, SECTION_COUNT };
+/* The memory plan at the domain's upper bound (spec/format.md §7.11). */
+static kiln_status encode_plan(const kiln_model *m, kiln_writer *w, kiln_error *err)
+{
+    kiln_limits limits;
+    kiln_arena_plan plan;
+    kiln_limits_default(&limits);
+    uint64_t *offsets = calloc(m->node_count + 1, sizeof *offsets), *sizes = calloc(m->node_count + 1, sizeof *sizes);
+    kiln_status status = offsets && sizes ? kiln_plan_arena(m, &limits, offsets, sizes, &plan, err)
+                                          : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the memory plan");
+    if (status == KILN_OK) {
+        kiln_write_u64(w, plan.arena_bytes);
+        kiln_write_u64(w, plan.intermediate_bytes);
+        kiln_write_u32(w, m->node_count);
+        for (uint32_t n = 0; n < m->node_count; n++) {
+            kiln_write_u64(w, offsets[n]);
+            kiln_write_u64(w, sizes[n]);
+        }
+    }
+    free(offsets);
+    free(sizes);
+    return status;
+}
 
-kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
-                              kiln_progress *progress, kiln_error *err)
+/* Section order in the file; CHKS, RGRD, EVID and PLAN are written only when present. */
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, EVID, PLAN, WDAT, SECTION_COUNT };
+
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
+                              kiln_writer *out, kiln_progress *progress, kiln_error *err)
 {
     static const uint32_t types[SECTION_COUNT] = {
         KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS,
-        KILN_SECTION_RGRD, KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_WDAT,
+        KILN_SECTION_RGRD, KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_PLAN,
+        KILN_SECTION_WDAT,
     };
     kiln_writer parts[SECTION_COUNT];
     kiln_section_spec specs[SECTION_COUNT];
@@ -157,16 +183,19 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
         kiln_input_checks_encode(m, &parts[CHKS]);
     if (m->non_strict)
         encode_runtime_guards(m, &parts[RGRD]);
+    if (status == KILN_OK && store_memory_plan)
+        status = encode_plan(m, &parts[PLAN], err);
     uint32_t count = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
-        if ((i == EVID && !m->evidence_count) || (i == CHKS && !m->check_count) || (i == RGRD && !m->non_strict))
+        if ((i == EVID && !m->evidence_count) || (i == CHKS && !m->check_count) || (i == RGRD && !m->non_strict) ||
+            (i == PLAN && !store_memory_plan))
             continue;
         status = kiln_writer_finish(&parts[i], err);
-        /* Evidence is a check, not semantics: a runtime that does not know
-         * it may skip it, so it is ancillary. */
+        /* Evidence is a check and the plan a convenience, not semantics: a
+         * runtime that does not know them may skip them, so they are ancillary. */
         specs[count++] = (kiln_section_spec){
             .type = types[i],
-            .flags = i == EVID ? 0 : KILN_SECTION_CRITICAL,
+            .flags = i == EVID || i == PLAN ? 0 : KILN_SECTION_CRITICAL,
             .version = KILN_PROGRAM_SECTION_VERSION,
             .data = parts[i].data,
             .size = parts[i].size,
@@ -181,8 +210,9 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
     }
     if (status == KILN_OK)
         /* A file is written at the oldest minor that has what it uses:
-         * runtime guards arrived in 1.1; everything else reads as 1.0. */
-        status = kiln_container_encode_progress(specs, count, m->non_strict ? 1 : 0, 0, out, progress, err);
+         * runtime guards and the stored plan arrived in 1.1. */
+        status = kiln_container_encode_progress(specs, count, m->non_strict || store_memory_plan ? 1 : 0, 0, out,
+                                                progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

@@ -21,6 +21,8 @@ struct kiln_program {
     uint8_t program_identity[32];
     uint8_t state_identity[32];
     kiln_arena_plan arena_plan;
+    uint64_t *arena_offsets; /* per node result: the stored plan's when it checked out, else this runtime's */
+    bool plan_stored;        /* the offsets come from the artifact's PLAN section */
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

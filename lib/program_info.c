@@ -217,6 +217,7 @@ int kiln_program_node_shape_text(const kiln_program *p, uint32_t node, char *buf
 
 uint64_t kiln_program_arena_bytes(const kiln_program *p) { return p->arena_plan.arena_bytes; }
 uint64_t kiln_program_intermediate_bytes(const kiln_program *p) { return p->arena_plan.intermediate_bytes; }
+bool kiln_program_memory_plan_stored(const kiln_program *p) { return p->plan_stored; }
 
 uint64_t kiln_program_feature_bits(const kiln_program *p) { return p->container.features; }
 

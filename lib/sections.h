@@ -20,6 +20,8 @@
 /* Runtime guards of a non-strict program; critical, present exactly when
  * the program is non-strict. Format 1.1. */
 #define KILN_SECTION_RGRD KILN_FOURCC('R', 'G', 'R', 'D')
+/* The memory plan; ancillary, optional (kiln_save_options.store_memory_plan). Format 1.1. */
+#define KILN_SECTION_PLAN KILN_FOURCC('P', 'L', 'A', 'N')
 
 /* Every section type above is at version 1 (RGRD since format 1.1, the
  * others since 1.0). */
@@ -30,11 +32,11 @@
 /*
  * Encode a checked model (kiln_model_infer succeeded) into a complete
  * artifact in `out`, storing the weight data zlib-compressed at
- * `weight_compression_level` (0: raw). Weight data_offset fields are
- * computed here.
+ * `weight_compression_level` (0: raw) and, when `store_memory_plan`, the
+ * memory plan as section PLAN. Weight data_offset fields are computed here.
  */
-kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_writer *out,
-                              kiln_progress *progress, kiln_error *err);
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
+                              kiln_writer *out, kiln_progress *progress, kiln_error *err);
 
 /*
  * Decode the program sections of a parsed container into `m` (zeroed by

@@ -48,9 +48,10 @@ void kiln_session_options_default(kiln_session_options *options)
 
 static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
-    kiln_arena_plan plan;
-    KILN_TRY(kiln_plan_arena(s->model, &s->program->limits, s->arena_offsets, &plan, err));
-    s->arena_size = (size_t)plan.arena_bytes;
+    /* The program planned the arena when it was loaded (or read the plan
+     * the artifact stores): a session only allocates it. */
+    memcpy(s->arena_offsets, s->program->arena_offsets, s->model->node_count * sizeof *s->arena_offsets);
+    s->arena_size = (size_t)s->program->arena_plan.arena_bytes;
     s->arena = aligned_alloc(KILN_ARENA_ALIGNMENT, s->arena_size ? s->arena_size : KILN_ARENA_ALIGNMENT);
     if (!s->arena)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);

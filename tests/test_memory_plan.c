@@ -11,8 +11,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <kiln/kiln.h>
+
+#include "format/container.h"
+#include "sections.h"
 
 /*
  * Allocation counting: this executable's malloc family forwards to glibc's
@@ -157,6 +161,152 @@ static void long_lived_values_are_not_overwritten(void **state)
     }
     kiln_tensor_free(t);
     kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+/* -x, then five doublings, then minus -x again; f64[n], n in 1..256. */
+static kiln_builder *build_skip(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, a, value, two;
+    assert_int_equal(kiln_builder_new("skip", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 256, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[n]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &a, &err), KILN_OK);
+    value = a;
+    for (int layer = 0; layer < 5; layer++)
+        assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){value, two}, &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "sub", 2, (kiln_value[]){value, a}, &value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", value, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "a", a, &err), KILN_OK);
+    return b;
+}
+
+/* Run the skip program on x = 0..255 and check both outputs. */
+static void check_skip_runs(const kiln_program *program)
+{
+    kiln_session *session;
+    kiln_tensor *t;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F64, 1, (int64_t[]){256}, &t, &err), KILN_OK);
+    double *in = kiln_tensor_data(t);
+    for (int i = 0; i < 256; i++)
+        in[i] = i;
+    assert_int_equal(kiln_session_set_input(session, "x", t, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const double *y = kiln_tensor_const_data(kiln_session_output(session, 0));
+    const double *a_out = kiln_tensor_const_data(kiln_session_output(session, 1));
+    for (int i = 0; i < 256; i++) {
+        assert_true(a_out[i] == -i);
+        assert_true(y[i] == -32.0 * i + i);
+    }
+    kiln_tensor_free(t);
+    kiln_session_free(session);
+}
+
+/* `bytes` re-laid out with section PLAN's payload replaced. */
+static uint8_t *replace_plan(const uint8_t *bytes, size_t size, const kiln_writer *plan, size_t *out_size)
+{
+    const kiln_container_limits wide = {UINT32_MAX, UINT64_MAX, UINT64_MAX};
+    kiln_container c;
+    kiln_error err;
+    kiln_section_spec specs[16];
+    assert_int_equal(kiln_container_parse(bytes, size, &wide, &c, &err), KILN_OK);
+    assert_true(c.section_count <= 16);
+    for (uint32_t i = 0; i < c.section_count; i++) {
+        bool is_plan = c.sections[i].type == KILN_SECTION_PLAN;
+        specs[i] = (kiln_section_spec){
+            .type = c.sections[i].type,
+            .flags = c.sections[i].flags,
+            .version = c.sections[i].version,
+            .data = is_plan ? plan->data : bytes + c.sections[i].offset,
+            .size = is_plan ? plan->size : (size_t)c.sections[i].stored_size,
+        };
+    }
+    kiln_writer w;
+    kiln_writer_init(&w);
+    assert_int_equal(kiln_container_encode_progress(specs, c.section_count, 1, 0, &w, NULL, &err), KILN_OK);
+    kiln_container_release(&c);
+    *out_size = w.size;
+    return w.data;
+}
+
+/*
+ * The plan can be stored (section PLAN, format 1.1) and is then used as
+ * stored; a stored plan that does not fit this runtime (slots too small,
+ * live results sharing bytes) is set aside with a warning, and the
+ * runtime's own plan is used. Without the section the runtime plans.
+ */
+static void stored_plans_are_checked_and_used(void **state)
+{
+    (void)state;
+    kiln_builder *b = build_skip();
+    kiln_save_options options;
+    kiln_save_options_default(&options);
+    options.store_memory_plan = true;
+    void *bytes;
+    size_t size;
+    kiln_error err;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode_with_options(b, &options, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_true(kiln_program_memory_plan_stored(program));
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(minor, 1);
+    assert_int_equal(kiln_program_arena_bytes(program), 3 * 256 * 8);
+    check_skip_runs(program);
+    kiln_program_free(program);
+
+    /* Slots: 7 results of 2048 bytes. Every slot at offset 0: live results collide. */
+    kiln_writer plan;
+    for (int variant = 0; variant < 3; variant++) {
+        kiln_writer_init(&plan);
+        kiln_write_u64(&plan, variant == 0 ? 2048 : 7 * 2048);
+        kiln_write_u64(&plan, 7 * 2048);
+        kiln_write_u32(&plan, 7);
+        for (uint64_t n = 0; n < 7; n++) {
+            kiln_write_u64(&plan, variant == 0 ? 0 : n * 2048);
+            kiln_write_u64(&plan, variant == 2 ? 64 : 2048); /* variant 2: slots too small */
+        }
+        size_t edited_size;
+        uint8_t *edited = replace_plan(bytes, size, &plan, &edited_size);
+        kiln_report *report;
+        assert_int_equal(kiln_program_load_memory_with_report(edited, edited_size, NULL, &program, &report, &err),
+                         KILN_OK);
+        bool warned = false;
+        for (uint32_t i = 0; i < kiln_report_count(report); i++) {
+            kiln_problem_info info;
+            kiln_report_problem(report, i, &info);
+            warned = warned || (strcmp(info.code, "plan-ignored") == 0 && info.severity == KILN_SEVERITY_WARNING);
+        }
+        if (variant == 1) { /* no sharing at all is wasteful but valid */
+            assert_false(warned);
+            assert_true(kiln_program_memory_plan_stored(program));
+            assert_int_equal(kiln_program_arena_bytes(program), 7 * 2048);
+        } else {
+            assert_true(warned);
+            assert_false(kiln_program_memory_plan_stored(program));
+            assert_int_equal(kiln_program_arena_bytes(program), 3 * 2048);
+        }
+        check_skip_runs(program);
+        kiln_report_free(report);
+        kiln_program_free(program);
+        free(edited);
+        kiln_writer_release(&plan);
+    }
+    free(bytes);
+
+    /* Absent: planned by the runtime. */
+    b = build_skip();
+    program = load(b);
+    kiln_builder_free(b);
+    assert_false(kiln_program_memory_plan_stored(program));
+    assert_int_equal(kiln_program_arena_bytes(program), 3 * 2048);
     kiln_program_free(program);
 }
 
@@ -353,6 +503,7 @@ int main(void)
         cmocka_unit_test(running_allocates_nothing),
         cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(mlp_arena_is_at_most_twice_the_live_activations),
+        cmocka_unit_test(stored_plans_are_checked_and_used),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

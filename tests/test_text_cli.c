@@ -118,6 +118,13 @@ static void non_strict_text_guards_and_reports(void **state)
                            "# runtime guard of %0: inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
     run(&r, "'%s' disasm ns.kiln | '%s' asm - -o again.kiln && cmp ns.kiln again.kiln", kiln_binary, kiln_binary);
     assert_int_equal(r.exit_code, 0);
+    /* The memory plan can be stored too; inspect says whose plan it shows. */
+    run(&r, "'%s' asm ns.ktxt -o planned.kiln --memory-plan && '%s' inspect planned.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "memory plan (at the domain's upper bound, stored in the artifact)\n");
+    assert_contains(r.out, "  PLAN  ancillary");
+    run(&r, "'%s' inspect ns.kiln", kiln_binary);
+    assert_contains(r.out, "memory plan (at the domain's upper bound)\n");
     run(&r, "'%s' probe ns.kiln --quiet", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "5 valid points refused by runtime guards (non-strict)");

@@ -19,7 +19,7 @@ static int cmd_asm(int argc, char **argv);
 const cli_verb cli_verb_asm = {
     "asm",
     "assemble a text program (.ktxt) into an artifact",
-    "usage: kiln asm TEXT -o FILE [--compress[=LEVEL]]\n\n"
+    "usage: kiln asm TEXT -o FILE [--compress[=LEVEL]] [--memory-plan]\n\n"
     "Parse the text program TEXT (spec/text-format.md), check it against the\n"
     "static shape contract, and seal it into the artifact FILE. Weight and\n"
     "evidence files named in TEXT (file \"PATH\") are read relative to TEXT's\n"
@@ -30,7 +30,9 @@ const cli_verb cli_verb_asm = {
     "options:\n"
     "  -o, --output FILE   the artifact to write (required)\n"
     "  --compress[=LEVEL]  store the weight data zlib-compressed at LEVEL 1..9\n"
-    "                      (default 6); it is inflated into memory when loaded\n",
+    "                      (default 6); it is inflated into memory when loaded\n"
+    "  --memory-plan       store the memory plan in the artifact (section PLAN,\n"
+    "                      format 1.1); without it a loader plans the arena\n",
     cmd_asm,
 };
 
@@ -93,13 +95,19 @@ static int take_compress(const char *arg, int *level)
     return 1;
 }
 
-static int parse_args(int argc, char **argv, const char **text_path, const char **output, int *compression)
+static int parse_args(int argc, char **argv, const char **text_path, const char **output, int *compression,
+                      bool *memory_plan)
 {
     *text_path = NULL;
     *output = NULL;
     *compression = 0;
+    *memory_plan = false;
     for (int i = 1; i < argc; i++) {
         const char *value;
+        if (strcmp(argv[i], "--memory-plan") == 0) {
+            *memory_plan = true;
+            continue;
+        }
         int compress = take_compress(argv[i], compression);
         if (compress < 0)
             return CLI_USAGE;
@@ -129,12 +137,14 @@ static int parse_args(int argc, char **argv, const char **text_path, const char 
     return CLI_OK;
 }
 
-static kiln_status save(const kiln_builder *builder, const char *output, int compression, kiln_error *err)
+static kiln_status save(const kiln_builder *builder, const char *output, int compression, bool memory_plan,
+                        kiln_error *err)
 {
     kiln_save_options options;
     cli_progress progress;
     kiln_save_options_default(&options);
     options.compression_level = compression;
+    options.store_memory_plan = memory_plan;
     cli_progress_init(&progress, compression ? "compressing" : "sealing");
     options.progress = cli_progress_update;
     options.progress_user = &progress;
@@ -147,7 +157,8 @@ static int cmd_asm(int argc, char **argv)
 {
     const char *text_path, *output;
     int compression;
-    int rc = parse_args(argc, argv, &text_path, &output, &compression);
+    bool memory_plan;
+    int rc = parse_args(argc, argv, &text_path, &output, &compression, &memory_plan);
     if (rc != CLI_OK)
         return rc;
     bool from_stdin = strcmp(text_path, "-") == 0;
@@ -169,7 +180,7 @@ static int cmd_asm(int argc, char **argv)
     } else if (kiln_text_assemble(text, size, from_stdin ? "<stdin>" : text_path, base_dir, &builder, &err) !=
                KILN_OK) {
         rc = cli_error("%s", err.message);
-    } else if (save(builder, output, compression, &err) != KILN_OK) {
+    } else if (save(builder, output, compression, memory_plan, &err) != KILN_OK) {
         /* Sealing runs the whole-program contract check; its messages name
          * the input, node or output concerned. */
         rc = cli_error("%s: %s", text_path, err.message);

@@ -510,7 +510,8 @@ static void print_memory_plan(const kiln_program *p, const term_style *st)
     uint32_t nodes = kiln_program_node_count(p);
     format_bytes(arena_bytes, arena, sizeof arena);
     format_bytes(intermediate_bytes, sum, sizeof sum);
-    heading(st, "memory plan (at the domain's upper bound)");
+    heading(st, kiln_program_memory_plan_stored(p) ? "memory plan (at the domain's upper bound, stored in the artifact)"
+                                                   : "memory plan (at the domain's upper bound)");
     if (intermediate_bytes)
         printf("  arena          %s (%.2f of the intermediates)\n", arena,
                (double)arena_bytes / (double)intermediate_bytes);
@@ -939,7 +940,8 @@ static bool json_program(const artifact_view *view, bool *first)
     json_key("weights", first);
     ok = json_weights(view) && ok;
     json_key("memory_plan", first);
-    printf("{\"arena_bytes\": %llu, \"intermediate_bytes\": %llu, \"intermediate_count\": %u}",
+    printf("{\"stored\": %s, \"arena_bytes\": %llu, \"intermediate_bytes\": %llu, \"intermediate_count\": %u}",
+           kiln_program_memory_plan_stored(p) ? "true" : "false",
            (unsigned long long)kiln_program_arena_bytes(p), (unsigned long long)kiln_program_intermediate_bytes(p),
            kiln_program_node_count(p));
     json_key("evidence", first);

@@ -384,6 +384,13 @@ typedef struct kiln_save_options {
     /* Called while sections are hashed and compressed, then again while
      * the file is written (NULL: not called). */
     kiln_progress_fn progress;
+    /*
+     * Store the memory plan (every result's arena offset and size at the
+     * domain's upper bound) as the ancillary section PLAN, for runtimes and
+     * tools that would rather not plan (default false: a loader plans when
+     * the section is absent, and a file without it stays format 1.0).
+     */
+    bool store_memory_plan;
     void *progress_user;
 } kiln_save_options;
 
@@ -719,6 +726,9 @@ KILN_API uint64_t kiln_program_arena_bytes(const kiln_program *program);
 /** Sum of the sizes of every node result at the upper bound of the domain,
  *  each rounded up to 64 bytes: what the arena would hold without sharing. */
 KILN_API uint64_t kiln_program_intermediate_bytes(const kiln_program *program);
+/** @return true if the arena layout is the one stored in the artifact
+ *  (section PLAN, checked at load), false if this runtime planned it. */
+KILN_API bool kiln_program_memory_plan_stored(const kiln_program *program);
 /** The required feature bits of the header (all known to this runtime, or it would not have loaded). */
 KILN_API uint64_t kiln_program_feature_bits(const kiln_program *program);
 /** Name and comparison rule of expected output `index` of evidence case `evidence`
