@@ -475,6 +475,94 @@ static void constant_shape_arithmetic_is_folded(void **state)
     onnx_import_release(&result);
 }
 
+/*
+ * A reshape target computed from symbolic sizes: Shape(x) of x [batch, seq, 6], its
+ * sizes gathered, seq doubled, and [3] appended gives [batch, 2*seq, 3];
+ * kiln's reshape writes it [0, -1, 3], and nothing of the arithmetic stays.
+ */
+static Onnx__ModelProto *symbolic_target_model(int64_t first, int64_t second, const char *scale)
+{
+    const int64_t scalar_dims[1] = {0}, one[] = {1};
+    return onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL),
+                              onnx_node("Gather", "g0", L("s", "first"), L("a"), NULL),
+                              onnx_node("Gather", "g1", L("s", "second"), L("b"), NULL),
+                              onnx_node("Mul", "m", L("b", "scale"), L("b2"), NULL),
+                              onnx_node("Unsqueeze", "u0", L("a", "axes0"), L("au"), NULL),
+                              onnx_node("Unsqueeze", "u1", L("b2", "axes0"), L("bu"), NULL),
+                              onnx_node("Concat", "cat", L("au", "bu", "rest"), L("target"),
+                                        (Onnx__AttributeProto *[]){onnx_attr_int("axis", 0), NULL}),
+                              onnx_node("Reshape", "r", L("x", "target"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("batch", "seq", "6")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+        (Onnx__TensorProto *[]){onnx_tensor_i64("first", 0, scalar_dims, (const int64_t[]){first}),
+                                onnx_tensor_i64("second", 0, scalar_dims, (const int64_t[]){second}),
+                                onnx_tensor_i64("scale", 0, scalar_dims, (const int64_t[]){atoll(scale)}),
+                                onnx_tensor_i64("axes0", 1, one, (const int64_t[]){0}),
+                                onnx_tensor_i64("rest", 1, one, (const int64_t[]){strcmp(scale, "2") == 0 ? 3 : 6}),
+                                NULL});
+}
+
+static void symbolic_shape_arithmetic_is_folded(void **state)
+{
+    (void)state;
+    onnx_dim_bound dims[] = {{"batch", 1, 8}, {"seq", 1, 16}};
+    onnx_import_options options = {.dims = dims, .dim_count = 2};
+    onnx_import result;
+    kiln_error err;
+    if (import(symbolic_target_model(0, 1, "2"), &options, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    assert_int_equal(kiln_program_weight_count(program), 0);
+    assert_int_equal(kiln_program_node_count(program), 1);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[batch, 2*seq, 3]");
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* [seq, batch, 6] needs two inferred sizes: reported, naming them. */
+    assert_int_equal(import(symbolic_target_model(1, 0, "1"), &options, &result, &err), KILN_ERR_UNSUPPORTED_OP);
+    assert_int_equal(result.unsupported_count, 1);
+    assert_non_null(strstr(result.unsupported[0], "node 7 'r' (Reshape): the target shape [seq, batch, 6] needs 2 "
+                                                  "inferred sizes: seq (axis 0), batch (axis 1)"));
+    onnx_import_release(&result);
+}
+
+/* A symbolic shape used as data (here a graph output) is translated after all: shape_of. */
+static void symbolic_shape_used_as_data_is_computed(void **state)
+{
+    (void)state;
+    onnx_dim_bound dims[] = {{"batch", 1, 8}};
+    onnx_import_options options = {.dims = dims, .dim_count = 1};
+    Onnx__ModelProto *m = onnx_model(
+        8, 13, (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "3")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("s", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL), NULL}, NULL);
+    onnx_import result;
+    kiln_error err;
+    if (import(m, &options, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[2]");
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    kiln_tensor *x;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (const int64_t[]){5, 3}, &x, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const int64_t *sizes = kiln_tensor_const_data(kiln_session_output(session, 0));
+    assert_int_equal(sizes[0], 5);
+    assert_int_equal(sizes[1], 3);
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +573,8 @@ int main(void)
         cmocka_unit_test_teardown(reader_refuses_bad_versions_and_sizes, release_arena),
         cmocka_unit_test_teardown(imported_program_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(constant_shape_arithmetic_is_folded, release_arena),
+        cmocka_unit_test_teardown(symbolic_shape_arithmetic_is_folded, release_arena),
+        cmocka_unit_test_teardown(symbolic_shape_used_as_data_is_computed, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
