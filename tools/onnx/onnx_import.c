@@ -652,6 +652,29 @@ bool onnx_node_find_sizes(onnx_node *node, const char *a, const char *b, kiln_va
     return false;
 }
 
+bool onnx_node_find_shape(onnx_node *node, const char *const *texts, uint32_t count, kiln_value *value)
+{
+    onnx_importer *im = node->importer;
+    for (uint32_t i = 0; i < im->entry_count; i++) {
+        const value_entry *e = &im->entries[i];
+        kiln_dtype dtype;
+        uint32_t rank, a = 0;
+        char text[SIZE_TEXT_MAX];
+        if (!e->has_value || kiln_builder_value_type(im->builder, e->value, &dtype, &rank, NULL, NULL) != KILN_OK ||
+            rank != count)
+            continue;
+        while (a < rank && kiln_builder_value_axis_text(im->builder, e->value, a, text, sizeof text, NULL, NULL) ==
+                               KILN_OK &&
+               strcmp(text, texts[a]) == 0)
+            a++;
+        if (a == rank) {
+            *value = e->value;
+            return true;
+        }
+    }
+    return false;
+}
+
 kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
                            uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out)
 {

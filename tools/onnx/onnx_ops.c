@@ -213,16 +213,9 @@ static kiln_status emit_output(onnx_node *node, const char *op, uint32_t input_c
     return status;
 }
 
-/* A constant scalar operand (any numeric dtype, one element) as a double. */
-static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
+/* The first element of `t` as a double. @return false for a dtype without numbers. */
+static bool first_element(const kiln_tensor *t, double *out)
 {
-    const kiln_tensor *t;
-    kiln_status status = onnx_node_constant(node, index, &t);
-    if (status != KILN_OK)
-        return status;
-    if (kiln_tensor_element_count(t) != 1)
-        return onnx_node_unsupported(node, "input %u must hold one value, it holds %llu", index,
-                                     (unsigned long long)kiln_tensor_element_count(t));
     const void *p = kiln_tensor_const_data(t);
     switch (kiln_tensor_dtype(t)) {
     case KILN_F32: *out = *(const float *)p; break;
@@ -236,8 +229,23 @@ static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
     case KILN_U32: *out = *(const uint32_t *)p; break;
     case KILN_U64: *out = (double)*(const uint64_t *)p; break;
     case KILN_BOOL: *out = *(const uint8_t *)p != 0; break;
-    default: return onnx_node_unsupported(node, "input %u has dtype %s", index, kiln_dtype_name(kiln_tensor_dtype(t)));
+    default: return false;
     }
+    return true;
+}
+
+/* A constant scalar operand (any numeric dtype, one element) as a double. */
+static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
+{
+    const kiln_tensor *t;
+    kiln_status status = onnx_node_constant(node, index, &t);
+    if (status != KILN_OK)
+        return status;
+    if (kiln_tensor_element_count(t) != 1)
+        return onnx_node_unsupported(node, "input %u must hold one value, it holds %llu", index,
+                                     (unsigned long long)kiln_tensor_element_count(t));
+    if (!first_element(t, out))
+        return onnx_node_unsupported(node, "input %u has dtype %s", index, kiln_dtype_name(kiln_tensor_dtype(t)));
     return KILN_OK;
 }
 
@@ -707,6 +715,74 @@ static kiln_status map_symbolic_expand(onnx_node *node, const char *kiln_op)
     attr_list list = {0};
     attr_ints(&list, "shape", shape, count);
     return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/*
+ * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
+ * absent) over the shape operand. A constant shape is kiln's
+ * constant_of_shape. A symbolic one takes its sizes from a translated
+ * value that has exactly those sizes (ConstantOfShape(Shape(x)) has x's):
+ * where(true of that shape, value, value), true being cast(v, bool) or its
+ * negation, so no element of v (NaN included) can change the result.
+ */
+static kiln_status map_constant_of_shape(onnx_node *node, const char *kiln_op)
+{
+    double value = 0;
+    kiln_dtype dtype = KILN_F32;
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, "value");
+    if (a) {
+        kiln_tensor *t = NULL;
+        kiln_error tensor_err;
+        if (!a->t || onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
+            return onnx_node_unsupported(node, "attribute 'value' must be a tensor of a dtype kiln has");
+        bool ok = kiln_tensor_element_count(t) == 1 && first_element(t, &value);
+        dtype = kiln_tensor_dtype(t);
+        kiln_tensor_free(t);
+        if (!ok)
+            return onnx_node_unsupported(node, "attribute 'value' must hold one number");
+    }
+    attr_list list = {0};
+    if (!onnx_node_is_symbolic(node, 0)) {
+        int64_t shape[KILN_MAX_RANK];
+        uint32_t count;
+        kiln_status status = onnx_node_constant_ints(node, 0, shape, KILN_MAX_RANK, &count);
+        if (status != KILN_OK)
+            return status;
+        const char *name = kiln_dtype_name(dtype);
+        attr_ints(&list, "shape", shape, count);
+        attr_float(&list, "value", value);
+        attr_string(&list, "dtype", name, strlen(name));
+        return emit_output(node, kiln_op, 0, NULL, &list);
+    }
+    const char *target[KILN_MAX_RANK];
+    uint32_t count;
+    kiln_value like, truth, falsity, filler, pair[2];
+    kiln_status status = onnx_node_symbolic_sizes(node, 0, target, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    if (!onnx_node_find_shape(node, target, count, &like)) {
+        char text[512] = "";
+        for (uint32_t i = 0; i < count; i++) {
+            size_t used = strlen(text);
+            snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", target[i]);
+        }
+        return onnx_node_unsupported(node, "the symbolic shape [%s] is the shape of no value translated so far: "
+                                           "kiln's constant_of_shape takes constant sizes",
+                                     text);
+    }
+    status = cast_to(node, &like, KILN_BOOL);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "not", 1, &like, 0, NULL, &falsity);
+    pair[0] = like;
+    pair[1] = falsity;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, value, &filler);
+    kiln_value triple[3] = {truth, filler, filler};
+    if (status == KILN_OK)
+        status = emit_output(node, "where", 3, triple, NULL);
+    return status;
 }
 
 static kiln_status map_reshape(onnx_node *node, const char *kiln_op)
@@ -1360,6 +1436,7 @@ static const onnx_op_mapping mappings[] = {
     {"Identity", ALL, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
     {"Constant", ALL, map_constant, NULL},
+    {"ConstantOfShape", 9, 1000, map_constant_of_shape, "constant_of_shape"},
     {"Cast", ALL, map_cast, "cast"},
     {"CastLike", ALL, map_cast_like, "cast"},
     {"Shape", ALL, map_shape, "shape_of"},

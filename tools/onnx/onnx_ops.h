@@ -121,6 +121,9 @@ kiln_status onnx_node_canonical_size(onnx_node *node, const char *expression, ch
 bool onnx_node_find_sizes(onnx_node *node, const char *a, const char *b, kiln_value *value, uint32_t *rank,
                           uint32_t *axis_a, uint32_t *axis_b);
 
+/** Find a translated value whose sizes are exactly the size texts `texts` (`count` axes). */
+bool onnx_node_find_shape(onnx_node *node, const char *const *texts, uint32_t count, kiln_value *value);
+
 /** Emit kiln op `op`; a refusal names the ONNX node. */
 kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
                            uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out);
