@@ -1215,7 +1215,8 @@ static bool fold_shape(onnx_importer *im, const Onnx__NodeProto *proto, size_ope
 static bool fold_arithmetic(onnx_importer *im, char op, const size_operand *a, const size_operand *b,
                             size_operand *out)
 {
-    if (a->count != b->count && a->count != 1 && b->count != 1)
+    /* An empty operand (a broadcast to no elements) is left to the translation. */
+    if (a->count == 0 || b->count == 0 || (a->count != b->count && a->count != 1 && b->count != 1))
         return false;
     out->rank = a->rank > b->rank ? a->rank : b->rank;
     out->count = a->count > b->count ? a->count : b->count;
