@@ -24,6 +24,7 @@
 #include "format/file_io.h"
 #include "op_registry.h"
 #include "sections.h"
+#include "shape_canon.h"
 #include "shape_parse.h"
 #include "tensor.h"
 
@@ -981,4 +982,63 @@ kiln_status kiln_builder_value_type(const kiln_builder *b, kiln_value value, kil
         sizes[a] = axis->kind == KILN_EXPR_CONST ? axis->constant : -1;
     }
     return KILN_OK;
+}
+
+/* Write canonical expression `id` of the builder's pool as text, like snprintf. */
+static kiln_status format_size(kiln_builder *b, uint32_t id, char *buffer, size_t size, size_t *length,
+                               kiln_error *err)
+{
+    uint32_t canonical;
+    KILN_TRY(kiln_expr_canonical(&b->model.exprs, id, &canonical, err));
+    const char **names = kiln_model_dim_names(&b->model);
+    if (!names)
+        return no_memory(err);
+    int n = kiln_expr_format(&b->model.exprs, canonical, names, buffer, size);
+    free(names);
+    if (length)
+        *length = n > 0 ? (size_t)n : 0;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_value_axis_text(kiln_builder *b, kiln_value value, uint32_t axis, char *buffer,
+                                         size_t size, size_t *length, kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    if (bv->kind == VALUE_WEIGHT) {
+        const kiln_weight_decl *w = &b->model.weights[bv->index];
+        if (axis >= w->rank)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u is out of range for a value of rank %u", axis,
+                             w->rank);
+        int n = snprintf(buffer, size, "%lld", (long long)w->shape[axis]);
+        if (length)
+            *length = n > 0 ? (size_t)n : 0;
+        return KILN_OK;
+    }
+    const kiln_value_type *type = value_type(b, value);
+    if (axis >= type->shape.rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u is out of range for a value of rank %u", axis,
+                         type->shape.rank);
+    return format_size(b, type->shape.axes[axis], buffer, size, length, err);
+}
+
+kiln_status kiln_builder_canonical_size(kiln_builder *b, const char *expression, char *buffer, size_t size,
+                                        size_t *length, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!expression)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "size expression is NULL");
+    const char **names;
+    kiln_shape_alias *aliases;
+    uint32_t rank, axes[KILN_MAX_RANK];
+    KILN_TRY(shape_scope(b, &names, &aliases, err));
+    kiln_status status = kiln_shape_parse_with_aliases(expression, names, m->dim_count, aliases, m->derived_count,
+                                                       &m->exprs, &rank, axes, err);
+    free(names);
+    free(aliases);
+    KILN_TRY(status);
+    if (rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is %u size expressions, not one", expression, rank);
+    return format_size(b, axes[0], buffer, size, length, err);
 }

@@ -215,6 +215,61 @@ static void builder_reports_value_types(void **state)
     kiln_builder_free(b);
 }
 
+/* kiln_builder_value_axis_text and kiln_builder_canonical_size: equal sizes give equal texts. */
+static void builder_reports_axis_texts(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, t, flat;
+    char text[64];
+    size_t length = 0;
+    assert_int_equal(kiln_builder_new("texts", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 16, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, seq, 4*2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F64, 1, (int64_t[]){8},
+                                             (double[]){1, 2, 3, 4, 5, 6, 7, 8}, &w, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, w}, &t, &err), KILN_OK);
+    kiln_attribute target = {.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){-1, 2}, .count = 2};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "reshape", 1, &t, 1, &target, &flat, &err), KILN_OK);
+    assert_int_equal(kiln_builder_value_axis_text(b, x, 0, text, sizeof text, &length, &err), KILN_OK);
+    assert_string_equal(text, "batch");
+    assert_int_equal(length, 5);
+    assert_int_equal(kiln_builder_value_axis_text(b, x, 2, text, sizeof text, NULL, &err), KILN_OK);
+    assert_string_equal(text, "8");
+    assert_int_equal(kiln_builder_value_axis_text(b, w, 0, text, sizeof text, NULL, &err), KILN_OK);
+    assert_string_equal(text, "8");
+    /* The reshape's inferred axis, and the same size written two other ways, print the same. */
+    char inferred[64], written[64], other[64];
+    assert_int_equal(kiln_builder_value_axis_text(b, flat, 0, inferred, sizeof inferred, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_builder_canonical_size(b, "seq*batch*4", written, sizeof written, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_builder_canonical_size(b, "2*batch*seq + (seq*batch)*2", other, sizeof other, NULL, &err),
+                     KILN_OK);
+    assert_string_equal(inferred, written);
+    assert_string_equal(written, other);
+    assert_int_equal(kiln_builder_canonical_size(b, "batch * 3", text, sizeof text, NULL, &err), KILN_OK);
+    assert_string_not_equal(text, written);
+    /* A short buffer is truncated and NUL-terminated; the full length is reported. */
+    assert_int_equal(kiln_builder_canonical_size(b, "seq*batch*4", text, 3, &length, &err), KILN_OK);
+    assert_string_equal(text, "4*");
+    assert_int_equal(length, strlen(written));
+    assert_int_equal(kiln_builder_value_axis_text(b, x, 3, text, sizeof text, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "axis 3 is out of range for a value of rank 3"));
+    assert_int_equal(kiln_builder_value_axis_text(b, w, 1, text, sizeof text, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "axis 1 is out of range for a value of rank 1"));
+    assert_int_equal(kiln_builder_value_axis_text(b, flat + 1, 0, text, sizeof text, NULL, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "is not a value of this builder"));
+    assert_int_equal(kiln_builder_canonical_size(b, "heads * 2", text, sizeof text, NULL, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "heads"));
+    assert_int_equal(kiln_builder_canonical_size(b, "batch, seq", text, sizeof text, NULL, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "not one"));
+    kiln_builder_free(b);
+}
+
 static void writer_is_deterministic(void **state)
 {
     (void)state;
@@ -329,6 +384,7 @@ int main(void)
         cmocka_unit_test(every_section_round_trips),
         cmocka_unit_test(writer_is_deterministic),
         cmocka_unit_test(builder_reports_value_types),
+        cmocka_unit_test(builder_reports_axis_texts),
         cmocka_unit_test(save_is_atomic_and_matches_encode),
         cmocka_unit_test(loading_a_missing_file_is_an_io_error),
         cmocka_unit_test(verify_none_still_loads_a_valid_file),

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "onnx_error.h"
@@ -212,16 +213,9 @@ static kiln_status emit_output(onnx_node *node, const char *op, uint32_t input_c
     return status;
 }
 
-/* A constant scalar operand (any numeric dtype, one element) as a double. */
-static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
+/* The first element of `t` as a double. @return false for a dtype without numbers. */
+static bool first_element(const kiln_tensor *t, double *out)
 {
-    const kiln_tensor *t;
-    kiln_status status = onnx_node_constant(node, index, &t);
-    if (status != KILN_OK)
-        return status;
-    if (kiln_tensor_element_count(t) != 1)
-        return onnx_node_unsupported(node, "input %u must hold one value, it holds %llu", index,
-                                     (unsigned long long)kiln_tensor_element_count(t));
     const void *p = kiln_tensor_const_data(t);
     switch (kiln_tensor_dtype(t)) {
     case KILN_F32: *out = *(const float *)p; break;
@@ -235,8 +229,23 @@ static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
     case KILN_U32: *out = *(const uint32_t *)p; break;
     case KILN_U64: *out = (double)*(const uint64_t *)p; break;
     case KILN_BOOL: *out = *(const uint8_t *)p != 0; break;
-    default: return onnx_node_unsupported(node, "input %u has dtype %s", index, kiln_dtype_name(kiln_tensor_dtype(t)));
+    default: return false;
     }
+    return true;
+}
+
+/* A constant scalar operand (any numeric dtype, one element) as a double. */
+static kiln_status constant_scalar(onnx_node *node, uint32_t index, double *out)
+{
+    const kiln_tensor *t;
+    kiln_status status = onnx_node_constant(node, index, &t);
+    if (status != KILN_OK)
+        return status;
+    if (kiln_tensor_element_count(t) != 1)
+        return onnx_node_unsupported(node, "input %u must hold one value, it holds %llu", index,
+                                     (unsigned long long)kiln_tensor_element_count(t));
+    if (!first_element(t, out))
+        return onnx_node_unsupported(node, "input %u has dtype %s", index, kiln_dtype_name(kiln_tensor_dtype(t)));
     return KILN_OK;
 }
 
@@ -460,8 +469,326 @@ static kiln_status map_shape_operand(onnx_node *node, const char *kiln_op, const
     return status;
 }
 
+/* ------------------------------------------------- symbolic shape targets */
+
+#define SIZE_TEXT 128
+
+/* @return true and the value if size text `text` is an integer constant. */
+static bool size_constant(const char *text, int64_t *value)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end)
+        return false;
+    *value = v;
+    return true;
+}
+
+/*
+ * Slice x to size 1 on every axis but `keep_a` and `keep_b`, and make it
+ * i64 ones of shape [size(keep_a), size(keep_b)]: the frame of the row
+ * indices split_axis gathers with. Casting to bool and or-ing with its own
+ * negation gives true for every element, NaN included.
+ */
+static kiln_status ones_like_axes(onnx_node *node, kiln_value x, uint32_t rank, uint32_t keep_a, uint32_t keep_b,
+                                  kiln_value *out)
+{
+    int64_t others[KILN_MAX_RANK], zeros[KILN_MAX_RANK], ones[KILN_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < rank; a++)
+        if (a != keep_a && a != keep_b) {
+            others[n] = a;
+            zeros[n] = 0;
+            ones[n++] = 1;
+        }
+    kiln_value t = x, truth, falsity, pair[2];
+    kiln_status status = KILN_OK;
+    if (n) {
+        attr_list slice = {0};
+        attr_ints(&slice, "starts", zeros, n);
+        attr_ints(&slice, "ends", ones, n);
+        attr_ints(&slice, "axes", others, n);
+        status = onnx_node_emit(node, "slice", 1, &x, slice.count, slice.items, &t);
+    }
+    if (status == KILN_OK)
+        status = cast_to(node, &t, KILN_BOOL);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "not", 1, &t, 0, NULL, &falsity);
+    pair[0] = t;
+    pair[1] = falsity;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
+    if (status == KILN_OK)
+        status = cast_to(node, &truth, KILN_I64);
+    if (status == KILN_OK && n) {
+        attr_list squeeze = {0};
+        attr_ints(&squeeze, "axes", others, n);
+        status = onnx_node_emit(node, "squeeze", 1, &truth, squeeze.count, squeeze.items, &truth);
+    }
+    if (status == KILN_OK && keep_a > keep_b) {
+        attr_list transpose = {0};
+        attr_ints(&transpose, "perm", (const int64_t[]){1, 0}, 2);
+        status = onnx_node_emit(node, "transpose", 1, &truth, transpose.count, transpose.items, &truth);
+    }
+    *out = truth;
+    return status;
+}
+
+/*
+ * Split axis `axis` of x, of size A*B, into the two symbolic sizes A and B
+ * (`first`, `second`): kiln's reshape cannot, as its target has at most
+ * one inferred size, so rows are gathered instead. Row a*B + b of the axis
+ * becomes [a, b]: the indices come from ones of shape [A, B] taken from
+ * `witness` (a value with axes of sizes A and B), as exclusive cumulative
+ * sums (a and b) and a row sum (B).
+ */
+static kiln_status split_axis(onnx_node *node, kiln_value x, int64_t axis, kiln_value witness, uint32_t witness_rank,
+                              uint32_t axis_a, uint32_t axis_b, kiln_value *out)
+{
+    kiln_value ones, rows, cols, width, scaled, index, pair[2];
+    kiln_status status = ones_like_axes(node, witness, witness_rank, axis_a, axis_b, &ones);
+    attr_list down = {0}, across = {0}, sum = {0}, gather = {0};
+    attr_int(&down, "axis", 0);
+    attr_int(&down, "exclusive", 1);
+    attr_int(&across, "axis", 1);
+    attr_int(&across, "exclusive", 1);
+    attr_ints(&sum, "axes", (const int64_t[]){1}, 1);
+    attr_int(&sum, "keepdims", 1);
+    attr_int(&gather, "axis", axis);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "cumsum", 1, &ones, down.count, down.items, &rows);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "cumsum", 1, &ones, across.count, across.items, &cols);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "reduce_sum", 1, &ones, sum.count, sum.items, &width);
+    pair[0] = rows;
+    pair[1] = width;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &scaled);
+    pair[0] = scaled;
+    pair[1] = cols;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "add", 2, pair, 0, NULL, &index);
+    pair[0] = x;
+    pair[1] = index;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "gather", 2, pair, gather.count, gather.items, out);
+    return status;
+}
+
+/*
+ * The one way split_axis applies to reshaping x (sizes `axis`, rank
+ * `rank`) to `target` (rank + 1 sizes): every size matches x's but for one
+ * axis k whose size is the product of target[k] and target[k+1].
+ * @return the axis k, or -1.
+ */
+static int64_t split_position(onnx_node *node, const char *const *target, uint32_t count,
+                              char axis[][SIZE_TEXT], uint32_t rank)
+{
+    if (count != rank + 1)
+        return -1;
+    for (uint32_t k = 0; k < rank; k++) {
+        bool same = true;
+        for (uint32_t i = 0; i < rank && same; i++)
+            if (i != k)
+                same = strcmp(target[i < k ? i : i + 1], axis[i]) == 0;
+        char product[3 * SIZE_TEXT], canonical[SIZE_TEXT];
+        snprintf(product, sizeof product, "(%s)*(%s)", target[k], target[k + 1]);
+        if (same && onnx_node_canonical_size(node, product, canonical, sizeof canonical) == KILN_OK &&
+            strcmp(canonical, axis[k]) == 0)
+            return k;
+    }
+    return -1;
+}
+
+/*
+ * Reshape to a symbolic target (spec/onnx-import.md §3): each size is a
+ * constant, the input's size at the same position (kiln's 0: copy) or, for
+ * at most one, inferred (-1) and then checked against the target. A target
+ * that splits one axis into two symbolic sizes is split_axis.
+ */
+static kiln_status map_symbolic_reshape(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x, y;
+    kiln_dtype dtype;
+    uint32_t rank, count;
+    const char *target[KILN_MAX_RANK + 1];
+    char axis[KILN_MAX_RANK][SIZE_TEXT], got[SIZE_TEXT], listed[512] = "", target_text[512] = "";
+    int64_t shape[KILN_MAX_RANK + 1];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_symbolic_sizes(node, 1, target, KILN_MAX_RANK + 1, &count);
+    for (uint32_t a = 0; status == KILN_OK && a < rank; a++)
+        status = onnx_node_axis_text(node, x, a, axis[a], SIZE_TEXT);
+    if (status != KILN_OK)
+        return status;
+    uint32_t unresolved = 0, minus_ones = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t used = strlen(target_text);
+        snprintf(target_text + used, sizeof target_text - used, "%s%s", i ? ", " : "", target[i]);
+        if (size_constant(target[i], &shape[i])) {
+            minus_ones += shape[i] == -1;
+            continue;
+        }
+        if (i < rank && strcmp(target[i], axis[i]) == 0) {
+            shape[i] = 0;
+            continue;
+        }
+        shape[i] = -1;
+        unresolved++;
+        used = strlen(listed);
+        snprintf(listed + used, sizeof listed - used, "%s%s (axis %u)", used ? ", " : "", target[i], i);
+    }
+    if (unresolved + minus_ones > 1 && unresolved > 0) {
+        int64_t k = split_position(node, target, count, axis, rank);
+        kiln_value witness;
+        uint32_t witness_rank, axis_a, axis_b;
+        if (k >= 0 && onnx_node_find_sizes(node, target[k], target[k + 1], &witness, &witness_rank, &axis_a,
+                                           &axis_b)) {
+            status = split_axis(node, x, k, witness, witness_rank, axis_a, axis_b, &y);
+            for (uint32_t i = 0; status == KILN_OK && i < count; i++) {
+                status = onnx_node_axis_text(node, y, i, got, sizeof got);
+                if (status == KILN_OK && strcmp(got, target[i]) != 0)
+                    return onnx_node_unsupported(node, "splitting axis %lld gives %s at axis %u, not the target's %s",
+                                                 (long long)k, got, i, target[i]);
+            }
+            return status == KILN_OK ? onnx_node_set_output(node, 0, y) : status;
+        }
+        return onnx_node_unsupported(node, "the target shape [%s] needs %u inferred sizes: %s%s; kiln's reshape "
+                                           "infers at most one (-1), the others must be constants or the input's "
+                                           "size at the same position, and they do not split one input axis",
+                                     target_text, unresolved + minus_ones, listed,
+                                     minus_ones ? " and a -1" : "");
+    }
+    if (count > KILN_MAX_RANK)
+        return onnx_node_unsupported(node, "the target shape [%s] has more than %d sizes", target_text,
+                                     KILN_MAX_RANK);
+    attr_list list = {0};
+    attr_ints(&list, "shape", shape, count);
+    status = onnx_node_emit(node, kiln_op, 1, &x, list.count, list.items, &y);
+    if (status == KILN_OK && unresolved == 1) {
+        for (uint32_t i = 0; i < count; i++)
+            if (shape[i] == -1 && !size_constant(target[i], &shape[i])) {
+                status = onnx_node_axis_text(node, y, i, got, sizeof got);
+                if (status == KILN_OK && strcmp(got, target[i]) != 0)
+                    return onnx_node_unsupported(node, "the target shape [%s]: kiln infers %s for axis %u, not %s",
+                                                 target_text, got, i, target[i]);
+            }
+    }
+    return status == KILN_OK ? onnx_node_set_output(node, 0, y) : status;
+}
+
+/*
+ * Expand to a symbolic target: a target size equal to x's size on the
+ * aligned axis (right-aligned, as ONNX broadcasts) keeps that axis, which
+ * kiln's expand writes as 1; another symbolic size is reported.
+ */
+static kiln_status map_symbolic_expand(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, count;
+    const char *target[KILN_MAX_RANK];
+    int64_t shape[KILN_MAX_RANK];
+    char size[SIZE_TEXT];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_symbolic_sizes(node, 1, target, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    for (uint32_t i = 0; i < count; i++) {
+        if (size_constant(target[i], &shape[i]))
+            continue;
+        int64_t aligned = (int64_t)i - (int64_t)count + (int64_t)rank;
+        if (aligned >= 0 && (status = onnx_node_axis_text(node, x, (uint32_t)aligned, size, sizeof size)) != KILN_OK)
+            return status;
+        if (aligned < 0 || strcmp(size, target[i]) != 0)
+            return onnx_node_unsupported(node, "the target size %s (axis %u) is symbolic and not the input's: kiln's "
+                                               "expand takes constant sizes",
+                                         target[i], i);
+        shape[i] = 1;
+    }
+    attr_list list = {0};
+    attr_ints(&list, "shape", shape, count);
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/*
+ * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
+ * absent) over the shape operand. A constant shape is kiln's
+ * constant_of_shape. A symbolic one takes its sizes from a translated
+ * value that has exactly those sizes (ConstantOfShape(Shape(x)) has x's):
+ * where(true of that shape, value, value), true being cast(v, bool) or its
+ * negation, so no element of v (NaN included) can change the result.
+ */
+static kiln_status map_constant_of_shape(onnx_node *node, const char *kiln_op)
+{
+    double value = 0;
+    kiln_dtype dtype = KILN_F32;
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, "value");
+    if (a) {
+        kiln_tensor *t = NULL;
+        kiln_error tensor_err;
+        if (!a->t || onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
+            return onnx_node_unsupported(node, "attribute 'value' must be a tensor of a dtype kiln has");
+        bool ok = kiln_tensor_element_count(t) == 1 && first_element(t, &value);
+        dtype = kiln_tensor_dtype(t);
+        kiln_tensor_free(t);
+        if (!ok)
+            return onnx_node_unsupported(node, "attribute 'value' must hold one number");
+    }
+    attr_list list = {0};
+    if (!onnx_node_is_symbolic(node, 0)) {
+        int64_t shape[KILN_MAX_RANK];
+        uint32_t count;
+        kiln_status status = onnx_node_constant_ints(node, 0, shape, KILN_MAX_RANK, &count);
+        if (status != KILN_OK)
+            return status;
+        const char *name = kiln_dtype_name(dtype);
+        attr_ints(&list, "shape", shape, count);
+        attr_float(&list, "value", value);
+        attr_string(&list, "dtype", name, strlen(name));
+        return emit_output(node, kiln_op, 0, NULL, &list);
+    }
+    const char *target[KILN_MAX_RANK];
+    uint32_t count;
+    kiln_value like, truth, falsity, filler, pair[2];
+    kiln_status status = onnx_node_symbolic_sizes(node, 0, target, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    if (!onnx_node_find_shape(node, target, count, &like)) {
+        char text[512] = "";
+        for (uint32_t i = 0; i < count; i++) {
+            size_t used = strlen(text);
+            snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", target[i]);
+        }
+        return onnx_node_unsupported(node, "the symbolic shape [%s] is the shape of no value translated so far: "
+                                           "kiln's constant_of_shape takes constant sizes",
+                                     text);
+    }
+    status = cast_to(node, &like, KILN_BOOL);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "not", 1, &like, 0, NULL, &falsity);
+    pair[0] = like;
+    pair[1] = falsity;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, value, &filler);
+    kiln_value triple[3] = {truth, filler, filler};
+    if (status == KILN_OK)
+        status = emit_output(node, "where", 3, triple, NULL);
+    return status;
+}
+
 static kiln_status map_reshape(onnx_node *node, const char *kiln_op)
 {
+    if (onnx_node_is_symbolic(node, 1))
+        return map_symbolic_reshape(node, kiln_op);
     if (onnx_node_int(node, "allowzero", 0) != 0) {
         int64_t values[16];
         uint32_t count;
@@ -477,6 +804,8 @@ static kiln_status map_reshape(onnx_node *node, const char *kiln_op)
 
 static kiln_status map_expand(onnx_node *node, const char *kiln_op)
 {
+    if (onnx_node_is_symbolic(node, 1))
+        return map_symbolic_expand(node, kiln_op);
     return map_shape_operand(node, kiln_op, "shape", "shape", 8, true);
 }
 
@@ -1107,6 +1436,7 @@ static const onnx_op_mapping mappings[] = {
     {"Identity", ALL, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
     {"Constant", ALL, map_constant, NULL},
+    {"ConstantOfShape", 9, 1000, map_constant_of_shape, "constant_of_shape"},
     {"Cast", ALL, map_cast, "cast"},
     {"CastLike", ALL, map_cast_like, "cast"},
     {"Shape", ALL, map_shape, "shape_of"},
@@ -1130,6 +1460,10 @@ static const onnx_op_mapping mappings[] = {
     {"DepthToSpace", ALL, map_rename, "depth_to_space"},
     {"SpaceToDepth", ALL, map_rename, "space_to_depth"},
     /* normalization */
+    /* Minimal convolution and pooling rows for PyTorch CNN exports (tests/onnx-torch); the fuller mappings of
+     * branch wt-onnxops supersede them. */
+    {"Conv", ALL, map_rename, "conv"},
+    {"MaxPool", ALL, map_rename, "max_pool"},
     {"BatchNormalization", ALL, map_batch_norm, "batch_norm"},
     {"LayerNormalization", 17, 1000, map_layer_norm, "layer_norm"},
     {"InstanceNormalization", ALL, map_rename, "instance_norm"},

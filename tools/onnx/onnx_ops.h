@@ -93,6 +93,37 @@ const char *onnx_node_string(const onnx_node *node, const char *name, const char
 kiln_status onnx_node_type(onnx_node *node, kiln_value value, kiln_dtype *dtype, uint32_t *rank,
                            int64_t sizes[KILN_MAX_RANK]);
 
+/**
+ * @return true if input `index` holds sizes computed from symbolic dims
+ * (Shape of a value with a dim-sized axis and arithmetic on it: symbolic
+ * folding, spec/onnx-import.md §3). Such an input is not a constant.
+ */
+bool onnx_node_is_symbolic(const onnx_node *node, uint32_t index);
+
+/**
+ * The elements of symbolic input `index` (rank 1, at most `max`) as
+ * canonical size texts ("batch", "4*batch", "32"), valid while the import
+ * lasts. Equal sizes have equal texts.
+ */
+kiln_status onnx_node_symbolic_sizes(onnx_node *node, uint32_t index, const char **texts, uint32_t max,
+                                     uint32_t *count);
+
+/** The canonical size text of axis `axis` of `value`, comparable with onnx_node_symbolic_sizes' texts. */
+kiln_status onnx_node_axis_text(onnx_node *node, kiln_value value, uint32_t axis, char *buffer, size_t size);
+
+/** The canonical text of size expression `expression` over the import's dims ("(seq)*(batch)" -> "batch*seq"). */
+kiln_status onnx_node_canonical_size(onnx_node *node, const char *expression, char *buffer, size_t size);
+
+/**
+ * Find a translated value with an axis of size text `a` and another of
+ * size text `b`. @return true and the value, its rank and the two axes.
+ */
+bool onnx_node_find_sizes(onnx_node *node, const char *a, const char *b, kiln_value *value, uint32_t *rank,
+                          uint32_t *axis_a, uint32_t *axis_b);
+
+/** Find a translated value whose sizes are exactly the size texts `texts` (`count` axes). */
+bool onnx_node_find_shape(onnx_node *node, const char *const *texts, uint32_t count, kiln_value *value);
+
 /** Emit kiln op `op`; a refusal names the ONNX node. */
 kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
                            uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out);

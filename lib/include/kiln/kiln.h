@@ -353,6 +353,33 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_value_type(const kiln_builder *
                                                             kiln_dtype *dtype, uint32_t *rank,
                                                             int64_t sizes[KILN_MAX_RANK], kiln_error *err);
 
+/**
+ * The size of axis `axis` of `value` as canonical expression text over the
+ * builder's dims ("batch", "8*batch", "2*n + 1", "12"), written into
+ * `buffer` like snprintf (truncated to fit, NUL-terminated when `size` > 0;
+ * *length, if not NULL, receives the full length). Equal sizes give equal
+ * texts, so an importer that tracks sizes as text (a shape computed by
+ * the model it imports) can compare them with strcmp.
+ * @return KILN_OK, or KILN_ERR_INVALID_ARGUMENT if `value` is not one of
+ *         the builder's values or `axis` is not below its rank.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_value_axis_text(kiln_builder *builder, kiln_value value,
+                                                                uint32_t axis, char *buffer, size_t size,
+                                                                size_t *length, kiln_error *err);
+
+/**
+ * The canonical text of size expression `expression` over the builder's
+ * dims and derived dims (the shape-text grammar of one axis: integers,
+ * dims, + - *, and / or % by a positive constant): "batch*8" and
+ * "4*batch + batch*4" both give "8*batch". Written like
+ * kiln_builder_value_axis_text.
+ * @return KILN_OK, or the parse error (KILN_ERR_INVALID_ARGUMENT naming
+ *         what is wrong: an unknown dim, a division by a non-constant, ...).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_canonical_size(kiln_builder *builder, const char *expression,
+                                                               char *buffer, size_t size, size_t *length,
+                                                               kiln_error *err);
+
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);

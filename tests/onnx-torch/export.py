@@ -1,0 +1,143 @@
+#!/usr/bin/python3
+"""Export PyTorch models with dynamic axes to ONNX test cases for kiln onnx-test.
+
+Not run by CI: it needs PyTorch, torchvision and onnx (Debian 12:
+python3-torch, python3-torchvision, python3-onnx). It writes one case
+directory per model, in the ONNX backend-test layout kiln onnx-test reads:
+
+    OUT/NAME/model.onnx
+    OUT/NAME/test_data_set_N/input_0.pb, output_0.pb
+
+Each data set is PyTorch's own output for a random input, at a different
+batch size (and sequence length for the encoder), so one imported
+contract is checked at several points of its domain. Weights are random
+(fixed seed); batch-norm statistics are random too, so that the
+normalisation is not an identity.
+
+    python3 tests/onnx-torch/export.py tests/onnx-torch            # mlp, cnn, encoder
+    python3 tests/onnx-torch/export.py /tmp/onnx-torch --large     # resnet18, mobilenet_v2
+
+Then, for example:
+
+    kiln onnx-test tests/onnx-torch/mlp tests/onnx-torch/cnn --dim batch=1..64
+    kiln onnx-test tests/onnx-torch/encoder --dim batch=1..64 --dim seq=1..128
+"""
+import argparse
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn as nn
+
+OPSET = 14
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Cnn(nn.Module):
+    """Conv, batch norm (after the activation, so the exporter does not fold
+    it into the convolution), max and average pooling, and x.view(batch, -1):
+    a Shape -> Gather -> Unsqueeze -> Concat -> Reshape subgraph."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1, stride=2)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.pool(self.bn1(torch.relu(self.conv1(x))))
+        x = self.bn2(torch.relu(self.conv2(x)))
+        x = self.gap(x)
+        return self.fc(x.view(x.size(0), -1))
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.0,
+                                                batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+def randomize_batch_norm(model, generator):
+    for m in model.modules():
+        if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
+            m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=generator) * 0.1)
+            m.running_var.copy_(torch.rand(m.running_var.shape, generator=generator) + 0.5)
+            m.weight.data.copy_(torch.rand(m.weight.shape, generator=generator) + 0.5)
+            m.bias.data.copy_(torch.randn(m.bias.shape, generator=generator) * 0.1)
+
+
+def write_tensor(path, array):
+    with open(path, "wb") as f:
+        f.write(onnx.numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
+
+
+def export_case(out_dir, name, model, example_shapes, dynamic_axes):
+    """Export `model` at the first shape, then run it at every shape into test_data_set_N."""
+    torch.manual_seed(1234)
+    generator = torch.Generator().manual_seed(4321)
+    randomize_batch_norm(model, generator)
+    model.eval()
+    case = os.path.join(out_dir, name)
+    shutil.rmtree(case, ignore_errors=True)
+    os.makedirs(case)
+    example = torch.randn(example_shapes[0], generator=generator)
+    # Gradients stay enabled (export and reference runs alike): in eval mode
+    # without them, nn.TransformerEncoderLayer takes a fused fast path that
+    # has no ONNX export.
+    torch.onnx.export(model, (example,), os.path.join(case, "model.onnx"), opset_version=OPSET,
+                          input_names=["x"], output_names=["y"], dynamic_axes={"x": dynamic_axes, "y": {0: "batch"}},
+                          do_constant_folding=True)
+    onnx.checker.check_model(onnx.load(os.path.join(case, "model.onnx")))
+    for n, shape in enumerate(example_shapes):
+        x = torch.randn(shape, generator=generator)
+        y = model(x).detach()
+        data = os.path.join(case, "test_data_set_%d" % n)
+        os.makedirs(data)
+        write_tensor(os.path.join(data, "input_0.pb"), x.numpy())
+        write_tensor(os.path.join(data, "output_0.pb"), y.numpy())
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(case) for f in fs)
+    print("%s: %d bytes" % (case, size))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir")
+    parser.add_argument("--large", action="store_true", help="torchvision resnet18 and mobilenet_v2 instead")
+    args = parser.parse_args()
+    torch.manual_seed(1234)
+    if args.large:
+        import torchvision
+
+        batch = {0: "batch"}
+        export_case(args.out_dir, "resnet18", torchvision.models.resnet18(), [(1, 3, 224, 224), (2, 3, 224, 224)],
+                    batch)
+        export_case(args.out_dir, "mobilenet_v2", torchvision.models.mobilenet_v2(),
+                    [(1, 3, 224, 224), (3, 3, 224, 224)], batch)
+        return
+    export_case(args.out_dir, "mlp", Mlp(), [(1, 16), (5, 16), (64, 16)], {0: "batch"})
+    export_case(args.out_dir, "cnn", Cnn(), [(2, 3, 16, 16), (1, 3, 16, 16), (7, 3, 16, 16)], {0: "batch"})
+    export_case(args.out_dir, "encoder", Encoder(), [(2, 5, 32), (1, 1, 32), (3, 17, 32), (4, 128, 32)],
+                {0: "batch", 1: "seq"})
+
+
+if __name__ == "__main__":
+    main()

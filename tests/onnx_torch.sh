@@ -1,0 +1,24 @@
+#!/bin/sh
+# onnx_torch.sh — kiln onnx-test over the PyTorch exports of tests/onnx-torch
+# (written by tests/onnx-torch/export.py: dynamic batch, and sequence length
+# for the encoder). Every case must pass at every data set: a skip (an op or
+# a symbolic shape the importer no longer takes) fails the test too.
+# Exit 77 (skipped) when this kiln has no ONNX importer.
+#
+# Usage: onnx_torch.sh KILN_BINARY CASES_DIR
+set -u
+kiln=$1
+cases=$2
+if ! "$kiln" onnx-test --help >/dev/null 2>&1; then
+    echo "kiln was built without the ONNX importer; skipping"
+    exit 77
+fi
+status=0
+check() {
+    out=$("$kiln" onnx-test "$@" 2>&1)
+    echo "$out"
+    echo "$out" | tail -n 1 | grep -q ' 0 failed, 0 skipped$' || status=1
+}
+check "$cases/mlp" "$cases/cnn" --dim batch=1..64
+check "$cases/encoder" --dim batch=1..64 --dim seq=1..128
+exit $status
