@@ -118,6 +118,12 @@ static void non_strict_text_guards_and_reports(void **state)
                            "# runtime guard of %0: inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
     run(&r, "'%s' disasm ns.kiln | '%s' asm - -o again.kiln && cmp ns.kiln again.kiln", kiln_binary, kiln_binary);
     assert_int_equal(r.exit_code, 0);
+    /* A preprocessing description travels as metadata and inspect shows it. */
+    write_work_file("pre.ktxt", "kiln 1.0\nprogram \"pre\"\nmeta preprocessing = \"RGB, 0..1, mean/std of ImageNet\"\n"
+                                "input x: f32[2]\noutput y = x\n");
+    run(&r, "'%s' asm pre.ktxt -o pre.kiln && '%s' inspect pre.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  preprocessing = \"RGB, 0..1, mean/std of ImageNet\"\n");
     /* The memory plan can be stored too; inspect says whose plan it shows. */
     run(&r, "'%s' asm ns.ktxt -o planned.kiln --memory-plan && '%s' inspect planned.kiln", kiln_binary, kiln_binary);
     assert_int_equal(r.exit_code, 0);
