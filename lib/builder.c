@@ -192,21 +192,23 @@ kiln_status kiln_builder_set_dim_multiple_of(kiln_builder *b, const char *dim, i
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not a declared dim", dim ? dim : "(null)");
 }
 
-/* Dim names and derived-dim aliases, for parsing shapes. Caller frees both. */
-static kiln_status shape_scope(const kiln_builder *b, const char ***names, kiln_shape_alias **aliases,
-                               kiln_error *err)
+/* Parse shape text over the declared dims and derived dims, into canonical expressions. */
+static kiln_status parse_shape(kiln_builder *b, const char *text, kiln_shape *out, kiln_error *err)
 {
-    const kiln_model *m = &b->model;
-    *names = kiln_model_dim_names(m);
-    *aliases = malloc((m->derived_count + 1) * sizeof **aliases);
-    if (!*names || !*aliases) {
-        free(*names);
-        free(*aliases);
-        return no_memory(err);
-    }
-    for (uint32_t i = 0; i < m->derived_count; i++)
-        (*aliases)[i] = (kiln_shape_alias){m->derived[i].name, m->derived[i].expr};
-    return KILN_OK;
+    kiln_model *m = &b->model;
+    const char **names = kiln_model_dim_names(m);
+    kiln_shape_alias *aliases = malloc((m->derived_count + 1) * sizeof *aliases);
+    kiln_status status = KILN_OK;
+    if (!names || !aliases)
+        status = no_memory(err);
+    for (uint32_t i = 0; status == KILN_OK && i < m->derived_count; i++)
+        aliases[i] = (kiln_shape_alias){m->derived[i].name, m->derived[i].expr};
+    if (status == KILN_OK)
+        status = kiln_shape_parse_with_aliases(text, names, m->dim_count, aliases, m->derived_count, &m->exprs,
+                                               &out->rank, out->axes, err);
+    free(names);
+    free(aliases);
+    return status;
 }
 
 kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, const char *expression,
@@ -224,18 +226,11 @@ kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, cons
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' is already declared", name);
     if (!expression)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s': expression is NULL", name);
-    const char **names;
-    kiln_shape_alias *aliases;
-    uint32_t rank, axes[KILN_MAX_RANK];
-    KILN_TRY(shape_scope(b, &names, &aliases, err));
-    kiln_status status = kiln_shape_parse_with_aliases(expression, names, m->dim_count, aliases, m->derived_count,
-                                                       &m->exprs, &rank, axes, err);
-    free(names);
-    free(aliases);
-    KILN_TRY(status);
-    if (rank != 1)
+    kiln_shape parsed;
+    KILN_TRY(parse_shape(b, expression, &parsed, err));
+    if (parsed.rank != 1)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' must be one expression, got %u", name,
-                         rank);
+                         parsed.rank);
     char *copy = strdup(name);
     kiln_derived_dim *grown = copy ? realloc(m->derived, (m->derived_count + 1) * sizeof *grown) : NULL;
     if (!grown) {
@@ -243,7 +238,7 @@ kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, cons
         return no_memory(err);
     }
     m->derived = grown;
-    m->derived[m->derived_count++] = (kiln_derived_dim){copy, axes[0]};
+    m->derived[m->derived_count++] = (kiln_derived_dim){copy, parsed.axes[0]};
     return KILN_OK;
 }
 
@@ -350,21 +345,14 @@ kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype
                          kiln_dtype_name(dtype));
     if (!shape)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s': shape is NULL", name);
-    const char **names;
-    kiln_shape_alias *aliases;
-    KILN_TRY(shape_scope(b, &names, &aliases, err));
-    kiln_status status = kiln_shape_parse_with_aliases(shape, names, m->dim_count, aliases, m->derived_count,
-                                                       &m->exprs, &decl.type.shape.rank, decl.type.shape.axes, err);
-    free(names);
-    free(aliases);
-    KILN_TRY(status);
+    KILN_TRY(parse_shape(b, shape, &decl.type.shape, err));
     decl.type.dtype = dtype;
     if (!(decl.name = strdup(name)) ||
         !reserve_one((void **)&m->inputs, &b->input_capacity, m->input_count, sizeof *m->inputs)) {
         free(decl.name);
         return no_memory(err);
     }
-    status = new_value(b, VALUE_INPUT, m->input_count, out, err);
+    kiln_status status = new_value(b, VALUE_INPUT, m->input_count, out, err);
     if (status != KILN_OK) {
         free(decl.name);
         return status;
@@ -1026,19 +1014,12 @@ kiln_status kiln_builder_value_axis_text(kiln_builder *b, kiln_value value, uint
 kiln_status kiln_builder_canonical_size(kiln_builder *b, const char *expression, char *buffer, size_t size,
                                         size_t *length, kiln_error *err)
 {
-    kiln_model *m = &b->model;
     if (!expression)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "size expression is NULL");
-    const char **names;
-    kiln_shape_alias *aliases;
-    uint32_t rank, axes[KILN_MAX_RANK];
-    KILN_TRY(shape_scope(b, &names, &aliases, err));
-    kiln_status status = kiln_shape_parse_with_aliases(expression, names, m->dim_count, aliases, m->derived_count,
-                                                       &m->exprs, &rank, axes, err);
-    free(names);
-    free(aliases);
-    KILN_TRY(status);
-    if (rank != 1)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is %u size expressions, not one", expression, rank);
-    return format_size(b, axes[0], buffer, size, length, err);
+    kiln_shape parsed;
+    KILN_TRY(parse_shape(b, expression, &parsed, err));
+    if (parsed.rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is %u size expressions, not one", expression,
+                         parsed.rank);
+    return format_size(b, parsed.axes[0], buffer, size, length, err);
 }
