@@ -128,7 +128,7 @@ static void import_lists_every_problem_then_succeeds_with_dims(void **state)
     run(&r, "%s import-onnx bad.onnx -o bad.kiln", kiln);
     assert_int_equal(r.exit_code, 1);
     assert_contains(r.err, "bad.onnx: 2 constructs cannot be imported:");
-    assert_contains(r.err, "  node 0 'c1' (Conv): unsupported op Conv (opset 13)");
+    assert_contains(r.err, "  node 0 'c1' (Conv): kiln refuses conv: node 0 (conv): conv needs x of rank 3, 4 or 5");
     assert_contains(r.err, "  node 1 'nz' (NonZero): unsupported op NonZero (opset 13): its output shape depends on the data");
     assert_false(exists("bad.kiln"));
 

@@ -218,8 +218,8 @@ static void one_report_lists_every_unsupported_node(void **state)
     Onnx__ModelProto *m = onnx_model(
         8, 11,
         (Onnx__NodeProto *[]){
-            onnx_node("Conv", "conv1", L("x", "x"), L("a"), NULL),
-            onnx_node("Relu", "after_conv", L("a"), L("b"), NULL), /* reads a broken value: not reported */
+            onnx_node("LSTM", "lstm1", L("x", "x"), L("a"), NULL),
+            onnx_node("Relu", "after_lstm", L("a"), L("b"), NULL), /* reads a broken value: not reported */
             custom,
             onnx_node("Loop", "loop1", L("x"), L("d"), NULL),
             onnx_node("Shape", "shape1", L("x"), L("s"), NULL),
@@ -233,14 +233,14 @@ static void one_report_lists_every_unsupported_node(void **state)
     assert_int_equal(import(m, NULL, &result, &err), KILN_ERR_UNSUPPORTED_OP);
     assert_null(result.builder);
     assert_int_equal(result.unsupported_count, 4);
-    assert_string_equal(result.unsupported[0], "node 0 'conv1' (Conv): unsupported op Conv (opset 11)");
+    assert_string_equal(result.unsupported[0], "node 0 'lstm1' (LSTM): unsupported op LSTM (opset 11)");
     assert_string_equal(result.unsupported[1],
                         "node 2 'custom' (FancyOp): unsupported op com.example.FancyOp (domain 'com.example' is "
                         "not supported)");
     assert_string_equal(result.unsupported[2],
                         "node 3 'loop1' (Loop): unsupported op Loop (opset 11): control flow is not supported");
     assert_non_null(strstr(result.unsupported[3], "node 5 'reshape1' (Reshape): input 1 ('x') must be a constant"));
-    assert_non_null(strstr(err.message, "4 constructs cannot be imported; the first: node 0 'conv1'"));
+    assert_non_null(strstr(err.message, "4 constructs cannot be imported; the first: node 0 'lstm1'"));
     onnx_import_release(&result);
 }
 

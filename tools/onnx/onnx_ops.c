@@ -1011,6 +1011,255 @@ static kiln_status map_split(onnx_node *node, const char *kiln_op)
     return KILN_OK;
 }
 
+/*
+ * Conv, ConvTranspose and the windowed pools: kiln's ops take ONNX's
+ * attribute names. MaxPool's storage_order only orders its Indices output,
+ * which kiln does not produce (refused when the model asks for it).
+ */
+static kiln_status map_window(onnx_node *node, const char *kiln_op)
+{
+    static const char *const skip[] = {"storage_order", NULL};
+    kiln_value inputs[3];
+    uint32_t count = present_inputs(node);
+    attr_list list = {0};
+    kiln_status status = count < 1 || count > 3 ? onnx_node_unsupported(node, "%u inputs", count) : KILN_OK;
+    if (status == KILN_OK && node->proto->n_output > 1 && node->proto->output[1][0])
+        status = onnx_node_unsupported(node, "output 1 ('%s', the indices of the maxima) is not supported",
+                                       node->proto->output[1]);
+    if (status == KILN_OK)
+        status = node_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, skip);
+    if (status == KILN_OK)
+        status = emit_output(node, kiln_op, count, inputs, &list);
+    return status;
+}
+
+/* The kiln dtype of ONNX attribute `name` (an element type code), or `fallback` when absent. */
+static kiln_status dtype_attribute(onnx_node *node, const char *name, kiln_dtype fallback, kiln_dtype *out)
+{
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, name);
+    kiln_error dtype_err;
+    *out = fallback;
+    if (a && onnx_dtype_to_kiln((int32_t)a->i, out, &dtype_err) != KILN_OK)
+        return onnx_node_unsupported(node, "attribute '%s': %s", name, dtype_err.message);
+    return KILN_OK;
+}
+
+/* EyeLike: eye_like with the ONNX element type code of `dtype` as a kiln dtype name. */
+static kiln_status map_eye_like(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = dtype_attribute(node, "dtype", dtype, &dtype);
+    if (status != KILN_OK)
+        return status;
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&list, "dtype", name, strlen(name));
+    attr_int(&list, "k", onnx_node_int(node, "k", 0));
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* The one element of a constant tensor as a double, and its dtype. */
+static kiln_status tensor_scalar(onnx_node *node, const kiln_tensor *t, const char *what, double *value)
+{
+    if (kiln_tensor_element_count(t) != 1)
+        return onnx_node_unsupported(node, "%s must hold one value, it holds %llu", what,
+                                     (unsigned long long)kiln_tensor_element_count(t));
+    const void *p = kiln_tensor_const_data(t);
+    switch (kiln_tensor_dtype(t)) {
+    case KILN_F32: *value = *(const float *)p; break;
+    case KILN_F64: *value = *(const double *)p; break;
+    case KILN_I8: *value = *(const int8_t *)p; break;
+    case KILN_I16: *value = *(const int16_t *)p; break;
+    case KILN_I32: *value = *(const int32_t *)p; break;
+    case KILN_U8: *value = *(const uint8_t *)p; break;
+    case KILN_U16: *value = *(const uint16_t *)p; break;
+    case KILN_U32: *value = *(const uint32_t *)p; break;
+    case KILN_BOOL: *value = *(const uint8_t *)p != 0; break;
+    case KILN_I64: {
+        int64_t v = *(const int64_t *)p;
+        /* kiln's FLOAT attributes hold integers exactly only up to 2^53. */
+        if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53))
+            return onnx_node_unsupported(node, "%s %lld is beyond 2^53 in magnitude", what, (long long)v);
+        *value = (double)v;
+        break;
+    }
+    case KILN_U64: {
+        uint64_t v = *(const uint64_t *)p;
+        if (v > (UINT64_C(1) << 53))
+            return onnx_node_unsupported(node, "%s %llu is beyond 2^53", what, (unsigned long long)v);
+        *value = (double)v;
+        break;
+    }
+    default:
+        return onnx_node_unsupported(node, "%s has dtype %s", what, kiln_dtype_name(kiln_tensor_dtype(t)));
+    }
+    return KILN_OK;
+}
+
+/*
+ * ConstantOfShape: its shape operand folded into constant_of_shape's
+ * attribute; `value` (a one-element tensor, default f32 0) gives the
+ * element and the dtype.
+ */
+static kiln_status map_constant_of_shape(onnx_node *node, const char *kiln_op)
+{
+    int64_t shape[KILN_MAX_RANK];
+    uint32_t count = 0;
+    double value = 0.0;
+    kiln_dtype dtype = KILN_F32;
+    kiln_status status = onnx_node_constant_ints(node, 0, shape, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, "value");
+    if (a) {
+        kiln_tensor *t = NULL;
+        kiln_error tensor_err;
+        if (!a->t)
+            return onnx_node_unsupported(node, "attribute 'value' is not a tensor");
+        if (onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
+            return onnx_node_unsupported(node, "attribute 'value': %s", tensor_err.message);
+        dtype = kiln_tensor_dtype(t);
+        status = tensor_scalar(node, t, "attribute 'value'", &value);
+        kiln_tensor_free(t);
+        if (status != KILN_OK)
+            return status;
+    }
+    attr_list list = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_ints(&list, "shape", shape, count);
+    attr_float(&list, "value", value);
+    attr_string(&list, "dtype", name, strlen(name));
+    return emit_output(node, kiln_op, 0, NULL, &list);
+}
+
+/*
+ * Range: its three scalar operands folded into range's attributes. kiln
+ * computes the length in double; ONNX in the operands' type, so for f32
+ * the f32 length is computed here too and a disagreement is refused.
+ */
+static kiln_status map_range(onnx_node *node, const char *kiln_op)
+{
+    static const char *const what[] = {"input 0 (start)", "input 1 (limit)", "input 2 (delta)"};
+    double bounds[3];
+    kiln_dtype dtype = KILN_F32;
+    kiln_status status = KILN_OK;
+    for (uint32_t k = 0; status == KILN_OK && k < 3; k++) {
+        const kiln_tensor *t;
+        status = onnx_node_constant(node, k, &t);
+        if (status == KILN_OK)
+            status = tensor_scalar(node, t, what[k], &bounds[k]);
+        if (status == KILN_OK && k > 0 && kiln_tensor_dtype(t) != dtype)
+            status = onnx_node_unsupported(node, "%s is %s, input 0 is %s", what[k],
+                                           kiln_dtype_name(kiln_tensor_dtype(t)), kiln_dtype_name(dtype));
+        if (status == KILN_OK && k == 0)
+            dtype = kiln_tensor_dtype(t);
+    }
+    if (status != KILN_OK)
+        return status;
+    if (dtype == KILN_F32 && bounds[2] != 0 && isfinite(bounds[0]) && isfinite(bounds[1]) && isfinite(bounds[2])) {
+        float start = (float)bounds[0], limit = (float)bounds[1], delta = (float)bounds[2];
+        double in_f32 = ceilf((limit - start) / delta), in_f64 = ceil((bounds[1] - bounds[0]) / bounds[2]);
+        if (fmax(in_f32, 0) != fmax(in_f64, 0))
+            return onnx_node_unsupported(node, "the length of an f32 range is %.0f in f32 arithmetic but %.0f "
+                                               "exactly; kiln computes it exactly",
+                                         fmax(in_f32, 0), fmax(in_f64, 0));
+    }
+    attr_list list = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_float(&list, "start", bounds[0]);
+    attr_float(&list, "limit", bounds[1]);
+    attr_float(&list, "delta", bounds[2]);
+    attr_string(&list, "dtype", name, strlen(name));
+    return emit_output(node, kiln_op, 0, NULL, &list);
+}
+
+/*
+ * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (opset 9: X, scales). The scales or sizes operand must be constant and
+ * becomes resize's attribute. Opset 10 and Upsample define no coordinate
+ * transformation; nearest there is ONNX's asymmetric floor rule. Linear
+ * Upsample and Resize-10 are refused rather than guessed.
+ */
+static kiln_status map_resize(onnx_node *node, const char *kiln_op)
+{
+    bool legacy = node->opset < 11 || strcmp(node->proto->op_type, "Upsample") == 0;
+    char mode_text[32], coordinate_text[32], nearest_text[32];
+    const char *mode = onnx_node_string(node, "mode", "nearest", mode_text, sizeof mode_text);
+    const char *coordinate = onnx_node_string(node, "coordinate_transformation_mode", "half_pixel",
+                                              coordinate_text, sizeof coordinate_text);
+    const char *nearest = onnx_node_string(node, "nearest_mode", "round_prefer_floor", nearest_text,
+                                           sizeof nearest_text);
+    uint32_t scales_index = legacy ? 1 : 2, sizes_index = 3;
+    kiln_value x;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    if (legacy) {
+        if (strcmp(mode, "nearest") != 0)
+            return onnx_node_unsupported(node, "mode \"%s\" at opset %lld: only nearest is supported there", mode,
+                                         (long long)node->opset);
+        coordinate = "asymmetric";
+        nearest = "floor";
+    }
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 && strcmp(mode, "cubic") != 0)
+        return onnx_node_unsupported(node, "attribute 'mode' is \"%s\", not nearest, linear or cubic", mode);
+    if (strcmp(coordinate, "tf_crop_and_resize") == 0)
+        return onnx_node_unsupported(node, "coordinate_transformation_mode tf_crop_and_resize (a region of interest) "
+                                           "is not supported");
+    static const char *const later[] = {"antialias", "axes", "keep_aspect_ratio_policy", NULL};
+    for (const char *const *name = later; *name; name++)
+        if (onnx_node_attribute(node, *name))
+            return onnx_node_unsupported(node, "attribute '%s' is not supported", *name);
+    attr_list list = {0};
+    bool has_sizes = !legacy && onnx_node_has_input(node, sizes_index);
+    if (has_sizes) {
+        int64_t sizes[KILN_MAX_RANK];
+        uint32_t count = 0;
+        status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &count);
+        if (status != KILN_OK)
+            return status;
+        if (onnx_node_has_input(node, scales_index)) {
+            const kiln_tensor *scales;
+            status = onnx_node_constant(node, scales_index, &scales);
+            if (status != KILN_OK)
+                return status;
+            if (kiln_tensor_element_count(scales) != 0)
+                return onnx_node_unsupported(node, "both scales and sizes are given");
+        }
+        attr_ints(&list, "sizes", sizes, count);
+    } else {
+        const kiln_tensor *scales;
+        if (!onnx_node_has_input(node, scales_index))
+            return onnx_node_unsupported(node, "neither scales nor sizes is given");
+        status = onnx_node_constant(node, scales_index, &scales);
+        if (status != KILN_OK)
+            return status;
+        uint64_t count = kiln_tensor_element_count(scales);
+        if (kiln_tensor_dtype(scales) != KILN_F32 || count > KILN_MAX_RANK)
+            return onnx_node_unsupported(node, "scales must be at most %u f32 values, not %llu of %s", KILN_MAX_RANK,
+                                         (unsigned long long)count, kiln_dtype_name(kiln_tensor_dtype(scales)));
+        attr_floats(&list, "scales", kiln_tensor_const_data(scales), (uint32_t)count);
+    }
+    /* Attributes that cannot matter for the mode are dropped: kiln refuses them rather than ignore them. */
+    attr_string(&list, "mode", mode, strlen(mode));
+    attr_string(&list, "coordinate_transformation_mode", coordinate, strlen(coordinate));
+    if (strcmp(mode, "nearest") == 0)
+        attr_string(&list, "nearest_mode", nearest, strlen(nearest));
+    if (strcmp(mode, "cubic") == 0) {
+        attr_float(&list, "cubic_coeff_a", onnx_node_float(node, "cubic_coeff_a", -0.75));
+        attr_int(&list, "exclude_outside", onnx_node_int(node, "exclude_outside", 0));
+    }
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
 /* ------------------------------------------------------------------ table */
 
 #define ALL 1, 1000 /* every opset version the mapping covers */
@@ -1098,11 +1347,21 @@ static const onnx_op_mapping mappings[] = {
     {"Hardmax", ALL, map_softmax, "hardmax"},
     {"GlobalAveragePool", ALL, map_global_pool, "reduce_mean"},
     {"GlobalMaxPool", ALL, map_global_pool, "reduce_max"},
+    {"GlobalLpPool", ALL, map_rename, "global_lp_pool"},
+    /* convolution, pooling, resizing */
+    {"Conv", ALL, map_window, "conv"},
+    {"ConvTranspose", ALL, map_window, "conv_transpose"},
+    {"MaxPool", ALL, map_window, "max_pool"},
+    {"AveragePool", ALL, map_window, "avg_pool"},
+    {"LpPool", ALL, map_window, "lp_pool"},
+    {"Resize", 10, 1000, map_resize, "resize"},
+    {"Upsample", 9, 9, map_resize, "resize"},
     /* matrix products and layout */
     {"MatMul", ALL, map_rename, "matmul"},
     {"Gemm", ALL, map_gemm, "gemm"},
     {"Transpose", ALL, map_rename, "transpose"},
     {"Flatten", ALL, map_rename, "flatten"},
+    {"Einsum", ALL, map_rename, "einsum"},
     /* shape */
     {"Identity", ALL, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
@@ -1118,6 +1377,10 @@ static const onnx_op_mapping mappings[] = {
     {"Expand", ALL, map_expand, "expand"},
     {"Tile", ALL, map_tile, "tile"},
     {"Pad", ALL, map_pad, "pad"},
+    /* generators */
+    {"EyeLike", ALL, map_eye_like, "eye_like"},
+    {"ConstantOfShape", ALL, map_constant_of_shape, "constant_of_shape"},
+    {"Range", ALL, map_range, "range"},
     {"Split", ALL, map_split, "slice"},
     /* indexing */
     {"Gather", ALL, map_rename, "gather"},
