@@ -6,14 +6,16 @@
  * but kiln as attributes — shapes, axes, pads, repeats — which must be
  * constant at import (onnx_node_constant_ints); others again are
  * decompositions (PRelu, Mish, opset < 13 Softmax, GlobalAveragePool,
- * Clip with computed bounds, Split). Semantics follow the ONNX operator
- * documentation of the opset versions listed in each row.
+ * Clip with computed bounds, Split; the losses, in onnx_map_loss.c).
+ * Semantics follow the ONNX operator documentation of the opset versions
+ * listed in each row.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "onnx_error.h"
+#include "onnx_map_loss.h"
 #include "onnx_model.h"
 #include "onnx_ops.h"
 
@@ -1345,6 +1347,8 @@ static const onnx_op_mapping mappings[] = {
     {"Softmax", ALL, map_softmax, "softmax"},
     {"LogSoftmax", ALL, map_softmax, "log_softmax"},
     {"Hardmax", ALL, map_softmax, "hardmax"},
+    {"NegativeLogLikelihoodLoss", 12, 1000, onnx_map_nll_loss, NULL},
+    {"SoftmaxCrossEntropyLoss", 12, 1000, onnx_map_softmax_cross_entropy, NULL},
     {"GlobalAveragePool", ALL, map_global_pool, "reduce_mean"},
     {"GlobalMaxPool", ALL, map_global_pool, "reduce_max"},
     {"GlobalLpPool", ALL, map_rename, "global_lp_pool"},

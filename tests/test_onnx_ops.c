@@ -1,0 +1,355 @@
+/*
+ * test_onnx_ops.c — mappings of tools/onnx/onnx_ops.c and onnx_map_loss.c
+ * on models built here: the two losses against a naive reference written
+ * here (index-walking loops, long double, every reduction, with and
+ * without weights, an ignore_index inside and outside the class range,
+ * an infinity under an ignored entry, a mean over nothing), and the
+ * refusals of constructs that would otherwise compute something else than
+ * ONNX: each checked by status and by the words of its reason.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx_builder.h"
+#include "onnx_import.h"
+#include "onnx_model.h"
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+#define L(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int release_arena(void **state)
+{
+    (void)state;
+    onnx_arena_release();
+    return 0;
+}
+
+/* Pack, decode and import `model`; the decoded model is freed here. */
+static kiln_status import(const Onnx__ModelProto *model, onnx_import *result, kiln_error *err)
+{
+    size_t size;
+    uint8_t *bytes = onnx_pack(model, &size);
+    Onnx__ModelProto *decoded;
+    kiln_status status = onnx_model_decode(bytes, size, NULL, &decoded, err);
+    if (status != KILN_OK) {
+        memset(result, 0, sizeof *result);
+        return status;
+    }
+    status = onnx_import_model(decoded, "test", NULL, result, err);
+    onnx__model_proto__free_unpacked(decoded, NULL);
+    return status;
+}
+
+/* Import `model`, which must be refused as unsupported with `words` in the reason. */
+static void expect_refusal(const Onnx__ModelProto *model, const char *words)
+{
+    onnx_import result;
+    kiln_error err;
+    kiln_status status = import(model, &result, &err);
+    if (status != KILN_ERR_UNSUPPORTED_OP || !strstr(err.message, words))
+        fail_msg("expected a refusal containing \"%s\", got status %d: %s", words, (int)status, err.message);
+    onnx_import_release(&result);
+}
+
+static kiln_program *load(const onnx_import *result)
+{
+    void *bytes;
+    size_t size;
+    kiln_program *program = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_builder_encode(result->builder, &bytes, &size, &err), KILN_OK);
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    free(bytes);
+    if (status != KILN_OK)
+        fail_msg("%s", err.message);
+    return program;
+}
+
+static kiln_tensor *tensor_of(kiln_dtype dtype, uint32_t rank, const int64_t *dims, const void *data, size_t bytes)
+{
+    kiln_tensor *t;
+    assert_int_equal(kiln_tensor_new(dtype, rank, dims, &t, NULL), KILN_OK);
+    assert_int_equal(kiln_tensor_byte_size(t), bytes);
+    memcpy(kiln_tensor_data(t), data, bytes);
+    return t;
+}
+
+/* NaN matches NaN, an infinity itself, anything else within a relative 1e-6. */
+static void expect_close(float got, long double want, const char *what, int index)
+{
+    if (isnan(want) ? isnan(got) : fabsl(got - want) <= 1e-6L * fabsl(want) + 1e-9L)
+        return;
+    fail_msg("%s[%d] = %.9g, reference %.9Lg", what, index, got, want);
+}
+
+/* ------------------------------------------------------------ the losses */
+
+enum { N = 2, C = 3, D = 4 };
+
+/* One configuration of a loss node. */
+typedef struct loss_case {
+    const char *reduction; /* NULL: the default (mean) */
+    bool weighted;
+    bool has_ignore;
+    int64_t ignore_index;
+    bool softmax; /* SoftmaxCrossEntropyLoss (with its log_prob output), else NegativeLogLikelihoodLoss */
+} loss_case;
+
+static const float class_weight[C] = {0.5f, 2.0f, 1.25f};
+
+/*
+ * The reference, written from the ONNX operator documentation: walk every
+ * (n, d), skip ignored entries (they add 0 to the loss and to the
+ * weights), sum in long double.
+ */
+static void reference_loss(const loss_case *c, const float *x, const int64_t *target, long double *loss,
+                           long double *log_prob, long double *reduced)
+{
+    long double total = 0, weights = 0;
+    for (int n = 0; n < N; n++) {
+        for (int d = 0; d < D; d++) {
+            long double row_max = -INFINITY, row_sum = 0;
+            for (int k = 0; k < C; k++)
+                if (x[(n * C + k) * D + d] > row_max)
+                    row_max = x[(n * C + k) * D + d];
+            for (int k = 0; k < C; k++)
+                row_sum += expl((long double)x[(n * C + k) * D + d] - row_max);
+            for (int k = 0; k < C; k++) {
+                long double v = x[(n * C + k) * D + d];
+                log_prob[(n * C + k) * D + d] = c->softmax ? v - row_max - logl(row_sum) : v;
+            }
+            int64_t t = target[n * D + d];
+            long double entry = 0, w = 0;
+            if (!(c->has_ignore && t == c->ignore_index)) {
+                w = c->weighted ? class_weight[t] : 1.0L;
+                entry = -log_prob[(n * C + t) * D + d] * w;
+            }
+            loss[n * D + d] = entry;
+            total += entry;
+            weights += w;
+        }
+    }
+    const char *r = c->reduction ? c->reduction : "mean";
+    if (strcmp(r, "sum") == 0)
+        *reduced = total;
+    else if (c->weighted || c->has_ignore)
+        *reduced = total / weights; /* every entry ignored: 0/0, NaN */
+    else
+        *reduced = total / (N * D);
+}
+
+static Onnx__ModelProto *loss_model(const loss_case *c)
+{
+    Onnx__AttributeProto *attributes[3] = {NULL, NULL, NULL};
+    size_t a = 0;
+    if (c->reduction)
+        attributes[a++] = onnx_attr_string("reduction", c->reduction);
+    if (c->has_ignore)
+        attributes[a++] = onnx_attr_int("ignore_index", c->ignore_index);
+    const int64_t weight_dims[] = {C};
+    Onnx__TensorProto *weight = onnx_tensor_f32("w", 1, weight_dims, class_weight, 1);
+    const char *const *inputs = c->weighted ? L("x", "t", "w") : L("x", "t");
+    const char *const *outputs = c->softmax ? L("loss", "log_prob") : L("loss");
+    Onnx__ValueInfoProto *graph_outputs[3] = {onnx_value("loss", F32, 0, NULL),
+                                              c->softmax ? onnx_value("log_prob", F32, 0, NULL) : NULL, NULL};
+    return onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node(c->softmax ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", "loss",
+                                        inputs, outputs, attributes),
+                              NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "3", "4")), onnx_value("t", I64, 2, L("2", "4")),
+                                   NULL},
+        graph_outputs, c->weighted ? (Onnx__TensorProto *[]){weight, NULL} : NULL);
+}
+
+static void run_loss_case(const loss_case *c, const float *x, const int64_t *target)
+{
+    onnx_import result;
+    kiln_error err;
+    if (import(loss_model(c), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    const int64_t x_dims[] = {N, C, D}, t_dims[] = {N, D};
+    kiln_tensor *xt = tensor_of(KILN_F32, 3, x_dims, x, N * C * D * sizeof(float));
+    kiln_tensor *tt = tensor_of(KILN_I64, 2, t_dims, target, N * D * sizeof(int64_t));
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "t", tt, NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+
+    long double loss[N * D], log_prob[N * C * D], reduced;
+    reference_loss(c, x, target, loss, log_prob, &reduced);
+    const kiln_tensor *y = kiln_session_output(session, 0);
+    const float *got = kiln_tensor_const_data(y);
+    if (c->reduction && strcmp(c->reduction, "none") == 0) {
+        assert_int_equal(kiln_tensor_rank(y), 2);
+        for (int i = 0; i < N * D; i++)
+            expect_close(got[i], loss[i], "loss", i);
+    } else {
+        assert_int_equal(kiln_tensor_rank(y), 0);
+        expect_close(got[0], reduced, "loss", 0);
+    }
+    if (c->softmax) {
+        const float *lp = kiln_tensor_const_data(kiln_session_output(session, 1));
+        for (int i = 0; i < N * C * D; i++)
+            expect_close(lp[i], log_prob[i], "log_prob", i);
+    }
+    kiln_session_free(session);
+    kiln_tensor_free(xt);
+    kiln_tensor_free(tt);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+}
+
+/*
+ * Every reduction, with and without weights, without ignore_index, with
+ * one inside the class range (1) and with one outside it (-5: the entries
+ * holding it would index out of range if they were read). x[n, 0, d] is
+ * +inf where the target is ignored, so an ignored entry that leaked into
+ * the sum (as inf * 0 = NaN) would show.
+ */
+static void losses_match_a_naive_reference(void **state)
+{
+    (void)state;
+    float x[N * C * D];
+    for (int i = 0; i < N * C * D; i++)
+        x[i] = (float)((i * 37) % 11) / 4.0f - 1.3f;
+    static const char *const reductions[] = {NULL, "none", "sum", "mean"};
+    static const struct {
+        bool has_ignore;
+        int64_t ignore_index;
+    } ignores[] = {{false, 0}, {true, 1}, {true, -5}};
+    for (int softmax = 0; softmax < 2; softmax++)
+        for (size_t r = 0; r < 4; r++)
+            for (int weighted = 0; weighted < 2; weighted++)
+                for (size_t i = 0; i < 3; i++) {
+                    int64_t target[N * D] = {0, 2, 1, 2, 1, 0, 2, 1};
+                    float with_inf[N * C * D];
+                    memcpy(with_inf, x, sizeof x);
+                    if (ignores[i].has_ignore) {
+                        target[3] = target[6] = ignores[i].ignore_index;
+                        with_inf[(0 * C + 0) * D + 3] = INFINITY;
+                        with_inf[(1 * C + 0) * D + 2] = INFINITY;
+                    }
+                    loss_case c = {reductions[r], weighted, ignores[i].has_ignore, ignores[i].ignore_index,
+                                   softmax};
+                    /* With the softmax an infinite score makes every log-probability of its row NaN or -inf. */
+                    run_loss_case(&c, softmax ? x : with_inf, target);
+                }
+}
+
+/* A mean over entries that are all ignored is 0/0: NaN, as ONNX defines it. */
+static void mean_over_nothing_is_nan(void **state)
+{
+    (void)state;
+    float x[N * C * D];
+    for (int i = 0; i < N * C * D; i++)
+        x[i] = (float)i / 8.0f;
+    int64_t target[N * D];
+    for (int i = 0; i < N * D; i++)
+        target[i] = 7;
+    for (int weighted = 0; weighted < 2; weighted++) {
+        loss_case c = {"mean", weighted, true, 7, false};
+        run_loss_case(&c, x, target);
+    }
+}
+
+/* ------------------------------------------------------------ refusals */
+
+static Onnx__ModelProto *one_node(int64_t opset, Onnx__NodeProto *node, Onnx__ValueInfoProto *const *inputs,
+                                  Onnx__TensorProto *const *initializers)
+{
+    return onnx_model(8, opset, (Onnx__NodeProto *[]){node, NULL}, inputs,
+                      (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, initializers);
+}
+
+static void constructs_kiln_cannot_match_are_refused(void **state)
+{
+    (void)state;
+    Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "4", "4")), NULL};
+    const int64_t two[] = {2, 2};
+
+    /* MaxPool's indices output. */
+    expect_refusal(one_node(12,
+                            onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
+                                      (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, two), NULL}),
+                            image, NULL),
+                   "output 1 ('indices', the indices of the maxima) is not supported");
+
+    /* Resize-10 and Upsample define no coordinate transformation for linear. */
+    const int64_t four[] = {4};
+    Onnx__TensorProto *scales = onnx_tensor_f32("scales", 1, four, (const float[]){1, 1, 2, 2}, 1);
+    expect_refusal(one_node(10,
+                            onnx_node("Resize", "r", L("x", "scales"), L("y"),
+                                      (Onnx__AttributeProto *[]){onnx_attr_string("mode", "linear"), NULL}),
+                            image, (Onnx__TensorProto *[]){scales, NULL}),
+                   "mode \"linear\" at opset 10: only nearest is supported there");
+    expect_refusal(one_node(13,
+                            onnx_node("Resize", "r", L("x", "", "scales"), L("y"),
+                                      (Onnx__AttributeProto *[]){
+                                          onnx_attr_string("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                          NULL}),
+                            image, (Onnx__TensorProto *[]){scales, NULL}),
+                   "tf_crop_and_resize (a region of interest) is not supported");
+    /* Scales computed at run time cannot become an attribute. */
+    Onnx__ValueInfoProto *image_and_scales[] = {image[0], onnx_value("s", F32, 1, L("4")), NULL};
+    expect_refusal(one_node(13, onnx_node("Resize", "r", L("x", "", "s"), L("y"), NULL), image_and_scales, NULL),
+                   "input 2 ('s') must be a constant");
+
+    /* An f32 Range whose length differs between f32 arithmetic (ONNX) and exact arithmetic (kiln). */
+    const int64_t scalar[1] = {0};
+    Onnx__TensorProto *bounds[] = {onnx_tensor_f32("start", 0, scalar, (const float[]){0.0f}, 1),
+                                   onnx_tensor_f32("limit", 0, scalar, (const float[]){0.3f}, 1),
+                                   onnx_tensor_f32("delta", 0, scalar, (const float[]){0.1f}, 1), NULL};
+    expect_refusal(one_node(11, onnx_node("Range", "r", L("start", "limit", "delta"), L("y"), NULL), NULL, bounds),
+                   "the length of an f32 range is 3 in f32 arithmetic but 4 exactly");
+
+    /* Losses: an unknown reduction, a target that is not integers, a target without the class axis removed. */
+    Onnx__ValueInfoProto *scores[] = {onnx_value("x", F32, 2, L("2", "3")), onnx_value("t", I64, 1, L("2")), NULL};
+    expect_refusal(one_node(13,
+                            onnx_node("NegativeLogLikelihoodLoss", "l", L("x", "t"), L("y"),
+                                      (Onnx__AttributeProto *[]){onnx_attr_string("reduction", "average"), NULL}),
+                            scores, NULL),
+                   "attribute 'reduction' is \"average\", not \"none\", \"sum\" or \"mean\"");
+    Onnx__ValueInfoProto *float_target[] = {scores[0], onnx_value("t", F32, 1, L("2")), NULL};
+    expect_refusal(
+        one_node(13, onnx_node("SoftmaxCrossEntropyLoss", "l", L("x", "t"), L("y"), NULL), float_target, NULL),
+        "target has dtype f32, not i32 or i64");
+    Onnx__ValueInfoProto *same_rank[] = {scores[0], onnx_value("t", I64, 2, L("2", "3")), NULL};
+    expect_refusal(one_node(13, onnx_node("NegativeLogLikelihoodLoss", "l", L("x", "t"), L("y"), NULL), same_rank,
+                            NULL),
+                   "input of rank 2 and target of rank 2");
+
+    /* ConstantOfShape's value beyond what a kiln FLOAT attribute holds exactly. */
+    const int64_t one[] = {1};
+    Onnx__TensorProto *shape = onnx_tensor_i64("shape", 1, one, (const int64_t[]){3});
+    Onnx__AttributeProto *value = onnx_attr_int("value", 0);
+    value->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    value->t = onnx_tensor_i64("v", 1, one, (const int64_t[]){(INT64_C(1) << 53) + 1});
+    expect_refusal(one_node(11,
+                            onnx_node("ConstantOfShape", "c", L("shape"), L("y"),
+                                      (Onnx__AttributeProto *[]){value, NULL}),
+                            NULL, (Onnx__TensorProto *[]){shape, NULL}),
+                   "attribute 'value' 9007199254740993 is beyond 2^53 in magnitude");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(losses_match_a_naive_reference, release_arena),
+        cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
+        cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
