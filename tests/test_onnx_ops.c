@@ -331,6 +331,18 @@ static void constructs_kiln_cannot_match_are_refused(void **state)
                             NULL),
                    "input of rank 2 and target of rank 2");
 
+    /* Dropout in training mode drops at random unless its ratio is 0. */
+    const int64_t scalar_dims[1] = {0};
+    Onnx__TensorProto *training[] = {
+        onnx_tensor_f32("ratio", 0, scalar_dims, (const float[]){0.25f}, 1),
+        onnx_tensor_i64("on", 0, scalar_dims, (const int64_t[]){1}), NULL};
+    training[1]->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+    training[1]->n_int64_data = 0;
+    training[1]->n_int32_data = 1;
+    training[1]->int32_data = (int32_t[]){1};
+    expect_refusal(one_node(13, onnx_node("Dropout", "d", L("x", "ratio", "on"), L("y"), NULL), image, training),
+                   "training_mode is set with ratio 0.25: dropping elements at random is not supported");
+
     /* ConstantOfShape's value beyond what a kiln FLOAT attribute holds exactly. */
     const int64_t one[] = {1};
     Onnx__TensorProto *shape = onnx_tensor_i64("shape", 1, one, (const int64_t[]){3});
@@ -344,12 +356,50 @@ static void constructs_kiln_cannot_match_are_refused(void **state)
                    "attribute 'value' 9007199254740993 is beyond 2^53 in magnitude");
 }
 
+/*
+ * Before opset 7 only the rows marked as unchanged since opset 1 apply:
+ * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
+ * elu; Add at opset 6, whose broadcasting rules differ, is reported.
+ */
+static void old_opsets_map_only_unchanged_ops(void **state)
+{
+    (void)state;
+    Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 1, L("4")), NULL};
+    Onnx__AttributeProto *hint = onnx_attr_ints("consumed_inputs", 1, (const int64_t[]){0});
+    onnx_import result;
+    kiln_error err;
+    Onnx__ModelProto *elu = one_node(
+        6, onnx_node("Elu", "e", L("x"), L("y"), (Onnx__AttributeProto *[]){onnx_attr_float("alpha", 0.5f), hint, NULL}),
+        x, NULL);
+    if (import(elu, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    const float in[4] = {-2.0f, -0.5f, 0.0f, 3.0f};
+    const int64_t dims[] = {4};
+    kiln_tensor *xt = tensor_of(KILN_F32, 1, dims, in, sizeof in);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const float *got = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int i = 0; i < 4; i++)
+        expect_close(got[i], in[i] < 0 ? 0.5L * expm1l(in[i]) : (long double)in[i], "elu", i);
+    kiln_session_free(session);
+    kiln_tensor_free(xt);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    expect_refusal(one_node(6, onnx_node("Add", "a", L("x", "x"), L("y"), NULL), x, NULL),
+                   "unsupported op Add (opset 6): mapped for opsets 7.. only");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(losses_match_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
+        cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -285,12 +285,14 @@ static kiln_status cast_to(onnx_node *node, kiln_value *value, kiln_dtype dtype)
 /* Same inputs, same attributes, another name. */
 static kiln_status map_rename(onnx_node *node, const char *kiln_op)
 {
+    /* Opsets 1..5 let a node name inputs it may overwrite in place: a hint with no effect on the result. */
+    static const char *const skip[] = {"consumed_inputs", NULL};
     kiln_value inputs[64];
     uint32_t count = present_inputs(node);
     attr_list list = {0};
     kiln_status status = node_inputs(node, 0, count, inputs);
     if (status == KILN_OK)
-        status = copy_attributes(node, &list, NULL);
+        status = copy_attributes(node, &list, skip);
     if (status == KILN_OK)
         status = refuse_extra_outputs(node, 1);
     if (status == KILN_OK)
@@ -300,7 +302,9 @@ static kiln_status map_rename(onnx_node *node, const char *kiln_op)
 
 /*
  * Identity, and Dropout in inference: a copy, and its optional mask output
- * all true (nothing is dropped), for inputs of constant shape.
+ * all true (nothing is dropped), for inputs of constant shape. Dropout in
+ * training mode with a ratio of exactly 0 is the same (it keeps every
+ * element and scales by 1 / (1 - 0)); any other ratio draws random numbers.
  */
 static kiln_status map_identity(onnx_node *node, const char *kiln_op)
 {
@@ -308,11 +312,15 @@ static kiln_status map_identity(onnx_node *node, const char *kiln_op)
     bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK && dropout) {
-        double training = 0;
+        double training = 0, ratio = 0.5;
         if (onnx_node_has_input(node, 2))
             status = constant_scalar(node, 2, &training);
-        if (status == KILN_OK && training != 0)
-            status = onnx_node_unsupported(node, "training_mode is set: kiln runs inference only");
+        if (status == KILN_OK && training != 0 && onnx_node_has_input(node, 1))
+            status = constant_scalar(node, 1, &ratio);
+        if (status == KILN_OK && training != 0 && ratio != 0)
+            status = onnx_node_unsupported(node, "training_mode is set with ratio %g: dropping elements at random is "
+                                                 "not supported (kiln runs inference)",
+                                           ratio);
     }
     if (status == KILN_OK)
         status = refuse_extra_outputs(node, dropout ? 2 : 1);
@@ -1264,7 +1272,16 @@ static kiln_status map_resize(onnx_node *node, const char *kiln_op)
 
 /* ------------------------------------------------------------------ table */
 
-#define ALL 1, 1000 /* every opset version the mapping covers */
+/*
+ * Opset 7 is where ONNX settled broadcasting, Dropout's and
+ * BatchNormalization's test mode and the other semantics every mapping
+ * was written against: a row covers opsets 7.. unless it says otherwise.
+ * SINCE_1 marks the ops whose every earlier version computes the same
+ * thing (the only difference being consumed_inputs, a legacy hint that
+ * map_rename drops).
+ */
+#define ALL 7, 1000
+#define SINCE_1 1, 1000
 
 static const onnx_op_mapping mappings[] = {
     /* elementwise arithmetic and math */
@@ -1272,16 +1289,16 @@ static const onnx_op_mapping mappings[] = {
     {"Sub", ALL, map_rename, "sub"},
     {"Mul", ALL, map_rename, "mul"},
     {"Div", ALL, map_rename, "div"},
-    {"Neg", ALL, map_rename, "neg"},
-    {"Abs", ALL, map_rename, "abs"},
+    {"Neg", SINCE_1, map_rename, "neg"},
+    {"Abs", SINCE_1, map_rename, "abs"},
     {"Sign", ALL, map_rename, "sign"},
-    {"Exp", ALL, map_rename, "exp"},
-    {"Log", ALL, map_rename, "log"},
-    {"Sqrt", ALL, map_rename, "sqrt"},
-    {"Reciprocal", ALL, map_rename, "reciprocal"},
+    {"Exp", SINCE_1, map_rename, "exp"},
+    {"Log", SINCE_1, map_rename, "log"},
+    {"Sqrt", SINCE_1, map_rename, "sqrt"},
+    {"Reciprocal", SINCE_1, map_rename, "reciprocal"},
     {"Erf", ALL, map_rename, "erf"},
-    {"Floor", ALL, map_rename, "floor"},
-    {"Ceil", ALL, map_rename, "ceil"},
+    {"Floor", SINCE_1, map_rename, "floor"},
+    {"Ceil", SINCE_1, map_rename, "ceil"},
     {"Round", ALL, map_rename, "round"},
     {"Sin", ALL, map_rename, "sin"},
     {"Cos", ALL, map_rename, "cos"},
@@ -1294,21 +1311,21 @@ static const onnx_op_mapping mappings[] = {
     {"Asinh", ALL, map_rename, "asinh"},
     {"Acosh", ALL, map_rename, "acosh"},
     {"Atanh", ALL, map_rename, "atanh"},
-    {"Tanh", ALL, map_rename, "tanh"},
+    {"Tanh", SINCE_1, map_rename, "tanh"},
     {"Pow", ALL, map_pow, "pow"},
     {"Mod", ALL, map_rename, "mod"},
     {"BitShift", ALL, map_bitshift, "bitshift"},
     /* activations */
-    {"Sigmoid", ALL, map_rename, "sigmoid"},
-    {"HardSigmoid", ALL, map_rename, "hard_sigmoid"},
+    {"Sigmoid", SINCE_1, map_rename, "sigmoid"},
+    {"HardSigmoid", SINCE_1, map_rename, "hard_sigmoid"},
     {"HardSwish", ALL, map_rename, "hard_swish"},
-    {"Relu", ALL, map_rename, "relu"},
-    {"LeakyRelu", ALL, map_rename, "leaky_relu"},
-    {"Elu", ALL, map_rename, "elu"},
-    {"Selu", ALL, map_rename, "selu"},
+    {"Relu", SINCE_1, map_rename, "relu"},
+    {"LeakyRelu", SINCE_1, map_rename, "leaky_relu"},
+    {"Elu", SINCE_1, map_rename, "elu"},
+    {"Selu", SINCE_1, map_rename, "selu"},
     {"Celu", ALL, map_rename, "celu"},
-    {"Softplus", ALL, map_rename, "softplus"},
-    {"Softsign", ALL, map_rename, "softsign"},
+    {"Softplus", SINCE_1, map_rename, "softplus"},
+    {"Softsign", SINCE_1, map_rename, "softsign"},
     {"Shrink", ALL, map_rename, "shrink"},
     {"ThresholdedRelu", ALL, map_rename, "thresholded_relu"},
     {"PRelu", ALL, map_prelu, NULL},
@@ -1323,7 +1340,7 @@ static const onnx_op_mapping mappings[] = {
     {"And", ALL, map_rename, "and"},
     {"Or", ALL, map_rename, "or"},
     {"Xor", ALL, map_rename, "xor"},
-    {"Not", ALL, map_rename, "not"},
+    {"Not", SINCE_1, map_rename, "not"},
     {"IsNaN", ALL, map_rename, "isnan"},
     {"IsInf", ALL, map_rename, "isinf"},
     {"Where", ALL, map_rename, "where"},
@@ -1349,8 +1366,8 @@ static const onnx_op_mapping mappings[] = {
     {"Hardmax", ALL, map_softmax, "hardmax"},
     {"NegativeLogLikelihoodLoss", 12, 1000, onnx_map_nll_loss, NULL},
     {"SoftmaxCrossEntropyLoss", 12, 1000, onnx_map_softmax_cross_entropy, NULL},
-    {"GlobalAveragePool", ALL, map_global_pool, "reduce_mean"},
-    {"GlobalMaxPool", ALL, map_global_pool, "reduce_max"},
+    {"GlobalAveragePool", SINCE_1, map_global_pool, "reduce_mean"},
+    {"GlobalMaxPool", SINCE_1, map_global_pool, "reduce_max"},
     {"GlobalLpPool", ALL, map_rename, "global_lp_pool"},
     /* convolution, pooling, resizing */
     {"Conv", ALL, map_window, "conv"},
@@ -1367,7 +1384,7 @@ static const onnx_op_mapping mappings[] = {
     {"Flatten", ALL, map_rename, "flatten"},
     {"Einsum", ALL, map_rename, "einsum"},
     /* shape */
-    {"Identity", ALL, map_identity, "identity"},
+    {"Identity", SINCE_1, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
     {"Constant", ALL, map_constant, NULL},
     {"Cast", ALL, map_cast, "cast"},
@@ -1399,7 +1416,7 @@ static const onnx_op_mapping mappings[] = {
     /* normalization */
     {"BatchNormalization", ALL, map_batch_norm, "batch_norm"},
     {"LayerNormalization", 17, 1000, map_layer_norm, "layer_norm"},
-    {"InstanceNormalization", ALL, map_rename, "instance_norm"},
+    {"InstanceNormalization", SINCE_1, map_rename, "instance_norm"},
     {"LpNormalization", ALL, map_rename, "lp_norm"},
     {"MeanVarianceNormalization", ALL, map_rename, "mean_variance_norm"},
 };
