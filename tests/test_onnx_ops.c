@@ -357,6 +357,60 @@ static void constructs_kiln_cannot_match_are_refused(void **state)
 }
 
 /*
+ * LRN with an even size (the window reaches one channel further up than
+ * down) on a rank-3 input, against the sum of squares over the window
+ * walked here, in long double.
+ */
+static void lrn_matches_a_naive_reference(void **state)
+{
+    (void)state;
+    enum { LN = 2, LC = 5, LD = 3, SIZE = 4 };
+    const float alpha = 0.3f, beta = 0.6f, bias = 2.0f;
+    Onnx__ModelProto *m = one_node(13,
+                                   onnx_node("LRN", "n", L("x"), L("y"),
+                                             (Onnx__AttributeProto *[]){
+                                                 onnx_attr_int("size", SIZE), onnx_attr_float("alpha", alpha),
+                                                 onnx_attr_float("beta", beta), onnx_attr_float("bias", bias), NULL}),
+                                   (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "5", "3")), NULL}, NULL);
+    onnx_import result;
+    kiln_error err;
+    if (import(m, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    float x[LN * LC * LD];
+    for (int i = 0; i < LN * LC * LD; i++)
+        x[i] = (float)((i * 29) % 13) / 3.0f - 2.0f;
+    const int64_t dims[] = {LN, LC, LD};
+    kiln_tensor *xt = tensor_of(KILN_F32, 3, dims, x, sizeof x);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const float *got = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int n = 0; n < LN; n++)
+        for (int c = 0; c < LC; c++)
+            for (int d = 0; d < LD; d++) {
+                long double sum = 0;
+                for (int k = c - (SIZE - 1) / 2; k <= c + SIZE / 2; k++)
+                    if (k >= 0 && k < LC)
+                        sum += (long double)x[(n * LC + k) * LD + d] * x[(n * LC + k) * LD + d];
+                int i = (n * LC + c) * LD + d;
+                long double want = x[i] / powl(bias + (long double)alpha / SIZE * sum, beta);
+                expect_close(got[i], want, "lrn", i);
+            }
+    kiln_session_free(session);
+    kiln_tensor_free(xt);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* Five axes would need four pooled axes: lp_pool takes at most three. */
+    expect_refusal(
+        one_node(13, onnx_node("LRN", "n", L("x"), L("y"), (Onnx__AttributeProto *[]){onnx_attr_int("size", 3), NULL}),
+                 (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 5, L("1", "2", "2", "2", "2")), NULL}, NULL),
+        "input of rank 5: LRN is mapped for ranks 2..4");
+}
+
+/*
  * Before opset 7 only the rows marked as unchanged since opset 1 apply:
  * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
  * elu; Add at opset 6, whose broadcasting rules differ, is reported.
@@ -400,6 +454,7 @@ int main(void)
         cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
         cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
+        cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

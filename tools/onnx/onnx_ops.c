@@ -947,6 +947,70 @@ static kiln_status map_mish(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/*
+ * LRN: y = x / (bias + alpha / size * square_sum)^beta, where square_sum
+ * sums x^2 over the channels c - floor((size-1)/2) .. c + ceil((size-1)/2)
+ * that exist. The window sum is lp_pool with p = 1 (a sum of absolute
+ * values, exact for squares) on the squares with a unit axis in front of
+ * the channels, so that they become the first pooled axis, zero-padded.
+ */
+static kiln_status map_lrn(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, squares, stacked, sums;
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    int64_t size = onnx_node_int(node, "size", 0);
+    if (!onnx_node_attribute(node, "size") || size < 1 || size > (INT64_C(1) << 24))
+        return onnx_node_unsupported(node, "attribute 'size' must be given, in 1..16777216, got %lld",
+                                     (long long)size);
+    if (rank < 2 || rank > 4)
+        return onnx_node_unsupported(node, "input of rank %u: LRN is mapped for ranks 2..4", rank);
+    int64_t channel_axis = 1, kernel[3] = {size, 1, 1}, pads[6] = {0};
+    uint32_t pooled = rank - 1; /* the channels and the axes after them */
+    pads[0] = (size - 1) / 2;
+    pads[pooled] = size / 2; /* ceil((size - 1) / 2) */
+    kiln_value pair[2] = {x, x};
+    status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &squares);
+    attr_list unsqueeze = {0}, pool = {0};
+    attr_ints(&unsqueeze, "axes", &channel_axis, 1);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "unsqueeze", 1, &squares, unsqueeze.count, unsqueeze.items, &stacked);
+    attr_ints(&pool, "kernel_shape", kernel, pooled);
+    attr_ints(&pool, "pads", pads, 2 * pooled);
+    attr_int(&pool, "p", 1);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "lp_pool", 1, &stacked, pool.count, pool.items, &sums);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "squeeze", 1, &sums, unsqueeze.count, unsqueeze.items, &sums);
+    kiln_value scale, bias, beta, base;
+    double alpha = onnx_node_float(node, "alpha", 1e-4);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, alpha / (double)size, &scale);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "bias", 1.0), &bias);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "beta", 0.75), &beta);
+    pair[0] = sums, pair[1] = scale;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &base);
+    pair[0] = bias, pair[1] = base;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "add", 2, pair, 0, NULL, &base);
+    pair[0] = base, pair[1] = beta;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "pow", 2, pair, 0, NULL, &base);
+    pair[0] = x, pair[1] = base;
+    if (status == KILN_OK)
+        status = emit_output(node, "div", 2, pair, NULL);
+    return status;
+}
+
 /* GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes, kept. */
 static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
 {
@@ -1419,6 +1483,7 @@ static const onnx_op_mapping mappings[] = {
     {"InstanceNormalization", SINCE_1, map_rename, "instance_norm"},
     {"LpNormalization", ALL, map_rename, "lp_norm"},
     {"MeanVarianceNormalization", ALL, map_rename, "mean_variance_norm"},
+    {"LRN", ALL, map_lrn, NULL},
 };
 
 /* Why an op kiln lacks cannot be imported, for the classes of ops that never will be one by one. */
