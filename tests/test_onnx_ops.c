@@ -410,6 +410,68 @@ static void lrn_matches_a_naive_reference(void **state)
         "input of rank 5: LRN is mapped for ranks 2..4");
 }
 
+/* Run a one-input program on `x` [1, 1, h, w] and return output 0's data (valid until the session is freed). */
+static const float *run_image(kiln_program *program, kiln_session **session, kiln_tensor **input, const float *x,
+                              int64_t h, int64_t w)
+{
+    const int64_t dims[] = {1, 1, h, w};
+    kiln_error err;
+    *input = tensor_of(KILN_F32, 4, dims, x, (size_t)(h * w) * sizeof(float));
+    assert_int_equal(kiln_session_new(program, NULL, session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(*session, "x", *input, NULL), KILN_OK);
+    if (kiln_session_run(*session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    return kiln_tensor_const_data(kiln_session_output(*session, 0));
+}
+
+/*
+ * Upsample (opset 9) nearest is asymmetric with floor: output (i, j) reads
+ * input (floor(i / 2), floor(j / 3)), walked here. Resize at opset 11 with
+ * an empty sizes input beside its scales takes the scales.
+ */
+static void resize_targets_are_folded(void **state)
+{
+    (void)state;
+    const int64_t four[] = {4}, none[] = {0};
+    Onnx__TensorProto *scales = onnx_tensor_f32("scales", 1, four, (const float[]){1, 1, 2, 3}, 1);
+    Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "2", "3")), NULL};
+    onnx_import result;
+    kiln_error err;
+    if (import(one_node(9, onnx_node("Upsample", "u", L("x", "scales"), L("y"), NULL), image,
+                        (Onnx__TensorProto *[]){scales, NULL}),
+               &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[1, 1, 4, 9]");
+    const float x[6] = {1, 2, 3, 4, 5, 6};
+    kiln_session *session;
+    kiln_tensor *input;
+    const float *got = run_image(program, &session, &input, x, 2, 3);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 9; j++)
+            if (got[i * 9 + j] != x[(i / 2) * 3 + j / 3])
+                fail_msg("y[%d][%d] = %g, expected x[%d][%d] = %g", i, j, got[i * 9 + j], i / 2, j / 3,
+                         x[(i / 2) * 3 + j / 3]);
+    kiln_session_free(session);
+    kiln_tensor_free(input);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    Onnx__TensorProto *empty_sizes = onnx_tensor_i64("sizes", 1, none, (const int64_t[]){0});
+    Onnx__TensorProto *roi = onnx_tensor_f32("roi", 1, none, (const float[]){0}, 1);
+    if (import(one_node(11, onnx_node("Resize", "r", L("x", "roi", "scales", "sizes"), L("y"), NULL), image,
+                        (Onnx__TensorProto *[]){scales, empty_sizes, roi, NULL}),
+               &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    program = load(&result);
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[1, 1, 4, 9]");
+    kiln_program_free(program);
+    onnx_import_release(&result);
+}
+
 /*
  * Before opset 7 only the rows marked as unchanged since opset 1 apply:
  * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
@@ -455,6 +517,7 @@ int main(void)
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
         cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
+        cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1293,13 +1293,15 @@ static kiln_status map_resize(onnx_node *node, const char *kiln_op)
         if (onnx_node_attribute(node, *name))
             return onnx_node_unsupported(node, "attribute '%s' is not supported", *name);
     attr_list list = {0};
-    bool has_sizes = !legacy && onnx_node_has_input(node, sizes_index);
-    if (has_sizes) {
-        int64_t sizes[KILN_MAX_RANK];
-        uint32_t count = 0;
-        status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &count);
+    /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
+    int64_t sizes[KILN_MAX_RANK];
+    uint32_t size_count = 0;
+    if (!legacy && onnx_node_has_input(node, sizes_index)) {
+        status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &size_count);
         if (status != KILN_OK)
             return status;
+    }
+    if (size_count) {
         if (onnx_node_has_input(node, scales_index)) {
             const kiln_tensor *scales;
             status = onnx_node_constant(node, scales_index, &scales);
@@ -1308,7 +1310,7 @@ static kiln_status map_resize(onnx_node *node, const char *kiln_op)
             if (kiln_tensor_element_count(scales) != 0)
                 return onnx_node_unsupported(node, "both scales and sizes are given");
         }
-        attr_ints(&list, "sizes", sizes, count);
+        attr_ints(&list, "sizes", sizes, size_count);
     } else {
         const kiln_tensor *scales;
         if (!onnx_node_has_input(node, scales_index))
