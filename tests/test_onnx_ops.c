@@ -472,6 +472,98 @@ static void resize_targets_are_folded(void **state)
     onnx_import_release(&result);
 }
 
+/* ------------------------------------------------------- quantization */
+
+/* An i8 tensor whose values (in `storage`, which must outlive the model) sit in int32_data, as ONNX stores them. */
+static Onnx__TensorProto *tensor_i8(const char *name, size_t rank, const int64_t *dims, int32_t *storage, size_t n)
+{
+    int64_t wide[16] = {0}; /* onnx_tensor_i64 copies one value per element; they are replaced below */
+    assert_true(n <= 16);
+    Onnx__TensorProto *t = onnx_tensor_i64(name, rank, dims, wide);
+    t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
+    t->n_int64_data = 0;
+    t->n_int32_data = n;
+    t->int32_data = storage;
+    return t;
+}
+
+/*
+ * QuantizeLinear (opset 13) per axis 1 of a [2, 3, 2] input with i8 zero
+ * points, then DequantizeLinear of the result with the same parameters:
+ * against ONNX's formulas written here (f32 division, ties to even,
+ * saturation), with ties (0.5, 2.5, -2.5), values far beyond the i8 range
+ * and -0.
+ */
+static void quantization_matches_the_formulas(void **state)
+{
+    (void)state;
+    enum { QA = 2, QC = 3, QB = 2, QN = QA * QC * QB };
+    const float scale[QC] = {0.5f, 2.0f, 0.1f};
+    int32_t zero_storage[QC] = {-3, 0, 7};
+    const float x[QN] = {0.25f, 1.25f, -1.25f, 5.0f, 1e9f, -1e9f, -0.0f, 0.75f, 12.0f, -12.0f, 0.05f, 0.15f};
+    const int64_t c_dims[] = {QC};
+    Onnx__ModelProto *m = onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node("QuantizeLinear", "q", L("x", "scale", "zero"), L("y"),
+                                        (Onnx__AttributeProto *[]){onnx_attr_int("axis", -2), NULL}),
+                              onnx_node("DequantizeLinear", "d", L("y", "scale", "zero"), L("z"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "3", "2")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), onnx_value("z", F32, 0, NULL), NULL},
+        (Onnx__TensorProto *[]){onnx_tensor_f32("scale", 1, c_dims, scale, 1),
+                                tensor_i8("zero", 1, c_dims, zero_storage, QC), NULL});
+    onnx_import result;
+    kiln_error err;
+    if (import(m, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    const int64_t dims[] = {QA, QC, QB};
+    kiln_tensor *xt = tensor_of(KILN_F32, 3, dims, x, sizeof x);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    const kiln_tensor *y = kiln_session_output(session, 0);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_I8);
+    const int8_t *q = kiln_tensor_const_data(y);
+    const float *z = kiln_tensor_const_data(kiln_session_output(session, 1));
+    for (int i = 0; i < QN; i++) {
+        int c = (i / QB) % QC;
+        float quotient = x[i] / scale[c]; /* f32 division, as ONNX */
+        double rounded = rint(quotient);  /* the default rounding mode: to nearest, ties to even */
+        double shifted = rounded + zero_storage[c];
+        int want = shifted < -128 ? -128 : shifted > 127 ? 127 : (int)shifted;
+        if (q[i] != want)
+            fail_msg("y[%d] = %d, expected %d (x %g, scale %g, zero point %d)", i, q[i], want, x[i], scale[c],
+                     zero_storage[c]);
+        float back = (float)((float)want - (float)zero_storage[c]) * scale[c];
+        if (z[i] != back)
+            fail_msg("z[%d] = %g, expected %g", i, z[i], back);
+    }
+    kiln_session_free(session);
+    kiln_tensor_free(xt);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* Refused: x of another dtype than f32, attributes of later opsets, per-axis scales before opset 13. */
+    Onnx__ValueInfoProto *ints[] = {onnx_value("x", I64, 1, L("3")), NULL};
+    const int64_t scalar[1] = {0};
+    Onnx__TensorProto *one_scale = onnx_tensor_f32("scale", 0, scalar, (const float[]){0.5f}, 1);
+    expect_refusal(one_node(13, onnx_node("QuantizeLinear", "q", L("x", "scale"), L("y"), NULL), ints,
+                            (Onnx__TensorProto *[]){one_scale, NULL}),
+                   "x of dtype i64 and scale of dtype f32: only f32 x and scale are mapped");
+    Onnx__ValueInfoProto *floats[] = {onnx_value("x", F32, 1, L("3")), NULL};
+    expect_refusal(one_node(13,
+                            onnx_node("QuantizeLinear", "q", L("x", "scale"), L("y"),
+                                      (Onnx__AttributeProto *[]){onnx_attr_int("block_size", 2), NULL}),
+                            floats, (Onnx__TensorProto *[]){one_scale, NULL}),
+                   "attribute 'block_size' is not supported");
+    Onnx__TensorProto *three_scales = onnx_tensor_f32("scale", 1, c_dims, scale, 1);
+    expect_refusal(one_node(11, onnx_node("QuantizeLinear", "q", L("x", "scale"), L("y"), NULL), floats,
+                            (Onnx__TensorProto *[]){three_scales, NULL}),
+                   "the scale has shape [3]: before opset 13 it must be a scalar");
+}
+
 /*
  * Before opset 7 only the rows marked as unchanged since opset 1 apply:
  * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
@@ -518,6 +610,7 @@ int main(void)
         cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
+        cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

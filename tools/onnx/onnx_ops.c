@@ -6,7 +6,8 @@
  * but kiln as attributes — shapes, axes, pads, repeats — which must be
  * constant at import (onnx_node_constant_ints); others again are
  * decompositions (PRelu, Mish, opset < 13 Softmax, GlobalAveragePool,
- * Clip with computed bounds, Split; the losses, in onnx_map_loss.c).
+ * Clip with computed bounds, Split; the losses and quantization, in
+ * onnx_map_loss.c and onnx_map_quantize.c).
  * Semantics follow the ONNX operator documentation of the opset versions
  * listed in each row.
  */
@@ -16,6 +17,7 @@
 
 #include "onnx_error.h"
 #include "onnx_map_loss.h"
+#include "onnx_map_quantize.h"
 #include "onnx_model.h"
 #include "onnx_ops.h"
 
@@ -1486,6 +1488,10 @@ static const onnx_op_mapping mappings[] = {
     {"LpNormalization", ALL, map_rename, "lp_norm"},
     {"MeanVarianceNormalization", ALL, map_rename, "mean_variance_norm"},
     {"LRN", ALL, map_lrn, NULL},
+    /* quantization */
+    {"QuantizeLinear", 10, 1000, onnx_map_quantize_linear, NULL},
+    {"DequantizeLinear", 10, 1000, onnx_map_dequantize_linear, NULL},
+    {"DynamicQuantizeLinear", 11, 1000, onnx_map_dynamic_quantize_linear, NULL},
 };
 
 /* Why an op kiln lacks cannot be imported, for the classes of ops that never will be one by one. */
