@@ -565,6 +565,66 @@ static void quantization_matches_the_formulas(void **state)
 }
 
 /*
+ * The cosine windows against their textbook sums written here in long
+ * double (Hamming's coefficients 25/46 and 21/46, Blackman's 0.42, 0.5,
+ * 0.08), periodic (N = size) and symmetric (N = size - 1).
+ */
+static void cosine_windows_match_their_formulas(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op;
+        long double a0, a1, a2;
+    } windows[] = {{"HannWindow", 0.5L, 0.5L, 0},
+                   {"HammingWindow", 25.0L / 46, 21.0L / 46, 0},
+                   {"BlackmanWindow", 0.42L, 0.5L, 0.08L}};
+    const int64_t scalar[1] = {0};
+    enum { SIZE = 7 };
+    for (size_t w = 0; w < 3; w++)
+        for (int periodic = 0; periodic < 2; periodic++) {
+            Onnx__TensorProto *size = onnx_tensor_i64("size", 0, scalar, (const int64_t[]){SIZE});
+            Onnx__ModelProto *m = one_node(
+                17,
+                onnx_node(windows[w].op, "w", L("size"), L("y"),
+                          (Onnx__AttributeProto *[]){onnx_attr_int("periodic", periodic), NULL}),
+                NULL, (Onnx__TensorProto *[]){size, NULL});
+            onnx_import result;
+            kiln_error err;
+            if (import(m, &result, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+            kiln_program *program = load(&result);
+            kiln_session *session;
+            assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+            assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+            const kiln_tensor *y = kiln_session_output(session, 0);
+            assert_int_equal(kiln_tensor_element_count(y), SIZE);
+            const float *got = kiln_tensor_const_data(y);
+            const long double pi = 3.141592653589793238462643383279502884L;
+            for (int n = 0; n < SIZE; n++) {
+                long double t = 2 * pi * n / (periodic ? SIZE : SIZE - 1);
+                long double want = windows[w].a0 - windows[w].a1 * cosl(t) + windows[w].a2 * cosl(2 * t);
+                /* Near-zero ends: cos(2 pi) rounds; allow an absolute 1e-7 there. */
+                if (fabsl(got[n] - want) > 1e-7L + 1e-6L * fabsl(want))
+                    fail_msg("%s periodic=%d [%d] = %.9g, reference %.9Lg", windows[w].op, periodic, n, got[n], want);
+            }
+            kiln_session_free(session);
+            kiln_program_free(program);
+            onnx_import_release(&result);
+        }
+    Onnx__TensorProto *size = onnx_tensor_i64("size", 0, scalar, (const int64_t[]){4});
+    expect_refusal(one_node(17,
+                            onnx_node("HannWindow", "w", L("size"), L("y"),
+                                      (Onnx__AttributeProto *[]){
+                                          onnx_attr_int("output_datatype", ONNX__TENSOR_PROTO__DATA_TYPE__INT32),
+                                          NULL}),
+                            NULL, (Onnx__TensorProto *[]){size, NULL}),
+                   "output_datatype i32: only f32 and f64 windows are mapped");
+    expect_refusal(one_node(17, onnx_node("HannWindow", "w", L("n"), L("y"), NULL),
+                            (Onnx__ValueInfoProto *[]){onnx_value("n", I64, 0, (const char *const[]){NULL}), NULL}, NULL),
+                   "input 0 ('n') must be a constant");
+}
+
+/*
  * Before opset 7 only the rows marked as unchanged since opset 1 apply:
  * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
  * elu; Add at opset 6, whose broadcasting rules differ, is reported.
@@ -611,6 +671,7 @@ int main(void)
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
         cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),
+        cmocka_unit_test_teardown(cosine_windows_match_their_formulas, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1258,6 +1258,56 @@ static kiln_status map_range(onnx_node *node, const char *kiln_op)
 }
 
 /*
+ * HannWindow, HammingWindow, BlackmanWindow (opset 17): a generalized
+ * cosine window a0 - a1 cos(t) + a2 cos(2t), t = 2 pi n / N, n = 0..size-1,
+ * N = size (periodic, the default) or size - 1 (symmetric). The size must
+ * be constant, so the window is too: it is computed here, in double with
+ * ONNX's steps (increment 2 pi / N, then n times it; N = 0 gives NaN as
+ * there) and rounded once to the output dtype (f32 or f64).
+ */
+static kiln_status map_cosine_window(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    static const struct {
+        const char *op;
+        double a0, a1, a2;
+    } windows[] = {{"HannWindow", 0.5, 0.5, 0.0},
+                   {"HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0},
+                   {"BlackmanWindow", 0.42, 0.5, 0.08}};
+    size_t w = 0;
+    while (w + 1 < sizeof windows / sizeof windows[0] && strcmp(windows[w].op, node->proto->op_type) != 0)
+        w++;
+    double size;
+    kiln_dtype dtype;
+    kiln_status status = constant_scalar(node, 0, &size);
+    if (status == KILN_OK)
+        status = dtype_attribute(node, "output_datatype", KILN_F32, &dtype);
+    if (status != KILN_OK)
+        return status;
+    if (dtype != KILN_F32 && dtype != KILN_F64)
+        return onnx_node_unsupported(node, "output_datatype %s: only f32 and f64 windows are mapped",
+                                     kiln_dtype_name(dtype));
+    if (!(size >= 0 && size <= (double)(1 << 24)) || size != floor(size))
+        return onnx_node_unsupported(node, "size %g is not a whole number in 0..16777216", size);
+    int64_t length = (int64_t)size;
+    double period = onnx_node_int(node, "periodic", 1) ? size : size - 1;
+    double increment = 2.0 * 3.14159265358979323846 / period; /* 2 pi rounded once */
+    kiln_tensor *t;
+    status = kiln_tensor_new(dtype, 1, &length, &t, node->err);
+    if (status != KILN_OK)
+        return status;
+    for (int64_t n = 0; n < length; n++) {
+        double angle = (double)n * increment;
+        double value = windows[w].a0 - windows[w].a1 * cos(angle) + windows[w].a2 * cos(2.0 * angle);
+        if (dtype == KILN_F32)
+            ((float *)kiln_tensor_data(t))[n] = (float)value;
+        else
+            ((double *)kiln_tensor_data(t))[n] = value;
+    }
+    return onnx_node_set_constant_output(node, 0, t);
+}
+
+/*
  * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
  * (opset 9: X, scales). The scales or sizes operand must be constant and
  * becomes resize's attribute. Opset 10 and Upsample define no coordinate
@@ -1470,6 +1520,9 @@ static const onnx_op_mapping mappings[] = {
     {"EyeLike", ALL, map_eye_like, "eye_like"},
     {"ConstantOfShape", ALL, map_constant_of_shape, "constant_of_shape"},
     {"Range", ALL, map_range, "range"},
+    {"HannWindow", 17, 1000, map_cosine_window, NULL},
+    {"HammingWindow", 17, 1000, map_cosine_window, NULL},
+    {"BlackmanWindow", 17, 1000, map_cosine_window, NULL},
     {"Split", ALL, map_split, "slice"},
     /* indexing */
     {"Gather", ALL, map_rename, "gather"},
