@@ -564,6 +564,152 @@ static void quantization_matches_the_formulas(void **state)
                    "the scale has shape [3]: before opset 13 it must be a scalar");
 }
 
+/* Run `program` on the named inputs and return the session (outputs inside). */
+static kiln_session *run_inputs(kiln_program *program, uint32_t count, const char *const *names,
+                                kiln_tensor *const *inputs)
+{
+    kiln_session *session;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    for (uint32_t i = 0; i < count; i++)
+        assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    return session;
+}
+
+/*
+ * MatMulInteger with a per-row zero point for A and a per-column one for
+ * B, ConvInteger with padding and a per-output-channel weight zero point,
+ * and MaxPool on u8: against integer loops written here.
+ */
+static void integer_products_match_integer_loops(void **state)
+{
+    (void)state;
+    enum { M = 3, K = 4, N = 2 };
+    const int8_t a[M * K] = {-128, 127, 5, -7, 0, 1, -1, 100, 33, -90, 64, 12};
+    const int8_t b[K * N] = {127, -128, -3, 8, 90, 90, -45, 0};
+    int32_t a_zero[M] = {-3, 0, 17}, b_zero[N] = {4, -128};
+    const int64_t m_dims[] = {M}, n_dims[] = {N};
+    Onnx__TensorProto *az = tensor_i8("az", 1, m_dims, a_zero, M), *bz = tensor_i8("bz", 1, n_dims, b_zero, N);
+    Onnx__ModelProto *m = onnx_model(
+        8, 10, (Onnx__NodeProto *[]){onnx_node("MatMulInteger", "mm", L("a", "b", "az", "bz"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("a", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 2, L("3", "4")),
+                                   onnx_value("b", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 2, L("4", "2")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, (Onnx__TensorProto *[]){az, bz, NULL});
+    onnx_import result;
+    kiln_error err;
+    if (import(m, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    const int64_t a_dims[] = {M, K}, b_dims[] = {K, N};
+    kiln_tensor *inputs[2] = {tensor_of(KILN_I8, 2, a_dims, a, sizeof a), tensor_of(KILN_I8, 2, b_dims, b, sizeof b)};
+    kiln_session *session = run_inputs(program, 2, L("a", "b"), inputs);
+    const kiln_tensor *y = kiln_session_output(session, 0);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_I32);
+    const int32_t *got = kiln_tensor_const_data(y);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            int32_t want = 0;
+            for (int p = 0; p < K; p++)
+                want += (a[i * K + p] - a_zero[i]) * (b[p * N + j] - b_zero[j]);
+            if (got[i * N + j] != want)
+                fail_msg("y[%d][%d] = %d, expected %d", i, j, got[i * N + j], want);
+        }
+    kiln_session_free(session);
+    kiln_tensor_free(inputs[0]);
+    kiln_tensor_free(inputs[1]);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* ConvInteger: x [1, 1, 3, 3] u8, weight [2, 1, 2, 2] u8 with zero points [1, 200], pads 1 on every side. */
+    enum { H = 3, OUT = 4, MC = 2 };
+    const uint8_t x[H * H] = {0, 255, 7, 128, 3, 90, 250, 1, 64};
+    const uint8_t w[MC * 4] = {255, 0, 9, 200, 201, 199, 0, 255};
+    int32_t w_zero[MC] = {1, 200};
+    const int64_t mc_dims[] = {MC}, scalar[1] = {0};
+    Onnx__TensorProto *wz = tensor_i8("wz", 1, mc_dims, w_zero, MC), *xz = tensor_i8("xz", 0, scalar, (int32_t[]){9}, 1);
+    wz->data_type = xz->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    const int64_t pads[] = {1, 1, 1, 1};
+    m = onnx_model(8, 10,
+                   (Onnx__NodeProto *[]){onnx_node("ConvInteger", "c", L("x", "w", "xz", "wz"), L("y"),
+                                                   (Onnx__AttributeProto *[]){onnx_attr_ints("pads", 4, pads), NULL}),
+                                         NULL},
+                   (Onnx__ValueInfoProto *[]){onnx_value("x", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 4,
+                                                         L("1", "1", "3", "3")),
+                                              onnx_value("w", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 4,
+                                                         L("2", "1", "2", "2")),
+                                              NULL},
+                   (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+                   (Onnx__TensorProto *[]){xz, wz, NULL});
+    if (import(m, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    program = load(&result);
+    const int64_t x_dims[] = {1, 1, H, H}, w_dims[] = {MC, 1, 2, 2};
+    inputs[0] = tensor_of(KILN_U8, 4, x_dims, x, sizeof x);
+    inputs[1] = tensor_of(KILN_U8, 4, w_dims, w, sizeof w);
+    session = run_inputs(program, 2, L("x", "w"), inputs);
+    got = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int c = 0; c < MC; c++)
+        for (int i = 0; i < OUT; i++)
+            for (int j = 0; j < OUT; j++) {
+                int32_t want = 0;
+                for (int u = 0; u < 2; u++)
+                    for (int v = 0; v < 2; v++) {
+                        int r = i - 1 + u, q = j - 1 + v; /* padding contributes 0 after the zero point */
+                        if (r >= 0 && r < H && q >= 0 && q < H)
+                            want += (x[r * H + q] - 9) * (w[c * 4 + u * 2 + v] - w_zero[c]);
+                    }
+                int index = (c * OUT + i) * OUT + j;
+                if (got[index] != want)
+                    fail_msg("conv y[%d][%d][%d] = %d, expected %d", c, i, j, got[index], want);
+            }
+    kiln_session_free(session);
+    kiln_tensor_free(inputs[0]);
+    kiln_tensor_free(inputs[1]);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* MaxPool on u8: the maxima of 2x2 windows, stride 1, the values unchanged. */
+    const int64_t kernel[] = {2, 2};
+    m = one_node(12,
+                 onnx_node("MaxPool", "p", L("x"), L("y"),
+                           (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, kernel), NULL}),
+                 (Onnx__ValueInfoProto *[]){onnx_value("x", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 4,
+                                                       L("1", "1", "3", "3")),
+                                            NULL},
+                 NULL);
+    if (import(m, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    program = load(&result);
+    inputs[0] = tensor_of(KILN_U8, 4, x_dims, x, sizeof x);
+    session = run_inputs(program, 1, L("x"), inputs);
+    y = kiln_session_output(session, 0);
+    assert_int_equal(kiln_tensor_dtype(y), KILN_U8);
+    const uint8_t *pooled = kiln_tensor_const_data(y);
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            uint8_t want = 0;
+            for (int u = 0; u < 2; u++)
+                for (int v = 0; v < 2; v++)
+                    want = x[(i + u) * H + j + v] > want ? x[(i + u) * H + j + v] : want;
+            if (pooled[i * 2 + j] != want)
+                fail_msg("max_pool y[%d][%d] = %d, expected %d", i, j, pooled[i * 2 + j], want);
+        }
+    kiln_session_free(session);
+    kiln_tensor_free(inputs[0]);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* An inner size whose sum of products could leave i32 is refused. */
+    expect_refusal(one_node(10, onnx_node("MatMulInteger", "mm", L("a", "b"), L("y"), NULL),
+                            (Onnx__ValueInfoProto *[]){
+                                onnx_value("a", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 2, L("1", "40000")),
+                                onnx_value("b", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 2, L("40000", "1")), NULL},
+                            NULL),
+                   "the inner size is 40000: a sum of more than 33025 products may leave i32");
+}
+
 /*
  * The cosine windows against their textbook sums written here in long
  * double (Hamming's coefficients 25/46 and 21/46, Blackman's 0.42, 0.5,
@@ -672,6 +818,7 @@ int main(void)
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
         cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),
         cmocka_unit_test_teardown(cosine_windows_match_their_formulas, release_arena),
+        cmocka_unit_test_teardown(integer_products_match_integer_loops, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

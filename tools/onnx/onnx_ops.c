@@ -1106,8 +1106,30 @@ static kiln_status map_window(onnx_node *node, const char *kiln_op)
         status = node_inputs(node, 0, count, inputs);
     if (status == KILN_OK)
         status = copy_attributes(node, &list, skip);
+    kiln_dtype dtype = KILN_F32;
+    uint32_t rank;
+    if (status == KILN_OK && strcmp(kiln_op, "max_pool") == 0)
+        status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    /*
+     * Integer MaxPool (opset 12: i8, u8): the maximum of values a double
+     * holds exactly is exact in double. A window with no input element
+     * gives -inf, which the cast back refuses at run time.
+     */
+    bool widen = dtype == KILN_I8 || dtype == KILN_U8 || dtype == KILN_I16 || dtype == KILN_U16 ||
+                 dtype == KILN_I32 || dtype == KILN_U32;
+    if (!widen)
+        return emit_output(node, kiln_op, count, inputs, &list);
+    kiln_value pooled;
+    status = cast_to(node, &inputs[0], KILN_F64);
     if (status == KILN_OK)
-        status = emit_output(node, kiln_op, count, inputs, &list);
+        status = onnx_node_emit(node, kiln_op, 1, inputs, list.count, list.items, &pooled);
+    attr_list back = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&back, "to", name, strlen(name));
+    if (status == KILN_OK)
+        status = emit_output(node, "cast", 1, &pooled, &back);
     return status;
 }
 
@@ -1545,6 +1567,8 @@ static const onnx_op_mapping mappings[] = {
     {"QuantizeLinear", 10, 1000, onnx_map_quantize_linear, NULL},
     {"DequantizeLinear", 10, 1000, onnx_map_dequantize_linear, NULL},
     {"DynamicQuantizeLinear", 11, 1000, onnx_map_dynamic_quantize_linear, NULL},
+    {"MatMulInteger", 10, 1000, onnx_map_matmul_integer, NULL},
+    {"ConvInteger", 10, 1000, onnx_map_conv_integer, NULL},
 };
 
 /* Why an op kiln lacks cannot be imported, for the classes of ops that never will be one by one. */
