@@ -15,7 +15,7 @@
 /* The IR versions and default-domain opset versions the importer reads. */
 #define ONNX_MIN_IR_VERSION 3
 #define ONNX_MAX_IR_VERSION 10
-#define ONNX_MIN_OPSET 7
+#define ONNX_MIN_OPSET 1
 #define ONNX_MAX_OPSET 17
 
 /* Ceilings checked before (file size) or right after (counts) decoding. */
@@ -34,7 +34,7 @@ void onnx_limits_default(onnx_limits *limits);
 
 /**
  * Read and decode the ONNX model in `path`, then check its IR version
- * (3..10), its default-domain opset (7..17) and the counts of `limits`.
+ * (3..10), its default-domain opset (1..17) and the counts of `limits`.
  * @return KILN_OK with *out to free with onnx__model_proto__free_unpacked,
  *         KILN_ERR_IO, KILN_ERR_LIMIT, KILN_ERR_MALFORMED (not a protobuf
  *         ModelProto) or KILN_ERR_UNSUPPORTED_VERSION.

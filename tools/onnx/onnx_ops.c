@@ -6,8 +6,10 @@
  * but kiln as attributes — shapes, axes, pads, repeats — which must be
  * constant at import (onnx_node_constant_ints); others again are
  * decompositions (PRelu, Mish, opset < 13 Softmax, GlobalAveragePool,
- * Clip with computed bounds, Split). Semantics follow the ONNX operator
- * documentation of the opset versions listed in each row.
+ * Clip with computed bounds, Split; the losses and quantization, in
+ * onnx_map_loss.c and onnx_map_quantize.c).
+ * Semantics follow the ONNX operator documentation of the opset versions
+ * listed in each row.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include "onnx_error.h"
+#include "onnx_map_loss.h"
+#include "onnx_map_quantize.h"
 #include "onnx_model.h"
 #include "onnx_ops.h"
 
@@ -292,12 +296,14 @@ static kiln_status cast_to(onnx_node *node, kiln_value *value, kiln_dtype dtype)
 /* Same inputs, same attributes, another name. */
 static kiln_status map_rename(onnx_node *node, const char *kiln_op)
 {
+    /* Opsets 1..5 let a node name inputs it may overwrite in place: a hint with no effect on the result. */
+    static const char *const skip[] = {"consumed_inputs", NULL};
     kiln_value inputs[64];
     uint32_t count = present_inputs(node);
     attr_list list = {0};
     kiln_status status = node_inputs(node, 0, count, inputs);
     if (status == KILN_OK)
-        status = copy_attributes(node, &list, NULL);
+        status = copy_attributes(node, &list, skip);
     if (status == KILN_OK)
         status = refuse_extra_outputs(node, 1);
     if (status == KILN_OK)
@@ -307,7 +313,9 @@ static kiln_status map_rename(onnx_node *node, const char *kiln_op)
 
 /*
  * Identity, and Dropout in inference: a copy, and its optional mask output
- * all true (nothing is dropped), for inputs of constant shape.
+ * all true (nothing is dropped), for inputs of constant shape. Dropout in
+ * training mode with a ratio of exactly 0 is the same (it keeps every
+ * element and scales by 1 / (1 - 0)); any other ratio draws random numbers.
  */
 static kiln_status map_identity(onnx_node *node, const char *kiln_op)
 {
@@ -315,11 +323,15 @@ static kiln_status map_identity(onnx_node *node, const char *kiln_op)
     bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK && dropout) {
-        double training = 0;
+        double training = 0, ratio = 0.5;
         if (onnx_node_has_input(node, 2))
             status = constant_scalar(node, 2, &training);
-        if (status == KILN_OK && training != 0)
-            status = onnx_node_unsupported(node, "training_mode is set: kiln runs inference only");
+        if (status == KILN_OK && training != 0 && onnx_node_has_input(node, 1))
+            status = constant_scalar(node, 1, &ratio);
+        if (status == KILN_OK && training != 0 && ratio != 0)
+            status = onnx_node_unsupported(node, "training_mode is set with ratio %g: dropping elements at random is "
+                                                 "not supported (kiln runs inference)",
+                                           ratio);
     }
     if (status == KILN_OK)
         status = refuse_extra_outputs(node, dropout ? 2 : 1);
@@ -717,6 +729,8 @@ static kiln_status map_symbolic_expand(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
+static kiln_status tensor_scalar(onnx_node *node, const kiln_tensor *t, const char *what, double *value);
+
 /*
  * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
  * absent) over the shape operand. A constant shape is kiln's
@@ -733,13 +747,15 @@ static kiln_status map_constant_of_shape(onnx_node *node, const char *kiln_op)
     if (a) {
         kiln_tensor *t = NULL;
         kiln_error tensor_err;
-        if (!a->t || onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
-            return onnx_node_unsupported(node, "attribute 'value' must be a tensor of a dtype kiln has");
-        bool ok = kiln_tensor_element_count(t) == 1 && first_element(t, &value);
+        if (!a->t)
+            return onnx_node_unsupported(node, "attribute 'value' is not a tensor");
+        if (onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
+            return onnx_node_unsupported(node, "attribute 'value': %s", tensor_err.message);
         dtype = kiln_tensor_dtype(t);
+        kiln_status status = tensor_scalar(node, t, "attribute 'value'", &value);
         kiln_tensor_free(t);
-        if (!ok)
-            return onnx_node_unsupported(node, "attribute 'value' must hold one number");
+        if (status != KILN_OK)
+            return status;
     }
     attr_list list = {0};
     if (!onnx_node_is_symbolic(node, 0)) {
@@ -1266,6 +1282,70 @@ static kiln_status map_mish(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/*
+ * LRN: y = x / (bias + alpha / size * square_sum)^beta, where square_sum
+ * sums x^2 over the channels c - floor((size-1)/2) .. c + ceil((size-1)/2)
+ * that exist. The window sum is lp_pool with p = 1 (a sum of absolute
+ * values, exact for squares) on the squares with a unit axis in front of
+ * the channels, so that they become the first pooled axis, zero-padded.
+ */
+static kiln_status map_lrn(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, squares, stacked, sums;
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    int64_t size = onnx_node_int(node, "size", 0);
+    if (!onnx_node_attribute(node, "size") || size < 1 || size > (INT64_C(1) << 24))
+        return onnx_node_unsupported(node, "attribute 'size' must be given, in 1..16777216, got %lld",
+                                     (long long)size);
+    if (rank < 2 || rank > 4)
+        return onnx_node_unsupported(node, "input of rank %u: LRN is mapped for ranks 2..4", rank);
+    int64_t channel_axis = 1, kernel[3] = {size, 1, 1}, pads[6] = {0};
+    uint32_t pooled = rank - 1; /* the channels and the axes after them */
+    pads[0] = (size - 1) / 2;
+    pads[pooled] = size / 2; /* ceil((size - 1) / 2) */
+    kiln_value pair[2] = {x, x};
+    status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &squares);
+    attr_list unsqueeze = {0}, pool = {0};
+    attr_ints(&unsqueeze, "axes", &channel_axis, 1);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "unsqueeze", 1, &squares, unsqueeze.count, unsqueeze.items, &stacked);
+    attr_ints(&pool, "kernel_shape", kernel, pooled);
+    attr_ints(&pool, "pads", pads, 2 * pooled);
+    attr_int(&pool, "p", 1);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "lp_pool", 1, &stacked, pool.count, pool.items, &sums);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "squeeze", 1, &sums, unsqueeze.count, unsqueeze.items, &sums);
+    kiln_value scale, bias, beta, base;
+    double alpha = onnx_node_float(node, "alpha", 1e-4);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, alpha / (double)size, &scale);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "bias", 1.0), &bias);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, onnx_node_float(node, "beta", 0.75), &beta);
+    pair[0] = sums, pair[1] = scale;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &base);
+    pair[0] = bias, pair[1] = base;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "add", 2, pair, 0, NULL, &base);
+    pair[0] = base, pair[1] = beta;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "pow", 2, pair, 0, NULL, &base);
+    pair[0] = x, pair[1] = base;
+    if (status == KILN_OK)
+        status = emit_output(node, "div", 2, pair, NULL);
+    return status;
+}
+
 /* GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes, kept. */
 static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
 {
@@ -1340,9 +1420,305 @@ static kiln_status map_split(onnx_node *node, const char *kiln_op)
     return KILN_OK;
 }
 
+/*
+ * Conv, ConvTranspose and the windowed pools: kiln's ops take ONNX's
+ * attribute names. MaxPool's storage_order only orders its Indices output,
+ * which kiln does not produce (refused when the model asks for it).
+ */
+static kiln_status map_window(onnx_node *node, const char *kiln_op)
+{
+    static const char *const skip[] = {"storage_order", NULL};
+    kiln_value inputs[3];
+    uint32_t count = present_inputs(node);
+    attr_list list = {0};
+    kiln_status status = count < 1 || count > 3 ? onnx_node_unsupported(node, "%u inputs", count) : KILN_OK;
+    if (status == KILN_OK && node->proto->n_output > 1 && node->proto->output[1][0])
+        status = onnx_node_unsupported(node, "output 1 ('%s', the indices of the maxima) is not supported",
+                                       node->proto->output[1]);
+    if (status == KILN_OK)
+        status = node_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = copy_attributes(node, &list, skip);
+    kiln_dtype dtype = KILN_F32;
+    uint32_t rank;
+    if (status == KILN_OK && strcmp(kiln_op, "max_pool") == 0)
+        status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    /*
+     * Integer MaxPool (opset 12: i8, u8): the maximum of values a double
+     * holds exactly is exact in double. A window with no input element
+     * gives -inf, which the cast back refuses at run time.
+     */
+    bool widen = dtype == KILN_I8 || dtype == KILN_U8 || dtype == KILN_I16 || dtype == KILN_U16 ||
+                 dtype == KILN_I32 || dtype == KILN_U32;
+    if (!widen)
+        return emit_output(node, kiln_op, count, inputs, &list);
+    kiln_value pooled;
+    status = cast_to(node, &inputs[0], KILN_F64);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, kiln_op, 1, inputs, list.count, list.items, &pooled);
+    attr_list back = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&back, "to", name, strlen(name));
+    if (status == KILN_OK)
+        status = emit_output(node, "cast", 1, &pooled, &back);
+    return status;
+}
+
+/* The kiln dtype of ONNX attribute `name` (an element type code), or `fallback` when absent. */
+static kiln_status dtype_attribute(onnx_node *node, const char *name, kiln_dtype fallback, kiln_dtype *out)
+{
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, name);
+    kiln_error dtype_err;
+    *out = fallback;
+    if (a && onnx_dtype_to_kiln((int32_t)a->i, out, &dtype_err) != KILN_OK)
+        return onnx_node_unsupported(node, "attribute '%s': %s", name, dtype_err.message);
+    return KILN_OK;
+}
+
+/* EyeLike: eye_like with the ONNX element type code of `dtype` as a kiln dtype name. */
+static kiln_status map_eye_like(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    attr_list list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = dtype_attribute(node, "dtype", dtype, &dtype);
+    if (status != KILN_OK)
+        return status;
+    const char *name = kiln_dtype_name(dtype);
+    attr_string(&list, "dtype", name, strlen(name));
+    attr_int(&list, "k", onnx_node_int(node, "k", 0));
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* The one element of a constant tensor as a double, and its dtype. */
+static kiln_status tensor_scalar(onnx_node *node, const kiln_tensor *t, const char *what, double *value)
+{
+    if (kiln_tensor_element_count(t) != 1)
+        return onnx_node_unsupported(node, "%s must hold one value, it holds %llu", what,
+                                     (unsigned long long)kiln_tensor_element_count(t));
+    const void *p = kiln_tensor_const_data(t);
+    switch (kiln_tensor_dtype(t)) {
+    case KILN_F32: *value = *(const float *)p; break;
+    case KILN_F64: *value = *(const double *)p; break;
+    case KILN_I8: *value = *(const int8_t *)p; break;
+    case KILN_I16: *value = *(const int16_t *)p; break;
+    case KILN_I32: *value = *(const int32_t *)p; break;
+    case KILN_U8: *value = *(const uint8_t *)p; break;
+    case KILN_U16: *value = *(const uint16_t *)p; break;
+    case KILN_U32: *value = *(const uint32_t *)p; break;
+    case KILN_BOOL: *value = *(const uint8_t *)p != 0; break;
+    case KILN_I64: {
+        int64_t v = *(const int64_t *)p;
+        /* kiln's FLOAT attributes hold integers exactly only up to 2^53. */
+        if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53))
+            return onnx_node_unsupported(node, "%s %lld is beyond 2^53 in magnitude", what, (long long)v);
+        *value = (double)v;
+        break;
+    }
+    case KILN_U64: {
+        uint64_t v = *(const uint64_t *)p;
+        if (v > (UINT64_C(1) << 53))
+            return onnx_node_unsupported(node, "%s %llu is beyond 2^53", what, (unsigned long long)v);
+        *value = (double)v;
+        break;
+    }
+    default:
+        return onnx_node_unsupported(node, "%s has dtype %s", what, kiln_dtype_name(kiln_tensor_dtype(t)));
+    }
+    return KILN_OK;
+}
+
+/*
+ * Range: its three scalar operands folded into range's attributes. kiln
+ * computes the length in double; ONNX in the operands' type, so for f32
+ * the f32 length is computed here too and a disagreement is refused.
+ */
+static kiln_status map_range(onnx_node *node, const char *kiln_op)
+{
+    static const char *const what[] = {"input 0 (start)", "input 1 (limit)", "input 2 (delta)"};
+    double bounds[3];
+    kiln_dtype dtype = KILN_F32;
+    kiln_status status = KILN_OK;
+    for (uint32_t k = 0; status == KILN_OK && k < 3; k++) {
+        const kiln_tensor *t;
+        status = onnx_node_constant(node, k, &t);
+        if (status == KILN_OK)
+            status = tensor_scalar(node, t, what[k], &bounds[k]);
+        if (status == KILN_OK && k > 0 && kiln_tensor_dtype(t) != dtype)
+            status = onnx_node_unsupported(node, "%s is %s, input 0 is %s", what[k],
+                                           kiln_dtype_name(kiln_tensor_dtype(t)), kiln_dtype_name(dtype));
+        if (status == KILN_OK && k == 0)
+            dtype = kiln_tensor_dtype(t);
+    }
+    if (status != KILN_OK)
+        return status;
+    if (dtype == KILN_F32 && bounds[2] != 0 && isfinite(bounds[0]) && isfinite(bounds[1]) && isfinite(bounds[2])) {
+        float start = (float)bounds[0], limit = (float)bounds[1], delta = (float)bounds[2];
+        double in_f32 = ceilf((limit - start) / delta), in_f64 = ceil((bounds[1] - bounds[0]) / bounds[2]);
+        if (fmax(in_f32, 0) != fmax(in_f64, 0))
+            return onnx_node_unsupported(node, "the length of an f32 range is %.0f in f32 arithmetic but %.0f "
+                                               "exactly; kiln computes it exactly",
+                                         fmax(in_f32, 0), fmax(in_f64, 0));
+    }
+    attr_list list = {0};
+    const char *name = kiln_dtype_name(dtype);
+    attr_float(&list, "start", bounds[0]);
+    attr_float(&list, "limit", bounds[1]);
+    attr_float(&list, "delta", bounds[2]);
+    attr_string(&list, "dtype", name, strlen(name));
+    return emit_output(node, kiln_op, 0, NULL, &list);
+}
+
+/*
+ * HannWindow, HammingWindow, BlackmanWindow (opset 17): a generalized
+ * cosine window a0 - a1 cos(t) + a2 cos(2t), t = 2 pi n / N, n = 0..size-1,
+ * N = size (periodic, the default) or size - 1 (symmetric). The size must
+ * be constant, so the window is too: it is computed here, in double with
+ * ONNX's steps (increment 2 pi / N, then n times it; N = 0 gives NaN as
+ * there) and rounded once to the output dtype (f32 or f64).
+ */
+static kiln_status map_cosine_window(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    static const struct {
+        const char *op;
+        double a0, a1, a2;
+    } windows[] = {{"HannWindow", 0.5, 0.5, 0.0},
+                   {"HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0},
+                   {"BlackmanWindow", 0.42, 0.5, 0.08}};
+    size_t w = 0;
+    while (w + 1 < sizeof windows / sizeof windows[0] && strcmp(windows[w].op, node->proto->op_type) != 0)
+        w++;
+    double size;
+    kiln_dtype dtype;
+    kiln_status status = constant_scalar(node, 0, &size);
+    if (status == KILN_OK)
+        status = dtype_attribute(node, "output_datatype", KILN_F32, &dtype);
+    if (status != KILN_OK)
+        return status;
+    if (dtype != KILN_F32 && dtype != KILN_F64)
+        return onnx_node_unsupported(node, "output_datatype %s: only f32 and f64 windows are mapped",
+                                     kiln_dtype_name(dtype));
+    if (!(size >= 0 && size <= (double)(1 << 24)) || size != floor(size))
+        return onnx_node_unsupported(node, "size %g is not a whole number in 0..16777216", size);
+    int64_t length = (int64_t)size;
+    double period = onnx_node_int(node, "periodic", 1) ? size : size - 1;
+    double increment = 2.0 * 3.14159265358979323846 / period; /* 2 pi rounded once */
+    kiln_tensor *t;
+    status = kiln_tensor_new(dtype, 1, &length, &t, node->err);
+    if (status != KILN_OK)
+        return status;
+    for (int64_t n = 0; n < length; n++) {
+        double angle = (double)n * increment;
+        double value = windows[w].a0 - windows[w].a1 * cos(angle) + windows[w].a2 * cos(2.0 * angle);
+        if (dtype == KILN_F32)
+            ((float *)kiln_tensor_data(t))[n] = (float)value;
+        else
+            ((double *)kiln_tensor_data(t))[n] = value;
+    }
+    return onnx_node_set_constant_output(node, 0, t);
+}
+
+/*
+ * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
+ * (opset 9: X, scales). The scales or sizes operand must be constant and
+ * becomes resize's attribute. Opset 10 and Upsample define no coordinate
+ * transformation; nearest there is ONNX's asymmetric floor rule. Linear
+ * Upsample and Resize-10 are refused rather than guessed.
+ */
+static kiln_status map_resize(onnx_node *node, const char *kiln_op)
+{
+    bool legacy = node->opset < 11 || strcmp(node->proto->op_type, "Upsample") == 0;
+    char mode_text[32], coordinate_text[32], nearest_text[32];
+    const char *mode = onnx_node_string(node, "mode", "nearest", mode_text, sizeof mode_text);
+    const char *coordinate = onnx_node_string(node, "coordinate_transformation_mode", "half_pixel",
+                                              coordinate_text, sizeof coordinate_text);
+    const char *nearest = onnx_node_string(node, "nearest_mode", "round_prefer_floor", nearest_text,
+                                           sizeof nearest_text);
+    uint32_t scales_index = legacy ? 1 : 2, sizes_index = 3;
+    kiln_value x;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    if (legacy) {
+        if (strcmp(mode, "nearest") != 0)
+            return onnx_node_unsupported(node, "mode \"%s\" at opset %lld: only nearest is supported there", mode,
+                                         (long long)node->opset);
+        coordinate = "asymmetric";
+        nearest = "floor";
+    }
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 && strcmp(mode, "cubic") != 0)
+        return onnx_node_unsupported(node, "attribute 'mode' is \"%s\", not nearest, linear or cubic", mode);
+    if (strcmp(coordinate, "tf_crop_and_resize") == 0)
+        return onnx_node_unsupported(node, "coordinate_transformation_mode tf_crop_and_resize (a region of interest) "
+                                           "is not supported");
+    static const char *const later[] = {"antialias", "axes", "keep_aspect_ratio_policy", NULL};
+    for (const char *const *name = later; *name; name++)
+        if (onnx_node_attribute(node, *name))
+            return onnx_node_unsupported(node, "attribute '%s' is not supported", *name);
+    attr_list list = {0};
+    /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
+    int64_t sizes[KILN_MAX_RANK];
+    uint32_t size_count = 0;
+    if (!legacy && onnx_node_has_input(node, sizes_index)) {
+        status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &size_count);
+        if (status != KILN_OK)
+            return status;
+    }
+    if (size_count) {
+        if (onnx_node_has_input(node, scales_index)) {
+            const kiln_tensor *scales;
+            status = onnx_node_constant(node, scales_index, &scales);
+            if (status != KILN_OK)
+                return status;
+            if (kiln_tensor_element_count(scales) != 0)
+                return onnx_node_unsupported(node, "both scales and sizes are given");
+        }
+        attr_ints(&list, "sizes", sizes, size_count);
+    } else {
+        const kiln_tensor *scales;
+        if (!onnx_node_has_input(node, scales_index))
+            return onnx_node_unsupported(node, "neither scales nor sizes is given");
+        status = onnx_node_constant(node, scales_index, &scales);
+        if (status != KILN_OK)
+            return status;
+        uint64_t count = kiln_tensor_element_count(scales);
+        if (kiln_tensor_dtype(scales) != KILN_F32 || count > KILN_MAX_RANK)
+            return onnx_node_unsupported(node, "scales must be at most %u f32 values, not %llu of %s", KILN_MAX_RANK,
+                                         (unsigned long long)count, kiln_dtype_name(kiln_tensor_dtype(scales)));
+        attr_floats(&list, "scales", kiln_tensor_const_data(scales), (uint32_t)count);
+    }
+    /* Attributes that cannot matter for the mode are dropped: kiln refuses them rather than ignore them. */
+    attr_string(&list, "mode", mode, strlen(mode));
+    attr_string(&list, "coordinate_transformation_mode", coordinate, strlen(coordinate));
+    if (strcmp(mode, "nearest") == 0)
+        attr_string(&list, "nearest_mode", nearest, strlen(nearest));
+    if (strcmp(mode, "cubic") == 0) {
+        attr_float(&list, "cubic_coeff_a", onnx_node_float(node, "cubic_coeff_a", -0.75));
+        attr_int(&list, "exclude_outside", onnx_node_int(node, "exclude_outside", 0));
+    }
+    return emit_output(node, kiln_op, 1, &x, &list);
+}
+
 /* ------------------------------------------------------------------ table */
 
-#define ALL 1, 1000 /* every opset version the mapping covers */
+/*
+ * Opset 7 is where ONNX settled broadcasting, Dropout's and
+ * BatchNormalization's test mode and the other semantics every mapping
+ * was written against: a row covers opsets 7.. unless it says otherwise.
+ * SINCE_1 marks the ops whose every earlier version computes the same
+ * thing (the only difference being consumed_inputs, a legacy hint that
+ * map_rename drops).
+ */
+#define ALL 7, 1000
+#define SINCE_1 1, 1000
 
 static const onnx_op_mapping mappings[] = {
     /* elementwise arithmetic and math */
@@ -1350,16 +1726,16 @@ static const onnx_op_mapping mappings[] = {
     {"Sub", ALL, map_rename, "sub"},
     {"Mul", ALL, map_rename, "mul"},
     {"Div", ALL, map_rename, "div"},
-    {"Neg", ALL, map_rename, "neg"},
-    {"Abs", ALL, map_rename, "abs"},
+    {"Neg", SINCE_1, map_rename, "neg"},
+    {"Abs", SINCE_1, map_rename, "abs"},
     {"Sign", ALL, map_rename, "sign"},
-    {"Exp", ALL, map_rename, "exp"},
-    {"Log", ALL, map_rename, "log"},
-    {"Sqrt", ALL, map_rename, "sqrt"},
-    {"Reciprocal", ALL, map_rename, "reciprocal"},
+    {"Exp", SINCE_1, map_rename, "exp"},
+    {"Log", SINCE_1, map_rename, "log"},
+    {"Sqrt", SINCE_1, map_rename, "sqrt"},
+    {"Reciprocal", SINCE_1, map_rename, "reciprocal"},
     {"Erf", ALL, map_rename, "erf"},
-    {"Floor", ALL, map_rename, "floor"},
-    {"Ceil", ALL, map_rename, "ceil"},
+    {"Floor", SINCE_1, map_rename, "floor"},
+    {"Ceil", SINCE_1, map_rename, "ceil"},
     {"Round", ALL, map_rename, "round"},
     {"Sin", ALL, map_rename, "sin"},
     {"Cos", ALL, map_rename, "cos"},
@@ -1372,21 +1748,21 @@ static const onnx_op_mapping mappings[] = {
     {"Asinh", ALL, map_rename, "asinh"},
     {"Acosh", ALL, map_rename, "acosh"},
     {"Atanh", ALL, map_rename, "atanh"},
-    {"Tanh", ALL, map_rename, "tanh"},
+    {"Tanh", SINCE_1, map_rename, "tanh"},
     {"Pow", ALL, map_pow, "pow"},
     {"Mod", ALL, map_rename, "mod"},
     {"BitShift", ALL, map_bitshift, "bitshift"},
     /* activations */
-    {"Sigmoid", ALL, map_rename, "sigmoid"},
-    {"HardSigmoid", ALL, map_rename, "hard_sigmoid"},
+    {"Sigmoid", SINCE_1, map_rename, "sigmoid"},
+    {"HardSigmoid", SINCE_1, map_rename, "hard_sigmoid"},
     {"HardSwish", ALL, map_rename, "hard_swish"},
-    {"Relu", ALL, map_rename, "relu"},
-    {"LeakyRelu", ALL, map_rename, "leaky_relu"},
-    {"Elu", ALL, map_rename, "elu"},
-    {"Selu", ALL, map_rename, "selu"},
+    {"Relu", SINCE_1, map_rename, "relu"},
+    {"LeakyRelu", SINCE_1, map_rename, "leaky_relu"},
+    {"Elu", SINCE_1, map_rename, "elu"},
+    {"Selu", SINCE_1, map_rename, "selu"},
     {"Celu", ALL, map_rename, "celu"},
-    {"Softplus", ALL, map_rename, "softplus"},
-    {"Softsign", ALL, map_rename, "softsign"},
+    {"Softplus", SINCE_1, map_rename, "softplus"},
+    {"Softsign", SINCE_1, map_rename, "softsign"},
     {"Shrink", ALL, map_rename, "shrink"},
     {"ThresholdedRelu", ALL, map_rename, "thresholded_relu"},
     {"PRelu", ALL, map_prelu, NULL},
@@ -1401,7 +1777,7 @@ static const onnx_op_mapping mappings[] = {
     {"And", ALL, map_rename, "and"},
     {"Or", ALL, map_rename, "or"},
     {"Xor", ALL, map_rename, "xor"},
-    {"Not", ALL, map_rename, "not"},
+    {"Not", SINCE_1, map_rename, "not"},
     {"IsNaN", ALL, map_rename, "isnan"},
     {"IsInf", ALL, map_rename, "isinf"},
     {"Where", ALL, map_rename, "where"},
@@ -1425,15 +1801,27 @@ static const onnx_op_mapping mappings[] = {
     {"Softmax", ALL, map_softmax, "softmax"},
     {"LogSoftmax", ALL, map_softmax, "log_softmax"},
     {"Hardmax", ALL, map_softmax, "hardmax"},
-    {"GlobalAveragePool", ALL, map_global_pool, "reduce_mean"},
-    {"GlobalMaxPool", ALL, map_global_pool, "reduce_max"},
+    {"NegativeLogLikelihoodLoss", 12, 1000, onnx_map_nll_loss, NULL},
+    {"SoftmaxCrossEntropyLoss", 12, 1000, onnx_map_softmax_cross_entropy, NULL},
+    {"GlobalAveragePool", SINCE_1, map_global_pool, "reduce_mean"},
+    {"GlobalMaxPool", SINCE_1, map_global_pool, "reduce_max"},
+    {"GlobalLpPool", ALL, map_rename, "global_lp_pool"},
+    /* convolution, pooling, resizing */
+    {"Conv", ALL, map_window, "conv"},
+    {"ConvTranspose", ALL, map_window, "conv_transpose"},
+    {"MaxPool", ALL, map_window, "max_pool"},
+    {"AveragePool", ALL, map_window, "avg_pool"},
+    {"LpPool", ALL, map_window, "lp_pool"},
+    {"Resize", 10, 1000, map_resize, "resize"},
+    {"Upsample", 9, 9, map_resize, "resize"},
     /* matrix products and layout */
     {"MatMul", ALL, map_rename, "matmul"},
     {"Gemm", ALL, map_gemm, "gemm"},
     {"Transpose", ALL, map_rename, "transpose"},
     {"Flatten", ALL, map_rename, "flatten"},
+    {"Einsum", ALL, map_rename, "einsum"},
     /* shape */
-    {"Identity", ALL, map_identity, "identity"},
+    {"Identity", SINCE_1, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
     {"Constant", ALL, map_constant, NULL},
     {"ConstantOfShape", 9, 1000, map_constant_of_shape, "constant_of_shape"},
@@ -1448,6 +1836,12 @@ static const onnx_op_mapping mappings[] = {
     {"Expand", ALL, map_expand, "expand"},
     {"Tile", ALL, map_tile, "tile"},
     {"Pad", ALL, map_pad, "pad"},
+    /* generators */
+    {"EyeLike", ALL, map_eye_like, "eye_like"},
+    {"Range", ALL, map_range, "range"},
+    {"HannWindow", 17, 1000, map_cosine_window, NULL},
+    {"HammingWindow", 17, 1000, map_cosine_window, NULL},
+    {"BlackmanWindow", 17, 1000, map_cosine_window, NULL},
     {"Split", ALL, map_split, "slice"},
     /* indexing */
     {"Gather", ALL, map_rename, "gather"},
@@ -1460,15 +1854,18 @@ static const onnx_op_mapping mappings[] = {
     {"DepthToSpace", ALL, map_rename, "depth_to_space"},
     {"SpaceToDepth", ALL, map_rename, "space_to_depth"},
     /* normalization */
-    /* Minimal convolution and pooling rows for PyTorch CNN exports (tests/onnx-torch); the fuller mappings of
-     * branch wt-onnxops supersede them. */
-    {"Conv", ALL, map_rename, "conv"},
-    {"MaxPool", ALL, map_rename, "max_pool"},
     {"BatchNormalization", ALL, map_batch_norm, "batch_norm"},
     {"LayerNormalization", 17, 1000, map_layer_norm, "layer_norm"},
-    {"InstanceNormalization", ALL, map_rename, "instance_norm"},
+    {"InstanceNormalization", SINCE_1, map_rename, "instance_norm"},
     {"LpNormalization", ALL, map_rename, "lp_norm"},
     {"MeanVarianceNormalization", ALL, map_rename, "mean_variance_norm"},
+    {"LRN", ALL, map_lrn, NULL},
+    /* quantization */
+    {"QuantizeLinear", 10, 1000, onnx_map_quantize_linear, NULL},
+    {"DequantizeLinear", 10, 1000, onnx_map_dequantize_linear, NULL},
+    {"DynamicQuantizeLinear", 11, 1000, onnx_map_dynamic_quantize_linear, NULL},
+    {"MatMulInteger", 10, 1000, onnx_map_matmul_integer, NULL},
+    {"ConvInteger", 10, 1000, onnx_map_conv_integer, NULL},
 };
 
 /* Why an op kiln lacks cannot be imported, for the classes of ops that never will be one by one. */
