@@ -1368,6 +1368,45 @@ static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
+/*
+ * TopK: kiln has one op per result, making the same selection: top_k for
+ * the values (output 0), top_k_indices for the positions (output 1); only
+ * the outputs the graph uses are emitted. K is an attribute before opset
+ * 10, then a constant one-element input.
+ */
+static kiln_status map_topk(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x;
+    int64_t k = onnx_node_int(node, "k", -1);
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK && node->opset >= 10) {
+        uint32_t count;
+        status = onnx_node_constant_ints(node, 1, &k, 1, &count);
+        if (status == KILN_OK && count != 1)
+            return onnx_node_unsupported(node, "K has %u elements, not one", count);
+    }
+    if (status != KILN_OK)
+        return status;
+    attr_list list = {0};
+    attr_int(&list, "k", k);
+    attr_int(&list, "axis", onnx_node_int(node, "axis", -1));
+    attr_int(&list, "largest", onnx_node_int(node, "largest", 1));
+    attr_int(&list, "sorted", onnx_node_int(node, "sorted", 1));
+    static const char *const ops[2] = {"top_k", "top_k_indices"};
+    for (uint32_t o = 0; o < 2 && o < (uint32_t)node->proto->n_output; o++) {
+        if (!node->proto->output[o][0])
+            continue;
+        kiln_value result;
+        status = onnx_node_emit(node, ops[o], 1, &x, list.count, list.items, &result);
+        if (status == KILN_OK)
+            status = onnx_node_set_output(node, o, result);
+        if (status != KILN_OK)
+            return status;
+    }
+    return KILN_OK;
+}
+
 /* Split into slices along `axis`: sizes from input 1 (opset 13+), the `split` attribute, or equal parts. */
 static kiln_status map_split(onnx_node *node, const char *kiln_op)
 {
@@ -1843,6 +1882,7 @@ static const onnx_op_mapping mappings[] = {
     {"HammingWindow", 17, 1000, map_cosine_window, NULL},
     {"BlackmanWindow", 17, 1000, map_cosine_window, NULL},
     {"Split", ALL, map_split, "slice"},
+    {"TopK", SINCE_1, map_topk, NULL},
     /* indexing */
     {"Gather", ALL, map_rename, "gather"},
     {"GatherElements", ALL, map_rename, "gather_elements"},
