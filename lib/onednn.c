@@ -1,6 +1,7 @@
 /*
- * onednn.c — f32 matmul and gemm through oneDNN's matmul primitive
- * (onednn.h), with primitives cached per node and shape.
+ * onednn.c — f32 matmul and gemm through oneDNN's matmul primitive, conv
+ * through its direct convolution and max_pool / avg_pool through its
+ * pooling (onednn.h), with primitives cached per node and shape.
  *
  * Why this shape of code: creating a oneDNN primitive costs far more than
  * running a small one (it picks a kernel, may JIT-compile it and sizes a
@@ -14,7 +15,10 @@
  * described by dims and row-major strides; a rank-1 matmul operand becomes
  * a 1-row (a) or 1-column (b) matrix, and batch axes are left-padded with
  * 1 to a common rank, which is how oneDNN broadcasts batch axes. Gemm's
- * transposes are strides only: nothing is copied.
+ * transposes are strides only: nothing is copied. Conv and pooling take
+ * x and y as plain NC(D)(H)W and a conv weight as plain (g)oi(d)(h)w:
+ * kiln's [M, C/group, k...] is [group, M/group, C/group, k...] read
+ * row-major, so groups (depthwise too) cost no copy either.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 #include "format/error.h"
 #include "onednn.h"
 #include "parallel.h"
+#include "window.h"
 
 enum { CACHE_ENTRIES = 8 };
 
@@ -37,7 +42,12 @@ enum { CACHE_ENTRIES = 8 };
  */
 #define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 21))
 
-/* Key: op kind, then (rank, shape) of a, b, c and the output; rank -1 for no c. */
+/*
+ * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
+ * pooling), then (rank, shape) of a, b, c and the output; rank -1 for an
+ * absent operand. A cache belongs to one node, whose attributes are fixed,
+ * so the shapes decide everything else (SAME pads included).
+ */
 enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
 
 struct kiln_onednn_session {
@@ -62,6 +72,9 @@ typedef struct node_cache {
 } node_cache;
 
 static _Atomic uint64_t primitives_built;
+
+/* Key kinds, see above. */
+enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4 };
 
 bool kiln_onednn_enabled(void)
 {
@@ -196,16 +209,15 @@ static bool make_memory(dnnl_memory_t *memory, const dnnl_memory_desc_t *md, dnn
  * e->prefill. A refusal by oneDNN (no implementation) marks e refused and
  * is no error; failures to allocate are.
  */
-static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const dnnl_memory_desc_t *src_md,
+static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const_dnnl_op_desc_t desc, bool described,
+                               const char *what, const dnnl_memory_desc_t *src_md,
                                const dnnl_memory_desc_t *weights_md, const dnnl_memory_desc_t *bias_md,
                                const dnnl_memory_desc_t *dst_md, float alpha, float beta, kiln_error *err)
 {
-    dnnl_matmul_desc_t desc;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t post_ops = NULL;
     dnnl_primitive_desc_t pd = NULL;
-    bool ok = dnnl_matmul_desc_init(&desc, src_md, weights_md, bias_md, dst_md) == dnnl_success &&
-              dnnl_primitive_attr_create(&attr) == dnnl_success &&
+    bool ok = described && dnnl_primitive_attr_create(&attr) == dnnl_success &&
               /* The scratchpad is ours, made once per entry: oneDNN then
                * allocates nothing per execution for it. */
               dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
@@ -217,7 +229,7 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
              dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
     /* oneDNN sizes its blocking for the thread count it sees now. */
     int previous = kiln_threads_enter(e->threads);
-    if (ok && dnnl_primitive_desc_create(&pd, &desc, attr, s->engine, NULL) != dnnl_success) {
+    if (ok && dnnl_primitive_desc_create(&pd, desc, attr, s->engine, NULL) != dnnl_success) {
         pd = NULL;
         e->refused = true;
     }
@@ -225,13 +237,13 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
     dnnl_post_ops_destroy(post_ops);
     dnnl_primitive_attr_destroy(attr);
     if (!ok)
-        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not describe a matmul primitive");
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not describe a %s primitive", what);
     if (e->refused)
         return KILN_OK;
     const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     ok = dnnl_primitive_create(&e->primitive, pd) == dnnl_success &&
          make_memory(&e->src, src_md, s->engine, DNNL_MEMORY_NONE) &&
-         make_memory(&e->weights, weights_md, s->engine, DNNL_MEMORY_NONE) &&
+         (!weights_md || make_memory(&e->weights, weights_md, s->engine, DNNL_MEMORY_NONE)) &&
          make_memory(&e->dst, dst_md, s->engine, DNNL_MEMORY_NONE) &&
          (!bias_md || make_memory(&e->bias, bias_md, s->engine, DNNL_MEMORY_NONE)) &&
          (!scratch_md || dnnl_memory_desc_get_size(scratch_md) == 0 ||
@@ -239,27 +251,28 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
     dnnl_primitive_desc_destroy(pd);
     if (!ok) {
         entry_clear(e);
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "oneDNN: out of memory for a matmul primitive");
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "oneDNN: out of memory for a %s primitive", what);
     }
     atomic_fetch_add(&primitives_built, 1);
     return KILN_OK;
 }
 
 /* Point e's memory objects at this call's buffers and run it to completion. */
-static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, const void *src, const void *weights,
-                                 const void *bias, void *dst, kiln_error *err)
+static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, const char *what, const void *src,
+                                 const void *weights, const void *bias, void *dst, kiln_error *err)
 {
     dnnl_exec_arg_t args[5];
     int count = 0;
     /* oneDNN takes void * handles; it only reads src, weights and bias. */
     bool ok = dnnl_memory_set_data_handle(e->src, (void *)(uintptr_t)src) == dnnl_success &&
-              dnnl_memory_set_data_handle(e->weights, (void *)(uintptr_t)weights) == dnnl_success &&
+              (!e->weights || dnnl_memory_set_data_handle(e->weights, (void *)(uintptr_t)weights) == dnnl_success) &&
               dnnl_memory_set_data_handle(e->dst, dst) == dnnl_success &&
               (!e->bias || dnnl_memory_set_data_handle(e->bias, (void *)(uintptr_t)bias) == dnnl_success);
     if (!ok)
         return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not bind the operands");
     args[count++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, e->src};
-    args[count++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->weights};
+    if (e->weights)
+        args[count++] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, e->weights};
     args[count++] = (dnnl_exec_arg_t){DNNL_ARG_DST, e->dst};
     if (e->bias)
         args[count++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, e->bias};
@@ -270,7 +283,7 @@ static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, con
                dnnl_stream_wait(s->stream) == dnnl_success;
     kiln_threads_leave(previous);
     if (!ran)
-        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: the matmul primitive failed to run");
+        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: the %s primitive failed to run", what);
     return KILN_OK;
 }
 
@@ -301,7 +314,7 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
         return KILN_OK;
     const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
     kiln_tensor *out = call->output;
-    int64_t key[KEY_LENGTH] = {1};
+    int64_t key[KEY_LENGTH] = {KEY_MATMUL};
     key_put(key, 0, a);
     key_put(key, 1, b);
     key_put(key, 2, NULL);
@@ -335,12 +348,16 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
         if (!describe(&a_md, rank, a_dims, a_strides) || !describe(&b_md, rank, b_dims, b_strides) ||
             !describe(&o_md, rank, o_dims, o_strides))
             e->refused = true;
-        else
-            KILN_TRY(build_entry(call->context->onednn, e, &a_md, &b_md, NULL, &o_md, 1.0f, 0.0f, err));
+        else {
+            dnnl_matmul_desc_t desc;
+            bool described = dnnl_matmul_desc_init(&desc, &a_md, &b_md, NULL, &o_md) == dnnl_success;
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md, NULL, &o_md,
+                                 1.0f, 0.0f, err));
+        }
     }
     if (e->refused)
         return KILN_OK;
-    KILN_TRY(execute_entry(call->context->onednn, e, a->data, b->data, NULL, out->data, err));
+    KILN_TRY(execute_entry(call->context->onednn, e, "matmul", a->data, b->data, NULL, out->data, err));
     *ran = true;
     return KILN_OK;
 }
@@ -378,7 +395,7 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
     int64_t m = out->shape[0], n = out->shape[1], k = trans_a ? a->shape[0] : a->shape[1];
     /* beta = 0 still reads C in the reference (0 * NaN is NaN): keep that. */
     bool fuse_bias = is_row_bias(c, n) && alpha == 1.0f && beta == 1.0f;
-    int64_t key[KEY_LENGTH] = {2};
+    int64_t key[KEY_LENGTH] = {KEY_GEMM};
     key_put(key, 0, a);
     key_put(key, 1, b);
     key_put(key, 2, c);
@@ -398,15 +415,198 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
         if (!describe(&a_md, 2, a_dims, a_strides) || !describe(&b_md, 2, b_dims, b_strides) ||
             !describe(&o_md, 2, o_dims, o_strides) || !describe(&bias_md, 2, bias_dims, bias_strides))
             e->refused = true;
-        else
-            KILN_TRY(build_entry(call->context->onednn, e, &a_md, &b_md, fuse_bias ? &bias_md : NULL, &o_md, alpha,
-                                 beta, err));
+        else {
+            dnnl_matmul_desc_t desc;
+            bool described =
+                dnnl_matmul_desc_init(&desc, &a_md, &b_md, fuse_bias ? &bias_md : NULL, &o_md) == dnnl_success;
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md,
+                                 fuse_bias ? &bias_md : NULL, &o_md, alpha, beta, err));
+        }
     }
     if (e->refused)
         return KILN_OK;
     if (e->prefill)
         copy_broadcast(c, out);
-    KILN_TRY(execute_entry(call->context->onednn, e, a->data, b->data, fuse_bias ? c->data : NULL, out->data, err));
+    KILN_TRY(execute_entry(call->context->onednn, e, "matmul", a->data, b->data, fuse_bias ? c->data : NULL,
+                           out->data, err));
+    *ran = true;
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------ conv and pooling */
+
+/*
+ * Whether an f32 tensor holds a NaN, or with `or_infinite` any value that
+ * is not finite. One branch-free pass: v - v is 0 for a finite v and NaN
+ * otherwise.
+ */
+static bool holds_special(const kiln_tensor *t, bool or_infinite)
+{
+    const float *v = t->data;
+    bool found = false;
+    for (uint64_t i = 0; i < t->element_count; i++) {
+        float probe = or_infinite ? v[i] - v[i] : v[i];
+        found |= probe != probe;
+    }
+    return found;
+}
+
+/*
+ * The spatial attributes in oneDNN's terms: dilation counts the gaps
+ * (kiln's dilation - 1), and the end pad is the one that makes oneDNN's
+ * floor rule give y's extent: a ceil_mode window past the declared end
+ * pad widens it. @return false when an extent is not the one the window
+ * gives (callers checked it; this keeps the descriptor honest).
+ */
+static bool window_dims(const kiln_onednn_window *w, const kiln_tensor *x, const kiln_tensor *y, dnnl_dims_t strides,
+                        dnnl_dims_t kernel, dnnl_dims_t gaps, dnnl_dims_t pad_l, dnnl_dims_t pad_r)
+{
+    for (uint32_t a = 0; a < w->spatial; a++) {
+        int64_t in = x->shape[a + 2], out = y->shape[a + 2];
+        int64_t dilated = (w->kernel[a] - 1) * w->dilations[a] + 1;
+        int64_t reach; /* pad end at which the last window ends exactly */
+        if (out < 1 || __builtin_mul_overflow(out - 1, w->strides[a], &reach) ||
+            __builtin_add_overflow(reach, dilated - in - w->pad_begin[a], &reach))
+            return false;
+        strides[a] = w->strides[a];
+        kernel[a] = w->kernel[a];
+        gaps[a] = w->dilations[a] - 1;
+        pad_l[a] = w->pad_begin[a];
+        pad_r[a] = reach > w->pad_end[a] ? reach : w->pad_end[a];
+    }
+    return true;
+}
+
+/* Row-major f32 descriptor of a tensor's own shape. */
+static bool describe_tensor(dnnl_memory_desc_t *md, const kiln_tensor *t)
+{
+    dnnl_dims_t dims, strides;
+    for (uint32_t i = 0; i < t->rank; i++)
+        dims[i] = t->shape[i];
+    row_major_strides((int)t->rank, dims, strides);
+    return describe(md, (int)t->rank, dims, strides);
+}
+
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                             bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_path_allowed(call))
+        return KILN_OK;
+    const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
+    const kiln_tensor *bias = call->input_count > 2 ? call->inputs[2] : NULL;
+    kiln_tensor *y = call->output;
+    /* Each run, since weights may be inputs: a pass over the weight is
+     * small beside the convolution that reads it once per output pixel. */
+    if (holds_special(weight, true))
+        return KILN_OK;
+    int64_t key[KEY_LENGTH] = {KEY_CONV};
+    key_put(key, 0, x);
+    key_put(key, 1, weight);
+    key_put(key, 2, bias);
+    key_put(key, 3, y);
+    primitive_entry *e;
+    bool fresh;
+    KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
+    if (fresh) {
+        /* With groups the weight gains a leading group axis: [G, M/G, C/G, k...]. */
+        int weight_rank = (int)weight->rank + (group > 1);
+        dnnl_dims_t weight_dims, weight_strides, bias_dims = {y->shape[1]}, bias_strides = {1};
+        dnnl_dims_t strides, kernel, gaps, pad_l, pad_r;
+        weight_dims[0] = group;
+        for (uint32_t i = 0; i < weight->rank; i++)
+            weight_dims[i + (group > 1)] = weight->shape[i];
+        if (group > 1)
+            weight_dims[1] = weight->shape[0] / group;
+        row_major_strides(weight_rank, weight_dims, weight_strides);
+        /* Multiply-adds: every output element sums C/group * kernel volume products. */
+        double taps = (double)(weight->element_count / (uint64_t)weight->shape[0]);
+        e->threads = product_threads(call, (double)y->element_count * taps);
+        dnnl_memory_desc_t x_md, weight_md, bias_md, y_md;
+        dnnl_convolution_desc_t desc;
+        if (!window_dims(window, x, y, strides, kernel, gaps, pad_l, pad_r) || !describe_tensor(&x_md, x) ||
+            !describe(&weight_md, weight_rank, weight_dims, weight_strides) ||
+            !describe(&bias_md, 1, bias_dims, bias_strides) || !describe_tensor(&y_md, y) ||
+            dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
+                                                       &x_md, &weight_md, bias ? &bias_md : NULL, &y_md, strides,
+                                                       gaps, pad_l, pad_r) != dnnl_success)
+            e->refused = true;
+        else
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, true, "conv", &x_md, &weight_md,
+                                 bias ? &bias_md : NULL, &y_md, 1.0f, 0.0f, err));
+    }
+    if (e->refused)
+        return KILN_OK;
+    KILN_TRY(execute_entry(call->context->onednn, e, "conv", x->data, weight->data, bias ? bias->data : NULL, y->data,
+                           err));
+    *ran = true;
+    return KILN_OK;
+}
+
+/*
+ * Whether oneDNN's pooling of these extents is the op's: every window sees
+ * at least one input element (the op's max of none is -inf and its
+ * average of none NaN, which oneDNN does not reproduce), and with
+ * count_include_pad no window passes the declared end pad (the op counts
+ * the taps inside the declared pads, oneDNN the whole kernel).
+ */
+static bool pool_fits(const kiln_onednn_window *w, const kiln_tensor *x, const kiln_tensor *y,
+                      kiln_onednn_pool_kind kind, const dnnl_dims_t pad_r)
+{
+    for (uint32_t a = 0; a < w->spatial; a++) {
+        if (kind == KILN_ONEDNN_POOL_AVG_INCLUDE_PAD && pad_r[a] > w->pad_end[a])
+            return false;
+        for (int64_t o = 0; o < y->shape[a + 2]; o++) {
+            int64_t first, last;
+            kiln_window_taps(o * w->strides[a] - w->pad_begin[a], w->dilations[a], w->kernel[a], x->shape[a + 2],
+                             &first, &last);
+            if (first == last)
+                return false;
+        }
+    }
+    return true;
+}
+
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
+                             kiln_onednn_pool_kind kind, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_path_allowed(call))
+        return KILN_OK;
+    const kiln_tensor *x = call->inputs[0];
+    kiln_tensor *y = call->output;
+    if (kind == KILN_ONEDNN_POOL_MAX && holds_special(x, false))
+        return KILN_OK;
+    int64_t key[KEY_LENGTH] = {KEY_POOL + (int64_t)kind};
+    key_put(key, 0, x);
+    key_put(key, 1, NULL);
+    key_put(key, 2, NULL);
+    key_put(key, 3, y);
+    primitive_entry *e;
+    bool fresh;
+    KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
+    if (fresh) {
+        static const dnnl_alg_kind_t algorithms[] = {dnnl_pooling_max, dnnl_pooling_avg_exclude_padding,
+                                                     dnnl_pooling_avg_include_padding};
+        dnnl_dims_t strides, kernel, gaps, pad_l, pad_r;
+        double volume = 1;
+        for (uint32_t a = 0; a < window->spatial; a++)
+            volume *= (double)window->kernel[a];
+        e->threads = product_threads(call, (double)y->element_count * volume);
+        dnnl_memory_desc_t x_md, y_md;
+        dnnl_pooling_v2_desc_t desc;
+        if (!window_dims(window, x, y, strides, kernel, gaps, pad_l, pad_r) ||
+            !pool_fits(window, x, y, kind, pad_r) || !describe_tensor(&x_md, x) || !describe_tensor(&y_md, y) ||
+            dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, algorithms[kind], &x_md, &y_md, strides,
+                                              kernel, gaps, pad_l, pad_r) != dnnl_success)
+            e->refused = true;
+        else
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, true, "pooling", &x_md, NULL, NULL, &y_md, 1.0f,
+                                 0.0f, err));
+    }
+    if (e->refused)
+        return KILN_OK;
+    KILN_TRY(execute_entry(call->context->onednn, e, "pooling", x->data, NULL, NULL, y->data, err));
     *ran = true;
     return KILN_OK;
 }

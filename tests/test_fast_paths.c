@@ -11,6 +11,15 @@
  *   |got - exact| <= (K + 2) * 2^-23 * (|alpha| * sum_p |a_ip b_pj| + |beta c_ij|)
  * plus 1e-30 for underflow. Specials: where the exact value is NaN both
  * must be NaN; an infinite exact value must be matched exactly.
+ * conv, max_pool and avg_pool are checked the same way against a reference
+ * that walks each output's kernel taps by flat index (div/mod) and skips
+ * those outside the input: conv within the same bound with
+ * K = C/group * kernel volume (|bias| added to the magnitude), avg_pool
+ * within (K + 2) * 2^-23 * sum |x_tap| / count with K the kernel volume,
+ * max_pool exactly. Their cases include what the fast path must decline
+ * (a NaN for max_pool, an infinite weight, windows that see no input,
+ * count_include_pad past the end pad with ceil_mode), which the reference
+ * kernels then compute.
  * In builds without oneDNN both sessions run the reference, and the cache
  * tests check that nothing was built.
  */
@@ -340,6 +349,272 @@ static void gemm_matches_the_exact_product(void **state)
         check_gemm(&cases[i]);
 }
 
+/* ------------------------------------------------- conv and pooling */
+
+typedef struct window_case {
+    const char *op; /* conv, max_pool or avg_pool */
+    shape x, weight; /* weight: conv only */
+    bool bias;
+    int64_t kernel[3];    /* pools: kernel_shape */
+    int64_t strides[3];   /* 0: 1 */
+    int64_t dilations[3]; /* 0: 1 */
+    int64_t pads[6];      /* begins, then ends */
+    int64_t group;        /* conv; 0: 1 */
+    const char *auto_pad; /* NULL: the pads above */
+    int ceil_mode, include_pad;
+    float x_special, weight_special; /* written into element 0 when not 0 */
+    bool declined; /* the fast path must leave it to the reference */
+} window_case;
+
+static int64_t or_one(int64_t v)
+{
+    return v ? v : 1;
+}
+
+/*
+ * Output extent and pads in effect of spatial axis `a`, by the ONNX rules
+ * written out here: SAME keeps ceil(in / stride) and splits the total pad
+ * (odd unit at the end for SAME_UPPER); explicit pads give
+ * floor((padded - dilated) / stride) + 1, or with ceil_mode the ceiling,
+ * less a last window that would start past the input and the begin pad.
+ */
+static int64_t case_extent(const window_case *c, uint32_t a, int64_t in, int64_t *begin)
+{
+    int64_t s = or_one(c->strides[a]), d = or_one(c->dilations[a]), spatial = c->x.rank - 2;
+    int64_t k = strcmp(c->op, "conv") == 0 ? c->weight.axes[a + 2] : c->kernel[a];
+    int64_t dilated = (k - 1) * d + 1;
+    if (c->auto_pad) {
+        int64_t out = (in + s - 1) / s, total = (out - 1) * s + dilated - in;
+        if (total < 0)
+            total = 0;
+        *begin = strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        return out;
+    }
+    int64_t pb = c->pads[a], pe = c->pads[spatial + a], span = in + pb + pe - dilated;
+    *begin = pb;
+    if (!c->ceil_mode)
+        return span / s + 1;
+    int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + pb)
+        out--;
+    return out;
+}
+
+static kiln_program *window_program(const window_case *c)
+{
+    uint32_t spatial = c->x.rank - 2, count = 0;
+    kiln_attribute attributes[8];
+    int64_t strides[3], dilations[3];
+    for (uint32_t a = 0; a < spatial; a++) {
+        strides[a] = or_one(c->strides[a]);
+        dilations[a] = or_one(c->dilations[a]);
+    }
+    bool conv = strcmp(c->op, "conv") == 0;
+    attributes[count++] = (kiln_attribute){.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dilations,
+                                           .count = spatial};
+    if (c->auto_pad)
+        attributes[count++] = (kiln_attribute){.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = c->auto_pad};
+    else
+        attributes[count++] = (kiln_attribute){.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = c->pads,
+                                               .count = 2 * spatial};
+    if (conv) {
+        attributes[count++] = (kiln_attribute){.name = "group", .type = KILN_ATTRIBUTE_INT, .i = or_one(c->group)};
+    } else {
+        attributes[count++] = (kiln_attribute){.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS,
+                                               .ints = c->kernel, .count = spatial};
+        attributes[count++] = (kiln_attribute){.name = "ceil_mode", .type = KILN_ATTRIBUTE_INT, .i = c->ceil_mode};
+    }
+    if (strcmp(c->op, "avg_pool") == 0)
+        attributes[count++] = (kiln_attribute){.name = "count_include_pad", .type = KILN_ATTRIBUTE_INT,
+                                               .i = c->include_pad};
+    shape shapes[3] = {c->x, c->weight, {1, {c->weight.axes[0]}}};
+    return one_node_program(c->op, conv ? (c->bias ? 3 : 2) : 1, shapes, count, attributes);
+}
+
+static void check_window(const window_case *c)
+{
+    bool conv = strcmp(c->op, "conv") == 0, max = strcmp(c->op, "max_pool") == 0;
+    uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1, spatial = c->x.rank - 2;
+    kiln_program *program = window_program(c);
+    shape bias_shape = {1, {c->weight.axes[0]}};
+    kiln_tensor *inputs[3] = {random_tensor(&c->x), conv ? random_tensor(&c->weight) : NULL,
+                              input_count > 2 ? random_tensor(&bias_shape) : NULL};
+    if (c->x_special != 0.0f)
+        ((float *)kiln_tensor_data(inputs[0]))[0] = c->x_special;
+    if (c->weight_special != 0.0f)
+        ((float *)kiln_tensor_data(inputs[1]))[0] = c->weight_special;
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    uint64_t built = kiln_onednn_primitives_built();
+    const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
+    /* The fast path really ran (one primitive), or really declined; a
+     * second run at the same shapes builds nothing. */
+    assert_int_equal(kiln_onednn_primitives_built() - built, kiln_onednn_enabled() && !c->declined ? 1 : 0);
+    built = kiln_onednn_primitives_built();
+    run(fast, input_count, inputs);
+    assert_int_equal(kiln_onednn_primitives_built(), built);
+
+    const float *x = kiln_tensor_const_data(inputs[0]);
+    const float *weight = conv ? kiln_tensor_const_data(inputs[1]) : NULL;
+    const float *bias = input_count > 2 ? kiln_tensor_const_data(inputs[2]) : NULL;
+    int64_t in[3], out[3], begin[3], kernel[3], kernel_volume = 1, out_count = 1;
+    int64_t channels = c->x.axes[1], out_channels = conv ? c->weight.axes[0] : channels;
+    int64_t group = conv ? or_one(c->group) : channels, in_per_group = channels / group;
+    assert_int_equal(kiln_tensor_rank(got[0]), c->x.rank);
+    assert_int_equal(kiln_tensor_shape(got[0])[1], out_channels);
+    for (uint32_t a = 0; a < spatial; a++) {
+        in[a] = c->x.axes[a + 2];
+        out[a] = case_extent(c, a, in[a], &begin[a]);
+        kernel[a] = conv ? c->weight.axes[a + 2] : c->kernel[a];
+        kernel_volume *= kernel[a];
+        out_count *= out[a];
+        assert_int_equal(kiln_tensor_shape(got[0])[a + 2], out[a]);
+    }
+    uint64_t total = (uint64_t)(c->x.axes[0] * out_channels * out_count);
+    for (uint64_t flat = 0; flat < total; flat++) {
+        /* Output multi-index (n, m, o...) by div/mod. */
+        int64_t o[3];
+        uint64_t rest = flat;
+        for (uint32_t a = spatial; a-- > 0;) {
+            o[a] = (int64_t)(rest % (uint64_t)out[a]);
+            rest /= (uint64_t)out[a];
+        }
+        int64_t m = (int64_t)(rest % (uint64_t)out_channels), n = (int64_t)(rest / (uint64_t)out_channels);
+        int64_t first_channel = conv ? m / (out_channels / group) * in_per_group : m;
+        long double sum = bias ? bias[m] : 0, magnitude = bias ? fabsl((long double)bias[m]) : 0;
+        long double largest = -INFINITY;
+        bool nan = false;
+        int64_t inside = 0, inside_pads = 0;
+        for (int64_t ci = 0; ci < (conv ? in_per_group : 1); ci++) {
+            for (int64_t t = 0; t < kernel_volume; t++) {
+                /* Tap multi-index by div/mod, its input position per axis. */
+                int64_t tap[3], position = 0, in_pads = 1, in_input = 1, tap_rest = t;
+                for (uint32_t a = spatial; a-- > 0;) {
+                    tap[a] = tap_rest % kernel[a];
+                    tap_rest /= kernel[a];
+                }
+                for (uint32_t a = 0; a < spatial; a++) {
+                    int64_t p = o[a] * or_one(c->strides[a]) - begin[a] + tap[a] * or_one(c->dilations[a]);
+                    int64_t end_pad = c->auto_pad ? 0 : c->pads[spatial + a];
+                    in_input &= p >= 0 && p < in[a];
+                    in_pads &= p >= -begin[a] && p < in[a] + end_pad;
+                    position = position * in[a] + p;
+                }
+                inside_pads += in_pads;
+                if (!in_input)
+                    continue;
+                inside++;
+                long double v = x[(n * channels + first_channel + ci) * (int64_t)(count_of(&c->x) /
+                                                                                 (uint64_t)(c->x.axes[0] * channels)) +
+                                  position];
+                if (conv) {
+                    long double term = v * weight[(m * in_per_group + ci) * kernel_volume + t];
+                    sum += term;
+                    magnitude += fabsl(term);
+                } else {
+                    nan = nan || isnan(v);
+                    largest = v > largest ? v : largest;
+                    sum += v;
+                    magnitude += fabsl(v);
+                }
+            }
+        }
+        long double exact;
+        int64_t k = conv ? in_per_group * kernel_volume : kernel_volume;
+        if (conv) {
+            exact = sum;
+        } else if (max) {
+            exact = nan ? NAN : largest;
+            magnitude = 0; /* max_pool is exact */
+        } else {
+            int64_t divisor = c->include_pad ? inside_pads : inside;
+            exact = divisor ? sum / divisor : NAN;
+            magnitude = divisor ? magnitude / divisor : 0;
+        }
+        for (int path = 0; path < 2; path++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %s", c->op, path ? "reference" : "fast path");
+            check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact, magnitude, k, what, flat);
+        }
+    }
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    for (uint32_t i = 0; i < 3; i++)
+        kiln_tensor_free(inputs[i]);
+    kiln_program_free(program);
+}
+
+static void conv_matches_the_exact_sum(void **state)
+{
+    (void)state;
+    static const window_case cases[] = {
+        {"conv", {4, {2, 3, 9, 11}}, {4, {4, 3, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0, false},
+        /* Strides, dilation and pads differ per axis. */
+        {"conv", {4, {1, 4, 17, 13}}, {4, {6, 4, 3, 2}}, true, {0}, {2, 3}, {2, 1}, {1, 0, 2, 1}, 0, NULL, 0, 0, 0,
+         0, false},
+        /* Groups; depthwise with a stride. */
+        {"conv", {4, {2, 6, 8, 8}}, {4, {9, 2, 3, 3}}, false, {0}, {0}, {0}, {1, 1, 1, 1}, 3, NULL, 0, 0, 0, 0, false},
+        {"conv", {4, {1, 8, 12, 12}}, {4, {8, 1, 3, 3}}, true, {0}, {2, 2}, {0}, {1, 1, 1, 1}, 8, NULL, 0, 0, 0, 0,
+         false},
+        /* 1d dilated, 3d strided. */
+        {"conv", {3, {3, 5, 40}}, {3, {7, 5, 5}}, true, {0}, {0}, {3}, {2, 2}, 0, NULL, 0, 0, 0, 0, false},
+        {"conv", {5, {1, 3, 6, 7, 8}}, {5, {4, 3, 3, 3, 3}}, true, {0}, {1, 2, 2}, {0}, {1, 1, 1, 1, 1, 1}, 0, NULL, 0,
+         0, 0, 0, false},
+        /* SAME pads derived from the extent; a 1x1 conv; a long inner sum (K = 2304). */
+        {"conv", {4, {1, 3, 10, 10}}, {4, {5, 3, 4, 4}}, true, {0}, {3, 3}, {0}, {0}, 0, "SAME_UPPER", 0, 0, 0, 0,
+         false},
+        {"conv", {4, {1, 3, 10, 9}}, {4, {5, 3, 4, 3}}, false, {0}, {2, 2}, {0}, {0}, 0, "SAME_LOWER", 0, 0, 0, 0,
+         false},
+        {"conv", {4, {2, 64, 14, 14}}, {4, {128, 64, 1, 1}}, true, {0}, {0}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        {"conv", {4, {1, 256, 8, 8}}, {4, {32, 256, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0,
+         false},
+        /* Specials: NaN and inf in x propagate; an infinite weight is declined
+         * (padding taps must not meet it) and the reference computes it. */
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, NAN, 0, false},
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, INFINITY, 0,
+         false},
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, false, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, INFINITY,
+         true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_window(&cases[i]);
+}
+
+static void pools_match_the_exact_window(void **state)
+{
+    (void)state;
+    static const window_case cases[] = {
+        {"max_pool", {4, {2, 3, 15, 16}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0, false},
+        {"max_pool", {4, {1, 2, 10, 10}}, {0}, false, {3, 3}, {2, 2}, {0}, {0}, 0, NULL, 1, 0, 0, 0, false},
+         /* ceil_mode */
+        {"max_pool", {4, {1, 3, 9, 9}}, {0}, false, {2, 2}, {0}, {2, 2}, {0}, 0, NULL, 0, 0, 0, 0, false},
+           /* dilated */
+        {"max_pool", {3, {2, 3, 31}}, {0}, false, {4}, {3}, {0}, {1, 2}, 0, NULL, 1, 0, 0, 0, false},
+        {"max_pool", {4, {1, 2, 7, 8}}, {0}, false, {3, 2}, {2, 3}, {0}, {0}, 0, "SAME_UPPER", 0, 0, 0, 0, false},
+        {"avg_pool", {4, {2, 3, 11, 12}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 1, 0, 0, 0, false},
+        {"avg_pool", {4, {2, 3, 11, 12}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 1, 0, 0, false},
+        {"avg_pool", {5, {1, 2, 5, 6, 7}}, {0}, false, {2, 3, 2}, {1, 2, 2}, {0}, {1, 1, 0, 0, 1, 1}, 0, NULL, 0, 0,
+         0, 0, false},
+        {"avg_pool", {4, {1, 2, 9, 9}}, {0}, false, {3, 3}, {0}, {2, 2}, {2, 2, 2, 2}, 0, NULL, 0, 1, 0, 0, false},
+        {"avg_pool", {4, {1, 4, 32, 32}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        /* count_include_pad where a ceil_mode window passes the end pad: the
+         * op divides by the taps inside the declared pads (declined). */
+        {"avg_pool", {4, {1, 2, 11, 11}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 0, 0}, 0, NULL, 1, 1, 0, 0, true},
+        {"avg_pool", {4, {1, 2, 10, 10}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 0, 0}, 0, NULL, 1, 1, 0, 0, false},
+        /* A window that sees no input: max -inf, average NaN (declined). */
+        {"max_pool", {3, {1, 2, 1}}, {0}, false, {2}, {0}, {3}, {1, 2}, 0, NULL, 0, 0, 0, 0, true},
+        {"avg_pool", {3, {1, 2, 1}}, {0}, false, {2}, {0}, {3}, {1, 2}, 0, NULL, 0, 0, 0, 0, true},
+        /* Specials: a NaN wins a max window (declined), propagates in an average; inf. */
+        {"max_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, true},
+        {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, false},
+        {"max_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, INFINITY, 0, false},
+        {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, -INFINITY, 0, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_window(&cases[i]);
+}
+
 /* -------------------------------------------------------------- caching */
 
 /* Repeated shapes build no primitive; a new shape builds one, once. */
@@ -529,6 +804,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_matches_the_exact_product),
         cmocka_unit_test(gemm_matches_the_exact_product),
+        cmocka_unit_test(conv_matches_the_exact_sum),
+        cmocka_unit_test(pools_match_the_exact_window),
         cmocka_unit_test(primitives_are_built_once_per_shape),
         cmocka_unit_test(threaded_elementwise_matches_the_reference),
         cmocka_unit_test(features_name_the_fast_paths),
