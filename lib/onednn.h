@@ -96,8 +96,9 @@ typedef enum kiln_onednn_pool_kind {
 kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
                              kiln_onednn_pool_kind kind, bool *ran, kiln_error *err);
 
-/* Primitives this process has built so far (tests check that repeated
- * shapes build none). */
+/* Primitives this process has built so far, one per op and shape (the
+ * reorders of a conv count with it); tests check that repeated shapes
+ * build none. */
 uint64_t kiln_onednn_primitives_built(void);
 
 #endif
