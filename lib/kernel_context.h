@@ -37,6 +37,12 @@ typedef struct kiln_kernel_context {
     bool reference_only;                /* run the portable reference kernels only */
     struct kiln_onednn_session *onednn; /* NULL when built without oneDNN or reference_only */
     kiln_node_state *state;             /* the slot of the node being run */
+    /*
+     * Bit i set: operand i of the node being run is a weight of the program
+     * (immutable, at the same address on every run of the session), so a
+     * fast path may repack it once instead of on every run.
+     */
+    uint32_t constant_operands;
 } kiln_kernel_context;
 
 #endif

@@ -90,7 +90,16 @@ static void shape_text(const shape *s, char *out, size_t size)
     snprintf(out + used, size - used, "]");
 }
 
-/* A program of one matmul or gemm node over inputs a, b (and c). */
+/*
+ * Operand 1 as a program weight: while `constant_b` is set, one_node_program
+ * makes operand 1 ("b") a weight holding its values instead of an input,
+ * and run() does not bind it. Fast paths pack a program weight once
+ * (kernel_context.h), so every check runs in both modes (`b_is_weight`).
+ */
+static bool b_is_weight;
+static const kiln_tensor *constant_b;
+
+/* A program of one node over inputs a, b (and c); b a weight with constant_b. */
 static kiln_program *one_node_program(const char *op, uint32_t input_count, const shape *shapes,
                                       uint32_t attribute_count, const kiln_attribute *attributes)
 {
@@ -102,7 +111,13 @@ static kiln_program *one_node_program(const char *op, uint32_t input_count, cons
     for (uint32_t i = 0; i < input_count; i++) {
         char text[128];
         shape_text(&shapes[i], text, sizeof text);
-        assert_int_equal(kiln_builder_add_input(b, names[i], KILN_F32, text, &inputs[i], &err), KILN_OK);
+        if (i == 1 && constant_b)
+            assert_int_equal(kiln_builder_add_weight(b, names[i], KILN_WEIGHT_PARAMETER, KILN_F32, shapes[i].rank,
+                                                     shapes[i].axes, kiln_tensor_const_data(constant_b), &inputs[i],
+                                                     &err),
+                             KILN_OK);
+        else
+            assert_int_equal(kiln_builder_add_input(b, names[i], KILN_F32, text, &inputs[i], &err), KILN_OK);
     }
     if (attribute_count)
         assert_int_equal(kiln_builder_add_op_with_attributes(b, op, input_count, inputs, attribute_count, attributes,
@@ -137,7 +152,8 @@ static const kiln_tensor *run(kiln_session *session, uint32_t input_count, kiln_
     static const char *const names[] = {"a", "b", "c"};
     kiln_error err;
     for (uint32_t i = 0; i < input_count; i++)
-        assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], &err), KILN_OK);
+        if (i != 1 || !constant_b)
+            assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], &err), KILN_OK);
     kiln_status status = kiln_session_run(session, &err);
     if (status != KILN_OK)
         fail_msg("run failed: %s", err.message);
@@ -188,8 +204,9 @@ static uint64_t batch_offset(const shape *s, uint32_t batch_rank, const int64_t 
 static void check_matmul(const shape *a_shape, const shape *b_shape, float special)
 {
     shape shapes[2] = {*a_shape, *b_shape};
-    kiln_program *program = one_node_program("matmul", 2, shapes, 0, NULL);
     kiln_tensor *inputs[2] = {random_tensor(a_shape), random_tensor(b_shape)};
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    kiln_program *program = one_node_program("matmul", 2, shapes, 0, NULL);
     if (special != 0.0f)
         ((float *)kiln_tensor_data(inputs[0]))[0] = special;
     kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
@@ -234,28 +251,33 @@ static void check_matmul(const shape *a_shape, const shape *b_shape, float speci
     kiln_tensor_free(inputs[0]);
     kiln_tensor_free(inputs[1]);
     kiln_program_free(program);
+    constant_b = NULL;
 }
 
 static void matmul_matches_the_exact_product(void **state)
 {
     (void)state;
-    check_matmul(&(shape){2, {1, 1}}, &(shape){2, {1, 1}}, 0);
-    check_matmul(&(shape){2, {7, 13}}, &(shape){2, {13, 5}}, 0);
-    check_matmul(&(shape){2, {33, 300}}, &(shape){2, {300, 65}}, 0);
-    check_matmul(&(shape){2, {64, 1000}}, &(shape){2, {1000, 3}}, 0);
-    /* Rank-1 operands: vector-matrix, matrix-vector, dot product. */
-    check_matmul(&(shape){1, {9}}, &(shape){2, {9, 4}}, 0);
-    check_matmul(&(shape){2, {4, 9}}, &(shape){1, {9}}, 0);
-    check_matmul(&(shape){1, {17}}, &(shape){1, {17}}, 0);
-    /* Batches, broadcasting on either side, different batch ranks. */
-    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
-    check_matmul(&(shape){4, {2, 1, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
-    check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
-    check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
-    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
-    /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
-    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
-    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        check_matmul(&(shape){2, {1, 1}}, &(shape){2, {1, 1}}, 0);
+        check_matmul(&(shape){2, {7, 13}}, &(shape){2, {13, 5}}, 0);
+        check_matmul(&(shape){2, {33, 300}}, &(shape){2, {300, 65}}, 0);
+        check_matmul(&(shape){2, {64, 1000}}, &(shape){2, {1000, 3}}, 0);
+        /* Rank-1 operands: vector-matrix, matrix-vector, dot product. */
+        check_matmul(&(shape){1, {9}}, &(shape){2, {9, 4}}, 0);
+        check_matmul(&(shape){2, {4, 9}}, &(shape){1, {9}}, 0);
+        check_matmul(&(shape){1, {17}}, &(shape){1, {17}}, 0);
+        /* Batches, broadcasting on either side, different batch ranks. */
+        check_matmul(&(shape){3, {3, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+        check_matmul(&(shape){4, {2, 1, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+        check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
+        check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
+        check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
+        /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
+        check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
+        check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+    }
+    b_is_weight = false;
 }
 
 /* ------------------------------------------------------ gemm reference */
@@ -289,9 +311,10 @@ static void check_gemm(const gemm_case *g)
         {.name = "transA", .type = KILN_ATTRIBUTE_INT, .i = g->trans_a},
         {.name = "transB", .type = KILN_ATTRIBUTE_INT, .i = g->trans_b},
     };
-    kiln_program *program = one_node_program("gemm", count, shapes, 4, attributes);
     kiln_tensor *inputs[3] = {random_tensor(&shapes[0]), random_tensor(&shapes[1]),
                               count > 2 ? random_tensor(&shapes[2]) : NULL};
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    kiln_program *program = one_node_program("gemm", count, shapes, 4, attributes);
     if (g->c_special != 0.0f)
         ((float *)kiln_tensor_data(inputs[2]))[0] = g->c_special;
     kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
@@ -326,6 +349,7 @@ static void check_gemm(const gemm_case *g)
     for (uint32_t i = 0; i < count; i++)
         kiln_tensor_free(inputs[i]);
     kiln_program_free(program);
+    constant_b = NULL;
 }
 
 static void gemm_matches_the_exact_product(void **state)
@@ -345,8 +369,12 @@ static void gemm_matches_the_exact_product(void **state)
         {4, 6, 5, false, false, 1.0, 0.0, 4, INFINITY},
         {4, 6, 5, false, false, 1.0, 1.0, 1, NAN},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_gemm(&cases[i]);
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_gemm(&cases[i]);
+    }
+    b_is_weight = false;
 }
 
 /* ------------------------------------------------- conv and pooling */
@@ -433,28 +461,11 @@ static kiln_program *window_program(const window_case *c)
     return one_node_program(c->op, conv ? (c->bias ? 3 : 2) : 1, shapes, count, attributes);
 }
 
-static void check_window(const window_case *c)
+/* Both paths' outputs `got` of case `c` on `inputs` against the exact tap walk. */
+static void compare_window(const window_case *c, kiln_tensor *const *inputs, const kiln_tensor *const *got)
 {
     bool conv = strcmp(c->op, "conv") == 0, max = strcmp(c->op, "max_pool") == 0;
     uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1, spatial = c->x.rank - 2;
-    kiln_program *program = window_program(c);
-    shape bias_shape = {1, {c->weight.axes[0]}};
-    kiln_tensor *inputs[3] = {random_tensor(&c->x), conv ? random_tensor(&c->weight) : NULL,
-                              input_count > 2 ? random_tensor(&bias_shape) : NULL};
-    if (c->x_special != 0.0f)
-        ((float *)kiln_tensor_data(inputs[0]))[0] = c->x_special;
-    if (c->weight_special != 0.0f)
-        ((float *)kiln_tensor_data(inputs[1]))[0] = c->weight_special;
-    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
-    uint64_t built = kiln_onednn_primitives_built();
-    const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
-    /* The fast path really ran (one primitive), or really declined; a
-     * second run at the same shapes builds nothing. */
-    assert_int_equal(kiln_onednn_primitives_built() - built, kiln_onednn_enabled() && !c->declined ? 1 : 0);
-    built = kiln_onednn_primitives_built();
-    run(fast, input_count, inputs);
-    assert_int_equal(kiln_onednn_primitives_built(), built);
-
     const float *x = kiln_tensor_const_data(inputs[0]);
     const float *weight = conv ? kiln_tensor_const_data(inputs[1]) : NULL;
     const float *bias = input_count > 2 ? kiln_tensor_const_data(inputs[2]) : NULL;
@@ -538,11 +549,58 @@ static void check_window(const window_case *c)
             check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact, magnitude, k, what, flat);
         }
     }
+}
+
+/* Random values in every element, then the case's specials in element 0. */
+static void refill(kiln_tensor *t, float special)
+{
+    float *v = kiln_tensor_data(t);
+    for (uint64_t i = 0; i < kiln_tensor_element_count(t); i++)
+        v[i] = random_float();
+    if (special != 0.0f)
+        v[0] = special;
+}
+
+/*
+ * Case `c` in a fast and a reference session, twice: the second run with
+ * new values in x (and in the weight and bias unless the weight is a
+ * program weight), which a primitive cached by the first must not miss.
+ */
+static void check_window(const window_case *c)
+{
+    bool conv = strcmp(c->op, "conv") == 0;
+    uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1;
+    shape bias_shape = {1, {c->weight.axes[0]}};
+    kiln_tensor *inputs[3] = {random_tensor(&c->x), conv ? random_tensor(&c->weight) : NULL,
+                              input_count > 2 ? random_tensor(&bias_shape) : NULL};
+    constant_b = conv && b_is_weight ? inputs[1] : NULL;
+    refill(inputs[0], c->x_special);
+    if (conv)
+        refill(inputs[1], c->weight_special);
+    kiln_program *program = window_program(c);
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            refill(inputs[0], c->x_special);
+            if (conv && !constant_b)
+                refill(inputs[1], c->weight_special);
+            if (inputs[2])
+                refill(inputs[2], 0.0f);
+        }
+        uint64_t built = kiln_onednn_primitives_built();
+        const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
+        /* The fast path really ran (one primitive on the first run, none
+         * after), or really declined. */
+        uint64_t expected = kiln_onednn_enabled() && !c->declined && round == 0 ? 1 : 0;
+        assert_int_equal(kiln_onednn_primitives_built() - built, expected);
+        compare_window(c, inputs, got);
+    }
     kiln_session_free(fast);
     kiln_session_free(reference);
     for (uint32_t i = 0; i < 3; i++)
         kiln_tensor_free(inputs[i]);
     kiln_program_free(program);
+    constant_b = NULL;
 }
 
 static void conv_matches_the_exact_sum(void **state)
@@ -577,8 +635,12 @@ static void conv_matches_the_exact_sum(void **state)
         {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, false, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, INFINITY,
          true},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_window(&cases[i]);
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_window(&cases[i]);
+    }
+    b_is_weight = false;
 }
 
 static void pools_match_the_exact_window(void **state)
