@@ -44,7 +44,7 @@ enum { CACHE_ENTRIES = 8 };
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
- * pooling), then (rank, shape) of a, b, c and the output; rank -1 for an
+ * pooling, 7 conv_transpose), then (rank, shape) of a, b, c and the output; rank -1 for an
  * absent operand. A cache belongs to one node, whose attributes are fixed,
  * so the shapes decide everything else (SAME pads included).
  */
@@ -84,7 +84,7 @@ typedef struct node_cache {
 static _Atomic uint64_t primitives_built;
 
 /* Key kinds, see above. */
-enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4 };
+enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7 };
 
 bool kiln_onednn_enabled(void)
 {
@@ -530,25 +530,36 @@ static bool holds_special(const kiln_tensor *t, bool or_infinite)
 /*
  * The spatial attributes in oneDNN's terms: dilation counts the gaps
  * (kiln's dilation - 1), and the end pad is the one that makes oneDNN's
- * floor rule give y's extent: a ceil_mode window past the declared end
- * pad widens it. @return false when an extent is not the one the window
- * gives (callers checked it; this keeps the descriptor honest).
+ * size rule give y's extent. For conv and pools that rule is
+ * out = (in + pads - dilated) / stride + 1 rounded down: a ceil_mode window
+ * past the declared end pad widens the end pad. For conv_transpose it is
+ * out = (in - 1) * stride + dilated - pads, so output_padding (and an
+ * output_shape) come out as a smaller, possibly negative, end pad.
+ * @return false when a size overflows.
  */
-static bool window_dims(const kiln_onednn_window *w, const kiln_tensor *x, const kiln_tensor *y, dnnl_dims_t strides,
-                        dnnl_dims_t kernel, dnnl_dims_t gaps, dnnl_dims_t pad_l, dnnl_dims_t pad_r)
+static bool window_dims(const kiln_onednn_window *w, bool transposed, const kiln_tensor *x, const kiln_tensor *y,
+                        dnnl_dims_t strides, dnnl_dims_t kernel, dnnl_dims_t gaps, dnnl_dims_t pad_l,
+                        dnnl_dims_t pad_r)
 {
     for (uint32_t a = 0; a < w->spatial; a++) {
         int64_t in = x->shape[a + 2], out = y->shape[a + 2];
         int64_t dilated = (w->kernel[a] - 1) * w->dilations[a] + 1;
-        int64_t reach; /* pad end at which the last window ends exactly */
-        if (out < 1 || __builtin_mul_overflow(out - 1, w->strides[a], &reach) ||
-            __builtin_add_overflow(reach, dilated - in - w->pad_begin[a], &reach))
-            return false;
+        int64_t reach; /* conv: pad end at which the last window ends exactly */
+        if (transposed) {
+            if (in < 1 || __builtin_mul_overflow(in - 1, w->strides[a], &reach) ||
+                __builtin_add_overflow(reach, dilated - w->pad_begin[a], &reach) ||
+                __builtin_sub_overflow(reach, out, &pad_r[a]))
+                return false;
+        } else {
+            if (out < 1 || __builtin_mul_overflow(out - 1, w->strides[a], &reach) ||
+                __builtin_add_overflow(reach, dilated - in - w->pad_begin[a], &reach))
+                return false;
+            pad_r[a] = reach > w->pad_end[a] ? reach : w->pad_end[a];
+        }
         strides[a] = w->strides[a];
         kernel[a] = w->kernel[a];
         gaps[a] = w->dilations[a] - 1;
         pad_l[a] = w->pad_begin[a];
-        pad_r[a] = reach > w->pad_end[a] ? reach : w->pad_end[a];
     }
     return true;
 }
@@ -563,8 +574,15 @@ static bool describe_tensor(dnnl_memory_desc_t *md, const kiln_tensor *t)
     return describe(md, (int)t->rank, dims, strides);
 }
 
-kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
-                             bool *ran, kiln_error *err)
+/*
+ * conv, or conv_transpose (`transposed`): oneDNN's convolution or
+ * deconvolution. kiln's conv weight [M, C/G, k...] is oneDNN's
+ * (g, o, i, k...) read row-major; its conv_transpose weight [C, M/G, k...]
+ * is [G, C/G, M/G, k...] row-major, so oneDNN's (g, o = M/G, i = C/G, k...)
+ * with the o and i strides swapped. Either way nothing is copied.
+ */
+static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                   bool transposed, bool *ran, kiln_error *err)
 {
     *ran = false;
     if (!fast_path_allowed(call))
@@ -572,11 +590,12 @@ kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_win
     const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
     const kiln_tensor *bias = call->input_count > 2 ? call->inputs[2] : NULL;
     kiln_tensor *y = call->output;
+    const char *what = transposed ? "conv_transpose" : "conv";
     /* Each run, since weights may be inputs: a pass over the weight is
      * small beside the convolution that reads it once per output pixel. */
     if (holds_special(weight, true))
         return KILN_OK;
-    int64_t key[KEY_LENGTH] = {KEY_CONV};
+    int64_t key[KEY_LENGTH] = {transposed ? KEY_CONV_TRANSPOSE : KEY_CONV};
     key_put(key, 0, x);
     key_put(key, 1, weight);
     key_put(key, 2, bias);
@@ -585,24 +604,32 @@ kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_win
     bool fresh;
     KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
     if (fresh) {
-        /* With groups the weight gains a leading group axis: [G, M/G, C/G, k...]. */
-        int weight_rank = (int)weight->rank + (group > 1);
+        /* With groups the weight gains a leading group axis g. */
+        int grouped = group > 1, weight_rank = (int)weight->rank + grouped;
+        int64_t outputs = transposed ? weight->shape[1] : weight->shape[0] / group;
+        int64_t inputs = transposed ? weight->shape[0] / group : weight->shape[1];
+        uint64_t volume = weight->element_count / (uint64_t)(weight->shape[0] * weight->shape[1]);
         dnnl_dims_t weight_dims, weight_strides, bias_dims = {y->shape[1]}, bias_strides = {1};
         dnnl_dims_t strides, kernel, gaps, pad_l, pad_r;
         weight_dims[0] = group;
-        for (uint32_t i = 0; i < weight->rank; i++)
-            weight_dims[i + (group > 1)] = weight->shape[i];
-        if (group > 1)
-            weight_dims[1] = weight->shape[0] / group;
+        weight_dims[grouped] = outputs;
+        weight_dims[grouped + 1] = inputs;
+        for (uint32_t i = 2; i < weight->rank; i++)
+            weight_dims[i + grouped] = weight->shape[i];
         row_major_strides(weight_rank, weight_dims, weight_strides);
-        /* Multiply-adds: every output element sums C/group * kernel volume products. */
-        double taps = (double)(weight->element_count / (uint64_t)weight->shape[0]);
-        e->threads = product_threads(call, (double)y->element_count * taps);
+        if (transposed) {
+            weight_strides[grouped] = (dnnl_dim_t)volume;
+            weight_strides[grouped + 1] = (dnnl_dim_t)((uint64_t)outputs * volume);
+        }
+        /* Multiply-adds: conv sums C/G * volume products per output
+         * element; conv_transpose spreads each input element over M/G * volume. */
+        double work = transposed ? (double)x->element_count * (double)outputs * (double)volume
+                                 : (double)y->element_count * (double)inputs * (double)volume;
+        e->threads = product_threads(call, work);
         dnnl_memory_desc_t x_md, weight_md, bias_md, y_md, x_any, weight_any, y_any;
         dnnl_dims_t x_dims, y_dims;
         for (uint32_t i = 0; i < x->rank; i++)
             x_dims[i] = x->shape[i], y_dims[i] = y->shape[i];
-        dnnl_convolution_desc_t desc;
         /*
          * Layouts `any`: oneDNN's blocked convolutions beat its plain ones
          * by about 1.7x here even with x, the weight and y reordered on
@@ -610,25 +637,47 @@ kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_win
          * weight is reordered on the first run only.
          */
         e->weights_constant = operand_is_constant(call, 1);
-        if (!window_dims(window, x, y, strides, kernel, gaps, pad_l, pad_r) || !describe_tensor(&x_md, x) ||
-            !describe(&weight_md, weight_rank, weight_dims, weight_strides) ||
-            !describe(&bias_md, 1, bias_dims, bias_strides) || !describe_tensor(&y_md, y) ||
-            !describe_any(&x_any, (int)x->rank, x_dims) || !describe_any(&weight_any, weight_rank, weight_dims) ||
-            !describe_any(&y_any, (int)y->rank, y_dims) ||
-            dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct,
-                                                       &x_any, &weight_any, bias ? &bias_md : NULL, &y_any, strides,
-                                                       gaps, pad_l, pad_r) != dnnl_success)
+        bool described = window_dims(window, transposed, x, y, strides, kernel, gaps, pad_l, pad_r) &&
+                         describe_tensor(&x_md, x) && describe(&weight_md, weight_rank, weight_dims, weight_strides) &&
+                         describe(&bias_md, 1, bias_dims, bias_strides) && describe_tensor(&y_md, y) &&
+                         describe_any(&x_any, (int)x->rank, x_dims) &&
+                         describe_any(&weight_any, weight_rank, weight_dims) &&
+                         describe_any(&y_any, (int)y->rank, y_dims);
+        dnnl_convolution_desc_t conv;
+        dnnl_deconvolution_desc_t deconv;
+        /* oneDNN refuses what it cannot do (e.g. a negative pad): the reference runs it. */
+        if (described && transposed)
+            described = dnnl_dilated_deconvolution_forward_desc_init(
+                            &deconv, dnnl_forward_inference, dnnl_deconvolution_direct, &x_any, &weight_any,
+                            bias ? &bias_md : NULL, &y_any, strides, gaps, pad_l, pad_r) == dnnl_success;
+        else if (described)
+            described = dnnl_dilated_convolution_forward_desc_init(
+                            &conv, dnnl_forward_inference, dnnl_convolution_direct, &x_any, &weight_any,
+                            bias ? &bias_md : NULL, &y_any, strides, gaps, pad_l, pad_r) == dnnl_success;
+        if (!described)
             e->refused = true;
         else
-            KILN_TRY(build_entry(call->context->onednn, e, &desc, true, "conv", &x_md, &weight_md,
-                                 bias ? &bias_md : NULL, &y_md, 1.0f, 0.0f, err));
+            KILN_TRY(build_entry(call->context->onednn, e, transposed ? (const_dnnl_op_desc_t)&deconv : &conv, true,
+                                 what, &x_md, &weight_md, bias ? &bias_md : NULL, &y_md, 1.0f, 0.0f, err));
     }
     if (e->refused)
         return KILN_OK;
-    KILN_TRY(execute_entry(call->context->onednn, e, "conv", x->data, weight->data, bias ? bias->data : NULL, y->data,
+    KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL, y->data,
                            err));
     *ran = true;
     return KILN_OK;
+}
+
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                             bool *ran, kiln_error *err)
+{
+    return run_convolution(call, window, group, false, ran, err);
+}
+
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                       bool *ran, kiln_error *err)
+{
+    return run_convolution(call, window, group, true, ran, err);
 }
 
 /*
@@ -683,7 +732,7 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
         e->threads = product_threads(call, (double)y->element_count * volume);
         dnnl_memory_desc_t x_md, y_md;
         dnnl_pooling_v2_desc_t desc;
-        if (!window_dims(window, x, y, strides, kernel, gaps, pad_l, pad_r) ||
+        if (!window_dims(window, false, x, y, strides, kernel, gaps, pad_l, pad_r) ||
             !pool_fits(window, x, y, kind, pad_r) || !describe_tensor(&x_md, x) || !describe_tensor(&y_md, y) ||
             dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, algorithms[kind], &x_md, &y_md, strides,
                                               kernel, gaps, pad_l, pad_r) != dnnl_success)

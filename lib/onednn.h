@@ -1,6 +1,6 @@
 /*
- * onednn.h — the oneDNN fast path for f32 matmul, gemm, conv, max_pool and
- * avg_pool.
+ * onednn.h — the oneDNN fast path for f32 matmul, gemm, conv,
+ * conv_transpose, max_pool and avg_pool.
  *
  * Built when the meson feature `onednn` finds libdnnl (onednn.c); without
  * it, onednn_none.c supplies the same functions and every call reports
@@ -77,6 +77,15 @@ typedef struct kiln_onednn_window {
  */
 kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
                              bool *ran, kiln_error *err);
+
+/*
+ * The same for conv_transpose (weight [C, M/group, k...]) through oneDNN's
+ * deconvolution; pads in effect as kiln_window_extent gives them
+ * (output_padding and output_shape included). Declined like conv, and
+ * where oneDNN refuses the pads (e.g. negative ones from output_shape).
+ */
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                       bool *ran, kiln_error *err);
 
 typedef enum kiln_onednn_pool_kind {
     KILN_ONEDNN_POOL_MAX,

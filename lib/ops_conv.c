@@ -12,8 +12,9 @@
  * the innermost loop walks a kernel row, contiguous in the weight and, for
  * dilation 1, in the input. conv_transpose gathers too, visiting only the
  * taps that reach each output (one arithmetic progression per axis).
- * Kernels allocate nothing. f32 conv runs through oneDNN when the session
- * has it (onednn.h); the kernels here handle what it declines.
+ * Kernels allocate nothing. f32 conv and conv_transpose run through oneDNN
+ * when the session has it (onednn.h); the kernels here handle what it
+ * declines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +519,10 @@ static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *
     conv_geometry g;
     KILN_TRY(prepare_call("conv_transpose", call, KILN_WINDOW_CONV_TRANSPOSE, &g, err));
     if (call->output->element_count == 0)
+        return KILN_OK;
+    bool ran;
+    KILN_TRY(kiln_onednn_conv_transpose(call, &g.window, g.group, &ran, err));
+    if (ran)
         return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_transpose_f32(&g);

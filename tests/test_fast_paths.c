@@ -1,7 +1,7 @@
 /*
- * test_fast_paths.c — the oneDNN fast path for f32 matmul and gemm against
- * the reference kernels and against an exact reference written here, and
- * the per-node primitive cache.
+ * test_fast_paths.c — the oneDNN fast paths (f32 matmul, gemm, conv,
+ * conv_transpose, max_pool, avg_pool) against the reference kernels and
+ * against exact references written here, and the per-node primitive cache.
  *
  * Every case runs one program in two sessions of the same process: one
  * default (oneDNN when the build has it) and one with reference_kernels.
@@ -16,7 +16,9 @@
  * those outside the input: conv within the same bound with
  * K = C/group * kernel volume (|bias| added to the magnitude), avg_pool
  * within (K + 2) * 2^-23 * sum |x_tap| / count with K the kernel volume,
- * max_pool exactly. Their cases include what the fast path must decline
+ * max_pool exactly; conv_transpose against a scatter (each input element
+ * times each tap, added where it lands) within the conv bound. Their cases
+ * include what the fast path must decline
  * (a NaN for max_pool, an infinite weight, windows that see no input,
  * count_include_pad past the end pad with ceil_mode), which the reference
  * kernels then compute.
@@ -677,6 +679,161 @@ static void pools_match_the_exact_window(void **state)
         check_window(&cases[i]);
 }
 
+/* ------------------------------------------------------ conv_transpose */
+
+typedef struct transpose_case {
+    shape x, weight; /* weight [C, M / group, k...] */
+    bool bias;
+    int64_t strides[3], dilations[3]; /* 0: 1 */
+    int64_t pads[6];                  /* begins, then ends */
+    int64_t group;                    /* 0: 1 */
+    int64_t output_padding[3];
+    int64_t output_shape[3];          /* all 0: not given */
+    const char *auto_pad;             /* NULL: NOTSET */
+    float x_special, weight_special;
+    bool declined;
+} transpose_case;
+
+static void check_transpose(const transpose_case *c)
+{
+    uint32_t spatial = c->x.rank - 2, input_count = c->bias ? 3 : 2, count = 0;
+    int64_t group = or_one(c->group), channels = c->x.axes[1], per_group = channels / group;
+    int64_t outputs_per_group = c->weight.axes[1], out_channels = outputs_per_group * group;
+    int64_t strides[3], dilations[3], in[3], out[3], begin[3], kernel[3], volume = 1, out_count = 1;
+    for (uint32_t a = 0; a < spatial; a++) {
+        strides[a] = or_one(c->strides[a]);
+        dilations[a] = or_one(c->dilations[a]);
+        in[a] = c->x.axes[a + 2];
+        kernel[a] = c->weight.axes[a + 2];
+        volume *= kernel[a];
+        /* ONNX: the full extent s*(in-1) + output_padding + dilated kernel, less the pads. */
+        int64_t full = strides[a] * (in[a] - 1) + c->output_padding[a] + (kernel[a] - 1) * dilations[a] + 1;
+        if (c->output_shape[0]) {
+            int64_t total = full - c->output_shape[a];
+            out[a] = c->output_shape[a];
+            begin[a] = c->auto_pad && strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else if (c->auto_pad) {
+            int64_t total = full - strides[a] * in[a];
+            out[a] = strides[a] * in[a];
+            begin[a] = strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else {
+            out[a] = full - c->pads[a] - c->pads[spatial + a];
+            begin[a] = c->pads[a];
+        }
+        out_count *= out[a];
+    }
+    kiln_attribute attributes[8];
+    attributes[count++] = (kiln_attribute){.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dilations,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "group", .type = KILN_ATTRIBUTE_INT, .i = group};
+    attributes[count++] = (kiln_attribute){.name = "output_padding", .type = KILN_ATTRIBUTE_INTS,
+                                           .ints = c->output_padding, .count = spatial};
+    if (c->output_shape[0])
+        attributes[count++] = (kiln_attribute){.name = "output_shape", .type = KILN_ATTRIBUTE_INTS,
+                                               .ints = c->output_shape, .count = spatial};
+    if (c->auto_pad)
+        attributes[count++] = (kiln_attribute){.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = c->auto_pad};
+    else if (!c->output_shape[0])
+        attributes[count++] = (kiln_attribute){.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = c->pads,
+                                               .count = 2 * spatial};
+    shape bias_shape = {1, {out_channels}};
+    kiln_tensor *inputs[3] = {random_tensor(&c->x), random_tensor(&c->weight),
+                              c->bias ? random_tensor(&bias_shape) : NULL};
+    refill(inputs[0], c->x_special);
+    refill(inputs[1], c->weight_special);
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    shape shapes[3] = {c->x, c->weight, bias_shape};
+    kiln_program *program = one_node_program("conv_transpose", input_count, shapes, count, attributes);
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    uint64_t built = kiln_onednn_primitives_built();
+    const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
+    assert_int_equal(kiln_onednn_primitives_built() - built, kiln_onednn_enabled() && !c->declined ? 1 : 0);
+    for (uint32_t a = 0; a < spatial; a++)
+        assert_int_equal(kiln_tensor_shape(got[0])[a + 2], out[a]);
+
+    /* The exact result as a scatter: each input element times each tap, added where it lands. */
+    uint64_t total = (uint64_t)(c->x.axes[0] * out_channels * out_count);
+    long double *exact = calloc(total, sizeof *exact), *magnitude = calloc(total, sizeof *magnitude);
+    const float *x = kiln_tensor_const_data(inputs[0]), *w = kiln_tensor_const_data(inputs[1]);
+    const float *bias = c->bias ? kiln_tensor_const_data(inputs[2]) : NULL;
+    for (uint64_t flat = 0; flat < total; flat++) {
+        int64_t m = (int64_t)(flat / (uint64_t)out_count % (uint64_t)out_channels);
+        exact[flat] = bias ? bias[m] : 0;
+        magnitude[flat] = bias ? fabsl((long double)bias[m]) : 0;
+    }
+    for (uint64_t flat = 0; flat < count_of(&c->x); flat++) {
+        int64_t i[3], rest = (int64_t)flat;
+        for (uint32_t a = spatial; a-- > 0;) {
+            i[a] = rest % in[a];
+            rest /= in[a];
+        }
+        int64_t ci = rest % channels, n = rest / channels, g = ci / per_group;
+        for (int64_t mo = 0; mo < outputs_per_group; mo++)
+            for (int64_t t = 0; t < volume; t++) {
+                int64_t tap[3], position = 0, inside = 1, tap_rest = t;
+                for (uint32_t a = spatial; a-- > 0;) {
+                    tap[a] = tap_rest % kernel[a];
+                    tap_rest /= kernel[a];
+                }
+                for (uint32_t a = 0; a < spatial; a++) {
+                    int64_t o = i[a] * strides[a] - begin[a] + tap[a] * dilations[a];
+                    inside &= o >= 0 && o < out[a];
+                    position = position * out[a] + o;
+                }
+                if (!inside)
+                    continue;
+                uint64_t at = (uint64_t)((n * out_channels + g * outputs_per_group + mo) * out_count + position);
+                long double term = (long double)x[flat] * w[(ci * outputs_per_group + mo) * volume + t];
+                exact[at] += term;
+                magnitude[at] += fabsl(term);
+            }
+    }
+    for (uint64_t flat = 0; flat < total; flat++)
+        for (int path = 0; path < 2; path++)
+            check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact[flat], magnitude[flat],
+                          per_group * volume, path ? "conv_transpose reference" : "conv_transpose fast path", flat);
+    free(exact);
+    free(magnitude);
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    for (uint32_t k = 0; k < 3; k++)
+        kiln_tensor_free(inputs[k]);
+    kiln_program_free(program);
+    constant_b = NULL;
+}
+
+static void conv_transpose_matches_the_exact_scatter(void **state)
+{
+    (void)state;
+    static const transpose_case cases[] = {
+        {{4, {2, 3, 5, 6}}, {4, {3, 4, 3, 3}}, true, {0}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, 0, 0, false},
+        /* Stride 2 with output_padding inside the end pad. */
+        {{4, {1, 4, 6, 5}}, {4, {4, 3, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {1, 1}, {0}, NULL, 0, 0, false},
+        /* Groups, depthwise; 1d dilated; 3d strided. */
+        {{4, {2, 6, 4, 4}}, {4, {6, 2, 3, 3}}, false, {2, 2}, {0}, {0}, 3, {0}, {0}, NULL, 0, 0, false},
+        {{4, {1, 4, 6, 6}}, {4, {4, 1, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 4, {0}, {0}, NULL, 0, 0, false},
+        {{3, {2, 3, 10}}, {3, {3, 5, 3}}, true, {3}, {2}, {2, 1}, 0, {0}, {0}, NULL, 0, 0, false},
+        {{5, {1, 2, 3, 4, 5}}, {5, {2, 3, 2, 2, 2}}, true, {2, 2, 2}, {0}, {0}, 0, {0}, {0}, NULL, 0, 0, false},
+        /* output_shape and SAME derive the pads. */
+        {{4, {1, 2, 5, 5}}, {4, {2, 3, 3, 3}}, true, {2, 2}, {0}, {0}, 0, {0}, {10, 10}, NULL, 0, 0, false},
+        {{4, {1, 2, 5, 5}}, {4, {2, 2, 4, 4}}, false, {2, 2}, {0}, {0}, 0, {0}, {0}, "SAME_UPPER", 0, 0, false},
+        {{4, {1, 2, 5, 5}}, {4, {2, 2, 3, 3}}, false, {2, 2}, {0}, {0}, 0, {0}, {0}, "SAME_LOWER", 0, 0, false},
+        /* output_padding past the end pad: a negative end pad for oneDNN. */
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {3, 3}, {0}, {0}, 0, {2, 2}, {0}, NULL, 0, 0, false},
+        /* Specials: NaN in x propagates; an infinite weight is declined. */
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, NAN, 0, false},
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, 0, INFINITY, true},
+    };
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_transpose(&cases[i]);
+    }
+    b_is_weight = false;
+}
+
 /* -------------------------------------------------------------- caching */
 
 /* Repeated shapes build no primitive; a new shape builds one, once. */
@@ -868,6 +1025,7 @@ int main(void)
         cmocka_unit_test(gemm_matches_the_exact_product),
         cmocka_unit_test(conv_matches_the_exact_sum),
         cmocka_unit_test(pools_match_the_exact_window),
+        cmocka_unit_test(conv_transpose_matches_the_exact_scatter),
         cmocka_unit_test(primitives_are_built_once_per_shape),
         cmocka_unit_test(threaded_elementwise_matches_the_reference),
         cmocka_unit_test(features_name_the_fast_paths),
