@@ -1,7 +1,8 @@
 /*
  * kernel_context.h — what a kernel called by a session may use besides its
- * operands: the session's thread count, its oneDNN engine and stream, and
- * a state slot of its own node that lives as long as the session.
+ * operands: the session's thread count, its oneDNN engine and stream, a
+ * state slot of its own node that lives as long as the session, and which
+ * of its operands are program weights.
  *
  * Why a slot per node: a fast path builds objects that are expensive to
  * make and depend only on the node and the concrete shapes (a oneDNN

@@ -1,7 +1,8 @@
 /*
  * onednn.c — f32 matmul and gemm through oneDNN's matmul primitive, conv
- * through its direct convolution and max_pool / avg_pool through its
- * pooling (onednn.h), with primitives cached per node and shape.
+ * and conv_transpose through its convolution and deconvolution, max_pool
+ * and avg_pool through its pooling (onednn.h), with primitives cached per
+ * node and shape.
  *
  * Why this shape of code: creating a oneDNN primitive costs far more than
  * running a small one (it picks a kernel, may JIT-compile it and sizes a
@@ -15,10 +16,13 @@
  * described by dims and row-major strides; a rank-1 matmul operand becomes
  * a 1-row (a) or 1-column (b) matrix, and batch axes are left-padded with
  * 1 to a common rank, which is how oneDNN broadcasts batch axes. Gemm's
- * transposes are strides only: nothing is copied. Conv and pooling take
- * x and y as plain NC(D)(H)W and a conv weight as plain (g)oi(d)(h)w:
- * kiln's [M, C/group, k...] is [group, M/group, C/group, k...] read
- * row-major, so groups (depthwise too) cost no copy either.
+ * transposes are strides only: nothing is copied. Pooling reads x and
+ * writes y as plain NC(D)(H)W. Conv describes kiln's x, weight and y the
+ * same way (a grouped weight [M, C/group, k...] is [group, M/group,
+ * C/group, k...] read row-major) but lets oneDNN choose the layouts it
+ * computes in: an entry then holds buffers of those layouts and the
+ * reorders between them and kiln's (make_inner). A program weight is
+ * reordered, or packed for matmul and gemm, once per entry.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -44,9 +48,10 @@ enum { CACHE_ENTRIES = 8 };
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
- * pooling, 7 conv_transpose), then (rank, shape) of a, b, c and the output; rank -1 for an
- * absent operand. A cache belongs to one node, whose attributes are fixed,
- * so the shapes decide everything else (SAME pads included).
+ * pooling, 7 conv_transpose), then (rank, shape) of a, b, c and the
+ * output; rank -1 for an absent operand. A cache belongs to one node,
+ * whose attributes are fixed, so the shapes decide everything else (SAME
+ * pads included).
  */
 enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
 
