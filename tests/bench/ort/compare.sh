@@ -10,12 +10,16 @@
 #     (.npmrc here skips the optional CUDA download)
 #
 # Usage: tests/bench/ort/compare.sh [--kiln PATH] [--threads "1 2"] [--runs N] [--warmup N]
+#                                   [--rounds N]
 #
 # For each model of make_models.py: `kiln import-onnx` it (a model whose
 # ops the importer does not map yet is reported as pending), time it with
 # `kiln bench --json` and with ort_bench.js (the same runs and warm-up,
 # intra- and inter-op threads = N), and print both medians and the ratio
-# kiln / ORT. Models and artifacts go to a temporary directory.
+# kiln / ORT. The two alternate for --rounds rounds (default 3) and each
+# side reports the median of its rounds' medians, so that a change in the
+# machine's load during the run weighs on both. Models and artifacts go to
+# a temporary directory.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -23,13 +27,18 @@ kiln=""
 threads="1 2"
 runs=100
 warmup=10
+rounds=3
 while [ $# -gt 0 ]; do
     case $1 in
     --kiln) kiln=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
-    *) echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N]" >&2; exit 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    *)
+        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N]" >&2
+        exit 2
+        ;;
     esac
 done
 if [ -z "$kiln" ]; then
@@ -49,10 +58,14 @@ trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 "$here/make_models.py" "$work"
 
 median() { sed -n 's/.*"median_ms": *\([0-9.eE+-]*\).*/\1/p'; }
+# The median of the numbers on stdin, one a line.
+median_of() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's/.*"features": *\(\[[^]]*\]\).*/features \1/p')"
 echo "onnxruntime-node: $(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")"
-echo "$runs timed runs after $warmup warm-up, medians in ms; ratio = kiln / ORT (issue #6 wants <= 1.00)"
+echo "$runs timed runs after $warmup warm-up, median of $rounds alternating rounds' medians, in ms;" \
+    "ratio = kiln / ORT (issue #6 wants <= 1.00)"
+echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
 printf '%-34s %7s %10s %10s %7s\n' model threads kiln ORT ratio
 
 # name | import-onnx dims | bench dims | ORT inputs | description
@@ -66,11 +79,20 @@ while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
         continue
     fi
     for n in $threads; do
-        # shellcheck disable=SC2086
-        k=$("$kiln" bench "$work/$name.kiln" $bench_dims --threads "$n" --runs "$runs" --warmup "$warmup" --json | median)
-        # shellcheck disable=SC2086
-        o=$(node "$here/ort_bench.js" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" --warmup "$warmup" |
-            median)
+        : >"$work/kiln.times"
+        : >"$work/ort.times"
+        round=0
+        while [ "$round" -lt "$rounds" ]; do
+            # shellcheck disable=SC2086
+            "$kiln" bench "$work/$name.kiln" $bench_dims --threads "$n" --runs "$runs" --warmup "$warmup" --json |
+                median >>"$work/kiln.times"
+            # shellcheck disable=SC2086
+            node "$here/ort_bench.js" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" \
+                --warmup "$warmup" | median >>"$work/ort.times"
+            round=$((round + 1))
+        done
+        k=$(median_of <"$work/kiln.times")
+        o=$(median_of <"$work/ort.times")
         ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')
         printf '%-34s %7s %10.4f %10.4f %7s\n' "$description" "$n" "$k" "$o" "$ratio"
     done
