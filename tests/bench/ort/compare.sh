@@ -20,6 +20,13 @@
 # side reports the median of its rounds' medians, so that a change in the
 # machine's load during the run weighs on both. Models and artifacts go to
 # a temporary directory.
+#
+# Threads on a busy machine: kiln's threads are OpenMP's (libgomp), whose
+# idle threads spin before they sleep; when other processes hold the cores
+# a spinning thread waits for a descheduled one at every parallel region,
+# and 2-thread runs measured here 10-20x slower than 1-thread ones
+# (ORT's own pool did not). OMP_WAIT_POLICY=passive, read by libgomp when
+# it starts, avoids that; the header line shows the policy in effect.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -65,7 +72,7 @@ echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's
 echo "onnxruntime-node: $(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")"
 echo "$runs timed runs after $warmup warm-up, median of $rounds alternating rounds' medians, in ms;" \
     "ratio = kiln / ORT (issue #6 wants <= 1.00)"
-echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg)"
+echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)}"
 printf '%-34s %7s %10s %10s %7s\n' model threads kiln ORT ratio
 
 # name | import-onnx dims | bench dims | ORT inputs | description
