@@ -1,7 +1,8 @@
 /*
  * kernel_context.h — what a kernel called by a session may use besides its
- * operands: the session's thread count, its oneDNN engine and stream, and
- * a state slot of its own node that lives as long as the session.
+ * operands: the session's thread count, its oneDNN engine and stream, a
+ * state slot of its own node that lives as long as the session, and which
+ * of its operands are program weights.
  *
  * Why a slot per node: a fast path builds objects that are expensive to
  * make and depend only on the node and the concrete shapes (a oneDNN
@@ -37,6 +38,12 @@ typedef struct kiln_kernel_context {
     bool reference_only;                /* run the portable reference kernels only */
     struct kiln_onednn_session *onednn; /* NULL when built without oneDNN or reference_only */
     kiln_node_state *state;             /* the slot of the node being run */
+    /*
+     * Bit i set: operand i of the node being run is a weight of the program
+     * (immutable, at the same address on every run of the session), so a
+     * fast path may repack it once instead of on every run.
+     */
+    uint32_t constant_operands;
 } kiln_kernel_context;
 
 #endif

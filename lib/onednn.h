@@ -1,5 +1,6 @@
 /*
- * onednn.h — the oneDNN fast path for f32 matmul and gemm.
+ * onednn.h — the oneDNN fast path for f32 matmul, gemm, conv,
+ * conv_transpose, max_pool and avg_pool.
  *
  * Built when the meson feature `onednn` finds libdnnl (onednn.c); without
  * it, onednn_none.c supplies the same functions and every call reports
@@ -8,7 +9,7 @@
  * (spec/opset.md, "Fast paths").
  *
  * A session owns one engine and one stream (kiln_onednn_session). Each
- * matmul or gemm node keeps, in its kiln_node_state slot, a small cache of
+ * node with a fast path keeps, in its kiln_node_state slot, a small cache of
  * primitives keyed by the concrete operand shapes, so repeated shapes build
  * nothing; see kernel_context.h for the allocation rule.
  */
@@ -22,7 +23,7 @@
 
 typedef struct kiln_onednn_session kiln_onednn_session;
 
-/* @return true if this build dispatches f32 matmul and gemm to oneDNN. */
+/* @return true if this build dispatches its f32 fast-path ops to oneDNN. */
 bool kiln_onednn_enabled(void);
 
 /*
@@ -54,8 +55,59 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
 kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool trans_b, float alpha, float beta,
                              bool *ran, kiln_error *err);
 
-/* Primitives this process has built so far (tests check that repeated
- * shapes build none). */
+/*
+ * The window of one conv or pooling call on concrete extents, on x's
+ * spatial axes (not lifted): what ops_conv.c and ops_pool.c resolved with
+ * window.h before asking for the fast path. Pads are the ones in effect
+ * (SAME pads resolved for this extent).
+ */
+typedef struct kiln_onednn_window {
+    uint32_t spatial; /* 1..3 */
+    int64_t kernel[3], strides[3], dilations[3];
+    int64_t pad_begin[3], pad_end[3];
+} kiln_onednn_window;
+
+/*
+ * Run an f32 conv call (x, weight [M, C/group, k...], optional bias [M])
+ * through oneDNN's direct convolution, the bias fused. Declined (and *ran
+ * false) without a oneDNN session, for f64 or empty operands, for a weight
+ * holding an infinity or NaN (oneDNN may multiply padding zeros by it,
+ * where the reference skips the tap), and for geometries oneDNN refuses.
+ * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY / KILN_ERR_RUNTIME.
+ */
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                             bool *ran, kiln_error *err);
+
+/*
+ * The same for conv_transpose (weight [C, M/group, k...]) through oneDNN's
+ * deconvolution; pads in effect as kiln_window_extent gives them
+ * (output_padding and output_shape included). Declined like conv, and
+ * where oneDNN refuses the pads (e.g. negative ones from output_shape).
+ */
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                       bool *ran, kiln_error *err);
+
+typedef enum kiln_onednn_pool_kind {
+    KILN_ONEDNN_POOL_MAX,
+    KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD, /* avg_pool, count_include_pad 0 */
+    KILN_ONEDNN_POOL_AVG_INCLUDE_PAD, /* avg_pool, count_include_pad 1 */
+} kiln_onednn_pool_kind;
+
+/*
+ * Run an f32 max_pool or avg_pool call through oneDNN's pooling; ceil_mode
+ * becomes extra end padding. Declined (and *ran false) where oneDNN's
+ * result would differ from the op's: a window that sees no input element,
+ * count_include_pad with a ceil_mode window that passes the end pad (the
+ * op counts only declared pads), and max_pool of an x holding a NaN (the
+ * op's max is NaN; oneDNN's comparisons may skip it).
+ * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY / KILN_ERR_RUNTIME.
+ */
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
+                             kiln_onednn_pool_kind kind, bool *ran, kiln_error *err);
+
+/* Primitives this process has built so far, one per op and shape (the
+ * reorders of a conv count with it); tests check that repeated shapes
+ * build none. */
 uint64_t kiln_onednn_primitives_built(void);
 
 #endif

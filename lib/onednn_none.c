@@ -42,3 +42,27 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
     *ran = false;
     return KILN_OK;
 }
+
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                             bool *ran, kiln_error *err)
+{
+    (void)call, (void)window, (void)group, (void)err;
+    *ran = false;
+    return KILN_OK;
+}
+
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                       bool *ran, kiln_error *err)
+{
+    (void)call, (void)window, (void)group, (void)err;
+    *ran = false;
+    return KILN_OK;
+}
+
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
+                             kiln_onednn_pool_kind kind, bool *ran, kiln_error *err)
+{
+    (void)call, (void)window, (void)kind, (void)err;
+    *ran = false;
+    return KILN_OK;
+}

@@ -12,7 +12,9 @@
  * the innermost loop walks a kernel row, contiguous in the weight and, for
  * dilation 1, in the input. conv_transpose gathers too, visiting only the
  * taps that reach each output (one arithmetic progression per axis).
- * Kernels allocate nothing.
+ * Kernels allocate nothing. f32 conv and conv_transpose run through oneDNN
+ * when the session has it (onednn.h); the kernels here handle what it
+ * declines.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
@@ -227,6 +230,7 @@ typedef struct conv_geometry {
     int64_t in_per_group, out_per_group;
     int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
     int64_t in_plane, taps; /* elements of one input channel, one kernel */
+    kiln_onednn_window window; /* the same, not lifted, for the fast path */
     const void *x, *weight, *bias;
     void *y;
 } conv_geometry;
@@ -306,7 +310,13 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, ki
         g->stride[lift + a] = w.strides[a];
         g->dilation[lift + a] = w.dilations[a];
         g->pad[lift + a] = pad_begin;
+        g->window.kernel[a] = w.kernel[a];
+        g->window.strides[a] = w.strides[a];
+        g->window.dilations[a] = w.dilations[a];
+        g->window.pad_begin[a] = pad_begin;
+        g->window.pad_end[a] = pad_end;
     }
+    g->window.spatial = w.spatial;
     /*
      * An empty x or weight may have huge extents whose product overflows;
      * it is never read (its channel or batch count is 0), so 0 will do.
@@ -493,6 +503,10 @@ static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
     KILN_TRY(prepare_call("conv", call, KILN_WINDOW_CONV, &g, err));
     if (call->output->element_count == 0)
         return KILN_OK;
+    bool ran;
+    KILN_TRY(kiln_onednn_conv(call, &g.window, g.group, &ran, err));
+    if (ran)
+        return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_f32(&g);
     else
@@ -505,6 +519,10 @@ static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *
     conv_geometry g;
     KILN_TRY(prepare_call("conv_transpose", call, KILN_WINDOW_CONV_TRANSPOSE, &g, err));
     if (call->output->element_count == 0)
+        return KILN_OK;
+    bool ran;
+    KILN_TRY(kiln_onednn_conv_transpose(call, &g.window, g.group, &ran, err));
+    if (ran)
         return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_transpose_f32(&g);

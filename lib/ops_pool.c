@@ -10,7 +10,9 @@
  * naming the sizes and a counterexample. Kernels re-check what they rely
  * on. Sums (of values, or of |v|^p) are taken in double and each output
  * element is rounded once to the output dtype; a NaN in a max window gives
- * NaN. Kernels allocate nothing.
+ * NaN. Kernels allocate nothing. f32 max_pool and avg_pool run through
+ * oneDNN when the session has it (onednn.h); the kernels here handle what
+ * it declines.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
@@ -202,6 +205,7 @@ typedef struct pool_geometry {
     int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3], padded[3];
     int64_t in_plane, out_plane;
     pool_reduction reduction;
+    kiln_onednn_window window; /* the same, not lifted, for the fast path */
     const void *x;
     void *y;
 } pool_geometry;
@@ -247,7 +251,13 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, po
         g->dilation[lift + a] = w.dilations[a];
         g->pad[lift + a] = pad_begin;
         g->padded[lift + a] = x->shape[a + 2] + pad_begin + pad_end; /* fits: the extent check added them */
+        g->window.kernel[a] = w.kernel[a];
+        g->window.strides[a] = w.strides[a];
+        g->window.dilations[a] = w.dilations[a];
+        g->window.pad_begin[a] = pad_begin;
+        g->window.pad_end[a] = pad_end;
     }
+    g->window.spatial = w.spatial;
     /*
      * A non-empty output bounds N * C and its own plane; an input plane
      * whose product overflows has an empty axis and is never read.
@@ -349,6 +359,15 @@ static kiln_status run_window_pool(const char *op, const kiln_kernel_call *call,
     KILN_TRY(prepare_call(op, call, kind, &g, err));
     if (call->output->element_count == 0)
         return KILN_OK;
+    if (kind != POOL_LP) {
+        kiln_onednn_pool_kind fast = kind == POOL_MAX                ? KILN_ONEDNN_POOL_MAX
+                                     : g.reduction.include_pad ? KILN_ONEDNN_POOL_AVG_INCLUDE_PAD
+                                                               : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
+        bool ran;
+        KILN_TRY(kiln_onednn_pool(call, &g.window, fast, &ran, err));
+        if (ran)
+            return KILN_OK;
+    }
     if (call->output->dtype == KILN_F32)
         pool_f32(&g);
     else

@@ -196,8 +196,13 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
         kiln_tensor *result = &s->values[first + n];
         kiln_tensor_view_init(result, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
-        for (uint32_t i = 0; i < node->input_count; i++)
+        s->context.constant_operands = 0;
+        for (uint32_t i = 0; i < node->input_count; i++) {
             s->operands[i] = &s->values[node->inputs[i]];
+            /* Values input_count..first-1 are the program's weights. */
+            if (i < 32 && node->inputs[i] >= m->input_count && node->inputs[i] < first)
+                s->context.constant_operands |= UINT32_C(1) << i;
+        }
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};

@@ -1,7 +1,7 @@
 /*
- * test_fast_paths.c — the oneDNN fast path for f32 matmul and gemm against
- * the reference kernels and against an exact reference written here, and
- * the per-node primitive cache.
+ * test_fast_paths.c — the oneDNN fast paths (f32 matmul, gemm, conv,
+ * conv_transpose, max_pool, avg_pool) against the reference kernels and
+ * against exact references written here, and the per-node primitive cache.
  *
  * Every case runs one program in two sessions of the same process: one
  * default (oneDNN when the build has it) and one with reference_kernels.
@@ -11,6 +11,17 @@
  *   |got - exact| <= (K + 2) * 2^-23 * (|alpha| * sum_p |a_ip b_pj| + |beta c_ij|)
  * plus 1e-30 for underflow. Specials: where the exact value is NaN both
  * must be NaN; an infinite exact value must be matched exactly.
+ * conv, max_pool and avg_pool are checked the same way against a reference
+ * that walks each output's kernel taps by flat index (div/mod) and skips
+ * those outside the input: conv within the same bound with
+ * K = C/group * kernel volume (|bias| added to the magnitude), avg_pool
+ * within (K + 2) * 2^-23 * sum |x_tap| / count with K the kernel volume,
+ * max_pool exactly; conv_transpose against a scatter (each input element
+ * times each tap, added where it lands) within the conv bound. Their cases
+ * include what the fast path must decline
+ * (a NaN for max_pool, an infinite weight, windows that see no input,
+ * count_include_pad past the end pad with ceil_mode), which the reference
+ * kernels then compute.
  * In builds without oneDNN both sessions run the reference, and the cache
  * tests check that nothing was built.
  */
@@ -81,7 +92,16 @@ static void shape_text(const shape *s, char *out, size_t size)
     snprintf(out + used, size - used, "]");
 }
 
-/* A program of one matmul or gemm node over inputs a, b (and c). */
+/*
+ * Operand 1 as a program weight: while `constant_b` is set, one_node_program
+ * makes operand 1 ("b") a weight holding its values instead of an input,
+ * and run() does not bind it. Fast paths pack a program weight once
+ * (kernel_context.h), so every check runs in both modes (`b_is_weight`).
+ */
+static bool b_is_weight;
+static const kiln_tensor *constant_b;
+
+/* A program of one node over inputs a, b (and c); b a weight with constant_b. */
 static kiln_program *one_node_program(const char *op, uint32_t input_count, const shape *shapes,
                                       uint32_t attribute_count, const kiln_attribute *attributes)
 {
@@ -93,7 +113,13 @@ static kiln_program *one_node_program(const char *op, uint32_t input_count, cons
     for (uint32_t i = 0; i < input_count; i++) {
         char text[128];
         shape_text(&shapes[i], text, sizeof text);
-        assert_int_equal(kiln_builder_add_input(b, names[i], KILN_F32, text, &inputs[i], &err), KILN_OK);
+        if (i == 1 && constant_b)
+            assert_int_equal(kiln_builder_add_weight(b, names[i], KILN_WEIGHT_PARAMETER, KILN_F32, shapes[i].rank,
+                                                     shapes[i].axes, kiln_tensor_const_data(constant_b), &inputs[i],
+                                                     &err),
+                             KILN_OK);
+        else
+            assert_int_equal(kiln_builder_add_input(b, names[i], KILN_F32, text, &inputs[i], &err), KILN_OK);
     }
     if (attribute_count)
         assert_int_equal(kiln_builder_add_op_with_attributes(b, op, input_count, inputs, attribute_count, attributes,
@@ -128,7 +154,8 @@ static const kiln_tensor *run(kiln_session *session, uint32_t input_count, kiln_
     static const char *const names[] = {"a", "b", "c"};
     kiln_error err;
     for (uint32_t i = 0; i < input_count; i++)
-        assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], &err), KILN_OK);
+        if (i != 1 || !constant_b)
+            assert_int_equal(kiln_session_set_input(session, names[i], inputs[i], &err), KILN_OK);
     kiln_status status = kiln_session_run(session, &err);
     if (status != KILN_OK)
         fail_msg("run failed: %s", err.message);
@@ -179,8 +206,9 @@ static uint64_t batch_offset(const shape *s, uint32_t batch_rank, const int64_t 
 static void check_matmul(const shape *a_shape, const shape *b_shape, float special)
 {
     shape shapes[2] = {*a_shape, *b_shape};
-    kiln_program *program = one_node_program("matmul", 2, shapes, 0, NULL);
     kiln_tensor *inputs[2] = {random_tensor(a_shape), random_tensor(b_shape)};
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    kiln_program *program = one_node_program("matmul", 2, shapes, 0, NULL);
     if (special != 0.0f)
         ((float *)kiln_tensor_data(inputs[0]))[0] = special;
     kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
@@ -225,28 +253,33 @@ static void check_matmul(const shape *a_shape, const shape *b_shape, float speci
     kiln_tensor_free(inputs[0]);
     kiln_tensor_free(inputs[1]);
     kiln_program_free(program);
+    constant_b = NULL;
 }
 
 static void matmul_matches_the_exact_product(void **state)
 {
     (void)state;
-    check_matmul(&(shape){2, {1, 1}}, &(shape){2, {1, 1}}, 0);
-    check_matmul(&(shape){2, {7, 13}}, &(shape){2, {13, 5}}, 0);
-    check_matmul(&(shape){2, {33, 300}}, &(shape){2, {300, 65}}, 0);
-    check_matmul(&(shape){2, {64, 1000}}, &(shape){2, {1000, 3}}, 0);
-    /* Rank-1 operands: vector-matrix, matrix-vector, dot product. */
-    check_matmul(&(shape){1, {9}}, &(shape){2, {9, 4}}, 0);
-    check_matmul(&(shape){2, {4, 9}}, &(shape){1, {9}}, 0);
-    check_matmul(&(shape){1, {17}}, &(shape){1, {17}}, 0);
-    /* Batches, broadcasting on either side, different batch ranks. */
-    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
-    check_matmul(&(shape){4, {2, 1, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
-    check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
-    check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
-    check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
-    /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
-    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
-    check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        check_matmul(&(shape){2, {1, 1}}, &(shape){2, {1, 1}}, 0);
+        check_matmul(&(shape){2, {7, 13}}, &(shape){2, {13, 5}}, 0);
+        check_matmul(&(shape){2, {33, 300}}, &(shape){2, {300, 65}}, 0);
+        check_matmul(&(shape){2, {64, 1000}}, &(shape){2, {1000, 3}}, 0);
+        /* Rank-1 operands: vector-matrix, matrix-vector, dot product. */
+        check_matmul(&(shape){1, {9}}, &(shape){2, {9, 4}}, 0);
+        check_matmul(&(shape){2, {4, 9}}, &(shape){1, {9}}, 0);
+        check_matmul(&(shape){1, {17}}, &(shape){1, {17}}, 0);
+        /* Batches, broadcasting on either side, different batch ranks. */
+        check_matmul(&(shape){3, {3, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+        check_matmul(&(shape){4, {2, 1, 4, 5}}, &(shape){3, {3, 5, 6}}, 0);
+        check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
+        check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
+        check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
+        /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
+        check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
+        check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+    }
+    b_is_weight = false;
 }
 
 /* ------------------------------------------------------ gemm reference */
@@ -280,9 +313,10 @@ static void check_gemm(const gemm_case *g)
         {.name = "transA", .type = KILN_ATTRIBUTE_INT, .i = g->trans_a},
         {.name = "transB", .type = KILN_ATTRIBUTE_INT, .i = g->trans_b},
     };
-    kiln_program *program = one_node_program("gemm", count, shapes, 4, attributes);
     kiln_tensor *inputs[3] = {random_tensor(&shapes[0]), random_tensor(&shapes[1]),
                               count > 2 ? random_tensor(&shapes[2]) : NULL};
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    kiln_program *program = one_node_program("gemm", count, shapes, 4, attributes);
     if (g->c_special != 0.0f)
         ((float *)kiln_tensor_data(inputs[2]))[0] = g->c_special;
     kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
@@ -317,6 +351,7 @@ static void check_gemm(const gemm_case *g)
     for (uint32_t i = 0; i < count; i++)
         kiln_tensor_free(inputs[i]);
     kiln_program_free(program);
+    constant_b = NULL;
 }
 
 static void gemm_matches_the_exact_product(void **state)
@@ -336,8 +371,467 @@ static void gemm_matches_the_exact_product(void **state)
         {4, 6, 5, false, false, 1.0, 0.0, 4, INFINITY},
         {4, 6, 5, false, false, 1.0, 1.0, 1, NAN},
     };
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_gemm(&cases[i]);
+    }
+    b_is_weight = false;
+}
+
+/* ------------------------------------------------- conv and pooling */
+
+typedef struct window_case {
+    const char *op; /* conv, max_pool or avg_pool */
+    shape x, weight; /* weight: conv only */
+    bool bias;
+    int64_t kernel[3];    /* pools: kernel_shape */
+    int64_t strides[3];   /* 0: 1 */
+    int64_t dilations[3]; /* 0: 1 */
+    int64_t pads[6];      /* begins, then ends */
+    int64_t group;        /* conv; 0: 1 */
+    const char *auto_pad; /* NULL: the pads above */
+    int ceil_mode, include_pad;
+    float x_special, weight_special; /* written into element 0 when not 0 */
+    bool declined; /* the fast path must leave it to the reference */
+} window_case;
+
+static int64_t or_one(int64_t v)
+{
+    return v ? v : 1;
+}
+
+/*
+ * Output extent and pads in effect of spatial axis `a`, by the ONNX rules
+ * written out here: SAME keeps ceil(in / stride) and splits the total pad
+ * (odd unit at the end for SAME_UPPER); explicit pads give
+ * floor((padded - dilated) / stride) + 1, or with ceil_mode the ceiling,
+ * less a last window that would start past the input and the begin pad.
+ */
+static int64_t case_extent(const window_case *c, uint32_t a, int64_t in, int64_t *begin)
+{
+    int64_t s = or_one(c->strides[a]), d = or_one(c->dilations[a]), spatial = c->x.rank - 2;
+    int64_t k = strcmp(c->op, "conv") == 0 ? c->weight.axes[a + 2] : c->kernel[a];
+    int64_t dilated = (k - 1) * d + 1;
+    if (c->auto_pad) {
+        int64_t out = (in + s - 1) / s, total = (out - 1) * s + dilated - in;
+        if (total < 0)
+            total = 0;
+        *begin = strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        return out;
+    }
+    int64_t pb = c->pads[a], pe = c->pads[spatial + a], span = in + pb + pe - dilated;
+    *begin = pb;
+    if (!c->ceil_mode)
+        return span / s + 1;
+    int64_t out = (span + s - 1) / s + 1;
+    if ((out - 1) * s >= in + pb)
+        out--;
+    return out;
+}
+
+static kiln_program *window_program(const window_case *c)
+{
+    uint32_t spatial = c->x.rank - 2, count = 0;
+    kiln_attribute attributes[8];
+    int64_t strides[3], dilations[3];
+    for (uint32_t a = 0; a < spatial; a++) {
+        strides[a] = or_one(c->strides[a]);
+        dilations[a] = or_one(c->dilations[a]);
+    }
+    bool conv = strcmp(c->op, "conv") == 0;
+    attributes[count++] = (kiln_attribute){.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dilations,
+                                           .count = spatial};
+    if (c->auto_pad)
+        attributes[count++] = (kiln_attribute){.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = c->auto_pad};
+    else
+        attributes[count++] = (kiln_attribute){.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = c->pads,
+                                               .count = 2 * spatial};
+    if (conv) {
+        attributes[count++] = (kiln_attribute){.name = "group", .type = KILN_ATTRIBUTE_INT, .i = or_one(c->group)};
+    } else {
+        attributes[count++] = (kiln_attribute){.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS,
+                                               .ints = c->kernel, .count = spatial};
+        attributes[count++] = (kiln_attribute){.name = "ceil_mode", .type = KILN_ATTRIBUTE_INT, .i = c->ceil_mode};
+    }
+    if (strcmp(c->op, "avg_pool") == 0)
+        attributes[count++] = (kiln_attribute){.name = "count_include_pad", .type = KILN_ATTRIBUTE_INT,
+                                               .i = c->include_pad};
+    shape shapes[3] = {c->x, c->weight, {1, {c->weight.axes[0]}}};
+    return one_node_program(c->op, conv ? (c->bias ? 3 : 2) : 1, shapes, count, attributes);
+}
+
+/* Both paths' outputs `got` of case `c` on `inputs` against the exact tap walk. */
+static void compare_window(const window_case *c, kiln_tensor *const *inputs, const kiln_tensor *const *got)
+{
+    bool conv = strcmp(c->op, "conv") == 0, max = strcmp(c->op, "max_pool") == 0;
+    uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1, spatial = c->x.rank - 2;
+    const float *x = kiln_tensor_const_data(inputs[0]);
+    const float *weight = conv ? kiln_tensor_const_data(inputs[1]) : NULL;
+    const float *bias = input_count > 2 ? kiln_tensor_const_data(inputs[2]) : NULL;
+    int64_t in[3], out[3], begin[3], kernel[3], kernel_volume = 1, out_count = 1;
+    int64_t channels = c->x.axes[1], out_channels = conv ? c->weight.axes[0] : channels;
+    int64_t group = conv ? or_one(c->group) : channels, in_per_group = channels / group;
+    assert_int_equal(kiln_tensor_rank(got[0]), c->x.rank);
+    assert_int_equal(kiln_tensor_shape(got[0])[1], out_channels);
+    for (uint32_t a = 0; a < spatial; a++) {
+        in[a] = c->x.axes[a + 2];
+        out[a] = case_extent(c, a, in[a], &begin[a]);
+        kernel[a] = conv ? c->weight.axes[a + 2] : c->kernel[a];
+        kernel_volume *= kernel[a];
+        out_count *= out[a];
+        assert_int_equal(kiln_tensor_shape(got[0])[a + 2], out[a]);
+    }
+    uint64_t total = (uint64_t)(c->x.axes[0] * out_channels * out_count);
+    for (uint64_t flat = 0; flat < total; flat++) {
+        /* Output multi-index (n, m, o...) by div/mod. */
+        int64_t o[3];
+        uint64_t rest = flat;
+        for (uint32_t a = spatial; a-- > 0;) {
+            o[a] = (int64_t)(rest % (uint64_t)out[a]);
+            rest /= (uint64_t)out[a];
+        }
+        int64_t m = (int64_t)(rest % (uint64_t)out_channels), n = (int64_t)(rest / (uint64_t)out_channels);
+        int64_t first_channel = conv ? m / (out_channels / group) * in_per_group : m;
+        long double sum = bias ? bias[m] : 0, magnitude = bias ? fabsl((long double)bias[m]) : 0;
+        long double largest = -INFINITY;
+        bool nan = false;
+        int64_t inside = 0, inside_pads = 0;
+        for (int64_t ci = 0; ci < (conv ? in_per_group : 1); ci++) {
+            for (int64_t t = 0; t < kernel_volume; t++) {
+                /* Tap multi-index by div/mod, its input position per axis. */
+                int64_t tap[3], position = 0, in_pads = 1, in_input = 1, tap_rest = t;
+                for (uint32_t a = spatial; a-- > 0;) {
+                    tap[a] = tap_rest % kernel[a];
+                    tap_rest /= kernel[a];
+                }
+                for (uint32_t a = 0; a < spatial; a++) {
+                    int64_t p = o[a] * or_one(c->strides[a]) - begin[a] + tap[a] * or_one(c->dilations[a]);
+                    int64_t end_pad = c->auto_pad ? 0 : c->pads[spatial + a];
+                    in_input &= p >= 0 && p < in[a];
+                    in_pads &= p >= -begin[a] && p < in[a] + end_pad;
+                    position = position * in[a] + p;
+                }
+                inside_pads += in_pads;
+                if (!in_input)
+                    continue;
+                inside++;
+                long double v = x[(n * channels + first_channel + ci) * (int64_t)(count_of(&c->x) /
+                                                                                 (uint64_t)(c->x.axes[0] * channels)) +
+                                  position];
+                if (conv) {
+                    long double term = v * weight[(m * in_per_group + ci) * kernel_volume + t];
+                    sum += term;
+                    magnitude += fabsl(term);
+                } else {
+                    nan = nan || isnan(v);
+                    largest = v > largest ? v : largest;
+                    sum += v;
+                    magnitude += fabsl(v);
+                }
+            }
+        }
+        long double exact;
+        int64_t k = conv ? in_per_group * kernel_volume : kernel_volume;
+        if (conv) {
+            exact = sum;
+        } else if (max) {
+            exact = nan ? NAN : largest;
+            magnitude = 0; /* max_pool is exact */
+        } else {
+            int64_t divisor = c->include_pad ? inside_pads : inside;
+            exact = divisor ? sum / divisor : NAN;
+            magnitude = divisor ? magnitude / divisor : 0;
+        }
+        for (int path = 0; path < 2; path++) {
+            char what[96];
+            snprintf(what, sizeof what, "%s %s", c->op, path ? "reference" : "fast path");
+            check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact, magnitude, k, what, flat);
+        }
+    }
+}
+
+/* Random values in every element, then the case's specials in element 0. */
+static void refill(kiln_tensor *t, float special)
+{
+    float *v = kiln_tensor_data(t);
+    for (uint64_t i = 0; i < kiln_tensor_element_count(t); i++)
+        v[i] = random_float();
+    if (special != 0.0f)
+        v[0] = special;
+}
+
+/*
+ * Case `c` in a fast and a reference session, twice: the second run with
+ * new values in x (and in the weight and bias unless the weight is a
+ * program weight), which a primitive cached by the first must not miss.
+ */
+static void check_window(const window_case *c)
+{
+    bool conv = strcmp(c->op, "conv") == 0;
+    uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1;
+    shape bias_shape = {1, {c->weight.axes[0]}};
+    kiln_tensor *inputs[3] = {random_tensor(&c->x), conv ? random_tensor(&c->weight) : NULL,
+                              input_count > 2 ? random_tensor(&bias_shape) : NULL};
+    constant_b = conv && b_is_weight ? inputs[1] : NULL;
+    refill(inputs[0], c->x_special);
+    if (conv)
+        refill(inputs[1], c->weight_special);
+    kiln_program *program = window_program(c);
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            refill(inputs[0], c->x_special);
+            if (conv && !constant_b)
+                refill(inputs[1], c->weight_special);
+            if (inputs[2])
+                refill(inputs[2], 0.0f);
+        }
+        uint64_t built = kiln_onednn_primitives_built();
+        const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
+        /* The fast path really ran (one primitive on the first run, none
+         * after), or really declined. */
+        uint64_t expected = kiln_onednn_enabled() && !c->declined && round == 0 ? 1 : 0;
+        assert_int_equal(kiln_onednn_primitives_built() - built, expected);
+        compare_window(c, inputs, got);
+    }
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    for (uint32_t i = 0; i < 3; i++)
+        kiln_tensor_free(inputs[i]);
+    kiln_program_free(program);
+    constant_b = NULL;
+}
+
+static void conv_matches_the_exact_sum(void **state)
+{
+    (void)state;
+    static const window_case cases[] = {
+        {"conv", {4, {2, 3, 9, 11}}, {4, {4, 3, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0, false},
+        /* Strides, dilation and pads differ per axis. */
+        {"conv", {4, {1, 4, 17, 13}}, {4, {6, 4, 3, 2}}, true, {0}, {2, 3}, {2, 1}, {1, 0, 2, 1}, 0, NULL, 0, 0, 0,
+         0, false},
+        /* Groups; depthwise with a stride. */
+        {"conv", {4, {2, 6, 8, 8}}, {4, {9, 2, 3, 3}}, false, {0}, {0}, {0}, {1, 1, 1, 1}, 3, NULL, 0, 0, 0, 0, false},
+        {"conv", {4, {1, 8, 12, 12}}, {4, {8, 1, 3, 3}}, true, {0}, {2, 2}, {0}, {1, 1, 1, 1}, 8, NULL, 0, 0, 0, 0,
+         false},
+        /* 1d dilated, 3d strided. */
+        {"conv", {3, {3, 5, 40}}, {3, {7, 5, 5}}, true, {0}, {0}, {3}, {2, 2}, 0, NULL, 0, 0, 0, 0, false},
+        {"conv", {5, {1, 3, 6, 7, 8}}, {5, {4, 3, 3, 3, 3}}, true, {0}, {1, 2, 2}, {0}, {1, 1, 1, 1, 1, 1}, 0, NULL, 0,
+         0, 0, 0, false},
+        /* SAME pads derived from the extent; a 1x1 conv; a long inner sum (K = 2304). */
+        {"conv", {4, {1, 3, 10, 10}}, {4, {5, 3, 4, 4}}, true, {0}, {3, 3}, {0}, {0}, 0, "SAME_UPPER", 0, 0, 0, 0,
+         false},
+        {"conv", {4, {1, 3, 10, 9}}, {4, {5, 3, 4, 3}}, false, {0}, {2, 2}, {0}, {0}, 0, "SAME_LOWER", 0, 0, 0, 0,
+         false},
+        {"conv", {4, {2, 64, 14, 14}}, {4, {128, 64, 1, 1}}, true, {0}, {0}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        {"conv", {4, {1, 256, 8, 8}}, {4, {32, 256, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0,
+         false},
+        /* Specials: NaN and inf in x propagate; an infinite weight is declined
+         * (padding taps must not meet it) and the reference computes it. */
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, NAN, 0, false},
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, INFINITY, 0,
+         false},
+        {"conv", {4, {1, 2, 5, 5}}, {4, {3, 2, 3, 3}}, false, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, INFINITY,
+         true},
+    };
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_window(&cases[i]);
+    }
+    b_is_weight = false;
+}
+
+static void pools_match_the_exact_window(void **state)
+{
+    (void)state;
+    static const window_case cases[] = {
+        {"max_pool", {4, {2, 3, 15, 16}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0, false},
+        {"max_pool", {4, {1, 2, 10, 10}}, {0}, false, {3, 3}, {2, 2}, {0}, {0}, 0, NULL, 1, 0, 0, 0, false},
+         /* ceil_mode */
+        {"max_pool", {4, {1, 3, 9, 9}}, {0}, false, {2, 2}, {0}, {2, 2}, {0}, 0, NULL, 0, 0, 0, 0, false},
+           /* dilated */
+        {"max_pool", {3, {2, 3, 31}}, {0}, false, {4}, {3}, {0}, {1, 2}, 0, NULL, 1, 0, 0, 0, false},
+        {"max_pool", {4, {1, 2, 7, 8}}, {0}, false, {3, 2}, {2, 3}, {0}, {0}, 0, "SAME_UPPER", 0, 0, 0, 0, false},
+        {"avg_pool", {4, {2, 3, 11, 12}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 1, 0, 0, 0, false},
+        {"avg_pool", {4, {2, 3, 11, 12}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 1, 0, 0, false},
+        {"avg_pool", {5, {1, 2, 5, 6, 7}}, {0}, false, {2, 3, 2}, {1, 2, 2}, {0}, {1, 1, 0, 0, 1, 1}, 0, NULL, 0, 0,
+         0, 0, false},
+        {"avg_pool", {4, {1, 2, 9, 9}}, {0}, false, {3, 3}, {0}, {2, 2}, {2, 2, 2, 2}, 0, NULL, 0, 1, 0, 0, false},
+        {"avg_pool", {4, {1, 4, 32, 32}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        /* count_include_pad where a ceil_mode window passes the end pad: the
+         * op divides by the taps inside the declared pads (declined). */
+        {"avg_pool", {4, {1, 2, 11, 11}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 0, 0}, 0, NULL, 1, 1, 0, 0, true},
+        {"avg_pool", {4, {1, 2, 10, 10}}, {0}, false, {3, 3}, {2, 2}, {0}, {1, 1, 0, 0}, 0, NULL, 1, 1, 0, 0, false},
+        /* A window that sees no input: max -inf, average NaN (declined). */
+        {"max_pool", {3, {1, 2, 1}}, {0}, false, {2}, {0}, {3}, {1, 2}, 0, NULL, 0, 0, 0, 0, true},
+        {"avg_pool", {3, {1, 2, 1}}, {0}, false, {2}, {0}, {3}, {1, 2}, 0, NULL, 0, 0, 0, 0, true},
+        /* Specials: a NaN wins a max window (declined), propagates in an average; inf. */
+        {"max_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, true},
+        {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, false},
+        {"max_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, INFINITY, 0, false},
+        {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, -INFINITY, 0, false},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        check_gemm(&cases[i]);
+        check_window(&cases[i]);
+}
+
+/* ------------------------------------------------------ conv_transpose */
+
+typedef struct transpose_case {
+    shape x, weight; /* weight [C, M / group, k...] */
+    bool bias;
+    int64_t strides[3], dilations[3]; /* 0: 1 */
+    int64_t pads[6];                  /* begins, then ends */
+    int64_t group;                    /* 0: 1 */
+    int64_t output_padding[3];
+    int64_t output_shape[3];          /* all 0: not given */
+    const char *auto_pad;             /* NULL: NOTSET */
+    float x_special, weight_special;
+    bool declined;
+} transpose_case;
+
+static void check_transpose(const transpose_case *c)
+{
+    uint32_t spatial = c->x.rank - 2, input_count = c->bias ? 3 : 2, count = 0;
+    int64_t group = or_one(c->group), channels = c->x.axes[1], per_group = channels / group;
+    int64_t outputs_per_group = c->weight.axes[1], out_channels = outputs_per_group * group;
+    int64_t strides[3], dilations[3], in[3], out[3], begin[3], kernel[3], volume = 1, out_count = 1;
+    for (uint32_t a = 0; a < spatial; a++) {
+        strides[a] = or_one(c->strides[a]);
+        dilations[a] = or_one(c->dilations[a]);
+        in[a] = c->x.axes[a + 2];
+        kernel[a] = c->weight.axes[a + 2];
+        volume *= kernel[a];
+        /* ONNX: the full extent s*(in-1) + output_padding + dilated kernel, less the pads. */
+        int64_t full = strides[a] * (in[a] - 1) + c->output_padding[a] + (kernel[a] - 1) * dilations[a] + 1;
+        if (c->output_shape[0]) {
+            int64_t total = full - c->output_shape[a];
+            out[a] = c->output_shape[a];
+            begin[a] = c->auto_pad && strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else if (c->auto_pad) {
+            int64_t total = full - strides[a] * in[a];
+            out[a] = strides[a] * in[a];
+            begin[a] = strcmp(c->auto_pad, "SAME_UPPER") == 0 ? total / 2 : total - total / 2;
+        } else {
+            out[a] = full - c->pads[a] - c->pads[spatial + a];
+            begin[a] = c->pads[a];
+        }
+        out_count *= out[a];
+    }
+    kiln_attribute attributes[8];
+    attributes[count++] = (kiln_attribute){.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dilations,
+                                           .count = spatial};
+    attributes[count++] = (kiln_attribute){.name = "group", .type = KILN_ATTRIBUTE_INT, .i = group};
+    attributes[count++] = (kiln_attribute){.name = "output_padding", .type = KILN_ATTRIBUTE_INTS,
+                                           .ints = c->output_padding, .count = spatial};
+    if (c->output_shape[0])
+        attributes[count++] = (kiln_attribute){.name = "output_shape", .type = KILN_ATTRIBUTE_INTS,
+                                               .ints = c->output_shape, .count = spatial};
+    if (c->auto_pad)
+        attributes[count++] = (kiln_attribute){.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = c->auto_pad};
+    else if (!c->output_shape[0])
+        attributes[count++] = (kiln_attribute){.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = c->pads,
+                                               .count = 2 * spatial};
+    shape bias_shape = {1, {out_channels}};
+    kiln_tensor *inputs[3] = {random_tensor(&c->x), random_tensor(&c->weight),
+                              c->bias ? random_tensor(&bias_shape) : NULL};
+    refill(inputs[0], c->x_special);
+    refill(inputs[1], c->weight_special);
+    constant_b = b_is_weight ? inputs[1] : NULL;
+    shape shapes[3] = {c->x, c->weight, bias_shape};
+    kiln_program *program = one_node_program("conv_transpose", input_count, shapes, count, attributes);
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    uint64_t built = kiln_onednn_primitives_built();
+    const kiln_tensor *got[2] = {run(fast, input_count, inputs), run(reference, input_count, inputs)};
+    assert_int_equal(kiln_onednn_primitives_built() - built, kiln_onednn_enabled() && !c->declined ? 1 : 0);
+    for (uint32_t a = 0; a < spatial; a++)
+        assert_int_equal(kiln_tensor_shape(got[0])[a + 2], out[a]);
+
+    /* The exact result as a scatter: each input element times each tap, added where it lands. */
+    uint64_t total = (uint64_t)(c->x.axes[0] * out_channels * out_count);
+    long double *exact = calloc(total, sizeof *exact), *magnitude = calloc(total, sizeof *magnitude);
+    const float *x = kiln_tensor_const_data(inputs[0]), *w = kiln_tensor_const_data(inputs[1]);
+    const float *bias = c->bias ? kiln_tensor_const_data(inputs[2]) : NULL;
+    for (uint64_t flat = 0; flat < total; flat++) {
+        int64_t m = (int64_t)(flat / (uint64_t)out_count % (uint64_t)out_channels);
+        exact[flat] = bias ? bias[m] : 0;
+        magnitude[flat] = bias ? fabsl((long double)bias[m]) : 0;
+    }
+    for (uint64_t flat = 0; flat < count_of(&c->x); flat++) {
+        int64_t i[3], rest = (int64_t)flat;
+        for (uint32_t a = spatial; a-- > 0;) {
+            i[a] = rest % in[a];
+            rest /= in[a];
+        }
+        int64_t ci = rest % channels, n = rest / channels, g = ci / per_group;
+        for (int64_t mo = 0; mo < outputs_per_group; mo++)
+            for (int64_t t = 0; t < volume; t++) {
+                int64_t tap[3], position = 0, inside = 1, tap_rest = t;
+                for (uint32_t a = spatial; a-- > 0;) {
+                    tap[a] = tap_rest % kernel[a];
+                    tap_rest /= kernel[a];
+                }
+                for (uint32_t a = 0; a < spatial; a++) {
+                    int64_t o = i[a] * strides[a] - begin[a] + tap[a] * dilations[a];
+                    inside &= o >= 0 && o < out[a];
+                    position = position * out[a] + o;
+                }
+                if (!inside)
+                    continue;
+                uint64_t at = (uint64_t)((n * out_channels + g * outputs_per_group + mo) * out_count + position);
+                long double term = (long double)x[flat] * w[(ci * outputs_per_group + mo) * volume + t];
+                exact[at] += term;
+                magnitude[at] += fabsl(term);
+            }
+    }
+    for (uint64_t flat = 0; flat < total; flat++)
+        for (int path = 0; path < 2; path++)
+            check_element(((const float *)kiln_tensor_const_data(got[path]))[flat], exact[flat], magnitude[flat],
+                          per_group * volume, path ? "conv_transpose reference" : "conv_transpose fast path", flat);
+    free(exact);
+    free(magnitude);
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    for (uint32_t k = 0; k < 3; k++)
+        kiln_tensor_free(inputs[k]);
+    kiln_program_free(program);
+    constant_b = NULL;
+}
+
+static void conv_transpose_matches_the_exact_scatter(void **state)
+{
+    (void)state;
+    static const transpose_case cases[] = {
+        {{4, {2, 3, 5, 6}}, {4, {3, 4, 3, 3}}, true, {0}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, 0, 0, false},
+        /* Stride 2 with output_padding inside the end pad. */
+        {{4, {1, 4, 6, 5}}, {4, {4, 3, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {1, 1}, {0}, NULL, 0, 0, false},
+        /* Groups, depthwise; 1d dilated; 3d strided. */
+        {{4, {2, 6, 4, 4}}, {4, {6, 2, 3, 3}}, false, {2, 2}, {0}, {0}, 3, {0}, {0}, NULL, 0, 0, false},
+        {{4, {1, 4, 6, 6}}, {4, {4, 1, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 4, {0}, {0}, NULL, 0, 0, false},
+        {{3, {2, 3, 10}}, {3, {3, 5, 3}}, true, {3}, {2}, {2, 1}, 0, {0}, {0}, NULL, 0, 0, false},
+        {{5, {1, 2, 3, 4, 5}}, {5, {2, 3, 2, 2, 2}}, true, {2, 2, 2}, {0}, {0}, 0, {0}, {0}, NULL, 0, 0, false},
+        /* output_shape and SAME derive the pads. */
+        {{4, {1, 2, 5, 5}}, {4, {2, 3, 3, 3}}, true, {2, 2}, {0}, {0}, 0, {0}, {10, 10}, NULL, 0, 0, false},
+        {{4, {1, 2, 5, 5}}, {4, {2, 2, 4, 4}}, false, {2, 2}, {0}, {0}, 0, {0}, {0}, "SAME_UPPER", 0, 0, false},
+        {{4, {1, 2, 5, 5}}, {4, {2, 2, 3, 3}}, false, {2, 2}, {0}, {0}, 0, {0}, {0}, "SAME_LOWER", 0, 0, false},
+        /* output_padding past the end pad: a negative end pad for oneDNN. */
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {3, 3}, {0}, {0}, 0, {2, 2}, {0}, NULL, 0, 0, false},
+        /* Specials: NaN in x propagates; an infinite weight is declined. */
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, NAN, 0, false},
+        {{4, {1, 2, 4, 4}}, {4, {2, 2, 3, 3}}, true, {2, 2}, {0}, {1, 1, 1, 1}, 0, {0}, {0}, NULL, 0, INFINITY, true},
+    };
+    for (int weight = 0; weight < 2; weight++) {
+        b_is_weight = weight;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check_transpose(&cases[i]);
+    }
+    b_is_weight = false;
 }
 
 /* -------------------------------------------------------------- caching */
@@ -529,6 +1023,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_matches_the_exact_product),
         cmocka_unit_test(gemm_matches_the_exact_product),
+        cmocka_unit_test(conv_matches_the_exact_sum),
+        cmocka_unit_test(pools_match_the_exact_window),
+        cmocka_unit_test(conv_transpose_matches_the_exact_scatter),
         cmocka_unit_test(primitives_are_built_once_per_shape),
         cmocka_unit_test(threaded_elementwise_matches_the_reference),
         cmocka_unit_test(features_name_the_fast_paths),

@@ -5,7 +5,13 @@
  *   1. f32 matmul 1024 x 1024 x 1024 (GFLOP/s),
  *   2. an MLP 784-512-512-10 (gemm + bias, gelu, gemm + bias, gelu, gemm +
  *      bias, softmax) at batch 16,
- *   3. the per-run overhead of the scale example (y = 2*x + 1 on
+ *   3. a small CNN at batch 16: conv 3x3 3->16 + relu, max_pool 2x2,
+ *      conv 3x3 16->32 + relu, global_avg_pool, flatten, gemm 32->10 on
+ *      x [16, 3, 32, 32],
+ *   4. one transformer encoder layer (d = 256, 4 heads, ff = 1024, post
+ *      layer norm, gelu) at batch 2, sequence 64: matmul, add, reshape,
+ *      transpose, softmax, layer_norm, gelu,
+ *   5. the per-run overhead of the scale example (y = 2*x + 1 on
  *      f64[batch, 2]: guards, shape evaluation and dispatch of two nodes;
  *      target < 2 µs).
  *
@@ -274,6 +280,180 @@ static void bench_mlp(int64_t batch, int runs)
     kiln_program_free(program);
 }
 
+/* --------------------------------------------------------------- CNN */
+
+/* A parameter of `shape` filled with values in [-scale, scale). */
+static kiln_value random_weight(kiln_builder *b, const char *name, uint32_t rank, const int64_t *shape, float scale)
+{
+    kiln_error err;
+    kiln_value w;
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < rank; i++)
+        n *= (uint64_t)shape[i];
+    float *values = malloc((size_t)n * sizeof *values);
+    for (uint64_t i = 0; i < n; i++)
+        values[i] = random_float() * scale;
+    CHECK(kiln_builder_add_weight(b, name, KILN_WEIGHT_PARAMETER, KILN_F32, rank, shape, values, &w, &err));
+    free(values);
+    return w;
+}
+
+/* conv 3x3, stride 1, pads 1, with bias, then relu. */
+static kiln_value conv3x3_relu(kiln_builder *b, const char *name, kiln_value x, int64_t in, int64_t out)
+{
+    kiln_error err;
+    char w_name[32], b_name[32];
+    snprintf(w_name, sizeof w_name, "%s.weight", name);
+    snprintf(b_name, sizeof b_name, "%s.bias", name);
+    kiln_value w = random_weight(b, w_name, 4, (int64_t[]){out, in, 3, 3}, (float)(1.0 / sqrt(9.0 * (double)in)));
+    kiln_value bias = random_weight(b, b_name, 1, (int64_t[]){out}, 0.1f);
+    static const int64_t pads[] = {1, 1, 1, 1};
+    kiln_attribute attributes[] = {{.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4}};
+    kiln_value y;
+    CHECK(kiln_builder_add_op_with_attributes(b, "conv", 3, (kiln_value[]){x, w, bias}, 1, attributes, &y, &err));
+    CHECK(kiln_builder_add_op(b, "relu", 1, &y, &y, &err));
+    return y;
+}
+
+static void bench_cnn(int64_t batch, int runs)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y;
+    CHECK(kiln_builder_new("cnn", &b, &err));
+    CHECK(kiln_builder_add_dim(b, "batch", 1, 64, &err));
+    CHECK(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 3, 32, 32]", &x, &err));
+    y = conv3x3_relu(b, "conv1", x, 3, 16);
+    static const int64_t two[] = {2, 2};
+    kiln_attribute pool[] = {{.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = two, .count = 2},
+                             {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = two, .count = 2}};
+    CHECK(kiln_builder_add_op_with_attributes(b, "max_pool", 1, &y, 2, pool, &y, &err));
+    y = conv3x3_relu(b, "conv2", y, 16, 32);
+    CHECK(kiln_builder_add_op(b, "global_avg_pool", 1, &y, &y, &err));
+    CHECK(kiln_builder_add_op(b, "flatten", 1, &y, &y, &err));
+    y = dense(b, y, 32, 10, NULL);
+    CHECK(kiln_builder_add_output(b, "y", y, &err));
+    kiln_program *program = load(b);
+    kiln_tensor *input = random_tensor(KILN_F32, 4, (int64_t[]){batch, 3, 32, 32});
+    size_t count = (size_t)(batch * 10);
+    float *outputs[MODE_COUNT];
+    double medians[MODE_COUNT];
+    for (int m = 0; m < MODE_COUNT; m++) {
+        outputs[m] = malloc(count * sizeof(float));
+        medians[m] = median_run(program, &modes[m], 1, (const char *[]){"x"}, &input, 3,
+                                modes[m].reference && runs > 20 ? 20 : runs, outputs[m], count * sizeof(float));
+    }
+    /* Multiply-adds: 32x32 x 16 x 27, then 16x16 x 32 x 144, then 32 x 10, per image. */
+    double flops = 2.0 * (double)batch * (1024.0 * 16 * 27 + 256.0 * 32 * 144 + 320.0);
+    printf("CNN conv3x3 16 - relu - max_pool - conv3x3 32 - relu - global_avg_pool - gemm 10, x [%lld, 3, 32, 32]:\n",
+           (long long)batch);
+    report_against_reference("cnn", medians, (const float *const *)outputs, count, 1e-4, flops);
+    for (int m = 0; m < MODE_COUNT; m++)
+        free(outputs[m]);
+    kiln_tensor_free(input);
+    kiln_program_free(program);
+}
+
+/* ------------------------------------------------------ encoder layer */
+
+/* x [.., in] @ W [in, out] + b [out], as matmul and a broadcast add. */
+static kiln_value linear(kiln_builder *b, const char *name, kiln_value x, int64_t in, int64_t out)
+{
+    kiln_error err;
+    char w_name[32], b_name[32];
+    snprintf(w_name, sizeof w_name, "%s.weight", name);
+    snprintf(b_name, sizeof b_name, "%s.bias", name);
+    kiln_value w = random_weight(b, w_name, 2, (int64_t[]){in, out}, (float)(1.0 / sqrt((double)in)));
+    kiln_value bias = random_weight(b, b_name, 1, (int64_t[]){out}, 0.1f);
+    kiln_value y;
+    CHECK(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){x, w}, &y, &err));
+    CHECK(kiln_builder_add_op(b, "add", 2, (kiln_value[]){y, bias}, &y, &err));
+    return y;
+}
+
+static kiln_value reshape(kiln_builder *b, kiln_value x, uint32_t rank, const int64_t *shape)
+{
+    kiln_error err;
+    kiln_attribute attribute = {.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = shape, .count = rank};
+    kiln_value y;
+    CHECK(kiln_builder_add_op_with_attributes(b, "reshape", 1, &x, 1, &attribute, &y, &err));
+    return y;
+}
+
+static kiln_value transpose(kiln_builder *b, kiln_value x, const int64_t *perm)
+{
+    kiln_error err;
+    kiln_attribute attribute = {.name = "perm", .type = KILN_ATTRIBUTE_INTS, .ints = perm, .count = 4};
+    kiln_value y;
+    CHECK(kiln_builder_add_op_with_attributes(b, "transpose", 1, &x, 1, &attribute, &y, &err));
+    return y;
+}
+
+/* residual + x, then layer_norm over the last axis with its own scale and bias. */
+static kiln_value add_and_norm(kiln_builder *b, const char *name, kiln_value residual, kiln_value x, int64_t d)
+{
+    kiln_error err;
+    char scale_name[32], bias_name[32];
+    snprintf(scale_name, sizeof scale_name, "%s.scale", name);
+    snprintf(bias_name, sizeof bias_name, "%s.bias", name);
+    kiln_value scale = random_weight(b, scale_name, 1, (int64_t[]){d}, 1.0f);
+    kiln_value bias = random_weight(b, bias_name, 1, (int64_t[]){d}, 0.1f);
+    kiln_value y;
+    CHECK(kiln_builder_add_op(b, "add", 2, (kiln_value[]){residual, x}, &y, &err));
+    CHECK(kiln_builder_add_op(b, "layer_norm", 3, (kiln_value[]){y, scale, bias}, &y, &err));
+    return y;
+}
+
+static void bench_encoder(int64_t batch, int64_t sequence, int runs)
+{
+    enum { D = 256, HEADS = 4, HEAD = D / HEADS, FF = 1024 };
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, q, k, v, y, scale;
+    CHECK(kiln_builder_new("encoder", &b, &err));
+    CHECK(kiln_builder_add_dim(b, "batch", 1, 8, &err));
+    char x_shape[64];
+    snprintf(x_shape, sizeof x_shape, "[batch, %lld, %d]", (long long)sequence, D);
+    CHECK(kiln_builder_add_input(b, "x", KILN_F32, x_shape, &x, &err));
+    /* Heads: [B, S, D] -> [B, S, H, D/H] -> [B, H, S, D/H] (k: [B, H, D/H, S]). */
+    static const int64_t split[] = {0, 0, HEADS, HEAD}, merge[] = {0, 0, D};
+    static const int64_t to_heads[] = {0, 2, 1, 3}, to_keys[] = {0, 2, 3, 1};
+    q = transpose(b, reshape(b, linear(b, "q", x, D, D), 4, split), to_heads);
+    k = transpose(b, reshape(b, linear(b, "k", x, D, D), 4, split), to_keys);
+    v = transpose(b, reshape(b, linear(b, "v", x, D, D), 4, split), to_heads);
+    CHECK(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){q, k}, &y, &err));
+    CHECK(kiln_builder_add_scalar(b, KILN_F32, 1.0 / sqrt((double)HEAD), &scale, &err));
+    CHECK(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){y, scale}, &y, &err));
+    kiln_attribute last = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = -1};
+    CHECK(kiln_builder_add_op_with_attributes(b, "softmax", 1, &y, 1, &last, &y, &err));
+    CHECK(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){y, v}, &y, &err));
+    y = reshape(b, transpose(b, y, to_heads), 3, merge);
+    kiln_value attended = add_and_norm(b, "norm1", x, linear(b, "out", y, D, D), D);
+    y = linear(b, "ff1", attended, D, FF);
+    CHECK(kiln_builder_add_op(b, "gelu", 1, &y, &y, &err));
+    y = add_and_norm(b, "norm2", attended, linear(b, "ff2", y, FF, D), D);
+    CHECK(kiln_builder_add_output(b, "y", y, &err));
+    kiln_program *program = load(b);
+    kiln_tensor *input = random_tensor(KILN_F32, 3, (int64_t[]){batch, sequence, D});
+    size_t count = (size_t)(batch * sequence * D);
+    float *outputs[MODE_COUNT];
+    double medians[MODE_COUNT];
+    for (int m = 0; m < MODE_COUNT; m++) {
+        outputs[m] = malloc(count * sizeof(float));
+        medians[m] = median_run(program, &modes[m], 1, (const char *[]){"x"}, &input, 3,
+                                modes[m].reference && runs > 20 ? 20 : runs, outputs[m], count * sizeof(float));
+    }
+    /* Multiply-adds per token: 4 D x D projections, 2 D x FF, and 2 S x D for attention. */
+    double flops = 2.0 * (double)(batch * sequence) * (4.0 * D * D + 2.0 * D * FF + 2.0 * (double)sequence * D);
+    printf("transformer encoder layer d=256, 4 heads, ff=1024 (gelu, post layer_norm), x [%lld, %lld, 256]:\n",
+           (long long)batch, (long long)sequence);
+    report_against_reference("encoder", medians, (const float *const *)outputs, count, 1e-3, flops);
+    for (int m = 0; m < MODE_COUNT; m++)
+        free(outputs[m]);
+    kiln_tensor_free(input);
+    kiln_program_free(program);
+}
+
 /* ------------------------------------------------------------- scale */
 
 static void bench_scale(int runs)
@@ -341,6 +521,8 @@ int main(int argc, char **argv)
     printf("\n");
     bench_matmul(quick ? 64 : 1024, quick ? 3 : 10);
     bench_mlp(quick ? 2 : 16, quick ? 3 : 200);
+    bench_cnn(quick ? 2 : 16, quick ? 3 : 100);
+    bench_encoder(quick ? 1 : 2, 64, quick ? 3 : 100);
     bench_scale(quick ? 3 : 200);
     if (failures)
         printf("bench_fast: %d mismatch(es) between the fast paths and the reference\n", failures);

@@ -1,0 +1,111 @@
+#!/bin/sh
+# compare.sh — kiln against ONNX Runtime (CPU) on the same ONNX models, at
+# the same thread counts (issue #6: kiln at most 1.0x ORT's latency).
+# A harness run by hand, not by CI: it needs node, onnxruntime-node and
+# python3-onnx, and its numbers mean something only on a quiet machine.
+#
+# Setup, once:
+#   apt install python3-onnx nodejs npm
+#   (cd tests/bench/ort && npm install --no-save onnxruntime-node)
+#     (.npmrc here skips the optional CUDA download)
+#
+# Usage: tests/bench/ort/compare.sh [--kiln PATH] [--threads "1 2"] [--runs N] [--warmup N]
+#                                   [--rounds N]
+#
+# For each model of make_models.py: `kiln import-onnx` it (a model whose
+# ops the importer does not map yet is reported as pending), time it with
+# `kiln bench --json` and with ort_bench.js (the same runs and warm-up,
+# intra- and inter-op threads = N), and print both medians and the ratio
+# kiln / ORT. The two alternate for --rounds rounds (default 3) and each
+# side reports the median of its rounds' medians, so that a change in the
+# machine's load during the run weighs on both. Models and artifacts go to
+# a temporary directory.
+#
+# Threads on a busy machine: kiln's threads are OpenMP's (libgomp), whose
+# idle threads spin before they sleep; when other processes hold the cores
+# a spinning thread waits for a descheduled one at every parallel region,
+# and 2-thread runs measured here 10-20x slower than 1-thread ones
+# (ORT's own pool did not). OMP_WAIT_POLICY=passive, read by libgomp when
+# it starts, avoids that; the header line shows the policy in effect.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+kiln=""
+threads="1 2"
+runs=100
+warmup=10
+rounds=3
+while [ $# -gt 0 ]; do
+    case $1 in
+    --kiln) kiln=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    *)
+        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N]" >&2
+        exit 2
+        ;;
+    esac
+done
+if [ -z "$kiln" ]; then
+    for candidate in "$root/build/tools/kiln" "$root/build-test/tools/kiln"; do
+        if [ -x "$candidate" ]; then kiln=$candidate; break; fi
+    done
+fi
+if [ -z "$kiln" ] || [ ! -x "$kiln" ]; then
+    echo "compare.sh: no kiln binary (build it, or pass --kiln PATH)" >&2
+    exit 2
+fi
+[ -d "$here/node_modules/onnxruntime-node" ] ||
+    { echo "compare.sh: run 'npm install --no-save onnxruntime-node' in $here first" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 "$here/make_models.py" "$work"
+
+median() { sed -n 's/.*"median_ms": *\([0-9.eE+-]*\).*/\1/p'; }
+# The median of the numbers on stdin, one a line.
+median_of() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's/.*"features": *\(\[[^]]*\]\).*/features \1/p')"
+echo "onnxruntime-node: $(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")"
+echo "$runs timed runs after $warmup warm-up, median of $rounds alternating rounds' medians, in ms;" \
+    "ratio = kiln / ORT (issue #6 wants <= 1.00)"
+echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset)}"
+printf '%-34s %7s %10s %10s %7s\n' model threads kiln ORT ratio
+
+# name | import-onnx dims | bench dims | ORT inputs | description
+while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
+    [ -n "$name" ] || continue
+    # shellcheck disable=SC2086 # the dim lists are split on purpose
+    if ! "$kiln" import-onnx "$work/$name.onnx" -o "$work/$name.kiln" $import_dims >"$work/$name.import" 2>&1; then
+        # The importer lists every construct it cannot express; name the ops.
+        ops=$(sed -n 's/.*unsupported op \([A-Za-z]*\).*/\1/p' "$work/$name.import" | sort -u | tr "\n" " " | sed "s/ $//")
+        printf '%-34s pending: kiln import-onnx does not map %s\n' "$description" "${ops:-(see its error)}"
+        continue
+    fi
+    for n in $threads; do
+        : >"$work/kiln.times"
+        : >"$work/ort.times"
+        round=0
+        while [ "$round" -lt "$rounds" ]; do
+            # shellcheck disable=SC2086
+            "$kiln" bench "$work/$name.kiln" $bench_dims --threads "$n" --runs "$runs" --warmup "$warmup" --json |
+                median >>"$work/kiln.times"
+            # shellcheck disable=SC2086
+            node "$here/ort_bench.js" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" \
+                --warmup "$warmup" | median >>"$work/ort.times"
+            round=$((round + 1))
+        done
+        k=$(median_of <"$work/kiln.times")
+        o=$(median_of <"$work/ort.times")
+        ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')
+        printf '%-34s %7s %10.4f %10.4f %7s\n' "$description" "$n" "$k" "$o" "$ratio"
+    done
+done <<'MODELS'
+mlp|--dim batch=1..64|--dim batch=16|--input x=16,784|MLP 784-512-512-10, batch 16
+encoder|--dim batch=1..8|--dim batch=2|--input x=2,64,256|encoder layer d256 h4 ff1024, 2x64
+cnn|--dim batch=1..64|--dim batch=16|--input x=16,3,32,32|small CNN, batch 16
+matmul1024|||--input a=1024,1024 --input b=1024,1024|matmul 1024^3
+MODELS
