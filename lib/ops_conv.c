@@ -228,9 +228,8 @@ static kiln_status infer_conv_transpose(const kiln_shape_context *ctx, const kil
 typedef struct conv_geometry {
     int64_t batch, in_channels, out_channels, group;
     int64_t in_per_group, out_per_group;
-    int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3];
+    kiln_window_geometry lifted;
     int64_t in_plane, taps; /* elements of one input channel, one kernel */
-    kiln_onednn_window window; /* the same, not lifted, for the fast path */
     const void *x, *weight, *bias;
     void *y;
 } conv_geometry;
@@ -290,42 +289,16 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, ki
     if (y->shape[0] != g->batch || y->shape[1] != g->out_channels)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output must be [%lld, %lld, ...]", op,
                          (long long)g->batch, (long long)g->out_channels);
-    uint32_t lift = KILN_WINDOW_MAX_SPATIAL - w.spatial;
-    for (uint32_t a = 0; a < KILN_WINDOW_MAX_SPATIAL; a++) {
-        g->in[a] = g->out[a] = g->kernel[a] = g->stride[a] = g->dilation[a] = 1;
-        g->pad[a] = 0;
-    }
-    for (uint32_t a = 0; a < w.spatial; a++) {
-        int64_t extent, pad_begin, pad_end;
-        if (!kiln_window_extent(&w, a, x->shape[a + 2], &extent, &pad_begin, &pad_end))
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                             "%s: the window does not fit x axis %u of size %lld (kernel %lld, dilation %lld)", op,
-                             a + 2, (long long)x->shape[a + 2], (long long)w.kernel[a], (long long)w.dilations[a]);
-        if (y->shape[a + 2] != extent)
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output axis %u must have size %lld, got %lld", op,
-                             a + 2, (long long)extent, (long long)y->shape[a + 2]);
-        g->in[lift + a] = x->shape[a + 2];
-        g->out[lift + a] = extent;
-        g->kernel[lift + a] = w.kernel[a];
-        g->stride[lift + a] = w.strides[a];
-        g->dilation[lift + a] = w.dilations[a];
-        g->pad[lift + a] = pad_begin;
-        g->window.kernel[a] = w.kernel[a];
-        g->window.strides[a] = w.strides[a];
-        g->window.dilations[a] = w.dilations[a];
-        g->window.pad_begin[a] = pad_begin;
-        g->window.pad_end[a] = pad_end;
-    }
-    g->window.spatial = w.spatial;
+    KILN_TRY(kiln_window_geometry_of(&w, op, x, y, &g->lifted, err));
     /*
      * An empty x or weight may have huge extents whose product overflows;
      * it is never read (its channel or batch count is 0), so 0 will do.
      */
-    if (__builtin_mul_overflow(g->in[0], g->in[1], &g->in_plane) ||
-        __builtin_mul_overflow(g->in_plane, g->in[2], &g->in_plane))
+    if (__builtin_mul_overflow(g->lifted.in[0], g->lifted.in[1], &g->in_plane) ||
+        __builtin_mul_overflow(g->in_plane, g->lifted.in[2], &g->in_plane))
         g->in_plane = 0;
-    if (__builtin_mul_overflow(g->kernel[0], g->kernel[1], &g->taps) ||
-        __builtin_mul_overflow(g->taps, g->kernel[2], &g->taps))
+    if (__builtin_mul_overflow(g->lifted.kernel[0], g->lifted.kernel[1], &g->taps) ||
+        __builtin_mul_overflow(g->taps, g->lifted.kernel[2], &g->taps))
         g->taps = 0;
     g->x = x->data;
     g->weight = weight->data;
@@ -343,36 +316,37 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, ki
 #define DEFINE_CONV(T, SUFFIX)                                                                                    \
     static void conv_##SUFFIX(const conv_geometry *g)                                                             \
     {                                                                                                             \
+        const kiln_window_geometry *geo = &g->lifted;                                                             \
         const T *x = g->x, *weight = g->weight, *bias = g->bias;                                                  \
         T *y = g->y;                                                                                              \
         int64_t in_plane = g->in_plane, taps = g->taps;                                                           \
         for (int64_t n = 0; n < g->batch; n++)                                                                    \
             for (int64_t m = 0; m < g->out_channels; m++) {                                                       \
                 int64_t first_channel = (m / g->out_per_group) * g->in_per_group;                                 \
-                for (int64_t od = 0; od < g->out[0]; od++) {                                                      \
-                    int64_t sd = od * g->stride[0] - g->pad[0], d0, d1;                                           \
-                    kiln_window_taps(sd, g->dilation[0], g->kernel[0], g->in[0], &d0, &d1);                       \
-                    for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                  \
-                        int64_t sh = oh * g->stride[1] - g->pad[1], h0, h1;                                       \
-                        kiln_window_taps(sh, g->dilation[1], g->kernel[1], g->in[1], &h0, &h1);                   \
-                        for (int64_t ow = 0; ow < g->out[2]; ow++) {                                              \
-                            int64_t sw = ow * g->stride[2] - g->pad[2], w0, w1;                                   \
-                            kiln_window_taps(sw, g->dilation[2], g->kernel[2], g->in[2], &w0, &w1);               \
+                for (int64_t od = 0; od < geo->out[0]; od++) {                                                    \
+                    int64_t sd = od * geo->stride[0] - geo->pad[0], d0, d1;                                       \
+                    kiln_window_taps(sd, geo->dilation[0], geo->kernel[0], geo->in[0], &d0, &d1);                 \
+                    for (int64_t oh = 0; oh < geo->out[1]; oh++) {                                                \
+                        int64_t sh = oh * geo->stride[1] - geo->pad[1], h0, h1;                                   \
+                        kiln_window_taps(sh, geo->dilation[1], geo->kernel[1], geo->in[1], &h0, &h1);             \
+                        for (int64_t ow = 0; ow < geo->out[2]; ow++) {                                            \
+                            int64_t sw = ow * geo->stride[2] - geo->pad[2], w0, w1;                               \
+                            kiln_window_taps(sw, geo->dilation[2], geo->kernel[2], geo->in[2], &w0, &w1);         \
                             double sum = bias ? (double)bias[m] : 0.0;                                            \
                             for (int64_t c = 0; c < g->in_per_group; c++) {                                       \
                                 const T *plane = x + (n * g->in_channels + first_channel + c) * in_plane;         \
                                 const T *filter = weight + (m * g->in_per_group + c) * taps;                      \
                                 for (int64_t kd = d0; kd < d1; kd++)                                              \
                                     for (int64_t kh = h0; kh < h1; kh++) {                                        \
-                                        int64_t id = sd + kd * g->dilation[0], ih = sh + kh * g->dilation[1];     \
-                                        const T *row = plane + (id * g->in[1] + ih) * g->in[2];                   \
-                                        const T *taps_row = filter + (kd * g->kernel[1] + kh) * g->kernel[2];     \
+                                        int64_t id = sd + kd * geo->dilation[0], ih = sh + kh * geo->dilation[1]; \
+                                        const T *row = plane + (id * geo->in[1] + ih) * geo->in[2];               \
+                                        const T *taps_row = filter + (kd * geo->kernel[1] + kh) * geo->kernel[2]; \
                                         for (int64_t kw = w0; kw < w1; kw++)                                      \
-                                            sum += (double)row[sw + kw * g->dilation[2]] * (double)taps_row[kw];  \
+                                            sum += (double)row[sw + kw * geo->dilation[2]] * (double)taps_row[kw]; \
                                     }                                                                             \
                             }                                                                                     \
-                            y[(((n * g->out_channels + m) * g->out[0] + od) * g->out[1] + oh) * g->out[2] + ow] = \
-                                (T)sum;                                                                           \
+                            int64_t out_index = (n * g->out_channels + m) * geo->out[0] + od;                     \
+                            y[(out_index * geo->out[1] + oh) * geo->out[2] + ow] = (T)sum;                        \
                         }                                                                                         \
                     }                                                                                             \
                 }                                                                                                 \
@@ -426,9 +400,9 @@ typedef struct tap_walk {
 
 static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
 {
-    int64_t s = g->stride[a], d = g->dilation[a], k = g->kernel[a];
+    int64_t s = g->lifted.stride[a], d = g->lifted.dilation[a], k = g->lifted.kernel[a];
     int64_t common = gcd(s, d);
-    tap_walk w = {o + g->pad[a], 1, 0, s / common};
+    tap_walk w = {o + g->lifted.pad[a], 1, 0, s / common};
     if (floor_mod(w.origin, common) != 0)
         return w; /* no tap lands on a multiple of the stride */
     /* k*(d/common) = origin/common (mod step): the smallest such k. */
@@ -437,7 +411,7 @@ static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
                                             w.step);
     /* i < extent, i.e. k*d > origin - extent*s; an overflowing extent*s bounds nothing. */
     int64_t span, lowest = 0;
-    if (!__builtin_mul_overflow(g->in[a], s, &span) && w.origin - span >= 0)
+    if (!__builtin_mul_overflow(g->lifted.in[a], s, &span) && w.origin - span >= 0)
         lowest = (w.origin - span) / d + 1;
     if (lowest > first)
         first += (lowest - first + w.step - 1) / w.step * w.step;
@@ -457,17 +431,18 @@ static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
 #define DEFINE_CONV_TRANSPOSE(T, SUFFIX)                                                                          \
     static void conv_transpose_##SUFFIX(const conv_geometry *g)                                                   \
     {                                                                                                             \
+        const kiln_window_geometry *geo = &g->lifted;                                                             \
         const T *x = g->x, *weight = g->weight, *bias = g->bias;                                                  \
         T *y = g->y;                                                                                              \
         int64_t in_plane = g->in_plane, taps = g->taps;                                                           \
         for (int64_t n = 0; n < g->batch; n++)                                                                    \
             for (int64_t m = 0; m < g->out_channels; m++) {                                                       \
                 int64_t group = m / g->out_per_group, within = m % g->out_per_group;                              \
-                for (int64_t od = 0; od < g->out[0]; od++) {                                                      \
+                for (int64_t od = 0; od < geo->out[0]; od++) {                                                    \
                     tap_walk wd = transpose_taps(g, 0, od);                                                       \
-                    for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                  \
+                    for (int64_t oh = 0; oh < geo->out[1]; oh++) {                                                \
                         tap_walk wh = transpose_taps(g, 1, oh);                                                   \
-                        for (int64_t ow = 0; ow < g->out[2]; ow++) {                                              \
+                        for (int64_t ow = 0; ow < geo->out[2]; ow++) {                                            \
                             tap_walk ww = transpose_taps(g, 2, ow);                                               \
                             double sum = bias ? (double)bias[m] : 0.0;                                            \
                             for (int64_t ci = 0; ci < g->in_per_group; ci++) {                                    \
@@ -475,19 +450,19 @@ static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
                                 const T *plane = x + (n * g->in_channels + c) * in_plane;                         \
                                 const T *filter = weight + (c * g->out_per_group + within) * taps;                \
                                 for (int64_t kd = wd.first; kd <= wd.last; kd += wd.step) {                       \
-                                    int64_t id = (wd.origin - kd * g->dilation[0]) / g->stride[0];                \
+                                    int64_t id = (wd.origin - kd * geo->dilation[0]) / geo->stride[0];            \
                                     for (int64_t kh = wh.first; kh <= wh.last; kh += wh.step) {                   \
-                                        int64_t ih = (wh.origin - kh * g->dilation[1]) / g->stride[1];            \
-                                        const T *row = plane + (id * g->in[1] + ih) * g->in[2];                   \
-                                        const T *taps_row = filter + (kd * g->kernel[1] + kh) * g->kernel[2];     \
+                                        int64_t ih = (wh.origin - kh * geo->dilation[1]) / geo->stride[1];        \
+                                        const T *row = plane + (id * geo->in[1] + ih) * geo->in[2];               \
+                                        const T *taps_row = filter + (kd * geo->kernel[1] + kh) * geo->kernel[2]; \
                                         for (int64_t kw = ww.first; kw <= ww.last; kw += ww.step)                 \
-                                            sum += (double)row[(ww.origin - kw * g->dilation[2]) / g->stride[2]] * \
+                                            sum += (double)row[(ww.origin - kw * geo->dilation[2]) / geo->stride[2]] * \
                                                    (double)taps_row[kw];                                          \
                                     }                                                                             \
                                 }                                                                                 \
                             }                                                                                     \
-                            y[(((n * g->out_channels + m) * g->out[0] + od) * g->out[1] + oh) * g->out[2] + ow] = \
-                                (T)sum;                                                                           \
+                            int64_t out_index = (n * g->out_channels + m) * geo->out[0] + od;                     \
+                            y[(out_index * geo->out[1] + oh) * geo->out[2] + ow] = (T)sum;                        \
                         }                                                                                         \
                     }                                                                                             \
                 }                                                                                                 \
@@ -504,7 +479,7 @@ static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
     if (call->output->element_count == 0)
         return KILN_OK;
     bool ran;
-    KILN_TRY(kiln_onednn_conv(call, &g.window, g.group, &ran, err));
+    KILN_TRY(kiln_onednn_conv(call, &g.lifted.window, g.group, &ran, err));
     if (ran)
         return KILN_OK;
     if (call->output->dtype == KILN_F32)
@@ -521,7 +496,7 @@ static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *
     if (call->output->element_count == 0)
         return KILN_OK;
     bool ran;
-    KILN_TRY(kiln_onednn_conv_transpose(call, &g.window, g.group, &ran, err));
+    KILN_TRY(kiln_onednn_conv_transpose(call, &g.lifted.window, g.group, &ran, err));
     if (ran)
         return KILN_OK;
     if (call->output->dtype == KILN_F32)

@@ -202,10 +202,9 @@ static kiln_status infer_global_lp_pool(const kiln_shape_context *ctx, const kil
 /* A call's geometry with the spatial axes lifted to three (see ops_conv.c). */
 typedef struct pool_geometry {
     int64_t planes; /* N * C */
-    int64_t in[3], out[3], kernel[3], stride[3], dilation[3], pad[3], padded[3];
+    kiln_window_geometry lifted;
     int64_t in_plane, out_plane;
     pool_reduction reduction;
-    kiln_onednn_window window; /* the same, not lifted, for the fast path */
     const void *x;
     void *y;
 } pool_geometry;
@@ -230,42 +229,15 @@ static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, po
     if (!kiln_window_resolve(call->attributes, call->attribute_count, &w, why, sizeof why) ||
         !resolve_reduction(call->attributes, call->attribute_count, kind, &g->reduction, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op, why);
-    uint32_t lift = KILN_WINDOW_MAX_SPATIAL - w.spatial;
-    for (uint32_t a = 0; a < KILN_WINDOW_MAX_SPATIAL; a++) {
-        g->in[a] = g->out[a] = g->kernel[a] = g->stride[a] = g->dilation[a] = g->padded[a] = 1;
-        g->pad[a] = 0;
-    }
-    for (uint32_t a = 0; a < w.spatial; a++) {
-        int64_t extent, pad_begin, pad_end;
-        if (!kiln_window_extent(&w, a, x->shape[a + 2], &extent, &pad_begin, &pad_end))
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                             "%s: the window does not fit x axis %u of size %lld (kernel %lld, dilation %lld)", op,
-                             a + 2, (long long)x->shape[a + 2], (long long)w.kernel[a], (long long)w.dilations[a]);
-        if (y->shape[a + 2] != extent)
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output axis %u must have size %lld, got %lld", op,
-                             a + 2, (long long)extent, (long long)y->shape[a + 2]);
-        g->in[lift + a] = x->shape[a + 2];
-        g->out[lift + a] = extent;
-        g->kernel[lift + a] = w.kernel[a];
-        g->stride[lift + a] = w.strides[a];
-        g->dilation[lift + a] = w.dilations[a];
-        g->pad[lift + a] = pad_begin;
-        g->padded[lift + a] = x->shape[a + 2] + pad_begin + pad_end; /* fits: the extent check added them */
-        g->window.kernel[a] = w.kernel[a];
-        g->window.strides[a] = w.strides[a];
-        g->window.dilations[a] = w.dilations[a];
-        g->window.pad_begin[a] = pad_begin;
-        g->window.pad_end[a] = pad_end;
-    }
-    g->window.spatial = w.spatial;
+    KILN_TRY(kiln_window_geometry_of(&w, op, x, y, &g->lifted, err));
     /*
      * A non-empty output bounds N * C and its own plane; an input plane
      * whose product overflows has an empty axis and is never read.
      */
     g->planes = y->element_count == 0 ? 0 : x->shape[0] * x->shape[1];
-    g->out_plane = g->planes == 0 ? 0 : g->out[0] * g->out[1] * g->out[2];
-    if (__builtin_mul_overflow(g->in[0], g->in[1], &g->in_plane) ||
-        __builtin_mul_overflow(g->in_plane, g->in[2], &g->in_plane))
+    g->out_plane = g->planes == 0 ? 0 : g->lifted.out[0] * g->lifted.out[1] * g->lifted.out[2];
+    if (__builtin_mul_overflow(g->lifted.in[0], g->lifted.in[1], &g->in_plane) ||
+        __builtin_mul_overflow(g->in_plane, g->lifted.in[2], &g->in_plane))
         g->in_plane = 0;
     g->x = x->data;
     g->y = y->data;
@@ -313,37 +285,39 @@ static double finish(const pool_accumulator *acc, const pool_reduction *r, doubl
 #define DEFINE_POOL(T, SUFFIX)                                                                                      \
     static void pool_##SUFFIX(const pool_geometry *g)                                                               \
     {                                                                                                               \
+        const kiln_window_geometry *geo = &g->lifted;                                                               \
         const T *x = g->x;                                                                                          \
         T *y = g->y;                                                                                                \
         const pool_reduction *r = &g->reduction;                                                                    \
         for (int64_t p = 0; p < g->planes; p++) {                                                                   \
             const T *plane = x + p * g->in_plane;                                                                   \
             T *target = y + p * g->out_plane;                                                                       \
-            for (int64_t od = 0; od < g->out[0]; od++) {                                                            \
-                int64_t sd = od * g->stride[0] - g->pad[0], d0, d1, pd0, pd1;                                       \
-                kiln_window_taps(sd, g->dilation[0], g->kernel[0], g->in[0], &d0, &d1);                             \
-                kiln_window_taps(sd + g->pad[0], g->dilation[0], g->kernel[0], g->padded[0], &pd0, &pd1);           \
-                for (int64_t oh = 0; oh < g->out[1]; oh++) {                                                        \
-                    int64_t sh = oh * g->stride[1] - g->pad[1], h0, h1, ph0, ph1;                                   \
-                    kiln_window_taps(sh, g->dilation[1], g->kernel[1], g->in[1], &h0, &h1);                         \
-                    kiln_window_taps(sh + g->pad[1], g->dilation[1], g->kernel[1], g->padded[1], &ph0, &ph1);       \
-                    for (int64_t ow = 0; ow < g->out[2]; ow++) {                                                    \
-                        int64_t sw = ow * g->stride[2] - g->pad[2], w0, w1, pw0, pw1;                               \
-                        kiln_window_taps(sw, g->dilation[2], g->kernel[2], g->in[2], &w0, &w1);                     \
-                        kiln_window_taps(sw + g->pad[2], g->dilation[2], g->kernel[2], g->padded[2], &pw0, &pw1);   \
+            for (int64_t od = 0; od < geo->out[0]; od++) {                                                          \
+                int64_t sd = od * geo->stride[0] - geo->pad[0], d0, d1, pd0, pd1;                                   \
+                kiln_window_taps(sd, geo->dilation[0], geo->kernel[0], geo->in[0], &d0, &d1);                       \
+                kiln_window_taps(sd + geo->pad[0], geo->dilation[0], geo->kernel[0], geo->padded[0], &pd0, &pd1);   \
+                for (int64_t oh = 0; oh < geo->out[1]; oh++) {                                                      \
+                    int64_t sh = oh * geo->stride[1] - geo->pad[1], h0, h1, ph0, ph1;                               \
+                    kiln_window_taps(sh, geo->dilation[1], geo->kernel[1], geo->in[1], &h0, &h1);                   \
+                    kiln_window_taps(sh + geo->pad[1], geo->dilation[1], geo->kernel[1], geo->padded[1], &ph0, &ph1); \
+                    for (int64_t ow = 0; ow < geo->out[2]; ow++) {                                                  \
+                        int64_t sw = ow * geo->stride[2] - geo->pad[2], w0, w1, pw0, pw1;                           \
+                        kiln_window_taps(sw, geo->dilation[2], geo->kernel[2], geo->in[2], &w0, &w1);               \
+                        kiln_window_taps(sw + geo->pad[2], geo->dilation[2], geo->kernel[2], geo->padded[2], &pw0,  \
+                                         &pw1);                                                                     \
                         pool_accumulator acc = {r->kind == POOL_MAX ? -INFINITY : 0.0, false};                      \
                         for (int64_t kd = d0; kd < d1; kd++)                                                        \
                             for (int64_t kh = h0; kh < h1; kh++) {                                                  \
-                                int64_t id = sd + kd * g->dilation[0], ih = sh + kh * g->dilation[1];               \
-                                const T *row = plane + (id * g->in[1] + ih) * g->in[2];                             \
+                                int64_t id = sd + kd * geo->dilation[0], ih = sh + kh * geo->dilation[1];           \
+                                const T *row = plane + (id * geo->in[1] + ih) * geo->in[2];                         \
                                 for (int64_t kw = w0; kw < w1; kw++)                                                \
-                                    accumulate(&acc, r, (double)row[sw + kw * g->dilation[2]]);                     \
+                                    accumulate(&acc, r, (double)row[sw + kw * geo->dilation[2]]);                   \
                             }                                                                                       \
-                        /* In double: hostile kernel and pad extents can make the padded count pass 2^63. */       \
+                        /* In double: hostile kernel and pad extents can make the padded count pass 2^63. */        \
                         double divisor = r->include_pad                                                             \
                                              ? (double)(pd1 - pd0) * (double)(ph1 - ph0) * (double)(pw1 - pw0)      \
                                              : (double)(d1 - d0) * (double)(h1 - h0) * (double)(w1 - w0);           \
-                        target[(od * g->out[1] + oh) * g->out[2] + ow] = (T)finish(&acc, r, divisor);               \
+                        target[(od * geo->out[1] + oh) * geo->out[2] + ow] = (T)finish(&acc, r, divisor);           \
                     }                                                                                               \
                 }                                                                                                   \
             }                                                                                                       \
@@ -364,7 +338,7 @@ static kiln_status run_window_pool(const char *op, const kiln_kernel_call *call,
                                      : g.reduction.include_pad ? KILN_ONEDNN_POOL_AVG_INCLUDE_PAD
                                                                : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
         bool ran;
-        KILN_TRY(kiln_onednn_pool(call, &g.window, fast, &ran, err));
+        KILN_TRY(kiln_onednn_pool(call, &g.lifted.window, fast, &ran, err));
         if (ran)
             return KILN_OK;
     }

@@ -370,3 +370,37 @@ kiln_status kiln_window_infer_size(const kiln_shape_context *ctx, const kiln_win
     KILN_TRY(scale(ctx, KILN_EXPR_FLOORDIV, numerator, s, &quotient, err));
     return offset(ctx, quotient, 1, out, err);
 }
+
+kiln_status kiln_window_geometry_of(const kiln_window *w, const char *op, const kiln_tensor *x, const kiln_tensor *y,
+                                    kiln_window_geometry *g, kiln_error *err)
+{
+    uint32_t lift = KILN_WINDOW_MAX_SPATIAL - w->spatial;
+    for (uint32_t a = 0; a < KILN_WINDOW_MAX_SPATIAL; a++) {
+        g->in[a] = g->out[a] = g->kernel[a] = g->stride[a] = g->dilation[a] = g->padded[a] = 1;
+        g->pad[a] = 0;
+    }
+    for (uint32_t a = 0; a < w->spatial; a++) {
+        int64_t extent, pad_begin, pad_end;
+        if (!kiln_window_extent(w, a, x->shape[a + 2], &extent, &pad_begin, &pad_end))
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                             "%s: the window does not fit x axis %u of size %lld (kernel %lld, dilation %lld)", op,
+                             a + 2, (long long)x->shape[a + 2], (long long)w->kernel[a], (long long)w->dilations[a]);
+        if (y->shape[a + 2] != extent)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output axis %u must have size %lld, got %lld", op,
+                             a + 2, (long long)extent, (long long)y->shape[a + 2]);
+        g->in[lift + a] = x->shape[a + 2];
+        g->out[lift + a] = extent;
+        g->kernel[lift + a] = w->kernel[a];
+        g->stride[lift + a] = w->strides[a];
+        g->dilation[lift + a] = w->dilations[a];
+        g->pad[lift + a] = pad_begin;
+        g->padded[lift + a] = x->shape[a + 2] + pad_begin + pad_end; /* fits: the extent check added them */
+        g->window.kernel[a] = w->kernel[a];
+        g->window.strides[a] = w->strides[a];
+        g->window.dilations[a] = w->dilations[a];
+        g->window.pad_begin[a] = pad_begin;
+        g->window.pad_end[a] = pad_end;
+    }
+    g->window.spatial = w->spatial;
+    return KILN_OK;
+}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "attribute.h"
+#include "onednn.h"
 #include "op_registry.h"
 
 /* Spatial axes a windowed op takes: 1d, 2d and 3d. */
@@ -93,5 +94,26 @@ bool kiln_window_extent(const kiln_window *w, uint32_t axis, int64_t in, int64_t
  */
 void kiln_window_taps(int64_t start, int64_t dilation, int64_t kernel, int64_t extent, int64_t *first,
                       int64_t *last);
+
+/*
+ * A window op's geometry on concrete tensors: every spatial axis lifted to
+ * three (leading axes of extent 1, so kernels walk one 3-D loop nest), and
+ * the same window unlifted for the oneDNN fast path.
+ */
+typedef struct kiln_window_geometry {
+    int64_t in[KILN_WINDOW_MAX_SPATIAL], out[KILN_WINDOW_MAX_SPATIAL], kernel[KILN_WINDOW_MAX_SPATIAL];
+    int64_t stride[KILN_WINDOW_MAX_SPATIAL], dilation[KILN_WINDOW_MAX_SPATIAL], pad[KILN_WINDOW_MAX_SPATIAL];
+    int64_t padded[KILN_WINDOW_MAX_SPATIAL]; /* in + both pads */
+    kiln_onednn_window window;
+} kiln_window_geometry;
+
+/*
+ * Fill `g` for window `w` (resolved) over x [N, C, spatial...] and the
+ * output y, checking that the window fits every spatial axis of x and
+ * that y has the extents it gives. `op` names the op in messages.
+ * @return KILN_OK or KILN_ERR_INVALID_ARGUMENT.
+ */
+kiln_status kiln_window_geometry_of(const kiln_window *w, const char *op, const kiln_tensor *x, const kiln_tensor *y,
+                                    kiln_window_geometry *g, kiln_error *err);
 
 #endif
