@@ -1,6 +1,8 @@
 /* half.c — f16 and bf16 to and from f32 on bit patterns (see half.h). */
 #include "half.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* memcpy, not a union or a pointer cast: the one type pun C defines everywhere. */
@@ -121,4 +123,53 @@ void kiln_f32_to_bf16_array(const float *from, uint16_t *to, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         to[i] = kiln_f32_to_bf16(from[i]);
+}
+
+/*
+ * Round to odd: the f32 nearer zero of the two around `value`, with its
+ * lowest bit set when `value` is not an f32. Rounding that f32 to a format
+ * at least two bits narrower (f16: 11 bits, bf16: 8, against f32's 24, on a
+ * grid that is finer everywhere, subnormals included) gives the same result
+ * as rounding `value` directly: the odd bit stands for "something was
+ * dropped" and can never make a tie. Only the default conversion's choice
+ * between the two neighbours is used, so any IEEE rounding mode gives the
+ * same answer.
+ */
+static float round_to_odd(float nearby, bool exact, bool beyond)
+{
+    if (exact)
+        return nearby;
+    float truncated = beyond ? nextafterf(nearby, 0.0f) : nearby;
+    return f32_from_bits(f32_bits(truncated) | 1u);
+}
+
+float kiln_f64_to_f32_odd(double value)
+{
+    if (isnan(value) || isinf(value))
+        return (float)value;
+    float nearby = (float)value;
+    return round_to_odd(nearby, (double)nearby == value, fabs((double)nearby) > fabs(value));
+}
+
+float kiln_u64_to_f32_odd(uint64_t magnitude)
+{
+    if (magnitude < (UINT64_C(1) << 24))
+        return (float)magnitude;
+    int shift = 0;
+    while (magnitude >> shift >= (UINT64_C(1) << 24))
+        shift++;
+    uint64_t kept = magnitude >> shift;
+    if (magnitude & ((UINT64_C(1) << shift) - 1))
+        kept |= 1;
+    return ldexpf((float)kept, shift); /* 24 significant bits: exact */
+}
+
+uint16_t kiln_f64_to_f16(double value)
+{
+    return kiln_f32_to_f16(kiln_f64_to_f32_odd(value));
+}
+
+uint16_t kiln_f64_to_bf16(double value)
+{
+    return kiln_f32_to_bf16(kiln_f64_to_f32_odd(value));
 }

@@ -52,4 +52,20 @@ void kiln_bf16_to_f32_array(const uint16_t *from, float *to, size_t count);
 /* Narrow `count` f32 values from `from` into bf16 patterns at `to`. */
 void kiln_f32_to_bf16_array(const float *from, uint16_t *to, size_t count);
 
+/*
+ * An f64 rounded to odd in f32: the f32 nearer zero of its two neighbours,
+ * lowest bit set unless the value is an f32 (NaN and infinities kept). It
+ * exists to be narrowed once more: narrowing it to f16 or bf16 gives the
+ * value correctly rounded from f64, which narrowing a nearest f32 would not
+ * always (double rounding).
+ */
+float kiln_f64_to_f32_odd(double value);
+
+/* An integer magnitude rounded to odd in f32, for the same use. */
+float kiln_u64_to_f32_odd(uint64_t magnitude);
+
+/* Narrow an f64 to the nearest f16 / bf16, ties to even, rounding once. */
+uint16_t kiln_f64_to_f16(double value);
+uint16_t kiln_f64_to_bf16(double value);
+
 #endif

@@ -6,6 +6,7 @@
 #include "evidence.h"
 #include "input_check.h"
 #include "format/error.h"
+#include "half_feature.h"
 #include "sections.h"
 
 static void encode_meta(const kiln_model *m, kiln_writer *w)
@@ -163,7 +164,8 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, kiln_
             progress->total += specs[i].size * (specs[i].compression_level > 0 ? 2 : 1);
     }
     if (status == KILN_OK)
-        status = kiln_container_encode_progress(specs, count, 0, out, progress, err);
+        status = kiln_container_encode_progress(specs, count, kiln_model_required_features(m), out, progress,
+                                                err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;
