@@ -163,10 +163,14 @@ typedef struct attribute_value {
     kiln_attribute_type type;
     double f;
     int64_t i;
+    int64_t ints[6];
+    uint32_t count;
 } attribute_value;
 
-#define ATTR_F(NAME, V) {NAME, KILN_ATTRIBUTE_FLOAT, V, 0}
-#define ATTR_I(NAME, V) {NAME, KILN_ATTRIBUTE_INT, 0, V}
+#define ATTR_F(NAME, V) {NAME, KILN_ATTRIBUTE_FLOAT, V, 0, {0}, 0}
+#define ATTR_I(NAME, V) {NAME, KILN_ATTRIBUTE_INT, 0, V, {0}, 0}
+#define ATTR_AXES(A) {"axes", KILN_ATTRIBUTE_INTS, 0, 0, {A}, 1}
+#define ATTR_INTS(NAME, COUNT, ...) {NAME, KILN_ATTRIBUTE_INTS, 0, 0, {__VA_ARGS__}, COUNT}
 
 /* ------------------------------------------------------- the comparison */
 
@@ -179,7 +183,8 @@ static kiln_status run_op(const char *name, const kiln_tensor *const *inputs, ui
     assert_true(attribute_count <= COUNT(nodes));
     for (uint32_t a = 0; a < attribute_count; a++)
         nodes[a] = (kiln_node_attribute){.name = (char *)attributes[a].name, .type = attributes[a].type,
-                                         .f = attributes[a].f, .i = attributes[a].i};
+                                         .f = attributes[a].f, .i = attributes[a].i,
+                                         .ints = (int64_t *)attributes[a].ints, .count = attributes[a].count};
     kiln_kernel_call call = {inputs, count, out, nodes, attribute_count, NULL};
     return def->run(&call, err);
 }
@@ -188,8 +193,8 @@ static kiln_status run_op(const char *name, const kiln_tensor *const *inputs, ui
 typedef struct op_case {
     const char *op;
     uint32_t input_count;
-    uint32_t ranks[3];
-    int64_t shapes[3][3];
+    uint32_t ranks[5];
+    int64_t shapes[5][3];
     uint32_t out_rank;
     int64_t out_shape[3];
     bool bool_condition; /* input 0 is bool (where) */
@@ -234,12 +239,38 @@ static const op_case cases[] = {
     {"matmul", 2, {3, 2}, {{2, 3, 4}, {4, 2}}, 3, {2, 3, 2}, false, false, 0, {{0}}},
     {"gemm", 3, {2, 2, 1}, {{7, 3}, {7, 5}, {5}}, 2, {3, 5}, false, false, 3,
      {ATTR_F("alpha", 0.5), ATTR_F("beta", 2.0), ATTR_I("transA", 1)}},
+    /* reductions and the softmax family */
+    {"reduce_sum", 1, {2}, {{6, 9}}, 1, {6}, false, false, 2, {ATTR_AXES(1), ATTR_I("keepdims", 0)}},
+    {"reduce_mean", 1, {2}, {{6, 9}}, 2, {1, 9}, false, false, 1, {ATTR_AXES(0)}},
+    {"reduce_max", 1, {2}, {{6, 9}}, 2, {6, 1}, false, false, 1, {ATTR_AXES(-1)}},
+    {"reduce_prod", 1, {2}, {{6, 3}}, 2, {6, 1}, false, false, 1, {ATTR_AXES(1)}},
+    {"reduce_l2", 1, {2}, {{6, 9}}, 2, {6, 1}, false, false, 1, {ATTR_AXES(1)}},
+    {"reduce_log_sum_exp", 1, {2}, {{6, 9}}, 2, {6, 1}, false, false, 1, {ATTR_AXES(1)}},
+    {"argmax", 1, {2}, {{6, 9}}, 2, {1, 9}, false, false, 0, {{0}}},
+    {"argmin", 1, {2}, {{6, 9}}, 1, {6}, false, false, 2, {ATTR_I("axis", 1), ATTR_I("keepdims", 0)}},
+    {"softmax", 1, {2}, {{6, 9}}, 2, {6, 9}, false, false, 0, {{0}}},
+    {"log_softmax", 1, {2}, {{6, 9}}, 2, {6, 9}, false, false, 1, {ATTR_I("axis", 0)}},
+    {"hardmax", 1, {2}, {{6, 9}}, 2, {6, 9}, false, false, 0, {{0}}},
+    /* normalizations */
+    {"layer_norm", 3, {2, 1, 1}, {{4, 8}, {8}, {8}}, 2, {4, 8}, false, false, 1, {ATTR_F("epsilon", 1e-5)}},
+    {"batch_norm", 5, {3, 1, 1, 1, 1}, {{2, 3, 4}, {3}, {3}, {3}, {3}}, 3, {2, 3, 4}, false, false, 0, {{0}}},
+    {"instance_norm", 3, {3, 1, 1}, {{2, 3, 4}, {3}, {3}}, 3, {2, 3, 4}, false, false, 0, {{0}}},
+    {"group_norm", 3, {3, 1, 1}, {{2, 4, 3}, {4}, {4}}, 3, {2, 4, 3}, false, false, 1, {ATTR_I("num_groups", 2)}},
+    {"lp_norm", 1, {2}, {{4, 8}}, 2, {4, 8}, false, false, 1, {ATTR_I("p", 2)}},
+    {"mean_variance_norm", 1, {3}, {{2, 3, 4}}, 3, {2, 3, 4}, false, false, 1, {ATTR_AXES(-1)}},
 };
 
 /* Compare a half (or bool) result with the f32 one rounded once by the oracle. */
 static void expect_rounded_once(const char *op, const kiln_tensor *half_out, const kiln_tensor *f32_out)
 {
     for (uint64_t i = 0; i < half_out->element_count; i++) {
+        if (half_out->dtype == KILN_I64) {
+            int64_t got = ((const int64_t *)half_out->data)[i], want = ((const int64_t *)f32_out->data)[i];
+            if (got != want)
+                fail_msg("%s: index %llu is %lld, the f32 op gives %lld", op, (unsigned long long)i, (long long)got,
+                         (long long)want);
+            continue;
+        }
         if (half_out->dtype == KILN_BOOL) {
             uint8_t got = ((const uint8_t *)half_out->data)[i], want = ((const uint8_t *)f32_out->data)[i];
             if (got != want)
@@ -263,7 +294,7 @@ static void every_case_rounds_once(void **state)
     for (size_t d = 0; d < COUNT(half_dtypes); d++) {
         for (size_t c = 0; c < COUNT(cases); c++) {
             const op_case *k = &cases[c];
-            kiln_tensor *half_in[3] = {NULL}, *f32_in[3] = {NULL};
+            kiln_tensor *half_in[5] = {NULL}, *f32_in[5] = {NULL};
             for (uint32_t i = 0; i < k->input_count; i++) {
                 bool condition = k->bool_condition && i == 0;
                 half_in[i] = new_tensor(condition ? KILN_BOOL : half_dtypes[d], k->ranks[i], k->shapes[i]);
@@ -274,8 +305,10 @@ static void every_case_rounds_once(void **state)
                     fill_half(half_in[i], &rng);
                 f32_in[i] = widened(half_in[i]);
             }
-            kiln_tensor *half_out = new_tensor(k->bool_result ? KILN_BOOL : half_dtypes[d], k->out_rank, k->out_shape);
-            kiln_tensor *f32_out = new_tensor(k->bool_result ? KILN_BOOL : KILN_F32, k->out_rank, k->out_shape);
+            bool index_result = strncmp(k->op, "arg", 3) == 0; /* argmax, argmin: i64 */
+            kiln_dtype other = k->bool_result ? KILN_BOOL : index_result ? KILN_I64 : KILN_DTYPE_INVALID;
+            kiln_tensor *half_out = new_tensor(other ? other : half_dtypes[d], k->out_rank, k->out_shape);
+            kiln_tensor *f32_out = new_tensor(other ? other : KILN_F32, k->out_rank, k->out_shape);
             kiln_error err;
             kiln_status status = run_op(k->op, (const kiln_tensor *const *)f32_in, k->input_count, f32_out,
                                         k->attributes, k->attribute_count, &err);
@@ -293,6 +326,85 @@ static void every_case_rounds_once(void **state)
             kiln_tensor_free(half_out);
             kiln_tensor_free(f32_out);
         }
+    }
+}
+
+/*
+ * Ops that move elements: on f16 and bf16 they give exactly the bytes they
+ * give on u16 holding the same patterns (NaN payloads and -0 included);
+ * u16 is tested against its own references in the family tests.
+ */
+typedef struct move_case {
+    const char *op;
+    uint32_t rank;
+    int64_t shape[3];
+    uint32_t index_count; /* > 0: a second input, i64 indices [index_count] */
+    int64_t indices[4];
+    uint32_t out_rank;
+    int64_t out_shape[3];
+    uint32_t attribute_count;
+    attribute_value attributes[4];
+} move_case;
+
+static const move_case moves[] = {
+    {"reshape", 2, {4, 6}, 0, {0}, 3, {2, 3, 4}, 1, {ATTR_INTS("shape", 3, 2, 3, 4)}},
+    {"transpose", 3, {2, 3, 4}, 0, {0}, 3, {4, 2, 3}, 1, {ATTR_INTS("perm", 3, 2, 0, 1)}},
+    {"flatten", 3, {2, 3, 4}, 0, {0}, 2, {2, 12}, 1, {ATTR_I("axis", 1)}},
+    {"unsqueeze", 2, {3, 4}, 0, {0}, 3, {3, 1, 4}, 1, {ATTR_INTS("axes", 1, 1)}},
+    {"slice", 2, {5, 6}, 0, {0}, 2, {2, 6}, 3,
+     {ATTR_INTS("axes", 1, 0), ATTR_INTS("ends", 1, 3), ATTR_INTS("starts", 1, 1)}},
+    {"gather", 2, {5, 3}, 4, {4, 0, -1, 2}, 2, {4, 3}, 1, {ATTR_I("axis", 0)}},
+    {"pad", 2, {3, 4}, 0, {0}, 2, {4, 7}, 1, {ATTR_INTS("pads", 4, 1, 2, 0, 1)}},
+    {"tile", 2, {3, 4}, 0, {0}, 2, {6, 4}, 1, {ATTR_INTS("repeats", 2, 2, 1)}},
+    {"expand", 2, {1, 4}, 0, {0}, 2, {3, 4}, 1, {ATTR_INTS("shape", 2, 3, 4)}},
+    {"trilu", 2, {4, 4}, 0, {0}, 2, {4, 4}, 0, {{0}}},
+    {"identity", 2, {4, 4}, 0, {0}, 2, {4, 4}, 0, {{0}}},
+};
+
+static void data_movement_moves_half_patterns(void **state)
+{
+    (void)state;
+    prng rng = {0x082efa98ec4e6c89u};
+    for (size_t d = 0; d < COUNT(half_dtypes); d++) {
+        for (size_t c = 0; c < COUNT(moves); c++) {
+            const move_case *k = &moves[c];
+            kiln_tensor *half_in = new_tensor(half_dtypes[d], k->rank, k->shape);
+            kiln_tensor *u16_in = new_tensor(KILN_U16, k->rank, k->shape);
+            for (uint64_t e = 0; e < half_in->element_count; e++)
+                ((uint16_t *)half_in->data)[e] = (uint16_t)prng_next(&rng);
+            memcpy(u16_in->data, half_in->data, half_in->byte_size);
+            int64_t index_shape[1] = {k->index_count};
+            kiln_tensor *indices = k->index_count ? new_tensor(KILN_I64, 1, index_shape) : NULL;
+            if (indices)
+                memcpy(indices->data, k->indices, k->index_count * sizeof(int64_t));
+            kiln_tensor *half_out = new_tensor(half_dtypes[d], k->out_rank, k->out_shape);
+            kiln_tensor *u16_out = new_tensor(KILN_U16, k->out_rank, k->out_shape);
+            kiln_error err;
+            uint32_t count = indices ? 2 : 1;
+            if (run_op(k->op, (const kiln_tensor *const[]){u16_in, indices}, count, u16_out, k->attributes,
+                       k->attribute_count, &err) != KILN_OK)
+                fail_msg("%s on u16: %s", k->op, err.message);
+            if (run_op(k->op, (const kiln_tensor *const[]){half_in, indices}, count, half_out, k->attributes,
+                       k->attribute_count, &err) != KILN_OK)
+                fail_msg("%s on %s: %s", k->op, kiln_dtype_name(half_dtypes[d]), err.message);
+            if (memcmp(half_out->data, u16_out->data, half_out->byte_size) != 0)
+                fail_msg("%s moves %s patterns differently from u16", k->op, kiln_dtype_name(half_dtypes[d]));
+            kiln_tensor_free(half_in);
+            kiln_tensor_free(u16_in);
+            kiln_tensor_free(indices);
+            kiln_tensor_free(half_out);
+            kiln_tensor_free(u16_out);
+        }
+        /* pad's constant is rounded once to the half type. */
+        int64_t in_shape[1] = {2}, out_shape[1] = {4};
+        kiln_tensor *in = new_tensor(half_dtypes[d], 1, in_shape), *out = new_tensor(half_dtypes[d], 1, out_shape);
+        attribute_value pad[2] = {ATTR_INTS("pads", 2, 1, 1), ATTR_F("value", 0.1)};
+        kiln_error err;
+        assert_int_equal(run_op("pad", (const kiln_tensor *const[]){in}, 1, out, pad, 2, &err), KILN_OK);
+        assert_int_equal(((uint16_t *)out->data)[0], nearest_half(half_dtypes[d], 0.1));
+        assert_int_equal(((uint16_t *)out->data)[3], nearest_half(half_dtypes[d], 0.1));
+        kiln_tensor_free(in);
+        kiln_tensor_free(out);
     }
 }
 
@@ -617,6 +729,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_rounds_once),
         cmocka_unit_test(overflow_becomes_infinity),
+        cmocka_unit_test(data_movement_moves_half_patterns),
         cmocka_unit_test(cast_to_half_rounds_once),
         cmocka_unit_test(cast_large_integer_to_bf16_rounds_once),
         cmocka_unit_test(cast_from_half_is_the_value),
