@@ -703,6 +703,105 @@ static void input_checks_read_half_values(void **state)
     }
 }
 
+/* Evidence compares half outputs by value: a tolerance rule accepts one ulp off, the exact rule does not. */
+static void evidence_tolerates_half_outputs(void **state)
+{
+    (void)state;
+    for (size_t d = 0; d < COUNT(half_dtypes); d++) {
+        kiln_dtype dtype = half_dtypes[d];
+        kiln_builder *b = NULL;
+        kiln_error err;
+        kiln_value x, y;
+        assert_int_equal(kiln_builder_new("evidence", &b, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_input(b, "x", dtype, "[2]", &x, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+        int64_t shape[1] = {2};
+        kiln_tensor *input = new_tensor(dtype, 1, shape), *expected = new_tensor(dtype, 1, shape);
+        ((uint16_t *)input->data)[0] = nearest_half(dtype, 1.5);
+        ((uint16_t *)input->data)[1] = nearest_half(dtype, -3.0);
+        ((uint16_t *)expected->data)[0] = (uint16_t)(nearest_half(dtype, -1.5) + 1); /* one ulp further from 0 */
+        ((uint16_t *)expected->data)[1] = nearest_half(dtype, 3.0);
+        double ulp = -half_value(dtype, ((uint16_t *)expected->data)[0]) - 1.5;
+        const char *input_names[] = {"x"}, *output_names[] = {"y"};
+        kiln_compare_rule tolerant = {KILN_COMPARE_TOLERANCE, 0.05, 0, false};
+        kiln_compare_rule exact = {KILN_COMPARE_EXACT, 0, 0, false};
+        assert_int_equal(kiln_builder_add_evidence(b, "near", 1, input_names, (const kiln_tensor *const[]){input}, 1,
+                                                   output_names, (const kiln_tensor *const[]){expected}, &tolerant,
+                                                   &err),
+                         KILN_OK);
+        assert_int_equal(kiln_builder_add_evidence(b, "exact", 1, input_names, (const kiln_tensor *const[]){input}, 1,
+                                                   output_names, (const kiln_tensor *const[]){expected}, &exact, &err),
+                         KILN_OK);
+        void *bytes = NULL;
+        size_t size = 0;
+        assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+        kiln_builder_free(b);
+        kiln_program *program = NULL;
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+        kiln_evidence_result result;
+        assert_int_equal(kiln_program_replay_evidence(program, 0, &result, &err), KILN_OK);
+        assert_true(result.passed);
+        assert_true(result.max_abs_error == ulp);
+        assert_int_equal(kiln_program_replay_evidence(program, 1, &result, &err), KILN_OK);
+        assert_false(result.passed);
+        assert_int_equal(result.mismatches, 1);
+        kiln_tensor_free(input);
+        kiln_tensor_free(expected);
+        kiln_program_free(program);
+        free(bytes);
+    }
+}
+
+/* eye_like and constant_of_shape make half values; a constant beyond the range is refused. */
+static void generators_make_half_values(void **state)
+{
+    (void)state;
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value x, eye, constant, refused;
+    assert_int_equal(kiln_builder_new("generate", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[3, 3]", &x, &err), KILN_OK);
+    kiln_attribute bf16 = {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "bf16"};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "eye_like", 1, &x, 1, &bf16, &eye, &err), KILN_OK);
+    kiln_attribute constant_attributes[3] = {
+        {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "f16"},
+        {.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = (const int64_t[]){2}, .count = 1},
+        {.name = "value", .type = KILN_ATTRIBUTE_FLOAT, .f = 0.1},
+    };
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "constant_of_shape", 0, NULL, 3, constant_attributes,
+                                                         &constant, &err),
+                     KILN_OK);
+    constant_attributes[2].f = 70000.0;
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "constant_of_shape", 0, NULL, 3, constant_attributes,
+                                                         &refused, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "value 70000 is not a value of dtype f16"));
+    assert_int_equal(kiln_builder_add_output(b, "eye", eye, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "constant", constant, &err), KILN_OK);
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    kiln_program *program = NULL;
+    kiln_session *session = NULL;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    int64_t shape[2] = {3, 3};
+    kiln_tensor *input = new_tensor(KILN_F32, 2, shape);
+    assert_int_equal(kiln_session_set_input(session, "x", input, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const uint16_t *e = kiln_session_output(session, 0)->data, *c = kiln_session_output(session, 1)->data;
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(e[i], i % 4 == 0 ? 0x3f80 : 0x0000);
+    assert_int_equal(c[0], nearest_half(KILN_F16, 0.1));
+    assert_int_equal(c[1], 0x2e66);
+    kiln_tensor_free(input);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    free(bytes);
+}
+
 /* Ops that do not take half precision yet refuse it when the program is built. */
 static void ops_without_half_refuse_it(void **state)
 {
@@ -735,6 +834,8 @@ int main(void)
         cmocka_unit_test(cast_from_half_is_the_value),
         cmocka_unit_test(session_runs_half_program),
         cmocka_unit_test(input_checks_read_half_values),
+        cmocka_unit_test(evidence_tolerates_half_outputs),
+        cmocka_unit_test(generators_make_half_values),
         cmocka_unit_test(ops_without_half_refuse_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
