@@ -166,7 +166,8 @@ kiln_status kiln_run_half_in_f32(const kiln_kernel_call *call, kiln_kernel kerne
     kiln_status status = kernel(&f32_call, err);
     if (status == KILN_OK && kiln_dtype_is_half(call->output->dtype))
         narrow(f32_call.output->data, call->output);
-    if (!call->context)
+    /* Without a state slot to keep it in (no session), the scratch was this call's own. */
+    if (!call->context || !call->context->state)
         release_scratch(scratch);
     return status;
 }

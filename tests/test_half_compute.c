@@ -408,6 +408,37 @@ static void data_movement_moves_half_patterns(void **state)
     }
 }
 
+/*
+ * The scratch: kept in the node's state slot and grown when a run needs
+ * more; freed per call when there is no slot (ASan's leak check watches).
+ */
+static void scratch_lives_in_the_node_slot(void **state)
+{
+    (void)state;
+    kiln_node_state slot = {NULL, NULL};
+    kiln_kernel_context with_slot = {1, false, NULL, &slot}, without_slot = {1, false, NULL, NULL};
+    const kiln_op_def *add = kiln_op_find("add");
+    const int64_t sizes[] = {4, 64, 8};
+    for (size_t r = 0; r < COUNT(sizes); r++) {
+        for (int use_slot = 0; use_slot < 2; use_slot++) {
+            kiln_tensor *a = new_tensor(KILN_F16, 1, &sizes[r]), *out = new_tensor(KILN_F16, 1, &sizes[r]);
+            for (int64_t i = 0; i < sizes[r]; i++)
+                ((uint16_t *)a->data)[i] = nearest_half(KILN_F16, (double)i);
+            kiln_kernel_call call = {(const kiln_tensor *const[]){a, a}, 2, out, NULL, 0,
+                                     use_slot ? &with_slot : &without_slot};
+            kiln_error err;
+            assert_int_equal(add->run(&call, &err), KILN_OK);
+            for (int64_t i = 0; i < sizes[r]; i++)
+                assert_int_equal(((uint16_t *)out->data)[i], nearest_half(KILN_F16, 2.0 * (double)i));
+            kiln_tensor_free(a);
+            kiln_tensor_free(out);
+        }
+        assert_non_null(slot.data);
+        assert_non_null(slot.release);
+    }
+    slot.release(slot.data);
+}
+
 /* Overflow: 60000 + 60000 is inf in f16 (not in f32); bf16 keeps it finite. */
 static void overflow_becomes_infinity(void **state)
 {
@@ -829,6 +860,7 @@ int main(void)
         cmocka_unit_test(every_case_rounds_once),
         cmocka_unit_test(overflow_becomes_infinity),
         cmocka_unit_test(data_movement_moves_half_patterns),
+        cmocka_unit_test(scratch_lives_in_the_node_slot),
         cmocka_unit_test(cast_to_half_rounds_once),
         cmocka_unit_test(cast_large_integer_to_bf16_rounds_once),
         cmocka_unit_test(cast_from_half_is_the_value),
