@@ -183,7 +183,8 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const char *op,
                                   uint32_t input_count, uint32_t min_rank, kiln_error *err)
 {
     if (!is_float(inputs[0]->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)",
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)",
                          ctx->node_label, op, kiln_dtype_name(inputs[0]->dtype));
     for (uint32_t i = 1; i < input_count; i++)
         KILN_TRY(kiln_require_same_dtype(ctx, inputs[0], inputs[i], err));

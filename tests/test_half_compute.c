@@ -84,7 +84,8 @@ static uint16_t nearest_half(kiln_dtype dtype, double value)
     }
     double below = half_value(dtype, lo), above = half_value(dtype, lo + 1);
     double midpoint = below / 2 + above / 2; /* exact: both are small-significand doubles */
-    uint16_t pick = magnitude < midpoint ? lo : magnitude > midpoint ? (uint16_t)(lo + 1) : (lo & 1) ? (uint16_t)(lo + 1) : lo;
+    bool up = magnitude > midpoint || (magnitude == midpoint && (lo & 1)); /* ties to the even pattern */
+    uint16_t pick = up ? (uint16_t)(lo + 1) : lo;
     return (uint16_t)(sign | pick);
 }
 
@@ -144,8 +145,8 @@ static kiln_tensor *widened(const kiln_tensor *t)
         uint16_t h = half ? ((const uint16_t *)t->data)[i] : 0;
         if (half && half_is_nan(t->dtype, h)) {
             /* A NaN keeps its sign and payload bits, quiet bit included: the f32 op sees the same NaN. */
-            uint32_t nan = t->dtype == KILN_BF16 ? (uint32_t)h << 16
-                                                 : (uint32_t)(h & 0x8000u) << 16 | 0x7f800000u | (uint32_t)(h & 0x3ffu) << 13;
+            uint32_t sign = (uint32_t)(h & 0x8000u) << 16, payload = (uint32_t)(h & 0x3ffu) << 13;
+            uint32_t nan = t->dtype == KILN_BF16 ? (uint32_t)h << 16 : sign | 0x7f800000u | payload;
             memcpy((float *)w->data + i, &nan, sizeof nan);
         } else if (half)
             ((float *)w->data)[i] = (float)half_value(t->dtype, h);
