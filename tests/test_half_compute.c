@@ -360,6 +360,8 @@ static const move_case moves[] = {
     {"expand", 2, {1, 4}, 0, {0}, 2, {3, 4}, 1, {ATTR_INTS("shape", 2, 3, 4)}},
     {"trilu", 2, {4, 4}, 0, {0}, 2, {4, 4}, 0, {{0}}},
     {"identity", 2, {4, 4}, 0, {0}, 2, {4, 4}, 0, {{0}}},
+    {"squeeze", 3, {3, 1, 4}, 0, {0}, 2, {3, 4}, 1, {ATTR_INTS("axes", 1, 1)}},
+    {"concat", 2, {2, 3}, 0, {0}, 2, {2, 6}, 1, {ATTR_I("axis", 1)}}, /* the data twice */
 };
 
 static void data_movement_moves_half_patterns(void **state)
@@ -381,12 +383,13 @@ static void data_movement_moves_half_patterns(void **state)
             kiln_tensor *half_out = new_tensor(half_dtypes[d], k->out_rank, k->out_shape);
             kiln_tensor *u16_out = new_tensor(KILN_U16, k->out_rank, k->out_shape);
             kiln_error err;
-            uint32_t count = indices ? 2 : 1;
-            if (run_op(k->op, (const kiln_tensor *const[]){u16_in, indices}, count, u16_out, k->attributes,
-                       k->attribute_count, &err) != KILN_OK)
+            bool twice = strcmp(k->op, "concat") == 0;
+            uint32_t count = indices || twice ? 2 : 1;
+            if (run_op(k->op, (const kiln_tensor *const[]){u16_in, twice ? u16_in : indices}, count, u16_out,
+                       k->attributes, k->attribute_count, &err) != KILN_OK)
                 fail_msg("%s on u16: %s", k->op, err.message);
-            if (run_op(k->op, (const kiln_tensor *const[]){half_in, indices}, count, half_out, k->attributes,
-                       k->attribute_count, &err) != KILN_OK)
+            if (run_op(k->op, (const kiln_tensor *const[]){half_in, twice ? half_in : indices}, count, half_out,
+                       k->attributes, k->attribute_count, &err) != KILN_OK)
                 fail_msg("%s on %s: %s", k->op, kiln_dtype_name(half_dtypes[d]), err.message);
             if (memcmp(half_out->data, u16_out->data, half_out->byte_size) != 0)
                 fail_msg("%s moves %s patterns differently from u16", k->op, kiln_dtype_name(half_dtypes[d]));
