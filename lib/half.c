@@ -1,6 +1,7 @@
 /* half.c — f16 and bf16 to and from f32 on bit patterns (see half.h). */
 #include "half.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -147,6 +148,10 @@ float kiln_f64_to_f32_odd(double value)
 {
     if (isnan(value) || isinf(value))
         return (float)value;
+    /* Past the f32 range the neighbour nearer zero is FLT_MAX, whose last
+     * bit is already odd; converting such a value would be undefined. */
+    if (fabs(value) > FLT_MAX)
+        return value < 0 ? -FLT_MAX : FLT_MAX;
     float nearby = (float)value;
     return round_to_odd(nearby, (double)nearby == value, fabs((double)nearby) > fabs(value));
 }
