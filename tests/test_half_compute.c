@@ -259,6 +259,9 @@ static const op_case cases[] = {
     {"group_norm", 3, {3, 1, 1}, {{2, 4, 3}, {4}, {4}}, 3, {2, 4, 3}, false, false, 1, {ATTR_I("num_groups", 2)}},
     {"lp_norm", 1, {2}, {{4, 8}}, 2, {4, 8}, false, false, 1, {ATTR_I("p", 2)}},
     {"mean_variance_norm", 1, {3}, {{2, 3, 4}}, 3, {2, 3, 4}, false, false, 1, {ATTR_AXES(-1)}},
+    /* running sums */
+    {"cumsum", 1, {2}, {{5, 7}}, 2, {5, 7}, false, false, 1, {ATTR_I("axis", 1)}},
+    {"cumsum", 1, {2}, {{5, 7}}, 2, {5, 7}, false, false, 2, {ATTR_I("exclusive", 1), ATTR_I("reverse", 1)}},
 };
 
 /* Compare a half (or bool) result with the f32 one rounded once by the oracle. */
@@ -837,6 +840,47 @@ static void generators_make_half_values(void **state)
     free(bytes);
 }
 
+/* one_hot writes its on and off values, each rounded once, as f16. */
+static void one_hot_writes_half_values(void **state)
+{
+    (void)state;
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value indices, y;
+    assert_int_equal(kiln_builder_new("one_hot", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "i", KILN_I64, "[3]", &indices, &err), KILN_OK);
+    kiln_attribute attributes[4] = {
+        {.name = "depth", .type = KILN_ATTRIBUTE_INT, .i = 3},
+        {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "f16"},
+        {.name = "off_value", .type = KILN_ATTRIBUTE_FLOAT, .f = -2.0},
+        {.name = "on_value", .type = KILN_ATTRIBUTE_FLOAT, .f = 0.1},
+    };
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "one_hot", 1, &indices, 4, attributes, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    kiln_program *program = NULL;
+    kiln_session *session = NULL;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    int64_t shape[1] = {3};
+    kiln_tensor *input = new_tensor(KILN_I64, 1, shape);
+    memcpy(input->data, (const int64_t[]){0, 2, -1}, sizeof(int64_t[3]));
+    assert_int_equal(kiln_session_set_input(session, "i", input, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const uint16_t *out = kiln_session_output(session, 0)->data;
+    const uint16_t on = nearest_half(KILN_F16, 0.1), off = nearest_half(KILN_F16, -2.0);
+    const uint16_t want[9] = {on, off, off, off, off, on, off, off, on};
+    for (int k = 0; k < 9; k++)
+        assert_int_equal(out[k], want[k]);
+    kiln_tensor_free(input);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    free(bytes);
+}
+
 /* Ops that do not take half precision yet refuse it when the program is built. */
 static void ops_without_half_refuse_it(void **state)
 {
@@ -851,8 +895,10 @@ static void ops_without_half_refuse_it(void **state)
     assert_int_equal(kiln_builder_add_op_with_attributes(b, "max_pool", 1, &x, 1, &kernel, &y, &err),
                      KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "f16"));
-    kiln_attribute axis = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 0};
-    assert_int_equal(kiln_builder_add_op_with_attributes(b, "cumsum", 1, &x, 1, &axis, &y, &err),
+    kiln_attribute resize[2] = {{.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "nearest"},
+                                {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS,
+                                 .floats = (const double[]){1, 1, 2, 2}, .count = 4}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "resize", 1, &x, 2, resize, &y, &err),
                      KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "f16"));
     kiln_builder_free(b);
@@ -872,6 +918,7 @@ int main(void)
         cmocka_unit_test(input_checks_read_half_values),
         cmocka_unit_test(evidence_tolerates_half_outputs),
         cmocka_unit_test(generators_make_half_values),
+        cmocka_unit_test(one_hot_writes_half_values),
         cmocka_unit_test(ops_without_half_refuse_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
