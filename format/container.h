@@ -82,8 +82,13 @@
  * section claiming a larger raw size is refused before inflating. */
 #define KILN_MAX_COMPRESSION_RATIO 1032
 
-/* Feature bits this runtime understands (none are defined in format 1.0). */
-#define KILN_KNOWN_FEATURES UINT64_C(0)
+/* Required feature bit 0: the program holds half-precision values (f16 or
+ * bf16 inputs, weights or node results; spec/format.md §6). A runtime that
+ * cannot run them refuses the file as an unknown required feature. */
+#define KILN_FEATURE_HALF_PRECISION (UINT64_C(1) << 0)
+
+/* Feature bits this runtime understands. */
+#define KILN_KNOWN_FEATURES KILN_FEATURE_HALF_PRECISION
 
 extern const uint8_t kiln_magic[8];
 

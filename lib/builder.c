@@ -22,6 +22,7 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "format/file_io.h"
+#include "half.h"
 #include "op_registry.h"
 #include "sections.h"
 #include "shape_canon.h"
@@ -428,6 +429,17 @@ static kiln_status scalar_bytes(kiln_dtype dtype, double value, uint8_t out[8], 
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype f32", value);
         float v = (float)value;
         memcpy(out, &v, 4);
+        return KILN_OK;
+    }
+    case KILN_F16:
+    case KILN_BF16: {
+        /* Rounded once from the double (half.h); a finite value past the range does not fit. */
+        uint16_t v = dtype == KILN_F16 ? kiln_f64_to_f16(value) : kiln_f64_to_bf16(value);
+        bool infinite = (v & 0x7fffu) == (dtype == KILN_F16 ? 0x7c00u : 0x7f80u);
+        if (isfinite(value) && infinite)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype %s", value,
+                             kiln_dtype_name(dtype));
+        memcpy(out, &v, 2);
         return KILN_OK;
     }
     case KILN_I8: STORE_INT(int8_t, INT8_MIN, INT8_MAX); return KILN_OK;

@@ -11,8 +11,8 @@ static const struct {
     size_t size;
     bool supported;
 } dtype_table[] = {
-    {KILN_F32, "f32", 4, true},   {KILN_F64, "f64", 8, true},   {KILN_F16, "f16", 2, false},
-    {KILN_BF16, "bf16", 2, false}, {KILN_I8, "i8", 1, true},     {KILN_I16, "i16", 2, true},
+    {KILN_F32, "f32", 4, true},   {KILN_F64, "f64", 8, true},   {KILN_F16, "f16", 2, true},
+    {KILN_BF16, "bf16", 2, true}, {KILN_I8, "i8", 1, true},     {KILN_I16, "i16", 2, true},
     {KILN_I32, "i32", 4, true},   {KILN_I64, "i64", 8, true},   {KILN_U8, "u8", 1, true},
     {KILN_U16, "u16", 2, true},   {KILN_U32, "u32", 4, true},   {KILN_U64, "u64", 8, true},
     {KILN_BOOL, "bool", 1, true},

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "half.h"
 #include "tensor.h"
 
 void kiln_evidence_case_release(kiln_evidence_case *c)
@@ -342,6 +343,12 @@ static double element_as_double(kiln_dtype dtype, const uint8_t *data, uint64_t 
         AS_DOUBLE(KILN_U64, uint64_t)
         AS_DOUBLE(KILN_BOOL, uint8_t)
 #undef AS_DOUBLE
+    case KILN_F16:
+    case KILN_BF16: {
+        uint16_t v;
+        memcpy(&v, data + i * sizeof v, sizeof v);
+        return dtype == KILN_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
+    }
     default:
         return NAN;
     }
@@ -365,7 +372,8 @@ void kiln_evidence_compare(const kiln_tensor *actual, const kiln_evidence_tensor
         return;
     }
     size_t width = kiln_dtype_size(actual->dtype);
-    bool floating = actual->dtype == KILN_F32 || actual->dtype == KILN_F64;
+    bool floating = actual->dtype == KILN_F32 || actual->dtype == KILN_F64 || actual->dtype == KILN_F16 ||
+                    actual->dtype == KILN_BF16;
     const uint8_t *a = actual->data, *e = expected->data;
     for (uint64_t i = 0; i < actual->element_count; i++) {
         double av = element_as_double(actual->dtype, a, i), ev = element_as_double(actual->dtype, e, i);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "half.h"
 
 void kiln_input_check_release(kiln_input_check_decl *check)
 {
@@ -109,7 +110,7 @@ kiln_status kiln_input_checks_decode(const uint8_t *data, size_t size, const kil
 
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
 }
 
 kiln_status kiln_input_checks_validate(const kiln_model *m, kiln_error *err)
@@ -179,6 +180,13 @@ static double element(const kiln_tensor *t, uint64_t i, int64_t *exact, bool *ex
         memcpy(&v, p, sizeof v);
         *exact_ok = false;
         return v;
+    }
+    case KILN_F16:
+    case KILN_BF16: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        *exact_ok = false;
+        return t->dtype == KILN_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
     }
     default:
         *exact_ok = false;

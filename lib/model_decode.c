@@ -7,7 +7,9 @@
 #include "attribute.h"
 #include "evidence.h"
 #include "input_check.h"
+#include "format/container.h"
 #include "format/error.h"
+#include "half_feature.h"
 #include "op_registry.h"
 #include "report.h"
 #include "runtime_guard.h"
@@ -242,21 +244,59 @@ static kiln_status read_rank(kiln_reader *r, uint32_t *out, kiln_error *err)
     return KILN_OK;
 }
 
-/* Record a dtype this runtime cannot hold; decoding goes on to find more. */
-static void note_dtype(kiln_report *report, uint32_t *unsupported, kiln_dtype dtype, const char *kind,
-                       const char *name)
+/* Why a half-precision value is refused in a file without feature bit 0. */
+#define WITHOUT_HALF_BIT "is not supported by this runtime without the half-precision feature bit"
+
+/*
+ * Record a dtype this runtime cannot hold; decoding goes on to find more.
+ * f16 and bf16 are held only under required feature bit 0: a file that uses
+ * them without it was made for runtimes that refuse them, and keeps that
+ * outcome here (half_feature.h).
+ */
+static void note_dtype(kiln_report *report, uint32_t *unsupported, uint64_t features, kiln_dtype dtype,
+                       const char *kind, const char *name)
 {
-    if (kiln_dtype_is_supported(dtype))
+    bool half_without_bit = kiln_dtype_is_half(dtype) && !(features & KILN_FEATURE_HALF_PRECISION);
+    if (kiln_dtype_is_supported(dtype) && !half_without_bit)
         return;
     char location[160];
     snprintf(location, sizeof location, "%s '%s'", kind, name);
     kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_DTYPE, "dtype-unsupported", location,
-                    "dtype %s is not supported by this runtime", kiln_dtype_name(dtype));
+                    "dtype %s %s", kiln_dtype_name(dtype),
+                    half_without_bit ? WITHOUT_HALF_BIT : "is not supported by this runtime");
     (*unsupported)++;
 }
 
-static kiln_status decode_signature(const kiln_section_view *s, const kiln_limits *limits, kiln_model *m,
-                                    kiln_report *report, uint32_t *unsupported, kiln_error *err)
+/*
+ * Feature bit 0 against the typed program: a node result may be half
+ * precision (a cast to f16) even when no input or weight is, so it needs
+ * the bit too; and a bit set for a program without half values is a
+ * writer fault (the writer sets it exactly when one exists), refused so
+ * that one program has one encoding.
+ */
+static kiln_status check_half_feature(const kiln_container *c, const kiln_model *m, kiln_report *report,
+                                      kiln_error *err)
+{
+    bool has_bit = (c->features & KILN_FEATURE_HALF_PRECISION) != 0;
+    if (has_bit && !kiln_model_holds_half(m))
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "header: required feature bit 0 (half-precision values) is set, but no input, weight "
+                         "or node result is f16 or bf16");
+    uint32_t first = kiln_model_first_node_value(m);
+    for (uint32_t n = 0; !has_bit && n < m->node_count; n++) {
+        kiln_dtype dtype = m->value_types[first + n].dtype;
+        if (!kiln_dtype_is_half(dtype))
+            continue;
+        char location[160];
+        snprintf(location, sizeof location, "node %u (%s)", n, m->opset[m->nodes[n].op].name);
+        kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_DTYPE, "dtype-unsupported", location,
+                        "result dtype %s " WITHOUT_HALF_BIT, kiln_dtype_name(dtype));
+    }
+    return KILN_OK;
+}
+
+static kiln_status decode_signature(const kiln_section_view *s, const kiln_limits *limits, uint64_t features,
+                                    kiln_model *m, kiln_report *report, uint32_t *unsupported, kiln_error *err)
 {
     kiln_reader r;
     kiln_reader_init(&r, s->data, s->size, "section IOSG");
@@ -265,7 +305,7 @@ static kiln_status decode_signature(const kiln_section_view *s, const kiln_limit
         kiln_input_decl *in = &m->inputs[i];
         KILN_TRY(kiln_read_string(&r, limits->max_string_length, &in->name, err));
         KILN_TRY(read_dtype(&r, &in->type.dtype, err));
-        note_dtype(report, unsupported, in->type.dtype, "input", in->name);
+        note_dtype(report, unsupported, features, in->type.dtype, "input", in->name);
         KILN_TRY(read_rank(&r, &in->type.shape.rank, err));
         for (uint32_t a = 0; a < in->type.shape.rank; a++) {
             KILN_TRY(kiln_read_u32(&r, &in->type.shape.axes[a], err));
@@ -283,7 +323,8 @@ static kiln_status decode_signature(const kiln_section_view *s, const kiln_limit
 }
 
 static kiln_status decode_weights(const kiln_section_view *s, uint64_t data_size, const kiln_limits *limits,
-                                  kiln_model *m, kiln_report *report, uint32_t *unsupported, kiln_error *err)
+                                  uint64_t features, kiln_model *m, kiln_report *report, uint32_t *unsupported,
+                                  kiln_error *err)
 {
     kiln_reader r;
     uint64_t total = 0;
@@ -300,7 +341,7 @@ static kiln_status decode_weights(const kiln_section_view *s, uint64_t data_size
             return kiln_fail(err, KILN_ERR_MALFORMED, "section WTAB: weight '%s' has unknown kind %u", w->name, kind);
         w->kind = (kiln_weight_kind)kind;
         KILN_TRY(read_dtype(&r, &w->dtype, err));
-        note_dtype(report, unsupported, w->dtype, "weight", w->name);
+        note_dtype(report, unsupported, features, w->dtype, "weight", w->name);
         KILN_TRY(read_rank(&r, &w->rank, err));
         for (uint32_t a = 0; a < w->rank; a++)
             KILN_TRY(kiln_read_i64(&r, &w->shape[a], err));
@@ -443,10 +484,10 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     if (status == KILN_OK)
         status = decode_dims(&views[DIMS], limits, m, err);
     if (status == KILN_OK)
-        status = decode_signature(&views[IOSG], limits, m, report, &unsupported, err);
+        status = decode_signature(&views[IOSG], limits, c->features, m, report, &unsupported, err);
     if (status == KILN_OK)
-        status = decode_weights(&views[WTAB], c->sections[index_of[WDAT]].raw_size, limits, m, report,
-                                &unsupported, err);
+        status = decode_weights(&views[WTAB], c->sections[index_of[WDAT]].raw_size, limits, c->features, m,
+                                report, &unsupported, err);
     if (status == KILN_OK)
         status = decode_graph(&views[GRPH], limits, m, err);
     for (int k = 0; k < SECTION_COUNT; k++)
@@ -494,7 +535,8 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         return kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",
                          (unsigned long long)values, limits->max_values);
     *weight_section = (uint32_t)index_of[WDAT];
-    return kiln_model_infer(m, err);
+    KILN_TRY(kiln_model_infer(m, err));
+    return check_half_feature(c, m, report, err);
 }
 
 void kiln_model_bind_weights(kiln_model *m, const uint8_t *data)

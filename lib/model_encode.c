@@ -8,6 +8,7 @@
 #include "input_check.h"
 #include "memory_plan.h"
 #include "format/error.h"
+#include "half_feature.h"
 #include "sections.h"
 
 static void encode_meta(const kiln_model *m, kiln_writer *w)
@@ -211,8 +212,8 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool 
     if (status == KILN_OK)
         /* A file is written at the oldest minor that has what it uses:
          * runtime guards and the stored plan arrived in 1.1. */
-        status = kiln_container_encode_progress(specs, count, m->non_strict || store_memory_plan ? 1 : 0, 0, out,
-                                                progress, err);
+        status = kiln_container_encode_progress(specs, count, m->non_strict || store_memory_plan ? 1 : 0,
+                                                kiln_model_required_features(m), out, progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

@@ -58,7 +58,12 @@
 static const uint8_t npy_magic[NPY_MAGIC_SIZE] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 /* The descr strings we accept, and the one NumPy writes for each dtype
- * (the first entry for a dtype is the canonical one used when writing). */
+ * (the first entry for a dtype is the canonical one used when writing).
+ * NumPy has no bf16: a bf16 tensor is stored as 2-byte opaque values
+ * ('<V2', what NumPy writes for a 2-byte extension dtype such as a
+ * bfloat16 registered by a library), the little-endian bit patterns; NumPy
+ * reads them back as void and a user views them as bfloat16. Reading takes
+ * a 2-byte void array as bf16 patterns. */
 static const struct {
     const char *descr;
     kiln_dtype dtype;
@@ -66,7 +71,7 @@ static const struct {
     {"<f4", KILN_F32}, {"<f8", KILN_F64}, {"<f2", KILN_F16}, {"|i1", KILN_I8},
     {"<i1", KILN_I8},  {"<i2", KILN_I16}, {"<i4", KILN_I32}, {"<i8", KILN_I64},
     {"|u1", KILN_U8},  {"<u1", KILN_U8},  {"<u2", KILN_U16}, {"<u4", KILN_U32},
-    {"<u8", KILN_U64}, {"|b1", KILN_BOOL},
+    {"<u8", KILN_U64}, {"|b1", KILN_BOOL}, {"<V2", KILN_BF16}, {"|V2", KILN_BF16},
 };
 
 #define DESCR_COUNT (sizeof descr_table / sizeof descr_table[0])

@@ -17,6 +17,7 @@
 #include "attribute.h"
 #include "elementwise.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "ops_binary_walk.h"
 
@@ -37,16 +38,17 @@
 
 /* The dtypes an op accepts for its value operands. */
 typedef enum dtype_class {
-    TAKES_FLOAT,      /* f32, f64 */
+    TAKES_FLOAT,      /* f32, f64, f16, bf16 */
     TAKES_ARITHMETIC, /* the arithmetic dtypes */
     TAKES_COMPARABLE, /* the arithmetic dtypes and bool */
     TAKES_BOOL,       /* bool */
     TAKES_UNSIGNED,   /* u8, u16, u32, u64 */
 } dtype_class;
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
 }
 
 static bool is_unsigned(kiln_dtype dtype)
@@ -56,7 +58,7 @@ static bool is_unsigned(kiln_dtype dtype)
 
 static bool is_arithmetic(kiln_dtype dtype)
 {
-    return dtype != KILN_BOOL && dtype != KILN_F16 && dtype != KILN_BF16 && kiln_dtype_is_supported(dtype);
+    return dtype != KILN_BOOL && kiln_dtype_is_supported(dtype);
 }
 
 static bool class_has(dtype_class c, kiln_dtype dtype)
@@ -74,8 +76,8 @@ static bool class_has(dtype_class c, kiln_dtype dtype)
 static const char *class_text(dtype_class c)
 {
     switch (c) {
-    case TAKES_FLOAT: return "f32 or f64";
-    case TAKES_ARITHMETIC: return "an arithmetic dtype (f32, f64, i8, i16, i32, i64, u8, u16, u32, u64)";
+    case TAKES_FLOAT: return "f32, f64, f16 or bf16";
+    case TAKES_ARITHMETIC: return "an arithmetic dtype (f32, f64, f16, bf16, i8, i16, i32, i64, u8, u16, u32, u64)";
     case TAKES_COMPARABLE: return "an arithmetic dtype or bool";
     case TAKES_BOOL: return "bool";
     case TAKES_UNSIGNED: return "an unsigned integer dtype (u8, u16, u32, u64)";
@@ -459,6 +461,7 @@ static kiln_status run_rows(const char *op, kernel_id id, uint32_t first, bool b
 #define DEFINE_RUN(NAME, OP, ID, FIRST, BOOL_OUTPUT)                                   \
     static kiln_status NAME(const kiln_kernel_call *call, kiln_error *err)            \
     {                                                                                 \
+        KILN_HALF_IN_F32(call, NAME, err);                                            \
         return run_rows(OP, ID, FIRST, BOOL_OUTPUT, call, err);                       \
     }
 DEFINE_RUN(run_pow, "pow", K_POW, 0, false)
@@ -494,6 +497,7 @@ static kiln_status run_mod(const kiln_kernel_call *call, kiln_error *err)
     if (mode != 0 && mode != 1)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "mod: attribute 'fmod' must be 0 or 1, got %lld",
                          (long long)mode);
+    KILN_HALF_IN_F32(call, run_mod, err);
     /* Every divisor element reaches some output element unless the output
      * is empty (broadcasting only repeats), so one zero anywhere fails. */
     if (call->input_count == 2 && call->output->element_count != 0 && is_arithmetic(call->inputs[1]->dtype) &&

@@ -6,6 +6,7 @@
  * dtype (no implicit promotion) and broadcast like NumPy. Integer add, sub,
  * mul and neg wrap modulo 2^bits; integer div truncates toward zero and
  * refuses a zero divisor; floats follow IEEE 754. bool is not arithmetic.
+ * f16 and bf16 are computed in f32 and rounded once (half_compute.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +15,16 @@
 #include "broadcast.h"
 #include "elementwise.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "parallel.h"
 
 /* ---------------------------------------------------------- shape rules */
 
+/* f16 and bf16 are computed in f32 (half_compute.h). */
 static bool is_arithmetic(kiln_dtype dtype)
 {
-    return dtype != KILN_BOOL && dtype != KILN_F16 && dtype != KILN_BF16 &&
-           kiln_dtype_is_supported(dtype);
+    return dtype != KILN_BOOL && kiln_dtype_is_supported(dtype);
 }
 
 kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
@@ -232,6 +234,7 @@ kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_cou
 #define REGISTRY_ENTRY(OP, ID)                                                                 \
     kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)                   \
     {                                                                                          \
+        KILN_HALF_IN_F32(call, kiln_run_##OP, err);                                            \
         return run_binary(ID, call->inputs, call->output, kiln_call_threads(call), err);       \
     }
 REGISTRY_ENTRY(add, OP_ADD)
@@ -241,6 +244,7 @@ REGISTRY_ENTRY(div, OP_DIV)
 
 kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, kiln_run_neg, err);
     return run_neg(call->inputs[0], call->output, kiln_call_threads(call), err);
 }
 

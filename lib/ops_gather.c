@@ -16,6 +16,8 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -574,9 +576,11 @@ static const kiln_attribute_spec cumsum_attributes[] = {
     {NULL, 0},
 };
 
+/* f16 and bf16 are summed by the f32 kernel and rounded once (half_compute.h). */
 static bool is_cumsum_dtype(kiln_dtype d)
 {
-    return d == KILN_F32 || d == KILN_F64 || d == KILN_I8 || d == KILN_I16 || d == KILN_I32 || d == KILN_I64 ||
+    return d == KILN_F32 || d == KILN_F64 || d == KILN_F16 || d == KILN_BF16 || d == KILN_I8 || d == KILN_I16 ||
+           d == KILN_I32 || d == KILN_I64 ||
            d == KILN_U8 || d == KILN_U16 || d == KILN_U32 || d == KILN_U64;
 }
 
@@ -587,7 +591,7 @@ static kiln_status infer_cumsum(const kiln_shape_context *ctx, const kiln_value_
     (void)input_count;
     if (!is_cumsum_dtype(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: dtype %s is not supported (f32, f64, i8..i64, u8..u64)", ctx->node_label,
+                         "%s: dtype %s is not supported (f32, f64, f16, bf16, i8..i64, u8..u64)", ctx->node_label,
                          kiln_dtype_name(x->dtype));
     if (x->shape.rank == 0)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: input is a scalar; cumsum needs rank >= 1",
@@ -646,6 +650,7 @@ static kiln_status run_cumsum(const kiln_kernel_call *call, kiln_error *err)
     if (x->rank == 0 || x->rank != out->rank || x->dtype != out->dtype ||
         memcmp(x->shape, out->shape, x->rank * sizeof x->shape[0]) != 0)
         return mismatch("cumsum", err);
+    KILN_HALF_IN_F32(call, run_cumsum, err);
     int64_t a = kiln_attribute_int(call->attributes, call->attribute_count, "axis", 0);
     if (a < -(int64_t)x->rank || a >= (int64_t)x->rank)
         return mismatch("cumsum", err);
@@ -718,7 +723,7 @@ static kiln_status infer_one_hot(const kiln_shape_context *ctx, const kiln_value
                           indices->shape.rank + 1, &axis, err));
     if (!one_hot_dtype(ctx->attributes, ctx->attribute_count, &out->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: dtype must name f32, f64, i8..i64, u8..u64 or bool", ctx->node_label);
+                         "%s: dtype must name f32, f64, f16, bf16, i8..i64, u8..u64 or bool", ctx->node_label);
     out->shape.rank = indices->shape.rank + 1;
     for (uint32_t i = 0, j = 0; i < out->shape.rank; i++) {
         if (i == axis)
@@ -735,6 +740,8 @@ static void store_value(kiln_tensor *t, uint64_t i, double value)
     switch (t->dtype) {
     case KILN_F32: ((float *)t->data)[i] = (float)value; break;
     case KILN_F64: ((double *)t->data)[i] = value; break;
+    case KILN_F16: ((uint16_t *)t->data)[i] = kiln_f64_to_f16(value); break;
+    case KILN_BF16: ((uint16_t *)t->data)[i] = kiln_f64_to_bf16(value); break;
     case KILN_I8: ((int8_t *)t->data)[i] = (int8_t)value; break;
     case KILN_I16: ((int16_t *)t->data)[i] = (int16_t)value; break;
     case KILN_I32: ((int32_t *)t->data)[i] = (int32_t)value; break;
@@ -754,6 +761,8 @@ static bool value_fits(kiln_dtype d, double v)
     switch (d) {
     case KILN_F32:
     case KILN_F64:
+    case KILN_F16: /* rounded once; beyond the range, to infinity */
+    case KILN_BF16:
     case KILN_BOOL: return true;
     case KILN_I8: return v > -129.0 && v < 128.0;
     case KILN_I16: return v > -32769.0 && v < 32768.0;

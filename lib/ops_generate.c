@@ -17,6 +17,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half.h"
 #include "op_registry.h"
 
 /* Integer values carried in a FLOAT attribute are exact up to 2^53; beyond that they are refused. */
@@ -51,6 +52,10 @@ static bool value_fits(kiln_dtype dtype, double value)
         return true;
     if (dtype == KILN_F32)
         return !isfinite(value) || fabs(value) <= FLT_MAX;
+    if (dtype == KILN_F16) /* 65504 and 0x1.fep127: the largest finite f16 and bf16 */
+        return !isfinite(value) || fabs(value) <= 65504.0;
+    if (dtype == KILN_BF16)
+        return !isfinite(value) || fabs(value) <= 0x1.fep127;
     if (dtype == KILN_BOOL)
         return value == 0.0 || value == 1.0;
     double lo, hi;
@@ -64,6 +69,8 @@ static void store_value(kiln_dtype dtype, void *data, uint64_t i, double value)
     switch (dtype) {
     case KILN_F32: ((float *)data)[i] = (float)value; break;
     case KILN_F64: ((double *)data)[i] = value; break;
+    case KILN_F16: ((uint16_t *)data)[i] = kiln_f64_to_f16(value); break;
+    case KILN_BF16: ((uint16_t *)data)[i] = kiln_f64_to_bf16(value); break;
     case KILN_I8: ((int8_t *)data)[i] = (int8_t)value; break;
     case KILN_I16: ((int16_t *)data)[i] = (int16_t)value; break;
     case KILN_I32: ((int32_t *)data)[i] = (int32_t)value; break;
@@ -129,7 +136,7 @@ static kiln_status infer_eye_like(const kiln_shape_context *ctx, const kiln_valu
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: x has rank %u; eye_like needs rank 2", ctx->node_label,
                          x->shape.rank);
     if (!dtype_attribute(ctx->attributes, ctx->attribute_count, x->dtype, any_supported, &out->dtype))
-        return refuse_dtype(ctx, "a supported dtype (f32, f64, i8..i64, u8..u64, bool)", err);
+        return refuse_dtype(ctx, "a supported dtype (f32, f64, f16, bf16, i8..i64, u8..u64, bool)", err);
     out->shape = x->shape;
     return KILN_OK;
 }
@@ -188,7 +195,7 @@ static kiln_status infer_constant_of_shape(const kiln_shape_context *ctx, const 
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: shape [%s] has more than %d axes", ctx->node_label,
                          text, KILN_MAX_RANK);
     if (!dtype_attribute(ctx->attributes, ctx->attribute_count, KILN_F32, any_supported, &out->dtype))
-        return refuse_dtype(ctx, "a supported dtype (f32, f64, i8..i64, u8..u64, bool)", err);
+        return refuse_dtype(ctx, "a supported dtype (f32, f64, f16, bf16, i8..i64, u8..u64, bool)", err);
     double value = kiln_attribute_float(ctx->attributes, ctx->attribute_count, "value", 0.0);
     if (!value_fits(out->dtype, value))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: value %.17g is not a value of dtype %s",

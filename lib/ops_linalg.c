@@ -7,7 +7,8 @@
  * in i-k-j order (the innermost loop walks a row of B and a row of the
  * output contiguously) and accumulate in the element type, so f32 sums are
  * rounded to f32 after every addition. Kernels allocate nothing: a session
- * run must not.
+ * run must not. (f16 and bf16 are widened to f32 copies kept by the node,
+ * allocated only on a run larger than any before: half_compute.h.)
  *
  * Called by a session, f32 matmul and gemm first offer the call to the
  * oneDNN fast path (onednn.h), which runs it when the build has oneDNN and
@@ -21,15 +22,17 @@
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
 
+/* f16 and bf16 are computed in f32 (half_compute.h), on the reference path. */
 static bool is_matrix_dtype(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
 }
 
 /*
@@ -58,7 +61,7 @@ static kiln_status infer_matmul(const kiln_shape_context *ctx, const kiln_value_
     (void)input_count;
     KILN_TRY(kiln_require_same_dtype(ctx, a, b, err));
     if (!is_matrix_dtype(a->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported (f32, f64)",
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported (f32, f64, f16, bf16)",
                          ctx->node_label, kiln_dtype_name(a->dtype));
     if (a->shape.rank == 0 || b->shape.rank == 0)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: operand %s is a scalar; matmul needs rank >= 1",
@@ -136,6 +139,7 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
     kiln_tensor *out = call->output;
     if (a->rank == 0 || b->rank == 0 || a->dtype != b->dtype || a->dtype != out->dtype)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: operands do not match the op's shape rule");
+    KILN_HALF_IN_F32(call, run_matmul, err);
     int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
     int64_t k = a->shape[a->rank - 1];
     int64_t kb = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
@@ -212,7 +216,7 @@ static kiln_status infer_gemm(const kiln_shape_context *ctx, const kiln_value_ty
                          ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype), c ? ", " : "",
                          c ? kiln_dtype_name(c->dtype) : "");
     if (!is_matrix_dtype(a->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported (f32, f64)",
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported (f32, f64, f16, bf16)",
                          ctx->node_label, kiln_dtype_name(a->dtype));
     if (a->shape.rank != 2 || b->shape.rank != 2)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: A and B must have rank 2 (got %u and %u)",
@@ -299,8 +303,10 @@ static kiln_status run_gemm(const kiln_kernel_call *call, kiln_error *err)
     bool trans_b = kiln_attribute_int(call->attributes, call->attribute_count, "transB", 0) != 0;
     double alpha = kiln_attribute_float(call->attributes, call->attribute_count, "alpha", 1.0);
     double beta = kiln_attribute_float(call->attributes, call->attribute_count, "beta", 1.0);
-    if (a->rank != 2 || b->rank != 2 || out->rank != 2 || (c && c->rank > 2))
+    if (a->rank != 2 || b->rank != 2 || out->rank != 2 || (c && c->rank > 2) || a->dtype != b->dtype ||
+        a->dtype != out->dtype || (c && c->dtype != a->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operands do not match the op's shape rule");
+    KILN_HALF_IN_F32(call, run_gemm, err);
     int64_t m = trans_a ? a->shape[1] : a->shape[0], ka = trans_a ? a->shape[0] : a->shape[1];
     int64_t kb = trans_b ? b->shape[1] : b->shape[0], n = trans_b ? b->shape[0] : b->shape[1];
     if (ka != kb || m != out->shape[0] || n != out->shape[1])

@@ -19,6 +19,7 @@
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -26,9 +27,10 @@
 /* Fixed by ONNX MeanVarianceNormalization; not an attribute. */
 #define MVN_EPSILON 1e-9
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -181,7 +183,8 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const char *op,
                                   uint32_t input_count, uint32_t min_rank, kiln_error *err)
 {
     if (!is_float(inputs[0]->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32 or f64)",
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)",
                          ctx->node_label, op, kiln_dtype_name(inputs[0]->dtype));
     for (uint32_t i = 1; i < input_count; i++)
         KILN_TRY(kiln_require_same_dtype(ctx, inputs[0], inputs[i], err));
@@ -406,6 +409,7 @@ static uint64_t extent_from(const kiln_tensor *x, uint32_t from)
 
 static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_batch_norm, err);
     const kiln_tensor *x = call->inputs[0];
     double eps;
     char why[160];
@@ -452,6 +456,7 @@ static bool parameter_strides(const kiln_tensor *p, const kiln_tensor *x, uint32
 
 static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_layer_norm, err);
     const kiln_tensor *x = call->inputs[0];
     uint32_t axis;
     double eps;
@@ -533,6 +538,7 @@ static void normalize_channel_slices(const kiln_kernel_call *call, double eps, u
 
 static kiln_status run_group_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_group_norm, err);
     const kiln_tensor *x = call->inputs[0];
     double eps;
     int64_t groups;
@@ -554,6 +560,7 @@ static kiln_status run_group_norm(const kiln_kernel_call *call, kiln_error *err)
 
 static kiln_status run_instance_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_instance_norm, err);
     const kiln_tensor *x = call->inputs[0];
     double eps;
     char why[160];
@@ -571,6 +578,7 @@ static kiln_status run_instance_norm(const kiln_kernel_call *call, kiln_error *e
 
 static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_lp_norm, err);
     const kiln_tensor *x = call->inputs[0];
     uint32_t axis;
     int64_t p;
@@ -619,6 +627,7 @@ static void odometer_advance(int64_t *index, int64_t *offset, uint32_t rank, con
 
 static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_HALF_IN_F32(call, run_mean_variance_norm, err);
     const kiln_tensor *x = call->inputs[0];
     bool reduced[KILN_MAX_RANK];
     char why[200];

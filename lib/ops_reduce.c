@@ -6,7 +6,8 @@
  * Kernels never transpose: a reduction splits the input axes into the kept
  * ones and the reduced ones and walks both index spaces with strided
  * odometers, so any rank up to KILN_MAX_RANK and any axis subset take the
- * same path. Floats accumulate in double and round once on store.
+ * same path. Floats accumulate in double and round once on store; f16 and
+ * bf16 run the f32 kernel on widened copies and round once more.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -55,9 +57,10 @@ static bool reduce_needs_elements(reduce_kind kind)
     return kind == REDUCE_MAX || kind == REDUCE_MIN;
 }
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
 }
 
 static bool is_integer(kiln_dtype dtype)
@@ -180,7 +183,8 @@ static kiln_status infer_reduce(reduce_kind kind, const kiln_shape_context *ctx,
     if (!is_float(in->dtype) && !(reduce_takes_integers(kind) && is_integer(in->dtype)))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes %s)",
                          ctx->node_label, op, kiln_dtype_name(in->dtype),
-                         reduce_takes_integers(kind) ? "f32, f64 or an integer dtype" : "f32 or f64");
+                         reduce_takes_integers(kind) ? "a float dtype (f32, f64, f16, bf16) or an integer dtype"
+                                                     : "a float dtype (f32, f64, f16, bf16)");
     bool reduced[KILN_MAX_RANK];
     bool keepdims;
     char why[160];
@@ -212,7 +216,8 @@ static kiln_status infer_axis_op(axis_kind kind, const kiln_shape_context *ctx, 
     if (!is_float(in->dtype) && !(arg && is_integer(in->dtype)))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes %s)",
                          ctx->node_label, op, kiln_dtype_name(in->dtype),
-                         arg ? "f32, f64 or an integer dtype" : "f32 or f64");
+                         arg ? "a float dtype (f32, f64, f16, bf16) or an integer dtype"
+                             : "a float dtype (f32, f64, f16, bf16)");
     uint32_t axis;
     bool keepdims = true, last = false;
     char why[160];
@@ -609,6 +614,7 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
     }                                                                                                      \
     static kiln_status run_##SUFFIX(const kiln_kernel_call *call, kiln_error *err)                         \
     {                                                                                                      \
+        KILN_HALF_IN_F32(call, run_##SUFFIX, err);                                                         \
         return run_reduce(KIND, call, err);                                                                \
     }
 REDUCE_ENTRY(reduce_sum, REDUCE_SUM)
@@ -631,6 +637,7 @@ REDUCE_ENTRY(reduce_log_sum_exp, REDUCE_LOG_SUM_EXP)
     }                                                                                                      \
     static kiln_status run_##SUFFIX(const kiln_kernel_call *call, kiln_error *err)                         \
     {                                                                                                      \
+        KILN_HALF_IN_F32(call, run_##SUFFIX, err);                                                         \
         return run_axis_op(KIND, call, err);                                                               \
     }
 AXIS_ENTRY(argmax, AXIS_ARGMAX)

@@ -215,7 +215,8 @@ static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_
     (void)input_count;
     resize_options o;
     KILN_TRY(read_options(ctx->node_label, ctx->attributes, ctx->attribute_count, &o, err));
-    if (!kiln_dtype_is_supported(x->dtype))
+    /* f16 and bf16 are not yet among resize's dtypes (spec/ops/resize.md). */
+    if (!kiln_dtype_is_supported(x->dtype) || x->dtype == KILN_F16 || x->dtype == KILN_BF16)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
                          kiln_dtype_name(x->dtype));
     if (o.mode != RESIZE_NEAREST && x->dtype != KILN_F32 && x->dtype != KILN_F64)

@@ -16,6 +16,7 @@
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
+#include "half.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -194,8 +195,8 @@ static kiln_status infer_cast(const kiln_shape_context *ctx, const kiln_value_ty
     kiln_dtype to;
     if (!cast_target(ctx->attributes, ctx->attribute_count, &to))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: 'to' is \"%s\", not a supported dtype (f32, f64, i8, i16, i32, i64, u8, u16, u32, "
-                         "u64, bool)",
+                         "%s: 'to' is \"%s\", not a supported dtype (f32, f64, f16, bf16, i8, i16, i32, i64, u8, "
+                         "u16, u32, u64, bool)",
                          ctx->node_label, attr->s);
     out->dtype = to;
     out->shape = inputs[0]->shape;
@@ -208,7 +209,9 @@ static cast_class class_of(kiln_dtype dtype)
 {
     switch (dtype) {
     case KILN_F32:
-    case KILN_F64: return CLASS_FLOAT;
+    case KILN_F64:
+    case KILN_F16:
+    case KILN_BF16: return CLASS_FLOAT;
     case KILN_I8:
     case KILN_I16:
     case KILN_I32:
@@ -231,6 +234,8 @@ static scalar load_element(kiln_dtype dtype, const void *data, uint64_t e)
     switch (dtype) {
     case KILN_F32: s.f = ((const float *)data)[e]; break;
     case KILN_F64: s.f = ((const double *)data)[e]; break;
+    case KILN_F16: s.f = kiln_f16_to_f32(((const uint16_t *)data)[e]); break;
+    case KILN_BF16: s.f = kiln_bf16_to_f32(((const uint16_t *)data)[e]); break;
     case KILN_I8: s.i = ((const int8_t *)data)[e]; break;
     case KILN_I16: s.i = ((const int16_t *)data)[e]; break;
     case KILN_I32: s.i = ((const int32_t *)data)[e]; break;
@@ -305,7 +310,13 @@ static kiln_status run_cast(const kiln_kernel_call *call, kiln_error *err)
             double v = from_class == CLASS_FLOAT    ? s.f
                        : from_class == CLASS_SIGNED ? (double)s.i
                                                     : (double)s.u;
-            if (to == KILN_F32) {
+            if (to == KILN_F16 || to == KILN_BF16) {
+                /* One rounding from the exact value: to odd in f32 first (half.h). */
+                float odd = from_class == CLASS_FLOAT ? kiln_f64_to_f32_odd(s.f)
+                            : from_class == CLASS_SIGNED && s.i < 0 ? -kiln_u64_to_f32_odd(0 - s.u)
+                                                                    : kiln_u64_to_f32_odd(s.u);
+                ((uint16_t *)out->data)[e] = to == KILN_F16 ? kiln_f32_to_f16(odd) : kiln_f32_to_bf16(odd);
+            } else if (to == KILN_F32) {
                 /* Integers convert straight to float (one rounding), not through double. */
                 float f = from_class == CLASS_FLOAT    ? to_f32(s.f)
                           : from_class == CLASS_SIGNED ? (float)s.i
@@ -902,7 +913,10 @@ static void pad_fill(kiln_dtype dtype, double value, uint8_t *bytes)
 {
     switch (class_of(dtype)) {
     case CLASS_FLOAT:
-        if (dtype == KILN_F32) {
+        if (dtype == KILN_F16 || dtype == KILN_BF16) {
+            uint16_t h = dtype == KILN_F16 ? kiln_f64_to_f16(value) : kiln_f64_to_bf16(value);
+            memcpy(bytes, &h, sizeof h);
+        } else if (dtype == KILN_F32) {
             float f = to_f32(value);
             memcpy(bytes, &f, sizeof f);
         } else {

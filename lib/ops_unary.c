@@ -12,7 +12,9 @@
  *
  * Float ops evaluate in double (f32 elements are widened exactly and the
  * result rounded once; the double-to-float conversion follows IEEE 754,
- * Annex F, overflowing to inf). Integer and bool ops stay in their type
+ * Annex F, overflowing to inf). An op that takes f32 also takes f16 and
+ * bf16, computed by its f32 loop and rounded once more to the storage type
+ * (half_compute.h). Integer and bool ops stay in their type
  * and never overflow a signed type (abs(MIN) is MIN by an explicit test,
  * not by wrapping arithmetic).
  */
@@ -24,6 +26,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half_compute.h"
 #include "op_registry.h"
 #include "ops_unary_math.h"
 #include "parallel.h"
@@ -438,6 +441,17 @@ static unary_loop loop_for(const unary_op *op, kiln_dtype dtype)
     return (unsigned)dtype < sizeof op->loops / sizeof op->loops[0] ? op->loops[dtype] : NULL;
 }
 
+static bool is_half(kiln_dtype dtype)
+{
+    return dtype == KILN_F16 || dtype == KILN_BF16;
+}
+
+/* The dtype whose loop and attribute rules serve `dtype`: f16 and bf16 are computed in f32 (half_compute.h). */
+static kiln_dtype computed_as(kiln_dtype dtype)
+{
+    return is_half(dtype) ? KILN_F32 : dtype;
+}
+
 /* "f32, f64, i8, ..." — the dtypes `op` accepts, for refusals. */
 static void accepted_dtypes(const unary_op *op, char *buffer, size_t size)
 {
@@ -446,7 +460,8 @@ static void accepted_dtypes(const unary_op *op, char *buffer, size_t size)
     for (unsigned d = 0; d < sizeof op->loops / sizeof op->loops[0]; d++) {
         if (!op->loops[d])
             continue;
-        int n = snprintf(buffer + used, size - used, "%s%s", used ? ", " : "", kiln_dtype_name((kiln_dtype)d));
+        int n = snprintf(buffer + used, size - used, "%s%s%s", used ? ", " : "", kiln_dtype_name((kiln_dtype)d),
+                         d == KILN_F32 ? ", f16, bf16" : "");
         if (n < 0 || (size_t)n >= size - used)
             return;
         used += (size_t)n;
@@ -457,7 +472,7 @@ static void accepted_dtypes(const unary_op *op, char *buffer, size_t size)
 static kiln_status infer_unary(const unary_op *op, const kiln_shape_context *ctx, const kiln_value_type *input,
                                kiln_value_type *out, kiln_error *err)
 {
-    if (!loop_for(op, input->dtype)) {
+    if (!loop_for(op, computed_as(input->dtype))) {
         char accepted[128];
         accepted_dtypes(op, accepted, sizeof accepted);
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: op '%s' does not take dtype %s (it takes %s)",
@@ -466,7 +481,8 @@ static kiln_status infer_unary(const unary_op *op, const kiln_shape_context *ctx
     if (op->read_params) {
         unary_params params;
         memset(&params, 0, sizeof params);
-        KILN_TRY(op->read_params(ctx->node_label, input->dtype, ctx->attributes, ctx->attribute_count, &params, err));
+        KILN_TRY(op->read_params(ctx->node_label, computed_as(input->dtype), ctx->attributes, ctx->attribute_count,
+                                 &params, err));
     }
     *out = *input;
     if (op->bool_result)
@@ -522,6 +538,7 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     }                                                                                                      \
     static kiln_status run_##ID(const kiln_kernel_call *call, kiln_error *err)                               \
     {                                                                                                      \
+        KILN_HALF_IN_F32(call, run_##ID, err);                                                             \
         return run_unary(&op_##ID, call, err);                                                             \
     }
 UNARY_OPS(DEFINE_ENTRY)

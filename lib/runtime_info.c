@@ -29,6 +29,7 @@ const char *const *kiln_runtime_features(void)
      * `onednn`; OpenMP when the compiler has it). */
     static const char *const features[] = {
         "reference-kernels", "zlib-compression", "ed25519-signatures",
+        "half-precision", /* required feature bit 0: f16 and bf16 computed in f32 */
 #ifdef KILN_HAVE_ONEDNN
         "onednn",
 #endif

@@ -39,14 +39,15 @@ typedef enum kiln_literal_problem {
     KILN_LITERAL_NOT_INTEGER,      /* 1.5 or nan for an integer dtype */
     KILN_LITERAL_NOT_NUMBER,       /* true for a float dtype */
     KILN_LITERAL_NOT_BOOL,         /* 2 or 1.0 for bool */
-    KILN_LITERAL_UNSUPPORTED_DTYPE /* f16, bf16: no literals in this version */
+    KILN_LITERAL_UNSUPPORTED_DTYPE /* a dtype this runtime does not know */
 } kiln_literal_problem;
 
 /*
  * Convert the literal `text` (a number as the lexer accepts it, or one of
  * the words nan, inf, -inf, true, false) to one little-endian element of
  * `dtype` in `out`. Floats are rounded once, directly to the dtype (strtof
- * for f32), so that printing then parsing is exact.
+ * for f32; for f16 and bf16 by way of round-to-odd, see text_literal.c), so
+ * that printing then parsing is exact.
  * @return KILN_LITERAL_OK or the reason it does not fit.
  */
 kiln_literal_problem kiln_text_literal_parse(kiln_dtype dtype, const char *text, uint8_t out[8]);

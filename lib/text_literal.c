@@ -7,6 +7,7 @@
 #include "text.h"
 
 #include <errno.h>
+#include <fenv.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -14,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
+
 /* The NaN that `nan` stands for: the default quiet NaN, sign bit clear. */
 static const uint32_t quiet_nan_f32 = 0x7fc00000u;
 static const uint64_t quiet_nan_f64 = 0x7ff8000000000000u;
+static const uint16_t quiet_nan_f16 = 0x7e00u;
+static const uint16_t quiet_nan_bf16 = 0x7fc0u;
 
 bool kiln_text_is_literal_word(const char *text, size_t length)
 {
@@ -163,12 +168,58 @@ static kiln_literal_problem parse_f32(const char *text, uint8_t out[8])
     return KILN_LITERAL_OK;
 }
 
+/* strtod of `text` rounded in `mode` (glibc's strtod honours the rounding mode). */
+static double strtod_rounding(const char *text, int mode, char **end)
+{
+    int previous = fegetround();
+    fesetround(mode);
+    double value = strtod(text, end);
+    fesetround(previous);
+    return value;
+}
+
+/*
+ * f16 and bf16: rounded once from the decimal value. The two directed
+ * roundings of strtod bracket it; when they differ the one with the odd
+ * last bit is the value rounded to odd, which, narrowed to f32 and then
+ * to the half type (each step at least two bits narrower), gives the
+ * decimal correctly rounded to nearest, ties to even (half.h).
+ */
+static kiln_literal_problem parse_half(kiln_dtype dtype, const char *text, uint8_t out[8])
+{
+    uint16_t bits;
+    if (strcmp(text, "nan") == 0) {
+        bits = dtype == KILN_F16 ? quiet_nan_f16 : quiet_nan_bf16;
+    } else if (strcmp(text, "inf") == 0 || strcmp(text, "-inf") == 0) {
+        bits = (uint16_t)((text[0] == '-' ? 0x8000u : 0) | (dtype == KILN_F16 ? 0x7c00u : 0x7f80u));
+    } else {
+        if (!is_number_text(text))
+            return KILN_LITERAL_NOT_NUMBER;
+        char *end_down, *end_up;
+        double down = strtod_rounding(text, FE_DOWNWARD, &end_down);
+        double up = strtod_rounding(text, FE_UPWARD, &end_up);
+        if (*end_down || end_down == text || *end_up || end_up == text)
+            return KILN_LITERAL_NOT_NUMBER;
+        uint64_t down_bits;
+        memcpy(&down_bits, &down, sizeof down_bits);
+        double odd = down == up || (down_bits & 1) ? down : up;
+        float narrowed = kiln_f64_to_f32_odd(odd);
+        bits = dtype == KILN_F16 ? kiln_f32_to_f16(narrowed) : kiln_f32_to_bf16(narrowed);
+        if ((bits & 0x7fffu) == (dtype == KILN_F16 ? 0x7c00u : 0x7f80u))
+            return KILN_LITERAL_OUT_OF_RANGE;
+    }
+    memcpy(out, &bits, 2);
+    return KILN_LITERAL_OK;
+}
+
 kiln_literal_problem kiln_text_literal_parse(kiln_dtype dtype, const char *text, uint8_t out[8])
 {
     memset(out, 0, 8);
     switch (dtype) {
     case KILN_F64: return parse_f64(text, out);
     case KILN_F32: return parse_f32(text, out);
+    case KILN_F16:
+    case KILN_BF16: return parse_half(dtype, text, out);
     case KILN_BOOL:
         if (strcmp(text, "true") == 0 || strcmp(text, "1") == 0)
             out[0] = 1;
@@ -215,6 +266,18 @@ static void format_f32(float value, char out[KILN_TEXT_LITERAL_MAX])
     }
 }
 
+/* Shortest "%.*g" of a half value that parse_half reads back to the same bits. */
+static void format_half(kiln_dtype dtype, uint16_t bits, char out[KILN_TEXT_LITERAL_MAX])
+{
+    double value = dtype == KILN_F16 ? (double)kiln_f16_to_f32(bits) : (double)kiln_bf16_to_f32(bits);
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(out, KILN_TEXT_LITERAL_MAX, "%.*g", digits, value);
+        uint8_t back[8];
+        if (parse_half(dtype, out, back) == KILN_LITERAL_OK && memcmp(back, &bits, 2) == 0)
+            return;
+    }
+}
+
 bool kiln_text_literal_format(kiln_dtype dtype, const uint8_t *element, char out[KILN_TEXT_LITERAL_MAX])
 {
     out[0] = '\0';
@@ -247,6 +310,21 @@ bool kiln_text_literal_format(kiln_dtype dtype, const uint8_t *element, char out
             snprintf(out, KILN_TEXT_LITERAL_MAX, "%s", value < 0 ? "-inf" : "inf");
         else
             format_f32(value, out);
+        return true;
+    }
+    case KILN_F16:
+    case KILN_BF16: {
+        uint16_t bits;
+        memcpy(&bits, element, 2);
+        uint16_t magnitude = bits & 0x7fffu, infinity = dtype == KILN_F16 ? 0x7c00u : 0x7f80u;
+        if (magnitude > infinity) {
+            snprintf(out, KILN_TEXT_LITERAL_MAX, "nan");
+            return bits == (dtype == KILN_F16 ? quiet_nan_f16 : quiet_nan_bf16);
+        }
+        if (magnitude == infinity)
+            snprintf(out, KILN_TEXT_LITERAL_MAX, "%s", bits & 0x8000u ? "-inf" : "inf");
+        else
+            format_half(dtype, bits, out);
         return true;
     }
     case KILN_BOOL:

@@ -23,6 +23,7 @@
 
 #include "builder_private.h"
 #include "format/error.h"
+#include "half.h"
 #include "op_registry.h"
 #include "shape_parse.h"
 #include "tensor.h"
@@ -1160,6 +1161,8 @@ static kiln_status make_literal_scalars(parser *p, call *c, const kiln_op_def *o
         switch (dtype) {
         case KILN_F64: memcpy(&value, element, 8); break;
         case KILN_F32: { float f; memcpy(&f, element, 4); value = f; break; }
+        case KILN_F16: { uint16_t h; memcpy(&h, element, 2); value = kiln_f16_to_f32(h); break; }
+        case KILN_BF16: { uint16_t h; memcpy(&h, element, 2); value = kiln_bf16_to_f32(h); break; }
         case KILN_I64: {
             int64_t v;
             memcpy(&v, element, 8);

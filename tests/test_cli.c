@@ -235,6 +235,8 @@ static void version_describes_the_runtime(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "format     reads 1.0");
     assert_contains(r.out, "  add              v1\n");
+    assert_contains(r.out, "f16 bf16"); /* run under required feature bit 0 */
+    assert_contains(r.out, "half-precision");
     run(&r, "'%s' version --json", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     json_value *json = parse_stdout(&r);

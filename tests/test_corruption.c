@@ -1142,6 +1142,69 @@ static void test_newer_minor_unknown_critical_refused(void **state)
     artifact_release(&a);
 }
 
+/* y = OP(x) for x: DTYPE[2], with the op's STRING attribute `to` when given (cast). */
+static artifact encode_one_op(kiln_dtype dtype, const char *op, const char *to)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value x, y;
+    void *bytes = NULL;
+    artifact a;
+    assert_int_equal(kiln_builder_new("one_op", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", dtype, "[2]", &x, &err), KILN_OK);
+    kiln_attribute attribute = {.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = to};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, op, 1, &x, to ? 1 : 0, &attribute, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, &bytes, &a.size, &err), KILN_OK);
+    kiln_builder_free(b);
+    a.bytes = bytes;
+    return a;
+}
+
+/*
+ * Required feature bit 0, half-precision values: the writer sets it
+ * exactly when an input, weight or node result is f16 or bf16; a file
+ * using them without it keeps the outcome a runtime without half precision
+ * gives (dtype-unsupported); the bit without such a value is malformed.
+ */
+static void test_half_precision_feature_bit(void **state)
+{
+    (void)state;
+    artifact scale = encode_scale();
+    assert_int_equal(kiln_load_u64(scale.bytes + 40), 0);
+    kiln_section_spec specs[PART_COUNT];
+    uint32_t count = split_sections(&scale, specs, PART_COUNT);
+    artifact a = encode_sections(specs, count, UINT64_C(1));
+    expect_load(a.bytes, a.size, NULL, KILN_ERR_MALFORMED, "feature bit 0 (half-precision values) is set, but no");
+    artifact_release(&a);
+    artifact_release(&scale);
+
+    static const struct {
+        kiln_dtype dtype;
+        const char *op, *to, *refused;
+    } cases[] = {
+        {KILN_F16, "neg", NULL, "input 'x': dtype f16 is not supported by this runtime without the half-precision "
+                                "feature bit"},
+        {KILN_BF16, "abs", NULL, "input 'x': dtype bf16 is not supported by this runtime without the half-precision "
+                                 "feature bit"},
+        {KILN_F32, "cast", "f16", "node 0 (cast): result dtype f16 is not supported by this runtime without the "
+                                  "half-precision feature bit"},
+        {KILN_I32, "cast", "bf16", "node 0 (cast): result dtype bf16"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        artifact half = encode_one_op(cases[i].dtype, cases[i].op, cases[i].to);
+        assert_int_equal(kiln_load_u64(half.bytes + 40), UINT64_C(1));
+        expect_load(half.bytes, half.size, NULL, KILN_OK, NULL);
+        count = split_sections(&half, specs, PART_COUNT);
+        a = encode_sections(specs, count, 0);
+        expect_load(a.bytes, a.size, NULL, KILN_ERR_UNSUPPORTED_DTYPE, cases[i].refused);
+        kiln_load_options lazy = options_for(KILN_VERIFY_LAZY);
+        expect_load(a.bytes, a.size, &lazy, KILN_ERR_UNSUPPORTED_DTYPE, "half-precision feature bit");
+        artifact_release(&a);
+        artifact_release(&half);
+    }
+}
+
 static void test_unknown_feature_bits_refused(void **state)
 {
     (void)state;
@@ -1153,7 +1216,7 @@ static void test_unknown_feature_bits_refused(void **state)
         uint64_t features;
         const char *as_mask, *as_number;
     } cases[] = {
-        {UINT64_C(1), "0x1 ", "bit 0 "},
+        {UINT64_C(1) << 1, "0x2 ", "bit 1 "},
         {UINT64_C(1) << 63, "0x8000000000000000", "bit 63 "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -2564,6 +2627,7 @@ int main(void)
         cmocka_unit_test(test_runtime_guards_are_checked_at_load),
         cmocka_unit_test(test_newer_minor_unknown_critical_refused),
         cmocka_unit_test(test_unknown_feature_bits_refused),
+        cmocka_unit_test(test_half_precision_feature_bit),
         cmocka_unit_test(test_newer_section_version_refused),
         cmocka_unit_test(test_compressed_weights_load_and_run),
         cmocka_unit_test(test_compressed_stream_sizes),

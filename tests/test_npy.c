@@ -228,7 +228,7 @@ static void test_round_trip_zero_size(void **state)
 
 static void test_round_trip_other_dtypes(void **state)
 {
-    const kiln_dtype dtypes[] = {KILN_F16, KILN_I8, KILN_I16, KILN_U16, KILN_U32, KILN_U64};
+    const kiln_dtype dtypes[] = {KILN_F16, KILN_BF16, KILN_I8, KILN_I16, KILN_U16, KILN_U32, KILN_U64};
     const int64_t shape[] = {4, 3};
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
         round_trip(state, patterned(dtypes[i], 2, shape));
@@ -301,18 +301,31 @@ static void test_write_shape_text(void **state)
     assert_int_equal(unlink(path), 0);
 }
 
-static void test_write_bf16_refused(void **state)
+/* NumPy has no bf16: kiln writes the patterns as 2-byte void ('<V2'), and reads them back as bf16. */
+static void test_bf16_as_two_byte_void(void **state)
 {
     const int64_t shape[] = {2};
     char path[128];
-    kiln_tensor *t = NULL;
+    kiln_tensor *t = NULL, *back = NULL;
     kiln_error err;
     path_in(state, "bf16.npy", path, sizeof path);
     assert_int_equal(kiln_tensor_new(KILN_BF16, 1, shape, &t, &err), KILN_OK);
-    assert_int_equal(kiln_npy_write_file(path, t, &err), KILN_ERR_NPY);
-    assert_non_null(strstr(err.message, "bf16"));
-    assert_int_equal(access(path, F_OK), -1); /* nothing was created */
+    uint16_t *bits = kiln_tensor_data(t);
+    bits[0] = 0x3f80; /* 1.0 */
+    bits[1] = 0xffc1; /* a NaN with a payload: bit patterns travel unchanged */
+    assert_int_equal(kiln_npy_write_file(path, t, &err), KILN_OK);
+    FILE *file = fopen(path, "rb");
+    assert_non_null(file);
+    char header[128] = {0};
+    assert_true(fread(header, 1, sizeof header - 1, file) > 0);
+    fclose(file);
+    assert_non_null(strstr(header + 10, "'descr': '<V2'")); /* the dict follows magic, version, length */
+    assert_int_equal(kiln_npy_read_file(path, &back, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(back), KILN_BF16);
+    assert_memory_equal(kiln_tensor_data(back), bits, 4);
     kiln_tensor_free(t);
+    kiln_tensor_free(back);
+    assert_int_equal(unlink(path), 0);
 }
 
 static void test_write_io_error(void **state)
@@ -408,7 +421,7 @@ static void test_read_descr_table(void **state)
         {"<f4", KILN_F32}, {"<f8", KILN_F64}, {"<f2", KILN_F16}, {"<i1", KILN_I8},
         {"|i1", KILN_I8},  {"<i2", KILN_I16}, {"<i4", KILN_I32}, {"<i8", KILN_I64},
         {"|u1", KILN_U8},  {"<u1", KILN_U8},  {"<u2", KILN_U16}, {"<u4", KILN_U32},
-        {"<u8", KILN_U64}, {"|b1", KILN_BOOL},
+        {"<u8", KILN_U64}, {"|b1", KILN_BOOL}, {"<V2", KILN_BF16}, {"|V2", KILN_BF16},
     };
     const uint8_t zeros[8] = {0};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -771,7 +784,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_rank8),
         cmocka_unit_test(test_write_matches_numpy),
         cmocka_unit_test(test_write_shape_text),
-        cmocka_unit_test(test_write_bf16_refused),
+        cmocka_unit_test(test_bf16_as_two_byte_void),
         cmocka_unit_test(test_write_io_error),
         cmocka_unit_test(test_read_v1_header),
         cmocka_unit_test(test_read_v2_header),

@@ -890,7 +890,7 @@ static void gather_family_refusals(void **state)
     assert_int_equal(try_build("one_hot", KILN_I64, "[n]", NULL, 0, NULL, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "depth"));
     kiln_attribute one_hot_bad[] = {{.name = "depth", .type = KILN_ATTRIBUTE_INT, .i = 2},
-                                    {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "f16"}};
+                                    {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "c64"}};
     assert_int_equal(try_build("one_hot", KILN_I64, "[n]", NULL, 2, one_hot_bad, &err), KILN_ERR_INVALID_PROGRAM);
     assert_int_equal(try_build("one_hot", KILN_F32, "[n]", NULL, 1, one_hot_bad, &err), KILN_ERR_INVALID_PROGRAM);
     assert_int_equal(try_build("trilu", KILN_F32, "[n]", NULL, 0, NULL, &err), KILN_ERR_INVALID_PROGRAM);

@@ -355,8 +355,8 @@ static void refusals(void **state)
     (void)state;
     /* eye_like */
     expect_refusal("eye_like", "[n]", 0, NULL, (const char *[]){"rank 1; eye_like needs rank 2", NULL});
-    kiln_attribute dtype = {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "f16"};
-    expect_refusal("eye_like", "[n, n]", 1, &dtype, (const char *[]){"attribute 'dtype' is \"f16\"", NULL});
+    kiln_attribute dtype = {.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "c64"};
+    expect_refusal("eye_like", "[n, n]", 1, &dtype, (const char *[]){"attribute 'dtype' is \"c64\"", NULL});
     dtype.s = "float";
     expect_refusal("eye_like", "[n, n]", 1, &dtype, (const char *[]){"\"float\"", NULL});
 

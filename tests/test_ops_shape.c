@@ -921,8 +921,7 @@ static void cast_expand_tile_refusals(void **state)
     expect_refusal(try_build("cast", 0, NULL, 1, KILN_F32, (const char *[]){"[2]"}, 1, &unknown, &err), &err,
                    "f128", "not a supported dtype");
     kiln_attribute half = {.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = "f16"};
-    expect_refusal(try_build("cast", 0, NULL, 1, KILN_F32, (const char *[]){"[2]"}, 1, &half, &err), &err, "f16",
-                   NULL);
+    assert_int_equal(try_build("cast", 0, NULL, 1, KILN_F32, (const char *[]){"[2]"}, 1, &half, &err), KILN_OK);
     expect_refusal(try_build("cast", 0, NULL, 1, KILN_F32, (const char *[]){"[2]"}, 0, NULL, &err), &err,
                    "'to'", NULL);
     kiln_attribute target = PUB_INTS("shape", 4, 3);

@@ -360,6 +360,51 @@ static void float_constants_inline_exactly(void **state)
     free(canonical);
 }
 
+/* f16 and bf16 programs: inline literals, a literal operand, a bf16 weight file; byte for byte back. */
+static void half_programs_round_trip(void **state)
+{
+    (void)state;
+    char *dir = make_dir("half");
+    char *w_path = path_in(dir, "w.npy");
+    kiln_tensor *w = NULL;
+    kiln_error err;
+    const int64_t w_shape[1] = {3};
+    assert_int_equal(kiln_tensor_new(KILN_BF16, 1, w_shape, &w, &err), KILN_OK);
+    uint16_t *w_bits = kiln_tensor_data(w);
+    w_bits[0] = 0x3f80;
+    w_bits[1] = 0xffc1; /* a NaN with a payload has no literal: it stays a file */
+    w_bits[2] = 0x0001; /* the smallest subnormal */
+    assert_int_equal(kiln_npy_write_file(w_path, w, &err), KILN_OK);
+    kiln_tensor_free(w);
+    const char *text = "kiln 1.0\nprogram \"half\"\ndim n in 1..4\ninput x: f16[n, 3]\n"
+                       "weight w: bf16[3] = file \"w.npy\"\n"
+                       "const c: f16[4] = [0.1, -0, 65519, 6e-8]\n"
+                       "const b: bf16[2] = [1.00390625, -inf]\n"
+                       "%0 = mul(x, 0.5)\n%1 = cast(%0, to=\"bf16\")\n%2 = add(%1, w)\noutput y = %2\noutput c = c\n"
+                       "output b = b\n";
+    void *bytes, *again;
+    size_t size, again_size;
+    seal_text(text, dir, &bytes, &size);
+    char *canonical = disassemble(bytes, size, dir);
+    /* 65519 rounds once to 65504; 6e-8 to the smallest subnormal; the bf16 tie to even. */
+    assert_contains(canonical, "const c: f16[4] = [0.1, -0, 6.55e+04, 6e-08]\n");
+    assert_contains(canonical, "const b: bf16[2] = [1, -inf]\n");
+    assert_contains(canonical, "const scalar_0: f16[] = 0.5\n");
+    assert_contains(canonical, "weight w: bf16[3] = file \"w.npy\"\n");
+    char *text_path = path_in(dir, "p.ktxt");
+    write_file(text_path, canonical);
+    char *reread = read_file(text_path);
+    seal_text(reread, dir, &again, &again_size);
+    assert_same_bytes(bytes, size, again, again_size);
+    free(bytes);
+    free(again);
+    free(canonical);
+    free(reread);
+    free(text_path);
+    free(w_path);
+    free(dir);
+}
+
 static void literal_spelling_reads_back_bit_for_bit(void **state)
 {
     (void)state;
@@ -398,7 +443,62 @@ static void literal_spelling_reads_back_bit_for_bit(void **state)
     assert_int_equal(kiln_text_literal_parse(KILN_F64, "1e999", element), KILN_LITERAL_OUT_OF_RANGE);
     assert_int_equal(kiln_text_literal_parse(KILN_F32, "1e39", element), KILN_LITERAL_OUT_OF_RANGE);
     assert_int_equal(kiln_text_literal_parse(KILN_BOOL, "2", element), KILN_LITERAL_NOT_BOOL);
-    assert_int_equal(kiln_text_literal_parse(KILN_F16, "1", element), KILN_LITERAL_UNSUPPORTED_DTYPE);
+    assert_int_equal(kiln_text_literal_parse(KILN_F16, "70000", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_BF16, "1e39", element), KILN_LITERAL_OUT_OF_RANGE);
+    assert_int_equal(kiln_text_literal_parse(KILN_F16, "true", element), KILN_LITERAL_NOT_NUMBER);
+    assert_int_equal(kiln_text_literal_parse(KILN_DTYPE_INVALID, "1", element), KILN_LITERAL_UNSUPPORTED_DTYPE);
+}
+
+/* f16 and bf16 literals: one rounding from the decimal value, and every pattern reads back from its spelling. */
+static void half_literals_round_once_and_read_back(void **state)
+{
+    (void)state;
+    static const struct {
+        kiln_dtype dtype;
+        const char *text;
+        uint16_t bits;
+    } cases[] = {
+        {KILN_F16, "1", 0x3c00},         {KILN_F16, "-0", 0x8000},        {KILN_F16, "0.1", 0x2e66},
+        {KILN_F16, "65504", 0x7bff},     {KILN_F16, "65519", 0x7bff},     {KILN_F16, "1e-8", 0x0000},
+        {KILN_F16, "3e-8", 0x0001},      {KILN_F16, "nan", 0x7e00},       {KILN_F16, "-inf", 0xfc00},
+        {KILN_BF16, "1", 0x3f80},        {KILN_BF16, "nan", 0x7fc0},      {KILN_BF16, "inf", 0x7f80},
+        /* 1 + 2^-8 is the tie between 1 and 1 + 2^-7: to even. */
+        {KILN_BF16, "1.00390625", 0x3f80},
+        /* 1e-16 above the tie: the nearest double is the tie itself, so reading the decimal
+         * as a double first would round down; rounding once goes up. */
+        {KILN_BF16, "1.0039062500000001", 0x3f81},
+        /* The same for f16: 1 + 2^-11 is the tie between 1 and 1 + 2^-10. */
+        {KILN_F16, "1.00048828125000001", 0x3c01},
+        {KILN_F16, "1.00048828125", 0x3c00},
+    };
+    uint8_t element[8];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(kiln_text_literal_parse(cases[i].dtype, cases[i].text, element), KILN_LITERAL_OK);
+        uint16_t bits;
+        memcpy(&bits, element, 2);
+        if (bits != cases[i].bits)
+            fail_msg("%s literal %s is 0x%04x, want 0x%04x", kiln_dtype_name(cases[i].dtype), cases[i].text, bits,
+                     cases[i].bits);
+    }
+    const kiln_dtype halves[] = {KILN_F16, KILN_BF16};
+    for (size_t d = 0; d < 2; d++) {
+        for (uint32_t p = 0; p < 65536; p++) {
+            uint16_t bits = (uint16_t)p, back;
+            char text[KILN_TEXT_LITERAL_MAX];
+            bool has_literal = kiln_text_literal_format(halves[d], (const uint8_t *)&bits, text);
+            bool nan = (bits & 0x7fffu) > (halves[d] == KILN_F16 ? 0x7c00u : 0x7f80u);
+            if (nan) {
+                assert_int_equal(has_literal, bits == (halves[d] == KILN_F16 ? 0x7e00 : 0x7fc0));
+                continue;
+            }
+            assert_true(has_literal);
+            assert_int_equal(kiln_text_literal_parse(halves[d], text, element), KILN_LITERAL_OK);
+            memcpy(&back, element, 2);
+            if (back != bits)
+                fail_msg("%s 0x%04x is written %s, which reads back as 0x%04x", kiln_dtype_name(halves[d]), bits,
+                         text, back);
+        }
+    }
 }
 
 /* ------------------------------------------------- weights kept as files */
@@ -1249,6 +1349,8 @@ int main(void)
         cmocka_unit_test(every_dtype_round_trips_through_files),
         cmocka_unit_test(float_constants_inline_exactly),
         cmocka_unit_test(literal_spelling_reads_back_bit_for_bit),
+        cmocka_unit_test(half_literals_round_once_and_read_back),
+        cmocka_unit_test(half_programs_round_trip),
         cmocka_unit_test(disassembly_without_a_directory_names_digests),
         cmocka_unit_test(the_tour_parses_as_written),
         cmocka_unit_test(layout_comments_and_names_are_free),

@@ -599,7 +599,7 @@ static int print_human(const artifact_view *view, bool quiet)
         printf("features    required bit%s", (features & (features - 1)) ? "s" : "");
         for (int bit = 0, n = 0; bit < 64; bit++)
             if (features >> bit & 1)
-                printf("%s %d", n++ ? "," : "", bit);
+                printf("%s %d%s", n++ ? "," : "", bit, bit == 0 ? " (half-precision values)" : "");
         printf("\n");
     }
     print_problems(view, &st);

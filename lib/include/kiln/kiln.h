@@ -71,7 +71,11 @@ KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
-/** @return true if this runtime can load and run tensors of `dtype`. */
+/**
+ * @return true if this runtime can load and run tensors of `dtype`. f16 and
+ * bf16 are run in programs whose file carries required feature bit 0
+ * (half-precision values), which the writer sets when a program holds them.
+ */
 KILN_API bool kiln_dtype_is_supported(kiln_dtype dtype);
 
 /* ----------------------------------------------------------------- tensors */
