@@ -44,12 +44,21 @@ static bool is_matrix_dtype(kiln_dtype dtype)
 static kiln_status require_equal_sizes(const kiln_shape_context *ctx, const char *what, uint32_t a,
                                        const char *a_where, uint32_t b, const char *b_where, kiln_error *err)
 {
-    char left[128], right[128], claim_text[400];
+    char left[128], right[128], claim_text[400], advice[400];
     kiln_format_size(ctx, a, left, sizeof left);
     kiln_format_size(ctx, b, right, sizeof right);
     snprintf(claim_text, sizeof claim_text, "%s %s (%s) and %s (%s) are equal", what, left, a_where, right, b_where);
+    /* A dim against a constant: the constant is the only size that works. */
+    const kiln_expr *ea = &ctx->pool->items[a], *eb = &ctx->pool->items[b];
+    const kiln_expr *dim = ea->kind == KILN_EXPR_DIM ? ea : eb, *constant = ea->kind == KILN_EXPR_DIM ? eb : ea;
+    if (dim->kind == KILN_EXPR_DIM && constant->kind == KILN_EXPR_CONST && dim->dim < ctx->dim_count)
+        snprintf(advice, sizeof advice, "%s must equal %lld: declare %s in %lld..%lld, or use the same size on both "
+                 "sides", ctx->dims[dim->dim].name, (long long)constant->constant, ctx->dims[dim->dim].name,
+                 (long long)constant->constant, (long long)constant->constant);
+    else
+        snprintf(advice, sizeof advice, "Use the same dim on both sides");
     kiln_size_claim claim = {KILN_CLAIM_EQUAL, a, b, 0};
-    return kiln_prove_size_claim(ctx, &claim, claim_text, "Use the same dim on both sides", err);
+    return kiln_prove_size_claim(ctx, &claim, claim_text, advice, err);
 }
 
 /* ---------------------------------------------------------------- matmul */

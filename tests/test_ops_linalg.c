@@ -769,6 +769,7 @@ static void matmul_refuses_unproven_inner_sizes(void **state)
     assert_non_null(strstr(err.message, "4"));
     assert_non_null(strstr(err.message, "counterexample"));
     assert_non_null(strstr(err.message, "k=2"));
+    assert_non_null(strstr(err.message, "k must equal 4: declare k in 4..4, or use the same size on both sides"));
 
     /* The same dim on both sides is proven. */
     assert_int_equal(try_build("matmul", 3, mkn_dims, 2, f32x3, (const char *[]){"[m, k]", "[k, n]"}, 0, NULL, &err),
