@@ -21,24 +21,23 @@ static uint64_t value_count(const kiln_dim_decl *d)
 typedef enum pick_mode {
     PICK_ALL,     /* every value, in order */
     PICK_SAMPLES, /* the four of sample_value */
-    PICK_PREFIX,  /* the first `take` values */
-    PICK_ENDS,    /* first and last */
+    PICK_AXIS,    /* as a kiln_grid_axis says */
 } pick_mode;
 
-static int64_t pick_value(const kiln_dim_decl *d, pick_mode mode, uint64_t j)
+static int64_t pick_value(const kiln_dim_decl *d, pick_mode mode, const kiln_grid_axis *axis, uint64_t j)
 {
     switch (mode) {
     case PICK_SAMPLES: return sample_value(d, (uint32_t)j);
-    case PICK_ENDS: return j ? kiln_dim_last(d) : kiln_dim_first(d);
+    case PICK_AXIS: return axis->ends ? (j ? axis->last : axis->first) : axis->first + (int64_t)j * axis->step;
     default: return kiln_dim_first(d) + (int64_t)j * d->multiple_of;
     }
 }
 
-/* Odometer over the involved dims; dim i takes counts[i] values picked by modes[i]. */
+/* Odometer over the involved dims; dim i takes counts[i] values picked by modes[i] (and axes[i]). */
 static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                    const uint32_t *involved, uint32_t involved_count, const pick_mode *modes,
-                   const uint64_t *counts, kiln_domain_predicate holds, void *context, int64_t *dim_values,
-                   bool *bound)
+                   const kiln_grid_axis *axes, const uint64_t *counts, kiln_domain_predicate holds, void *context,
+                   int64_t *dim_values, bool *bound)
 {
     uint64_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
     for (uint32_t d = 0; d < dim_count; d++) {
@@ -47,7 +46,7 @@ static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32
     }
     for (;;) {
         for (uint32_t i = 0; i < involved_count; i++)
-            dim_values[involved[i]] = pick_value(&dims[involved[i]], modes[i], counters[i]);
+            dim_values[involved[i]] = pick_value(&dims[involved[i]], modes[i], axes ? &axes[i] : NULL, counters[i]);
         if (!holds(pool, dim_values, bound, context))
             return true;
         uint32_t i = 0;
@@ -83,12 +82,12 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
         modes[i] = exhaustive ? PICK_ALL : PICK_SAMPLES;
         counts[i] = exhaustive ? value_count(&dims[involved[i]]) : 4;
     }
-    return search(pool, dims, dim_count, involved, involved_count, modes, counts, holds, context, dim_values,
+    return search(pool, dims, dim_count, involved, involved_count, modes, NULL, counts, holds, context, dim_values,
                   bound);
 }
 
 bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
-                             const uint32_t *involved, uint32_t involved_count, const uint64_t *take,
+                             const uint32_t *involved, uint32_t involved_count, const kiln_grid_axis *axes,
                              kiln_domain_predicate holds, void *context, int64_t *dim_values, bool *bound,
                              bool *searched)
 {
@@ -99,13 +98,13 @@ bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *di
     if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
         return false;
     for (uint32_t i = 0; i < involved_count; i++) {
-        uint64_t size = value_count(&dims[involved[i]]);
-        modes[i] = take[i] ? PICK_PREFIX : PICK_ENDS;
-        counts[i] = take[i] ? (take[i] < size ? take[i] : size) : (size > 1 ? 2 : 1);
-        if (__builtin_mul_overflow(points, counts[i], &points) || points > KILN_DOMAIN_ENUMERATION_LIMIT)
+        modes[i] = PICK_AXIS;
+        counts[i] = axes[i].ends ? (axes[i].last != axes[i].first ? 2 : 1) : axes[i].count;
+        if (counts[i] == 0 || __builtin_mul_overflow(points, counts[i], &points) ||
+            points > KILN_DOMAIN_ENUMERATION_LIMIT)
             return false;
     }
     *searched = true;
-    return search(pool, dims, dim_count, involved, involved_count, modes, counts, holds, context, dim_values,
+    return search(pool, dims, dim_count, involved, involved_count, modes, axes, counts, holds, context, dim_values,
                   bound);
 }

@@ -32,17 +32,25 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
                                      uint32_t involved_count, kiln_domain_predicate holds,
                                      void *context, int64_t *dim_values, bool *bound);
 
+/* The values one dim takes in a grid search: `count` values first,
+ * first + step, ...; or, when `ends`, just `first` and `last`. */
+typedef struct kiln_grid_axis {
+    int64_t first, step, last;
+    uint64_t count;
+    bool ends;
+} kiln_grid_axis;
+
 /*
- * Search a grid of the dims in `involved`: dim involved[i] takes its first
- * take[i] values (all of them if it has fewer), or its first and last
- * value when take[i] is 0. Nothing is searched, and *searched is false,
- * when the grid has more than KILN_DOMAIN_ENUMERATION_LIMIT points.
- * The decision procedure of size_claim.c picks grids on which a claim
- * holds exactly when it holds over the whole domain.
+ * Search the grid where dim involved[i] takes the values axes[i] gives
+ * (the caller keeps them inside the dim's declared values). Nothing is
+ * searched, and *searched is false, when the grid has more than
+ * KILN_DOMAIN_ENUMERATION_LIMIT points. The decision procedure of
+ * size_claim.c picks grids on which a claim holds exactly when it holds
+ * over the whole domain.
  * @return true and the point in `dim_values` if a counterexample was found.
  */
 bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
-                             const uint32_t *involved, uint32_t involved_count, const uint64_t *take,
+                             const uint32_t *involved, uint32_t involved_count, const kiln_grid_axis *axes,
                              kiln_domain_predicate holds, void *context, int64_t *dim_values, bool *bound,
                              bool *searched);
 

@@ -66,27 +66,121 @@ static int64_t gcd(int64_t a, int64_t b)
     return a;
 }
 
+/* Limits of the residue split: the modulus, the classes searched, and the grid points over all classes. */
+#define MAX_PERIOD 4096
+#define MAX_RESIDUE_CLASSES 4096
+#define MAX_GRID_POINTS 1000000
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* lcm(a, b), or -1 above MAX_PERIOD. */
+static int64_t lcm_capped(int64_t a, int64_t b)
+{
+    int64_t result;
+    if (__builtin_mul_overflow(a / gcd(a, b), b, &result) || result > MAX_PERIOD)
+        return -1;
+    return result;
+}
+
 /*
- * The decision procedure for claims whose canonical polynomial has only
- * dims as atoms (spec/contract.md §4.1). Each dim is independent, with
- * values first, first+m, ..., last. Let P be a - b (EQUAL), a (MULTIPLE_OF)
- * or a - k (AT_LEAST). The claim then holds on the whole domain exactly
- * when it holds on a small grid:
- *  - P == 0: a polynomial of degree <= e_d in each dim d that vanishes on
- *    e_d + 1 values of every dim is zero (Alon's combinatorial
- *    Nullstellensatz); a dim with fewer values is taken whole.
- *  - P % k == 0: P mod k depends on each dim only mod k, and dim d's
- *    values repeat mod k every k / gcd(m, k) steps.
- *  - P >= 0 with P multilinear (no dim squared): P is affine in each dim,
- *    so its minimum over the box is at a corner (first/last of each dim).
- * The grid is searched with the original expressions, so a counterexample
- * found is a real point of the domain.
+ * Walk the division and remainder atoms of `p`, nested ones too: fold the
+ * product of the divisors on the way to each atom into *period (lcm) and
+ * mark the dims that stand inside an atom. The product, not just each
+ * divisor, makes every nested atom a polynomial with integer coefficients
+ * (or a constant) once the dims' residues mod *period are fixed.
+ * @return false past the limits.
+ */
+static bool scan_atoms(kiln_expr_pool *pool, const kiln_poly *p, int64_t enclosing, int64_t *period, bool *in_atom,
+                       int depth)
+{
+    if (depth > KILN_EXPR_MAX_DEPTH)
+        return false;
+    for (uint32_t t = 0; t < p->term_count; t++)
+        for (uint32_t j = 0; j < p->terms[t].degree; j++) {
+            const kiln_expr atom = pool->items[p->terms[t].atoms[j]];
+            if (atom.kind == KILN_EXPR_DIM) {
+                in_atom[atom.dim] = in_atom[atom.dim] || depth > 0;
+                continue;
+            }
+            int64_t divisor;
+            if (__builtin_mul_overflow(enclosing, pool->items[atom.rhs].constant, &divisor) || divisor > MAX_PERIOD ||
+                (*period = lcm_capped(*period, divisor)) < 0)
+                return false;
+            kiln_poly *inner = malloc(sizeof *inner);
+            bool ok = inner && kiln_expr_to_poly(pool, atom.lhs, inner) == KILN_OK &&
+                      scan_atoms(pool, inner, divisor, period, in_atom, depth + 1);
+            free(inner);
+            if (!ok)
+                return false;
+        }
+    return true;
+}
+
+/*
+ * The degree of `p` in dim d once d's residue is fixed: d counts 1, a
+ * floor division its inner polynomial's degree, a remainder 0 (it is then
+ * a constant). @return -1 past the limits.
+ */
+static int dim_degree(kiln_expr_pool *pool, const kiln_poly *p, uint32_t d, int depth)
+{
+    int best = 0;
+    if (depth > KILN_EXPR_MAX_DEPTH)
+        return -1;
+    for (uint32_t t = 0; t < p->term_count; t++) {
+        int degree = 0;
+        for (uint32_t j = 0; j < p->terms[t].degree; j++) {
+            const kiln_expr atom = pool->items[p->terms[t].atoms[j]];
+            if (atom.kind == KILN_EXPR_DIM) {
+                degree += atom.dim == d;
+            } else if (atom.kind == KILN_EXPR_FLOORDIV) {
+                kiln_poly *inner = malloc(sizeof *inner);
+                int inner_degree = inner && kiln_expr_to_poly(pool, atom.lhs, inner) == KILN_OK
+                                       ? dim_degree(pool, inner, d, depth + 1)
+                                       : -1;
+                free(inner);
+                if (inner_degree < 0)
+                    return -1;
+                degree += inner_degree;
+            }
+        }
+        best = degree > best ? degree : best;
+    }
+    return best;
+}
+
+/*
+ * The decision procedure (spec/contract.md §4.1). Dims are independent;
+ * dim d takes the values first, first+m, ..., last (m its multiple_of).
+ * Let P be a - b (EQUAL), a (MULTIPLE_OF) or a - k (AT_LEAST), as a
+ * canonical polynomial. Fix the residue of every dim that stands inside a
+ * division or remainder modulo L (the lcm of the divisor products and of
+ * those dims' multiple_of): writing d = r + L*t, every atom becomes a
+ * polynomial in t with integer coefficients, or a constant, so within
+ * each residue class P is a polynomial whose degree in each variable is
+ * known. The claim then holds on the class exactly when it holds on a
+ * small grid:
+ *  - P == 0: a polynomial of degree <= e in each variable that vanishes on
+ *    e + 1 values of each is zero (Alon's combinatorial Nullstellensatz);
+ *    a variable with fewer values is taken whole.
+ *  - P % k == 0: with integer coefficients P mod k depends on each
+ *    variable only mod k, and d's values repeat mod k every k/gcd(m, k)
+ *    steps (every k steps of t).
+ *  - P >= 0 with no variable squared: P is affine in each, so its minimum
+ *    over the box is at a corner (first and last value of each).
+ * The grids are searched with the original expressions, so a
+ * counterexample found is a real point of the domain.
  */
 static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_size_claim *c,
                                     const uint32_t *involved, uint32_t involved_count, int64_t *values, bool *bound)
 {
     uint32_t target = c->a, k_id;
     kiln_error ignored;
+    if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
+        return UNDECIDED;
     if (c->kind != KILN_CLAIM_MULTIPLE_OF) {
         uint32_t subtrahend = c->b;
         if (c->kind == KILN_CLAIM_AT_LEAST && kiln_expr_const(ctx->pool, c->k, &k_id, &ignored) == KILN_OK)
@@ -98,45 +192,86 @@ static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_si
             return UNDECIDED;
     }
     kiln_poly *poly = malloc(sizeof *poly);
-    if (!poly || kiln_expr_to_poly(ctx->pool, target, poly) != KILN_OK) {
-        free(poly);
-        return UNDECIDED;
-    }
-    uint64_t take[KILN_DOMAIN_MAX_INVOLVED];
-    bool decidable = involved_count <= KILN_DOMAIN_MAX_INVOLVED;
+    bool *in_atom = calloc(ctx->dim_count + 1, sizeof *in_atom);
+    int64_t period = 1;
+    int degree[KILN_DOMAIN_MAX_INVOLVED];
+    bool decidable = poly && in_atom && kiln_expr_to_poly(ctx->pool, target, poly) == KILN_OK &&
+                     scan_atoms(ctx->pool, poly, 1, &period, in_atom, 0);
+    uint64_t classes = 1;
     for (uint32_t i = 0; decidable && i < involved_count; i++) {
-        uint32_t degree = 0;
-        for (uint32_t t = 0; decidable && t < poly->term_count; t++) {
-            uint32_t in_term = 0;
-            for (uint32_t j = 0; j < poly->terms[t].degree; j++) {
-                const kiln_expr *atom = &ctx->pool->items[poly->terms[t].atoms[j]];
-                if (atom->kind != KILN_EXPR_DIM)
-                    decidable = false; /* a division or remainder: not decided here */
-                else if (atom->dim == involved[i])
-                    in_term++;
-            }
-            degree = in_term > degree ? in_term : degree;
-        }
         const kiln_dim_decl *dim = &ctx->dims[involved[i]];
-        if (degree == 0)
-            take[i] = 1; /* P does not depend on this dim */
-        else if (c->kind == KILN_CLAIM_EQUAL)
-            take[i] = degree + 1;
-        else if (c->kind == KILN_CLAIM_MULTIPLE_OF)
-            take[i] = (uint64_t)(c->k / gcd(dim->multiple_of % c->k, c->k));
-        else if (degree == 1)
-            take[i] = 0; /* first and last */
-        else
-            decidable = false;
+        degree[i] = dim_degree(ctx->pool, poly, involved[i], 0);
+        decidable = degree[i] >= 0 && !(c->kind == KILN_CLAIM_AT_LEAST && degree[i] > 1);
+        if (decidable && in_atom[involved[i]])
+            decidable = (period = lcm_capped(period, dim->multiple_of)) > 0;
     }
+    for (uint32_t i = 0; decidable && i < involved_count; i++)
+        if (in_atom[involved[i]])
+            decidable = !__builtin_mul_overflow(classes, (uint64_t)(period / ctx->dims[involved[i]].multiple_of),
+                                                &classes) &&
+                        classes <= MAX_RESIDUE_CLASSES;
     free(poly);
-    if (!decidable)
+    if (!decidable) {
+        free(in_atom);
         return UNDECIDED;
-    bool searched;
-    if (kiln_domain_search_grid(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, take, claim_holds,
-                                (void *)c, values, bound, &searched))
-        return REFUTED;
-    return searched ? PROVEN : UNDECIDED;
+    }
+    /* Odometer over the residue classes of the dims inside atoms. */
+    uint64_t residue[KILN_DOMAIN_MAX_INVOLVED] = {0}, points = 0;
+    kiln_grid_axis axes[KILN_DOMAIN_MAX_INVOLVED];
+    verdict result = PROVEN;
+    for (;;) {
+        bool empty = false;
+        for (uint32_t i = 0; i < involved_count && !empty; i++) {
+            const kiln_dim_decl *dim = &ctx->dims[involved[i]];
+            int64_t first = kiln_dim_first(dim), last = kiln_dim_last(dim), step = dim->multiple_of;
+            if (in_atom[involved[i]]) {
+                int64_t r = (int64_t)residue[i] * step; /* d = r + period*t, r a multiple of step */
+                int64_t t_lo = -floor_div(r - first, period), t_hi = floor_div(last - r, period);
+                empty = t_lo > t_hi;
+                first = r + period * t_lo;
+                last = r + period * t_hi;
+                step = period;
+            }
+            uint64_t available = empty ? 0 : (uint64_t)((last - first) / step) + 1, wanted;
+            if (degree[i] == 0)
+                wanted = 1;
+            else if (c->kind == KILN_CLAIM_EQUAL)
+                wanted = (uint64_t)degree[i] + 1;
+            else if (c->kind == KILN_CLAIM_MULTIPLE_OF)
+                wanted = in_atom[involved[i]] ? (uint64_t)c->k : (uint64_t)(c->k / gcd(step % c->k, c->k));
+            else
+                wanted = 0; /* AT_LEAST, affine in this variable: its ends */
+            axes[i] = (kiln_grid_axis){first, step, last, wanted < available ? wanted : available, wanted == 0};
+        }
+        if (!empty) {
+            bool searched;
+            if (kiln_domain_search_grid(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, axes,
+                                        claim_holds, (void *)c, values, bound, &searched)) {
+                result = REFUTED;
+                break;
+            }
+            uint64_t grid = 1;
+            for (uint32_t i = 0; i < involved_count; i++)
+                grid *= axes[i].ends ? 2 : axes[i].count; /* bounded: the search took it */
+            points += grid;
+            if (!searched || points > MAX_GRID_POINTS) {
+                result = UNDECIDED;
+                break;
+            }
+        }
+        uint32_t i = 0;
+        for (; i < involved_count; i++) {
+            if (!in_atom[involved[i]])
+                continue;
+            if (++residue[i] < (uint64_t)(period / ctx->dims[involved[i]].multiple_of))
+                break;
+            residue[i] = 0;
+        }
+        if (i == involved_count)
+            break;
+    }
+    free(in_atom);
+    return result;
 }
 
 static bool claim_uses_dim(const kiln_shape_context *ctx, const kiln_size_claim *c, uint32_t d)

@@ -488,6 +488,21 @@ static void claims_are_decided_beyond_enumeration(void **state)
     assert_non_null(strstr(err.message, "is >= 2"));
     assert_non_null(strstr(err.message, "counterexample: p=0, q=1"));
 
+    /* Divisions and remainders: decided per residue class (q = r + 2t), beyond enumeration. */
+    assert_int_equal(build_claim(1, 1000000, "[3, 2*(q/2) + q % 2]", "[q, 5]", "matmul", 0, NULL, &err), KILN_OK);
+    assert_int_equal(build_claim(1, 1000000, "[3, 2*(q/2)]", "[q, 5]", "matmul", 0, NULL, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: q=1"));
+    assert_int_equal(build_claim(1, 1000000, "[1, 1, q + q % 2, 2]", NULL, "space_to_depth", 1, &block, &err),
+                     KILN_OK);
+    assert_int_equal(build_claim(1, 1000000, "[1, 1, q + q % 3, 2]", NULL, "space_to_depth", 1, &block, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: q=3"));
+    assert_int_equal(build_claim(1000000, 1, "[p - 2*(p/2) + 2]", NULL, "slice", 3, slice, &err), KILN_OK);
+    assert_int_equal(build_claim(1000000, 1, "[p - 2*(p/2) + 1]", NULL, "slice", 3, slice, &err),
+                     KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: p=0"));
+
     /* An input axis that is never negative, though its interval is. */
     assert_int_equal(build_claim(1000, 1000, "[p*q - p]", NULL, "neg", 0, NULL, &err), KILN_OK);
     assert_int_equal(build_claim(1000, 1000, "[p*q - 2*p]", NULL, "neg", 0, NULL, &err), KILN_ERR_INVALID_PROGRAM);
