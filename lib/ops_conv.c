@@ -14,7 +14,8 @@
  * taps that reach each output (one arithmetic progression per axis).
  * Kernels allocate nothing. f32 conv and conv_transpose run through oneDNN
  * when the session has it (onednn.h); the kernels here handle what it
- * declines.
+ * declines. f16 and bf16 are computed by the f32 kernel here, never by
+ * oneDNN, and rounded once (half_compute.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,14 +23,17 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half_compute.h"
+#include "half_feature.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -115,8 +119,9 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const char *op,
 {
     const kiln_value_type *x = inputs[0], *weight = inputs[1];
     if (!is_float(x->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32 or f64)",
-                         ctx->node_label, op, kiln_dtype_name(x->dtype));
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)", ctx->node_label, op,
+                         kiln_dtype_name(x->dtype));
     for (uint32_t i = 1; i < input_count; i++)
         KILN_TRY(kiln_require_same_dtype(ctx, x, inputs[i], err));
     if (x->shape.rank < 3 || x->shape.rank > 2 + KILN_WINDOW_MAX_SPATIAL)
@@ -234,20 +239,32 @@ typedef struct conv_geometry {
     void *y;
 } conv_geometry;
 
-static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, kiln_window_kind kind,
-                                conv_geometry *g, kiln_error *err)
+/*
+ * Operand count and dtypes: x a float dtype, every other operand and the
+ * output of x's dtype. Checked before a half call is widened, so f16 and
+ * f32 operands are never mixed into one f32 call.
+ */
+static kiln_status check_dtypes(const char *op, const kiln_kernel_call *call, kiln_error *err)
 {
     if (call->input_count < 2 || call->input_count > 3)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 2 or 3 inputs, got %u", op, call->input_count);
-    const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1], *y = call->output;
+    const kiln_tensor *x = call->inputs[0];
     if (!is_float(x->dtype))
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
     for (uint32_t i = 1; i < call->input_count; i++)
         if (call->inputs[i]->dtype != x->dtype)
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is %s, x is %s", op, i,
                              kiln_dtype_name(call->inputs[i]->dtype), kiln_dtype_name(x->dtype));
-    if (y->dtype != x->dtype)
+    if (call->output->dtype != x->dtype)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output must have the dtype of x", op);
+    return KILN_OK;
+}
+
+/* The geometry of a call whose operand count and dtypes check_dtypes accepted, as f32 or f64. */
+static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, kiln_window_kind kind,
+                                conv_geometry *g, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1], *y = call->output;
     if (x->rank < 3 || x->rank > 2 + KILN_WINDOW_MAX_SPATIAL || weight->rank != x->rank || y->rank != x->rank)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: x, weight and output need the same rank in 3..5", op);
     kiln_window w;
@@ -474,6 +491,8 @@ DEFINE_CONV_TRANSPOSE(double, f64)
 
 static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("conv", call, err));
+    KILN_HALF_IN_F32(call, run_conv, err);
     conv_geometry g;
     KILN_TRY(prepare_call("conv", call, KILN_WINDOW_CONV, &g, err));
     if (call->output->element_count == 0)
@@ -491,6 +510,8 @@ static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
 
 static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("conv_transpose", call, err));
+    KILN_HALF_IN_F32(call, run_conv_transpose, err);
     conv_geometry g;
     KILN_TRY(prepare_call("conv_transpose", call, KILN_WINDOW_CONV_TRANSPOSE, &g, err));
     if (call->output->element_count == 0)

@@ -8,6 +8,8 @@
  * Each operand reads through one stride per loop axis; a label repeated in
  * an operand adds its strides (a diagonal), an axis broadcast from size 1
  * has stride 0. The kernel allocates nothing: a session run must not.
+ * f16 and bf16 are computed by the f32 kernel and rounded once
+ * (half_compute.h), with f32 copies kept outside the arena.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
+#include "half_compute.h"
+#include "half_feature.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -200,9 +204,11 @@ static const kiln_attribute_spec einsum_attributes[] = {
     {NULL, 0},
 };
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool einsum_dtype(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_I32 || dtype == KILN_I64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_I32 || dtype == KILN_I64 ||
+           kiln_dtype_is_half(dtype);
 }
 
 /* ------------------------------------------------------------ shape rule */
@@ -222,8 +228,9 @@ static kiln_status infer_einsum(const kiln_shape_context *ctx, const kiln_value_
                          input_count == 1 ? "" : "s");
     for (uint32_t k = 0; k < input_count; k++) {
         if (!einsum_dtype(inputs[k]->dtype))
-            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: input %u has dtype %s; einsum takes f32, f64, i32 or i64",
-                             ctx->node_label, k, kiln_dtype_name(inputs[k]->dtype));
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "%s: input %u has dtype %s; einsum takes f32, f64, f16, bf16, i32 or i64", ctx->node_label,
+                             k, kiln_dtype_name(inputs[k]->dtype));
         if (k > 0)
             KILN_TRY(kiln_require_same_dtype(ctx, inputs[0], inputs[k], err));
     }
@@ -473,6 +480,7 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
     for (uint32_t k = 0; k < call->input_count; k++)
         if (call->inputs[k]->dtype != out->dtype || !einsum_dtype(out->dtype))
             return mismatch(err);
+    KILN_HALF_IN_F32(call, run_einsum, err);
     einsum_loops loops;
     KILN_TRY(plan_loops(&eq, call->inputs, out, &loops, err));
     int64_t index[KILN_MAX_RANK] = {0}, offset[EINSUM_MAX_OPERANDS] = {0};

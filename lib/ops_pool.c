@@ -12,7 +12,8 @@
  * element is rounded once to the output dtype; a NaN in a max window gives
  * NaN. Kernels allocate nothing. f32 max_pool and avg_pool run through
  * oneDNN when the session has it (onednn.h); the kernels here handle what
- * it declines.
+ * it declines. f16 and bf16 are computed by the f32 kernels here, never by
+ * oneDNN, and rounded once (half_compute.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,14 +22,17 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half_compute.h"
+#include "half_feature.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
 
+/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
 static bool is_float(kiln_dtype dtype)
 {
-    return dtype == KILN_F32 || dtype == KILN_F64;
+    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -105,8 +109,9 @@ static kiln_status check_operand(const kiln_shape_context *ctx, const char *op, 
                                  uint32_t max_rank, kiln_error *err)
 {
     if (!is_float(x->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32 or f64)",
-                         ctx->node_label, op, kiln_dtype_name(x->dtype));
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)", ctx->node_label, op,
+                         kiln_dtype_name(x->dtype));
     if (x->shape.rank < 3 || x->shape.rank > max_rank)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: %s needs x of rank 3..%u ([N, C, spatial...]), got rank %u", ctx->node_label, op,
@@ -209,18 +214,33 @@ typedef struct pool_geometry {
     void *y;
 } pool_geometry;
 
+/*
+ * Operand count and dtypes: one input of a float dtype, the output of its
+ * dtype. Checked before a half call is widened, so a call never mixes half
+ * and f32 tensors in one f32 run.
+ */
+static kiln_status check_dtypes(const char *op, const kiln_kernel_call *call, kiln_error *err)
+{
+    if (call->input_count != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 1 input, got %u", op, call->input_count);
+    const kiln_tensor *x = call->inputs[0];
+    if (!is_float(x->dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
+    if (call->output->dtype != x->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: the output must have the dtype of x (%s), got %s", op,
+                         kiln_dtype_name(x->dtype), kiln_dtype_name(call->output->dtype));
+    return KILN_OK;
+}
+
+/* The geometry of a call whose operand count and dtypes check_dtypes accepted, as f32 or f64. */
 static kiln_status prepare_call(const char *op, const kiln_kernel_call *call, pool_kind kind, pool_geometry *g,
                                 kiln_error *err)
 {
     const kiln_tensor *x = call->inputs[0], *y = call->output;
-    if (call->input_count != 1)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 1 input, got %u", op, call->input_count);
-    if (!is_float(x->dtype))
-        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
-    if (y->dtype != x->dtype || x->rank < 3 || x->rank > 2 + KILN_WINDOW_MAX_SPATIAL || y->rank != x->rank ||
+    if (x->rank < 3 || x->rank > 2 + KILN_WINDOW_MAX_SPATIAL || y->rank != x->rank ||
         y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "%s: x must be [N, C, spatial...] of rank 3..5 and the output [N, C, ...] of its dtype", op);
+                         "%s: x must be [N, C, spatial...] of rank 3..5 and the output [N, C, ...]", op);
     kiln_window w;
     memset(&w, 0, sizeof w);
     w.kind = KILN_WINDOW_POOL;
@@ -351,16 +371,22 @@ static kiln_status run_window_pool(const char *op, const kiln_kernel_call *call,
 
 static kiln_status run_max_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("max_pool", call, err));
+    KILN_HALF_IN_F32(call, run_max_pool, err);
     return run_window_pool("max_pool", call, POOL_MAX, err);
 }
 
 static kiln_status run_avg_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("avg_pool", call, err));
+    KILN_HALF_IN_F32(call, run_avg_pool, err);
     return run_window_pool("avg_pool", call, POOL_AVG, err);
 }
 
 static kiln_status run_lp_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("lp_pool", call, err));
+    KILN_HALF_IN_F32(call, run_lp_pool, err);
     return run_window_pool("lp_pool", call, POOL_LP, err);
 }
 
@@ -377,16 +403,11 @@ static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
         ((double *)data)[i] = v;
 }
 
-/* Each [n, c] plane of x reduced to one element: its max (NaN wins), mean or p-norm. */
+/* Each [n, c] plane of x (dtypes checked by check_dtypes) reduced to one element: its max (NaN wins), mean, p-norm. */
 static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool_kind kind, kiln_error *err)
 {
     const kiln_tensor *x = call->inputs[0], *y = call->output;
-    if (call->input_count != 1)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 1 input, got %u", op, call->input_count);
-    if (!is_float(x->dtype))
-        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
-    bool fits = y->dtype == x->dtype && x->rank >= 3 && y->rank == x->rank && y->shape[0] == x->shape[0] &&
-                y->shape[1] == x->shape[1];
+    bool fits = x->rank >= 3 && y->rank == x->rank && y->shape[0] == x->shape[0] && y->shape[1] == x->shape[1];
     for (uint32_t a = 2; fits && a < x->rank; a++)
         fits = y->shape[a] == 1 && x->shape[a] >= 1;
     if (!fits)
@@ -412,16 +433,22 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
 
 static kiln_status run_global_max_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("global_max_pool", call, err));
+    KILN_HALF_IN_F32(call, run_global_max_pool, err);
     return run_global("global_max_pool", call, POOL_MAX, err);
 }
 
 static kiln_status run_global_avg_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("global_avg_pool", call, err));
+    KILN_HALF_IN_F32(call, run_global_avg_pool, err);
     return run_global("global_avg_pool", call, POOL_AVG, err);
 }
 
 static kiln_status run_global_lp_pool(const kiln_kernel_call *call, kiln_error *err)
 {
+    KILN_TRY(check_dtypes("global_lp_pool", call, err));
+    KILN_HALF_IN_F32(call, run_global_lp_pool, err);
     return run_global("global_lp_pool", call, POOL_LP, err);
 }
 

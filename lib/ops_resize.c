@@ -8,7 +8,10 @@
  * exact ratio p/q it spells, so a symbolic axis resizes to the expression
  * floor(in*p/q) and the source coordinate of every output element is
  * computed exactly, as a fraction; only an interpolation weight is rounded.
- * The kernel allocates nothing: a session run must not.
+ * The kernel allocates nothing: a session run must not. nearest copies
+ * elements bit for bit, f16 and bf16 included; linear and cubic compute
+ * f16 and bf16 by the f32 kernel and round once (half_compute.h), with f32
+ * copies kept outside the arena.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +19,8 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half_compute.h"
+#include "half_feature.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -208,6 +213,12 @@ static kiln_status scaled_size(const kiln_shape_context *ctx, uint32_t in, int64
     return kiln_expr_intern(ctx->pool, &div, ctx->dim_count, out, err);
 }
 
+/* The dtypes modes linear and cubic take; f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
+static bool interpolates(kiln_dtype dtype)
+{
+    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
+}
+
 static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                 uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -215,12 +226,11 @@ static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_
     (void)input_count;
     resize_options o;
     KILN_TRY(read_options(ctx->node_label, ctx->attributes, ctx->attribute_count, &o, err));
-    /* f16 and bf16 are not yet among resize's dtypes (spec/ops/resize.md). */
-    if (!kiln_dtype_is_supported(x->dtype) || x->dtype == KILN_F16 || x->dtype == KILN_BF16)
+    if (!kiln_dtype_is_supported(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
                          kiln_dtype_name(x->dtype));
-    if (o.mode != RESIZE_NEAREST && x->dtype != KILN_F32 && x->dtype != KILN_F64)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32 or f64; x has dtype %s",
+    if (o.mode != RESIZE_NEAREST && !interpolates(x->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32, f64, f16 or bf16; x has dtype %s",
                          ctx->node_label, mode_names[o.mode], kiln_dtype_name(x->dtype));
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
     const char *target_name = o.scales ? "scales" : "sizes";
@@ -400,8 +410,11 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
         return mismatch(err);
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
     if (in->dtype != out->dtype || in->rank != out->rank || target->count != in->rank ||
-        (o.mode != RESIZE_NEAREST && in->dtype != KILN_F32 && in->dtype != KILN_F64))
+        (o.mode != RESIZE_NEAREST && !interpolates(in->dtype)))
         return mismatch(err);
+    /* nearest moves half patterns as they are; interpolation computes them in f32. */
+    if (o.mode != RESIZE_NEAREST)
+        KILN_HALF_IN_F32(call, run_resize, err);
     int64_t p[KILN_MAX_RANK], q[KILN_MAX_RANK], strides[KILN_MAX_RANK], stride = 1;
     for (uint32_t i = in->rank; i-- > 0;) {
         if (o.scales) {

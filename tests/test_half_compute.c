@@ -166,12 +166,14 @@ typedef struct attribute_value {
     int64_t i;
     int64_t ints[6];
     uint32_t count;
+    const char *s;
 } attribute_value;
 
-#define ATTR_F(NAME, V) {NAME, KILN_ATTRIBUTE_FLOAT, V, 0, {0}, 0}
-#define ATTR_I(NAME, V) {NAME, KILN_ATTRIBUTE_INT, 0, V, {0}, 0}
-#define ATTR_AXES(A) {"axes", KILN_ATTRIBUTE_INTS, 0, 0, {A}, 1}
-#define ATTR_INTS(NAME, COUNT, ...) {NAME, KILN_ATTRIBUTE_INTS, 0, 0, {__VA_ARGS__}, COUNT}
+#define ATTR_F(NAME, V) {NAME, KILN_ATTRIBUTE_FLOAT, V, 0, {0}, 0, NULL}
+#define ATTR_I(NAME, V) {NAME, KILN_ATTRIBUTE_INT, 0, V, {0}, 0, NULL}
+#define ATTR_AXES(A) {"axes", KILN_ATTRIBUTE_INTS, 0, 0, {A}, 1, NULL}
+#define ATTR_INTS(NAME, COUNT, ...) {NAME, KILN_ATTRIBUTE_INTS, 0, 0, {__VA_ARGS__}, COUNT, NULL}
+#define ATTR_S(NAME, V) {NAME, KILN_ATTRIBUTE_STRING, 0, 0, {0}, 0, V}
 
 /* ------------------------------------------------------- the comparison */
 
@@ -184,7 +186,7 @@ static kiln_status run_op(const char *name, const kiln_tensor *const *inputs, ui
     assert_true(attribute_count <= COUNT(nodes));
     for (uint32_t a = 0; a < attribute_count; a++)
         nodes[a] = (kiln_node_attribute){.name = (char *)attributes[a].name, .type = attributes[a].type,
-                                         .f = attributes[a].f, .i = attributes[a].i,
+                                         .f = attributes[a].f, .i = attributes[a].i, .s = (char *)attributes[a].s,
                                          .ints = (int64_t *)attributes[a].ints, .count = attributes[a].count};
     kiln_kernel_call call = {inputs, count, out, nodes, attribute_count, NULL};
     return def->run(&call, err);
@@ -195,9 +197,9 @@ typedef struct op_case {
     const char *op;
     uint32_t input_count;
     uint32_t ranks[5];
-    int64_t shapes[5][3];
+    int64_t shapes[5][4];
     uint32_t out_rank;
-    int64_t out_shape[3];
+    int64_t out_shape[4];
     bool bool_condition; /* input 0 is bool (where) */
     bool bool_result;    /* comparisons, isnan */
     uint32_t attribute_count;
@@ -262,6 +264,41 @@ static const op_case cases[] = {
     /* running sums */
     {"cumsum", 1, {2}, {{5, 7}}, 2, {5, 7}, false, false, 1, {ATTR_I("axis", 1)}},
     {"cumsum", 1, {2}, {{5, 7}}, 2, {5, 7}, false, false, 2, {ATTR_I("exclusive", 1), ATTR_I("reverse", 1)}},
+    /* convolution: groups, pads, strides, dilations, with and without a bias */
+    {"conv", 3, {3, 3, 1}, {{2, 4, 9}, {6, 2, 3}, {6}}, 3, {2, 6, 5}, false, false, 3,
+     {ATTR_I("group", 2), ATTR_INTS("pads", 2, 1, 1), ATTR_INTS("strides", 1, 2)}},
+    {"conv", 3, {4, 4, 1}, {{1, 3, 6, 5}, {4, 3, 3, 2}, {4}}, 4, {1, 4, 2, 4}, false, false, 1,
+     {ATTR_INTS("dilations", 2, 2, 1)}},
+    {"conv", 2, {3, 3}, {{1, 3, 7}, {2, 3, 3}}, 3, {1, 2, 5}, false, false, 0, {{0}}},
+    {"conv_transpose", 3, {3, 3, 1}, {{1, 4, 5}, {4, 3, 3}, {3}}, 3, {1, 3, 9}, false, false, 2,
+     {ATTR_INTS("pads", 2, 1, 1), ATTR_INTS("strides", 1, 2)}},
+    {"conv_transpose", 2, {4, 4}, {{1, 4, 3, 3}, {4, 1, 2, 2}}, 4, {1, 2, 4, 4}, false, false, 1,
+     {ATTR_I("group", 2)}},
+    /* pooling: windows with pads and strides, and whole planes */
+    {"max_pool", 1, {3}, {{2, 3, 10}}, 3, {2, 3, 5}, false, false, 3,
+     {ATTR_INTS("kernel_shape", 1, 3), ATTR_INTS("pads", 2, 1, 1), ATTR_INTS("strides", 1, 2)}},
+    {"max_pool", 1, {4}, {{1, 2, 5, 5}}, 4, {1, 2, 4, 4}, false, false, 1, {ATTR_INTS("kernel_shape", 2, 2, 2)}},
+    {"avg_pool", 1, {3}, {{2, 3, 8}}, 3, {2, 3, 8}, false, false, 3,
+     {ATTR_INTS("kernel_shape", 1, 3), ATTR_INTS("pads", 2, 1, 1), ATTR_I("count_include_pad", 1)}},
+    {"avg_pool", 1, {4}, {{1, 2, 5, 6}}, 4, {1, 2, 3, 3}, false, false, 3,
+     {ATTR_INTS("kernel_shape", 2, 3, 2), ATTR_INTS("pads", 4, 1, 0, 1, 0), ATTR_INTS("strides", 2, 2, 2)}},
+    {"lp_pool", 1, {3}, {{1, 3, 7}}, 3, {1, 3, 5}, false, false, 1, {ATTR_INTS("kernel_shape", 1, 3)}},
+    {"lp_pool", 1, {3}, {{1, 3, 7}}, 3, {1, 3, 6}, false, false, 2, {ATTR_INTS("kernel_shape", 1, 2), ATTR_I("p", 3)}},
+    {"global_max_pool", 1, {3}, {{2, 3, 11}}, 3, {2, 3, 1}, false, false, 0, {{0}}},
+    {"global_avg_pool", 1, {4}, {{2, 3, 4, 5}}, 4, {2, 3, 1, 1}, false, false, 0, {{0}}},
+    {"global_lp_pool", 1, {3}, {{2, 3, 7}}, 3, {2, 3, 1}, false, false, 1, {ATTR_I("p", 1)}},
+    /* resize by interpolation (nearest moves patterns: below) */
+    {"resize", 1, {4}, {{1, 2, 4, 5}}, 4, {1, 2, 7, 3}, false, false, 2,
+     {ATTR_S("mode", "linear"), ATTR_INTS("sizes", 4, 1, 2, 7, 3)}},
+    {"resize", 1, {2}, {{2, 9}}, 2, {2, 13}, false, false, 3,
+     {ATTR_S("mode", "cubic"), ATTR_S("coordinate_transformation_mode", "align_corners"),
+      ATTR_INTS("sizes", 2, 2, 13)}},
+    /* einsum: a product, a batched product with a transpose, a trace, a dot */
+    {"einsum", 2, {2, 2}, {{3, 7}, {7, 5}}, 2, {3, 5}, false, false, 1, {ATTR_S("equation", "ij,jk->ik")}},
+    {"einsum", 2, {3, 3}, {{2, 3, 4}, {2, 5, 4}}, 3, {2, 3, 5}, false, false, 1,
+     {ATTR_S("equation", "bij,bkj->bik")}},
+    {"einsum", 1, {2}, {{5, 5}}, 0, {0}, false, false, 1, {ATTR_S("equation", "ii->")}},
+    {"einsum", 2, {1, 1}, {{9}, {9}}, 0, {0}, false, false, 1, {ATTR_S("equation", "i,i->")}},
 };
 
 /* Compare a half (or bool) result with the f32 one rounded once by the oracle. */
@@ -365,6 +402,10 @@ static const move_case moves[] = {
     {"identity", 2, {4, 4}, 0, {0}, 2, {4, 4}, 0, {{0}}},
     {"squeeze", 3, {3, 1, 4}, 0, {0}, 2, {3, 4}, 1, {ATTR_INTS("axes", 1, 1)}},
     {"concat", 2, {2, 3}, 0, {0}, 2, {2, 6}, 1, {ATTR_I("axis", 1)}}, /* the data twice */
+    /* resize nearest copies each element it picks, bit for bit */
+    {"resize", 2, {3, 4}, 0, {0}, 2, {5, 7}, 2, {ATTR_S("mode", "nearest"), ATTR_INTS("sizes", 2, 5, 7)}},
+    {"resize", 3, {1, 4, 6}, 0, {0}, 3, {1, 2, 9}, 3,
+     {ATTR_S("mode", "nearest"), ATTR_S("nearest_mode", "ceil"), ATTR_INTS("sizes", 3, 1, 2, 9)}},
 };
 
 static void data_movement_moves_half_patterns(void **state)
@@ -881,27 +922,229 @@ static void one_hot_writes_half_values(void **state)
     free(bytes);
 }
 
-/* Ops that do not take half precision yet refuse it when the program is built. */
-static void ops_without_half_refuse_it(void **state)
+/* Moderate f16 values only (-2..2 in steps of 1/64), so a chain of ops keeps finite results to compare. */
+static void fill_moderate(kiln_tensor *t, prng *rng)
+{
+    for (uint64_t e = 0; e < t->element_count; e++)
+        ((uint16_t *)t->data)[e] = nearest_half(t->dtype, ((double)(prng_next(rng) % 257) - 128.0) / 64.0);
+}
+
+/* The builder's copy of a test attribute. */
+static kiln_attribute builder_attribute(const attribute_value *a)
+{
+    return (kiln_attribute){.name = a->name, .type = a->type, .i = a->i, .f = a->f, .s = a->s, .ints = a->ints,
+                            .count = a->count};
+}
+
+/*
+ * conv (a program weight and bias) -> max_pool -> resize linear -> einsum
+ * on f16 in a session with the default options (oneDNN when built): each
+ * run gives exactly the bytes of the kernels called one by one (each
+ * checked against the oracle in every_case_rounds_once), at batch sizes
+ * that grow and shrink the nodes' scratch.
+ */
+static void session_runs_half_window_ops(void **state)
+{
+    (void)state;
+    prng rng = {0xbe5466cf34e90c6cu};
+    int64_t w_shape[4] = {3, 2, 3, 3}, b_shape[1] = {3};
+    kiln_tensor *weight = new_tensor(KILN_F16, 4, w_shape), *bias = new_tensor(KILN_F16, 1, b_shape);
+    fill_moderate(weight, &rng);
+    fill_moderate(bias, &rng);
+    const attribute_value conv_attributes[1] = {ATTR_INTS("pads", 4, 1, 1, 1, 1)};
+    const attribute_value pool_attributes[2] = {ATTR_INTS("kernel_shape", 2, 2, 2), ATTR_INTS("strides", 2, 2, 2)};
+    const attribute_value resize_attributes[2] = {ATTR_S("mode", "linear"), ATTR_INTS("sizes", 4, 2, 3, 5, 5)};
+    const attribute_value einsum_attributes[1] = {ATTR_S("equation", "nchw->nc")};
+    kiln_attribute attributes[2];
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value x, w, c, conv, pool, resize, sum;
+    assert_int_equal(kiln_builder_new("half_windows", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F16, "[n, 2, 6, 6]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F16, 4, w_shape, weight->data, &w,
+                                             &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "b", KILN_WEIGHT_PARAMETER, KILN_F16, 1, b_shape, bias->data, &c,
+                                             &err),
+                     KILN_OK);
+    attributes[0] = builder_attribute(&conv_attributes[0]);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "conv", 3, (kiln_value[]){x, w, c}, 1, attributes,
+                                                         &conv, &err),
+                     KILN_OK);
+    for (int a = 0; a < 2; a++)
+        attributes[a] = builder_attribute(&pool_attributes[a]);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "max_pool", 1, &conv, 2, attributes, &pool, &err),
+                     KILN_OK);
+    for (int a = 0; a < 2; a++)
+        attributes[a] = builder_attribute(&resize_attributes[a]);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "resize", 1, &pool, 2, attributes, &resize, &err),
+                     KILN_OK);
+    attributes[0] = builder_attribute(&einsum_attributes[0]);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "einsum", 1, &resize, 1, attributes, &sum, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", sum, &err), KILN_OK);
+    void *bytes = NULL;
+    size_t size = 0;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    kiln_program *program = NULL;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_feature_bits(program), 1);
+    kiln_session *session = NULL;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    const int64_t batches[] = {1, 4, 2};
+    for (size_t r = 0; r < COUNT(batches); r++) {
+        int64_t n = batches[r];
+        kiln_tensor *input = new_tensor(KILN_F16, 4, (const int64_t[]){n, 2, 6, 6});
+        fill_moderate(input, &rng);
+        assert_int_equal(kiln_session_set_input(session, "x", input, &err), KILN_OK);
+        if (kiln_session_run(session, &err) != KILN_OK)
+            fail_msg("run at n=%lld: %s", (long long)n, err.message);
+        kiln_tensor *conved = new_tensor(KILN_F16, 4, (const int64_t[]){n, 3, 6, 6});
+        kiln_tensor *pooled = new_tensor(KILN_F16, 4, (const int64_t[]){n, 3, 3, 3});
+        kiln_tensor *resized = new_tensor(KILN_F16, 4, (const int64_t[]){2, 3, 5, 5});
+        kiln_tensor *summed = new_tensor(KILN_F16, 2, (const int64_t[]){2, 3});
+        assert_int_equal(run_op("conv", (const kiln_tensor *const[]){input, weight, bias}, 3, conved,
+                                conv_attributes, 1, &err),
+                         KILN_OK);
+        assert_int_equal(run_op("max_pool", (const kiln_tensor *const[]){conved}, 1, pooled, pool_attributes, 2,
+                                &err),
+                         KILN_OK);
+        assert_int_equal(run_op("resize", (const kiln_tensor *const[]){pooled}, 1, resized, resize_attributes, 2,
+                                &err),
+                         KILN_OK);
+        assert_int_equal(run_op("einsum", (const kiln_tensor *const[]){resized}, 1, summed, einsum_attributes, 1,
+                                &err),
+                         KILN_OK);
+        const kiln_tensor *out = kiln_session_output(session, 0);
+        assert_int_equal(out->dtype, KILN_F16);
+        assert_int_equal(out->element_count, 6);
+        if (memcmp(out->data, summed->data, summed->byte_size) != 0)
+            fail_msg("n=%lld: the session's result differs from the kernels'", (long long)n);
+        for (int e = 0; e < 6; e++) /* finite sums of many terms: the chain computed something */
+            assert_true(isfinite(half_value(KILN_F16, ((const uint16_t *)out->data)[e])) &&
+                        ((const uint16_t *)out->data)[e] != 0);
+        kiln_tensor_free(input);
+        kiln_tensor_free(conved);
+        kiln_tensor_free(pooled);
+        kiln_tensor_free(resized);
+        kiln_tensor_free(summed);
+    }
+    kiln_session_free(session);
+    kiln_program_free(program);
+    free(bytes);
+    kiln_tensor_free(weight);
+    kiln_tensor_free(bias);
+}
+
+/* range does not make half values yet: refused when the program is built, naming the dtype. */
+static void range_refuses_half(void **state)
 {
     (void)state;
     kiln_builder *b = NULL;
     kiln_error err;
-    kiln_value x, y;
+    kiln_value y;
     assert_int_equal(kiln_builder_new("refuse", &b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F16, "[1, 1, 4, 4]", &x, &err), KILN_OK);
-    kiln_attribute kernel = {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){2, 2},
-                             .count = 2};
-    assert_int_equal(kiln_builder_add_op_with_attributes(b, "max_pool", 1, &x, 1, &kernel, &y, &err),
-                     KILN_ERR_INVALID_PROGRAM);
-    assert_non_null(strstr(err.message, "f16"));
-    kiln_attribute resize[2] = {{.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "nearest"},
-                                {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS,
-                                 .floats = (const double[]){1, 1, 2, 2}, .count = 4}};
-    assert_int_equal(kiln_builder_add_op_with_attributes(b, "resize", 1, &x, 2, resize, &y, &err),
+    kiln_attribute range[4] = {{.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = "f16"},
+                               {.name = "start", .type = KILN_ATTRIBUTE_FLOAT, .f = 0},
+                               {.name = "limit", .type = KILN_ATTRIBUTE_FLOAT, .f = 4},
+                               {.name = "delta", .type = KILN_ATTRIBUTE_FLOAT, .f = 1}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "range", 0, NULL, 4, range, &y, &err),
                      KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "f16"));
     kiln_builder_free(b);
+}
+
+/*
+ * Convolution, pooling and einsum compute in f32 and round once at the
+ * end, so an intermediate beyond the half range does not overflow; only a
+ * final result does. The f16 patterns below are exact (60000 = 0x7b53).
+ */
+static void window_ops_overflow_only_at_the_end(void **state)
+{
+    (void)state;
+    kiln_error err;
+    const uint16_t big = nearest_half(KILN_F16, 60000.0), one = nearest_half(KILN_F16, 1.0);
+    assert_true(half_value(KILN_F16, big) == 60000.0);
+    int64_t x_shape[3] = {1, 1, 3}, w_shape[3] = {1, 1, 3}, y_shape[3] = {1, 1, 1};
+    kiln_tensor *x = new_tensor(KILN_F16, 3, x_shape), *w = new_tensor(KILN_F16, 3, w_shape);
+    kiln_tensor *y = new_tensor(KILN_F16, 3, y_shape);
+    uint16_t *xs = x->data, *ws = w->data;
+    /* 60000 + 60000 - 60000: 120000 on the way, 60000 at the end. */
+    xs[0] = big, xs[1] = big, xs[2] = (uint16_t)(big | 0x8000);
+    ws[0] = one, ws[1] = one, ws[2] = one;
+    assert_int_equal(run_op("conv", (const kiln_tensor *const[]){x, w}, 2, y, NULL, 0, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], big);
+    /* 60000 + 60000: inf of the sign, f16 only. */
+    xs[2] = 0;
+    assert_int_equal(run_op("conv", (const kiln_tensor *const[]){x, w}, 2, y, NULL, 0, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], 0x7c00);
+    ws[0] = ws[1] = (uint16_t)(one | 0x8000);
+    assert_int_equal(run_op("conv", (const kiln_tensor *const[]){x, w}, 2, y, NULL, 0, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], 0xfc00);
+    /* The mean of 60000, 60000 and 0 is 40000: the sum passes 65504, the result does not. */
+    attribute_value kernel = ATTR_INTS("kernel_shape", 1, 3);
+    assert_int_equal(run_op("avg_pool", (const kiln_tensor *const[]){x}, 1, y, &kernel, 1, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], nearest_half(KILN_F16, 40000.0));
+    assert_int_equal(run_op("global_avg_pool", (const kiln_tensor *const[]){x}, 1, y, NULL, 0, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], nearest_half(KILN_F16, 40000.0));
+    /* The 2-norm of (60000, 60000, 0) is 84852.8...: inf in f16, finite in bf16. */
+    assert_int_equal(run_op("global_lp_pool", (const kiln_tensor *const[]){x}, 1, y, NULL, 0, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)y->data)[0], 0x7c00);
+    /* A dot product whose partial sums pass the range and come back. */
+    int64_t vector[1] = {3};
+    kiln_tensor *dot = new_tensor(KILN_F16, 0, NULL);
+    kiln_tensor *a = new_tensor(KILN_F16, 1, vector), *c = new_tensor(KILN_F16, 1, vector);
+    memcpy(a->data, xs, sizeof(uint16_t[3]));
+    uint16_t *cs = c->data;
+    cs[0] = one, cs[1] = one, cs[2] = (uint16_t)(nearest_half(KILN_F16, 2.0) | 0x8000);
+    attribute_value equation = ATTR_S("equation", "i,i->");
+    assert_int_equal(run_op("einsum", (const kiln_tensor *const[]){a, c}, 2, dot, &equation, 1, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)dot->data)[0], 0x7c00); /* 60000 + 60000 + 0 */
+    ((uint16_t *)a->data)[2] = big;
+    assert_int_equal(run_op("einsum", (const kiln_tensor *const[]){a, c}, 2, dot, &equation, 1, &err), KILN_OK);
+    assert_int_equal(((uint16_t *)dot->data)[0], 0); /* 60000 + 60000 - 120000 */
+    kiln_tensor_free(a);
+    kiln_tensor_free(c);
+    kiln_tensor_free(dot);
+    /* bf16 reaches far beyond: the same conv stays finite, 120000 rounded once. */
+    kiln_tensor *xb = new_tensor(KILN_BF16, 3, x_shape), *wb = new_tensor(KILN_BF16, 3, w_shape);
+    kiln_tensor *yb = new_tensor(KILN_BF16, 3, y_shape);
+    for (int i = 0; i < 3; i++) {
+        ((uint16_t *)xb->data)[i] = nearest_half(KILN_BF16, i < 2 ? 60000.0 : 0.0);
+        ((uint16_t *)wb->data)[i] = nearest_half(KILN_BF16, 1.0);
+    }
+    assert_int_equal(run_op("conv", (const kiln_tensor *const[]){xb, wb}, 2, yb, NULL, 0, &err), KILN_OK);
+    double twice = 2.0 * half_value(KILN_BF16, nearest_half(KILN_BF16, 60000.0));
+    assert_int_equal(((uint16_t *)yb->data)[0], nearest_half(KILN_BF16, twice));
+    kiln_tensor_free(xb);
+    kiln_tensor_free(wb);
+    kiln_tensor_free(yb);
+    kiln_tensor_free(x);
+    kiln_tensor_free(w);
+    kiln_tensor_free(y);
+}
+
+/* The kernel of a window op refuses half operands mixed with f32 ones, before anything is widened. */
+static void window_ops_refuse_mixed_dtypes(void **state)
+{
+    (void)state;
+    kiln_error err;
+    int64_t x_shape[3] = {1, 1, 4}, w_shape[3] = {1, 1, 2}, y_shape[3] = {1, 1, 3};
+    kiln_tensor *x = new_tensor(KILN_F16, 3, x_shape), *w = new_tensor(KILN_F32, 3, w_shape);
+    kiln_tensor *y = new_tensor(KILN_F16, 3, y_shape), *y32 = new_tensor(KILN_F32, 3, y_shape);
+    assert_int_equal(run_op("conv", (const kiln_tensor *const[]){x, w}, 2, y, NULL, 0, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "conv: input 1 is f32, x is f16"));
+    attribute_value kernel = ATTR_INTS("kernel_shape", 1, 2);
+    assert_int_equal(run_op("max_pool", (const kiln_tensor *const[]){x}, 1, y32, &kernel, 1, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "max_pool: the output must have the dtype of x (f16), got f32"));
+    kiln_tensor_free(x);
+    kiln_tensor_free(w);
+    kiln_tensor_free(y);
+    kiln_tensor_free(y32);
 }
 
 int main(void)
@@ -919,7 +1162,10 @@ int main(void)
         cmocka_unit_test(evidence_tolerates_half_outputs),
         cmocka_unit_test(generators_make_half_values),
         cmocka_unit_test(one_hot_writes_half_values),
-        cmocka_unit_test(ops_without_half_refuse_it),
+        cmocka_unit_test(session_runs_half_window_ops),
+        cmocka_unit_test(range_refuses_half),
+        cmocka_unit_test(window_ops_overflow_only_at_the_end),
+        cmocka_unit_test(window_ops_refuse_mixed_dtypes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -495,6 +495,79 @@ static void dense_layer_runs_allocate_nothing_after_warm_up(void **state)
 #endif
 }
 
+/*
+ * f16 conv (a program weight) -> avg_pool -> resize linear -> einsum: the
+ * half-precision scratch of each node (spec/security.md: outside the
+ * arena) is allocated by the first runs and kept, so after warm-up at the
+ * largest batch, runs at any batch allocate nothing, with the default
+ * options (half values never take the oneDNN path) and the reference ones.
+ */
+static void half_window_runs_allocate_nothing_after_warm_up(void **state)
+{
+    (void)state;
+#if COUNTING_ALLOCATIONS
+    enum { ONE = 0x3c00, HALF = 0x3800, F16_324 = 0x5d10 }; /* f16 patterns of 1, 0.5 and 324 */
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, conv, pool, resize, y;
+    static uint16_t weights[3 * 2 * 3 * 3];
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        weights[i] = HALF;
+    assert_int_equal(kiln_builder_new("half_windows", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F16, "[batch, 2, 6, 6]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F16, 4, (int64_t[]){3, 2, 3, 3},
+                                             weights, &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "conv", 2, (kiln_value[]){x, w}, &conv, &err), KILN_OK);
+    kiln_attribute kernel = {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){2, 2},
+                             .count = 2};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "avg_pool", 1, &conv, 1, &kernel, &pool, &err), KILN_OK);
+    kiln_attribute linear[2] = {{.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
+                                {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS,
+                                 .floats = (const double[]){1, 1, 2, 2}, .count = 4}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "resize", 1, &pool, 2, linear, &resize, &err), KILN_OK);
+    kiln_attribute equation = {.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = "nchw->nc"};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "einsum", 1, &resize, 1, &equation, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    kiln_tensor *inputs[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(kiln_tensor_new(KILN_F16, 4, (int64_t[]){i ? 1 : 4, 2, 6, 6}, &inputs[i], &err), KILN_OK);
+        uint16_t *values = kiln_tensor_data(inputs[i]);
+        for (int64_t e = 0; e < (i ? 1 : 4) * 2 * 6 * 6; e++)
+            values[e] = ONE;
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        kiln_session_options options;
+        kiln_session_options_default(&options);
+        options.reference_kernels = mode == 0;
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+        assert_int_equal(kiln_session_set_input(session, "x", inputs[0], &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        unsigned long before = allocations;
+        for (int i = 0; i < 100; i++) {
+            assert_int_equal(kiln_session_set_input(session, "x", inputs[i % 2], &err), KILN_OK);
+            assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        }
+        assert_int_equal(allocations - before, 0);
+        /* Every conv output is 2*9 taps of 1 * 0.5 = 9, pooled (3x3) and resized (6x6) to 9: each y is 36 * 9. */
+        const kiln_tensor *out = kiln_session_output(session, 0);
+        const uint16_t *y_values = kiln_tensor_const_data(out);
+        for (int j = 0; j < 3; j++)
+            assert_int_equal(y_values[j], F16_324);
+        kiln_session_free(session);
+    }
+    kiln_tensor_free(inputs[0]);
+    kiln_tensor_free(inputs[1]);
+    kiln_program_free(program);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +575,7 @@ int main(void)
         cmocka_unit_test(long_lived_values_are_not_overwritten),
         cmocka_unit_test(running_allocates_nothing),
         cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),
+        cmocka_unit_test(half_window_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(mlp_arena_is_at_most_twice_the_live_activations),
         cmocka_unit_test(stored_plans_are_checked_and_used),
     };

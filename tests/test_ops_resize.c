@@ -626,9 +626,10 @@ static void refusals(void **state)
     expect_refusal("[n, h]", KILN_F32, 3, cubic, (const char *[]){"'exclude_outside' is 2; expected 0 or 1", NULL});
     cubic[2] = (kiln_attribute){.name = "cubic_coeff_a", .type = KILN_ATTRIBUTE_FLOAT, .f = INFINITY};
     expect_refusal("[n, h]", KILN_F32, 3, cubic, (const char *[]){"'cubic_coeff_a' is inf", NULL});
-    expect_refusal("[n, h]", KILN_U8, 2, cubic, (const char *[]){"mode \"cubic\" needs f32 or f64", NULL});
+    expect_refusal("[n, h]", KILN_U8, 2, cubic, (const char *[]){"mode \"cubic\" needs f32, f64, f16 or bf16", NULL});
     /* Linear needs floats; nearest moves any dtype. */
-    expect_refusal("[n, h]", KILN_I32, 2, linear_rounding, (const char *[]){"needs f32 or f64", "i32", NULL});
+    expect_refusal("[n, h]", KILN_I32, 2, linear_rounding,
+                   (const char *[]){"needs f32, f64, f16 or bf16", "i32", NULL});
 
     /* The target. */
     expect_refusal("[n, h]", KILN_F32, 0, NULL, (const char *[]){"'scales' or 'sizes' is required", NULL});
