@@ -361,10 +361,40 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     overflow->dims = (int64_t *)negative;
     assert_int_equal(onnx_tensor_to_kiln(overflow, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "dims[0] = -1 is negative"));
+    /* FLOAT16 and BFLOAT16: raw_data holds 2 bytes a value, int32_data one 16-bit pattern a value. */
     Onnx__TensorProto *half = onnx_tensor_f32("half", 1, two, (const float[]){1, 2}, 1);
     half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
-    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_ERR_UNSUPPORTED_DTYPE);
-    assert_non_null(strstr(err.message, "FLOAT16"));
+    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "raw_data holds 8 bytes, the dims need 4"));
+    half->raw_data.len = 4; /* the bytes of 1.0f, little-endian: the patterns 0x0000 and 0x3F80 */
+    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(t), KILN_F16);
+    assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[0], 0);
+    assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[1], 0x3F80);
+    kiln_tensor_free(t);
+    int32_t patterns[] = {0x3C00, 0xFC00}; /* f16 1.0 and -inf; as bf16, 0x1p-7 and -0x1p121 */
+    Onnx__TensorProto *typed_half = onnx_tensor_f32("typed half", 1, two, (const float[]){1, 2}, 0);
+    typed_half->n_float_data = 0;
+    typed_half->n_int32_data = 2;
+    typed_half->int32_data = patterns;
+    for (int bf = 0; bf < 2; bf++) {
+        typed_half->data_type = bf ? ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+        assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_OK);
+        assert_int_equal(kiln_tensor_dtype(t), bf ? KILN_BF16 : KILN_F16);
+        assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[0], 0x3C00);
+        assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[1], 0xFC00);
+        kiln_tensor_free(t);
+    }
+    patterns[1] = 0x10000; /* not a 16-bit pattern */
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "int32_data[1] = 65536 does not fit bf16"));
+    patterns[1] = -1;
+    typed_half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "does not fit f16"));
+    typed_half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64;
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_UNSUPPORTED_DTYPE);
+    assert_non_null(strstr(err.message, "COMPLEX64"));
     Onnx__TensorProto *ints = onnx_tensor_i64("i", 1, two, (const int64_t[]){-5, 7});
     assert_int_equal(onnx_tensor_to_kiln(ints, NULL, NULL, &t, &err), KILN_OK);
     assert_int_equal(((const int64_t *)kiln_tensor_const_data(t))[0], -5);
