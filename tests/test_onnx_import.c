@@ -361,10 +361,40 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     overflow->dims = (int64_t *)negative;
     assert_int_equal(onnx_tensor_to_kiln(overflow, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "dims[0] = -1 is negative"));
+    /* FLOAT16 and BFLOAT16: raw_data holds 2 bytes a value, int32_data one 16-bit pattern a value. */
     Onnx__TensorProto *half = onnx_tensor_f32("half", 1, two, (const float[]){1, 2}, 1);
     half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
-    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_ERR_UNSUPPORTED_DTYPE);
-    assert_non_null(strstr(err.message, "FLOAT16"));
+    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "raw_data holds 8 bytes, the dims need 4"));
+    half->raw_data.len = 4; /* the bytes of 1.0f, little-endian: the patterns 0x0000 and 0x3F80 */
+    assert_int_equal(onnx_tensor_to_kiln(half, NULL, NULL, &t, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_dtype(t), KILN_F16);
+    assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[0], 0);
+    assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[1], 0x3F80);
+    kiln_tensor_free(t);
+    int32_t patterns[] = {0x3C00, 0xFC00}; /* f16 1.0 and -inf; as bf16, 0x1p-7 and -0x1p121 */
+    Onnx__TensorProto *typed_half = onnx_tensor_f32("typed half", 1, two, (const float[]){1, 2}, 0);
+    typed_half->n_float_data = 0;
+    typed_half->n_int32_data = 2;
+    typed_half->int32_data = patterns;
+    for (int bf = 0; bf < 2; bf++) {
+        typed_half->data_type = bf ? ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 : ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+        assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_OK);
+        assert_int_equal(kiln_tensor_dtype(t), bf ? KILN_BF16 : KILN_F16);
+        assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[0], 0x3C00);
+        assert_int_equal(((const uint16_t *)kiln_tensor_const_data(t))[1], 0xFC00);
+        kiln_tensor_free(t);
+    }
+    patterns[1] = 0x10000; /* not a 16-bit pattern */
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "int32_data[1] = 65536 does not fit bf16"));
+    patterns[1] = -1;
+    typed_half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "does not fit f16"));
+    typed_half->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64;
+    assert_int_equal(onnx_tensor_to_kiln(typed_half, NULL, NULL, &t, &err), KILN_ERR_UNSUPPORTED_DTYPE);
+    assert_non_null(strstr(err.message, "COMPLEX64"));
     Onnx__TensorProto *ints = onnx_tensor_i64("i", 1, two, (const int64_t[]){-5, 7});
     assert_int_equal(onnx_tensor_to_kiln(ints, NULL, NULL, &t, &err), KILN_OK);
     assert_int_equal(((const int64_t *)kiln_tensor_const_data(t))[0], -5);
@@ -701,6 +731,105 @@ static void symbolic_expand_target_is_folded(void **state)
 }
 
 /*
+ * PyTorch's `x + table[:, :x.size(1)]` for a positional table of constant
+ * length 6: the Slice end is the symbolic seq (Shape -> Slice), so the rows
+ * 0..seq-1 are gathered; and `arange(x.size(1))` (Range with the symbolic
+ * scalar limit seq). Both checked at run time against the definitions;
+ * a seq that may pass the table, and a range whose length no value has,
+ * are reported.
+ */
+static void symbolic_slice_end_and_range_limit_are_gathered(void **state)
+{
+    (void)state;
+    const int64_t one[] = {1}, table_shape[] = {1, 6, 2};
+    float table[12];
+    for (int i = 0; i < 12; i++)
+        table[i] = 100.0f + (float)i;
+    Onnx__TensorProto *initializers[] = {
+        onnx_tensor_f32("table", 3, table_shape, table, 1),
+        onnx_tensor_i64("zero", 1, one, (const int64_t[]){0}),
+        onnx_tensor_i64("one", 1, one, (const int64_t[]){1}),
+        onnx_tensor_i64("two", 1, one, (const int64_t[]){2}),
+        onnx_tensor_i64("zero_s", 0, one, (const int64_t[]){0}),
+        onnx_tensor_i64("one_s", 0, one, (const int64_t[]){1}),
+        onnx_tensor_i64("start_s", 0, one, (const int64_t[]){2}),
+        NULL};
+    Onnx__NodeProto *nodes[] = {
+        onnx_node("Shape", "shape", L("x"), L("s"), NULL),
+        onnx_node("Slice", "seq", L("s", "one", "two"), L("seq"), NULL),
+        onnx_node("Slice", "rows", L("table", "zero", "seq", "one"), L("p"), NULL),
+        onnx_node("Add", "add", L("x", "p"), L("y"), NULL),
+        onnx_node("Gather", "seq_scalar", L("s", "one_s"), L("n"), NULL),
+        onnx_node("Range", "range", L("zero_s", "n", "one_s"), L("r"), NULL),
+        onnx_node("Slice", "own", L("x", "zero", "seq", "one"), L("z"), NULL),
+        NULL};
+    Onnx__ValueInfoProto *inputs[] = {onnx_value("x", F32, 3, L("batch", "seq", "2")), NULL};
+    Onnx__ValueInfoProto *outputs[] = {onnx_value("y", F32, 0, NULL),
+                                       onnx_value("r", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL),
+                                       onnx_value("z", F32, 0, NULL), NULL};
+    onnx_dim_bound dims[] = {{"batch", 1, 3}, {"seq", 1, 6}};
+    onnx_import_options options = {.dims = dims, .dim_count = 2};
+    onnx_import result;
+    kiln_error err;
+    if (import(onnx_model(8, 13, nodes, inputs, outputs, initializers), &options, &result, &err) != KILN_OK)
+        fail_msg("%s", result.unsupported_count ? result.unsupported[0] : err.message);
+    kiln_program *program = load(&result);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[batch, seq, 2]");
+    kiln_program_output_shape_text(program, 1, shape, sizeof shape);
+    assert_string_equal(shape, "[seq]");
+    kiln_program_output_shape_text(program, 2, shape, sizeof shape);
+    assert_string_equal(shape, "[batch, seq, 2]");
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    for (int64_t seq = 1; seq <= 6; seq += 5) {
+        kiln_tensor *x;
+        assert_int_equal(kiln_tensor_new(KILN_F32, 3, (const int64_t[]){2, seq, 2}, &x, &err), KILN_OK);
+        float *xv = kiln_tensor_data(x);
+        for (int64_t i = 0; i < 2 * seq * 2; i++)
+            xv[i] = (float)i * 0.5f;
+        assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        const float *y = kiln_tensor_const_data(kiln_session_output(session, 0));
+        const int64_t *r = kiln_tensor_const_data(kiln_session_output(session, 1));
+        const float *z = kiln_tensor_const_data(kiln_session_output(session, 2));
+        for (int64_t b = 0; b < 2; b++)
+            for (int64_t t = 0; t < seq; t++)
+                for (int64_t c = 0; c < 2; c++) {
+                    int64_t at = (b * seq + t) * 2 + c;
+                    assert_true(y[at] == xv[at] + table[t * 2 + c]);
+                    assert_true(z[at] == xv[at]);
+                }
+        for (int64_t t = 0; t < seq; t++)
+            assert_int_equal(r[t], t);
+        kiln_tensor_free(x);
+    }
+    kiln_session_free(session);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+
+    /* seq up to 7: past the table, where ONNX clamps and a gather would not. */
+    onnx_dim_bound longer[] = {{"batch", 1, 3}, {"seq", 1, 7}};
+    options.dims = longer;
+    assert_int_equal(import(onnx_model(8, 13, nodes, inputs, outputs, initializers), &options, &result, &err),
+                     KILN_ERR_UNSUPPORTED_OP);
+    assert_int_equal(result.unsupported_count, 1);
+    assert_string_equal(result.unsupported[0], "node 2 'rows' (Slice): the end seq of axis 1 may be 7, past the axis "
+                                               "size 6, where ONNX clamps it; kiln's gather would not");
+    onnx_import_release(&result);
+
+    /* Range(2, seq, 1) has seq - 2 elements, the size of no value here. */
+    options.dims = dims;
+    nodes[5] = onnx_node("Range", "range", L("start_s", "n", "one_s"), L("r"), NULL);
+    assert_int_equal(import(onnx_model(8, 13, nodes, inputs, outputs, initializers), &options, &result, &err),
+                     KILN_ERR_UNSUPPORTED_OP);
+    assert_string_equal(result.unsupported[0], "node 5 'range' (Range): the range needs seq - 2 indices, and no value "
+                                               "translated so far has an axis of that size");
+    onnx_import_release(&result);
+}
+
+/*
  * ConstantOfShape(Shape(x)) of x [batch, 3] with value i64 7: the shape of
  * x, filled, computed at every batch size (a NaN in x changes nothing).
  */
@@ -768,6 +897,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_shape_used_as_data_is_computed, release_arena),
         cmocka_unit_test_teardown(symbolic_split_is_a_row_gather, release_arena),
         cmocka_unit_test_teardown(symbolic_expand_target_is_folded, release_arena),
+        cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

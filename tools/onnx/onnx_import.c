@@ -598,7 +598,7 @@ kiln_status onnx_node_symbolic_sizes(onnx_node *node, uint32_t index, const char
     value_entry *e = name[0] ? find_entry(node->importer, name) : NULL;
     if (!e || e->kind != ENTRY_SYMBOLIC)
         return onnx_fail(node->err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is not symbolic", node->label, index);
-    if (e->symbolic_rank != 1 || e->symbolic_count > max)
+    if (e->symbolic_rank > 1 || e->symbolic_count > max)
         return onnx_node_unsupported(node, "input %u ('%s') must hold at most %u sizes in one axis", index, name,
                                      max);
     for (uint32_t i = 0; i < e->symbolic_count; i++)
@@ -646,6 +646,48 @@ bool onnx_node_find_sizes(onnx_node *node, const char *a, const char *b, kiln_va
         }
         if (found_a && found_b) {
             *value = e->value;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool onnx_node_find_size(onnx_node *node, const char *a, kiln_value *value, uint32_t *rank, uint32_t *axis)
+{
+    onnx_importer *im = node->importer;
+    for (uint32_t i = 0; i < im->entry_count; i++) {
+        const value_entry *e = &im->entries[i];
+        kiln_dtype dtype;
+        char text[SIZE_TEXT_MAX];
+        if (!e->has_value || kiln_builder_value_type(im->builder, e->value, &dtype, rank, NULL, NULL) != KILN_OK)
+            continue;
+        for (uint32_t x = 0; x < *rank; x++) {
+            if (kiln_builder_value_axis_text(im->builder, e->value, x, text, sizeof text, NULL, NULL) != KILN_OK)
+                break;
+            if (strcmp(text, a) == 0) {
+                *axis = x;
+                *value = e->value;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool onnx_node_size_max(onnx_node *node, const char *text, int64_t *max)
+{
+    onnx_importer *im = node->importer;
+    char *end;
+    long long constant = strtoll(text, &end, 10);
+    if (end != text && !*end) {
+        *max = constant;
+        return true;
+    }
+    for (uint32_t d = 0; d < im->options->dim_count; d++) {
+        char identifier[256];
+        make_identifier(im->options->dims[d].name, identifier, sizeof identifier);
+        if (im->dim_declared[d] && strcmp(identifier, text) == 0) {
+            *max = im->options->dims[d].max;
             return true;
         }
     }

@@ -189,13 +189,13 @@ static const struct {
     {ONNX__TENSOR_PROTO__DATA_TYPE__INT64, "INT64", KILN_I64},
     {ONNX__TENSOR_PROTO__DATA_TYPE__STRING, "STRING", KILN_DTYPE_INVALID},
     {ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, "BOOL", KILN_BOOL},
-    {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "FLOAT16", KILN_DTYPE_INVALID},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, "FLOAT16", KILN_F16},
     {ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, "DOUBLE", KILN_F64},
     {ONNX__TENSOR_PROTO__DATA_TYPE__UINT32, "UINT32", KILN_U32},
     {ONNX__TENSOR_PROTO__DATA_TYPE__UINT64, "UINT64", KILN_U64},
     {ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, "COMPLEX64", KILN_DTYPE_INVALID},
     {ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX128, "COMPLEX128", KILN_DTYPE_INVALID},
-    {ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, "BFLOAT16", KILN_DTYPE_INVALID},
+    {ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, "BFLOAT16", KILN_BF16},
 };
 
 const char *onnx_dtype_name(int32_t onnx_type)
@@ -211,9 +211,7 @@ kiln_status onnx_dtype_to_kiln(int32_t onnx_type, kiln_dtype *out, kiln_error *e
     for (size_t i = 0; i < sizeof dtype_table / sizeof dtype_table[0]; i++) {
         if (dtype_table[i].onnx != onnx_type)
             continue;
-        /* float16 and bfloat16 exist in kiln but are not arithmetic in opset v1. */
-        if (dtype_table[i].kiln == KILN_DTYPE_INVALID || dtype_table[i].kiln == KILN_F16 ||
-            dtype_table[i].kiln == KILN_BF16)
+        if (dtype_table[i].kiln == KILN_DTYPE_INVALID)
             break;
         *out = dtype_table[i].kiln;
         return KILN_OK;
@@ -238,7 +236,9 @@ static kiln_status convert_int32_data(const Onnx__TensorProto *tensor, kiln_dtyp
     case KILN_I8: lo = INT8_MIN, hi = INT8_MAX; break;
     case KILN_U8: lo = 0, hi = UINT8_MAX; break;
     case KILN_I16: lo = INT16_MIN, hi = INT16_MAX; break;
-    case KILN_U16: lo = 0, hi = UINT16_MAX; break;
+    case KILN_U16:
+    case KILN_F16: /* the 16-bit pattern of each value (ONNX: int32_data for FLOAT16 and BFLOAT16) */
+    case KILN_BF16: lo = 0, hi = UINT16_MAX; break;
     case KILN_I32: lo = INT32_MIN, hi = INT32_MAX; break;
     case KILN_BOOL: lo = INT32_MIN, hi = INT32_MAX; break;
     default: break;
@@ -252,7 +252,9 @@ static kiln_status convert_int32_data(const Onnx__TensorProto *tensor, kiln_dtyp
         case KILN_I8: ((int8_t *)data)[i] = (int8_t)v; break;
         case KILN_U8: ((uint8_t *)data)[i] = (uint8_t)v; break;
         case KILN_I16: ((int16_t *)data)[i] = (int16_t)v; break;
-        case KILN_U16: ((uint16_t *)data)[i] = (uint16_t)v; break;
+        case KILN_U16:
+        case KILN_F16:
+        case KILN_BF16: ((uint16_t *)data)[i] = (uint16_t)v; break;
         case KILN_I32: ((int32_t *)data)[i] = v; break;
         case KILN_BOOL: ((uint8_t *)data)[i] = v != 0; break;
         default: break;

@@ -53,7 +53,8 @@ int64_t onnx_model_default_opset(const Onnx__ModelProto *model);
 /**
  * The kiln dtype of ONNX element type `onnx_type`.
  * @return KILN_OK, or KILN_ERR_UNSUPPORTED_DTYPE naming the ONNX type
- *         (strings, complex numbers, float16, bfloat16, unknown codes).
+ *         (strings, complex numbers, unknown codes). FLOAT16 and BFLOAT16
+ *         are kiln's f16 and bf16.
  */
 kiln_status onnx_dtype_to_kiln(int32_t onnx_type, kiln_dtype *out, kiln_error *err);
 

@@ -866,9 +866,176 @@ static kiln_status map_squeeze(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
+/*
+ * The i64 vector start, start + 1, ..., of the symbolic length `length`:
+ * ones along an axis of that size in a value already translated (the
+ * frame ones_like_axes makes), their exclusive cumulative sum, plus
+ * `start`. `what` names the operand in a report.
+ */
+static kiln_status arange_of_size(onnx_node *node, const char *length, int64_t start, const char *what,
+                                  kiln_value *out)
+{
+    kiln_value witness, ones, pair[2];
+    uint32_t rank, axis;
+    if (!onnx_node_find_size(node, length, &witness, &rank, &axis))
+        return onnx_node_unsupported(node, "%s needs %s indices, and no value translated so far has an axis of that "
+                                           "size",
+                                     what, length);
+    attr_list count = {0};
+    attr_int(&count, "axis", 0);
+    attr_int(&count, "exclusive", 1);
+    kiln_status status = ones_like_axes(node, witness, rank, axis, axis, &ones);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "cumsum", 1, &ones, count.count, count.items, out);
+    if (status == KILN_OK && start != 0) {
+        pair[0] = *out;
+        status = onnx_node_scalar(node, KILN_I64, (double)start, &pair[1]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "add", 2, pair, 0, NULL, out);
+    }
+    return status;
+}
+
+/* The size text of `end - start` (start a constant). */
+static kiln_status length_text(onnx_node *node, const char *end, int64_t start, char *buffer, size_t size)
+{
+    if (start == 0) {
+        snprintf(buffer, size, "%s", end);
+        return KILN_OK;
+    }
+    char expression[2 * SIZE_TEXT];
+    snprintf(expression, sizeof expression, "(%s) - %lld", end, (long long)start);
+    return onnx_node_canonical_size(node, expression, buffer, size);
+}
+
+/* Slice operand `index` (starts or ends) as size texts, symbolic or constant. */
+static kiln_status slice_bound_texts(onnx_node *node, uint32_t index, const char **texts,
+                                     char storage[][SIZE_TEXT], uint32_t *count)
+{
+    if (onnx_node_is_symbolic(node, index))
+        return onnx_node_symbolic_sizes(node, index, texts, KILN_MAX_RANK, count);
+    int64_t values[KILN_MAX_RANK];
+    kiln_status status = onnx_node_constant_ints(node, index, values, KILN_MAX_RANK, count);
+    for (uint32_t i = 0; status == KILN_OK && i < *count; i++) {
+        snprintf(storage[i], SIZE_TEXT, "%lld", (long long)values[i]);
+        texts[i] = storage[i];
+    }
+    return status;
+}
+
+/*
+ * Slice (opset 10+) whose starts or ends are symbolic (spec/onnx-import.md
+ * §3.1). Per sliced axis: constant bounds stay a kiln slice; a symbolic
+ * end equal to the axis's own size is "to the end"; on an axis of
+ * constant size N, a constant start s >= 0 with a symbolic end E that is
+ * a declared dim (or a constant) at most N everywhere is a gather of the
+ * rows s..E-1 (the PyTorch `table[:, :x.size(1)]` of positional tables),
+ * with indices from a value of size E - s. Anything else is reported.
+ */
+static kiln_status map_symbolic_slice(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, start_count = 0, end_count = 0, axis_count = 0, step_count = 0;
+    const char *starts[KILN_MAX_RANK], *ends[KILN_MAX_RANK];
+    char start_storage[KILN_MAX_RANK][SIZE_TEXT], end_storage[KILN_MAX_RANK][SIZE_TEXT];
+    int64_t axes[KILN_MAX_RANK], steps[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = slice_bound_texts(node, 1, starts, start_storage, &start_count);
+    if (status == KILN_OK)
+        status = slice_bound_texts(node, 2, ends, end_storage, &end_count);
+    if (status == KILN_OK && onnx_node_has_input(node, 3))
+        status = onnx_node_constant_ints(node, 3, axes, KILN_MAX_RANK, &axis_count);
+    if (status == KILN_OK && onnx_node_has_input(node, 4))
+        status = onnx_node_constant_ints(node, 4, steps, KILN_MAX_RANK, &step_count);
+    if (status != KILN_OK)
+        return status;
+    if (end_count != start_count || (onnx_node_has_input(node, 3) && axis_count != start_count) ||
+        (onnx_node_has_input(node, 4) && step_count != start_count))
+        return onnx_node_unsupported(node, "starts, ends, axes and steps have different lengths");
+    int64_t fixed_starts[KILN_MAX_RANK], fixed_ends[KILN_MAX_RANK], fixed_axes[KILN_MAX_RANK],
+        fixed_steps[KILN_MAX_RANK];
+    uint32_t fixed = 0, gathered = 0, gather_axes[KILN_MAX_RANK];
+    int64_t gather_starts[KILN_MAX_RANK];
+    const char *gather_ends[KILN_MAX_RANK];
+    for (uint32_t i = 0; i < start_count; i++) {
+        int64_t a = onnx_node_has_input(node, 3) ? axes[i] : (int64_t)i;
+        int64_t step = onnx_node_has_input(node, 4) ? steps[i] : 1, start, end, size;
+        if (a < -(int64_t)rank || a >= (int64_t)rank)
+            return onnx_node_unsupported(node, "axis %lld is outside the input's rank %u", (long long)a, rank);
+        uint32_t axis = (uint32_t)(a < 0 ? a + rank : a);
+        char size_text[SIZE_TEXT];
+        status = onnx_node_axis_text(node, x, axis, size_text, sizeof size_text);
+        if (status != KILN_OK)
+            return status;
+        bool constant_start = size_constant(starts[i], &start), constant_end = size_constant(ends[i], &end);
+        if (constant_start && !constant_end && strcmp(ends[i], size_text) == 0) {
+            constant_end = true; /* the axis's own size: to the end */
+            end = INT64_MAX;
+        }
+        if (constant_start && constant_end) {
+            fixed_starts[fixed] = start;
+            fixed_ends[fixed] = end;
+            fixed_axes[fixed] = axis;
+            fixed_steps[fixed++] = step;
+            continue;
+        }
+        if (step != 1)
+            return onnx_node_unsupported(node, "axis %u has a symbolic start or end and step %lld; only step 1 "
+                                               "takes symbolic bounds",
+                                         axis, (long long)step);
+        int64_t largest;
+        if (!constant_start || start < 0 || constant_end || !size_constant(size_text, &size))
+            return onnx_node_unsupported(node, "the slice %s..%s of axis %u (size %s) is not supported: a symbolic "
+                                               "end must be the axis's own size, or, on an axis of constant size, "
+                                               "a declared dim after a constant start >= 0",
+                                         starts[i], ends[i], axis, size_text);
+        if (!onnx_node_size_max(node, ends[i], &largest))
+            return onnx_node_unsupported(node, "the end %s of axis %u is an expression whose largest value the "
+                                               "importer does not know; ONNX clamps an end past the axis size "
+                                               "(%lld), kiln's gather would not",
+                                         ends[i], axis, (long long)size);
+        if (largest > size)
+            return onnx_node_unsupported(node, "the end %s of axis %u may be %lld, past the axis size %lld, where "
+                                               "ONNX clamps it; kiln's gather would not",
+                                         ends[i], axis, (long long)largest, (long long)size);
+        gather_axes[gathered] = axis;
+        gather_starts[gathered] = start;
+        gather_ends[gathered++] = ends[i];
+    }
+    kiln_value y = x;
+    if (fixed) {
+        attr_list list = {0};
+        attr_ints(&list, "starts", fixed_starts, fixed);
+        attr_ints(&list, "ends", fixed_ends, fixed);
+        attr_ints(&list, "axes", fixed_axes, fixed);
+        attr_ints(&list, "steps", fixed_steps, fixed);
+        status = onnx_node_emit(node, kiln_op, 1, &x, list.count, list.items, &y);
+    }
+    for (uint32_t g = 0; status == KILN_OK && g < gathered; g++) {
+        char length[SIZE_TEXT], what[64];
+        kiln_value pair[2];
+        snprintf(what, sizeof what, "the slice of axis %u", gather_axes[g]);
+        status = length_text(node, gather_ends[g], gather_starts[g], length, sizeof length);
+        if (status == KILN_OK)
+            status = arange_of_size(node, length, gather_starts[g], what, &pair[1]);
+        attr_list gather = {0};
+        attr_int(&gather, "axis", gather_axes[g]);
+        pair[0] = y;
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "gather", 2, pair, gather.count, gather.items, &y);
+    }
+    return status == KILN_OK ? onnx_node_set_output(node, 0, y) : status;
+}
+
 static kiln_status map_slice(onnx_node *node, const char *kiln_op)
 {
     static const char *const names[] = {"starts", "ends", "axes", "steps"};
+    if (node->opset >= 10 && (onnx_node_is_symbolic(node, 1) || onnx_node_is_symbolic(node, 2)))
+        return map_symbolic_slice(node, kiln_op);
     kiln_value x;
     attr_list list = {0};
     kiln_status status = onnx_node_input(node, 0, &x);
@@ -1579,9 +1746,48 @@ static kiln_status tensor_scalar(onnx_node *node, const kiln_tensor *t, const ch
  * computes the length in double; ONNX in the operands' type, so for f32
  * the f32 length is computed here too and a disagreement is refused.
  */
+/*
+ * Range with a symbolic limit L, a constant integer start s and delta 1
+ * (spec/onnx-import.md §3.1): s, s + 1, ..., L - 1, of the size L - s, taken
+ * from a value already translated that has an axis of that size, cast to
+ * the range's dtype.
+ */
+static kiln_status map_symbolic_range(onnx_node *node)
+{
+    const char *limit[1];
+    uint32_t count;
+    const kiln_tensor *start_tensor, *delta_tensor;
+    double start, delta;
+    kiln_status status = onnx_node_symbolic_sizes(node, 1, limit, 1, &count);
+    if (status == KILN_OK)
+        status = onnx_node_constant(node, 0, &start_tensor);
+    if (status == KILN_OK)
+        status = tensor_scalar(node, start_tensor, "input 0 (start)", &start);
+    if (status == KILN_OK)
+        status = onnx_node_constant(node, 2, &delta_tensor);
+    if (status == KILN_OK)
+        status = tensor_scalar(node, delta_tensor, "input 2 (delta)", &delta);
+    if (status != KILN_OK)
+        return status;
+    if (count != 1 || delta != 1 || start != floor(start) || fabs(start) > 1e15)
+        return onnx_node_unsupported(node, "a range with the symbolic limit %s needs an integer start and delta 1 "
+                                           "(start %g, delta %g)",
+                                     count ? limit[0] : "?", start, delta);
+    char length[SIZE_TEXT];
+    kiln_value out;
+    status = length_text(node, limit[0], (int64_t)start, length, sizeof length);
+    if (status == KILN_OK)
+        status = arange_of_size(node, length, (int64_t)start, "the range", &out);
+    if (status == KILN_OK)
+        status = cast_to(node, &out, kiln_tensor_dtype(start_tensor));
+    return status == KILN_OK ? onnx_node_set_output(node, 0, out) : status;
+}
+
 static kiln_status map_range(onnx_node *node, const char *kiln_op)
 {
     static const char *const what[] = {"input 0 (start)", "input 1 (limit)", "input 2 (delta)"};
+    if (onnx_node_is_symbolic(node, 1) && !onnx_node_is_symbolic(node, 0) && !onnx_node_is_symbolic(node, 2))
+        return map_symbolic_range(node);
     double bounds[3];
     kiln_dtype dtype = KILN_F32;
     kiln_status status = KILN_OK;
@@ -1888,6 +2094,9 @@ static const onnx_op_mapping mappings[] = {
     {"GatherElements", ALL, map_rename, "gather_elements"},
     {"GatherND", ALL, map_rename, "gather_nd"},
     {"Slice", ALL, map_slice, "slice"},
+    {"Scatter", 9, 10, map_rename, "scatter_elements"},
+    {"ScatterElements", 11, 1000, map_rename, "scatter_elements"},
+    {"ScatterND", 11, 1000, map_rename, "scatter_nd"},
     {"CumSum", ALL, map_cumsum, "cumsum"},
     {"OneHot", ALL, map_one_hot, "one_hot"},
     {"Trilu", ALL, map_trilu, "trilu"},

@@ -101,7 +101,7 @@ kiln_status onnx_node_type(onnx_node *node, kiln_value value, kiln_dtype *dtype,
 bool onnx_node_is_symbolic(const onnx_node *node, uint32_t index);
 
 /**
- * The elements of symbolic input `index` (rank 1, at most `max`) as
+ * The elements of symbolic input `index` (rank 0 or 1, at most `max`) as
  * canonical size texts ("batch", "4*batch", "32"), valid while the import
  * lasts. Equal sizes have equal texts.
  */
@@ -120,6 +120,16 @@ kiln_status onnx_node_canonical_size(onnx_node *node, const char *expression, ch
  */
 bool onnx_node_find_sizes(onnx_node *node, const char *a, const char *b, kiln_value *value, uint32_t *rank,
                           uint32_t *axis_a, uint32_t *axis_b);
+
+/** Find a translated value with an axis of size text `a`. @return true and the value, its rank and the axis. */
+bool onnx_node_find_size(onnx_node *node, const char *a, kiln_value *value, uint32_t *rank, uint32_t *axis);
+
+/**
+ * The largest value size text `text` takes over the declared domain, when
+ * the importer knows it: a constant, or a declared dim by itself.
+ * @return false for any other expression.
+ */
+bool onnx_node_size_max(onnx_node *node, const char *text, int64_t *max);
 
 /** Find a translated value whose sizes are exactly the size texts `texts` (`count` axes). */
 bool onnx_node_find_shape(onnx_node *node, const char *const *texts, uint32_t count, kiln_value *value);
