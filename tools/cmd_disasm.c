@@ -60,17 +60,12 @@ static char *file_stem(const char *name)
     return stem;
 }
 
+/* The text goes in atomically, like the artifacts and weight files. */
 static int write_text(const char *path, const char *text)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return cli_error("cannot create '%s': %s", path, strerror(errno));
-    size_t length = strlen(text);
-    bool failed = fwrite(text, 1, length, f) != length;
-    if (fclose(f) != 0)
-        failed = true;
-    if (failed)
-        return cli_error("cannot write '%s'", path);
+    kiln_error err;
+    if (kiln_write_file_atomic(path, text, strlen(text), &err) != KILN_OK)
+        return cli_error("%s", err.message);
     return CLI_OK;
 }
 

@@ -124,6 +124,15 @@ KILN_API KILN_NODISCARD kiln_status kiln_npy_read_file(const char *path, kiln_te
 KILN_API KILN_NODISCARD kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **out,
                                                 kiln_error *err);
 
+/**
+ * Write `size` bytes to `path` the way kiln writes artifacts: into a
+ * temporary file in the same directory, flushed to disk, then renamed over
+ * `path` (and the directory flushed), so `path` never holds a torn file.
+ * @return KILN_OK or KILN_ERR_IO naming the path.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_write_file_atomic(const char *path, const void *data, size_t size,
+                                                           kiln_error *err);
+
 /** Write `tensor` as a .npy file (format 1.0, or 2.0 if the header needs it). */
 KILN_API KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tensor *tensor,
                                                kiln_error *err);
