@@ -389,7 +389,7 @@ static void cells_match_the_reference(void **state)
                 }
 }
 
-/* A sequence of one step, a batch of one, a hidden state of one. */
+/* A sequence of one step, a batch of one, a hidden state of one, a sequence of no step. */
 static void edge_sizes_match_the_reference(void **state)
 {
     (void)state;
@@ -401,6 +401,10 @@ static void edge_sizes_match_the_reference(void **state)
         layer_case tiny = {.cell = cell, .layout = 1, .bias = true, .seq = 5, .batch = 1, .input = 1, .hidden = 1,
                            .dtype = KILN_F32};
         check_case(&tiny, seed++);
+        /* No step at all: Y is empty, the last states are the initial ones. */
+        layer_case empty = {.cell = cell, .direction = "bidirectional", .layout = 1, .initial = true, .seq = 0,
+                            .batch = 2, .input = 2, .hidden = 2, .dtype = KILN_F32};
+        check_case(&empty, seed++);
     }
 }
 
