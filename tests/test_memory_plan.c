@@ -568,6 +568,75 @@ static void half_window_runs_allocate_nothing_after_warm_up(void **state)
 #endif
 }
 
+/*
+ * gru and lstm_last_cell over a symbolic sequence and batch: the recurrent
+ * state scratch of each node is allocated by the first run at the largest
+ * shape and kept, so later runs at any shape allocate nothing.
+ */
+static void recurrent_runs_allocate_nothing_after_warm_up(void **state)
+{
+    (void)state;
+#if COUNTING_ALLOCATIONS
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, gru_w, gru_r, lstm_w, lstm_r, y, c;
+    static float weights[4 * 3 * 3];
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        weights[i] = 0.125f * (float)(i % 5) - 0.25f;
+    assert_int_equal(kiln_builder_new("recurrent", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[seq, batch, 3]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "gru_w", KILN_WEIGHT_PARAMETER, KILN_F32, 3, (int64_t[]){1, 9, 3},
+                                             weights, &gru_w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "gru_r", KILN_WEIGHT_PARAMETER, KILN_F32, 3, (int64_t[]){1, 9, 3},
+                                             weights, &gru_r, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "lstm_w", KILN_WEIGHT_PARAMETER, KILN_F32, 3, (int64_t[]){1, 12, 3},
+                                             weights, &lstm_w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "lstm_r", KILN_WEIGHT_PARAMETER, KILN_F32, 3, (int64_t[]){1, 12, 3},
+                                             weights, &lstm_r, &err),
+                     KILN_OK);
+    kiln_attribute hidden = {.name = "hidden_size", .type = KILN_ATTRIBUTE_INT, .i = 3};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "gru", 3, (kiln_value[]){x, gru_w, gru_r}, 1, &hidden,
+                                                         &y, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "lstm_last_cell", 3, (kiln_value[]){x, lstm_w, lstm_r}, 1,
+                                                         &hidden, &c, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "c", c, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    kiln_tensor *inputs[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(kiln_tensor_new(KILN_F32, 3, (int64_t[]){i ? 2 : 8, i ? 1 : 4, 3}, &inputs[i], &err),
+                         KILN_OK);
+        float *values = kiln_tensor_data(inputs[i]);
+        for (int64_t e = 0; e < (i ? 2 : 32) * 3; e++)
+            values[e] = 0.1f * (float)(e % 7) - 0.3f;
+    }
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", inputs[0], &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    unsigned long before = allocations;
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(kiln_session_set_input(session, "x", inputs[i % 2], &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    }
+    assert_int_equal(allocations - before, 0);
+    kiln_session_free(session);
+    kiln_tensor_free(inputs[0]);
+    kiln_tensor_free(inputs[1]);
+    kiln_program_free(program);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +645,7 @@ int main(void)
         cmocka_unit_test(running_allocates_nothing),
         cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(half_window_runs_allocate_nothing_after_warm_up),
+        cmocka_unit_test(recurrent_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(mlp_arena_is_at_most_twice_the_live_activations),
         cmocka_unit_test(stored_plans_are_checked_and_used),
     };

@@ -807,6 +807,100 @@ static void old_opsets_map_only_unchanged_ops(void **state)
                    "unsupported op Add (opset 6): mapped for opsets 7.. only");
 }
 
+/* A STRINGS attribute over `storage` (the values are not copied). */
+static Onnx__AttributeProto *attr_strings(const char *name, size_t count, ProtobufCBinaryData *storage,
+                                          const char *const *values)
+{
+    Onnx__AttributeProto *a = onnx_attr_string(name, "");
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    a->has_s = 0;
+    for (size_t i = 0; i < count; i++)
+        storage[i] = (ProtobufCBinaryData){strlen(values[i]), (uint8_t *)(uintptr_t)values[i]};
+    a->n_strings = count;
+    a->strings = storage;
+    return a;
+}
+
+/* An LSTM on x [3, 2, 2] with hidden_size 2; `inputs` names its ONNX operands. */
+static Onnx__ModelProto *lstm_model(const char *const *inputs, Onnx__AttributeProto *const *attributes,
+                                    Onnx__TensorProto *const *initializers)
+{
+    return onnx_model(8, 14,
+                      (Onnx__NodeProto *[]){onnx_node("LSTM", "l", inputs, L("y", "yh", "yc"), attributes), NULL},
+                      (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("3", "2", "2")), NULL},
+                      (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), onnx_value("yh", F32, 0, NULL),
+                                                 onnx_value("yc", F32, 0, NULL), NULL},
+                      initializers);
+}
+
+/* Run an imported LSTM on x and copy its three outputs (y 12 values, yh and yc 4 each) to `out`. */
+static void run_lstm(const Onnx__ModelProto *model, const float *x, float out[20])
+{
+    onnx_import result;
+    kiln_error err;
+    if (import(model, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    kiln_tensor *xt = tensor_of(KILN_F32, 3, (const int64_t[]){3, 2, 2}, x, 12 * sizeof(float));
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    memcpy(out, kiln_tensor_const_data(kiln_session_output(session, 0)), 12 * sizeof(float));
+    memcpy(out + 12, kiln_tensor_const_data(kiln_session_output(session, 1)), 4 * sizeof(float));
+    memcpy(out + 16, kiln_tensor_const_data(kiln_session_output(session, 2)), 4 * sizeof(float));
+    kiln_session_free(session);
+    kiln_tensor_free(xt);
+    kiln_program_free(program);
+    onnx_import_release(&result);
+}
+
+/*
+ * RNN, GRU, LSTM: an absent B before a present initial_h is zeros (the
+ * same outputs, bit for bit, as an explicit zero B); Y_h is Y's last step;
+ * a full-length constant sequence_lens is accepted; a shorter one, or an
+ * activation kiln lacks, is refused by name.
+ */
+static void recurrent_layers_fill_absent_operands(void **state)
+{
+    (void)state;
+    float w[16], r[16], h0[4], zeros[16] = {0}, x[12];
+    for (int i = 0; i < 16; i++) {
+        w[i] = (float)((i * 7) % 11) / 8.0f - 0.6f;
+        r[i] = (float)((i * 5) % 9) / 10.0f - 0.4f;
+    }
+    for (int i = 0; i < 4; i++)
+        h0[i] = 0.25f * (float)i - 0.3f;
+    for (int i = 0; i < 12; i++)
+        x[i] = (float)((i * 3) % 7) / 3.0f - 1.0f;
+    Onnx__TensorProto *operands[] = {
+        onnx_tensor_f32("W", 3, (const int64_t[]){1, 8, 2}, w, 1),
+        onnx_tensor_f32("R", 3, (const int64_t[]){1, 8, 2}, r, 1),
+        onnx_tensor_f32("h0", 3, (const int64_t[]){1, 2, 2}, h0, 1),
+        onnx_tensor_f32("B0", 2, (const int64_t[]){1, 16}, zeros, 1),
+        onnx_tensor_i64("full", 1, (const int64_t[]){2}, (const int64_t[]){3, 3}),
+        onnx_tensor_i64("short", 1, (const int64_t[]){2}, (const int64_t[]){3, 2}),
+        NULL};
+    Onnx__AttributeProto *hidden[] = {onnx_attr_int("hidden_size", 2), NULL};
+    float absent[20], explicit_zero[20], full_length[20];
+    run_lstm(lstm_model(L("x", "W", "R", "", "", "h0"), hidden, operands), x, absent);
+    run_lstm(lstm_model(L("x", "W", "R", "B0", "", "h0"), hidden, operands), x, explicit_zero);
+    run_lstm(lstm_model(L("x", "W", "R", "", "full", "h0"), hidden, operands), x, full_length);
+    assert_memory_equal(absent, explicit_zero, sizeof absent);
+    assert_memory_equal(absent, full_length, sizeof absent);
+    assert_memory_equal(absent + 2 * 4, absent + 12, 4 * sizeof(float)); /* Y_h is Y[seq-1] */
+
+    expect_refusal(lstm_model(L("x", "W", "R", "", "short", "h0"), hidden, operands),
+                   "sequence_lens[1] = 2 is not the full sequence length 3");
+    ProtobufCBinaryData storage[3];
+    Onnx__AttributeProto *leaky[] = {
+        onnx_attr_int("hidden_size", 2),
+        attr_strings("activations", 3, storage, L("Sigmoid", "LeakyRelu", "Tanh")), NULL};
+    expect_refusal(lstm_model(L("x", "W", "R"), leaky, operands),
+                   "activation 'LeakyRelu' (kiln's recurrent layers take Sigmoid, Tanh and Relu)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -819,6 +913,7 @@ int main(void)
         cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),
         cmocka_unit_test_teardown(cosine_windows_match_their_formulas, release_arena),
         cmocka_unit_test_teardown(integer_products_match_integer_loops, release_arena),
+        cmocka_unit_test_teardown(recurrent_layers_fill_absent_operands, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
  * Semantics follow the ONNX operator documentation of the opset versions
  * listed in each row.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1574,6 +1575,135 @@ static kiln_status map_topk(onnx_node *node, const char *kiln_op)
     return KILN_OK;
 }
 
+/*
+ * ONNX RNN, GRU and LSTM: one kiln node per output used — Y (`rnn`, `gru`,
+ * `lstm`), Y_h (`*_last_hidden`), Y_c (`lstm_last_cell`) — each with the
+ * same operands and attributes (spec/ops/recurrent.md). kiln's optional
+ * operands are positional without gaps (b, initial_h, initial_c, p), so an
+ * absent one before a present one becomes zeros, which is what ONNX means
+ * by its absence. sequence_lens is accepted only when it is a constant
+ * equal to the (static) sequence length for every batch row.
+ */
+static kiln_status map_recurrent(onnx_node *node, const char *kiln_op)
+{
+    const bool lstm = strcmp(kiln_op, "lstm") == 0;
+    const uint32_t gates = lstm ? 4 : strcmp(kiln_op, "gru") == 0 ? 3 : 1;
+    const uint32_t per_direction = lstm ? 3 : gates == 3 ? 2 : 1;
+    kiln_value operands[7];
+    kiln_dtype dtype;
+    uint32_t x_rank, r_rank;
+    int64_t x_sizes[KILN_MAX_RANK], r_sizes[KILN_MAX_RANK];
+    kiln_status status = KILN_OK;
+    for (uint32_t i = 0; i < 3 && status == KILN_OK; i++)
+        status = onnx_node_input(node, i, &operands[i]);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, operands[0], &dtype, &x_rank, x_sizes);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, operands[2], &dtype, &r_rank, r_sizes);
+    if (status != KILN_OK)
+        return status;
+    if (x_rank != 3 || r_rank != 3 || r_sizes[0] < 1 || r_sizes[2] < 1)
+        return onnx_node_unsupported(node, "X of rank %u and R of rank %u with static sizes are expected", x_rank,
+                                     r_rank);
+    int64_t layout = onnx_node_int(node, "layout", 0), directions = r_sizes[0];
+    int64_t hidden = onnx_node_int(node, "hidden_size", r_sizes[2]);
+    int64_t seq = x_sizes[layout == 1 ? 1 : 0], batch = x_sizes[layout == 1 ? 0 : 1];
+    if (onnx_node_has_input(node, 4)) {
+        int64_t lengths[4096];
+        uint32_t count;
+        status = onnx_node_constant_ints(node, 4, lengths, 4096, &count);
+        if (status != KILN_OK)
+            return status;
+        if (batch >= 0 && count != (uint64_t)batch)
+            return onnx_node_unsupported(node, "sequence_lens has %u entries for a batch of %lld", count,
+                                         (long long)batch);
+        for (uint32_t i = 0; i < count; i++)
+            if (seq < 0 || lengths[i] != seq)
+                return onnx_node_unsupported(node, "sequence_lens[%u] = %lld is not the full sequence length %s%lld "
+                                                   "(kiln runs every sequence of the batch to the end)",
+                                             i, (long long)lengths[i], seq < 0 ? "(symbolic) " : "",
+                                             (long long)seq);
+    }
+    /* The operands after R, from ONNX's input positions; the last present one decides how many. */
+    static const uint32_t onnx_index[7] = {0, 1, 2, 3, 5, 6, 7};
+    uint32_t count = 3, last = lstm ? 7 : 5;
+    for (uint32_t k = 3; k < last; k++)
+        if (onnx_node_has_input(node, onnx_index[k]))
+            count = k + 1;
+    for (uint32_t k = 3; k < count && status == KILN_OK; k++) {
+        if (onnx_node_has_input(node, onnx_index[k])) {
+            status = onnx_node_input(node, onnx_index[k], &operands[k]);
+            continue;
+        }
+        /* Absent before a present one: zeros of its shape (b, or a state of a static batch). */
+        int64_t shape[3] = {directions, 2 * gates * hidden, 0};
+        uint32_t rank = 2;
+        if (k != 3) {
+            if (batch < 0)
+                return onnx_node_unsupported(node, "input %u is absent before a present one, and its zeros would "
+                                                   "need the symbolic batch size",
+                                             onnx_index[k]);
+            rank = 3;
+            shape[0] = layout == 1 ? batch : directions;
+            shape[1] = layout == 1 ? directions : batch;
+            shape[2] = hidden;
+        }
+        attr_list zeros = {0};
+        const char *name = kiln_dtype_name(dtype);
+        attr_ints(&zeros, "shape", shape, rank);
+        attr_string(&zeros, "dtype", name, strlen(name));
+        status = onnx_node_emit(node, "constant_of_shape", 0, NULL, zeros.count, zeros.items, &operands[k]);
+    }
+    if (status != KILN_OK)
+        return status;
+
+    attr_list list = {0};
+    char text[ATTR_TEXT_MAX] = "", direction[32];
+    const Onnx__AttributeProto *activations = onnx_node_attribute(node, "activations");
+    for (size_t i = 0; activations && i < activations->n_strings; i++) {
+        char name[16];
+        size_t length = activations->strings[i].len, used = strlen(text);
+        for (size_t c = 0; c < length && c < sizeof name - 1; c++)
+            name[c] = (char)tolower(activations->strings[i].data[c]);
+        name[length < sizeof name - 1 ? length : sizeof name - 1] = '\0';
+        if (length >= sizeof name ||
+            (strcmp(name, "sigmoid") != 0 && strcmp(name, "tanh") != 0 && strcmp(name, "relu") != 0))
+            return onnx_node_unsupported(node, "activation '%.*s' (kiln's recurrent layers take Sigmoid, Tanh and "
+                                               "Relu)",
+                                         (int)(length > 32 ? 32 : length), (const char *)activations->strings[i].data);
+        if (i >= (size_t)(2 * per_direction))
+            return onnx_node_unsupported(node, "%zu activations", activations->n_strings);
+        snprintf(text + used, sizeof text - used, "%s%s", i ? "," : "", name);
+    }
+    if (text[0])
+        attr_string(&list, "activations", text, strlen(text));
+    if (onnx_node_attribute(node, "clip"))
+        attr_float(&list, "clip", onnx_node_float(node, "clip", 0));
+    const char *d = onnx_node_string(node, "direction", "forward", direction, sizeof direction);
+    attr_string(&list, "direction", d, strlen(d));
+    attr_int(&list, "hidden_size", hidden);
+    attr_int(&list, "layout", layout);
+    if (gates == 3)
+        attr_int(&list, "linear_before_reset", onnx_node_int(node, "linear_before_reset", 0));
+    if (lstm)
+        attr_int(&list, "input_forget", onnx_node_int(node, "input_forget", 0));
+
+    char last_hidden[32], last_cell[32] = "lstm_last_cell";
+    snprintf(last_hidden, sizeof last_hidden, "%s_last_hidden", kiln_op);
+    const char *ops[3] = {kiln_op, last_hidden, last_cell};
+    for (uint32_t o = 0; o < (lstm ? 3u : 2u) && o < (uint32_t)node->proto->n_output; o++) {
+        if (!node->proto->output[o][0])
+            continue;
+        kiln_value result;
+        status = onnx_node_emit(node, ops[o], count, operands, list.count, list.items, &result);
+        if (status == KILN_OK)
+            status = onnx_node_set_output(node, o, result);
+        if (status != KILN_OK)
+            return status;
+    }
+    return KILN_OK;
+}
+
 /* Split into slices along `axis`: sizes from input 1 (opset 13+), the `split` attribute, or equal parts. */
 static kiln_status map_split(onnx_node *node, const char *kiln_op)
 {
@@ -2089,6 +2219,10 @@ static const onnx_op_mapping mappings[] = {
     {"BlackmanWindow", 17, 1000, map_cosine_window, NULL},
     {"Split", ALL, map_split, "slice"},
     {"TopK", SINCE_1, map_topk, NULL},
+    /* recurrent layers */
+    {"RNN", ALL, map_recurrent, "rnn"},
+    {"GRU", ALL, map_recurrent, "gru"},
+    {"LSTM", ALL, map_recurrent, "lstm"},
     /* indexing */
     {"Gather", ALL, map_rename, "gather"},
     {"GatherElements", ALL, map_rename, "gather_elements"},
