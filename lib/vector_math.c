@@ -1,0 +1,242 @@
+/*
+ * vector_math.c — vectorizable f32 exp, erf and softmax (vector_math.h).
+ *
+ * Each function of one element is straight-line double arithmetic: both
+ * sides of a branch are computed and one is selected, so the element loops
+ * vectorize. They are compiled three times, for the baseline x86-64 (SSE2, two
+ * doubles a vector), AVX2 (four) and AVX-512F (eight), and the widest copy
+ * the CPU has runs. The copies compute the same IEEE operations in the same
+ * order (C11 mode leaves floating-point contraction off), so their results
+ * are identical.
+ *
+ * The polynomial coefficients are Chebyshev interpolants fitted for kiln
+ * (interpolation at the Chebyshev points of the first kind, in double,
+ * checked against the double libm on 20001 points of each interval):
+ *  - exp: e^r on |r| <= ln2/2 by its Taylor series to degree 11
+ *    (truncation error below 6e-15 relative) after r = d - k ln2;
+ *  - erf on |x| < 1: x P(x^2), P of degree 9 in Chebyshev form on [0, 1]
+ *    (relative error 2.1e-14);
+ *  - erf on 1 <= |x| <= 4: degree 22 in Chebyshev form on [1, 4]
+ *    (relative error 9.0e-14); beyond 4, erf(4) = 1 - 1.5e-8 already
+ *    rounds to 1 in f32, so |x| is clamped to 4.
+ */
+/*
+ * The clamps and selects below are comparisons, which may raise IEEE
+ * exception flags; under GCC's default -ftrapping-math that keeps the
+ * element loops from being vectorized. kiln never reads the exception
+ * flags, and no computed value changes without the assumption.
+ */
+#pragma GCC optimize("no-trapping-math")
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "parallel.h"
+#include "vector_math.h"
+
+/* ------------------------------------------------------------------ exp */
+
+#define LOG2_E 0x1.71547652b82fep+0
+/* ln 2 = LN2_HI + LN2_LO, LN2_HI with 32 significant bits: k * LN2_HI is
+ * exact for every |k| < 2^21, so d - k * LN2_HI cancels without error. */
+#define LN2_HI 0x1.62e42fee00000p-1
+#define LN2_LO 0x1.a39ef35793c76p-33
+/* 1.5 * 2^52: adding it rounds a double below 2^51 to an integer held in
+ * the low bits of the sum (round to nearest even, like nearbyint). */
+#define ROUNDING_SHIFTER 0x1.8p52
+
+/*
+ * e^d for a double d (any value: NaN stays NaN). d is clamped to
+ * [-150, 100] first: every f32 result is already 0 below -150 and inf
+ * above 100, and inside the clamp 2^k stays a normal double.
+ */
+static inline double vector_exp(double d)
+{
+    /* Written so that a NaN d passes both tests unchanged. */
+    double c = d < -150.0 ? -150.0 : d;
+    c = c > 100.0 ? 100.0 : c;
+    double shifted = c * LOG2_E + ROUNDING_SHIFTER;
+    double k = shifted - ROUNDING_SHIFTER;
+    double r = (c - k * LN2_HI) - k * LN2_LO;
+    /* The low 12 bits of `shifted` hold k mod 4096; k + 1023 in [1, 2046]
+     * shifted into the exponent field is 2^k. */
+    uint64_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits + 1023) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    /* Taylor series of e^r, Horner form, coefficients 1/n! rounded. */
+    double p = 0x1.ae64567f544e4p-26; /* 1/11! */
+    p = p * r + 0x1.27e4fb7789f5cp-22; /* 1/10! */
+    p = p * r + 0x1.71de3a556c734p-19; /* 1/9! */
+    p = p * r + 0x1.a01a01a01a01ap-16; /* 1/8! */
+    p = p * r + 0x1.a01a01a01a01ap-13; /* 1/7! */
+    p = p * r + 0x1.6c16c16c16c17p-10; /* 1/6! */
+    p = p * r + 0x1.1111111111111p-7; /* 1/5! */
+    p = p * r + 0x1.5555555555555p-5; /* 1/4! */
+    p = p * r + 0x1.5555555555555p-3; /* 1/3! */
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    /* A NaN d went through every step above, so the result is NaN. */
+    return p * scale;
+}
+
+/* ------------------------------------------------------------------ erf */
+
+/* erf(x) / x as a function of u = x^2 on [0, 1], Chebyshev coefficients. */
+static const double erf_small[] = {
+    0x1.f371b6a14d251p-1,  -0x1.2359d7bb47ad9p-3, 0x1.48d890a562432p-7,  -0x1.2e730c943d15cp-11,
+    0x1.cc07b53e96e4ap-16, -0x1.28701fcdd8016p-20, 0x1.4a9dab159f788p-25, -0x1.449781141aaa5p-30,
+    0x1.1c69ec50a1228p-35, -0x1.c193c2ac5f726p-41,
+};
+
+/* erf(x) on [1, 4], Chebyshev coefficients. */
+static const double erf_large[] = {
+    0x1.f07c302296b5fp-1,  0x1.bc6d45bcccd37p-5,  -0x1.3d8d7d459fd4fp-5, 0x1.65214a5028d96p-6,
+    -0x1.3134f60ff51e2p-7, 0x1.683354e4fbe4cp-9,  -0x1.770cb2cac10edp-12, -0x1.0a0ca179c4cffp-13,
+    0x1.7525b34e231f1p-14, -0x1.75f045bf40d79p-16, 0x1.2e5f57828748fp-24, 0x1.e560992a2c903p-20,
+    -0x1.283a3a3f52ffap-21, 0x1.96fa231273da3p-26, 0x1.107ada8cc9d9ep-25, -0x1.429bca4926376p-27,
+    0x1.f0de6462a51dcp-33, 0x1.144a191ed57f6p-31, -0x1.025d1a305e7bbp-33, -0x1.ff5f5a928c1dep-39,
+    0x1.d7aee84dcbac2p-38, -0x1.20b2c143e46b7p-40, -0x1.2dc6ddec041c0p-43,
+};
+
+enum {
+    ERF_SMALL_TERMS = sizeof erf_small / sizeof erf_small[0],
+    ERF_LARGE_TERMS = sizeof erf_large / sizeof erf_large[0],
+};
+
+/* sum_k c[k] T_k(t) by Clenshaw's recurrence (stable for |t| <= 1). */
+#define CLENSHAW(RESULT, COEFFICIENTS, TERMS, T)                                  \
+    do {                                                                          \
+        double b1 = 0.0, b2 = 0.0, two_t = 2.0 * (T);                             \
+        _Pragma("GCC unroll 32") for (int k = (TERMS) - 1; k >= 1; k--)           \
+        {                                                                         \
+            double b0 = two_t * b1 - b2 + (COEFFICIENTS)[k];                      \
+            b2 = b1;                                                              \
+            b1 = b0;                                                              \
+        }                                                                         \
+        (RESULT) = (T) * b1 - b2 + (COEFFICIENTS)[0];                             \
+    } while (0)
+
+/* erf(x) for a double widened from f32 (so x * x is exact). */
+static inline double vector_erf(double x)
+{
+    double magnitude = fabs(x);
+    double small, large;
+    CLENSHAW(small, erf_small, ERF_SMALL_TERMS, 2.0 * (x * x) - 1.0);
+    small *= x;
+    double clamped = magnitude > 4.0 ? 4.0 : magnitude; /* NaN stays NaN */
+    CLENSHAW(large, erf_large, ERF_LARGE_TERMS, clamped * (2.0 / 3.0) - 5.0 / 3.0);
+    large = copysign(large, x);
+    /* NaN takes the large side, which is NaN. */
+    return magnitude < 1.0 ? small : large;
+}
+
+/* ---------------------------------------------------------------- loops */
+
+/* The loops of one instruction set: SUFFIX names them, TARGET is a GCC
+ * target attribute (empty for the baseline). */
+#define VECTOR_LOOPS(SUFFIX, TARGET)                                                    \
+    TARGET static void exp_loop_##SUFFIX(const float *in, float *out, uint64_t n)       \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)                                      \
+            out[i] = (float)vector_exp(in[i]);                                          \
+    }                                                                                   \
+    TARGET static void erf_loop_##SUFFIX(const float *in, float *out, uint64_t n)       \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)                                      \
+            out[i] = (float)vector_erf(in[i]);                                          \
+    }                                                                                   \
+    /* sum of e^(in[k] - shift) over the slice, four partial sums in a fixed order */   \
+    TARGET static double exp_sum_##SUFFIX(const float *in, uint64_t n, double shift)    \
+    {                                                                                   \
+        double partial[4] = {0.0, 0.0, 0.0, 0.0};                                       \
+        uint64_t k = 0;                                                                 \
+        for (; k + 4 <= n; k += 4)                                                      \
+            for (int j = 0; j < 4; j++)                                                 \
+                partial[j] += vector_exp(in[k + j] - shift);                            \
+        double sum = (partial[0] + partial[1]) + (partial[2] + partial[3]);             \
+        for (; k < n; k++)                                                              \
+            sum += vector_exp(in[k] - shift);                                           \
+        return sum;                                                                     \
+    }                                                                                   \
+    TARGET static void scaled_exp_##SUFFIX(const float *in, float *out, uint64_t n,     \
+                                           double shift, double sum)                    \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t k = 0; k < n; k++)                                      \
+            out[k] = (float)(vector_exp(in[k] - shift) / sum);                          \
+    }
+
+VECTOR_LOOPS(baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_COPY 1
+VECTOR_LOOPS(avx2, __attribute__((target("avx2"))))
+VECTOR_LOOPS(avx512, __attribute__((target("avx512f", "prefer-vector-width=512"))))
+#endif
+
+/* The widest copy this CPU runs: 512 (AVX-512F), 256 (AVX2) or 128 bits. */
+static int vector_bits(void)
+{
+#ifdef HAVE_AVX2_COPY
+    return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
+#else
+    return 128;
+#endif
+}
+
+void kiln_vector_exp_f32(const float *in, float *out, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        exp_loop_avx512(in, out, n);
+        return;
+    }
+    if (bits == 256) {
+        exp_loop_avx2(in, out, n);
+        return;
+    }
+#endif
+    exp_loop_baseline(in, out, n);
+}
+
+void kiln_vector_erf_f32(const float *in, float *out, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        erf_loop_avx512(in, out, n);
+        return;
+    }
+    if (bits == 256) {
+        erf_loop_avx2(in, out, n);
+        return;
+    }
+#endif
+    erf_loop_baseline(in, out, n);
+}
+
+void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent)
+{
+    /* The reference's shift: the first NaN, else the maximum. */
+    double shift = in[0];
+    for (uint64_t k = 1; k < extent; k++) {
+        double x = in[k];
+        if (!isnan(shift) && (isnan(x) || x > shift))
+            shift = x;
+    }
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        scaled_exp_avx512(in, out, extent, shift, exp_sum_avx512(in, extent, shift));
+        return;
+    }
+    if (bits == 256) {
+        scaled_exp_avx2(in, out, extent, shift, exp_sum_avx2(in, extent, shift));
+        return;
+    }
+#endif
+    scaled_exp_baseline(in, out, extent, shift, exp_sum_baseline(in, extent, shift));
+}
