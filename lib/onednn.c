@@ -41,10 +41,14 @@ enum { CACHE_ENTRIES = 8 };
 /*
  * Products of fewer multiply-adds than this run on one thread whatever the
  * session allows: waking a second thread costs tens of microseconds (and
- * far more when the cores are busy), more than such a product takes.
- * 2^21 is a 128 x 128 x 128 product, about 20 µs at 100 GFLOP/s.
+ * far more when the cores are busy), more than such a product saves.
+ * 2^24 is a 256 x 256 x 256 product, about 170 µs at 100 GFLOP/s. At 2^21
+ * (measured with passive waits on a busy 2-core machine) the 2-thread runs
+ * of a 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M
+ * multiply-adds) were 10% slower than 1-thread runs; at 2^24 they are
+ * equal.
  */
-#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 21))
+#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 24))
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
