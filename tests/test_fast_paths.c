@@ -275,6 +275,10 @@ static void matmul_matches_the_exact_product(void **state)
         check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
         check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
         check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
+        /* One matrix b for every batch of a: run as one [batch * m, k] product. */
+        check_matmul(&(shape){3, {2, 33, 40}}, &(shape){2, {40, 17}}, 0);
+        check_matmul(&(shape){4, {2, 3, 4, 5}}, &(shape){2, {5, 6}}, 0);
+        check_matmul(&(shape){3, {3, 1, 9}}, &(shape){2, {9, 1}}, 0);
         /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
