@@ -157,7 +157,7 @@ static void exp_is_within_one_ulp_of_the_reference(void **state)
 {
     (void)state;
     uint64_t differing = sweep("exp", kiln_vector_exp_f32, expl);
-    /* Measured: none of the 2^32 f32 values differs. */
+    /* Measured over all 2^32 f32 values: 2 differ, by 1 ulp. */
     assert_true(differing <= 10);
 }
 
@@ -165,7 +165,7 @@ static void erf_is_within_one_ulp_of_the_reference(void **state)
 {
     (void)state;
     uint64_t differing = sweep("erf", kiln_vector_erf_f32, erfl);
-    /* Measured: 10 of the 2^32 f32 values differ, by 1 ulp. */
+    /* Measured over all 2^32 f32 values: 534 differ, by 1 ulp. */
     assert_true(differing <= 10);
 }
 
