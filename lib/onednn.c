@@ -41,10 +41,14 @@ enum { CACHE_ENTRIES = 8 };
 /*
  * Products of fewer multiply-adds than this run on one thread whatever the
  * session allows: waking a second thread costs tens of microseconds (and
- * far more when the cores are busy), more than such a product takes.
- * 2^21 is a 128 x 128 x 128 product, about 20 µs at 100 GFLOP/s.
+ * far more when the cores are busy), more than such a product saves.
+ * 2^24 is a 256 x 256 x 256 product, about 170 µs at 100 GFLOP/s. At 2^21
+ * (measured with passive waits on a busy 2-core machine) the 2-thread runs
+ * of a 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M
+ * multiply-adds) were 10% slower than 1-thread runs; at 2^24 they are
+ * equal.
  */
-#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 21))
+#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 24))
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
@@ -268,19 +272,26 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
         ok = dnnl_post_ops_create(&post_ops) == dnnl_success &&
              dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success &&
              dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
-    /* oneDNN sizes its blocking for the thread count it sees now. */
+    /*
+     * oneDNN sizes its blocking, and a reorder its thread count, for the
+     * thread count it sees when the primitive is made: so the primitive
+     * and its reorders are all made under the entry's. (Reorders made
+     * under the session's count ran on 2 threads inside a 1-thread conv,
+     * and a small CNN measured 10% slower on 2 threads than on 1.)
+     */
     int previous = kiln_threads_enter(e->threads);
     if (ok && dnnl_primitive_desc_create(&pd, desc, attr, s->engine, NULL) != dnnl_success) {
         pd = NULL;
         e->refused = true;
     }
-    kiln_threads_leave(previous);
     dnnl_post_ops_destroy(post_ops);
     dnnl_primitive_attr_destroy(attr);
-    if (!ok)
-        return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not describe a %s primitive", what);
-    if (e->refused)
+    if (!ok || e->refused) {
+        kiln_threads_leave(previous);
+        if (!ok)
+            return kiln_fail(err, KILN_ERR_RUNTIME, "oneDNN: could not describe a %s primitive", what);
         return KILN_OK;
+    }
     const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     /* A descriptor made with format `any` lets oneDNN pick its layouts. */
     ok = make_inner(s->engine, src_md, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), true, &e->src_inner,
@@ -296,6 +307,7 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
          (!bias_md || make_memory(&e->bias, bias_md, s->engine, DNNL_MEMORY_NONE)) &&
          (!scratch_md || dnnl_memory_desc_get_size(scratch_md) == 0 ||
           make_memory(&e->scratchpad, scratch_md, s->engine, DNNL_MEMORY_ALLOCATE));
+    kiln_threads_leave(previous);
     dnnl_primitive_desc_destroy(pd);
     if (!ok) {
         entry_clear(e);
@@ -400,6 +412,18 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
         /* All three as matrices with batch axes padded to one rank. */
         uint32_t matrix_axes = (a->rank >= 2) + (b->rank >= 2);
         uint32_t batch_rank = out->rank - matrix_axes;
+        /*
+         * A weight-like b (one matrix) shared by every batch of a: a's
+         * batch axes and rows are one [batch * m, k] matrix in the same
+         * row-major bytes, and so are the output's, so the product is one
+         * 2-D matmul instead of a batch of small ones sharing b (measured
+         * faster with oneDNN 2.6 for the [2, 64, 256] x [256, 256]
+         * projections of an encoder layer). Each output element is the
+         * same sum of the same products.
+         */
+        bool fold_batch = b->rank == 2 && a->rank > 2;
+        if (fold_batch)
+            batch_rank = 0;
         int rank = (int)batch_rank + 2;
         /* dnnl_dims_t holds DNNL_MAX_NDIMS (12) >= KILN_MAX_RANK + 2 dims. */
         dnnl_dims_t a_dims, b_dims, o_dims, a_strides, b_strides, o_strides;
@@ -410,6 +434,8 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
             o_dims[i] = out->shape[i];
         }
         int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1, k = a->shape[a->rank - 1];
+        if (fold_batch)
+            m = (int64_t)(a->element_count / (uint64_t)k);
         int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
         a_dims[batch_rank] = m, a_dims[batch_rank + 1] = k;
         b_dims[batch_rank] = k, b_dims[batch_rank + 1] = n;

@@ -401,17 +401,35 @@ static kiln_status infer_transpose(const kiln_shape_context *ctx, const kiln_val
     return KILN_OK;
 }
 
-/* Copy elements of width sizeof(T), walking the output in order. */
+/*
+ * Copy elements of width sizeof(T), walking the output in order: one row
+ * of the output's last axis at a time (a memcpy when the input is
+ * contiguous along it, else a strided copy the compiler can vectorize),
+ * the other axes by an odometer. Walking every element with the odometer
+ * measured 4% of an encoder layer's run, mostly in that bookkeeping.
+ */
 #define DEFINE_PERMUTE(T, SUFFIX)                                                                  \
     static void permute_##SUFFIX(const void *vin, void *vout, const kiln_tensor *out,             \
                                  const int64_t *in_strides)                                        \
     {                                                                                              \
         const T *in = vin;                                                                         \
         T *o = vout;                                                                               \
+        if (out->rank == 0) {                                                                      \
+            o[0] = in[0];                                                                          \
+            return;                                                                                \
+        }                                                                                          \
+        uint32_t last = out->rank - 1;                                                             \
+        int64_t row = out->shape[last], step = in_strides[last];                                   \
         int64_t index[KILN_MAX_RANK] = {0}, offset = 0;                                            \
-        for (uint64_t e = 0; e < out->element_count; e++) {                                        \
-            o[e] = in[offset];                                                                     \
-            for (uint32_t axis = out->rank; axis-- > 0;) {                                         \
+        for (uint64_t e = 0; e < out->element_count; e += (uint64_t)row) {                         \
+            const T *from = in + offset;                                                           \
+            T *to = o + e;                                                                         \
+            if (step == 1)                                                                         \
+                memcpy(to, from, (size_t)row * sizeof(T));                                         \
+            else                                                                                   \
+                for (int64_t j = 0; j < row; j++)                                                  \
+                    to[j] = from[j * step];                                                        \
+            for (uint32_t axis = last; axis-- > 0;) {                                              \
                 index[axis]++;                                                                     \
                 offset += in_strides[axis];                                                        \
                 if (index[axis] < out->shape[axis])                                                \

@@ -21,6 +21,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "op_registry.h"
+#include "parallel.h"
 #include "size_claim.h"
 
 #define DEFAULT_EPSILON 1e-5
@@ -454,6 +455,40 @@ static bool parameter_strides(const kiln_tensor *p, const kiln_tensor *x, uint32
     return true;
 }
 
+/*
+ * layer_norm of f32 rows whose scale and bias (NULL: none) hold one value
+ * per element of a row: the same double operations in the same order as
+ * the general loop (contiguous_moments, then each element), so the same
+ * bits, without its per-element dtype switches and broadcast odometer
+ * (measured 7% of an encoder layer's run). The sums stay in order; only
+ * the per-element loop, whose iterations are independent, is vectorized.
+ */
+static void layer_norm_rows_f32(const float *x, const float *scale, const float *bias, float *y, uint64_t outer,
+                                uint64_t inner, double eps)
+{
+    for (uint64_t o = 0; o < outer; o++) {
+        const float *row = x + o * inner;
+        float *out = y + o * inner;
+        double sum = 0.0;
+        for (uint64_t k = 0; k < inner; k++)
+            sum += row[k];
+        double mean = sum / (double)inner;
+        double squares = 0.0;
+        for (uint64_t k = 0; k < inner; k++) {
+            double d = row[k] - mean;
+            squares += d * d;
+        }
+        double inv = 1.0 / sqrt(squares / (double)inner + eps);
+        if (bias) {
+            KILN_SIMD for (uint64_t k = 0; k < inner; k++)
+                out[k] = (float)((row[k] - mean) * inv * scale[k] + bias[k]);
+        } else {
+            KILN_SIMD for (uint64_t k = 0; k < inner; k++)
+                out[k] = (float)((row[k] - mean) * inv * scale[k]);
+        }
+    }
+}
+
 static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, run_layer_norm, err);
@@ -480,6 +515,12 @@ static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
         return KILN_OK; /* refused statically; nothing to compute */
     uint64_t outer = x->element_count / inner;
     kiln_dtype dt = x->dtype;
+    if (dt == KILN_F32 && call->inputs[1]->element_count == inner &&
+        (!has_bias || call->inputs[2]->element_count == inner)) {
+        layer_norm_rows_f32(x->data, call->inputs[1]->data, has_bias ? call->inputs[2]->data : NULL,
+                            call->output->data, outer, inner, eps);
+        return KILN_OK;
+    }
     for (uint64_t o = 0; o < outer; o++) {
         uint64_t base = o * inner;
         double mean, var;

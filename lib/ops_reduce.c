@@ -19,6 +19,7 @@
 #include "half_compute.h"
 #include "op_registry.h"
 #include "size_claim.h"
+#include "vector_math.h"
 
 /* ------------------------------------------------------------ the ops */
 
@@ -569,6 +570,15 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
         return KILN_OK;
     }
     KILN_TRY(check_output(op, out, in->dtype, in->element_count, err));
+    /* Fast path (spec/opset.md, "Fast paths": vector-math): f32 softmax
+     * over contiguous slices, within 1 ulp of the loops below. */
+    if (kind == AXIS_SOFTMAX && in->dtype == KILN_F32 && s.inner == 1 && s.extent > 0 && call->context &&
+        !call->context->reference_only) {
+        for (uint64_t o = 0; o < s.outer; o++)
+            kiln_vector_softmax_f32((const float *)in->data + o * s.extent, (float *)out->data + o * s.extent,
+                                    s.extent);
+        return KILN_OK;
+    }
     for (uint64_t o = 0; o < s.outer; o++) {
         for (uint64_t i = 0; i < s.inner; i++) {
             uint64_t base = o * s.extent * s.inner + i;

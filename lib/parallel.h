@@ -15,10 +15,14 @@
 
 /*
  * Elementwise loops shorter than this run on one thread: below it, waking
- * the other threads costs more than the loop (measured on the 2-core
- * development machine: an f32 add of 32768 elements takes ~10 µs).
+ * the other threads costs more than the loop. An f32 add of 32768
+ * elements takes ~10 µs, but with passive waits (spec/opset.md, "Threads")
+ * on a 2-core machine busy with other processes a sleeping thread took
+ * tens of µs to wake, and 2-thread runs of an encoder layer (elementwise
+ * ops of 131072 elements) measured 10-15% slower than 1-thread runs at
+ * 32768; at 2^18 they are equal.
  */
-enum { KILN_PARALLEL_MIN_ELEMENTS = 32768 };
+enum { KILN_PARALLEL_MIN_ELEMENTS = 262144 };
 
 /* @return the threads a session asking for `requested` gets: that many,
  *         or for 0 OpenMP's default (OMP_NUM_THREADS, else the cores);

@@ -275,6 +275,10 @@ static void matmul_matches_the_exact_product(void **state)
         check_matmul(&(shape){3, {1, 4, 5}}, &(shape){4, {2, 3, 5, 6}}, 0);
         check_matmul(&(shape){2, {4, 5}}, &(shape){3, {3, 5, 2}}, 0);
         check_matmul(&(shape){3, {3, 4, 5}}, &(shape){1, {5}}, 0);
+        /* One matrix b for every batch of a: run as one [batch * m, k] product. */
+        check_matmul(&(shape){3, {2, 33, 40}}, &(shape){2, {40, 17}}, 0);
+        check_matmul(&(shape){4, {2, 3, 4, 5}}, &(shape){2, {5, 6}}, 0);
+        check_matmul(&(shape){3, {3, 1, 9}}, &(shape){2, {9, 1}}, 0);
         /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
@@ -898,7 +902,7 @@ static void primitives_are_built_once_per_shape(void **state)
 /* ------------------------------------------------------------ threads */
 
 /*
- * Large elementwise ops (above the 32768-element threshold, at sizes that
+ * Large elementwise ops (above the 262144-element threshold, at sizes that
  * split chunks inside rows) with 2 threads equal, bit for bit, a
  * reference computed here from the flat index: a broadcasting add and sub,
  * a mul by a column, neg, the unary sigmoid (in double, rounded once), and
@@ -911,14 +915,14 @@ static void threaded_elementwise_matches_the_reference(void **state)
         const char *op;
         shape a, b;
     } cases[] = {
-        {"add", {2, {3, 40001}}, {1, {40001}}},
-        {"sub", {1, {100003}}, {1, {100003}}},
-        {"mul", {2, {40001, 3}}, {2, {40001, 1}}},
-        {"div", {0, {0}}, {2, {257, 255}}}, /* scalar a */
-        {"neg", {2, {5, 20011}}, {0, {0}}},
-        {"sigmoid", {3, {7, 3, 2003}}, {0, {0}}},
-        {"max", {2, {3, 40001}}, {1, {40001}}}, /* the N-ary walk of ops_binary.c */
-        {"sum", {1, {1}}, {2, {300, 257}}},
+        {"add", {2, {3, 90001}}, {1, {90001}}},
+        {"sub", {1, {300007}}, {1, {300007}}},
+        {"mul", {2, {90001, 3}}, {2, {90001, 1}}},
+        {"div", {0, {0}}, {2, {1031, 257}}}, /* scalar a */
+        {"neg", {2, {5, 60013}}, {0, {0}}},
+        {"sigmoid", {3, {7, 3, 12503}}, {0, {0}}},
+        {"max", {2, {3, 90001}}, {1, {90001}}}, /* the N-ary walk of ops_binary.c */
+        {"sum", {1, {1}}, {2, {1031, 257}}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         bool unary = strcmp(cases[c].op, "neg") == 0 || strcmp(cases[c].op, "sigmoid") == 0;
@@ -940,7 +944,7 @@ static void threaded_elementwise_matches_the_reference(void **state)
         uint64_t total = 1;
         for (uint32_t i = 0; i < rank; i++)
             total *= (uint64_t)dims[i];
-        assert_true(total >= 32768);
+        assert_true(total >= 262144); /* KILN_PARALLEL_MIN_ELEMENTS */
         for (uint64_t flat = 0; flat < total; flat++) {
             /* Each operand's element: its axes right-aligned, size 1 broadcasting. */
             uint64_t at[2] = {0, 0};

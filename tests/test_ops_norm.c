@@ -431,6 +431,53 @@ static void layer_norm_differential(void **state)
     layer_norm_matches_reference(true);
 }
 
+/*
+ * f32 layer_norm with one scale and bias value per element of a slice runs
+ * a loop of its own (ops_norm.c, layer_norm_rows_f32) that must give the
+ * general loop's bits: the same slice normalized with a broadcast [1, 64]
+ * scale and bias (the general loop) and with the same values repeated to
+ * [3, 64] (the row loop) must agree bit for bit, specials included.
+ */
+static void layer_norm_row_loop_is_the_general_loop(void **state)
+{
+    (void)state;
+    prng rng = {41};
+    int64_t x_shape[3] = {5, 3, 64}, row_shape[2] = {1, 64}, full_shape[2] = {3, 64};
+    for (int specials = 0; specials < 2; specials++) {
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            kiln_tensor *x = new_tensor(KILN_F32, 3, x_shape), *out_general = new_tensor(KILN_F32, 3, x_shape);
+            kiln_tensor *out_rows = new_tensor(KILN_F32, 3, x_shape);
+            kiln_tensor *scale_row = new_tensor(KILN_F32, 2, row_shape), *bias_row = new_tensor(KILN_F32, 2, row_shape);
+            kiln_tensor *scale_full = new_tensor(KILN_F32, 2, full_shape);
+            kiln_tensor *bias_full = new_tensor(KILN_F32, 2, full_shape);
+            float *xv = x->data;
+            for (uint64_t i = 0; i < x->element_count; i++) {
+                /* Full-precision values of varied magnitude, so sums really round. */
+                uint64_t r = prng_next(&rng);
+                xv[i] = (float)ldexp((double)(r >> 40) / (double)(1u << 24) - 0.5, (int)(r % 9) - 4);
+                if (specials && r % 23 == 0)
+                    xv[i] = r % 3 == 0 ? NAN : r % 3 == 1 ? INFINITY : -INFINITY;
+            }
+            fill(scale_row, &rng, -4, false);
+            fill(bias_row, &rng, -4, false);
+            for (uint64_t i = 0; i < scale_full->element_count; i++) {
+                ((float *)scale_full->data)[i] = ((const float *)scale_row->data)[i % 64];
+                ((float *)bias_full->data)[i] = ((const float *)bias_row->data)[i % 64];
+            }
+            kiln_node_attribute attributes[2] = {int_attribute("axis", 1), float_attribute("epsilon", 1e-5)};
+            const kiln_tensor *general[3] = {x, scale_row, bias_row}, *rows[3] = {x, scale_full, bias_full};
+            kiln_error err;
+            uint32_t count = with_bias ? 3 : 2;
+            assert_int_equal(run_kernel("layer_norm", general, count, out_general, attributes, 2, &err), KILN_OK);
+            assert_int_equal(run_kernel("layer_norm", rows, count, out_rows, attributes, 2, &err), KILN_OK);
+            assert_memory_equal(out_rows->data, out_general->data, out_general->byte_size);
+            kiln_tensor *all[] = {x, out_general, out_rows, scale_row, bias_row, scale_full, bias_full};
+            for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+                kiln_tensor_free(all[i]);
+        }
+    }
+}
+
 static void channel_norm_matches_reference(bool group, bool specials)
 {
     static const shape_case shapes[] = {{3, {2, 4, 3}}, {4, {1, 6, 2, 2}}, {3, {2, 12, 1}}, {5, {1, 4, 2, 1, 2}},
@@ -1010,6 +1057,7 @@ int main(void)
         cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(batch_norm_differential),
         cmocka_unit_test(layer_norm_differential),
+        cmocka_unit_test(layer_norm_row_loop_is_the_general_loop),
         cmocka_unit_test(group_and_instance_norm_differential),
         cmocka_unit_test(lp_norm_differential),
         cmocka_unit_test(mean_variance_norm_differential),

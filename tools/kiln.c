@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "wait_policy.h"
 
 static const cli_verb *const verbs[] = {
     &cli_verb_inspect,
@@ -39,6 +40,7 @@ static void print_help(FILE *out)
 
 int main(int argc, char **argv)
 {
+    cli_choose_wait_policy(argv);
     if (argc < 2) {
         print_help(stderr);
         return CLI_USAGE;

@@ -1,0 +1,330 @@
+/*
+ * test_vector_math.c — the vectorized f32 exp, erf and softmax
+ * (lib/vector_math.h) against the reference kernels and against oracles
+ * written here in long double.
+ *
+ * The bound (spec/opset.md, "Fast paths"): every result within 1 ulp of
+ * the reference kernel's, and special values exactly the reference's.
+ * Each function is swept over about a million f32 bit patterns spread over
+ * the whole line (every sign, exponent and many mantissas, subnormals and
+ * NaN payloads included) plus a list of edges; the sweep also counts the
+ * results that differ from the reference at all, which must stay rare (the
+ * polynomials are accurate to ~1e-13, so a difference needs a reference
+ * value within that of a rounding boundary).
+ *
+ * The reference is the registry's kernel called without a session (which
+ * runs the portable loops); the oracles round expl / erfl of the argument
+ * once to f32 and must also be within 1 ulp. A session's call with fast
+ * paths allowed must give the vectorized results, and one asking for
+ * reference kernels the reference's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+#include "op_registry.h"
+#include "tensor.h"
+#include "vector_math.h"
+
+/* ------------------------------------------------------------ helpers */
+
+/* f32 values in an order where adjacent representable values differ by 1. */
+static int64_t ordinal(float value)
+{
+    int32_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits < 0 ? (int64_t)INT32_MIN - bits : bits;
+}
+
+/* Distance in ulps; NaN against NaN is 0, NaN against a number is huge. */
+static int64_t ulps_apart(float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b) ? 0 : INT64_MAX;
+    int64_t d = ordinal(a) - ordinal(b);
+    return d < 0 ? -d : d;
+}
+
+static float from_bits(uint32_t bits)
+{
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+/* The bit patterns of the sweep: a stride prime to 2^32, so every exponent
+ * and sign is visited with varied mantissas, then the edges. */
+enum { SWEEP_STRIDE = 4099, SWEEP_COUNT = (int)(UINT32_C(0xFFFFFFFF) / SWEEP_STRIDE) + 1 };
+
+static const float edges[] = {
+    0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, FLT_MIN, -FLT_MIN, 0x1p-149f, -0x1p-149f,
+    /* exp: overflow and underflow thresholds, the subnormal range, the clamp */
+    88.72283f, 88.72284f, 88.7f, 89.0f, -87.33654f, -87.4f, -103.27893f, -103.97208f, -103.98f, -104.0f, -150.0f,
+    -150.5f, 100.0f, 100.5f, 0x1.62e42ep-1f, -0x1.62e42ep-1f, 0x1p-30f, -0x1p-30f,
+    /* erf: the piece boundary at 1, the clamp at 4, where f32 erf becomes 1 */
+    0.99999994f, 1.00000012f, -0.99999994f, -1.00000012f, 3.8f, 3.83f, 3.9f, 3.99999976f, 4.0f, 4.00000048f,
+    -3.9f, -4.0f, 1e-20f, -1e-20f, 0.5f, 2.0f, -2.5f};
+
+/* An f32 tensor of n elements (freed by the caller). */
+static kiln_tensor *new_vector(uint64_t n)
+{
+    kiln_tensor *t;
+    kiln_error err;
+    int64_t shape[1] = {(int64_t)n};
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, shape, &t, &err), KILN_OK);
+    return t;
+}
+
+/* Run the registry's `op` on one input; `context` NULL runs the reference loops. */
+static void run_op(const char *op, const kiln_tensor *in, kiln_tensor *out, kiln_kernel_context *context)
+{
+    const kiln_op_def *def = kiln_op_find(op);
+    assert_non_null(def);
+    const kiln_tensor *inputs[1] = {in};
+    memset(out->data, 0x7F, out->byte_size); /* a skipped element shows */
+    kiln_node_state state = {NULL, NULL};
+    if (context)
+        context->state = &state;
+    kiln_kernel_call call = {inputs, 1, out, NULL, 0, context};
+    kiln_error err;
+    assert_int_equal(def->run(&call, &err), KILN_OK);
+    if (state.release)
+        state.release(state.data);
+}
+
+/* A session's context with fast paths allowed, one thread. */
+static kiln_kernel_context fast_context(void)
+{
+    kiln_kernel_context context;
+    memset(&context, 0, sizeof context);
+    context.threads = 1;
+    return context;
+}
+
+typedef long double (*oracle_fn)(long double);
+
+/*
+ * Sweep `op` over the bit patterns and edges: the vectorized loop against
+ * the reference kernel (within 1 ulp, NaN for NaN, specials exact) and the
+ * long double oracle (within 1 ulp). @return how many results differ from
+ * the reference at all.
+ */
+static uint64_t sweep(const char *op, void (*vector)(const float *, float *, uint64_t), oracle_fn oracle)
+{
+    uint64_t n = (uint64_t)SWEEP_COUNT + sizeof edges / sizeof edges[0];
+    kiln_tensor *in = new_vector(n), *reference = new_vector(n), *fast = new_vector(n);
+    float *x = in->data;
+    for (uint64_t i = 0; i < (uint64_t)SWEEP_COUNT; i++)
+        x[i] = from_bits((uint32_t)(i * SWEEP_STRIDE));
+    memcpy(x + SWEEP_COUNT, edges, sizeof edges);
+    run_op(op, in, reference, NULL);
+    vector(x, fast->data, n);
+    const float *want = reference->data, *got = fast->data;
+    uint64_t differing = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        long double exact = oracle((long double)x[i]);
+        float rounded = (float)exact;
+        if (ulps_apart(got[i], want[i]) > 1 || ulps_apart(got[i], rounded) > 1)
+            fail_msg("%s(%a): vectorized %a, reference %a, long double %a", op, (double)x[i], (double)got[i],
+                     (double)want[i], (double)rounded);
+        /* Specials are the reference's exactly. */
+        if (isinf(want[i]) || want[i] == 0.0f || fabsf(want[i]) == 1.0f || isnan(x[i]))
+            if (!(isnan(want[i]) ? isnan(got[i]) : memcmp(&got[i], &want[i], sizeof got[i]) == 0))
+                fail_msg("%s(%a): vectorized %a, reference %a exactly", op, (double)x[i], (double)got[i],
+                         (double)want[i]);
+        differing += memcmp(&got[i], &want[i], sizeof got[i]) != 0;
+    }
+    kiln_tensor_free(in);
+    kiln_tensor_free(reference);
+    kiln_tensor_free(fast);
+    return differing;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void exp_is_within_one_ulp_of_the_reference(void **state)
+{
+    (void)state;
+    uint64_t differing = sweep("exp", kiln_vector_exp_f32, expl);
+    /* Measured over all 2^32 f32 values: 2 differ, by 1 ulp. */
+    assert_true(differing <= 10);
+}
+
+static void erf_is_within_one_ulp_of_the_reference(void **state)
+{
+    (void)state;
+    uint64_t differing = sweep("erf", kiln_vector_erf_f32, erfl);
+    /* Measured over all 2^32 f32 values: 534 differ, by 1 ulp. */
+    assert_true(differing <= 10);
+}
+
+static void specials_are_the_reference_values(void **state)
+{
+    (void)state;
+    const float in[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 89.0f, -104.0f, 0x1p-149f};
+    float exp_out[9], erf_out[9];
+    kiln_vector_exp_f32(in, exp_out, 9);
+    kiln_vector_erf_f32(in, erf_out, 9);
+    assert_true(isnan(exp_out[0]) && isnan(exp_out[1]) && isnan(erf_out[0]) && isnan(erf_out[1]));
+    assert_true(exp_out[2] == INFINITY && exp_out[3] == 0.0f && !signbit(exp_out[3]));
+    assert_true(exp_out[4] == 1.0f && exp_out[5] == 1.0f && exp_out[6] == INFINITY && exp_out[7] == 0.0f);
+    assert_true(exp_out[8] == 1.0f);
+    assert_true(erf_out[2] == 1.0f && erf_out[3] == -1.0f);
+    /* erf keeps the sign of zero. */
+    assert_true(erf_out[4] == 0.0f && !signbit(erf_out[4]) && erf_out[5] == 0.0f && signbit(erf_out[5]));
+    /* erf(2^-149) = 2/sqrt(pi) * 2^-149 rounds to 2^-149 (a subnormal, not 0). */
+    assert_true(erf_out[8] == 0x1p-149f);
+}
+
+/* softmax of one slice in long double, the same shift rule as the op. */
+static void oracle_softmax(const float *x, float *out, uint64_t n)
+{
+    long double shift = x[0];
+    for (uint64_t k = 1; k < n; k++)
+        if (!isnan(shift) && (isnan(x[k]) || x[k] > shift))
+            shift = x[k];
+    long double sum = 0.0L;
+    for (uint64_t k = 0; k < n; k++)
+        sum += expl((long double)x[k] - shift);
+    for (uint64_t k = 0; k < n; k++)
+        out[k] = (float)(expl((long double)x[k] - shift) / sum);
+}
+
+/* A random f32 in [-scale, scale). */
+static uint64_t random_state = 0x9E3779B97F4A7C15u;
+static float random_float(float scale)
+{
+    random_state ^= random_state >> 12;
+    random_state ^= random_state << 25;
+    random_state ^= random_state >> 27;
+    uint64_t r = random_state * 2685821657736338717u;
+    return scale * (float)((double)(r >> 40) / (double)(1u << 23) - 1.0);
+}
+
+static void softmax_is_within_one_ulp_of_the_reference(void **state)
+{
+    (void)state;
+    /* Slices of many lengths (odd tails of the 4-way sums), value ranges
+     * from tiny to beyond exp's range, and slices with specials. */
+    static const uint64_t extents[] = {1, 2, 3, 4, 5, 7, 8, 9, 17, 64, 100, 1000};
+    static const float scales[] = {1e-6f, 1.0f, 10.0f, 100.0f, 1e4f, 1e30f};
+    for (size_t e = 0; e < sizeof extents / sizeof extents[0]; e++) {
+        for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
+            for (int special = 0; special < 6; special++) {
+                uint64_t rows = 3, n = extents[e];
+                int64_t shape[2] = {(int64_t)rows, (int64_t)n};
+                kiln_tensor *in, *reference, *fast;
+                kiln_error err;
+                assert_int_equal(kiln_tensor_new(KILN_F32, 2, shape, &in, &err), KILN_OK);
+                assert_int_equal(kiln_tensor_new(KILN_F32, 2, shape, &reference, &err), KILN_OK);
+                assert_int_equal(kiln_tensor_new(KILN_F32, 2, shape, &fast, &err), KILN_OK);
+                float *x = in->data;
+                for (uint64_t i = 0; i < rows * n; i++)
+                    x[i] = random_float(scales[s]);
+                /* Row 1 holds a special in the middle of the slice. */
+                static const float specials[] = {0.0f, NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX};
+                if (special)
+                    x[n + n / 2] = specials[special];
+                kiln_kernel_context context = fast_context();
+                run_op("softmax", in, reference, NULL);
+                run_op("softmax", in, fast, &context);
+                const float *want = reference->data, *got = fast->data;
+                float exact[1000];
+                for (uint64_t r = 0; r < rows; r++) {
+                    oracle_softmax(x + r * n, exact, n);
+                    for (uint64_t k = 0; k < n; k++) {
+                        uint64_t i = r * n + k;
+                        if (ulps_apart(got[i], want[i]) > 1 || ulps_apart(got[i], exact[k]) > 1)
+                            fail_msg("softmax [%llu x %llu] scale %g special %d at %llu: vectorized %a, reference "
+                                     "%a, long double %a",
+                                     (unsigned long long)rows, (unsigned long long)n, (double)scales[s], special,
+                                     (unsigned long long)i, (double)got[i], (double)want[i], (double)exact[k]);
+                    }
+                }
+                kiln_tensor_free(in);
+                kiln_tensor_free(reference);
+                kiln_tensor_free(fast);
+            }
+        }
+    }
+}
+
+/* In place (the output buffer is the input's), as a memory plan may alias them. */
+static void softmax_runs_in_place(void **state)
+{
+    (void)state;
+    float x[37], in_place[37], apart[37];
+    for (int i = 0; i < 37; i++)
+        x[i] = random_float(20.0f);
+    memcpy(in_place, x, sizeof x);
+    kiln_vector_softmax_f32(x, apart, 37);
+    kiln_vector_softmax_f32(in_place, in_place, 37);
+    assert_memory_equal(in_place, apart, sizeof apart);
+}
+
+/* Which loop a call runs: the vectorized one when its session allows fast
+ * paths, the reference when it asks for reference kernels or has none. */
+static void sessions_choose_the_loop(void **state)
+{
+    (void)state;
+    /* Each call must give, bit for bit, the loop it should run. */
+    enum { N = 4096 };
+    kiln_tensor *in = new_vector(N), *out = new_vector(N);
+    float *x = in->data, vector[N], reference[N];
+    for (int i = 0; i < N; i++)
+        x[i] = random_float(6.0f);
+    const char *ops[] = {"exp", "erf"};
+    void (*loops[])(const float *, float *, uint64_t) = {kiln_vector_exp_f32, kiln_vector_erf_f32};
+    for (int o = 0; o < 2; o++) {
+        loops[o](x, vector, N);
+        kiln_kernel_context fast = fast_context(), reference_only = fast_context();
+        reference_only.reference_only = true;
+        run_op(ops[o], in, out, &fast);
+        assert_memory_equal(out->data, vector, sizeof vector);
+        run_op(ops[o], in, out, NULL);
+        memcpy(reference, out->data, sizeof reference);
+        run_op(ops[o], in, out, &reference_only);
+        assert_memory_equal(out->data, reference, sizeof reference);
+        for (int i = 0; i < N; i++) {
+            float exact = ops[o][1] == 'x' ? (float)exp((double)x[i]) : (float)erf((double)x[i]);
+            assert_memory_equal(&reference[i], &exact, sizeof exact);
+        }
+    }
+    kiln_tensor_free(in);
+    kiln_tensor_free(out);
+}
+
+/* kiln version lists the fast path (spec/compatibility.md). */
+static void features_name_vector_math(void **state)
+{
+    (void)state;
+    bool listed = false;
+    for (const char *const *f = kiln_runtime_features(); *f; f++)
+        listed = listed || strcmp(*f, "vector-math") == 0;
+    assert_true(listed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exp_is_within_one_ulp_of_the_reference),
+        cmocka_unit_test(erf_is_within_one_ulp_of_the_reference),
+        cmocka_unit_test(specials_are_the_reference_values),
+        cmocka_unit_test(softmax_is_within_one_ulp_of_the_reference),
+        cmocka_unit_test(softmax_runs_in_place),
+        cmocka_unit_test(sessions_choose_the_loop),
+        cmocka_unit_test(features_name_vector_math),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
