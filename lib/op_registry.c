@@ -9,6 +9,7 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_conv,        &kiln_ops_pool,
     &kiln_ops_resize,      &kiln_ops_einsum, &kiln_ops_generate, &kiln_ops_topk,
     &kiln_ops_scatter,
+    &kiln_ops_grid_sample,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -1952,6 +1952,34 @@ static kiln_status map_resize(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
+/*
+ * GridSample (opset 16: modes bilinear, nearest, bicubic; opset 20 names
+ * them linear, nearest, cubic and allows any rank, of which kiln takes the
+ * 4-D case). The grid must have x's dtype: kiln does not convert it.
+ */
+static kiln_status map_grid_sample(onnx_node *node, const char *kiln_op)
+{
+    char mode_text[32], padding_text[32];
+    const char *mode = onnx_node_string(node, "mode", node->opset >= 20 ? "linear" : "bilinear", mode_text,
+                                        sizeof mode_text);
+    const char *padding = onnx_node_string(node, "padding_mode", "zeros", padding_text, sizeof padding_text);
+    if (node->opset >= 20 && strcmp(mode, "linear") == 0)
+        mode = "bilinear";
+    else if (node->opset >= 20 && strcmp(mode, "cubic") == 0)
+        mode = "bicubic";
+    else if (node->opset >= 20 && strcmp(mode, "nearest") != 0)
+        return onnx_node_unsupported(node, "attribute 'mode' is \"%s\", not linear, nearest or cubic", mode);
+    kiln_value inputs[2];
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    attr_list list = {0};
+    attr_int(&list, "align_corners", onnx_node_int(node, "align_corners", 0));
+    attr_string(&list, "mode", mode, strlen(mode));
+    attr_string(&list, "padding_mode", padding, strlen(padding));
+    return emit_output(node, kiln_op, 2, inputs, &list);
+}
+
 /* ------------------------------------------------------------------ table */
 
 /*
@@ -2059,6 +2087,7 @@ static const onnx_op_mapping mappings[] = {
     {"LpPool", ALL, map_window, "lp_pool"},
     {"Resize", 10, 1000, map_resize, "resize"},
     {"Upsample", 9, 9, map_resize, "resize"},
+    {"GridSample", 16, 1000, map_grid_sample, "grid_sample"},
     /* matrix products and layout */
     {"MatMul", ALL, map_rename, "matmul"},
     {"Gemm", ALL, map_gemm, "gemm"},
