@@ -10,6 +10,7 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_resize,      &kiln_ops_einsum, &kiln_ops_generate, &kiln_ops_topk,
     &kiln_ops_scatter,
     &kiln_ops_grid_sample,
+    &kiln_ops_reverse_sequence,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -2126,6 +2126,7 @@ static const onnx_op_mapping mappings[] = {
     {"Scatter", 9, 10, map_rename, "scatter_elements"},
     {"ScatterElements", 11, 1000, map_rename, "scatter_elements"},
     {"ScatterND", 11, 1000, map_rename, "scatter_nd"},
+    {"ReverseSequence", 10, 1000, map_rename, "reverse_sequence"},
     {"CumSum", ALL, map_cumsum, "cumsum"},
     {"OneHot", ALL, map_one_hot, "one_hot"},
     {"Trilu", ALL, map_trilu, "trilu"},
