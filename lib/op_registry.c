@@ -11,6 +11,7 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_scatter,
     &kiln_ops_grid_sample,
     &kiln_ops_reverse_sequence,
+    &kiln_ops_det,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -2094,6 +2094,7 @@ static const onnx_op_mapping mappings[] = {
     {"Transpose", ALL, map_rename, "transpose"},
     {"Flatten", ALL, map_rename, "flatten"},
     {"Einsum", ALL, map_rename, "einsum"},
+    {"Det", 11, 1000, map_rename, "det"},
     /* shape */
     {"Identity", SINCE_1, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
