@@ -12,6 +12,7 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_grid_sample,
     &kiln_ops_reverse_sequence,
     &kiln_ops_det,
+    &kiln_ops_max_unpool,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -1980,6 +1980,32 @@ static kiln_status map_grid_sample(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 2, inputs, &list);
 }
 
+/*
+ * MaxUnpool (opset 9 and 11: X, I, optional output_shape): max_unpool,
+ * with the output_shape operand, which must be constant, as its attribute.
+ */
+static kiln_status map_max_unpool(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    static const char *const skip[] = {NULL};
+    attr_list list = {0};
+    status = copy_attributes(node, &list, skip);
+    if (status != KILN_OK)
+        return status;
+    if (onnx_node_has_input(node, 2)) {
+        int64_t shape[KILN_MAX_RANK];
+        uint32_t rank = 0;
+        status = onnx_node_constant_ints(node, 2, shape, KILN_MAX_RANK, &rank);
+        if (status != KILN_OK)
+            return status;
+        attr_ints(&list, "output_shape", shape, rank);
+    }
+    return emit_output(node, kiln_op, 2, inputs, &list);
+}
+
 /* ------------------------------------------------------------------ table */
 
 /*
@@ -2085,6 +2111,7 @@ static const onnx_op_mapping mappings[] = {
     {"MaxPool", ALL, map_window, "max_pool"},
     {"AveragePool", ALL, map_window, "avg_pool"},
     {"LpPool", ALL, map_window, "lp_pool"},
+    {"MaxUnpool", 9, 1000, map_max_unpool, "max_unpool"},
     {"Resize", 10, 1000, map_resize, "resize"},
     {"Upsample", 9, 9, map_resize, "resize"},
     {"GridSample", 16, 1000, map_grid_sample, "grid_sample"},
