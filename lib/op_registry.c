@@ -8,7 +8,12 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_linalg,      &kiln_ops_shape, &kiln_ops_gather, &kiln_ops_norm,
     &kiln_ops_conv,        &kiln_ops_pool,
     &kiln_ops_resize,      &kiln_ops_einsum, &kiln_ops_generate, &kiln_ops_topk,
-    &kiln_ops_scatter,     &kiln_ops_recurrent,
+    &kiln_ops_scatter,
+    &kiln_ops_grid_sample,
+    &kiln_ops_reverse_sequence,
+    &kiln_ops_det,
+    &kiln_ops_max_unpool,
+    &kiln_ops_recurrent,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])
 

@@ -71,7 +71,8 @@ typedef struct kiln_op_def {
  * (ops_elementwise.c, ops_unary.c, ops_binary.c, ops_reduce.c,
  * ops_linalg.c, ops_shape.c, ops_gather.c, ops_norm.c, ops_conv.c,
  * ops_pool.c, ops_resize.c, ops_einsum.c, ops_generate.c, ops_topk.c,
- * ops_scatter.c, ops_recurrent.c), each
+ * ops_scatter.c, ops_recurrent.c, ops_grid_sample.c, ops_reverse_sequence.c,
+ * ops_det.c, ops_max_unpool.c), each
  * exporting its table.
  */
 typedef struct kiln_op_family {
@@ -95,6 +96,10 @@ extern const kiln_op_family kiln_ops_generate;
 extern const kiln_op_family kiln_ops_topk;
 extern const kiln_op_family kiln_ops_scatter;
 extern const kiln_op_family kiln_ops_recurrent;
+extern const kiln_op_family kiln_ops_grid_sample;
+extern const kiln_op_family kiln_ops_reverse_sequence;
+extern const kiln_op_family kiln_ops_det;
+extern const kiln_op_family kiln_ops_max_unpool;
 
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);

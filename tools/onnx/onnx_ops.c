@@ -2082,6 +2082,60 @@ static kiln_status map_resize(onnx_node *node, const char *kiln_op)
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
+/*
+ * GridSample (opset 16: modes bilinear, nearest, bicubic; opset 20 names
+ * them linear, nearest, cubic and allows any rank, of which kiln takes the
+ * 4-D case). The grid must have x's dtype: kiln does not convert it.
+ */
+static kiln_status map_grid_sample(onnx_node *node, const char *kiln_op)
+{
+    char mode_text[32], padding_text[32];
+    const char *mode = onnx_node_string(node, "mode", node->opset >= 20 ? "linear" : "bilinear", mode_text,
+                                        sizeof mode_text);
+    const char *padding = onnx_node_string(node, "padding_mode", "zeros", padding_text, sizeof padding_text);
+    if (node->opset >= 20 && strcmp(mode, "linear") == 0)
+        mode = "bilinear";
+    else if (node->opset >= 20 && strcmp(mode, "cubic") == 0)
+        mode = "bicubic";
+    else if (node->opset >= 20 && strcmp(mode, "nearest") != 0)
+        return onnx_node_unsupported(node, "attribute 'mode' is \"%s\", not linear, nearest or cubic", mode);
+    kiln_value inputs[2];
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    attr_list list = {0};
+    attr_int(&list, "align_corners", onnx_node_int(node, "align_corners", 0));
+    attr_string(&list, "mode", mode, strlen(mode));
+    attr_string(&list, "padding_mode", padding, strlen(padding));
+    return emit_output(node, kiln_op, 2, inputs, &list);
+}
+
+/*
+ * MaxUnpool (opset 9 and 11: X, I, optional output_shape): max_unpool,
+ * with the output_shape operand, which must be constant, as its attribute.
+ */
+static kiln_status map_max_unpool(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    kiln_status status = node_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    static const char *const skip[] = {NULL};
+    attr_list list = {0};
+    status = copy_attributes(node, &list, skip);
+    if (status != KILN_OK)
+        return status;
+    if (onnx_node_has_input(node, 2)) {
+        int64_t shape[KILN_MAX_RANK];
+        uint32_t rank = 0;
+        status = onnx_node_constant_ints(node, 2, shape, KILN_MAX_RANK, &rank);
+        if (status != KILN_OK)
+            return status;
+        attr_ints(&list, "output_shape", shape, rank);
+    }
+    return emit_output(node, kiln_op, 2, inputs, &list);
+}
+
 /* ------------------------------------------------------------------ table */
 
 /*
@@ -2187,14 +2241,17 @@ static const onnx_op_mapping mappings[] = {
     {"MaxPool", ALL, map_window, "max_pool"},
     {"AveragePool", ALL, map_window, "avg_pool"},
     {"LpPool", ALL, map_window, "lp_pool"},
+    {"MaxUnpool", 9, 1000, map_max_unpool, "max_unpool"},
     {"Resize", 10, 1000, map_resize, "resize"},
     {"Upsample", 9, 9, map_resize, "resize"},
+    {"GridSample", 16, 1000, map_grid_sample, "grid_sample"},
     /* matrix products and layout */
     {"MatMul", ALL, map_rename, "matmul"},
     {"Gemm", ALL, map_gemm, "gemm"},
     {"Transpose", ALL, map_rename, "transpose"},
     {"Flatten", ALL, map_rename, "flatten"},
     {"Einsum", ALL, map_rename, "einsum"},
+    {"Det", 11, 1000, map_rename, "det"},
     /* shape */
     {"Identity", SINCE_1, map_identity, "identity"},
     {"Dropout", ALL, map_identity, "identity"},
@@ -2231,6 +2288,7 @@ static const onnx_op_mapping mappings[] = {
     {"Scatter", 9, 10, map_rename, "scatter_elements"},
     {"ScatterElements", 11, 1000, map_rename, "scatter_elements"},
     {"ScatterND", 11, 1000, map_rename, "scatter_nd"},
+    {"ReverseSequence", 10, 1000, map_rename, "reverse_sequence"},
     {"CumSum", ALL, map_cumsum, "cumsum"},
     {"OneHot", ALL, map_one_hot, "one_hot"},
     {"Trilu", ALL, map_trilu, "trilu"},
