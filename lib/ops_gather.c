@@ -18,6 +18,7 @@
 #include "format/error.h"
 #include "half.h"
 #include "half_compute.h"
+#include "index_check.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -103,44 +104,6 @@ static kiln_status prove_at_least(const kiln_shape_context *ctx, const char *wha
     return prove_size(ctx, what, expr, KILN_CLAIM_AT_LEAST, k, err);
 }
 
-/* The element at flat position `i` of an i32 or i64 tensor. */
-static int64_t index_at(const kiln_tensor *t, uint64_t i)
-{
-    return t->dtype == KILN_I32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
-}
-
-/* Render flat position `flat` of a tensor of `shape` as "[i, j, ...]". */
-static void format_position(uint64_t flat, uint32_t rank, const int64_t *shape, char *text, size_t size)
-{
-    int64_t index[KILN_MAX_RANK] = {0};
-    for (uint32_t i = rank; i-- > 0;) {
-        if (shape[i] > 0) {
-            index[i] = (int64_t)(flat % (uint64_t)shape[i]);
-            flat /= (uint64_t)shape[i];
-        }
-    }
-    size_t used = (size_t)snprintf(text, size, "[");
-    for (uint32_t i = 0; i < rank && used < size; i++)
-        used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? ", " : "", (long long)index[i]);
-    if (used < size)
-        snprintf(text + used, size - used, "]");
-}
-
-/* Normalise index `v` into 0..extent-1, or fail naming the op, position and value. */
-static kiln_status normalise_index(const char *op, const kiln_tensor *indices, uint64_t position, int64_t v,
-                                   int64_t extent, int64_t *out, kiln_error *err)
-{
-    int64_t n = v < 0 ? v + extent : v;
-    if (n < 0 || n >= extent) {
-        char where[160];
-        format_position(position, indices->rank, indices->shape, where, sizeof where);
-        return kiln_fail(err, KILN_ERR_RUNTIME, "%s: index %lld at indices position %s is outside %lld..%lld",
-                         op, (long long)v, where, (long long)-extent, (long long)(extent - 1));
-    }
-    *out = n;
-    return KILN_OK;
-}
-
 static int64_t product(const int64_t *shape, uint32_t from, uint32_t to)
 {
     int64_t p = 1;
@@ -215,7 +178,7 @@ static kiln_status run_gather(const kiln_kernel_call *call, kiln_error *err)
     /* Check every index before writing anything. */
     for (uint64_t j = 0; j < count; j++) {
         int64_t n;
-        KILN_TRY(normalise_index("gather", indices, j, index_at(indices, j), extent, &n, err));
+        KILN_TRY(kiln_normalise_index("gather", indices, j, kiln_index_at(indices, j), extent, &n, err));
     }
     if (out->element_count == 0)
         return KILN_OK;
@@ -223,7 +186,7 @@ static kiln_status run_gather(const kiln_kernel_call *call, kiln_error *err)
     const uint8_t *d = data->data;
     for (int64_t p = 0; p < outer; p++)
         for (uint64_t j = 0; j < count; j++) {
-            int64_t n = index_at(indices, j);
+            int64_t n = kiln_index_at(indices, j);
             if (n < 0)
                 n += extent;
             memcpy(o, d + (size_t)(p * extent + n) * chunk, chunk);
@@ -290,7 +253,8 @@ static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error 
     int64_t index[KILN_MAX_RANK] = {0};
     for (uint64_t e = 0; e < out->element_count; e++) {
         int64_t n, offset = 0;
-        KILN_TRY(normalise_index("gather_elements", indices, e, index_at(indices, e), data->shape[axis], &n, err));
+        KILN_TRY(kiln_normalise_index("gather_elements", indices, e, kiln_index_at(indices, e), data->shape[axis], &n,
+                                      err));
         for (uint32_t i = 0; i < data->rank; i++)
             offset += (i == axis ? n : index[i]) * strides[i];
         memcpy((uint8_t *)out->data + e * width, (const uint8_t *)data->data + (size_t)offset * width, width);
@@ -366,8 +330,8 @@ static kiln_status run_gather_nd(const kiln_kernel_call *call, kiln_error *err)
         for (int64_t c = 0; c < k; c++) {
             uint64_t position = (uint64_t)(t * k + c);
             int64_t n;
-            KILN_TRY(normalise_index("gather_nd", indices, position, index_at(indices, position),
-                                     data->shape[c], &n, err));
+            KILN_TRY(kiln_normalise_index("gather_nd", indices, position, kiln_index_at(indices, position),
+                                          data->shape[c], &n, err));
             offset = offset * data->shape[c] + n;
         }
         if (chunk)
@@ -801,7 +765,7 @@ static kiln_status run_one_hot(const kiln_kernel_call *call, kiln_error *err)
     for (int64_t p = 0; p < outer; p++)
         for (int64_t d = 0; d < depth; d++)
             for (int64_t q = 0; q < inner; q++) {
-                int64_t v = index_at(indices, (uint64_t)(p * inner + q));
+                int64_t v = kiln_index_at(indices, (uint64_t)(p * inner + q));
                 if (v < 0 && v >= -depth)
                     v += depth;
                 store_value(out, (uint64_t)((p * depth + d) * inner + q), v == d ? on : off);

@@ -15,6 +15,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "index_check.h"
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
@@ -141,20 +142,6 @@ static kiln_status mismatch(kiln_error *err)
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "max_unpool: operands do not match the op's shape rule");
 }
 
-/* Render flat position `flat` of a tensor of `shape` as "[i, j, ...]". */
-static void format_position(uint64_t flat, uint32_t rank, const int64_t *shape, char *text, size_t size)
-{
-    int64_t index[KILN_MAX_RANK] = {0};
-    for (uint32_t i = rank; i-- > 0;) {
-        index[i] = (int64_t)(flat % (uint64_t)shape[i]);
-        flat /= (uint64_t)shape[i];
-    }
-    size_t used = (size_t)snprintf(text, size, "[");
-    for (uint32_t i = 0; i < rank && used < size; i++)
-        used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? ", " : "", (long long)index[i]);
-    if (used < size)
-        snprintf(text + used, size - used, "]");
-}
 
 static kiln_status run_max_unpool(const kiln_kernel_call *call, kiln_error *err)
 {
@@ -191,7 +178,7 @@ static kiln_status run_max_unpool(const kiln_kernel_call *call, kiln_error *err)
     for (uint64_t i = 0; i < indices->element_count; i++)
         if (at[i] < 0 || (uint64_t)at[i] >= space_count) {
             char position[160];
-            format_position(i, indices->rank, indices->shape, position, sizeof position);
+            kiln_format_position(i, indices->rank, indices->shape, position, sizeof position);
             return kiln_fail(err, KILN_ERR_RUNTIME,
                              "max_unpool: index %lld at indices position %s is outside 0..%lld (the unpooled "
                              "tensor has %llu elements)",

@@ -22,6 +22,7 @@
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "index_check.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -105,42 +106,6 @@ static kiln_status prove_update_size(const kiln_shape_context *ctx, uint32_t u, 
     snprintf(claim_text, sizeof claim_text, "updates axis %u (%s) equals %s (%s)", u, text, what, want);
     kiln_size_claim claim = {KILN_CLAIM_EQUAL, updates_size, size, 0};
     return kiln_prove_size_claim(ctx, &claim, claim_text, "Give updates the same sizes", err);
-}
-
-/* The element at flat position `i` of an i32 or i64 tensor. */
-static int64_t index_at(const kiln_tensor *t, uint64_t i)
-{
-    return t->dtype == KILN_I32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
-}
-
-/* Render flat position `flat` of a tensor of `shape` as "[i, j, ...]". */
-static void format_position(uint64_t flat, uint32_t rank, const int64_t *shape, char *text, size_t size)
-{
-    int64_t index[KILN_MAX_RANK] = {0};
-    for (uint32_t i = rank; i-- > 0;) {
-        if (shape[i] > 0) {
-            index[i] = (int64_t)(flat % (uint64_t)shape[i]);
-            flat /= (uint64_t)shape[i];
-        }
-    }
-    size_t used = (size_t)snprintf(text, size, "[");
-    for (uint32_t i = 0; i < rank && used < size; i++)
-        used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? ", " : "", (long long)index[i]);
-    if (used < size)
-        snprintf(text + used, size - used, "]");
-}
-
-/* Check index `v` against an axis of `extent` elements, or fail naming the op, position and value. */
-static kiln_status check_index(const char *op, const kiln_tensor *indices, uint64_t position, int64_t v,
-                               int64_t extent, kiln_error *err)
-{
-    if (v < -extent || v >= extent) {
-        char where[160];
-        format_position(position, indices->rank, indices->shape, where, sizeof where);
-        return kiln_fail(err, KILN_ERR_RUNTIME, "%s: index %lld at indices position %s is outside %lld..%lld",
-                         op, (long long)v, where, (long long)-extent, (long long)(extent - 1));
-    }
-    return KILN_OK;
 }
 
 static kiln_status mismatch(const char *op, kiln_error *err)
@@ -331,7 +296,8 @@ static kiln_status run_scatter_elements(const kiln_kernel_call *call, kiln_error
     KILN_TRY(call_reduction(call, "scatter_elements", &reduction, &combine, err));
     /* Check every index before writing anything. */
     for (uint64_t e = 0; e < indices->element_count; e++)
-        KILN_TRY(check_index("scatter_elements", indices, e, index_at(indices, e), data->shape[axis], err));
+        KILN_TRY(kiln_normalise_index("scatter_elements", indices, e, kiln_index_at(indices, e), data->shape[axis],
+                                      NULL, err));
     if (out->byte_size)
         memcpy(out->data, data->data, out->byte_size);
     int64_t strides[KILN_MAX_RANK], stride = 1;
@@ -342,7 +308,7 @@ static kiln_status run_scatter_elements(const kiln_kernel_call *call, kiln_error
     size_t width = kiln_dtype_size(data->dtype);
     int64_t index[KILN_MAX_RANK] = {0};
     for (uint64_t e = 0; e < indices->element_count; e++) {
-        int64_t n = index_at(indices, e), offset = 0;
+        int64_t n = kiln_index_at(indices, e), offset = 0;
         if (n < 0)
             n += data->shape[axis];
         for (uint32_t i = 0; i < rank; i++)
@@ -430,8 +396,8 @@ static kiln_status run_scatter_nd(const kiln_kernel_call *call, kiln_error *err)
     KILN_TRY(call_reduction(call, "scatter_nd", &reduction, &combine, err));
     /* Check every tuple component against its axis before writing anything. */
     for (uint64_t position = 0; position < indices->element_count; position++)
-        KILN_TRY(check_index("scatter_nd", indices, position, index_at(indices, position),
-                             data->shape[position % (uint64_t)k], err));
+        KILN_TRY(kiln_normalise_index("scatter_nd", indices, position, kiln_index_at(indices, position),
+                                      data->shape[position % (uint64_t)k], NULL, err));
     if (out->byte_size)
         memcpy(out->data, data->data, out->byte_size);
     uint64_t tuples = indices->element_count / (uint64_t)k, inner = 1;
@@ -441,7 +407,7 @@ static kiln_status run_scatter_nd(const kiln_kernel_call *call, kiln_error *err)
     for (uint64_t t = 0; t < tuples; t++) {
         int64_t offset = 0;
         for (int64_t c = 0; c < k; c++) {
-            int64_t n = index_at(indices, t * (uint64_t)k + (uint64_t)c);
+            int64_t n = kiln_index_at(indices, t * (uint64_t)k + (uint64_t)c);
             if (n < 0)
                 n += data->shape[c];
             offset = offset * data->shape[c] + n;
