@@ -13,6 +13,7 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "half.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -33,7 +34,8 @@ typedef struct topk_params {
 static bool is_numeric(kiln_dtype dtype)
 {
     switch (dtype) {
-    case KILN_F32: case KILN_F64: case KILN_I8: case KILN_I16: case KILN_I32: case KILN_I64:
+    case KILN_F32: case KILN_F64: case KILN_F16: case KILN_BF16: case KILN_I8: case KILN_I16: case KILN_I32:
+    case KILN_I64:
     case KILN_U8: case KILN_U16: case KILN_U32: case KILN_U64:
         return true;
     default:
@@ -78,8 +80,8 @@ static kiln_status infer_topk(const kiln_shape_context *ctx, const kiln_value_ty
 {
     const char *op = indices ? "top_k_indices" : "top_k";
     if (!is_numeric(x->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32, f64 or an "
-                         "integer dtype)", ctx->node_label, op, kiln_dtype_name(x->dtype));
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32, f64, f16, bf16 or "
+                         "an integer dtype)", ctx->node_label, op, kiln_dtype_name(x->dtype));
     topk_params p;
     char why[160];
     if (!read_params(ctx->attributes, ctx->attribute_count, x->shape.rank, &p, why, sizeof why))
@@ -121,9 +123,10 @@ static kiln_status infer_top_k_indices(const kiln_shape_context *ctx, const kiln
  * earlier one. `values` (may be NULL) gets the values, `positions` (may
  * be NULL) the indices along the axis.
  */
-#define DEFINE_SELECT(T, SUFFIX, ISNAN)                                                                     \
-    static int compare_##SUFFIX(T a, T b)                                                                  \
+#define DEFINE_SELECT(T, SUFFIX, ISNAN, KT, KEY)                                                            \
+    static int compare_##SUFFIX(T a_bits, T b_bits)                                                        \
     {                                                                                                      \
+        KT a = KEY(a_bits), b = KEY(b_bits); /* the value an element stands for */                         \
         if (ISNAN(a) || ISNAN(b))                                                                          \
             return ISNAN(a) - ISNAN(b);                                                                    \
         return (a > b) - (a < b);                                                                          \
@@ -163,16 +166,20 @@ static kiln_status infer_top_k_indices(const kiln_shape_context *ctx, const kiln
     }
 #define NEVER_NAN(x) ((void)(x), 0)
 #define FLOAT_NAN(x) (isnan(x) ? 1 : 0)
-DEFINE_SELECT(float, f32, FLOAT_NAN)
-DEFINE_SELECT(double, f64, FLOAT_NAN)
-DEFINE_SELECT(int8_t, i8, NEVER_NAN)
-DEFINE_SELECT(int16_t, i16, NEVER_NAN)
-DEFINE_SELECT(int32_t, i32, NEVER_NAN)
-DEFINE_SELECT(int64_t, i64, NEVER_NAN)
-DEFINE_SELECT(uint8_t, u8, NEVER_NAN)
-DEFINE_SELECT(uint16_t, u16, NEVER_NAN)
-DEFINE_SELECT(uint32_t, u32, NEVER_NAN)
-DEFINE_SELECT(uint64_t, u64, NEVER_NAN)
+#define SAME(x) (x)
+/* f16 and bf16 are ranked by the exact f32 value they stand for, and moved as bit patterns. */
+DEFINE_SELECT(float, f32, FLOAT_NAN, float, SAME)
+DEFINE_SELECT(double, f64, FLOAT_NAN, double, SAME)
+DEFINE_SELECT(uint16_t, f16, FLOAT_NAN, float, kiln_f16_to_f32)
+DEFINE_SELECT(uint16_t, bf16, FLOAT_NAN, float, kiln_bf16_to_f32)
+DEFINE_SELECT(int8_t, i8, NEVER_NAN, int8_t, SAME)
+DEFINE_SELECT(int16_t, i16, NEVER_NAN, int16_t, SAME)
+DEFINE_SELECT(int32_t, i32, NEVER_NAN, int32_t, SAME)
+DEFINE_SELECT(int64_t, i64, NEVER_NAN, int64_t, SAME)
+DEFINE_SELECT(uint8_t, u8, NEVER_NAN, uint8_t, SAME)
+DEFINE_SELECT(uint16_t, u16, NEVER_NAN, uint16_t, SAME)
+DEFINE_SELECT(uint32_t, u32, NEVER_NAN, uint32_t, SAME)
+DEFINE_SELECT(uint64_t, u64, NEVER_NAN, uint64_t, SAME)
 
 static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_error *err)
 {
@@ -209,6 +216,8 @@ static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_err
         break;
                 SELECT_CASE(KILN_F32, float, f32)
                 SELECT_CASE(KILN_F64, double, f64)
+                SELECT_CASE(KILN_F16, uint16_t, f16)
+                SELECT_CASE(KILN_BF16, uint16_t, bf16)
                 SELECT_CASE(KILN_I8, int8_t, i8)
                 SELECT_CASE(KILN_I16, int16_t, i16)
                 SELECT_CASE(KILN_I32, int32_t, i32)

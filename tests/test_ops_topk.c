@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "half.h"
 #include "op_registry.h"
 #include "tensor.h"
 
@@ -156,6 +157,46 @@ static void both_ops_match_the_reference(void **state)
         }
 }
 
+/* f16/bf16 rank by the f32 value they stand for and move bit patterns: the same choice as on the widened f32 tensor. */
+static void half_values_rank_as_their_f32_values(void **state)
+{
+    (void)state;
+    static const kiln_dtype halves[] = {KILN_F16, KILN_BF16};
+    uint64_t rng = 11;
+    for (int h = 0; h < 2; h++) {
+        const int64_t shape[2] = {3, 9};
+        kiln_tensor *x = new_tensor(halves[h], 2, shape), *wide = new_tensor(KILN_F32, 2, shape);
+        uint16_t *bits = x->data;
+        for (uint64_t e = 0; e < x->element_count; e++) {
+            static const uint16_t f16_specials[] = {0x7e00, 0x8000, 0x0000, 0x7c00, 0xfc00, 0x3c00};
+            static const uint16_t bf16_specials[] = {0x7fc0, 0x8000, 0x0000, 0x7f80, 0xff80, 0x3f80};
+            uint64_t r = next_random(&rng);
+            bits[e] = r % 3 == 0 ? (h ? bf16_specials : f16_specials)[r % 6] : (uint16_t)(r >> 8);
+            ((float *)wide->data)[e] = h ? kiln_bf16_to_f32(bits[e]) : kiln_f16_to_f32(bits[e]);
+        }
+        for (int64_t k = 0; k <= 9; k++)
+            for (int largest = 0; largest < 2; largest++) {
+                const int64_t out_shape[2] = {3, k};
+                kiln_tensor *v = new_tensor(halves[h], 2, out_shape), *i = new_tensor(KILN_I64, 2, out_shape),
+                            *wi = new_tensor(KILN_I64, 2, out_shape);
+                kiln_error err;
+                assert_int_equal(run("top_k", x, v, 1, k, largest, &err), KILN_OK);
+                assert_int_equal(run("top_k_indices", x, i, 1, k, largest, &err), KILN_OK);
+                assert_int_equal(run("top_k_indices", wide, wi, 1, k, largest, &err), KILN_OK);
+                for (uint64_t e = 0; e < v->element_count; e++) {
+                    int64_t at = ((const int64_t *)i->data)[e];
+                    assert_int_equal(at, ((const int64_t *)wi->data)[e]);
+                    assert_int_equal(((const uint16_t *)v->data)[e], bits[(e / (uint64_t)k) * 9 + (uint64_t)at]);
+                }
+                kiln_tensor_free(v);
+                kiln_tensor_free(i);
+                kiln_tensor_free(wi);
+            }
+        kiln_tensor_free(x);
+        kiln_tensor_free(wide);
+    }
+}
+
 static kiln_status infer(const char *op, kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                          const kiln_value_type *x, int64_t k, kiln_value_type *out, kiln_error *err)
 {
@@ -239,6 +280,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(both_ops_match_the_reference),
+        cmocka_unit_test(half_values_rank_as_their_f32_values),
         cmocka_unit_test(shape_rules_prove_k_fits),
         cmocka_unit_test(a_program_uses_both),
     };
