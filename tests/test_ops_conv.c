@@ -34,60 +34,11 @@
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"
+#include "window_test_support.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const kiln_dtype float_dtypes[] = {KILN_F32, KILN_F64};
-
-static double load(const kiln_tensor *t, uint64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
-static void store(kiln_tensor *t, uint64_t i, long double v)
-{
-    if (t->dtype == KILN_F32)
-        ((float *)t->data)[i] = (float)v;
-    else
-        ((double *)t->data)[i] = (double)v;
-}
-
-/* ----------------------------------------------------------------- PRNG */
-
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-static uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
-/* Values in -4..4 in steps of 1/8 (exact products); with `specials`, about one in forty is NaN or ±inf. */
-static void fill(kiln_tensor *t, prng *rng, bool specials)
-{
-    for (uint64_t i = 0; i < t->element_count; i++) {
-        double v = -4 + (double)(prng_next(rng) % 65) / 8.0;
-        if (specials) {
-            uint64_t pick = prng_next(rng) % 40;
-            v = pick == 0 ? NAN : pick == 1 ? INFINITY : pick == 2 ? -INFINITY : v;
-        }
-        store(t, i, v);
-    }
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
-}
 
 /* ------------------------------------------------------------ the cases */
 
@@ -169,7 +120,7 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
         for (uint64_t f = 0; f < y->element_count; f++) {
             int64_t oi[KILN_MAX_RANK], xi[KILN_MAX_RANK], wi[KILN_MAX_RANK], k[3];
             unflatten(f, rank, y->shape, oi);
-            long double sum = b ? load(b, (uint64_t)oi[1]) : 0.0L;
+            long double sum = b ? wt_load(b, (uint64_t)oi[1]) : 0.0L;
             int64_t group = oi[1] / out_per_group;
             for (int64_t ci = 0; ci < in_per_group; ci++)
                 for (int64_t t = 0; t < ktaps; t++) {
@@ -185,10 +136,10 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
                         inside = inside && xi[a + 2] >= 0 && xi[a + 2] < x->shape[a + 2];
                     }
                     if (inside)
-                        sum += (long double)load(x, flatten(rank, x->shape, xi)) *
-                               load(w, flatten(rank, w->shape, wi));
+                        sum += (long double)wt_load(x, flatten(rank, x->shape, xi)) *
+                               wt_load(w, flatten(rank, w->shape, wi));
                 }
-            store(y, f, sum);
+            wt_store(y, f, sum);
         }
         return;
     }
@@ -197,7 +148,7 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
     for (uint64_t f = 0; f < y->element_count; f++) {
         int64_t oi[KILN_MAX_RANK];
         unflatten(f, rank, y->shape, oi);
-        acc[f] = b ? load(b, (uint64_t)oi[1]) : 0.0L;
+        acc[f] = b ? wt_load(b, (uint64_t)oi[1]) : 0.0L;
     }
     for (uint64_t f = 0; f < x->element_count; f++) {
         int64_t xi[KILN_MAX_RANK], oi[KILN_MAX_RANK], wi[KILN_MAX_RANK], k[3];
@@ -218,73 +169,19 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
                 }
                 if (inside)
                     acc[flatten(rank, y->shape, oi)] +=
-                        (long double)load(x, f) * load(w, flatten(rank, w->shape, wi));
+                        (long double)wt_load(x, f) * wt_load(w, flatten(rank, w->shape, wi));
             }
     }
     for (uint64_t f = 0; f < y->element_count; f++)
-        store(y, f, acc[f]);
+        wt_store(y, f, acc[f]);
     free(acc);
 }
 
 /* ------------------------------------------------------------ comparing */
 
-static bool close_enough(kiln_dtype dtype, double got, double want)
-{
-    if (isnan(want))
-        return isnan(got);
-    if (isinf(want))
-        return got == want;
-    double tol = dtype == KILN_F32 ? 4e-6 : 1e-12;
-    return fabs(got - want) <= tol * (1.0 + fabs(want));
-}
-
 static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *expected, const char *what)
 {
-    assert_int_equal(actual->dtype, expected->dtype);
-    assert_int_equal(actual->rank, expected->rank);
-    for (uint32_t a = 0; a < expected->rank; a++)
-        assert_int_equal(actual->shape[a], expected->shape[a]);
-    for (uint64_t i = 0; i < expected->element_count; i++)
-        if (!close_enough(expected->dtype, load(actual, i), load(expected, i))) {
-            print_error("%s (%s): element %llu: got %.17g, expected %.17g\n", what, kiln_dtype_name(expected->dtype),
-                        (unsigned long long)i, load(actual, i), load(expected, i));
-            fail();
-        }
-}
-
-/* ----------------------------------------------------- calling the ops */
-
-typedef struct attribute_set {
-    kiln_node_attribute items[8];
-    uint32_t count;
-} attribute_set;
-
-static void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_INTS;
-    a->ints = values;
-    a->count = count;
-}
-
-static void add_int(attribute_set *set, const char *name, int64_t value)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_INT;
-    a->i = value;
-}
-
-static void add_string(attribute_set *set, const char *name, const char *value)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_STRING;
-    a->s = (char *)value;
+    wt_assert_close(actual, expected, what, 4e-6, 1e-12);
 }
 
 /* The case's attributes, sorted by name; defaults are spelled out on odd `variant`s only. */
@@ -370,13 +267,13 @@ static void check_case(conv_case *c, prng *rng, bool specials)
             ws[a + 2] = c->kernel[a];
             ys[a + 2] = ref_extent(c, a, c->in[a], &pad);
         }
-        kiln_tensor *x = new_tensor(dt, rank, xs), *w = new_tensor(dt, rank, ws);
-        kiln_tensor *b = c->bias ? new_tensor(dt, 1, &c->out_channels) : NULL;
-        kiln_tensor *y = new_tensor(dt, rank, ys), *expected = new_tensor(dt, rank, ys);
-        fill(x, rng, specials);
-        fill(w, rng, false);
+        kiln_tensor *x = wt_new_tensor(dt, rank, xs), *w = wt_new_tensor(dt, rank, ws);
+        kiln_tensor *b = c->bias ? wt_new_tensor(dt, 1, &c->out_channels) : NULL;
+        kiln_tensor *y = wt_new_tensor(dt, rank, ys), *expected = wt_new_tensor(dt, rank, ys);
+        wt_fill(x, rng, specials ? 40 : 0);
+        wt_fill(w, rng, 0);
         if (b)
-            fill(b, rng, false);
+            wt_fill(b, rng, 0);
         const kiln_tensor *in[3] = {x, w, b};
         uint32_t count = b ? 3 : 2;
         reference(c, x, w, b, expected);
@@ -497,12 +394,12 @@ static void onnx_examples(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 1, 7, 5}, ws[4] = {1, 1, 3, 3}, ys[4] = {1, 1, 4, 3}, ys_tight[4] = {1, 1, 3, 2};
-    kiln_tensor *x = new_tensor(KILN_F32, 4, xs), *w = new_tensor(KILN_F32, 4, ws);
-    kiln_tensor *y = new_tensor(KILN_F32, 4, ys), *y_tight = new_tensor(KILN_F32, 4, ys_tight);
+    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *w = wt_new_tensor(KILN_F32, 4, ws);
+    kiln_tensor *y = wt_new_tensor(KILN_F32, 4, ys), *y_tight = wt_new_tensor(KILN_F32, 4, ys_tight);
     for (uint64_t i = 0; i < x->element_count; i++)
-        store(x, i, (double)i);
+        wt_store(x, i, (double)i);
     for (uint64_t i = 0; i < w->element_count; i++)
-        store(w, i, 1.0);
+        wt_store(w, i, 1.0);
     const kiln_tensor *in[2] = {x, w};
     int64_t strides[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
     attribute_set padded = {.count = 0}, tight = {.count = 0};
@@ -515,18 +412,18 @@ static void onnx_examples(void **state)
     static const double tight_y[6] = {54, 72, 144, 162, 234, 252};
     assert_int_equal(run_kernel("conv", in, 2, y, &padded, &err), KILN_OK);
     for (uint64_t i = 0; i < 12; i++)
-        assert_true(load(y, i) == padded_y[i]);
+        assert_true(wt_load(y, i) == padded_y[i]);
     assert_int_equal(run_kernel("conv", in, 2, y_tight, &tight, &err), KILN_OK);
     for (uint64_t i = 0; i < 6; i++)
-        assert_true(load(y_tight, i) == tight_y[i]);
+        assert_true(wt_load(y_tight, i) == tight_y[i]);
     /* convtranspose_pads: x 3x3 of 0..8, weight [1, 2, 3, 3] of ones, strides [3, 2], pads [1, 2, 1, 2]. */
     int64_t txs[4] = {1, 1, 3, 3}, tws[4] = {1, 2, 3, 3}, tys[4] = {1, 2, 7, 3};
-    kiln_tensor *tx = new_tensor(KILN_F32, 4, txs), *tw = new_tensor(KILN_F32, 4, tws);
-    kiln_tensor *ty = new_tensor(KILN_F32, 4, tys);
+    kiln_tensor *tx = wt_new_tensor(KILN_F32, 4, txs), *tw = wt_new_tensor(KILN_F32, 4, tws);
+    kiln_tensor *ty = wt_new_tensor(KILN_F32, 4, tys);
     for (uint64_t i = 0; i < tx->element_count; i++)
-        store(tx, i, (double)i);
+        wt_store(tx, i, (double)i);
     for (uint64_t i = 0; i < tw->element_count; i++)
-        store(tw, i, 1.0);
+        wt_store(tw, i, 1.0);
     int64_t tstrides[2] = {3, 2}, tpads[4] = {1, 2, 1, 2};
     attribute_set tset = {.count = 0};
     add_ints(&tset, "pads", tpads, 4);
@@ -536,10 +433,10 @@ static void onnx_examples(void **state)
     assert_int_equal(run_kernel("conv_transpose", tin, 2, ty, &tset, &err), KILN_OK);
     static const double channel[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
     for (uint64_t i = 0; i < 42; i++)
-        assert_true(load(ty, i) == channel[i % 21]);
+        assert_true(wt_load(ty, i) == channel[i % 21]);
     /* convtranspose_output_shape: the same with output_shape [10, 8] instead of pads: one more row and column. */
     int64_t big_ys[4] = {1, 2, 10, 8}, out_shape[2] = {10, 8};
-    kiln_tensor *big = new_tensor(KILN_F32, 4, big_ys);
+    kiln_tensor *big = wt_new_tensor(KILN_F32, 4, big_ys);
     attribute_set shaped = {.count = 0};
     add_ints(&shaped, "output_shape", out_shape, 2);
     add_ints(&shaped, "strides", tstrides, 2);
@@ -549,7 +446,7 @@ static void onnx_examples(void **state)
         {0, 0, 1, 1, 3, 2, 2, 0}, {3, 3, 7, 4, 9, 5, 5, 0}, {6, 6, 13, 7, 15, 8, 8, 0}};
     for (uint64_t i = 0; i < 160; i++) {
         uint64_t r = (i / 8) % 10, col = i % 8;
-        assert_true(load(big, i) == (r == 9 ? 0.0 : rows[r / 3][col]));
+        assert_true(wt_load(big, i) == (r == 9 ? 0.0 : rows[r / 3][col]));
     }
     kiln_tensor_free(big);
     kiln_tensor_free(x);
@@ -716,9 +613,9 @@ static void ops_run_end_to_end(void **state)
             conv_case c = {t == 1, 2, 1, 3, t ? 2 : 4, 1, {0, 0}, {3, 4}, {2, 1}, ONES, {1, 0, 1, 2}, {1, 0},
                            NULL, true, {0}};
             int64_t ws[4] = {t ? 3 : 4, t ? 2 : 3, 3, 4}, bs = c.out_channels;
-            kiln_tensor *w = new_tensor(dt, 4, ws), *b = new_tensor(dt, 1, &bs);
-            fill(w, &rng, false);
-            fill(b, &rng, false);
+            kiln_tensor *w = wt_new_tensor(dt, 4, ws), *b = wt_new_tensor(dt, 1, &bs);
+            wt_fill(w, &rng, 0);
+            wt_fill(b, &rng, 0);
             program_run run;
             kiln_error err;
             const char *op = t ? "conv_transpose" : "conv";
@@ -732,8 +629,8 @@ static void ops_run_end_to_end(void **state)
                 ys[2] = ref_extent(&c, 0, xs[2], &pad);
                 ys[3] = ref_extent(&c, 1, xs[3], &pad);
                 c.batch = xs[0];
-                kiln_tensor *x = new_tensor(dt, 4, xs), *expected = new_tensor(dt, 4, ys);
-                fill(x, &rng, false);
+                kiln_tensor *x = wt_new_tensor(dt, 4, xs), *expected = wt_new_tensor(dt, 4, ys);
+                wt_fill(x, &rng, 0);
                 reference(&c, x, w, b, expected);
                 assert_int_equal(kiln_session_set_input(run.session, "x", x, &err), KILN_OK);
                 status = kiln_session_run(run.session, &err);
@@ -748,7 +645,7 @@ static void ops_run_end_to_end(void **state)
             }
             /* h = 33 is outside the domain: the guard refuses it. */
             int64_t big[4] = {1, 3, 33, 8};
-            kiln_tensor *x = new_tensor(dt, 4, big);
+            kiln_tensor *x = wt_new_tensor(dt, 4, big);
             memset(x->data, 0, x->byte_size);
             if (kiln_session_set_input(run.session, "x", x, &err) == KILN_OK)
                 assert_int_not_equal(kiln_session_run(run.session, &err), KILN_OK);
@@ -772,10 +669,10 @@ static void text_round_trip_is_exact(void **state)
     kiln_error err;
     int64_t ws[4] = {2, 1, 2, 2}, two = 2, strides[2] = {2, 1}, dil[2] = {1, 2}, pads[4] = {1, 0, 0, 1};
     int64_t op[2] = {1, 0};
-    kiln_tensor *w = new_tensor(KILN_F32, 4, ws), *b = new_tensor(KILN_F32, 1, &two);
+    kiln_tensor *w = wt_new_tensor(KILN_F32, 4, ws), *b = wt_new_tensor(KILN_F32, 1, &two);
     prng rng = {59};
-    fill(w, &rng, false);
-    fill(b, &rng, false);
+    wt_fill(w, &rng, 0);
+    wt_fill(b, &rng, 0);
     kiln_attribute conv_attrs[4] = {
         {.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "SAME_LOWER"},
         {.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dil, .count = 2},
@@ -851,7 +748,7 @@ static void assert_refused(kiln_status status, const kiln_error *err, const char
 
 static kiln_tensor *zeros(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = wt_new_tensor(dtype, rank, shape);
     memset(t->data, 0, t->byte_size);
     return t;
 }
@@ -1096,7 +993,7 @@ static void hostile_extents_stay_exact(void **state)
     (void)state;
     int64_t one[3] = {1, 1, 1}, ws[3] = {1, 1, 2}, big = (int64_t)1 << 24;
     int64_t dilations[1] = {big}, pads[2] = {big, 0};
-    kiln_tensor *x = new_tensor(KILN_F64, 3, one), *w = new_tensor(KILN_F64, 3, ws), *y = new_tensor(KILN_F64, 3, one);
+    kiln_tensor *x = wt_new_tensor(KILN_F64, 3, one), *w = wt_new_tensor(KILN_F64, 3, ws), *y = wt_new_tensor(KILN_F64, 3, one);
     ((double *)x->data)[0] = 3.0;
     ((double *)w->data)[0] = 100.0;
     ((double *)w->data)[1] = 0.5;

@@ -34,60 +34,11 @@
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"
+#include "window_test_support.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const kiln_dtype float_dtypes[] = {KILN_F32, KILN_F64};
-
-static double load(const kiln_tensor *t, uint64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
-static void store(kiln_tensor *t, uint64_t i, long double v)
-{
-    if (t->dtype == KILN_F32)
-        ((float *)t->data)[i] = (float)v;
-    else
-        ((double *)t->data)[i] = (double)v;
-}
-
-/* ----------------------------------------------------------------- PRNG */
-
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-static uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
-/* Values in -4..4 in steps of 1/8; with `specials`, about one in twenty is NaN or ±inf. */
-static void fill(kiln_tensor *t, prng *rng, bool specials)
-{
-    for (uint64_t i = 0; i < t->element_count; i++) {
-        double v = -4 + (double)(prng_next(rng) % 65) / 8.0;
-        if (specials) {
-            uint64_t pick = prng_next(rng) % 20;
-            v = pick == 0 ? NAN : pick == 1 ? INFINITY : pick == 2 ? -INFINITY : v;
-        }
-        store(t, i, v);
-    }
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
-}
 
 /* ------------------------------------------------------------ the cases */
 
@@ -177,7 +128,7 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
             if (!inside)
                 continue;
             inside_count++;
-            long double v = load(x, flatten(rank, x->shape, xi));
+            long double v = wt_load(x, flatten(rank, x->shape, xi));
             sum += v;
             norm += powl(fabsl(v), c->p);
             if (isnan(v))
@@ -186,75 +137,21 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
                 best = v;
         }
         if (c->p)
-            store(y, f, powl(norm, 1.0L / c->p));
+            wt_store(y, f, powl(norm, 1.0L / c->p));
         else if (c->max)
-            store(y, f, nan ? NAN : best);
+            wt_store(y, f, nan ? NAN : best);
         else {
             int64_t divisor = c->count_include_pad ? padded_count : inside_count;
-            store(y, f, divisor ? sum / divisor : NAN);
+            wt_store(y, f, divisor ? sum / divisor : NAN);
         }
     }
 }
 
 /* ------------------------------------------------------------ comparing */
 
-static bool close_enough(kiln_dtype dtype, double got, double want)
-{
-    if (isnan(want))
-        return isnan(got);
-    if (isinf(want))
-        return got == want;
-    double tol = dtype == KILN_F32 ? 4e-7 : 1e-14;
-    return fabs(got - want) <= tol * (1.0 + fabs(want));
-}
-
 static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *expected, const char *what)
 {
-    assert_int_equal(actual->dtype, expected->dtype);
-    assert_int_equal(actual->rank, expected->rank);
-    for (uint32_t a = 0; a < expected->rank; a++)
-        assert_int_equal(actual->shape[a], expected->shape[a]);
-    for (uint64_t i = 0; i < expected->element_count; i++)
-        if (!close_enough(expected->dtype, load(actual, i), load(expected, i))) {
-            print_error("%s (%s): element %llu: got %.17g, expected %.17g\n", what, kiln_dtype_name(expected->dtype),
-                        (unsigned long long)i, load(actual, i), load(expected, i));
-            fail();
-        }
-}
-
-/* ----------------------------------------------------- calling the ops */
-
-typedef struct attribute_set {
-    kiln_node_attribute items[8];
-    uint32_t count;
-} attribute_set;
-
-static void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_INTS;
-    a->ints = values;
-    a->count = count;
-}
-
-static void add_int(attribute_set *set, const char *name, int64_t value)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_INT;
-    a->i = value;
-}
-
-static void add_string(attribute_set *set, const char *name, const char *value)
-{
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = KILN_ATTRIBUTE_STRING;
-    a->s = (char *)value;
+    wt_assert_close(actual, expected, what, 4e-7, 1e-14);
 }
 
 /* The case's attributes, sorted by name; defaults are spelled out on odd `variant`s only. */
@@ -330,8 +227,8 @@ static void check_case(pool_case *c, prng *rng, bool specials)
             xs[a + 2] = c->in[a];
             ys[a + 2] = ref_extent(c, a, c->in[a], &pb, &pe);
         }
-        kiln_tensor *x = new_tensor(dt, rank, xs), *y = new_tensor(dt, rank, ys), *expected = new_tensor(dt, rank, ys);
-        fill(x, rng, specials);
+        kiln_tensor *x = wt_new_tensor(dt, rank, xs), *y = wt_new_tensor(dt, rank, ys), *expected = wt_new_tensor(dt, rank, ys);
+        wt_fill(x, rng, specials ? 20 : 0);
         reference(c, x, expected);
         for (int variant = 0; variant < 2; variant++) {
             attribute_set set;
@@ -461,9 +358,9 @@ static void global_pools_differential(void **state)
                     kiln_dtype dt = float_dtypes[d];
                     uint32_t rank = shapes[s].rank;
                     int64_t ys[KILN_MAX_RANK] = {shapes[s].shape[0], shapes[s].shape[1], 1, 1, 1, 1, 1, 1};
-                    kiln_tensor *x = new_tensor(dt, rank, shapes[s].shape), *y = new_tensor(dt, rank, ys);
-                    kiln_tensor *expected = new_tensor(dt, rank, ys);
-                    fill(x, &rng, specials == 1);
+                    kiln_tensor *x = wt_new_tensor(dt, rank, shapes[s].shape), *y = wt_new_tensor(dt, rank, ys);
+                    kiln_tensor *expected = wt_new_tensor(dt, rank, ys);
+                    wt_fill(x, &rng, specials == 1 ? 20 : 0);
                     /* Reference: each output element scans x for the elements of its [n, c]. */
                     for (uint64_t o = 0; o < expected->element_count; o++) {
                         long double sum = 0, best = -INFINITY, count = 0, cubes = 0;
@@ -473,7 +370,7 @@ static void global_pools_differential(void **state)
                             unflatten(i, rank, x->shape, index);
                             if ((uint64_t)(index[0] * x->shape[1] + index[1]) != o)
                                 continue;
-                            long double v = load(x, i);
+                            long double v = wt_load(x, i);
                             sum += v;
                             cubes += fabsl(v) * fabsl(v) * fabsl(v);
                             count += 1;
@@ -481,7 +378,7 @@ static void global_pools_differential(void **state)
                             if (v > best)
                                 best = v;
                         }
-                        store(expected, o, kind == 1 ? (nan ? NAN : best) : kind == 2 ? cbrtl(cubes) : sum / count);
+                        wt_store(expected, o, kind == 1 ? (nan ? NAN : best) : kind == 2 ? cbrtl(cubes) : sum / count);
                     }
                     static const char *const names[3] = {"global_avg_pool", "global_max_pool", "global_lp_pool"};
                     const char *name = names[kind];
@@ -506,12 +403,12 @@ static void onnx_examples(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 1, 4, 4}, x5s[4] = {1, 1, 5, 5}, ys[4] = {1, 1, 2, 2}, y3s[4] = {1, 1, 3, 3};
-    kiln_tensor *x = new_tensor(KILN_F32, 4, xs), *x5 = new_tensor(KILN_F32, 4, x5s);
-    kiln_tensor *y = new_tensor(KILN_F32, 4, ys), *y3 = new_tensor(KILN_F32, 4, y3s);
+    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *x5 = wt_new_tensor(KILN_F32, 4, x5s);
+    kiln_tensor *y = wt_new_tensor(KILN_F32, 4, ys), *y3 = wt_new_tensor(KILN_F32, 4, y3s);
     for (uint64_t i = 0; i < x->element_count; i++)
-        store(x, i, (double)(i + 1));
+        wt_store(x, i, (double)(i + 1));
     for (uint64_t i = 0; i < x5->element_count; i++)
-        store(x5, i, (double)(i + 1));
+        wt_store(x5, i, (double)(i + 1));
     int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, d2[2] = {2, 2};
     kiln_error err;
     /* maxpool_2d_ceil and averagepool_2d_ceil: 4x4 of 1..16, kernel 3, stride 2, ceil_mode. */
@@ -523,17 +420,17 @@ static void onnx_examples(void **state)
     static const double max_ceil[4] = {11, 12, 15, 16}, avg_ceil[4] = {6, 7.5, 12, 13.5};
     assert_int_equal(run_kernel("max_pool", x, y, &ceil, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(load(y, i) == max_ceil[i]);
+        assert_true(wt_load(y, i) == max_ceil[i]);
     assert_int_equal(run_kernel("avg_pool", x, y, &ceil, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(load(y, i) == avg_ceil[i]);
+        assert_true(wt_load(y, i) == avg_ceil[i]);
     /* maxpool_2d_dilations: kernel 2, dilation 2. */
     attribute_set dilated = {.count = 0};
     add_ints(&dilated, "dilations", d2, 2);
     add_ints(&dilated, "kernel_shape", k2, 2);
     assert_int_equal(run_kernel("max_pool", x, y, &dilated, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(load(y, i) == max_ceil[i]);
+        assert_true(wt_load(y, i) == max_ceil[i]);
     /* maxpool_2d_same_upper: 5x5 of 1..25, kernel 3, stride 2. */
     attribute_set same = {.count = 0};
     add_string(&same, "auto_pad", "SAME_UPPER");
@@ -543,7 +440,7 @@ static void onnx_examples(void **state)
     assert_int_equal(run_kernel("max_pool", x5, y3, &same, &err), KILN_OK);
     static const double max_same[9] = {7, 9, 10, 17, 19, 20, 22, 24, 25};
     for (uint64_t i = 0; i < 9; i++)
-        assert_true(load(y3, i) == max_same[i]);
+        assert_true(wt_load(y3, i) == max_same[i]);
     kiln_tensor_free(x);
     kiln_tensor_free(x5);
     kiln_tensor_free(y);
@@ -665,8 +562,8 @@ static void ops_run_end_to_end(void **state)
                 int64_t xs[4] = {points[p][0], 2, points[p][1], points[p][2]}, ys[4] = {points[p][0], 2}, pb, pe;
                 ys[2] = ref_extent(&c, 0, xs[2], &pb, &pe);
                 ys[3] = ref_extent(&c, 1, xs[3], &pb, &pe);
-                kiln_tensor *x = new_tensor(dt, 4, xs), *expected = new_tensor(dt, 4, ys);
-                fill(x, &rng, max == 1);
+                kiln_tensor *x = wt_new_tensor(dt, 4, xs), *expected = wt_new_tensor(dt, 4, ys);
+                wt_fill(x, &rng, max == 1 ? 20 : 0);
                 reference(&c, x, expected);
                 assert_int_equal(kiln_session_set_input(run.session, "x", x, &err), KILN_OK);
                 status = kiln_session_run(run.session, &err);
@@ -847,9 +744,9 @@ static void kernels_refuse_bad_calls(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 2, 5, 5}, ys[4] = {1, 2, 4, 4}, bad_ys[4] = {1, 2, 3, 4}, gs[4] = {1, 2, 1, 1};
-    kiln_tensor *x = new_tensor(KILN_F32, 4, xs), *y = new_tensor(KILN_F32, 4, ys);
-    kiln_tensor *bad_y = new_tensor(KILN_F32, 4, bad_ys), *g = new_tensor(KILN_F32, 4, gs);
-    kiln_tensor *gd = new_tensor(KILN_F64, 4, gs);
+    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *y = wt_new_tensor(KILN_F32, 4, ys);
+    kiln_tensor *bad_y = wt_new_tensor(KILN_F32, 4, bad_ys), *g = wt_new_tensor(KILN_F32, 4, gs);
+    kiln_tensor *gd = wt_new_tensor(KILN_F64, 4, gs);
     memset(x->data, 0, x->byte_size);
     kiln_error err;
     int64_t k2[2] = {2, 2}, k6[2] = {6, 2};
@@ -883,7 +780,7 @@ static void hostile_extents_stay_exact(void **state)
     int64_t one[5] = {1, 1, 1, 1, 1}, big = (int64_t)1 << 24;
     int64_t kernel[3] = {big, big, big}, strides[3] = {big, big, big};
     int64_t pads[6] = {big - 1, big - 1, big - 1, big - 1, big - 1, big - 1};
-    kiln_tensor *x = new_tensor(KILN_F64, 5, one), *y = new_tensor(KILN_F64, 5, one);
+    kiln_tensor *x = wt_new_tensor(KILN_F64, 5, one), *y = wt_new_tensor(KILN_F64, 5, one);
     ((double *)x->data)[0] = 3.0;
     attribute_set set = {.count = 0};
     add_int(&set, "count_include_pad", 1);

@@ -1,0 +1,106 @@
+/* window_test_support.c — helpers shared by test_ops_conv.c and test_ops_pool.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "window_test_support.h"
+
+double wt_load(const kiln_tensor *t, uint64_t i)
+{
+    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
+}
+
+void wt_store(kiln_tensor *t, uint64_t i, long double v)
+{
+    if (t->dtype == KILN_F32)
+        ((float *)t->data)[i] = (float)v;
+    else
+        ((double *)t->data)[i] = (double)v;
+}
+
+uint64_t prng_next(prng *rng)
+{
+    uint64_t x = rng->state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    rng->state = x;
+    return x;
+}
+
+void wt_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
+{
+    for (uint64_t i = 0; i < t->element_count; i++) {
+        double v = -4 + (double)(prng_next(rng) % 65) / 8.0;
+        if (special_one_in) {
+            uint64_t pick = prng_next(rng) % special_one_in;
+            v = pick == 0 ? NAN : pick == 1 ? INFINITY : pick == 2 ? -INFINITY : v;
+        }
+        wt_store(t, i, v);
+    }
+}
+
+kiln_tensor *wt_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
+{
+    kiln_tensor *t;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
+    return t;
+}
+
+static bool close_enough(double got, double want, double tol)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= tol * (1.0 + fabs(want));
+}
+
+void wt_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, const char *what, double f32_tol,
+                     double f64_tol)
+{
+    assert_int_equal(actual->dtype, expected->dtype);
+    assert_int_equal(actual->rank, expected->rank);
+    for (uint32_t a = 0; a < expected->rank; a++)
+        assert_int_equal(actual->shape[a], expected->shape[a]);
+    double tol = expected->dtype == KILN_F32 ? f32_tol : f64_tol;
+    for (uint64_t i = 0; i < expected->element_count; i++)
+        if (!close_enough(wt_load(actual, i), wt_load(expected, i), tol)) {
+            print_error("%s (%s): element %llu: got %.17g, expected %.17g\n", what, kiln_dtype_name(expected->dtype),
+                        (unsigned long long)i, wt_load(actual, i), wt_load(expected, i));
+            fail();
+        }
+}
+
+static kiln_node_attribute *next_attribute(attribute_set *set, const char *name, kiln_attribute_type type)
+{
+    assert_true(set->count < sizeof set->items / sizeof set->items[0]);
+    kiln_node_attribute *a = &set->items[set->count++];
+    memset(a, 0, sizeof *a);
+    a->name = (char *)name;
+    a->type = type;
+    return a;
+}
+
+void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count)
+{
+    kiln_node_attribute *a = next_attribute(set, name, KILN_ATTRIBUTE_INTS);
+    a->ints = values;
+    a->count = count;
+}
+
+void add_int(attribute_set *set, const char *name, int64_t value)
+{
+    next_attribute(set, name, KILN_ATTRIBUTE_INT)->i = value;
+}
+
+void add_string(attribute_set *set, const char *name, const char *value)
+{
+    next_attribute(set, name, KILN_ATTRIBUTE_STRING)->s = (char *)value;
+}

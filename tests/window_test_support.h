@@ -1,0 +1,44 @@
+/*
+ * window_test_support.h — what the conv and pool tests share: f32/f64
+ * element access, a small PRNG and fill, tolerant tensor comparison, and
+ * attribute sets for calling kernels directly.
+ */
+#ifndef KILN_TESTS_WINDOW_TEST_SUPPORT_H
+#define KILN_TESTS_WINDOW_TEST_SUPPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attribute.h"
+#include "tensor.h"
+
+double wt_load(const kiln_tensor *t, uint64_t i);
+void wt_store(kiln_tensor *t, uint64_t i, long double v);
+
+typedef struct prng {
+    uint64_t state;
+} prng;
+
+uint64_t prng_next(prng *rng);
+
+/* Values in -4..4 in steps of 1/8 (exact products); with `special_one_in` > 0,
+ * about one element in that many is NaN or ±inf. */
+void wt_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in);
+
+/* A fresh tensor (the test fails if it cannot be made). */
+kiln_tensor *wt_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape);
+
+/* Every element within tolerance (f32_tol or f64_tol, relative to 1 + |expected|); NaN matches NaN, inf itself. */
+void wt_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, const char *what, double f32_tol,
+                     double f64_tol);
+
+typedef struct attribute_set {
+    kiln_node_attribute items[8];
+    uint32_t count;
+} attribute_set;
+
+void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count);
+void add_int(attribute_set *set, const char *name, int64_t value);
+void add_string(attribute_set *set, const char *name, const char *value);
+
+#endif
