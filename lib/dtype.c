@@ -3,6 +3,7 @@
 
 #include <kiln/kiln.h>
 
+#include "dtype.h"
 #include "format/error.h"
 
 static const struct {
@@ -53,4 +54,25 @@ kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out)
         }
     }
     return KILN_ERR_INVALID_ARGUMENT;
+}
+
+bool kiln_dtype_is_floating(kiln_dtype dtype)
+{
+    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
+}
+
+bool kiln_dtype_is_integer(kiln_dtype dtype)
+{
+    switch (dtype) {
+    case KILN_I8: case KILN_I16: case KILN_I32: case KILN_I64:
+    case KILN_U8: case KILN_U16: case KILN_U32: case KILN_U64:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool kiln_dtype_is_arithmetic(kiln_dtype dtype)
+{
+    return kiln_dtype_is_floating(dtype) || kiln_dtype_is_integer(dtype);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "format/error.h"
 #include "half.h"
 
@@ -108,11 +109,6 @@ kiln_status kiln_input_checks_decode(const uint8_t *data, size_t size, const kil
 
 /* ---------------------------------------------------------- validation */
 
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
-}
-
 kiln_status kiln_input_checks_validate(const kiln_model *m, kiln_error *err)
 {
     for (uint32_t i = 0; i < m->check_count; i++) {
@@ -124,10 +120,10 @@ kiln_status kiln_input_checks_validate(const kiln_model *m, kiln_error *err)
         if (c->has_range && !(c->min <= c->max))
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "input '%s': range %g..%g is empty or NaN", in->name,
                              c->min, c->max);
-        if (c->finite_only && !is_float(in->type.dtype))
+        if (c->finite_only && !kiln_dtype_is_floating(in->type.dtype))
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "input '%s': a finite-only check needs a float input, "
                              "not %s", in->name, kiln_dtype_name(in->type.dtype));
-        if (c->category_count && (is_float(in->type.dtype) || in->type.dtype == KILN_BOOL))
+        if (c->category_count && (kiln_dtype_is_floating(in->type.dtype) || in->type.dtype == KILN_BOOL))
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "input '%s': categories need an integer input, not %s",
                              in->name, kiln_dtype_name(in->type.dtype));
         for (uint32_t k = 1; k < c->category_count; k++)

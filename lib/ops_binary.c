@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "elementwise.h"
 #include "format/error.h"
@@ -45,28 +46,17 @@ typedef enum dtype_class {
     TAKES_UNSIGNED,   /* u8, u16, u32, u64 */
 } dtype_class;
 
-/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
-}
-
 static bool is_unsigned(kiln_dtype dtype)
 {
     return dtype == KILN_U8 || dtype == KILN_U16 || dtype == KILN_U32 || dtype == KILN_U64;
 }
 
-static bool is_arithmetic(kiln_dtype dtype)
-{
-    return dtype != KILN_BOOL && kiln_dtype_is_supported(dtype);
-}
-
 static bool class_has(dtype_class c, kiln_dtype dtype)
 {
     switch (c) {
-    case TAKES_FLOAT: return is_float(dtype);
-    case TAKES_ARITHMETIC: return is_arithmetic(dtype);
-    case TAKES_COMPARABLE: return is_arithmetic(dtype) || dtype == KILN_BOOL;
+    case TAKES_FLOAT: return kiln_dtype_is_floating(dtype);
+    case TAKES_ARITHMETIC: return kiln_dtype_is_arithmetic(dtype);
+    case TAKES_COMPARABLE: return kiln_dtype_is_arithmetic(dtype) || dtype == KILN_BOOL;
     case TAKES_BOOL: return dtype == KILN_BOOL;
     case TAKES_UNSIGNED: return is_unsigned(dtype);
     }
@@ -500,8 +490,8 @@ static kiln_status run_mod(const kiln_kernel_call *call, kiln_error *err)
     KILN_HALF_IN_F32(call, run_mod, err);
     /* Every divisor element reaches some output element unless the output
      * is empty (broadcasting only repeats), so one zero anywhere fails. */
-    if (call->input_count == 2 && call->output->element_count != 0 && is_arithmetic(call->inputs[1]->dtype) &&
-        !is_float(call->inputs[1]->dtype) && has_zero_element(call->inputs[1]))
+    if (call->input_count == 2 && call->output->element_count != 0 && kiln_dtype_is_arithmetic(call->inputs[1]->dtype) &&
+        !kiln_dtype_is_floating(call->inputs[1]->dtype) && has_zero_element(call->inputs[1]))
         return kiln_fail(err, KILN_ERR_RUNTIME, "mod: integer division by zero");
     return run_rows("mod", mode ? K_MOD_TRUNC : K_MOD_FLOOR, 0, false, call, err);
 }

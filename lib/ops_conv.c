@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
@@ -29,12 +30,6 @@
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
-
-/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
-}
 
 /* ----------------------------------------------------------- attributes */
 
@@ -118,7 +113,7 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const char *op,
                                   int64_t *group, kiln_error *err)
 {
     const kiln_value_type *x = inputs[0], *weight = inputs[1];
-    if (!is_float(x->dtype))
+    if (!kiln_dtype_is_floating(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)", ctx->node_label, op,
                          kiln_dtype_name(x->dtype));
@@ -249,7 +244,7 @@ static kiln_status check_dtypes(const char *op, const kiln_kernel_call *call, ki
     if (call->input_count < 2 || call->input_count > 3)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 2 or 3 inputs, got %u", op, call->input_count);
     const kiln_tensor *x = call->inputs[0];
-    if (!is_float(x->dtype))
+    if (!kiln_dtype_is_floating(x->dtype))
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
     for (uint32_t i = 1; i < call->input_count; i++)
         if (call->inputs[i]->dtype != x->dtype)

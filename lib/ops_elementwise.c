@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "broadcast.h"
 #include "elementwise.h"
 #include "format/error.h"
@@ -20,12 +21,6 @@
 #include "parallel.h"
 
 /* ---------------------------------------------------------- shape rules */
-
-/* f16 and bf16 are computed in f32 (half_compute.h). */
-static bool is_arithmetic(kiln_dtype dtype)
-{
-    return dtype != KILN_BOOL && kiln_dtype_is_supported(dtype);
-}
 
 kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
                                     const kiln_value_type *b, kiln_error *err)
@@ -44,7 +39,7 @@ kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
     const kiln_value_type *a = inputs[0], *b = inputs[1];
     (void)input_count;
     KILN_TRY(kiln_require_same_dtype(ctx, a, b, err));
-    if (!is_arithmetic(a->dtype))
+    if (!kiln_dtype_is_arithmetic(a->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported",
                          ctx->node_label, kiln_dtype_name(a->dtype));
     out->dtype = a->dtype;
@@ -56,7 +51,7 @@ kiln_status kiln_infer_unary_numeric(const kiln_shape_context *ctx,
                                      kiln_value_type *out, kiln_error *err)
 {
     (void)input_count;
-    if (!is_arithmetic(inputs[0]->dtype))
+    if (!kiln_dtype_is_arithmetic(inputs[0]->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported",
                          ctx->node_label, kiln_dtype_name(inputs[0]->dtype));
     *out = *inputs[0];

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "broadcast.h"
 #include "format/error.h"
@@ -27,12 +28,6 @@
 #define DEFAULT_EPSILON 1e-5
 /* Fixed by ONNX MeanVarianceNormalization; not an attribute. */
 #define MVN_EPSILON 1e-9
-
-/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
-}
 
 /* ----------------------------------------------------------- attributes */
 
@@ -183,7 +178,7 @@ static kiln_status prove_per_channel(const kiln_shape_context *ctx, const char *
 static kiln_status check_operands(const kiln_shape_context *ctx, const char *op, const kiln_value_type *const *inputs,
                                   uint32_t input_count, uint32_t min_rank, kiln_error *err)
 {
-    if (!is_float(inputs[0]->dtype))
+    if (!kiln_dtype_is_floating(inputs[0]->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)",
                          ctx->node_label, op, kiln_dtype_name(inputs[0]->dtype));
@@ -369,7 +364,7 @@ static kiln_status check_call(const char *op, const kiln_kernel_call *call, uint
 {
     const kiln_tensor *x = call->inputs[0];
     const kiln_tensor *out = call->output;
-    if (!is_float(x->dtype))
+    if (!kiln_dtype_is_floating(x->dtype))
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
     for (uint32_t i = 1; i < call->input_count; i++)
         if (call->inputs[i]->dtype != x->dtype)

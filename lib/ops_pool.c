@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
@@ -28,12 +29,6 @@
 #include "op_registry.h"
 #include "size_claim.h"
 #include "window.h"
-
-/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
-}
 
 /* ----------------------------------------------------------- attributes */
 
@@ -108,7 +103,7 @@ static bool resolve_reduction(const kiln_node_attribute *attributes, uint32_t co
 static kiln_status check_operand(const kiln_shape_context *ctx, const char *op, const kiln_value_type *x,
                                  uint32_t max_rank, kiln_error *err)
 {
-    if (!is_float(x->dtype))
+    if (!kiln_dtype_is_floating(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)", ctx->node_label, op,
                          kiln_dtype_name(x->dtype));
@@ -224,7 +219,7 @@ static kiln_status check_dtypes(const char *op, const kiln_kernel_call *call, ki
     if (call->input_count != 1)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: takes 1 input, got %u", op, call->input_count);
     const kiln_tensor *x = call->inputs[0];
-    if (!is_float(x->dtype))
+    if (!kiln_dtype_is_floating(x->dtype))
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op, kiln_dtype_name(x->dtype));
     if (call->output->dtype != x->dtype)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: the output must have the dtype of x (%s), got %s", op,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
@@ -56,23 +57,6 @@ static bool reduce_takes_integers(reduce_kind kind)
 static bool reduce_needs_elements(reduce_kind kind)
 {
     return kind == REDUCE_MAX || kind == REDUCE_MIN;
-}
-
-/* f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
-static bool is_float(kiln_dtype dtype)
-{
-    return dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
-}
-
-static bool is_integer(kiln_dtype dtype)
-{
-    switch (dtype) {
-    case KILN_I8: case KILN_I16: case KILN_I32: case KILN_I64:
-    case KILN_U8: case KILN_U16: case KILN_U32: case KILN_U64:
-        return true;
-    default:
-        return false;
-    }
 }
 
 /* ----------------------------------------------------------- attributes */
@@ -181,7 +165,7 @@ static kiln_status infer_reduce(reduce_kind kind, const kiln_shape_context *ctx,
                                 kiln_value_type *out, kiln_error *err)
 {
     const char *op = reduce_names[kind];
-    if (!is_float(in->dtype) && !(reduce_takes_integers(kind) && is_integer(in->dtype)))
+    if (!kiln_dtype_is_floating(in->dtype) && !(reduce_takes_integers(kind) && kiln_dtype_is_integer(in->dtype)))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes %s)",
                          ctx->node_label, op, kiln_dtype_name(in->dtype),
                          reduce_takes_integers(kind) ? "a float dtype (f32, f64, f16, bf16) or an integer dtype"
@@ -214,7 +198,7 @@ static kiln_status infer_axis_op(axis_kind kind, const kiln_shape_context *ctx, 
 {
     const char *op = axis_names[kind];
     bool arg = kind == AXIS_ARGMAX || kind == AXIS_ARGMIN;
-    if (!is_float(in->dtype) && !(arg && is_integer(in->dtype)))
+    if (!kiln_dtype_is_floating(in->dtype) && !(arg && kiln_dtype_is_integer(in->dtype)))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes %s)",
                          ctx->node_label, op, kiln_dtype_name(in->dtype),
                          arg ? "a float dtype (f32, f64, f16, bf16) or an integer dtype"
@@ -464,7 +448,7 @@ static kiln_status run_reduce(reduce_kind kind, const kiln_kernel_call *call, ki
     KILN_TRY(check_output(op, out, in->dtype, p.out_count, err));
     if (reduce_needs_elements(kind) && p.reduced_count == 0 && p.out_count > 0)
         return kiln_fail(err, KILN_ERR_RUNTIME, "%s: empty reduction has no value", op);
-    if (is_float(in->dtype)) {
+    if (kiln_dtype_is_floating(in->dtype)) {
         reduce_float(kind, in, &p, out);
         return KILN_OK;
     }
@@ -582,7 +566,7 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
                               sizeof why)))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op,
                          in->rank > KILN_MAX_RANK ? "rank above KILN_MAX_RANK" : why);
-    if (!is_float(in->dtype) && !(arg && is_integer(in->dtype)))
+    if (!kiln_dtype_is_floating(in->dtype) && !(arg && kiln_dtype_is_integer(in->dtype)))
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "%s: no kernel for dtype %s", op,
                          kiln_dtype_name(in->dtype));
     axis_split s = split_at(in, axis);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
@@ -60,13 +61,6 @@ static bool is_const(const kiln_shape_context *ctx, uint32_t id, int64_t *value)
     return true;
 }
 
-/* The dtypes a reduction combines: the arithmetic ones (spec/opset.md). */
-static bool is_arithmetic(kiln_dtype d)
-{
-    return d == KILN_F32 || d == KILN_F64 || d == KILN_F16 || d == KILN_BF16 || d == KILN_I8 || d == KILN_I16 ||
-           d == KILN_I32 || d == KILN_I64 || d == KILN_U8 || d == KILN_U16 || d == KILN_U32 || d == KILN_U64;
-}
-
 /*
  * What every scatter shape rule checks first: the reduction names one, the
  * data dtype suits it, updates have the data's dtype and indices are i32
@@ -82,7 +76,7 @@ static kiln_status check_operands(const kiln_shape_context *ctx, const kiln_valu
     if (!kiln_dtype_is_supported(data->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
                          kiln_dtype_name(data->dtype));
-    if (reduction != REDUCE_NONE && !is_arithmetic(data->dtype))
+    if (reduction != REDUCE_NONE && !kiln_dtype_is_arithmetic(data->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: reduction \"%s\" needs an arithmetic dtype (f32, f64, f16, bf16, i8..i64, "
                          "u8..u64), not %s",

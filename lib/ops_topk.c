@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "attribute.h"
 #include "format/error.h"
 #include "half.h"
@@ -30,18 +31,6 @@ typedef struct topk_params {
     int64_t k;
     bool largest;
 } topk_params;
-
-static bool is_numeric(kiln_dtype dtype)
-{
-    switch (dtype) {
-    case KILN_F32: case KILN_F64: case KILN_F16: case KILN_BF16: case KILN_I8: case KILN_I16: case KILN_I32:
-    case KILN_I64:
-    case KILN_U8: case KILN_U16: case KILN_U32: case KILN_U64:
-        return true;
-    default:
-        return false;
-    }
-}
 
 /* Read and check the attributes for an input of rank `rank`. */
 static bool read_params(const kiln_node_attribute *attributes, uint32_t count, uint32_t rank, topk_params *p,
@@ -79,7 +68,7 @@ static kiln_status infer_topk(const kiln_shape_context *ctx, const kiln_value_ty
                               kiln_value_type *out, kiln_error *err)
 {
     const char *op = indices ? "top_k_indices" : "top_k";
-    if (!is_numeric(x->dtype))
+    if (!kiln_dtype_is_arithmetic(x->dtype))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s does not support dtype %s (it takes f32, f64, f16, bf16 or "
                          "an integer dtype)", ctx->node_label, op, kiln_dtype_name(x->dtype));
     topk_params p;
@@ -190,7 +179,7 @@ static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_err
     char why[160];
     if (!read_params(call->attributes, call->attribute_count, x->rank, &p, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op, why);
-    if (!is_numeric(x->dtype) || y->dtype != (indices ? KILN_I64 : x->dtype) || y->rank != x->rank)
+    if (!kiln_dtype_is_arithmetic(x->dtype) || y->dtype != (indices ? KILN_I64 : x->dtype) || y->rank != x->rank)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output type does not match the input", op);
     for (uint32_t a = 0; a < x->rank; a++)
         if (y->shape[a] != (a == p.axis ? p.k : x->shape[a]))
