@@ -135,6 +135,13 @@ static void non_strict_text_guards_and_reports(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "5 valid points refused by runtime guards (non-strict)");
 
+    /* Probe's inputs stay inside the contract for index inputs too (0 is a position on every axis). */
+    write_work_file("gather.ktxt", "kiln 1.0\nprogram \"g\"\ndim n in 1..6\ninput x: f32[n, 3]\n"
+                                   "input i: i64[2]\n%0 = gather(x, i, axis=0)\noutput y = %0\n");
+    run(&r, "'%s' asm gather.ktxt -o gather.kiln && '%s' probe gather.kiln --quiet", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "0 failed");
+
     /* The same text without 'strict false' is refused when assembled. */
     write_work_file("s.ktxt", "kiln 1.0\nprogram \"s\"\ndim k in 2..8\n"
                               "input a: f32[3, k]\ninput w: f32[4, 5]\n%0 = matmul(a, w)\noutput y = %0\n");

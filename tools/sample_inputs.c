@@ -1,6 +1,8 @@
 /* sample_inputs.c — inputs inside a program's contract (sample_inputs.h). */
 #include "sample_inputs.h"
 
+#include <string.h>
+
 uint64_t sample_random(uint64_t *state)
 {
     /* xorshift64*: deterministic per seed, good enough for test data */
@@ -26,10 +28,33 @@ int64_t sample_dim_last(const kiln_dim_info *d)
     return d->max - d->max % d->multiple_of;
 }
 
+/*
+ * Whether input `index` is the index operand (operand 1) of an op that
+ * reads positions from it. Random 1..9 would mostly point outside the
+ * axis; 0 is a valid position of every non-empty axis (and a valid
+ * length for reverse_sequence).
+ */
+static bool used_as_indices(const kiln_program *program, uint32_t index)
+{
+    static const char *const indexing_ops[] = {"gather",     "gather_elements", "gather_nd",       "scatter_elements",
+                                               "scatter_nd", "max_unpool",      "reverse_sequence"};
+    for (uint32_t n = 0; n < kiln_program_node_count(program); n++) {
+        kiln_node_info node;
+        kiln_program_node(program, n, &node);
+        if (node.input_count < 2 || kiln_program_node_input(program, n, 1) != index)
+            continue;
+        for (size_t i = 0; i < sizeof indexing_ops / sizeof indexing_ops[0]; i++)
+            if (strcmp(node.op, indexing_ops[i]) == 0)
+                return true;
+    }
+    return false;
+}
+
 void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor *t, uint64_t *state)
 {
     kiln_input_check check;
     bool has_check = kiln_program_input_check(program, index, &check);
+    bool indices = !(has_check && (check.category_count || check.has_range)) && used_as_indices(program, index);
     double lo = -1, hi = 1;
     if (has_check && check.has_range) {
         lo = check.min > -1e6 ? check.min : -1e6;
@@ -40,9 +65,11 @@ void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor 
     for (uint64_t i = 0; i < n; i++) {
         double v = uniform(state, lo, hi);
         int64_t k;
-        if (has_check && check.category_count)
+        if (has_check && check.category_count) {
             k = check.categories[sample_random(state) % check.category_count];
-        else {
+        } else if (indices) {
+            k = 0;
+        } else {
             /* Integers from 1..9 (clipped to the range): small, and never a zero divisor. */
             int64_t ilo = has_check && check.has_range ? (int64_t)check.min : 1;
             int64_t ihi = has_check && check.has_range ? (int64_t)check.max : 9;

@@ -22,7 +22,9 @@ int64_t sample_dim_last(const kiln_dim_info *dim);
  * Fill `t`, a tensor for input `index` of `program`, with values its
  * semantic checks accept: floats uniform in [-1, 1) or in the declared
  * range (clipped to ±1e6); integers one of the declared categories, else
- * 1..9 clipped to the range (small, and never a zero divisor); bools 0 or 1.
+ * 0 for an input some gather/scatter-like op reads positions from (valid
+ * on every non-empty axis), else 1..9 clipped to the range (small, and
+ * never a zero divisor); bools 0 or 1.
  */
 void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor *t, uint64_t *state);
 
