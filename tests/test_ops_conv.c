@@ -702,49 +702,13 @@ static void text_round_trip_is_exact(void **state)
                                                          transpose_attrs, &z, &err),
                      KILN_OK);
     assert_int_equal(kiln_builder_add_output(builder, "z", z, &err), KILN_OK);
-    void *bytes, *again;
-    size_t size, again_size;
-    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(builder);
-    kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    char *text;
-    assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_OK);
-    assert_non_null(strstr(text, "auto_pad="));
-    assert_non_null(strstr(text, "output_padding="));
-    kiln_status status = kiln_text_assemble(text, strlen(text), "conv.ktxt", ".", &builder, &err);
-    if (status != KILN_OK)
-        print_error("%s\n%s\n", err.message, text);
-    assert_int_equal(status, KILN_OK);
-    assert_int_equal(kiln_builder_encode(builder, &again, &again_size, &err), KILN_OK);
-    assert_int_equal(again_size, size);
-    assert_memory_equal(again, bytes, size);
-    kiln_builder_free(builder);
-    free(text);
-    free(bytes);
-    free(again);
-    kiln_program_free(program);
+    static const char *const expected[] = {"auto_pad=", "output_padding="};
+    wt_assert_text_round_trip(builder, "conv.ktxt", expected, WT_COUNT(expected));
     kiln_tensor_free(w);
     kiln_tensor_free(b);
 }
 
 /* ---------------------------------------------------- static refusals */
-
-static void assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count)
-{
-    assert_int_equal(status, KILN_ERR_INVALID_PROGRAM);
-    for (size_t i = 0; i < count; i++)
-        if (!strstr(err->message, fragments[i])) {
-            print_error("missing \"%s\" in: %s\n", fragments[i], err->message);
-            fail();
-        }
-}
-
-#define REFUSED(STATUS, ...)                                                                          \
-    do {                                                                                              \
-        static const char *const fragments_[] = {__VA_ARGS__};                                        \
-        assert_refused((STATUS), &err, fragments_, COUNT(fragments_));                                \
-    } while (0)
 
 static kiln_tensor *zeros(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
@@ -869,7 +833,7 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
     };
     for (size_t i = 0; i < COUNT(bad); i++) {
         const char *fragments[2] = {"node 0 (conv)", bad[i].fragment};
-        assert_refused(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w, NULL, 1, &bad[i].attribute, NULL,
+        wt_assert_refused(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w, NULL, 1, &bad[i].attribute, NULL,
                                      &err),
                        &err, fragments, 2);
     }

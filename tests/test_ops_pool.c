@@ -611,47 +611,11 @@ static void text_round_trip_is_exact(void **state)
     assert_int_equal(kiln_builder_add_op_with_attributes(builder, "global_lp_pool", 1, &b, 1, lp_attrs, &c, &err),
                      KILN_OK);
     assert_int_equal(kiln_builder_add_output(builder, "c", c, &err), KILN_OK);
-    void *bytes, *again;
-    size_t size, again_size;
-    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(builder);
-    kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    char *text;
-    assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_OK);
-    assert_non_null(strstr(text, "ceil_mode=1"));
-    assert_non_null(strstr(text, "global_lp_pool("));
-    kiln_status status = kiln_text_assemble(text, strlen(text), "pool.ktxt", ".", &builder, &err);
-    if (status != KILN_OK)
-        print_error("%s\n%s\n", err.message, text);
-    assert_int_equal(status, KILN_OK);
-    assert_int_equal(kiln_builder_encode(builder, &again, &again_size, &err), KILN_OK);
-    assert_int_equal(again_size, size);
-    assert_memory_equal(again, bytes, size);
-    kiln_builder_free(builder);
-    free(text);
-    free(bytes);
-    free(again);
-    kiln_program_free(program);
+    static const char *const expected[] = {"ceil_mode=1", "global_lp_pool("};
+    wt_assert_text_round_trip(builder, "pool.ktxt", expected, WT_COUNT(expected));
 }
 
 /* ---------------------------------------------------- static refusals */
-
-static void assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count)
-{
-    assert_int_equal(status, KILN_ERR_INVALID_PROGRAM);
-    for (size_t i = 0; i < count; i++)
-        if (!strstr(err->message, fragments[i])) {
-            print_error("missing \"%s\" in: %s\n", fragments[i], err->message);
-            fail();
-        }
-}
-
-#define REFUSED(STATUS, ...)                                                                          \
-    do {                                                                                              \
-        static const char *const fragments_[] = {__VA_ARGS__};                                        \
-        assert_refused((STATUS), &err, fragments_, COUNT(fragments_));                                \
-    } while (0)
 
 static void windows_are_proven_to_fit(void **state)
 {
@@ -719,7 +683,7 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
             attributes[1] = bad[i].attribute;
         }
         const char *fragments[2] = {bad[i].op, bad[i].fragment};
-        assert_refused(build_program(bad[i].op, KILN_F32, dims, 1, "[n, 3, 6, 6]", count, attributes, NULL, &err),
+        wt_assert_refused(build_program(bad[i].op, KILN_F32, dims, 1, "[n, 3, 6, 6]", count, attributes, NULL, &err),
                        &err, fragments, 2);
     }
     REFUSED(build_program("max_pool", KILN_F32, dims, 1, "[n, 3, 6, 6]", 0, NULL, NULL, &err), "node 0 (max_pool)",

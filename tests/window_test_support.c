@@ -6,7 +6,10 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <kiln/text.h>
 
 #include "window_test_support.h"
 
@@ -103,4 +106,42 @@ void add_int(attribute_set *set, const char *name, int64_t value)
 void add_string(attribute_set *set, const char *name, const char *value)
 {
     next_attribute(set, name, KILN_ATTRIBUTE_STRING)->s = (char *)value;
+}
+
+void wt_assert_text_round_trip(kiln_builder *builder, const char *name, const char *const *fragments,
+                               size_t fragment_count)
+{
+    kiln_error err;
+    void *bytes, *again;
+    size_t size, again_size;
+    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(builder);
+    kiln_program *program;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    char *text;
+    assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_OK);
+    for (size_t i = 0; i < fragment_count; i++)
+        assert_non_null(strstr(text, fragments[i]));
+    kiln_status status = kiln_text_assemble(text, strlen(text), name, ".", &builder, &err);
+    if (status != KILN_OK)
+        print_error("%s\n%s\n", err.message, text);
+    assert_int_equal(status, KILN_OK);
+    assert_int_equal(kiln_builder_encode(builder, &again, &again_size, &err), KILN_OK);
+    assert_int_equal(again_size, size);
+    assert_memory_equal(again, bytes, size);
+    kiln_builder_free(builder);
+    free(text);
+    free(bytes);
+    free(again);
+    kiln_program_free(program);
+}
+
+void wt_assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count)
+{
+    assert_int_equal(status, KILN_ERR_INVALID_PROGRAM);
+    for (size_t i = 0; i < count; i++)
+        if (!strstr(err->message, fragments[i])) {
+            print_error("missing \"%s\" in: %s\n", fragments[i], err->message);
+            fail();
+        }
 }

@@ -7,7 +7,10 @@
 #define KILN_TESTS_WINDOW_TEST_SUPPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <kiln/kiln.h>
 
 #include "attribute.h"
 #include "tensor.h"
@@ -40,5 +43,23 @@ typedef struct attribute_set {
 void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count);
 void add_int(attribute_set *set, const char *name, int64_t value);
 void add_string(attribute_set *set, const char *name, const char *value);
+
+/*
+ * Seal `builder` (freed), disassemble it, check the text holds each of
+ * `fragments`, assemble the text back (as `name`) and check the artifact is
+ * byte for byte the same.
+ */
+void wt_assert_text_round_trip(kiln_builder *builder, const char *name, const char *const *fragments,
+                               size_t fragment_count);
+
+/* `status` is KILN_ERR_INVALID_PROGRAM and the message holds each fragment. */
+void wt_assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count);
+
+#define WT_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define REFUSED(STATUS, ...)                                                                          \
+    do {                                                                                              \
+        static const char *const fragments_[] = {__VA_ARGS__};                                        \
+        wt_assert_refused((STATUS), &err, fragments_, WT_COUNT(fragments_));                          \
+    } while (0)
 
 #endif
