@@ -34,7 +34,7 @@
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"
-#include "window_test_support.h"
+#include "op_test_support.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -120,7 +120,7 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
         for (uint64_t f = 0; f < y->element_count; f++) {
             int64_t oi[KILN_MAX_RANK], xi[KILN_MAX_RANK], wi[KILN_MAX_RANK], k[3];
             unflatten(f, rank, y->shape, oi);
-            long double sum = b ? wt_load(b, (uint64_t)oi[1]) : 0.0L;
+            long double sum = b ? ots_load(b, (uint64_t)oi[1]) : 0.0L;
             int64_t group = oi[1] / out_per_group;
             for (int64_t ci = 0; ci < in_per_group; ci++)
                 for (int64_t t = 0; t < ktaps; t++) {
@@ -136,10 +136,10 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
                         inside = inside && xi[a + 2] >= 0 && xi[a + 2] < x->shape[a + 2];
                     }
                     if (inside)
-                        sum += (long double)wt_load(x, flatten(rank, x->shape, xi)) *
-                               wt_load(w, flatten(rank, w->shape, wi));
+                        sum += (long double)ots_load(x, flatten(rank, x->shape, xi)) *
+                               ots_load(w, flatten(rank, w->shape, wi));
                 }
-            wt_store(y, f, sum);
+            ots_store(y, f, sum);
         }
         return;
     }
@@ -148,7 +148,7 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
     for (uint64_t f = 0; f < y->element_count; f++) {
         int64_t oi[KILN_MAX_RANK];
         unflatten(f, rank, y->shape, oi);
-        acc[f] = b ? wt_load(b, (uint64_t)oi[1]) : 0.0L;
+        acc[f] = b ? ots_load(b, (uint64_t)oi[1]) : 0.0L;
     }
     for (uint64_t f = 0; f < x->element_count; f++) {
         int64_t xi[KILN_MAX_RANK], oi[KILN_MAX_RANK], wi[KILN_MAX_RANK], k[3];
@@ -169,11 +169,11 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
                 }
                 if (inside)
                     acc[flatten(rank, y->shape, oi)] +=
-                        (long double)wt_load(x, f) * wt_load(w, flatten(rank, w->shape, wi));
+                        (long double)ots_load(x, f) * ots_load(w, flatten(rank, w->shape, wi));
             }
     }
     for (uint64_t f = 0; f < y->element_count; f++)
-        wt_store(y, f, acc[f]);
+        ots_store(y, f, acc[f]);
     free(acc);
 }
 
@@ -181,7 +181,7 @@ static void reference(const conv_case *c, const kiln_tensor *x, const kiln_tenso
 
 static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *expected, const char *what)
 {
-    wt_assert_close(actual, expected, what, 4e-6, 1e-12);
+    ots_assert_close(actual, expected, what, 4e-6, 1e-12);
 }
 
 /* The case's attributes, sorted by name; defaults are spelled out on odd `variant`s only. */
@@ -267,13 +267,13 @@ static void check_case(conv_case *c, prng *rng, bool specials)
             ws[a + 2] = c->kernel[a];
             ys[a + 2] = ref_extent(c, a, c->in[a], &pad);
         }
-        kiln_tensor *x = wt_new_tensor(dt, rank, xs), *w = wt_new_tensor(dt, rank, ws);
-        kiln_tensor *b = c->bias ? wt_new_tensor(dt, 1, &c->out_channels) : NULL;
-        kiln_tensor *y = wt_new_tensor(dt, rank, ys), *expected = wt_new_tensor(dt, rank, ys);
-        wt_fill(x, rng, specials ? 40 : 0);
-        wt_fill(w, rng, 0);
+        kiln_tensor *x = ots_new_tensor(dt, rank, xs), *w = ots_new_tensor(dt, rank, ws);
+        kiln_tensor *b = c->bias ? ots_new_tensor(dt, 1, &c->out_channels) : NULL;
+        kiln_tensor *y = ots_new_tensor(dt, rank, ys), *expected = ots_new_tensor(dt, rank, ys);
+        ots_fill(x, rng, specials ? 40 : 0);
+        ots_fill(w, rng, 0);
         if (b)
-            wt_fill(b, rng, 0);
+            ots_fill(b, rng, 0);
         const kiln_tensor *in[3] = {x, w, b};
         uint32_t count = b ? 3 : 2;
         reference(c, x, w, b, expected);
@@ -394,12 +394,12 @@ static void onnx_examples(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 1, 7, 5}, ws[4] = {1, 1, 3, 3}, ys[4] = {1, 1, 4, 3}, ys_tight[4] = {1, 1, 3, 2};
-    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *w = wt_new_tensor(KILN_F32, 4, ws);
-    kiln_tensor *y = wt_new_tensor(KILN_F32, 4, ys), *y_tight = wt_new_tensor(KILN_F32, 4, ys_tight);
+    kiln_tensor *x = ots_new_tensor(KILN_F32, 4, xs), *w = ots_new_tensor(KILN_F32, 4, ws);
+    kiln_tensor *y = ots_new_tensor(KILN_F32, 4, ys), *y_tight = ots_new_tensor(KILN_F32, 4, ys_tight);
     for (uint64_t i = 0; i < x->element_count; i++)
-        wt_store(x, i, (double)i);
+        ots_store(x, i, (double)i);
     for (uint64_t i = 0; i < w->element_count; i++)
-        wt_store(w, i, 1.0);
+        ots_store(w, i, 1.0);
     const kiln_tensor *in[2] = {x, w};
     int64_t strides[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
     attribute_set padded = {.count = 0}, tight = {.count = 0};
@@ -412,18 +412,18 @@ static void onnx_examples(void **state)
     static const double tight_y[6] = {54, 72, 144, 162, 234, 252};
     assert_int_equal(run_kernel("conv", in, 2, y, &padded, &err), KILN_OK);
     for (uint64_t i = 0; i < 12; i++)
-        assert_true(wt_load(y, i) == padded_y[i]);
+        assert_true(ots_load(y, i) == padded_y[i]);
     assert_int_equal(run_kernel("conv", in, 2, y_tight, &tight, &err), KILN_OK);
     for (uint64_t i = 0; i < 6; i++)
-        assert_true(wt_load(y_tight, i) == tight_y[i]);
+        assert_true(ots_load(y_tight, i) == tight_y[i]);
     /* convtranspose_pads: x 3x3 of 0..8, weight [1, 2, 3, 3] of ones, strides [3, 2], pads [1, 2, 1, 2]. */
     int64_t txs[4] = {1, 1, 3, 3}, tws[4] = {1, 2, 3, 3}, tys[4] = {1, 2, 7, 3};
-    kiln_tensor *tx = wt_new_tensor(KILN_F32, 4, txs), *tw = wt_new_tensor(KILN_F32, 4, tws);
-    kiln_tensor *ty = wt_new_tensor(KILN_F32, 4, tys);
+    kiln_tensor *tx = ots_new_tensor(KILN_F32, 4, txs), *tw = ots_new_tensor(KILN_F32, 4, tws);
+    kiln_tensor *ty = ots_new_tensor(KILN_F32, 4, tys);
     for (uint64_t i = 0; i < tx->element_count; i++)
-        wt_store(tx, i, (double)i);
+        ots_store(tx, i, (double)i);
     for (uint64_t i = 0; i < tw->element_count; i++)
-        wt_store(tw, i, 1.0);
+        ots_store(tw, i, 1.0);
     int64_t tstrides[2] = {3, 2}, tpads[4] = {1, 2, 1, 2};
     attribute_set tset = {.count = 0};
     add_ints(&tset, "pads", tpads, 4);
@@ -433,10 +433,10 @@ static void onnx_examples(void **state)
     assert_int_equal(run_kernel("conv_transpose", tin, 2, ty, &tset, &err), KILN_OK);
     static const double channel[21] = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
     for (uint64_t i = 0; i < 42; i++)
-        assert_true(wt_load(ty, i) == channel[i % 21]);
+        assert_true(ots_load(ty, i) == channel[i % 21]);
     /* convtranspose_output_shape: the same with output_shape [10, 8] instead of pads: one more row and column. */
     int64_t big_ys[4] = {1, 2, 10, 8}, out_shape[2] = {10, 8};
-    kiln_tensor *big = wt_new_tensor(KILN_F32, 4, big_ys);
+    kiln_tensor *big = ots_new_tensor(KILN_F32, 4, big_ys);
     attribute_set shaped = {.count = 0};
     add_ints(&shaped, "output_shape", out_shape, 2);
     add_ints(&shaped, "strides", tstrides, 2);
@@ -446,7 +446,7 @@ static void onnx_examples(void **state)
         {0, 0, 1, 1, 3, 2, 2, 0}, {3, 3, 7, 4, 9, 5, 5, 0}, {6, 6, 13, 7, 15, 8, 8, 0}};
     for (uint64_t i = 0; i < 160; i++) {
         uint64_t r = (i / 8) % 10, col = i % 8;
-        assert_true(wt_load(big, i) == (r == 9 ? 0.0 : rows[r / 3][col]));
+        assert_true(ots_load(big, i) == (r == 9 ? 0.0 : rows[r / 3][col]));
     }
     kiln_tensor_free(big);
     kiln_tensor_free(x);
@@ -613,9 +613,9 @@ static void ops_run_end_to_end(void **state)
             conv_case c = {t == 1, 2, 1, 3, t ? 2 : 4, 1, {0, 0}, {3, 4}, {2, 1}, ONES, {1, 0, 1, 2}, {1, 0},
                            NULL, true, {0}};
             int64_t ws[4] = {t ? 3 : 4, t ? 2 : 3, 3, 4}, bs = c.out_channels;
-            kiln_tensor *w = wt_new_tensor(dt, 4, ws), *b = wt_new_tensor(dt, 1, &bs);
-            wt_fill(w, &rng, 0);
-            wt_fill(b, &rng, 0);
+            kiln_tensor *w = ots_new_tensor(dt, 4, ws), *b = ots_new_tensor(dt, 1, &bs);
+            ots_fill(w, &rng, 0);
+            ots_fill(b, &rng, 0);
             program_run run;
             kiln_error err;
             const char *op = t ? "conv_transpose" : "conv";
@@ -629,8 +629,8 @@ static void ops_run_end_to_end(void **state)
                 ys[2] = ref_extent(&c, 0, xs[2], &pad);
                 ys[3] = ref_extent(&c, 1, xs[3], &pad);
                 c.batch = xs[0];
-                kiln_tensor *x = wt_new_tensor(dt, 4, xs), *expected = wt_new_tensor(dt, 4, ys);
-                wt_fill(x, &rng, 0);
+                kiln_tensor *x = ots_new_tensor(dt, 4, xs), *expected = ots_new_tensor(dt, 4, ys);
+                ots_fill(x, &rng, 0);
                 reference(&c, x, w, b, expected);
                 assert_int_equal(kiln_session_set_input(run.session, "x", x, &err), KILN_OK);
                 status = kiln_session_run(run.session, &err);
@@ -645,7 +645,7 @@ static void ops_run_end_to_end(void **state)
             }
             /* h = 33 is outside the domain: the guard refuses it. */
             int64_t big[4] = {1, 3, 33, 8};
-            kiln_tensor *x = wt_new_tensor(dt, 4, big);
+            kiln_tensor *x = ots_new_tensor(dt, 4, big);
             memset(x->data, 0, x->byte_size);
             if (kiln_session_set_input(run.session, "x", x, &err) == KILN_OK)
                 assert_int_not_equal(kiln_session_run(run.session, &err), KILN_OK);
@@ -669,10 +669,10 @@ static void text_round_trip_is_exact(void **state)
     kiln_error err;
     int64_t ws[4] = {2, 1, 2, 2}, two = 2, strides[2] = {2, 1}, dil[2] = {1, 2}, pads[4] = {1, 0, 0, 1};
     int64_t op[2] = {1, 0};
-    kiln_tensor *w = wt_new_tensor(KILN_F32, 4, ws), *b = wt_new_tensor(KILN_F32, 1, &two);
+    kiln_tensor *w = ots_new_tensor(KILN_F32, 4, ws), *b = ots_new_tensor(KILN_F32, 1, &two);
     prng rng = {59};
-    wt_fill(w, &rng, 0);
-    wt_fill(b, &rng, 0);
+    ots_fill(w, &rng, 0);
+    ots_fill(b, &rng, 0);
     kiln_attribute conv_attrs[4] = {
         {.name = "auto_pad", .type = KILN_ATTRIBUTE_STRING, .s = "SAME_LOWER"},
         {.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dil, .count = 2},
@@ -703,7 +703,7 @@ static void text_round_trip_is_exact(void **state)
                      KILN_OK);
     assert_int_equal(kiln_builder_add_output(builder, "z", z, &err), KILN_OK);
     static const char *const expected[] = {"auto_pad=", "output_padding="};
-    wt_assert_text_round_trip(builder, "conv.ktxt", expected, WT_COUNT(expected));
+    ots_assert_text_round_trip(builder, "conv.ktxt", NULL, expected, OTS_COUNT(expected));
     kiln_tensor_free(w);
     kiln_tensor_free(b);
 }
@@ -712,7 +712,7 @@ static void text_round_trip_is_exact(void **state)
 
 static kiln_tensor *zeros(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
-    kiln_tensor *t = wt_new_tensor(dtype, rank, shape);
+    kiln_tensor *t = ots_new_tensor(dtype, rank, shape);
     memset(t->data, 0, t->byte_size);
     return t;
 }
@@ -833,7 +833,7 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
     };
     for (size_t i = 0; i < COUNT(bad); i++) {
         const char *fragments[2] = {"node 0 (conv)", bad[i].fragment};
-        wt_assert_refused(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w, NULL, 1, &bad[i].attribute, NULL,
+        ots_assert_refused(build_program("conv", KILN_F32, dims, 1, "[n, 3, 9, 9]", w, NULL, 1, &bad[i].attribute, NULL,
                                      &err),
                        &err, fragments, 2);
     }
@@ -957,7 +957,7 @@ static void hostile_extents_stay_exact(void **state)
     (void)state;
     int64_t one[3] = {1, 1, 1}, ws[3] = {1, 1, 2}, big = (int64_t)1 << 24;
     int64_t dilations[1] = {big}, pads[2] = {big, 0};
-    kiln_tensor *x = wt_new_tensor(KILN_F64, 3, one), *w = wt_new_tensor(KILN_F64, 3, ws), *y = wt_new_tensor(KILN_F64, 3, one);
+    kiln_tensor *x = ots_new_tensor(KILN_F64, 3, one), *w = ots_new_tensor(KILN_F64, 3, ws), *y = ots_new_tensor(KILN_F64, 3, one);
     ((double *)x->data)[0] = 3.0;
     ((double *)w->data)[0] = 100.0;
     ((double *)w->data)[1] = 0.5;

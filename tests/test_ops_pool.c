@@ -34,7 +34,7 @@
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"
-#include "window_test_support.h"
+#include "op_test_support.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -128,7 +128,7 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
             if (!inside)
                 continue;
             inside_count++;
-            long double v = wt_load(x, flatten(rank, x->shape, xi));
+            long double v = ots_load(x, flatten(rank, x->shape, xi));
             sum += v;
             norm += powl(fabsl(v), c->p);
             if (isnan(v))
@@ -137,12 +137,12 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
                 best = v;
         }
         if (c->p)
-            wt_store(y, f, powl(norm, 1.0L / c->p));
+            ots_store(y, f, powl(norm, 1.0L / c->p));
         else if (c->max)
-            wt_store(y, f, nan ? NAN : best);
+            ots_store(y, f, nan ? NAN : best);
         else {
             int64_t divisor = c->count_include_pad ? padded_count : inside_count;
-            wt_store(y, f, divisor ? sum / divisor : NAN);
+            ots_store(y, f, divisor ? sum / divisor : NAN);
         }
     }
 }
@@ -151,7 +151,7 @@ static void reference(const pool_case *c, const kiln_tensor *x, kiln_tensor *y)
 
 static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *expected, const char *what)
 {
-    wt_assert_close(actual, expected, what, 4e-7, 1e-14);
+    ots_assert_close(actual, expected, what, 4e-7, 1e-14);
 }
 
 /* The case's attributes, sorted by name; defaults are spelled out on odd `variant`s only. */
@@ -227,8 +227,8 @@ static void check_case(pool_case *c, prng *rng, bool specials)
             xs[a + 2] = c->in[a];
             ys[a + 2] = ref_extent(c, a, c->in[a], &pb, &pe);
         }
-        kiln_tensor *x = wt_new_tensor(dt, rank, xs), *y = wt_new_tensor(dt, rank, ys), *expected = wt_new_tensor(dt, rank, ys);
-        wt_fill(x, rng, specials ? 20 : 0);
+        kiln_tensor *x = ots_new_tensor(dt, rank, xs), *y = ots_new_tensor(dt, rank, ys), *expected = ots_new_tensor(dt, rank, ys);
+        ots_fill(x, rng, specials ? 20 : 0);
         reference(c, x, expected);
         for (int variant = 0; variant < 2; variant++) {
             attribute_set set;
@@ -358,9 +358,9 @@ static void global_pools_differential(void **state)
                     kiln_dtype dt = float_dtypes[d];
                     uint32_t rank = shapes[s].rank;
                     int64_t ys[KILN_MAX_RANK] = {shapes[s].shape[0], shapes[s].shape[1], 1, 1, 1, 1, 1, 1};
-                    kiln_tensor *x = wt_new_tensor(dt, rank, shapes[s].shape), *y = wt_new_tensor(dt, rank, ys);
-                    kiln_tensor *expected = wt_new_tensor(dt, rank, ys);
-                    wt_fill(x, &rng, specials == 1 ? 20 : 0);
+                    kiln_tensor *x = ots_new_tensor(dt, rank, shapes[s].shape), *y = ots_new_tensor(dt, rank, ys);
+                    kiln_tensor *expected = ots_new_tensor(dt, rank, ys);
+                    ots_fill(x, &rng, specials == 1 ? 20 : 0);
                     /* Reference: each output element scans x for the elements of its [n, c]. */
                     for (uint64_t o = 0; o < expected->element_count; o++) {
                         long double sum = 0, best = -INFINITY, count = 0, cubes = 0;
@@ -370,7 +370,7 @@ static void global_pools_differential(void **state)
                             unflatten(i, rank, x->shape, index);
                             if ((uint64_t)(index[0] * x->shape[1] + index[1]) != o)
                                 continue;
-                            long double v = wt_load(x, i);
+                            long double v = ots_load(x, i);
                             sum += v;
                             cubes += fabsl(v) * fabsl(v) * fabsl(v);
                             count += 1;
@@ -378,7 +378,7 @@ static void global_pools_differential(void **state)
                             if (v > best)
                                 best = v;
                         }
-                        wt_store(expected, o, kind == 1 ? (nan ? NAN : best) : kind == 2 ? cbrtl(cubes) : sum / count);
+                        ots_store(expected, o, kind == 1 ? (nan ? NAN : best) : kind == 2 ? cbrtl(cubes) : sum / count);
                     }
                     static const char *const names[3] = {"global_avg_pool", "global_max_pool", "global_lp_pool"};
                     const char *name = names[kind];
@@ -403,12 +403,12 @@ static void onnx_examples(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 1, 4, 4}, x5s[4] = {1, 1, 5, 5}, ys[4] = {1, 1, 2, 2}, y3s[4] = {1, 1, 3, 3};
-    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *x5 = wt_new_tensor(KILN_F32, 4, x5s);
-    kiln_tensor *y = wt_new_tensor(KILN_F32, 4, ys), *y3 = wt_new_tensor(KILN_F32, 4, y3s);
+    kiln_tensor *x = ots_new_tensor(KILN_F32, 4, xs), *x5 = ots_new_tensor(KILN_F32, 4, x5s);
+    kiln_tensor *y = ots_new_tensor(KILN_F32, 4, ys), *y3 = ots_new_tensor(KILN_F32, 4, y3s);
     for (uint64_t i = 0; i < x->element_count; i++)
-        wt_store(x, i, (double)(i + 1));
+        ots_store(x, i, (double)(i + 1));
     for (uint64_t i = 0; i < x5->element_count; i++)
-        wt_store(x5, i, (double)(i + 1));
+        ots_store(x5, i, (double)(i + 1));
     int64_t k3[2] = {3, 3}, k2[2] = {2, 2}, s2[2] = {2, 2}, d2[2] = {2, 2};
     kiln_error err;
     /* maxpool_2d_ceil and averagepool_2d_ceil: 4x4 of 1..16, kernel 3, stride 2, ceil_mode. */
@@ -420,17 +420,17 @@ static void onnx_examples(void **state)
     static const double max_ceil[4] = {11, 12, 15, 16}, avg_ceil[4] = {6, 7.5, 12, 13.5};
     assert_int_equal(run_kernel("max_pool", x, y, &ceil, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(wt_load(y, i) == max_ceil[i]);
+        assert_true(ots_load(y, i) == max_ceil[i]);
     assert_int_equal(run_kernel("avg_pool", x, y, &ceil, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(wt_load(y, i) == avg_ceil[i]);
+        assert_true(ots_load(y, i) == avg_ceil[i]);
     /* maxpool_2d_dilations: kernel 2, dilation 2. */
     attribute_set dilated = {.count = 0};
     add_ints(&dilated, "dilations", d2, 2);
     add_ints(&dilated, "kernel_shape", k2, 2);
     assert_int_equal(run_kernel("max_pool", x, y, &dilated, &err), KILN_OK);
     for (uint64_t i = 0; i < 4; i++)
-        assert_true(wt_load(y, i) == max_ceil[i]);
+        assert_true(ots_load(y, i) == max_ceil[i]);
     /* maxpool_2d_same_upper: 5x5 of 1..25, kernel 3, stride 2. */
     attribute_set same = {.count = 0};
     add_string(&same, "auto_pad", "SAME_UPPER");
@@ -440,7 +440,7 @@ static void onnx_examples(void **state)
     assert_int_equal(run_kernel("max_pool", x5, y3, &same, &err), KILN_OK);
     static const double max_same[9] = {7, 9, 10, 17, 19, 20, 22, 24, 25};
     for (uint64_t i = 0; i < 9; i++)
-        assert_true(wt_load(y3, i) == max_same[i]);
+        assert_true(ots_load(y3, i) == max_same[i]);
     kiln_tensor_free(x);
     kiln_tensor_free(x5);
     kiln_tensor_free(y);
@@ -562,8 +562,8 @@ static void ops_run_end_to_end(void **state)
                 int64_t xs[4] = {points[p][0], 2, points[p][1], points[p][2]}, ys[4] = {points[p][0], 2}, pb, pe;
                 ys[2] = ref_extent(&c, 0, xs[2], &pb, &pe);
                 ys[3] = ref_extent(&c, 1, xs[3], &pb, &pe);
-                kiln_tensor *x = wt_new_tensor(dt, 4, xs), *expected = wt_new_tensor(dt, 4, ys);
-                wt_fill(x, &rng, max == 1 ? 20 : 0);
+                kiln_tensor *x = ots_new_tensor(dt, 4, xs), *expected = ots_new_tensor(dt, 4, ys);
+                ots_fill(x, &rng, max == 1 ? 20 : 0);
                 reference(&c, x, expected);
                 assert_int_equal(kiln_session_set_input(run.session, "x", x, &err), KILN_OK);
                 status = kiln_session_run(run.session, &err);
@@ -612,7 +612,7 @@ static void text_round_trip_is_exact(void **state)
                      KILN_OK);
     assert_int_equal(kiln_builder_add_output(builder, "c", c, &err), KILN_OK);
     static const char *const expected[] = {"ceil_mode=1", "global_lp_pool("};
-    wt_assert_text_round_trip(builder, "pool.ktxt", expected, WT_COUNT(expected));
+    ots_assert_text_round_trip(builder, "pool.ktxt", NULL, expected, OTS_COUNT(expected));
 }
 
 /* ---------------------------------------------------- static refusals */
@@ -683,7 +683,7 @@ static void attributes_dtypes_and_ranks_are_checked(void **state)
             attributes[1] = bad[i].attribute;
         }
         const char *fragments[2] = {bad[i].op, bad[i].fragment};
-        wt_assert_refused(build_program(bad[i].op, KILN_F32, dims, 1, "[n, 3, 6, 6]", count, attributes, NULL, &err),
+        ots_assert_refused(build_program(bad[i].op, KILN_F32, dims, 1, "[n, 3, 6, 6]", count, attributes, NULL, &err),
                        &err, fragments, 2);
     }
     REFUSED(build_program("max_pool", KILN_F32, dims, 1, "[n, 3, 6, 6]", 0, NULL, NULL, &err), "node 0 (max_pool)",
@@ -708,9 +708,9 @@ static void kernels_refuse_bad_calls(void **state)
 {
     (void)state;
     int64_t xs[4] = {1, 2, 5, 5}, ys[4] = {1, 2, 4, 4}, bad_ys[4] = {1, 2, 3, 4}, gs[4] = {1, 2, 1, 1};
-    kiln_tensor *x = wt_new_tensor(KILN_F32, 4, xs), *y = wt_new_tensor(KILN_F32, 4, ys);
-    kiln_tensor *bad_y = wt_new_tensor(KILN_F32, 4, bad_ys), *g = wt_new_tensor(KILN_F32, 4, gs);
-    kiln_tensor *gd = wt_new_tensor(KILN_F64, 4, gs);
+    kiln_tensor *x = ots_new_tensor(KILN_F32, 4, xs), *y = ots_new_tensor(KILN_F32, 4, ys);
+    kiln_tensor *bad_y = ots_new_tensor(KILN_F32, 4, bad_ys), *g = ots_new_tensor(KILN_F32, 4, gs);
+    kiln_tensor *gd = ots_new_tensor(KILN_F64, 4, gs);
     memset(x->data, 0, x->byte_size);
     kiln_error err;
     int64_t k2[2] = {2, 2}, k6[2] = {6, 2};
@@ -744,7 +744,7 @@ static void hostile_extents_stay_exact(void **state)
     int64_t one[5] = {1, 1, 1, 1, 1}, big = (int64_t)1 << 24;
     int64_t kernel[3] = {big, big, big}, strides[3] = {big, big, big};
     int64_t pads[6] = {big - 1, big - 1, big - 1, big - 1, big - 1, big - 1};
-    kiln_tensor *x = wt_new_tensor(KILN_F64, 5, one), *y = wt_new_tensor(KILN_F64, 5, one);
+    kiln_tensor *x = ots_new_tensor(KILN_F64, 5, one), *y = ots_new_tensor(KILN_F64, 5, one);
     ((double *)x->data)[0] = 3.0;
     attribute_set set = {.count = 0};
     add_int(&set, "count_include_pad", 1);

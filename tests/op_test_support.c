@@ -1,4 +1,4 @@
-/* window_test_support.c — helpers shared by test_ops_conv.c and test_ops_pool.c. */
+/* op_test_support.c — helpers shared by test_ops_conv.c and test_ops_pool.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,14 +11,14 @@
 
 #include <kiln/text.h>
 
-#include "window_test_support.h"
+#include "op_test_support.h"
 
-double wt_load(const kiln_tensor *t, uint64_t i)
+double ots_load(const kiln_tensor *t, uint64_t i)
 {
     return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
 }
 
-void wt_store(kiln_tensor *t, uint64_t i, long double v)
+void ots_store(kiln_tensor *t, uint64_t i, long double v)
 {
     if (t->dtype == KILN_F32)
         ((float *)t->data)[i] = (float)v;
@@ -36,7 +36,7 @@ uint64_t prng_next(prng *rng)
     return x;
 }
 
-void wt_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
+void ots_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
 {
     for (uint64_t i = 0; i < t->element_count; i++) {
         double v = -4 + (double)(prng_next(rng) % 65) / 8.0;
@@ -44,11 +44,11 @@ void wt_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
             uint64_t pick = prng_next(rng) % special_one_in;
             v = pick == 0 ? NAN : pick == 1 ? INFINITY : pick == 2 ? -INFINITY : v;
         }
-        wt_store(t, i, v);
+        ots_store(t, i, v);
     }
 }
 
-kiln_tensor *wt_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
+kiln_tensor *ots_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
     kiln_tensor *t;
     kiln_error err;
@@ -65,7 +65,7 @@ static bool close_enough(double got, double want, double tol)
     return fabs(got - want) <= tol * (1.0 + fabs(want));
 }
 
-void wt_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, const char *what, double f32_tol,
+void ots_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, const char *what, double f32_tol,
                      double f64_tol)
 {
     assert_int_equal(actual->dtype, expected->dtype);
@@ -74,9 +74,9 @@ void wt_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, con
         assert_int_equal(actual->shape[a], expected->shape[a]);
     double tol = expected->dtype == KILN_F32 ? f32_tol : f64_tol;
     for (uint64_t i = 0; i < expected->element_count; i++)
-        if (!close_enough(wt_load(actual, i), wt_load(expected, i), tol)) {
+        if (!close_enough(ots_load(actual, i), ots_load(expected, i), tol)) {
             print_error("%s (%s): element %llu: got %.17g, expected %.17g\n", what, kiln_dtype_name(expected->dtype),
-                        (unsigned long long)i, wt_load(actual, i), wt_load(expected, i));
+                        (unsigned long long)i, ots_load(actual, i), ots_load(expected, i));
             fail();
         }
 }
@@ -108,8 +108,8 @@ void add_string(attribute_set *set, const char *name, const char *value)
     next_attribute(set, name, KILN_ATTRIBUTE_STRING)->s = (char *)value;
 }
 
-void wt_assert_text_round_trip(kiln_builder *builder, const char *name, const char *const *fragments,
-                               size_t fragment_count)
+void ots_assert_text_round_trip(kiln_builder *builder, const char *name, const char *output_shape,
+                                const char *const *fragments, size_t fragment_count)
 {
     kiln_error err;
     void *bytes, *again;
@@ -118,6 +118,11 @@ void wt_assert_text_round_trip(kiln_builder *builder, const char *name, const ch
     kiln_builder_free(builder);
     kiln_program *program;
     assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    if (output_shape) {
+        char shape[128];
+        kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+        assert_string_equal(shape, output_shape);
+    }
     char *text;
     assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_OK);
     for (size_t i = 0; i < fragment_count; i++)
@@ -136,7 +141,7 @@ void wt_assert_text_round_trip(kiln_builder *builder, const char *name, const ch
     kiln_program_free(program);
 }
 
-void wt_assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count)
+void ots_assert_refused(kiln_status status, const kiln_error *err, const char *const *fragments, size_t count)
 {
     assert_int_equal(status, KILN_ERR_INVALID_PROGRAM);
     for (size_t i = 0; i < count; i++)
