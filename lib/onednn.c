@@ -544,14 +544,34 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
 
 /*
  * Whether an f32 tensor holds a NaN, or with `or_infinite` any value that
- * is not finite. One branch-free pass: v - v is 0 for a finite v and NaN
- * otherwise.
+ * is not finite (v - v is 0 for a finite v and NaN otherwise). Blocks of
+ * a fixed size, with no branch inside, so that the compiler vectorizes
+ * them at -O2 (a loop of unknown length it left scalar, and the scan of
+ * a max_pool input cost 11% of a small CNN's run).
  */
+enum { SCAN_BLOCK = 64 };
+
+static bool block_holds_nan(const float *v, bool or_infinite)
+{
+    int found = 0;
+    if (or_infinite)
+        for (int i = 0; i < SCAN_BLOCK; i++)
+            found |= (v[i] - v[i]) != (v[i] - v[i]);
+    else
+        for (int i = 0; i < SCAN_BLOCK; i++)
+            found |= v[i] != v[i];
+    return found;
+}
+
 static bool holds_special(const kiln_tensor *t, bool or_infinite)
 {
     const float *v = t->data;
+    uint64_t n = t->element_count, i = 0;
+    for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK)
+        if (block_holds_nan(v + i, or_infinite))
+            return true;
     bool found = false;
-    for (uint64_t i = 0; i < t->element_count; i++) {
+    for (; i < n; i++) {
         float probe = or_infinite ? v[i] - v[i] : v[i];
         found |= probe != probe;
     }

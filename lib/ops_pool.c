@@ -416,6 +416,19 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
     uint64_t planes = y->element_count;
     if (planes == 0)
         return KILN_OK;
+    if (kind != POOL_LP && x->rank <= 5) {
+        /* One window as large as the plane: oneDNN's pooling, where it applies (spec/opset.md, "Fast paths"). */
+        kiln_onednn_window whole = {.spatial = x->rank - 2};
+        for (uint32_t a = 0; a < whole.spatial; a++) {
+            whole.kernel[a] = x->shape[2 + a];
+            whole.strides[a] = whole.dilations[a] = 1;
+        }
+        bool ran;
+        kiln_onednn_pool_kind fast = kind == POOL_MAX ? KILN_ONEDNN_POOL_MAX : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
+        KILN_TRY(kiln_onednn_pool(call, &whole, fast, &ran, err));
+        if (ran)
+            return KILN_OK;
+    }
     uint64_t plane = x->element_count / planes;
     for (uint64_t p = 0; p < planes; p++) {
         pool_accumulator acc = {kind == POOL_MAX ? -INFINITY : 0.0, false};

@@ -386,7 +386,7 @@ static void gemm_matches_the_exact_product(void **state)
 /* ------------------------------------------------- conv and pooling */
 
 typedef struct window_case {
-    const char *op; /* conv, max_pool or avg_pool */
+    const char *op; /* conv, max_pool, avg_pool, global_max_pool or global_avg_pool (kernel: the plane) */
     shape x, weight; /* weight: conv only */
     bool bias;
     int64_t kernel[3];    /* pools: kernel_shape */
@@ -444,6 +444,8 @@ static kiln_program *window_program(const window_case *c)
         dilations[a] = or_one(c->dilations[a]);
     }
     bool conv = strcmp(c->op, "conv") == 0;
+    if (strncmp(c->op, "global_", 7) == 0) /* no attributes: one window per plane */
+        return one_node_program(c->op, 1, &c->x, 0, attributes);
     attributes[count++] = (kiln_attribute){.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides,
                                            .count = spatial};
     attributes[count++] = (kiln_attribute){.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = dilations,
@@ -470,7 +472,7 @@ static kiln_program *window_program(const window_case *c)
 /* Both paths' outputs `got` of case `c` on `inputs` against the exact tap walk. */
 static void compare_window(const window_case *c, kiln_tensor *const *inputs, const kiln_tensor *const *got)
 {
-    bool conv = strcmp(c->op, "conv") == 0, max = strcmp(c->op, "max_pool") == 0;
+    bool conv = strcmp(c->op, "conv") == 0, max = strstr(c->op, "max_pool") != NULL;
     uint32_t input_count = conv ? (c->bias ? 3 : 2) : 1, spatial = c->x.rank - 2;
     const float *x = kiln_tensor_const_data(inputs[0]);
     const float *weight = conv ? kiln_tensor_const_data(inputs[1]) : NULL;
@@ -678,6 +680,12 @@ static void pools_match_the_exact_window(void **state)
         {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {2, 2}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, false},
         {"max_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, INFINITY, 0, false},
         {"avg_pool", {4, {1, 2, 6, 6}}, {0}, false, {2, 2}, {1, 1}, {0}, {0}, 0, NULL, 0, 0, -INFINITY, 0, false},
+        /* Global pools: one window the size of the plane (1 to 3 spatial axes). */
+        {"global_avg_pool", {4, {2, 5, 16, 16}}, {0}, false, {16, 16}, {0}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        {"global_avg_pool", {3, {3, 4, 37}}, {0}, false, {37}, {0}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
+        {"global_avg_pool", {5, {1, 3, 4, 5, 6}}, {0}, false, {4, 5, 6}, {0}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, false},
+        {"global_max_pool", {4, {2, 5, 7, 9}}, {0}, false, {7, 9}, {0}, {0}, {0}, 0, NULL, 0, 0, -INFINITY, 0, false},
+        {"global_max_pool", {4, {1, 3, 4, 4}}, {0}, false, {4, 4}, {0}, {0}, {0}, 0, NULL, 0, 0, NAN, 0, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_window(&cases[i]);

@@ -5,9 +5,9 @@
  * over unchanged (map_rename). Others take operands ONNX passes as tensors
  * but kiln as attributes — shapes, axes, pads, repeats — which must be
  * constant at import (onnx_node_constant_ints); others again are
- * decompositions (PRelu, Mish, opset < 13 Softmax, GlobalAveragePool,
- * Clip with computed bounds, Split; the losses and quantization, in
- * onnx_map_loss.c and onnx_map_quantize.c).
+ * decompositions (PRelu, Mish, opset < 13 Softmax, Clip with computed
+ * bounds, Split; the losses and quantization, in onnx_map_loss.c and
+ * onnx_map_quantize.c).
  * Semantics follow the ONNX operator documentation of the opset versions
  * listed in each row.
  */
@@ -1514,7 +1514,10 @@ static kiln_status map_lrn(onnx_node *node, const char *kiln_op)
     return status;
 }
 
-/* GlobalAveragePool / GlobalMaxPool: a reduction over the spatial axes, kept. */
+/*
+ * GlobalAveragePool / GlobalMaxPool: kiln's global pools (one window per
+ * [n, c] plane, with the oneDNN fast path); rank < 3 has no plane.
+ */
 static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -1527,12 +1530,7 @@ static kiln_status map_global_pool(onnx_node *node, const char *kiln_op)
         return status;
     if (rank < 3)
         return onnx_node_unsupported(node, "input of rank %u: global pooling needs rank >= 3", rank);
-    int64_t axes[KILN_MAX_RANK];
-    for (uint32_t a = 2; a < rank; a++)
-        axes[a - 2] = a;
     attr_list list = {0};
-    attr_ints(&list, "axes", axes, rank - 2);
-    attr_int(&list, "keepdims", 1);
     return emit_output(node, kiln_op, 1, &x, &list);
 }
 
@@ -2232,8 +2230,8 @@ static const onnx_op_mapping mappings[] = {
     {"Hardmax", ALL, map_softmax, "hardmax"},
     {"NegativeLogLikelihoodLoss", 12, 1000, onnx_map_nll_loss, NULL},
     {"SoftmaxCrossEntropyLoss", 12, 1000, onnx_map_softmax_cross_entropy, NULL},
-    {"GlobalAveragePool", SINCE_1, map_global_pool, "reduce_mean"},
-    {"GlobalMaxPool", SINCE_1, map_global_pool, "reduce_max"},
+    {"GlobalAveragePool", SINCE_1, map_global_pool, "global_avg_pool"},
+    {"GlobalMaxPool", SINCE_1, map_global_pool, "global_max_pool"},
     {"GlobalLpPool", ALL, map_rename, "global_lp_pool"},
     /* convolution, pooling, resizing */
     {"Conv", ALL, map_window, "conv"},
