@@ -354,7 +354,31 @@ FLOAT_LOOPS(erf, erf(x))
 FLOAT_LOOPS(floor, floor(x))
 FLOAT_LOOPS(ceil, ceil(x))
 FLOAT_LOOPS(round, unary_round_half_even(x))
-FLOAT_LOOPS(clip, unary_clip(x, p->float_lo, p->float_hi))
+
+/*
+ * clip in f32 arithmetic, which the compiler vectorizes (the double
+ * formula of FLOAT_LOOPS it left scalar, and the clips of a MobileNetV2
+ * took a third of its run). Same results: no f32 lies strictly between a
+ * bound and its nearest f32, and for f32 the bounds are f32 already.
+ */
+static void clip_f32(const void *vin, void *vout, uint64_t n, const unary_params *p)
+{
+    const float *in = vin;
+    float *out = vout;
+    float lo = (float)p->float_lo, hi = (float)p->float_hi;
+    KILN_SIMD for (uint64_t i = 0; i < n; i++) {
+        float raised = in[i] < lo ? lo : in[i]; /* NaN compares false and passes through */
+        out[i] = raised > hi ? hi : raised;
+    }
+}
+
+static void clip_f64(const void *vin, void *vout, uint64_t n, const unary_params *p)
+{
+    const double *in = vin;
+    double *out = vout;
+    KILN_SIMD for (uint64_t i = 0; i < n; i++)
+        out[i] = unary_clip(in[i], p->float_lo, p->float_hi);
+}
 PREDICATE_LOOPS(isnan, isnan(x))
 PREDICATE_LOOPS(isinf, (x == HUGE_VAL && p->detect_positive) || (x == -HUGE_VAL && p->detect_negative))
 
