@@ -6,6 +6,12 @@
 #
 # Usage: tests/fuzz/run.sh [SECONDS [TARGET...]]   (targets: container program run text onnx;
 # onnx needs protoc-c and libprotobuf-c)
+#
+# FUZZ_SEED=N fixes libFuzzer's random seed: the run then mutates the same
+# inputs in the same order on every machine, a slower one doing a prefix of
+# a faster one's work. CI sets it, so that its verdict can be reproduced
+# (and checked beforehand, by a longer run with the same seed); exploratory
+# runs leave it unset and get a new seed each time.
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
@@ -37,7 +43,8 @@ for target in $targets; do
     mkdir -p "$corpus"
     cp "$root"/tests/fuzz/corpus/* "$corpus"/
     echo "== fuzz_$target for ${seconds}s"
-    if ! "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+    # shellcheck disable=SC2086 # the seed option is empty or one word
+    if ! "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
         -artifact_prefix="$root/tests/fuzz/crashers/${target}-" "$corpus" 2>"$out/fuzz_$target.log"; then
         echo "fuzz_$target found a crash; see $out/fuzz_$target.log and tests/fuzz/crashers/" >&2
         status=1
