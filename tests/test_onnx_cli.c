@@ -167,6 +167,18 @@ static void onnx_test_classifies_cases(void **state)
     assert_contains(r.out, "1 passed, 1 failed, 1 skipped\n");
     run(&r, "%s onnx-test", kiln);
     assert_int_equal(r.exit_code, 2);
+    /* Tolerances: 2.7182817 against 2.75 is off by 0.0317, within 0.03 + 1e-3 * 2.75
+     * but not 0.02 + 1e-3 * 2.75; within 0.012 * 2.75 + 1e-7. */
+    run(&r, "%s onnx-test test_exp_wrong --atol 0.02", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.out, "expected 2.75 (rtol 0.001, atol 0.02)\n");
+    run(&r, "%s onnx-test test_exp_wrong --atol 0.03", kiln);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "%s onnx-test test_exp_wrong --rtol 0.012", kiln);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "%s onnx-test test_exp_wrong --atol -1", kiln);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "--atol takes a finite number >= 0, got '-1'");
 }
 
 int main(int argc, char **argv)

@@ -5,8 +5,8 @@
  * known, so that unnamed sizes take the data's sizes and shape operands
  * fed as graph inputs fold into attributes; then it is sealed, loaded,
  * run and compared: floats (f16 and bf16 by their values) within rtol 1e-3
- * and atol 1e-7, bf16 also within one bf16 ulp (NaN equals NaN), everything
- * else exactly.
+ * and atol 1e-7 (ONNX's own tolerances; --rtol and --atol change them),
+ * bf16 also within one bf16 ulp (NaN equals NaN), everything else exactly.
  */
 #include <dirent.h>
 #include <math.h>
@@ -24,7 +24,7 @@ static int cmd_onnx_test(int argc, char **argv);
 const cli_verb cli_verb_onnx_test = {
     "onnx-test",
     "run ONNX test case directories and compare the outputs",
-    "usage: kiln onnx-test DIR... [--dim NAME=MIN..MAX]...\n\n"
+    "usage: kiln onnx-test DIR... [--dim NAME=MIN..MAX]... [--rtol R] [--atol A]\n\n"
     "Each DIR holds model.onnx and test_data_set_N/ directories of input_K.pb and\n"
     "output_K.pb tensors. Every data set is imported (sizes that no --dim bounds take\n"
     "the data's sizes), sealed, loaded, run and compared: floats within rtol 1e-3 and\n"
@@ -34,7 +34,10 @@ const cli_verb cli_verb_onnx_test = {
     "kiln cannot import), then 'N passed, N failed, N skipped'. Exit status 1 if\n"
     "any case failed.\n\n"
     "options:\n"
-    "  --dim NAME=MIN..MAX   bounds of the symbolic size NAME (repeatable)\n",
+    "  --dim NAME=MIN..MAX   bounds of the symbolic size NAME (repeatable)\n"
+    "  --rtol R, --atol A    the float tolerances (default 1e-3 and 1e-7, ONNX's for its\n"
+    "                        node tests; a deep network's f32 outputs may need an atol\n"
+    "                        near a few ulps of their largest magnitude)\n",
     cmd_onnx_test,
 };
 
@@ -167,7 +170,8 @@ static double element_as_double(const kiln_tensor *t, uint64_t i)
  * `why`. Floats: |a - e| <= atol + rtol * |e| (NaN matches NaN, an
  * infinity only itself); other dtypes: the same bytes.
  */
-static bool outputs_match(const kiln_tensor *actual, const kiln_tensor *expected, char *why, size_t size)
+static bool outputs_match(const kiln_tensor *actual, const kiln_tensor *expected, double rtol, double atol, char *why,
+                          size_t size)
 {
     char a_shape[128], e_shape[128];
     kiln_tensor_format_shape(actual, a_shape, sizeof a_shape);
@@ -194,7 +198,6 @@ static bool outputs_match(const kiln_tensor *actual, const kiln_tensor *expected
             }
         return true;
     }
-    const double rtol = 1e-3, atol = 1e-7;
     double worst = 0;
     uint64_t worst_index = 0;
     bool matched = true;
@@ -216,9 +219,9 @@ static bool outputs_match(const kiln_tensor *actual, const kiln_tensor *expected
         }
     }
     if (!matched)
-        snprintf(why, size, "worst error at element %llu: got %.9g, expected %.9g (rtol 1e-3, atol 1e-7)",
+        snprintf(why, size, "worst error at element %llu: got %.9g, expected %.9g (rtol %g, atol %g)",
                  (unsigned long long)worst_index, element_as_double(actual, worst_index),
-                 element_as_double(expected, worst_index));
+                 element_as_double(expected, worst_index), rtol, atol);
     return matched;
 }
 
@@ -259,6 +262,7 @@ static kiln_status retype_bf16_data(kiln_tensor **tensor, int32_t declared, kiln
 typedef struct test_options {
     const onnx_dim_bound *dims;
     uint32_t dim_count;
+    double rtol, atol; /* float comparison: |a - e| <= atol + rtol * |e| */
 } test_options;
 
 /* Run one data set of a case. @return the outcome, `message` saying why unless it passed. */
@@ -360,7 +364,8 @@ static enum outcome run_data_set(const Onnx__ModelProto *model, const char *name
     }
     for (uint32_t o = 0; o < set.output_count; o++) {
         char why[384];
-        if (!outputs_match(kiln_session_output(session, o), set.outputs[o], why, sizeof why)) {
+        if (!outputs_match(kiln_session_output(session, o), set.outputs[o], options->rtol, options->atol, why,
+                           sizeof why)) {
             snprintf(message, size, "output %u ('%s'): %s", o, kiln_session_output_name(session, o), why);
             goto done;
         }
@@ -455,8 +460,29 @@ static int cmd_onnx_test(int argc, char **argv)
         rc = cli_error("out of memory");
         goto done;
     }
+    double tolerances[2] = {1e-3, 1e-7}; /* rtol, atol */
     for (int i = 1; i < argc; i++) {
         const char *value;
+        bool tolerance_taken = false;
+        for (int t = 0; t < 2 && !tolerance_taken; t++) {
+            const char *name = t ? "--atol" : "--rtol";
+            int taken = cli_take_value("onnx-test", argc, argv, &i, name, &value);
+            if (taken < 0) {
+                rc = CLI_USAGE;
+                goto done;
+            }
+            if (!taken)
+                continue;
+            char *stop;
+            tolerances[t] = strtod(value, &stop);
+            if (stop == value || *stop != '\0' || !(tolerances[t] >= 0) || isinf(tolerances[t])) {
+                rc = cli_usage_error("onnx-test", "%s takes a finite number >= 0, got '%s'", name, value);
+                goto done;
+            }
+            tolerance_taken = true;
+        }
+        if (tolerance_taken)
+            continue;
         int taken = cli_take_value("onnx-test", argc, argv, &i, "--dim", &value);
         if (taken < 0) {
             rc = CLI_USAGE;
@@ -480,7 +506,7 @@ static int cmd_onnx_test(int argc, char **argv)
         rc = cli_usage_error("onnx-test", "missing DIR");
         goto done;
     }
-    test_options options = {dims, dim_count};
+    test_options options = {dims, dim_count, tolerances[0], tolerances[1]};
     uint32_t counts[3] = {0, 0, 0};
     for (uint32_t d = 0; d < dir_count; d++) {
         char message[1024] = "";
