@@ -31,6 +31,33 @@ typedef struct kiln_node_state {
 } kiln_node_state;
 
 struct kiln_onednn_session; /* onednn.h: engine and stream of one session */
+struct kiln_tensor;
+
+/* The activations a conv may apply to its own result (fusion.h). */
+typedef enum kiln_activation_kind {
+    KILN_ACTIVATION_NONE,
+    KILN_ACTIVATION_RELU,
+    KILN_ACTIVATION_LEAKY_RELU,
+    KILN_ACTIVATION_CLIP,
+} kiln_activation_kind;
+
+typedef struct kiln_fused_activation {
+    kiln_activation_kind kind;
+    float alpha;  /* leaky_relu: the slope below 0 */
+    float lo, hi; /* clip: the bounds as f32 values (relu: 0 and +inf) */
+} kiln_fused_activation;
+
+/*
+ * The activation node after the node being run, offered to its kernel:
+ * a kernel that applies `activation` to its result writes `output` (the
+ * activation node's result) instead of its own, sets `applied`, and the
+ * session skips the activation node. A kernel may always decline.
+ */
+typedef struct kiln_fusion_offer {
+    kiln_fused_activation activation;
+    struct kiln_tensor *output;
+    bool applied;
+} kiln_fusion_offer;
 
 /* One session's execution context, handed to every kernel it calls. */
 typedef struct kiln_kernel_context {
@@ -44,6 +71,7 @@ typedef struct kiln_kernel_context {
      * fast path may repack it once instead of on every run.
      */
     uint32_t constant_operands;
+    kiln_fusion_offer *fusion; /* NULL: no activation offered to the node being run */
 } kiln_kernel_context;
 
 #endif

@@ -239,6 +239,23 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     p->container.progress = NULL;
 }
 
+/* The conv and activation pairs a session may run as one: those the plan in use keeps apart (fusion.h). */
+static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_error *err)
+{
+    const kiln_model *m = &p->model;
+    uint32_t *readers;
+    p->fusions = calloc(m->node_count + 1, sizeof *p->fusions);
+    if (!p->fusions)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the fused activations");
+    KILN_TRY(kiln_fusion_readers(m, &readers, err));
+    for (uint32_t n = 0; n < m->node_count; n++)
+        if (kiln_fusion_pair(m, n, readers, &p->fusions[n]) &&
+            !kiln_fusion_plan_allows(m, n, p->arena_offsets, sizes))
+            p->fusions[n].kind = KILN_ACTIVATION_NONE;
+    free(readers);
+    return KILN_OK;
+}
+
 /*
  * This runtime's plan, replaced by the artifact's stored one (PLAN) when
  * that checks out; a stored plan that does not is only a warning: it is
@@ -272,8 +289,11 @@ static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_
                             "the stored memory plan is not used (%s); this runtime's own plan is", err.message);
         }
     }
+    status = find_fusions(p, needed, &err);
     free(needed);
-    return KILN_OK;
+    if (status != KILN_OK)
+        kiln_report_add_error(report, &err);
+    return status;
 }
 
 /* Decode, plan and check the sections (the part of open_bytes that reports progress). */
@@ -409,6 +429,7 @@ void kiln_program_free(kiln_program *program)
         return;
     kiln_model_release(&program->model);
     free(program->arena_offsets);
+    free(program->fusions);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);

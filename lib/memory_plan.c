@@ -5,6 +5,7 @@
 
 #include "format/checked_math.h"
 #include "format/error.h"
+#include "fusion.h"
 
 typedef struct slot {
     uint32_t node;
@@ -110,6 +111,19 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
     uint64_t total = 0;
     if (status == KILN_OK)
         set_lifetimes(m, slots);
+    /*
+     * A conv and the activation after it may run as one (fusion.h): the
+     * activation's result is then written while the conv's operands are
+     * read, so it lives from the conv on. (A stored plan is checked with
+     * plain lifetimes: a session fuses only the pairs its plan keeps apart.)
+     */
+    uint32_t *readers = NULL;
+    if (status == KILN_OK)
+        status = kiln_fusion_readers(m, &readers, err);
+    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++)
+        if (kiln_fusion_pair(m, n, readers, NULL))
+            slots[n + 1].first_use = n;
+    free(readers);
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
         slots[n].node = n;
         status = max_value_bytes(m, ranges, first + n, limits, &slots[n].bytes, err);

@@ -24,6 +24,8 @@
  * reorders between them and kiln's (make_inner). A program weight is
  * reordered, or packed for matmul and gemm, once per entry.
  */
+#include <float.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,13 @@ typedef struct primitive_entry {
     dnnl_primitive_t src_reorder, weights_reorder, dst_reorder;
     bool weights_constant; /* the weights operand is a program weight (kernel_context.h) */
     bool weights_packed;   /* ... and weights_inner already holds it: no reorder per run */
+    /*
+     * conv with a fused activation (fusion.h): the eltwise post-op, and
+     * the bound on |x| that decides per run whether the fused result is
+     * exact (conv_stays_finite).
+     */
+    kiln_fused_activation activation;
+    float input_limit; /* the largest |x| it fuses for (finite_input_limit) */
 } primitive_entry;
 
 typedef struct node_cache {
@@ -91,9 +100,10 @@ typedef struct node_cache {
 } node_cache;
 
 static _Atomic uint64_t primitives_built;
+static _Atomic uint64_t fused_runs;
 
 /* Key kinds, see above. */
-enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7 };
+enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8 };
 
 bool kiln_onednn_enabled(void)
 {
@@ -103,6 +113,11 @@ bool kiln_onednn_enabled(void)
 uint64_t kiln_onednn_primitives_built(void)
 {
     return atomic_load(&primitives_built);
+}
+
+uint64_t kiln_onednn_fused_runs(void)
+{
+    return atomic_load(&fused_runs);
 }
 
 kiln_status kiln_onednn_session_new(kiln_onednn_session **out, kiln_error *err)
@@ -249,6 +264,28 @@ static bool make_inner(dnnl_engine_t engine, const dnnl_memory_desc_t *plain, co
 }
 
 /*
+ * The eltwise post-op of a fused activation. relu is clip to [0, inf):
+ * oneDNN's relu gives 0 * x, a -0.0 for a negative x where the op gives
+ * +0.0. On finite values each computes the op's value (leaky_relu's
+ * alpha * x is one f32 product either way), but for the sign of a zero
+ * result (spec/opset.md, "Fast paths").
+ */
+static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activation *a)
+{
+    switch (a->kind) {
+    case KILN_ACTIVATION_RELU:
+        return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip, 0.0f, INFINITY) == dnnl_success;
+    case KILN_ACTIVATION_LEAKY_RELU:
+        return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, a->alpha, 0.0f) == dnnl_success;
+    case KILN_ACTIVATION_CLIP:
+        return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip, a->lo, a->hi) == dnnl_success;
+    case KILN_ACTIVATION_NONE:
+        break;
+    }
+    return false;
+}
+
+/*
  * Build e's primitive for the descriptors given (bias_md NULL for none),
  * scaled by `alpha` and with a `sum` post-op of scale `beta` when
  * e->prefill. A refusal by oneDNN (no implementation) marks e refused and
@@ -268,9 +305,10 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
               dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) == dnnl_success;
     if (ok && alpha != 1.0f)
         ok = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha) == dnnl_success;
-    if (ok && e->prefill)
+    if (ok && (e->prefill || e->activation.kind != KILN_ACTIVATION_NONE))
         ok = dnnl_post_ops_create(&post_ops) == dnnl_success &&
-             dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success &&
+             (!e->prefill || dnnl_post_ops_append_sum(post_ops, beta) == dnnl_success) &&
+             (e->activation.kind == KILN_ACTIVATION_NONE || append_activation(post_ops, &e->activation)) &&
              dnnl_primitive_attr_set_post_ops(attr, post_ops) == dnnl_success;
     /*
      * oneDNN sizes its blocking, and a reorder its thread count, for the
@@ -626,33 +664,93 @@ static bool describe_tensor(dnnl_memory_desc_t *md, const kiln_tensor *t)
 }
 
 /*
+ * For a fused conv: the largest sum of |w| over the taps of one output
+ * channel (weight [M, C/group, k...]: a row of C/group * volume values),
+ * and the largest |bias|. Both operands are finite program weights.
+ */
+static void conv_bounds(const kiln_tensor *weight, const kiln_tensor *bias, double *row_bound, double *bias_bound)
+{
+    const float *w = weight->data;
+    uint64_t rows = (uint64_t)weight->shape[0], row = weight->element_count / rows;
+    *row_bound = 0;
+    for (uint64_t m = 0; m < rows; m++) {
+        double sum = 0;
+        for (uint64_t i = 0; i < row; i++)
+            sum += fabs((double)w[m * row + i]);
+        *row_bound = sum > *row_bound ? sum : *row_bound;
+    }
+    *bias_bound = 0;
+    for (uint64_t i = 0; bias && i < bias->element_count; i++) {
+        double b = fabs((double)((const float *)bias->data)[i]);
+        *bias_bound = b > *bias_bound ? b : *bias_bound;
+    }
+}
+
+/*
+ * The largest |x| a fused conv may meet (see conv_stays_finite), from the
+ * bounds conv_bounds gives: with |x| <= it, the largest magnitude any
+ * partial sum can reach exactly, |x| * row_bound + bias_bound, stays below
+ * FLT_MAX / 4, slack for rounding (which grows a partial sum by a factor
+ * under 2 for fewer than 2^22 terms). Rounded down to an f32.
+ */
+static float finite_input_limit(double row_bound, double bias_bound)
+{
+    double limit = (double)FLT_MAX / 4 - bias_bound;
+    if (limit <= 0)
+        return 0.0f;
+    if (row_bound == 0)
+        return INFINITY;
+    limit /= row_bound;
+    float rounded = (float)limit;
+    return (double)rounded > limit ? nextafterf(rounded, 0.0f) : rounded;
+}
+
+/* Whether some |v| of a block is not below `limit` (a NaN never is). */
+static bool block_reaches(const float *v, float limit)
+{
+    int found = 0;
+    for (int i = 0; i < SCAN_BLOCK; i++)
+        found |= !(fabsf(v[i]) < limit);
+    return found;
+}
+
+/*
+ * Whether every element of x is below `limit` in magnitude (so finite),
+ * which makes every result of the fused conv finite on every summation
+ * order. One pass, in blocks the compiler vectorizes.
+ */
+static bool conv_stays_finite(const kiln_tensor *x, float limit)
+{
+    const float *v = x->data;
+    uint64_t n = x->element_count, i = 0;
+    for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK)
+        if (block_reaches(v + i, limit))
+            return false;
+    bool found = false;
+    for (; i < n; i++)
+        found |= !(fabsf(v[i]) < limit);
+    return !found;
+}
+
+/*
  * conv, or conv_transpose (`transposed`): oneDNN's convolution or
  * deconvolution. kiln's conv weight [M, C/G, k...] is oneDNN's
  * (g, o, i, k...) read row-major; its conv_transpose weight [C, M/G, k...]
  * is [G, C/G, M/G, k...] row-major, so oneDNN's (g, o = M/G, i = C/G, k...)
  * with the o and i strides swapped. Either way nothing is copied.
  */
-static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
-                                   bool transposed, bool *ran, kiln_error *err)
+static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                     bool transposed, const kiln_fused_activation *activation, primitive_entry **out,
+                                     kiln_error *err)
 {
-    *ran = false;
-    if (!fast_path_allowed(call))
-        return KILN_OK;
     const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
     const kiln_tensor *bias = call->input_count > 2 ? call->inputs[2] : NULL;
     kiln_tensor *y = call->output;
     const char *what = transposed ? "conv_transpose" : "conv";
-    /*
-     * A weight that is an input may change between runs, so it is scanned
-     * on each. A program weight never changes: it is scanned once, when
-     * its entry is built (a pass over a ResNet-18's weights on every run
-     * had cost 6% of a batch-1 run), and one holding a special value
-     * leaves the entry refused, to the reference.
-     */
+    /* A program weight is scanned once, here; a weight that is an input
+     * on every run, by the caller (run_convolution). */
     bool constant_weight = operand_is_constant(call, 1);
-    if (!constant_weight && holds_special(weight, true))
-        return KILN_OK;
-    int64_t key[KEY_LENGTH] = {transposed ? KEY_CONV_TRANSPOSE : KEY_CONV};
+    int64_t key[KEY_LENGTH] = {transposed ? KEY_CONV_TRANSPOSE : activation ? KEY_CONV_FUSED : KEY_CONV};
     key_put(key, 0, x);
     key_put(key, 1, weight);
     key_put(key, 2, bias);
@@ -660,9 +758,16 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
     primitive_entry *e;
     bool fresh;
     KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
+    *out = e;
     if (fresh && constant_weight && holds_special(weight, true)) {
         e->refused = true;
     } else if (fresh) {
+        if (activation) {
+            double row_bound, bias_bound;
+            e->activation = *activation;
+            conv_bounds(weight, bias, &row_bound, &bias_bound);
+            e->input_limit = finite_input_limit(row_bound, bias_bound);
+        }
         /* With groups the weight gains a leading group axis g. */
         int grouped = group > 1, weight_rank = (int)weight->rank + grouped;
         int64_t outputs = transposed ? weight->shape[1] : weight->shape[0] / group;
@@ -716,6 +821,11 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
             x_any = x_md;
             y_any = y_md;
         }
+        /* oneDNN 2.6's GEMM convolution applies eltwise post-ops in a loop
+         * of its own, slower than kiln's activation after it (a fused
+         * MobileNetV2 measured 2.7x slower): a pointwise pair runs unfused. */
+        if (pointwise && activation)
+            described = false;
         dnnl_convolution_desc_t conv;
         dnnl_deconvolution_desc_t deconv;
         /* oneDNN refuses what it cannot do (e.g. a negative pad): the reference runs it. */
@@ -733,10 +843,54 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
             KILN_TRY(build_entry(call->context->onednn, e, transposed ? (const_dnnl_op_desc_t)&deconv : &conv, true,
                                  what, &x_md, &weight_md, bias ? &bias_md : NULL, &y_md, 1.0f, 0.0f, err));
     }
+    return KILN_OK;
+}
+
+/*
+ * Run a conv or conv_transpose call through its cached primitive. A conv
+ * offered the next node's activation (fusion.h) applies it when the
+ * weight and bias are program weights and the fused result is exact: the
+ * conv's result finite for this x (conv_stays_finite), where oneDNN's
+ * eltwise computes the op's value. Otherwise the plain primitive runs and
+ * the activation node runs after it.
+ */
+static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+                                   bool transposed, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_path_allowed(call))
+        return KILN_OK;
+    const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
+    const kiln_tensor *bias = call->input_count > 2 ? call->inputs[2] : NULL;
+    const char *what = transposed ? "conv_transpose" : "conv";
+    /*
+     * A weight that is an input may change between runs, so it is scanned
+     * on each. A program weight never changes: it is scanned once, when
+     * its entry is built (a pass over a ResNet-18's weights on every run
+     * had cost 6% of a batch-1 run), and one holding a special value
+     * leaves the entry refused, to the reference.
+     */
+    bool constant_weight = operand_is_constant(call, 1);
+    if (!constant_weight && holds_special(weight, true))
+        return KILN_OK;
+    primitive_entry *e;
+    kiln_fusion_offer *offer = transposed ? NULL : call->context->fusion;
+    if (offer && constant_weight && (!bias || operand_is_constant(call, 2))) {
+        KILN_TRY(convolution_entry(call, window, group, false, &offer->activation, &e, err));
+        if (!e->refused && conv_stays_finite(x, e->input_limit)) {
+            KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL,
+                                   offer->output->data, err));
+            offer->applied = true;
+            atomic_fetch_add(&fused_runs, 1);
+            *ran = true;
+            return KILN_OK;
+        }
+    }
+    KILN_TRY(convolution_entry(call, window, group, transposed, NULL, &e, err));
     if (e->refused)
         return KILN_OK;
-    KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL, y->data,
-                           err));
+    KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL,
+                           call->output->data, err));
     *ran = true;
     return KILN_OK;
 }

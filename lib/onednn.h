@@ -69,7 +69,9 @@ typedef struct kiln_onednn_window {
 
 /*
  * Run an f32 conv call (x, weight [M, C/group, k...], optional bias [M])
- * through oneDNN's direct convolution, the bias fused. Declined (and *ran
+ * through oneDNN's direct convolution, the bias fused, and the activation
+ * the session offers (call->context->fusion) fused when the result is
+ * provably the same (onednn.c, run_convolution). Declined (and *ran
  * false) without a oneDNN session, for f64 or empty operands, for a weight
  * holding an infinity or NaN (oneDNN may multiply padding zeros by it,
  * where the reference skips the tap), and for geometries oneDNN refuses.
@@ -109,5 +111,9 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
  * reorders of a conv count with it); tests check that repeated shapes
  * build none. */
 uint64_t kiln_onednn_primitives_built(void);
+
+/* Conv runs that applied the next node's activation (fusion.h) in this
+ * process; tests check which runs fused. */
+uint64_t kiln_onednn_fused_runs(void);
 
 #endif

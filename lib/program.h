@@ -7,6 +7,7 @@
 
 #include "format/container.h"
 #include "format/file_io.h"
+#include "fusion.h"
 #include "memory_plan.h"
 #include "model.h"
 
@@ -23,6 +24,8 @@ struct kiln_program {
     kiln_arena_plan arena_plan;
     uint64_t *arena_offsets; /* per node result: the stored plan's when it checked out, else this runtime's */
     bool plan_stored;        /* the offsets come from the artifact's PLAN section */
+    /* Per node: the activation a conv may apply for the next node (fusion.h); kind NONE for most. */
+    kiln_fused_activation *fusions;
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

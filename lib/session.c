@@ -173,6 +173,20 @@ static kiln_status check_all_bound(const kiln_session *s, kiln_error *err)
     return KILN_OK;
 }
 
+/* Point node n's result view at its arena slot, with its shape at the bound dims. */
+static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    uint32_t value = kiln_model_first_node_value(m) + n;
+    const kiln_value_type *type = &m->value_types[value];
+    int64_t shape[KILN_MAX_RANK];
+    for (uint32_t a = 0; a < type->shape.rank; a++)
+        KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
+    *out = &s->values[value];
+    kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
+    return KILN_OK;
+}
+
 /* The nodes in order; the caller has set up the thread count. */
 static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
@@ -190,12 +204,15 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     }
     for (uint32_t n = 0; n < m->node_count; n++) {
         const kiln_node_decl *node = &m->nodes[n];
-        const kiln_value_type *type = &m->value_types[first + n];
-        int64_t shape[KILN_MAX_RANK];
-        for (uint32_t a = 0; a < type->shape.rank; a++)
-            KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
-        kiln_tensor *result = &s->values[first + n];
-        kiln_tensor_view_init(result, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
+        kiln_tensor *result;
+        KILN_TRY(bind_result(s, n, &result, err));
+        /* An activation the node may apply for the next one (fusion.h). */
+        kiln_fusion_offer offer = {s->program->fusions[n], NULL, false};
+        s->context.fusion = NULL;
+        if (offer.activation.kind != KILN_ACTIVATION_NONE && s->context.onednn) {
+            KILN_TRY(bind_result(s, n + 1, &offer.output, err));
+            s->context.fusion = &offer;
+        }
         s->context.constant_operands = 0;
         for (uint32_t i = 0; i < node->input_count; i++) {
             s->operands[i] = &s->values[node->inputs[i]];
@@ -207,11 +224,14 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
         kiln_status status = m->opset[node->op].def->run(&call, err);
+        s->context.fusion = NULL;
         if (status != KILN_OK) {
             char detail[KILN_ERROR_MESSAGE_SIZE];
             memcpy(detail, err ? err->message : "", err ? sizeof detail : 1);
             return kiln_fail(err, status, "node %u (%s): %s", n, m->opset[node->op].name, detail);
         }
+        if (offer.applied)
+            n++; /* the node wrote the activation's result: node n + 1 has run */
     }
     s->has_outputs = true;
     return KILN_OK;

@@ -464,7 +464,7 @@ static void scratch_lives_in_the_node_slot(void **state)
 {
     (void)state;
     kiln_node_state slot = {NULL, NULL};
-    kiln_kernel_context with_slot = {1, false, NULL, &slot, 0}, without_slot = {1, false, NULL, NULL, 0};
+    kiln_kernel_context with_slot = {.threads = 1, .state = &slot}, without_slot = {.threads = 1};
     const kiln_op_def *add = kiln_op_find("add");
     const int64_t sizes[] = {4, 64, 8};
     for (size_t r = 0; r < COUNT(sizes); r++) {

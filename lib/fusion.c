@@ -1,0 +1,76 @@
+/* fusion.c — which conv and activation pairs may run as one (see fusion.h). */
+#include "fusion.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "format/error.h"
+
+static bool op_is(const kiln_model *m, uint32_t n, const char *name)
+{
+    return strcmp(m->opset[m->nodes[n].op].name, name) == 0;
+}
+
+bool kiln_fusion_pair(const kiln_model *m, uint32_t n, const uint32_t *readers, kiln_fused_activation *out)
+{
+    if (n + 1 >= m->node_count || !op_is(m, n, "conv"))
+        return false;
+    uint32_t first = kiln_model_first_node_value(m), conv_value = first + n;
+    const kiln_node_decl *next = &m->nodes[n + 1];
+    if (readers[n] != 1 || next->input_count != 1 || next->inputs[0] != conv_value ||
+        m->value_types[conv_value].dtype != KILN_F32 || m->value_types[conv_value + 1].dtype != KILN_F32)
+        return false;
+    /* The shape rules have checked the attributes: finite alpha, clip bounds
+     * that are not NaN, in order and within the f32 range. */
+    kiln_fused_activation a = {KILN_ACTIVATION_NONE, 0.0f, 0.0f, INFINITY};
+    if (op_is(m, n + 1, "relu")) {
+        a.kind = KILN_ACTIVATION_RELU;
+    } else if (op_is(m, n + 1, "leaky_relu")) {
+        a.kind = KILN_ACTIVATION_LEAKY_RELU;
+        a.alpha = (float)kiln_attribute_float(next->attributes, next->attribute_count, "alpha", 0.01);
+    } else if (op_is(m, n + 1, "clip")) {
+        a.kind = KILN_ACTIVATION_CLIP;
+        a.lo = (float)kiln_attribute_float(next->attributes, next->attribute_count, "min", -HUGE_VAL);
+        a.hi = (float)kiln_attribute_float(next->attributes, next->attribute_count, "max", HUGE_VAL);
+    } else {
+        return false;
+    }
+    if (out)
+        *out = a;
+    return true;
+}
+
+kiln_status kiln_fusion_readers(const kiln_model *m, uint32_t **out, kiln_error *err)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    uint32_t *readers = calloc(m->node_count + 1, sizeof *readers);
+    if (!readers)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory finding fused activations");
+    for (uint32_t n = 0; n < m->node_count; n++)
+        for (uint32_t i = 0; i < m->nodes[n].input_count; i++)
+            if (m->nodes[n].inputs[i] >= first && readers[m->nodes[n].inputs[i] - first] < UINT32_MAX)
+                readers[m->nodes[n].inputs[i] - first]++;
+    /* A program output has a reader outside the graph. */
+    for (uint32_t o = 0; o < m->output_count; o++)
+        if (m->outputs[o].value >= first && readers[m->outputs[o].value - first] < UINT32_MAX)
+            readers[m->outputs[o].value - first]++;
+    *out = readers;
+    return KILN_OK;
+}
+bool kiln_fusion_plan_allows(const kiln_model *m, uint32_t n, const uint64_t *offsets, const uint64_t *sizes)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    uint64_t begin = offsets[n + 1], end = begin + sizes[n + 1];
+    const kiln_node_decl *conv = &m->nodes[n];
+    for (uint32_t i = 0; i < conv->input_count; i++) {
+        uint32_t v = conv->inputs[i];
+        if (v < first)
+            continue; /* an input or a weight: not in the arena */
+        uint64_t other = offsets[v - first], other_end = other + sizes[v - first];
+        if (other < end && begin < other_end)
+            return false;
+    }
+    return true;
+}

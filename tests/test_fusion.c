@@ -1,0 +1,238 @@
+/*
+ * test_fusion.c — a conv and the relu, leaky_relu or clip after it, run as
+ * one oneDNN primitive (lib/fusion.h, spec/opset.md "Fast paths").
+ *
+ * Each program runs in a session with fast paths and in one with the
+ * reference kernels only; the outputs must agree (within the conv
+ * tolerance; specials exactly), and kiln_onednn_fused_runs() must grow by
+ * exactly the number of convs that may fuse: pairs the model forms
+ * (the conv's result read by the activation alone), with program weights,
+ * an f32 x that is finite and small enough that no sum can overflow. A
+ * chain of three pairs of equal sizes checks the memory plan: were an
+ * activation's slot to share bytes with its conv's input, the fused conv
+ * would overwrite what it reads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+#include "onednn.h"
+
+enum { BATCH = 2, CHANNELS = 4, SIDE = 9 };
+
+static uint64_t random_state = 0x243f6a8885a308d3u;
+
+static float random_unit(void)
+{
+    random_state = random_state * 6364136223846793005u + 1442695040888963407u;
+    return (float)((random_state >> 40) / (double)(1u << 24)) * 2.0f - 1.0f; /* [-1, 1) */
+}
+
+typedef struct program_case {
+    const char *activation;  /* relu, leaky_relu or clip */
+    uint32_t stages;         /* conv + activation pairs in a chain */
+    bool weight_is_input;    /* the weight an input: never fused */
+    bool conv_is_output;     /* the last conv's result also an output: not a pair */
+} program_case;
+
+static float weights[3][CHANNELS * CHANNELS * 9], biases[3][CHANNELS];
+
+static kiln_value activation_after(kiln_builder *b, const char *op, kiln_value x)
+{
+    kiln_error err;
+    kiln_value y;
+    kiln_attribute attributes[2];
+    uint32_t count = 0;
+    if (strcmp(op, "leaky_relu") == 0)
+        attributes[count++] = (kiln_attribute){.name = "alpha", .type = KILN_ATTRIBUTE_FLOAT, .f = 0.125};
+    if (strcmp(op, "clip") == 0) {
+        attributes[count++] = (kiln_attribute){.name = "max", .type = KILN_ATTRIBUTE_FLOAT, .f = 0.5};
+        attributes[count++] = (kiln_attribute){.name = "min", .type = KILN_ATTRIBUTE_FLOAT, .f = -0.25};
+    }
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, op, 1, &x, count, attributes, &y, &err), KILN_OK);
+    return y;
+}
+
+static kiln_program *make_program(const program_case *c)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, conv = 0;
+    char shape[64];
+    snprintf(shape, sizeof shape, "[%d, %d, %d, %d]", BATCH, CHANNELS, SIDE, SIDE);
+    assert_int_equal(kiln_builder_new("fusion", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, &err), KILN_OK);
+    const int64_t weight_shape[] = {CHANNELS, CHANNELS, 3, 3}, bias_shape[] = {CHANNELS};
+    const int64_t pads[] = {1, 1, 1, 1};
+    kiln_attribute attributes[] = {{.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4}};
+    for (uint32_t stage = 0; stage < c->stages; stage++) {
+        kiln_value operands[3] = {x};
+        char name[32];
+        snprintf(name, sizeof name, "w%u", stage);
+        if (c->weight_is_input)
+            assert_int_equal(kiln_builder_add_input(b, name, KILN_F32, "[4, 4, 3, 3]", &operands[1], &err), KILN_OK);
+        else
+            assert_int_equal(kiln_builder_add_weight(b, name, KILN_WEIGHT_PARAMETER, KILN_F32, 4, weight_shape,
+                                                     weights[stage], &operands[1], &err),
+                             KILN_OK);
+        snprintf(name, sizeof name, "b%u", stage);
+        assert_int_equal(kiln_builder_add_weight(b, name, KILN_WEIGHT_PARAMETER, KILN_F32, 1, bias_shape,
+                                                 biases[stage], &operands[2], &err),
+                         KILN_OK);
+        assert_int_equal(kiln_builder_add_op_with_attributes(b, "conv", 3, operands, 1, attributes, &conv, &err),
+                         KILN_OK);
+        x = activation_after(b, c->activation, conv);
+    }
+    assert_int_equal(kiln_builder_add_output(b, "y", x, &err), KILN_OK);
+    if (c->conv_is_output)
+        assert_int_equal(kiln_builder_add_output(b, "conv", conv, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    return program;
+}
+
+/* Run `program` on x (and the weights as inputs when asked); output `index`. */
+static const kiln_tensor *run(kiln_session *s, const program_case *c, const kiln_tensor *x, kiln_tensor **weight_inputs)
+{
+    kiln_error err;
+    assert_int_equal(kiln_session_set_input(s, "x", x, &err), KILN_OK);
+    for (uint32_t stage = 0; c->weight_is_input && stage < c->stages; stage++) {
+        char name[32];
+        snprintf(name, sizeof name, "w%u", stage);
+        assert_int_equal(kiln_session_set_input(s, name, weight_inputs[stage], &err), KILN_OK);
+    }
+    kiln_status status = kiln_session_run(s, &err);
+    if (status != KILN_OK)
+        fail_msg("run failed: %s", err.message);
+    return kiln_session_output(s, 0);
+}
+
+static void assert_close(const kiln_tensor *got, const kiln_tensor *expected, const char *what)
+{
+    const float *a = kiln_tensor_const_data(got), *e = kiln_tensor_const_data(expected);
+    assert_int_equal(kiln_tensor_element_count(got), kiln_tensor_element_count(expected));
+    for (uint64_t i = 0; i < kiln_tensor_element_count(got); i++) {
+        bool same = isnan(e[i]) ? isnan(a[i]) : (isinf(e[i]) ? a[i] == e[i] : fabsf(a[i] - e[i]) <= 1e-5f * (1 + fabsf(e[i])));
+        if (!same)
+            fail_msg("%s: element %llu is %.9g, the reference %.9g", what, (unsigned long long)i, (double)a[i],
+                     (double)e[i]);
+    }
+}
+
+/*
+ * Case `c` on x filled by random values, with `special` written into
+ * element 7 when not 0: the fast session must agree with the reference
+ * one, and fuse `fused_per_run` convs per run (on builds with oneDNN).
+ */
+static void check(const program_case *c, float special, uint64_t fused_per_run)
+{
+    kiln_program *program = make_program(c);
+    kiln_session_options fast_options, reference_options;
+    kiln_session_options_default(&fast_options);
+    kiln_session_options_default(&reference_options);
+    reference_options.reference_kernels = true;
+    kiln_session *fast, *reference;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, &fast_options, &fast, &err), KILN_OK);
+    assert_int_equal(kiln_session_new(program, &reference_options, &reference, &err), KILN_OK);
+    const int64_t shape[] = {BATCH, CHANNELS, SIDE, SIDE}, weight_shape[] = {CHANNELS, CHANNELS, 3, 3};
+    kiln_tensor *x, *weight_inputs[3] = {NULL, NULL, NULL};
+    assert_int_equal(kiln_tensor_new(KILN_F32, 4, shape, &x, &err), KILN_OK);
+    for (uint32_t stage = 0; c->weight_is_input && stage < c->stages; stage++) {
+        assert_int_equal(kiln_tensor_new(KILN_F32, 4, weight_shape, &weight_inputs[stage], &err), KILN_OK);
+        memcpy(kiln_tensor_data(weight_inputs[stage]), weights[stage], sizeof weights[stage]);
+    }
+    for (int round = 0; round < 2; round++) {
+        float *v = kiln_tensor_data(x);
+        for (uint64_t i = 0; i < kiln_tensor_element_count(x); i++)
+            v[i] = random_unit() * 4;
+        if (special != 0)
+            v[7] = special;
+        uint64_t before = kiln_onednn_fused_runs();
+        const kiln_tensor *got = run(fast, c, x, weight_inputs);
+        uint64_t fused = kiln_onednn_fused_runs() - before;
+        assert_int_equal(fused, kiln_onednn_enabled() ? fused_per_run : 0);
+        assert_close(got, run(reference, c, x, weight_inputs), c->activation);
+        if (c->conv_is_output)
+            assert_close(kiln_session_output(fast, 1), kiln_session_output(reference, 1), "conv");
+    }
+    kiln_tensor_free(x);
+    for (uint32_t stage = 0; stage < 3; stage++)
+        kiln_tensor_free(weight_inputs[stage]);
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    kiln_program_free(program);
+}
+
+static int fill_weights(void **state)
+{
+    (void)state;
+    for (int s = 0; s < 3; s++) {
+        for (size_t i = 0; i < sizeof weights[s] / sizeof weights[s][0]; i++)
+            weights[s][i] = random_unit() * 0.5f;
+        for (int i = 0; i < CHANNELS; i++)
+            biases[s][i] = random_unit() * 0.25f;
+    }
+    return 0;
+}
+
+static void each_activation_fuses(void **state)
+{
+    (void)state;
+    static const char *const activations[] = {"relu", "leaky_relu", "clip"};
+    for (size_t a = 0; a < 3; a++) {
+        check(&(program_case){activations[a], 1, false, false}, 0, 1);
+        /* A chain: each activation's slot must stay apart from its conv's input. */
+        check(&(program_case){activations[a], 3, false, false}, 0, 3);
+    }
+}
+
+static void special_or_huge_inputs_run_unfused(void **state)
+{
+    (void)state;
+    /* A NaN or infinity in x: oneDNN's clip and relu would not keep the op's
+     * NaN (and relu turns -inf into NaN), so the conv runs alone. */
+    check(&(program_case){"relu", 1, false, false}, NAN, 0);
+    check(&(program_case){"clip", 1, false, false}, -INFINITY, 0);
+    check(&(program_case){"leaky_relu", 1, false, false}, INFINITY, 0);
+    /* Finite, but large enough that a sum might overflow: unfused. The
+     * stages after the first see values the clip bounds, so they fuse. */
+    check(&(program_case){"relu", 1, false, false}, 1e38f, 0);
+    check(&(program_case){"clip", 3, false, false}, 3e38f, 2);
+    /* A NaN spreads down a chain (a clip keeps it): no stage fuses. */
+    check(&(program_case){"clip", 3, false, false}, NAN, 0);
+}
+
+static void only_pairs_with_program_weights_fuse(void **state)
+{
+    (void)state;
+    /* The conv's result is an output too: the activation is not its only reader. */
+    check(&(program_case){"relu", 1, false, true}, 0, 0);
+    /* Weights given as inputs may change between runs: not fused. */
+    check(&(program_case){"clip", 2, true, false}, 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(each_activation_fuses, fill_weights),
+        cmocka_unit_test_setup(special_or_huge_inputs_run_unfused, fill_weights),
+        cmocka_unit_test_setup(only_pairs_with_program_weights_fuse, fill_weights),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
