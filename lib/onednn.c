@@ -88,7 +88,7 @@ typedef struct primitive_entry {
     /*
      * conv with a fused activation (fusion.h): the eltwise post-op, and
      * the bound on |x| that decides per run whether the fused result is
-     * exact (conv_stays_finite).
+     * exact (finite_input_limit).
      */
     kiln_fused_activation activation;
     float input_limit; /* the largest |x| it fuses for (finite_input_limit) */
@@ -581,38 +581,34 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
 /* ------------------------------------------------------ conv and pooling */
 
 /*
- * Whether an f32 tensor holds a NaN, or with `or_infinite` any value that
- * is not finite (v - v is 0 for a finite v and NaN otherwise). Blocks of
- * a fixed size, with no branch inside, so that the compiler vectorizes
- * them at -O2 (a loop of unknown length it left scalar, and the scan of
- * a max_pool input cost 11% of a small CNN's run).
+ * Whether an f32 tensor holds a NaN or a value of magnitude above `limit`:
+ * with limit +inf it finds NaNs (max_pool's concern), with FLT_MAX also
+ * infinities (a conv weight's), with a fused conv's input limit the inputs
+ * that could overflow its sums. Blocks of a fixed size, with no branch
+ * inside, so that the compiler vectorizes them at -O2 (a loop of unknown
+ * length it left scalar, and the scan of a max_pool input cost 11% of a
+ * small CNN's run).
  */
 enum { SCAN_BLOCK = 64 };
 
-static bool block_holds_nan(const float *v, bool or_infinite)
+static bool block_exceeds(const float *v, float limit)
 {
     int found = 0;
-    if (or_infinite)
-        for (int i = 0; i < SCAN_BLOCK; i++)
-            found |= (v[i] - v[i]) != (v[i] - v[i]);
-    else
-        for (int i = 0; i < SCAN_BLOCK; i++)
-            found |= v[i] != v[i];
+    for (int i = 0; i < SCAN_BLOCK; i++)
+        found |= !(fabsf(v[i]) <= limit); /* a NaN compares false */
     return found;
 }
 
-static bool holds_special(const kiln_tensor *t, bool or_infinite)
+static bool exceeds(const kiln_tensor *t, float limit)
 {
     const float *v = t->data;
     uint64_t n = t->element_count, i = 0;
     for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK)
-        if (block_holds_nan(v + i, or_infinite))
+        if (block_exceeds(v + i, limit))
             return true;
     bool found = false;
-    for (; i < n; i++) {
-        float probe = or_infinite ? v[i] - v[i] : v[i];
-        found |= probe != probe;
-    }
+    for (; i < n; i++)
+        found |= !(fabsf(v[i]) <= limit);
     return found;
 }
 
@@ -687,49 +683,25 @@ static void conv_bounds(const kiln_tensor *weight, const kiln_tensor *bias, doub
 }
 
 /*
- * The largest |x| a fused conv may meet (see conv_stays_finite), from the
- * bounds conv_bounds gives: with |x| <= it, the largest magnitude any
- * partial sum can reach exactly, |x| * row_bound + bias_bound, stays below
- * FLT_MAX / 4, slack for rounding (which grows a partial sum by a factor
- * under 2 for fewer than 2^22 terms). Rounded down to an f32.
+ * The largest |x| a fused conv of `terms` products per result may meet,
+ * from the bounds conv_bounds gives: with |x| <= it, the largest magnitude
+ * any partial sum can reach exactly, |x| * row_bound + bias_bound, stays
+ * below FLT_MAX / 4, slack for rounding (which grows a partial sum by a
+ * factor under 2 for fewer than 2^22 terms; longer sums never fuse).
+ * Rounded down to an f32.
  */
-static float finite_input_limit(double row_bound, double bias_bound)
+static float finite_input_limit(uint64_t terms, double row_bound, double bias_bound)
 {
     double limit = (double)FLT_MAX / 4 - bias_bound;
-    if (limit <= 0)
+    if (limit <= 0 || terms >= (UINT64_C(1) << 22))
         return 0.0f;
     if (row_bound == 0)
-        return INFINITY;
+        return FLT_MAX; /* still finite: 0 * inf is NaN */
     limit /= row_bound;
+    if (limit >= (double)FLT_MAX)
+        return FLT_MAX;
     float rounded = (float)limit;
     return (double)rounded > limit ? nextafterf(rounded, 0.0f) : rounded;
-}
-
-/* Whether some |v| of a block is not below `limit` (a NaN never is). */
-static bool block_reaches(const float *v, float limit)
-{
-    int found = 0;
-    for (int i = 0; i < SCAN_BLOCK; i++)
-        found |= !(fabsf(v[i]) < limit);
-    return found;
-}
-
-/*
- * Whether every element of x is below `limit` in magnitude (so finite),
- * which makes every result of the fused conv finite on every summation
- * order. One pass, in blocks the compiler vectorizes.
- */
-static bool conv_stays_finite(const kiln_tensor *x, float limit)
-{
-    const float *v = x->data;
-    uint64_t n = x->element_count, i = 0;
-    for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK)
-        if (block_reaches(v + i, limit))
-            return false;
-    bool found = false;
-    for (; i < n; i++)
-        found |= !(fabsf(v[i]) < limit);
-    return !found;
 }
 
 /*
@@ -759,14 +731,15 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
     bool fresh;
     KILN_TRY(cache_lookup(call->context->state, key, &e, &fresh, err));
     *out = e;
-    if (fresh && constant_weight && holds_special(weight, true)) {
+    if (fresh && constant_weight && exceeds(weight, FLT_MAX)) {
         e->refused = true;
     } else if (fresh) {
         if (activation) {
             double row_bound, bias_bound;
             e->activation = *activation;
             conv_bounds(weight, bias, &row_bound, &bias_bound);
-            e->input_limit = finite_input_limit(row_bound, bias_bound);
+            e->input_limit = finite_input_limit(weight->element_count / (uint64_t)weight->shape[0], row_bound,
+                                                bias_bound);
         }
         /* With groups the weight gains a leading group axis g. */
         int grouped = group > 1, weight_rank = (int)weight->rank + grouped;
@@ -850,7 +823,7 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
  * Run a conv or conv_transpose call through its cached primitive. A conv
  * offered the next node's activation (fusion.h) applies it when the
  * weight and bias are program weights and the fused result is exact: the
- * conv's result finite for this x (conv_stays_finite), where oneDNN's
+ * conv's result finite for this x (finite_input_limit), where oneDNN's
  * eltwise computes the op's value. Otherwise the plain primitive runs and
  * the activation node runs after it.
  */
@@ -871,13 +844,13 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
      * leaves the entry refused, to the reference.
      */
     bool constant_weight = operand_is_constant(call, 1);
-    if (!constant_weight && holds_special(weight, true))
+    if (!constant_weight && exceeds(weight, FLT_MAX))
         return KILN_OK;
     primitive_entry *e;
     kiln_fusion_offer *offer = transposed ? NULL : call->context->fusion;
     if (offer && constant_weight && (!bias || operand_is_constant(call, 2))) {
         KILN_TRY(convolution_entry(call, window, group, false, &offer->activation, &e, err));
-        if (!e->refused && conv_stays_finite(x, e->input_limit)) {
+        if (!e->refused && !exceeds(x, e->input_limit)) {
             KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL,
                                    offer->output->data, err));
             offer->applied = true;
@@ -939,7 +912,7 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
         return KILN_OK;
     const kiln_tensor *x = call->inputs[0];
     kiln_tensor *y = call->output;
-    if (kind == KILN_ONEDNN_POOL_MAX && holds_special(x, false))
+    if (kind == KILN_ONEDNN_POOL_MAX && exceeds(x, INFINITY))
         return KILN_OK;
     int64_t key[KEY_LENGTH] = {KEY_POOL + (int64_t)kind};
     key_put(key, 0, x);
