@@ -10,7 +10,7 @@
 #     (.npmrc here skips the optional CUDA download)
 #
 # Usage: tests/bench/ort/compare.sh [--kiln PATH] [--threads "1 2"] [--runs N] [--warmup N]
-#                                   [--rounds N]
+#                                   [--rounds N] [--exports DIR...]
 #
 # For each model of make_models.py: `kiln import-onnx` it (a model whose
 # ops the importer does not map yet is reported as pending), time it with
@@ -20,6 +20,11 @@
 # side reports the median of its rounds' medians, so that a change in the
 # machine's load during the run weighs on both. Models and artifacts go to
 # a temporary directory.
+#
+# --exports DIR times the PyTorch exports of tests/onnx-torch/export.py
+# instead (issue #8): each DIR holds case directories (mlp, cnn, encoder,
+# and with --large resnet18, mobilenet_v2; tests/onnx-torch itself holds
+# the first three), imported with the dims a user would declare.
 #
 # Threads on a busy machine: kiln's threads are OpenMP's (libgomp), whose
 # idle threads spin before they sleep; when other processes hold the cores
@@ -37,6 +42,7 @@ threads="1 2"
 runs=100
 warmup=10
 rounds=3
+exports=""
 while [ $# -gt 0 ]; do
     case $1 in
     --kiln) kiln=$2; shift 2 ;;
@@ -44,8 +50,9 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --exports) exports="$exports $(cd "$2" && pwd)"; shift 2 ;;
     *)
-        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N]" >&2
+        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N] [--exports DIR]..." >&2
         exit 2
         ;;
     esac
@@ -64,7 +71,15 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 "$here/make_models.py" "$work"
+if [ -z "$exports" ]; then
+    /usr/bin/python3 "$here/make_models.py" "$work"
+else
+    for dir in $exports; do
+        for case in "$dir"/*/; do
+            [ -f "$case/model.onnx" ] && cp "$case/model.onnx" "$work/$(basename "$case").onnx"
+        done
+    done
+fi
 
 median() { sed -n 's/.*"median_ms": *\([0-9.eE+-]*\).*/\1/p'; }
 # The median of the numbers on stdin, one a line.
@@ -80,6 +95,7 @@ printf '%-34s %7s %10s %10s %7s\n' model threads kiln ORT ratio
 # name | import-onnx dims | bench dims | ORT inputs | description
 while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
     [ -n "$name" ] || continue
+    [ -f "$work/$name.onnx" ] || continue
     # shellcheck disable=SC2086 # the dim lists are split on purpose
     if ! "$kiln" import-onnx "$work/$name.onnx" -o "$work/$name.kiln" $import_dims >"$work/$name.import" 2>&1; then
         # The importer lists every construct it cannot express; name the ops.
@@ -105,9 +121,19 @@ while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
         ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')
         printf '%-34s %7s %10.4f %10.4f %7s\n' "$description" "$n" "$k" "$o" "$ratio"
     done
-done <<'MODELS'
+done <<MODELS
+$(if [ -z "$exports" ]; then cat <<'BUILT'
 mlp|--dim batch=1..64|--dim batch=16|--input x=16,784|MLP 784-512-512-10, batch 16
 encoder|--dim batch=1..8|--dim batch=2|--input x=2,64,256|encoder layer d256 h4 ff1024, 2x64
 cnn|--dim batch=1..64|--dim batch=16|--input x=16,3,32,32|small CNN, batch 16
 matmul1024|||--input a=1024,1024 --input b=1024,1024|matmul 1024^3
+BUILT
+else cat <<'EXPORTED'
+mlp|--dim batch=1..64|--dim batch=8|--input x=8,16|PyTorch MLP 16-32-32-10, batch 8
+cnn|--dim batch=1..64|--dim batch=8|--input x=8,3,16,16|PyTorch CNN (BN, pools), batch 8
+encoder|--dim batch=1..64 --dim seq=1..128|--dim batch=8 --dim seq=16|--input x=8,16,32|PyTorch encoder d32, 8x16
+resnet18|--dim batch=1..64|--dim batch=1|--input x=1,3,224,224|torchvision ResNet-18, batch 1
+mobilenet_v2|--dim batch=1..64|--dim batch=1|--input x=1,3,224,224|torchvision MobileNetV2, batch 1
+EXPORTED
+fi)
 MODELS
