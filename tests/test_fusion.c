@@ -26,7 +26,9 @@
 
 #include <kiln/kiln.h>
 
+#include "fusion.h"
 #include "onednn.h"
+#include "program.h"
 
 enum { BATCH = 2, CHANNELS = 4, SIDE = 9 };
 
@@ -227,12 +229,48 @@ static void only_pairs_with_program_weights_fuse(void **state)
     check(&(program_case){"clip", 2, true, false}, 0, 0);
 }
 
+/*
+ * The pairs are found from the model alone, and a plan that places an
+ * activation's result over its conv's operands (as a stored plan of plain
+ * lifetimes may) leaves that pair unfused.
+ */
+static void pairs_and_the_plan(void **state)
+{
+    (void)state;
+    kiln_program *program = make_program(&(program_case){"relu", 2, false, false});
+    const kiln_model *m = &program->model;
+    uint32_t *readers;
+    kiln_error err;
+    assert_int_equal(kiln_fusion_readers(m, &readers, &err), KILN_OK);
+    /* Nodes: conv, relu, conv, relu. */
+    kiln_fused_activation a;
+    assert_true(kiln_fusion_pair(m, 0, readers, &a));
+    assert_int_equal(a.kind, KILN_ACTIVATION_RELU);
+    assert_false(kiln_fusion_pair(m, 1, readers, NULL));
+    assert_true(kiln_fusion_pair(m, 2, readers, NULL));
+    assert_false(kiln_fusion_pair(m, 3, readers, NULL));
+    /* This runtime's plan keeps both pairs apart. */
+    assert_int_equal(program->fusions[0].kind, KILN_ACTIVATION_RELU);
+    assert_int_equal(program->fusions[2].kind, KILN_ACTIVATION_RELU);
+    /* Node 3's slot over node 1's (the second conv's x): not allowed. */
+    uint64_t sizes[4] = {2592, 2592, 2592, 2592};
+    uint64_t apart[4] = {0, 2624, 0, 5248}, over[4] = {0, 2624, 0, 2624};
+    assert_true(kiln_fusion_plan_allows(m, 2, apart, sizes));
+    assert_false(kiln_fusion_plan_allows(m, 2, over, sizes));
+    /* Node 1's slot over node 0's, the first conv's own result: allowed
+     * (the conv does not read it). */
+    assert_true(kiln_fusion_plan_allows(m, 0, (uint64_t[]){0, 0, 2624, 5248}, sizes));
+    free(readers);
+    kiln_program_free(program);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(each_activation_fuses, fill_weights),
         cmocka_unit_test_setup(special_or_huge_inputs_run_unfused, fill_weights),
         cmocka_unit_test_setup(only_pairs_with_program_weights_fuse, fill_weights),
+        cmocka_unit_test_setup(pairs_and_the_plan, fill_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
