@@ -183,7 +183,7 @@ kiln_status kiln_builder_set_dim_multiple_of(kiln_builder *b, const char *dim, i
             continue;
         int64_t saved = d->multiple_of;
         d->multiple_of = k;
-        if (k < 1 || kiln_dim_first(d) > d->max) {
+        if (k < 1 || kiln_dim_last(d) < d->min) { /* some multiple in range; kiln_dim_first may overflow */
             d->multiple_of = saved;
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim '%s': no value in %lld..%lld is a multiple of %lld",
                              dim, (long long)d->min, (long long)d->max, (long long)k);

@@ -139,7 +139,9 @@ static kiln_status check_header(const kiln_model *m, kiln_error *err)
         if (d->multiple_of < 1)
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s': multiple_of %lld is not positive", d->name,
                              (long long)d->multiple_of);
-        if (kiln_dim_first(d) > d->max)
+        /* Through the last multiple, which cannot overflow (the first can:
+         * min + (k - min % k) for min and k near 2^63). */
+        if (kiln_dim_last(d) < d->min)
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "dim '%s': no value in %lld..%lld is a multiple of %lld",
                              d->name, (long long)d->min, (long long)d->max, (long long)d->multiple_of);
         for (uint32_t j = 0; j < i; j++)

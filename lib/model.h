@@ -29,7 +29,11 @@ typedef struct kiln_dim_decl {
     int64_t multiple_of;
 } kiln_dim_decl;
 
-/* The smallest and largest values of a dim (valid once the model is checked). */
+/*
+ * The smallest and largest values of a dim (valid once the model is
+ * checked: some multiple lies in min..max, so the first is at most max
+ * and cannot overflow; before that, check kiln_dim_last(d) >= min).
+ */
 static inline int64_t kiln_dim_first(const kiln_dim_decl *d)
 {
     int64_t r = d->min % d->multiple_of;

@@ -753,6 +753,11 @@ static void multiple_of_and_derived_dims_are_guarded(void **state)
     assert_int_equal(kiln_builder_set_dim_multiple_of(b, "seq", 64, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "no value in 8..32 is a multiple of 64"));
     assert_int_equal(kiln_builder_set_dim_multiple_of(b, "nope", 8, &err), KILN_ERR_INVALID_ARGUMENT);
+    /* Near 2^63 the first multiple at or above min would overflow: no value, refused (found by fuzzing). */
+    assert_int_equal(kiln_builder_add_dim(b, "huge", INT64_C(7382525689167085569), INT64_MAX, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_dim_multiple_of(b, "huge", INT64_C(7242020089500057287), &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "no value in 7382525689167085569..9223372036854775807 is a multiple of"));
     assert_int_equal(kiln_builder_set_dim_multiple_of(b, "seq", 8, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_derived_dim(b, "two_seq", "2*seq", &err), KILN_OK);
     assert_int_equal(kiln_builder_add_derived_dim(b, "seq", "2", &err), KILN_ERR_INVALID_ARGUMENT);
