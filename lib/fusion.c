@@ -59,6 +59,7 @@ kiln_status kiln_fusion_readers(const kiln_model *m, uint32_t **out, kiln_error 
     *out = readers;
     return KILN_OK;
 }
+
 bool kiln_fusion_plan_allows(const kiln_model *m, uint32_t n, const uint64_t *offsets, const uint64_t *sizes)
 {
     uint32_t first = kiln_model_first_node_value(m);
