@@ -42,15 +42,19 @@ enum { CACHE_ENTRIES = 8 };
 
 /*
  * Products of fewer multiply-adds than this run on one thread whatever the
- * session allows: waking a second thread costs tens of microseconds (and
- * far more when the cores are busy), more than such a product saves.
- * 2^24 is a 256 x 256 x 256 product, about 170 µs at 100 GFLOP/s. At 2^21
- * (measured with passive waits on a busy 2-core machine) the 2-thread runs
- * of a 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M
- * multiply-adds) were 10% slower than 1-thread runs; at 2^24 they are
- * equal.
+ * session allows: waking a second thread costs more than such a product
+ * saves. With passive waits (a sleeping thread, tens of microseconds to
+ * wake, far more when the cores are busy) that is 2^24, a 256 x 256 x 256
+ * product, about 170 µs at 100 GFLOP/s: at 2^21 the 2-thread runs of a
+ * 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M multiply-adds)
+ * on a busy 2-core machine were 10% slower than 1-thread runs, at 2^24
+ * equal. With spinning waits (kiln_threads_spin) 2^21: on idle cores the
+ * same MLP ran 0.093 ms on 2 threads there against 0.125 ms at 2^24.
  */
-#define SERIAL_MAX_MULTIPLY_ADDS (1.0 * (1 << 24))
+static double serial_max_multiply_adds(void)
+{
+    return kiln_threads_spin() ? (double)(1 << 21) : (double)(1 << 24);
+}
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
@@ -402,7 +406,7 @@ static kiln_status execute_entry(kiln_onednn_session *s, primitive_entry *e, con
 /* The threads a product of `multiply_adds` runs on in `call`'s session. */
 static uint32_t product_threads(const kiln_kernel_call *call, double multiply_adds)
 {
-    return multiply_adds < SERIAL_MAX_MULTIPLY_ADDS ? 1 : kiln_call_threads(call);
+    return multiply_adds < serial_max_multiply_adds() ? 1 : kiln_call_threads(call);
 }
 
 /* Whether operand i of the call is a program weight (kernel_context.h). */

@@ -3,7 +3,27 @@
 #include <omp.h>
 #endif
 
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "parallel.h"
+
+bool kiln_threads_spin(void)
+{
+    /* 0 not read yet, 1 spin, 2 passive. Threads racing here all read the
+     * same environment and store the same answer. */
+    static atomic_int policy;
+    int known = atomic_load_explicit(&policy, memory_order_relaxed);
+    if (!known) {
+        const char *wait = getenv("OMP_WAIT_POLICY"), *spins = getenv("GOMP_SPINCOUNT");
+        bool passive = (wait && strcasecmp(wait, "passive") == 0) || (spins && strcmp(spins, "0") == 0);
+        known = passive ? 2 : 1;
+        atomic_store_explicit(&policy, known, memory_order_relaxed);
+    }
+    return known == 1;
+}
 
 uint32_t kiln_session_thread_count(uint32_t requested)
 {

@@ -9,6 +9,7 @@
 #ifndef KILN_LIB_PARALLEL_H
 #define KILN_LIB_PARALLEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "op_registry.h"
@@ -23,6 +24,16 @@
  * 32768; at 2^18 they are equal.
  */
 enum { KILN_PARALLEL_MIN_ELEMENTS = 262144 };
+
+/*
+ * Whether OpenMP's idle threads spin before they sleep (libgomp's default)
+ * rather than sleep at once (OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT=0).
+ * Read from the environment once, as libgomp itself does when it is
+ * loaded. Waking a spinning thread costs about a microsecond, a sleeping
+ * one tens of microseconds, so the work below which a product stays on
+ * one thread depends on it (spec/opset.md, "Threads").
+ */
+bool kiln_threads_spin(void);
 
 /* @return the threads a session asking for `requested` gets: that many,
  *         or for 0 OpenMP's default (OMP_NUM_THREADS, else the cores);
