@@ -56,6 +56,7 @@ typedef struct kiln_fused_activation {
 typedef struct kiln_fusion_offer {
     kiln_fused_activation activation;
     struct kiln_tensor *output;
+    bool output_may_be_channels_last; /* layout.h: whether `output` may be left channels-last */
     bool applied;
 } kiln_fusion_offer;
 
@@ -72,6 +73,18 @@ typedef struct kiln_kernel_context {
      */
     uint32_t constant_operands;
     kiln_fusion_offer *fusion; /* NULL: no activation offered to the node being run */
+    /*
+     * Channels-last data (layout.h). Bit i of channels_last_operands set:
+     * operand i is channels-last, which only a kernel of a node that reads
+     * that layout sees. A kernel that writes its result channels-last,
+     * allowed where result_may_be_channels_last (or the fusion offer's
+     * flag) says so, sets wrote_channels_last; wants_plain is set by
+     * kiln_layout_needs_plain.
+     */
+    uint32_t channels_last_operands;
+    bool result_may_be_channels_last;
+    bool wrote_channels_last;
+    bool wants_plain;
 } kiln_kernel_context;
 
 #endif

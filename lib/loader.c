@@ -11,6 +11,7 @@
 #include "format/error.h"
 #include "format/hashing.h"
 #include "format/signature.h"
+#include "layout.h"
 #include "memory_plan.h"
 #include "program.h"
 #include "report.h"
@@ -256,6 +257,16 @@ static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_err
     return KILN_OK;
 }
 
+/* The results that may stay channels-last between nodes (layout.h), and the scratch to convert them. */
+static kiln_status plan_layouts(kiln_program *p, const uint64_t *sizes, kiln_error *err)
+{
+    KILN_TRY(kiln_layout_plan(&p->model, &p->channels_last_ok, err));
+    for (uint32_t n = 0; n < p->model.node_count; n++)
+        if (p->channels_last_ok[n] && sizes[n] > p->channels_last_scratch_bytes)
+            p->channels_last_scratch_bytes = sizes[n];
+    return KILN_OK;
+}
+
 /*
  * This runtime's plan, replaced by the artifact's stored one (PLAN) when
  * that checks out; a stored plan that does not is only a warning: it is
@@ -290,6 +301,8 @@ static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_
         }
     }
     status = find_fusions(p, needed, &err);
+    if (status == KILN_OK)
+        status = plan_layouts(p, needed, &err);
     free(needed);
     if (status != KILN_OK)
         kiln_report_add_error(report, &err);
@@ -430,6 +443,7 @@ void kiln_program_free(kiln_program *program)
     kiln_model_release(&program->model);
     free(program->arena_offsets);
     free(program->fusions);
+    free(program->channels_last_ok);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);

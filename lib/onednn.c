@@ -58,10 +58,11 @@ static double serial_max_multiply_adds(void)
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
- * pooling, 7 conv_transpose), then (rank, shape) of a, b, c and the
- * output; rank -1 for an absent operand. A cache belongs to one node,
- * whose attributes are fixed, so the shapes decide everything else (SAME
- * pads included).
+ * pooling, 7 conv_transpose, 8 fused conv) plus the layout bits
+ * (KEY_SRC_CHANNELS_LAST, KEY_DST_MAY_BE_CHANNELS_LAST), then (rank,
+ * shape) of a, b, c and the output; rank -1 for an absent operand. A
+ * cache belongs to one node, whose attributes are fixed, so the shapes
+ * decide everything else (SAME pads included).
  */
 enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
 
@@ -96,6 +97,7 @@ typedef struct primitive_entry {
      */
     kiln_fused_activation activation;
     float input_limit; /* the largest |x| it fuses for (finite_input_limit) */
+    bool dst_channels_last; /* it leaves its result channels-last (layout.h) */
 } primitive_entry;
 
 typedef struct node_cache {
@@ -105,9 +107,12 @@ typedef struct node_cache {
 
 static _Atomic uint64_t primitives_built;
 static _Atomic uint64_t fused_runs;
+static _Atomic uint64_t channels_last_runs;
 
 /* Key kinds, see above. */
 enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8 };
+/* Layout bits of a key's kind: x is channels-last; the result may be left so (layout.h). */
+enum { KEY_SRC_CHANNELS_LAST = 1 << 8, KEY_DST_MAY_BE_CHANNELS_LAST = 1 << 9 };
 
 bool kiln_onednn_enabled(void)
 {
@@ -122,6 +127,19 @@ uint64_t kiln_onednn_primitives_built(void)
 uint64_t kiln_onednn_fused_runs(void)
 {
     return atomic_load(&fused_runs);
+}
+
+uint64_t kiln_onednn_channels_last_runs(void)
+{
+    return atomic_load(&channels_last_runs);
+}
+
+/* Tell the session the entry left its result channels-last (kernel_context.h). */
+static void report_layout(const kiln_kernel_call *call, const primitive_entry *e)
+{
+    call->context->wrote_channels_last = e->dst_channels_last;
+    if (e->dst_channels_last)
+        atomic_fetch_add(&channels_last_runs, 1);
 }
 
 kiln_status kiln_onednn_session_new(kiln_onednn_session **out, kiln_error *err)
@@ -298,7 +316,8 @@ static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activat
 static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const_dnnl_op_desc_t desc, bool described,
                                const char *what, const dnnl_memory_desc_t *src_md,
                                const dnnl_memory_desc_t *weights_md, const dnnl_memory_desc_t *bias_md,
-                               const dnnl_memory_desc_t *dst_md, float alpha, float beta, kiln_error *err)
+                               const dnnl_memory_desc_t *dst_md, const dnnl_memory_desc_t *dst_channels_last,
+                               float alpha, float beta, kiln_error *err)
 {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t post_ops = NULL;
@@ -335,13 +354,18 @@ static kiln_status build_entry(kiln_onednn_session *s, primitive_entry *e, const
         return KILN_OK;
     }
     const dnnl_memory_desc_t *scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    /* A result that may stay channels-last does when the primitive writes that layout: no reorder out. */
+    const dnnl_memory_desc_t *chosen_dst = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (dst_channels_last && chosen_dst && dnnl_memory_desc_equal(chosen_dst, dst_channels_last)) {
+        dst_md = dst_channels_last;
+        e->dst_channels_last = true;
+    }
     /* A descriptor made with format `any` lets oneDNN pick its layouts. */
     ok = make_inner(s->engine, src_md, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), true, &e->src_inner,
                     &e->src_reorder) &&
          make_inner(s->engine, weights_md, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), true,
                     &e->weights_inner, &e->weights_reorder) &&
-         make_inner(s->engine, dst_md, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), false, &e->dst_inner,
-                    &e->dst_reorder) &&
+         make_inner(s->engine, dst_md, chosen_dst, false, &e->dst_inner, &e->dst_reorder) &&
          dnnl_primitive_create(&e->primitive, pd) == dnnl_success &&
          make_memory(&e->src, src_md, s->engine, DNNL_MEMORY_NONE) &&
          (!weights_md || make_memory(&e->weights, weights_md, s->engine, DNNL_MEMORY_NONE)) &&
@@ -497,7 +521,7 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
             dnnl_matmul_desc_t desc;
             bool described =
                 dnnl_matmul_desc_init(&desc, &a_md, e->weights_constant ? &b_any : &b_md, NULL, &o_md) == dnnl_success;
-            KILN_TRY(build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md, NULL, &o_md,
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md, NULL, &o_md, NULL,
                                  1.0f, 0.0f, err));
         }
     }
@@ -569,7 +593,7 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
             bool described = dnnl_matmul_desc_init(&desc, &a_md, e->weights_constant ? &b_any : &b_md,
                                                    fuse_bias ? &bias_md : NULL, &o_md) == dnnl_success;
             KILN_TRY(build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md,
-                                 fuse_bias ? &bias_md : NULL, &o_md, alpha, beta, err));
+                                 fuse_bias ? &bias_md : NULL, &o_md, NULL, alpha, beta, err));
         }
     }
     if (e->refused)
@@ -663,6 +687,36 @@ static bool describe_tensor(dnnl_memory_desc_t *md, const kiln_tensor *t)
     return describe(md, (int)t->rank, dims, strides);
 }
 
+/* Channels-last f32 descriptor of t's shape [N, C, spatial...] (layout.h): C varies fastest, then space, then N. */
+static bool describe_channels_last(dnnl_memory_desc_t *md, const kiln_tensor *t)
+{
+    if (t->rank < 3)
+        return describe_tensor(md, t);
+    dnnl_dims_t dims, strides;
+    for (uint32_t i = 0; i < t->rank; i++)
+        dims[i] = t->shape[i];
+    dnnl_dim_t stride = dims[1] > 0 ? dims[1] : 1;
+    strides[1] = 1;
+    for (uint32_t a = t->rank; a-- > 2;) {
+        strides[a] = stride;
+        stride *= dims[a] > 0 ? dims[a] : 1;
+    }
+    strides[0] = stride;
+    return describe(md, (int)t->rank, dims, strides);
+}
+
+/* A tensor's descriptor in the layout it has now. */
+static bool describe_in_layout(dnnl_memory_desc_t *md, const kiln_tensor *t, bool channels_last)
+{
+    return channels_last ? describe_channels_last(md, t) : describe_tensor(md, t);
+}
+
+/* Whether operand 0 of the call is channels-last now (kernel_context.h). */
+static bool source_is_channels_last(const kiln_kernel_call *call)
+{
+    return call->context->channels_last_operands & 1u;
+}
+
 /*
  * For a fused conv: the largest sum of |w| over the taps of one output
  * channel (weight [M, C/group, k...]: a row of C/group * volume values),
@@ -716,8 +770,8 @@ static float finite_input_limit(uint64_t terms, double row_bound, double bias_bo
  * with the o and i strides swapped. Either way nothing is copied.
  */
 static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
-                                     bool transposed, const kiln_fused_activation *activation, primitive_entry **out,
-                                     kiln_error *err)
+                                     bool transposed, const kiln_fused_activation *activation,
+                                     bool y_may_be_channels_last, primitive_entry **out, kiln_error *err)
 {
     const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
     const kiln_tensor *bias = call->input_count > 2 ? call->inputs[2] : NULL;
@@ -726,7 +780,10 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
     /* A program weight is scanned once, here; a weight that is an input
      * on every run, by the caller (run_convolution). */
     bool constant_weight = operand_is_constant(call, 1);
-    int64_t key[KEY_LENGTH] = {transposed ? KEY_CONV_TRANSPOSE : activation ? KEY_CONV_FUSED : KEY_CONV};
+    bool x_channels_last = source_is_channels_last(call);
+    int64_t key[KEY_LENGTH] = {(transposed ? KEY_CONV_TRANSPOSE : activation ? KEY_CONV_FUSED : KEY_CONV) |
+                               (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
+                               (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0)};
     key_put(key, 0, x);
     key_put(key, 1, weight);
     key_put(key, 2, bias);
@@ -767,7 +824,7 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
         double work = transposed ? (double)x->element_count * (double)outputs * (double)volume
                                  : (double)y->element_count * (double)inputs * (double)volume;
         e->threads = product_threads(call, work);
-        dnnl_memory_desc_t x_md, weight_md, bias_md, y_md, x_any, weight_any, y_any;
+        dnnl_memory_desc_t x_md, weight_md, bias_md, y_md, y_channels_last, x_any, weight_any, y_any;
         dnnl_dims_t x_dims, y_dims;
         for (uint32_t i = 0; i < x->rank; i++)
             x_dims[i] = x->shape[i], y_dims[i] = y->shape[i];
@@ -779,8 +836,10 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
          */
         e->weights_constant = constant_weight;
         bool described = window_dims(window, transposed, x, y, strides, kernel, gaps, pad_l, pad_r) &&
-                         describe_tensor(&x_md, x) && describe(&weight_md, weight_rank, weight_dims, weight_strides) &&
+                         describe_in_layout(&x_md, x, x_channels_last) &&
+                         describe(&weight_md, weight_rank, weight_dims, weight_strides) &&
                          describe(&bias_md, 1, bias_dims, bias_strides) && describe_tensor(&y_md, y) &&
+                         describe_channels_last(&y_channels_last, y) &&
                          describe_any(&x_any, (int)x->rank, x_dims) &&
                          describe_any(&weight_any, weight_rank, weight_dims) &&
                          describe_any(&y_any, (int)y->rank, y_dims);
@@ -790,8 +849,9 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
          * runs it as a GEMM with no reorder in or out: a MobileNetV2 run
          * measured 1.3x faster (its blocked 1x1 convs spent as long in
          * reorders as in products), a ResNet-18 and a small CNN the same.
+         * A channels-last x is read as it is, with nothing to reorder.
          */
-        bool pointwise = !transposed && group == 1 && volume == 1;
+        bool pointwise = !transposed && group == 1 && volume == 1 && !x_channels_last;
         for (uint32_t a = 0; pointwise && a < window->spatial; a++)
             pointwise = window->strides[a] == 1 && window->pad_begin[a] == 0 && window->pad_end[a] == 0;
         if (pointwise) {
@@ -818,7 +878,8 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
             e->refused = true;
         else
             KILN_TRY(build_entry(call->context->onednn, e, transposed ? (const_dnnl_op_desc_t)&deconv : &conv, true,
-                                 what, &x_md, &weight_md, bias ? &bias_md : NULL, &y_md, 1.0f, 0.0f, err));
+                                 what, &x_md, &weight_md, bias ? &bias_md : NULL, &y_md,
+                                 y_may_be_channels_last ? &y_channels_last : NULL, 1.0f, 0.0f, err));
     }
     return KILN_OK;
 }
@@ -853,21 +914,25 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
     primitive_entry *e;
     kiln_fusion_offer *offer = transposed ? NULL : call->context->fusion;
     if (offer && constant_weight && (!bias || operand_is_constant(call, 2))) {
-        KILN_TRY(convolution_entry(call, window, group, false, &offer->activation, &e, err));
+        KILN_TRY(convolution_entry(call, window, group, false, &offer->activation,
+                                   offer->output_may_be_channels_last, &e, err));
         if (!e->refused && !exceeds(x, e->input_limit)) {
             KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL,
                                    offer->output->data, err));
             offer->applied = true;
+            report_layout(call, e);
             atomic_fetch_add(&fused_runs, 1);
             *ran = true;
             return KILN_OK;
         }
     }
-    KILN_TRY(convolution_entry(call, window, group, transposed, NULL, &e, err));
+    KILN_TRY(convolution_entry(call, window, group, transposed, NULL,
+                               !transposed && call->context->result_may_be_channels_last, &e, err));
     if (e->refused)
         return KILN_OK;
     KILN_TRY(execute_entry(call->context->onednn, e, what, x->data, weight->data, bias ? bias->data : NULL,
                            call->output->data, err));
+    report_layout(call, e);
     *ran = true;
     return KILN_OK;
 }
@@ -918,7 +983,10 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
     kiln_tensor *y = call->output;
     if (kind == KILN_ONEDNN_POOL_MAX && exceeds(x, INFINITY))
         return KILN_OK;
-    int64_t key[KEY_LENGTH] = {KEY_POOL + (int64_t)kind};
+    bool x_channels_last = source_is_channels_last(call);
+    bool y_may_be_channels_last = x_channels_last && call->context->result_may_be_channels_last;
+    int64_t key[KEY_LENGTH] = {(KEY_POOL + (int64_t)kind) | (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
+                               (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0)};
     key_put(key, 0, x);
     key_put(key, 1, NULL);
     key_put(key, 2, NULL);
@@ -934,20 +1002,24 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
         for (uint32_t a = 0; a < window->spatial; a++)
             volume *= (double)window->kernel[a];
         e->threads = product_threads(call, (double)y->element_count * volume);
-        dnnl_memory_desc_t x_md, y_md;
+        /* A channels-last x is pooled into a channels-last result, reordered
+         * to row-major after unless that result may stay channels-last. */
+        dnnl_memory_desc_t x_md, y_md, y_pooled;
         dnnl_pooling_v2_desc_t desc;
         if (!window_dims(window, false, x, y, strides, kernel, gaps, pad_l, pad_r) ||
-            !pool_fits(window, x, y, kind, pad_r) || !describe_tensor(&x_md, x) || !describe_tensor(&y_md, y) ||
-            dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, algorithms[kind], &x_md, &y_md, strides,
-                                              kernel, gaps, pad_l, pad_r) != dnnl_success)
+            !pool_fits(window, x, y, kind, pad_r) || !describe_in_layout(&x_md, x, x_channels_last) ||
+            !describe_tensor(&y_md, y) || !describe_in_layout(&y_pooled, y, x_channels_last) ||
+            dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, algorithms[kind], &x_md, &y_pooled,
+                                              strides, kernel, gaps, pad_l, pad_r) != dnnl_success)
             e->refused = true;
         else
-            KILN_TRY(build_entry(call->context->onednn, e, &desc, true, "pooling", &x_md, NULL, NULL, &y_md, 1.0f,
-                                 0.0f, err));
+            KILN_TRY(build_entry(call->context->onednn, e, &desc, true, "pooling", &x_md, NULL, NULL, &y_md,
+                                 y_may_be_channels_last ? &y_pooled : NULL, 1.0f, 0.0f, err));
     }
     if (e->refused)
         return KILN_OK;
     KILN_TRY(execute_entry(call->context->onednn, e, "pooling", x->data, NULL, NULL, y->data, err));
+    report_layout(call, e);
     *ran = true;
     return KILN_OK;
 }

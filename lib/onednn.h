@@ -116,4 +116,8 @@ uint64_t kiln_onednn_primitives_built(void);
  * process; tests check which runs fused. */
 uint64_t kiln_onednn_fused_runs(void);
 
+/* Conv and pool runs that left their result channels-last (layout.h) in
+ * this process; tests check that the layout was kept. */
+uint64_t kiln_onednn_channels_last_runs(void);
+
 #endif

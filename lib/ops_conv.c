@@ -26,6 +26,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "half_feature.h"
+#include "layout.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
@@ -495,6 +496,9 @@ static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
     bool ran;
     KILN_TRY(kiln_onednn_conv(call, &g.lifted.window, g.group, &ran, err));
     if (ran)
+        return KILN_OK;
+    /* The reference reads x row-major: a channels-last x is converted first (layout.h). */
+    if (kiln_layout_needs_plain(call))
         return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_f32(&g);

@@ -403,6 +403,52 @@ static uint64_t extent_from(const kiln_tensor *x, uint32_t from)
     return n;
 }
 
+/*
+ * batch_norm's loops, one per dtype T: x is [N, C, spatial] row-major, or
+ * channels-last (layout.h: [N, spatial, C] in memory), and y the same.
+ * Every element is `scale * (v - mean) / sqrt(var + eps) + bias` in double
+ * in that order, the op's formula, whatever the layout; the parameters of
+ * a block of channels are read once per image.
+ */
+enum { NORM_CHANNEL_BLOCK = 64 };
+
+#define DEFINE_BATCH_NORM(T, SUFFIX)                                                                          \
+    static void batch_norm_##SUFFIX(const kiln_kernel_call *call, double eps, bool channels_last)            \
+    {                                                                                                         \
+        const kiln_tensor *x = call->inputs[0];                                                               \
+        const T *scale = call->inputs[1]->data, *bias = call->inputs[2]->data;                                \
+        const T *mean = call->inputs[3]->data, *var = call->inputs[4]->data;                                  \
+        const T *in = x->data;                                                                                \
+        T *out = call->output->data;                                                                          \
+        uint64_t channels = (uint64_t)x->shape[1], spatial = extent_from(x, 2);                               \
+        uint64_t images = (uint64_t)x->shape[0];                                                              \
+        double g[NORM_CHANNEL_BLOCK], m[NORM_CHANNEL_BLOCK], d[NORM_CHANNEL_BLOCK], b[NORM_CHANNEL_BLOCK];    \
+        for (uint64_t n = 0; n < images; n++)                                                                 \
+            for (uint64_t c0 = 0; c0 < channels; c0 += NORM_CHANNEL_BLOCK) {                                  \
+                uint64_t width = channels - c0 < NORM_CHANNEL_BLOCK ? channels - c0 : NORM_CHANNEL_BLOCK;     \
+                for (uint64_t k = 0; k < width; k++) {                                                        \
+                    g[k] = (double)scale[c0 + k], m[k] = (double)mean[c0 + k];                                \
+                    d[k] = sqrt((double)var[c0 + k] + eps), b[k] = (double)bias[c0 + k];                      \
+                }                                                                                             \
+                if (channels_last) {                                                                          \
+                    for (uint64_t p = 0; p < spatial; p++) {                                                  \
+                        uint64_t at = (n * spatial + p) * channels + c0;                                      \
+                        KILN_SIMD for (uint64_t k = 0; k < width; k++) out[at + k] =                          \
+                            (T)(g[k] * ((double)in[at + k] - m[k]) / d[k] + b[k]);                            \
+                    }                                                                                         \
+                    continue;                                                                                 \
+                }                                                                                             \
+                for (uint64_t k = 0; k < width; k++) {                                                        \
+                    uint64_t at = (n * channels + c0 + k) * spatial;                                          \
+                    KILN_SIMD for (uint64_t p = 0; p < spatial; p++) out[at + p] =                            \
+                        (T)(g[k] * ((double)in[at + p] - m[k]) / d[k] + b[k]);                                \
+                }                                                                                             \
+            }                                                                                                 \
+    }
+
+DEFINE_BATCH_NORM(float, f32)
+DEFINE_BATCH_NORM(double, f64)
+
 static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, run_batch_norm, err);
@@ -414,17 +460,13 @@ static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: takes 5 inputs");
     if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: %s", why);
-    int64_t channels = x->shape[1];
-    KILN_TRY(check_per_channel("batch_norm", call, 1, 5, channels, err));
-    uint64_t spatial = extent_from(x, 2);
-    kiln_dtype dt = x->dtype;
-    for (uint64_t i = 0; i < x->element_count; i++) {
-        uint64_t c = (i / spatial) % (uint64_t)channels;
-        double scale = load_real(dt, call->inputs[1]->data, c), bias = load_real(dt, call->inputs[2]->data, c);
-        double mean = load_real(dt, call->inputs[3]->data, c), var = load_real(dt, call->inputs[4]->data, c);
-        double v = load_real(dt, x->data, i);
-        store_real(dt, call->output->data, i, scale * (v - mean) / sqrt(var + eps) + bias);
-    }
+    KILN_TRY(check_per_channel("batch_norm", call, 1, 5, x->shape[1], err));
+    /* A channels-last x (layout.h) gives a channels-last result: the session knows. */
+    bool channels_last = call->context && (call->context->channels_last_operands & 1u);
+    if (x->dtype == KILN_F32)
+        batch_norm_f32(call, eps, channels_last);
+    else
+        batch_norm_f64(call, eps, channels_last);
     return KILN_OK;
 }
 

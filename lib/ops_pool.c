@@ -25,6 +25,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "half_feature.h"
+#include "layout.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
@@ -357,6 +358,9 @@ static kiln_status run_window_pool(const char *op, const kiln_kernel_call *call,
         if (ran)
             return KILN_OK;
     }
+    /* The reference reads x row-major: a channels-last x is converted first (layout.h). */
+    if (kiln_layout_needs_plain(call))
+        return KILN_OK;
     if (call->output->dtype == KILN_F32)
         pool_f32(&g);
     else
@@ -429,6 +433,8 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
         if (ran)
             return KILN_OK;
     }
+    if (kiln_layout_needs_plain(call))
+        return KILN_OK;
     uint64_t plane = x->element_count / planes;
     for (uint64_t p = 0; p < planes; p++) {
         pool_accumulator acc = {kind == POOL_MAX ? -INFINITY : 0.0, false};

@@ -26,6 +26,10 @@ struct kiln_program {
     bool plan_stored;        /* the offsets come from the artifact's PLAN section */
     /* Per node: the activation a conv may apply for the next node (fusion.h); kind NONE for most. */
     kiln_fused_activation *fusions;
+    /* Per node: its result may be left channels-last (layout.h). */
+    bool *channels_last_ok;
+    /* The largest slot of such a result: the scratch a session converts through. */
+    uint64_t channels_last_scratch_bytes;
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

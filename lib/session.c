@@ -15,6 +15,7 @@
 #include "format/error.h"
 #include "guard.h"
 #include "input_check.h"
+#include "layout.h"
 #include "memory_plan.h"
 #include "onednn.h"
 #include "op_registry.h"
@@ -35,6 +36,8 @@ struct kiln_session {
     kiln_binding_site *binding_sites;
     const kiln_tensor **operands;     /* scratch for one node's inputs */
     kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
+    bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
+    void *layout_scratch;             /* program->channels_last_scratch_bytes, to convert through */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
     bool check_inputs;                /* enforce the semantic input checks */
     bool has_outputs;
@@ -86,9 +89,14 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->binding_sites = calloc(m->dim_count + 1, sizeof *s->binding_sites);
     s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
+    s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
+    /* Only oneDNN's kernels write channels-last data: without them nothing is ever converted. */
+    bool converts = !s->context.reference_only && kiln_onednn_enabled() && program->channels_last_scratch_bytes;
+    if (converts)
+        s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)program->channels_last_scratch_bytes);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
-        !s->binding_sites || !s->operands || !s->node_states)
+        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || (converts && !s->layout_scratch))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = allocate_arena(s, err);
@@ -124,6 +132,8 @@ void kiln_session_free(kiln_session *s)
         if (s->node_states[n].release)
             s->node_states[n].release(s->node_states[n].data);
     free(s->node_states);
+    free(s->channels_last);
+    free(s->layout_scratch);
     kiln_onednn_session_free(s->context.onednn);
     free(s);
 }
@@ -187,6 +197,65 @@ static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, k
     return KILN_OK;
 }
 
+/* Make value v row-major if it is channels-last now (layout.h). */
+static void make_plain(kiln_session *s, uint32_t v)
+{
+    if (!s->channels_last[v])
+        return;
+    kiln_layout_to_plain(&s->values[v], s->layout_scratch);
+    s->channels_last[v] = false;
+}
+
+/*
+ * Before node n runs: convert the operands it cannot take channels-last,
+ * and tell its kernel which operands are. An elementwise node reads its
+ * operands channels-last only when all of them are and its result may
+ * be (it then writes its result in that layout too); a channelwise one
+ * (batch_norm) its operand 0 when its result may be.
+ */
+static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role role)
+{
+    const kiln_node_decl *node = &s->model->nodes[n];
+    uint32_t first = kiln_model_first_node_value(s->model);
+    bool all = true, any = false;
+    for (uint32_t i = 0; i < node->input_count; i++) {
+        bool cl = s->channels_last[node->inputs[i]];
+        all = all && cl;
+        any = any || cl;
+    }
+    s->context.channels_last_operands = 0;
+    if (!any)
+        return;
+    bool keep_all = role == KILN_LAYOUT_ELEMENTWISE && all && s->program->channels_last_ok[n];
+    for (uint32_t i = 0; i < node->input_count; i++) {
+        uint32_t v = node->inputs[i];
+        bool keep = keep_all || (i == 0 && v >= first &&
+                                 (role == KILN_LAYOUT_READS_OPERAND_0 ||
+                                  (role == KILN_LAYOUT_CHANNELWISE && s->program->channels_last_ok[n])));
+        if (!keep)
+            make_plain(s, v);
+        else if (s->channels_last[v] && i < 32)
+            s->context.channels_last_operands |= UINT32_C(1) << i;
+    }
+}
+
+/* Call node n's kernel; a kernel that asks for row-major operands is called again with them. */
+static kiln_status call_kernel(kiln_session *s, uint32_t n, kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_node_decl *node = &s->model->nodes[n];
+    kiln_kernel run = s->model->opset[node->op].def->run;
+    s->context.wrote_channels_last = false;
+    s->context.wants_plain = false;
+    KILN_TRY(run(call, err));
+    if (!s->context.wants_plain)
+        return KILN_OK;
+    for (uint32_t i = 0; i < node->input_count; i++)
+        make_plain(s, node->inputs[i]);
+    s->context.channels_last_operands = 0;
+    s->context.wants_plain = false;
+    return run(call, err);
+}
+
 /* The nodes in order; the caller has set up the thread count. */
 static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
@@ -202,15 +271,17 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         const kiln_tensor *in = s->bound_inputs[i];
         kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
     }
+    memset(s->channels_last, 0, kiln_model_value_count(m) * sizeof *s->channels_last);
     for (uint32_t n = 0; n < m->node_count; n++) {
         const kiln_node_decl *node = &m->nodes[n];
         kiln_tensor *result;
         KILN_TRY(bind_result(s, n, &result, err));
         /* An activation the node may apply for the next one (fusion.h). */
-        kiln_fusion_offer offer = {s->program->fusions[n], NULL, false};
+        kiln_fusion_offer offer = {s->program->fusions[n], NULL, false, false};
         s->context.fusion = NULL;
         if (offer.activation.kind != KILN_ACTIVATION_NONE && s->context.onednn) {
             KILN_TRY(bind_result(s, n + 1, &offer.output, err));
+            offer.output_may_be_channels_last = s->program->channels_last_ok[n + 1];
             s->context.fusion = &offer;
         }
         s->context.constant_operands = 0;
@@ -220,19 +291,33 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             if (i < 32 && node->inputs[i] >= m->input_count && node->inputs[i] < first)
                 s->context.constant_operands |= UINT32_C(1) << i;
         }
+        kiln_layout_role role = kiln_layout_role_of(m, n);
+        settle_operand_layouts(s, n, role);
+        s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
-        kiln_status status = m->opset[node->op].def->run(&call, err);
+        kiln_status status = call_kernel(s, n, &call, err);
         s->context.fusion = NULL;
         if (status != KILN_OK) {
             char detail[KILN_ERROR_MESSAGE_SIZE];
             memcpy(detail, err ? err->message : "", err ? sizeof detail : 1);
             return kiln_fail(err, status, "node %u (%s): %s", n, m->opset[node->op].name, detail);
         }
+        /* The value written: node n's result, or the activation's when the node applied it. */
+        uint32_t written = first + n + (offer.applied ? 1 : 0);
+        if (role == KILN_LAYOUT_ELEMENTWISE)
+            s->channels_last[written] = s->context.channels_last_operands != 0;
+        else if (role == KILN_LAYOUT_CHANNELWISE)
+            s->channels_last[written] = s->context.channels_last_operands & 1u;
+        else
+            s->channels_last[written] = s->context.wrote_channels_last;
         if (offer.applied)
             n++; /* the node wrote the activation's result: node n + 1 has run */
     }
+    /* Never left channels-last (layout.h); converted here should a kernel have done so anyway. */
+    for (uint32_t o = 0; o < m->output_count; o++)
+        make_plain(s, m->outputs[o].value);
     s->has_outputs = true;
     return KILN_OK;
 }

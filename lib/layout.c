@@ -1,0 +1,169 @@
+/* layout.c — where results may stay channels-last, and converting them back (see layout.h). */
+#include "layout.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/error.h"
+
+static _Atomic uint64_t conversions;
+
+/* Elementwise ops of one operand whose kernels loop over memory in order: any layout in, the same out. */
+static const char *const unary_elementwise[] = {
+    "abs",        "celu",  "clip", "elu",  "erf",     "exp",      "gelu",     "hard_sigmoid", "hard_swish",
+    "leaky_relu", "neg",   "relu", "selu", "sigmoid", "softplus", "softsign", "silu",         "sqrt",
+    "tanh",
+};
+
+/* Binary ops that, on operands of one shape, also loop over memory in order. */
+static const char *const binary_elementwise[] = {"add", "div", "max", "min", "mul", "sub"};
+
+static bool name_in(const char *name, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether values a and b have one static shape (canonical expressions compare by id). */
+static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)
+{
+    const kiln_shape *x = &m->value_types[a].shape, *y = &m->value_types[b].shape;
+    if (x->rank != y->rank)
+        return false;
+    for (uint32_t i = 0; i < x->rank; i++)
+        if (x->axes[i] != y->axes[i])
+            return false;
+    return true;
+}
+
+kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n)
+{
+    const kiln_node_decl *node = &m->nodes[n];
+    const char *name = m->opset[node->op].name;
+    if (strcmp(name, "conv") == 0 || strcmp(name, "max_pool") == 0 || strcmp(name, "avg_pool") == 0 ||
+        strcmp(name, "global_avg_pool") == 0 || strcmp(name, "global_max_pool") == 0)
+        return KILN_LAYOUT_READS_OPERAND_0;
+    if (strcmp(name, "batch_norm") == 0)
+        return KILN_LAYOUT_CHANNELWISE;
+    uint32_t result = kiln_model_first_node_value(m) + n;
+    size_t unary_count = sizeof unary_elementwise / sizeof *unary_elementwise;
+    if (node->input_count == 1 && name_in(name, unary_elementwise, unary_count))
+        return KILN_LAYOUT_ELEMENTWISE;
+    if (node->input_count == 2 &&
+        name_in(name, binary_elementwise, sizeof binary_elementwise / sizeof *binary_elementwise) &&
+        same_shape(m, node->inputs[0], result) && same_shape(m, node->inputs[1], result))
+        return KILN_LAYOUT_ELEMENTWISE;
+    return KILN_LAYOUT_PLAIN_ONLY;
+}
+
+/* Whether reader r takes value v channels-last, given the flags decided for the later nodes. */
+static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool *may)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    const kiln_node_decl *node = &m->nodes[r];
+    switch (kiln_layout_role_of(m, r)) {
+    case KILN_LAYOUT_READS_OPERAND_0:
+        for (uint32_t i = 1; i < node->input_count; i++)
+            if (node->inputs[i] == v)
+                return false;
+        return node->inputs[0] == v;
+    case KILN_LAYOUT_CHANNELWISE:
+        for (uint32_t i = 1; i < node->input_count; i++)
+            if (node->inputs[i] == v)
+                return false;
+        return node->inputs[0] == v && may[r];
+    case KILN_LAYOUT_ELEMENTWISE:
+        if (!may[r])
+            return false;
+        /* Both operands of a binary op in one layout: the other must qualify too. */
+        for (uint32_t i = 0; i < node->input_count; i++)
+            if (node->inputs[i] != v && (node->inputs[i] < first || node->inputs[i] - first >= r))
+                return false;
+        return true;
+    case KILN_LAYOUT_PLAIN_ONLY:
+        break;
+    }
+    return false;
+}
+
+kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    bool *may = calloc(m->node_count + 1, sizeof *may);
+    bool *output = calloc(m->node_count + 1, sizeof *output);
+    if (!may || !output) {
+        free(may);
+        free(output);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning layouts");
+    }
+    for (uint32_t o = 0; o < m->output_count; o++)
+        if (m->outputs[o].value >= first)
+            output[m->outputs[o].value - first] = true;
+    /*
+     * Readers come after the node they read, so one pass from the last
+     * node back decides every reader's result before its operands. A
+     * binary elementwise reader's other operand is checked only for being
+     * a node result: when at run time one operand is channels-last and the
+     * other is not, the session converts the first (layout.h).
+     */
+    for (uint32_t n = m->node_count; n-- > 0;) {
+        const kiln_value_type *type = &m->value_types[first + n];
+        if (output[n] || type->dtype != KILN_F32 || type->shape.rank < 3 || type->shape.rank > 5)
+            continue;
+        bool takes = true, read = false;
+        for (uint32_t r = n + 1; takes && r < m->node_count; r++)
+            for (uint32_t i = 0; takes && i < m->nodes[r].input_count; i++)
+                if (m->nodes[r].inputs[i] == first + n) {
+                    read = true;
+                    takes = reader_takes(m, r, first + n, may);
+                }
+        may[n] = takes && read;
+    }
+    free(output);
+    *out = may;
+    return KILN_OK;
+}
+
+bool kiln_layout_is_trivial(const kiln_tensor *t)
+{
+    uint64_t spatial = 1;
+    for (uint32_t a = 2; a < t->rank; a++)
+        spatial *= (uint64_t)t->shape[a];
+    return t->rank < 3 || t->shape[1] == 1 || spatial <= 1;
+}
+
+void kiln_layout_to_plain(kiln_tensor *t, void *scratch)
+{
+    if (kiln_layout_is_trivial(t) || t->element_count == 0)
+        return;
+    uint64_t images = (uint64_t)t->shape[0], channels = (uint64_t)t->shape[1];
+    uint64_t positions = t->element_count / (images * channels);
+    float *data = t->data;
+    const float *from = scratch;
+    memcpy(scratch, data, t->element_count * sizeof *data);
+    atomic_fetch_add(&conversions, 1);
+    /* Image by image: [positions, channels] becomes [channels, positions]. */
+    for (uint64_t i = 0; i < images; i++) {
+        const float *in = from + i * positions * channels;
+        float *y = data + i * positions * channels;
+        for (uint64_t p = 0; p < positions; p++)
+            for (uint64_t c = 0; c < channels; c++)
+                y[c * positions + p] = in[p * channels + c];
+    }
+}
+
+bool kiln_layout_needs_plain(const kiln_kernel_call *call)
+{
+    if (!call->context || !call->context->channels_last_operands)
+        return false;
+    call->context->wants_plain = true;
+    return true;
+}
+
+uint64_t kiln_layout_conversions(void)
+{
+    return atomic_load(&conversions);
+}
