@@ -85,6 +85,14 @@ typedef struct kiln_kernel_context {
     bool result_may_be_channels_last;
     bool wrote_channels_last;
     bool wants_plain;
+    /*
+     * Bounds on magnitudes (value_bound.h): every element of operand 0 is
+     * finite with |x| <= operand_bound, or operand_bound is +inf (nothing
+     * known). A kernel that can bound the value it writes sets
+     * result_bound (the session sets it to +inf before the call).
+     */
+    double operand_bound;
+    double result_bound;
 } kiln_kernel_context;
 
 #endif

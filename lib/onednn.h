@@ -120,4 +120,8 @@ uint64_t kiln_onednn_fused_runs(void);
  * this process; tests check that the layout was kept. */
 uint64_t kiln_onednn_channels_last_runs(void);
 
+/* Passes over an operand to bound its magnitude (value_bound.h) in this
+ * process; tests check that a carried bound replaces the pass. */
+uint64_t kiln_onednn_magnitude_scans(void);
+
 #endif

@@ -7,6 +7,8 @@
  * exception is a fast path's first run of a node at a new shape, which
  * builds what it keeps in the node's state slot (kernel_context.h).
  */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "guard.h"
 #include "input_check.h"
 #include "layout.h"
+#include "value_bound.h"
 #include "memory_plan.h"
 #include "onednn.h"
 #include "op_registry.h"
@@ -38,6 +41,7 @@ struct kiln_session {
     kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
     bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
     void *layout_scratch;             /* program->channels_last_scratch_bytes, to convert through */
+    double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
     bool check_inputs;                /* enforce the semantic input checks */
     bool has_outputs;
@@ -90,13 +94,14 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
+    s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
     /* Only oneDNN's kernels write channels-last data: without them nothing is ever converted. */
     bool converts = !s->context.reference_only && kiln_onednn_enabled() && program->channels_last_scratch_bytes;
     if (converts)
         s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)program->channels_last_scratch_bytes);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
-        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || (converts && !s->layout_scratch))
+        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || !s->bounds || (converts && !s->layout_scratch))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = allocate_arena(s, err);
@@ -133,9 +138,15 @@ void kiln_session_free(kiln_session *s)
             s->node_states[n].release(s->node_states[n].data);
     free(s->node_states);
     free(s->channels_last);
+    free(s->bounds);
     free(s->layout_scratch);
     kiln_onednn_session_free(s->context.onednn);
     free(s);
+}
+
+double kiln_session_value_bound(const kiln_session *s, uint32_t value)
+{
+    return value < kiln_model_value_count(s->model) ? s->bounds[value] : INFINITY;
 }
 
 uint32_t kiln_session_threads(const kiln_session *s)
@@ -272,6 +283,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
     }
     memset(s->channels_last, 0, kiln_model_value_count(m) * sizeof *s->channels_last);
+    for (uint32_t v = 0; v < kiln_model_value_count(m); v++)
+        s->bounds[v] = INFINITY;
     for (uint32_t n = 0; n < m->node_count; n++) {
         const kiln_node_decl *node = &m->nodes[n];
         kiln_tensor *result;
@@ -294,6 +307,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_layout_role role = kiln_layout_role_of(m, n);
         settle_operand_layouts(s, n, role);
         s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
+        s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
+        s->context.result_bound = INFINITY;
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
@@ -312,6 +327,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             s->channels_last[written] = s->context.channels_last_operands & 1u;
         else
             s->channels_last[written] = s->context.wrote_channels_last;
+        s->bounds[written] = s->context.result_bound <= FLT_MAX ? s->context.result_bound
+                                                                : kiln_value_bound_after(m, n, s->bounds);
         if (offer.applied)
             n++; /* the node wrote the activation's result: node n + 1 has run */
     }

@@ -27,151 +27,21 @@
 #include "layout.h"
 #include "onednn.h"
 #include "program.h"
-
-enum { BATCH = 2, SIDE = 12, MAX_WEIGHTS = 16 };
-
-static uint64_t random_state = 0x13198a2e03707344u;
-
-static float random_unit(void)
-{
-    random_state = random_state * 6364136223846793005u + 1442695040888963407u;
-    return (float)((random_state >> 40) / (double)(1u << 24)) * 2.0f - 1.0f; /* [-1, 1) */
-}
-
-/* A program under construction, and the weight data it borrows until it is encoded. */
-typedef struct recipe {
-    kiln_builder *b;
-    kiln_value other; /* the second input, when there is one */
-    float *data[MAX_WEIGHTS];
-    uint32_t weights;
-} recipe;
-
-static kiln_value add_weight(recipe *r, uint32_t rank, const int64_t *shape, float scale)
-{
-    uint64_t count = 1;
-    for (uint32_t i = 0; i < rank; i++)
-        count *= (uint64_t)shape[i];
-    assert_true(r->weights < MAX_WEIGHTS);
-    float *data = malloc(count * sizeof *data);
-    assert_non_null(data);
-    for (uint64_t i = 0; i < count; i++)
-        data[i] = random_unit() * scale;
-    r->data[r->weights] = data;
-    char name[16];
-    snprintf(name, sizeof name, "w%u", r->weights++);
-    kiln_value v;
-    kiln_error err;
-    assert_int_equal(kiln_builder_add_weight(r->b, name, KILN_WEIGHT_PARAMETER, KILN_F32, rank, shape, data, &v, &err),
-                     KILN_OK);
-    return v;
-}
-
-/* conv of x (`in` channels) to `out` channels, a k x k kernel padded to keep the size. */
-static kiln_value conv(recipe *r, kiln_value x, int64_t in, int64_t out, int64_t k)
-{
-    const int64_t weight_shape[] = {out, in, k, k}, bias_shape[] = {out};
-    const int64_t pads[] = {k / 2, k / 2, k / 2, k / 2};
-    kiln_value operands[3] = {x, add_weight(r, 4, weight_shape, 0.5f), add_weight(r, 1, bias_shape, 0.25f)};
-    kiln_attribute attributes[] = {{.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4}};
-    kiln_value y;
-    kiln_error err;
-    assert_int_equal(kiln_builder_add_op_with_attributes(r->b, "conv", 3, operands, 1, attributes, &y, &err), KILN_OK);
-    return y;
-}
-
-static kiln_value op(recipe *r, const char *name, uint32_t count, const kiln_value *operands)
-{
-    kiln_value y;
-    kiln_error err;
-    assert_int_equal(kiln_builder_add_op(r->b, name, count, operands, &y, &err), KILN_OK);
-    return y;
-}
-
-static kiln_value unary(recipe *r, const char *name, kiln_value x)
-{
-    return op(r, name, 1, &x);
-}
-
-static kiln_value binary(recipe *r, const char *name, kiln_value a, kiln_value b)
-{
-    return op(r, name, 2, (kiln_value[]){a, b});
-}
-
-/* A 2x2 pool of stride 2 (`window` 2), or 3x3 of stride 1 padded (`window` 3). */
-static kiln_value pool(recipe *r, const char *name, kiln_value x, int64_t window)
-{
-    const int64_t kernel[] = {window, window}, strides[] = {4 - window, 4 - window};
-    const int64_t pads[] = {window / 3, window / 3, window / 3, window / 3};
-    kiln_attribute attributes[] = {
-        {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = kernel, .count = 2},
-        {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4},
-        {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides, .count = 2},
-    };
-    kiln_value y;
-    kiln_error err;
-    assert_int_equal(kiln_builder_add_op_with_attributes(r->b, name, 1, &x, 3, attributes, &y, &err), KILN_OK);
-    return y;
-}
-
-static kiln_value start(recipe *r, const char *x_shape, const char *other_shape)
-{
-    kiln_error err;
-    kiln_value x;
-    memset(r, 0, sizeof *r);
-    assert_int_equal(kiln_builder_new("layout", &r->b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(r->b, "x", KILN_F32, x_shape, &x, &err), KILN_OK);
-    if (other_shape)
-        assert_int_equal(kiln_builder_add_input(r->b, "other", KILN_F32, other_shape, &r->other, &err), KILN_OK);
-    return x;
-}
-
-static kiln_program *finish(recipe *r, kiln_value y)
-{
-    kiln_error err;
-    void *bytes;
-    size_t size;
-    kiln_program *program;
-    assert_int_equal(kiln_builder_add_output(r->b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(r->b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(r->b);
-    for (uint32_t i = 0; i < r->weights; i++)
-        free(r->data[i]);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
-    return program;
-}
-
-static void assert_close(const kiln_tensor *got, const kiln_tensor *expected)
-{
-    const float *a = kiln_tensor_const_data(got), *e = kiln_tensor_const_data(expected);
-    assert_int_equal(kiln_tensor_element_count(got), kiln_tensor_element_count(expected));
-    for (uint64_t i = 0; i < kiln_tensor_element_count(got); i++) {
-        bool same = isnan(e[i]) ? isnan(a[i])
-                                : (isinf(e[i]) ? a[i] == e[i] : fabsf(a[i] - e[i]) <= 1e-4f * (1 + fabsf(e[i])));
-        if (!same)
-            fail_msg("element %llu is %.9g, the reference %.9g", (unsigned long long)i, (double)a[i], (double)e[i]);
-    }
-}
-
-/* Every input of these programs is [BATCH, channels, SIDE, SIDE]. */
-static kiln_tensor *random_tensor(int64_t channels, float special)
-{
-    const int64_t shape[] = {BATCH, channels, SIDE, SIDE};
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(KILN_F32, 4, shape, &t, &err), KILN_OK);
-    float *v = kiln_tensor_data(t);
-    for (uint64_t i = 0; i < kiln_tensor_element_count(t); i++)
-        v[i] = random_unit() * 2;
-    if (special != 0)
-        v[kiln_tensor_element_count(t) / 3] = special;
-    return t;
-}
+#include "program_recipe.h"
 
 /* What one fast run did: results left channels-last, and values converted back. */
 typedef struct layout_counts {
     uint64_t kept, converted;
 } layout_counts;
+
+/* Counters before a fast run, then what the run added. */
+static void measure(void *user, bool before)
+{
+    layout_counts *counts = user;
+    uint64_t kept = kiln_onednn_channels_last_runs(), converted = kiln_layout_conversions();
+    *counts = before ? (layout_counts){kept, converted}
+                     : (layout_counts){kept - counts->kept, converted - counts->converted};
+}
 
 /*
  * Run `program` twice (x with `special` in one element when not 0) with
@@ -180,35 +50,15 @@ typedef struct layout_counts {
  */
 static layout_counts check(kiln_program *program, int64_t channels, float special)
 {
-    kiln_session_options fast_options, reference_options;
-    kiln_session_options_default(&fast_options);
-    kiln_session_options_default(&reference_options);
-    reference_options.reference_kernels = true;
-    kiln_session *fast, *reference;
-    kiln_error err;
-    assert_int_equal(kiln_session_new(program, &fast_options, &fast, &err), KILN_OK);
-    assert_int_equal(kiln_session_new(program, &reference_options, &reference, &err), KILN_OK);
+    recipe_sessions sessions = recipe_sessions_new(program);
     layout_counts counts = {0, 0};
     for (int round = 0; round < 2; round++) {
-        kiln_tensor *inputs[2] = {NULL, NULL};
-        for (uint32_t i = 0; i < program->model.input_count; i++) {
-            inputs[i] = random_tensor(channels, i == 0 ? special : 0);
-            assert_int_equal(kiln_session_set_input(fast, program->model.inputs[i].name, inputs[i], &err), KILN_OK);
-            assert_int_equal(kiln_session_set_input(reference, program->model.inputs[i].name, inputs[i], &err),
-                             KILN_OK);
-        }
-        uint64_t kept = kiln_onednn_channels_last_runs(), converted = kiln_layout_conversions();
-        if (kiln_session_run(fast, &err) != KILN_OK)
-            fail_msg("fast run: %s", err.message);
-        counts = (layout_counts){kiln_onednn_channels_last_runs() - kept, kiln_layout_conversions() - converted};
-        if (kiln_session_run(reference, &err) != KILN_OK)
-            fail_msg("reference run: %s", err.message);
-        assert_close(kiln_session_output(fast, 0), kiln_session_output(reference, 0));
+        kiln_tensor *inputs[2] = {recipe_input(channels, 2.0f, special), recipe_input(channels, 2.0f, 0)};
+        recipe_sessions_run(&sessions, program, inputs, measure, &counts);
         for (uint32_t i = 0; i < 2; i++)
             kiln_tensor_free(inputs[i]);
     }
-    kiln_session_free(fast);
-    kiln_session_free(reference);
+    recipe_sessions_free(&sessions);
     return counts;
 }
 
@@ -227,15 +77,16 @@ static void a_cnn_keeps_channels_last_between_its_nodes(void **state)
 {
     (void)state;
     recipe r;
-    kiln_value x = start(&r, "[2, 8, 12, 12]", NULL);
-    kiln_value a = unary(&r, "relu", conv(&r, x, 8, 16, 3));        /* nodes 0, 1 (fused) */
-    kiln_value pooled = pool(&r, "max_pool", a, 2);                  /* 2: [2, 16, 6, 6] */
-    kiln_value c = conv(&r, pooled, 16, 16, 3);                      /* 3 */
-    kiln_value sum = unary(&r, "relu", binary(&r, "add", c, pooled)); /* 4, 5 */
-    kiln_value smooth = pool(&r, "avg_pool", sum, 3);                /* 6 */
-    kiln_value pointwise = conv(&r, smooth, 16, 8, 1);               /* 7 */
-    kiln_value global = unary(&r, "global_avg_pool", pointwise);     /* 8: [2, 8, 1, 1] */
-    kiln_program *program = finish(&r, unary(&r, "flatten", global)); /* 9 */
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value a = recipe_unary(&r, "relu", recipe_conv(&r, x, 8, 16, 3, 0.5f));     /* nodes 0, 1 (fused) */
+    kiln_value pooled = recipe_pool(&r, "max_pool", a, 2);                          /* 2: [2, 16, 6, 6] */
+    kiln_value c = recipe_conv(&r, pooled, 16, 16, 3, 0.5f);                        /* 3 */
+    kiln_value sum = recipe_unary(&r, "relu", recipe_binary(&r, "add", c, pooled)); /* 4, 5 */
+    kiln_value smooth = recipe_pool(&r, "avg_pool", sum, 3);                        /* 6 */
+    kiln_value pointwise = recipe_conv(&r, smooth, 16, 8, 1, 0.5f);                 /* 7 */
+    kiln_value global = recipe_unary(&r, "global_avg_pool", pointwise);             /* 8: [2, 8, 1, 1] */
+    kiln_value flat = recipe_unary(&r, "flatten", global);                          /* 9 */
+    kiln_program *program = recipe_finish(&r, 1, &flat);
     for (uint32_t n = 0; n <= 7; n++)
         assert_true(may_stay(program, n));
     assert_false(may_stay(program, 8)); /* read by flatten */
@@ -249,30 +100,18 @@ static void a_cnn_keeps_channels_last_between_its_nodes(void **state)
     kiln_program_free(program);
 }
 
-/* batch_norm of x with random per-channel parameters (a variance made non-negative by abs). */
-static kiln_value batch_norm(recipe *r, kiln_value x, int64_t channels)
-{
-    const int64_t shape[] = {channels};
-    kiln_value operands[5] = {x, add_weight(r, 1, shape, 2.0f), add_weight(r, 1, shape, 1.0f),
-                              add_weight(r, 1, shape, 1.0f), 0};
-    operands[4] = unary(r, "abs", add_weight(r, 1, shape, 1.0f));
-    kiln_value y;
-    kiln_error err;
-    assert_int_equal(kiln_builder_add_op(r->b, "batch_norm", 5, operands, &y, &err), KILN_OK);
-    return y;
-}
-
 /* conv, batch_norm, max_pool, batch_norm, global_avg_pool: batch_norm keeps the layout it reads. */
 static void batch_norm_keeps_the_layout_of_x(void **state)
 {
     (void)state;
     recipe r;
-    kiln_value x = start(&r, "[2, 8, 12, 12]", NULL);
-    kiln_value c = conv(&r, x, 8, 24, 3);                         /* node 0 (abs of a variance: 1) */
-    kiln_value n1 = batch_norm(&r, c, 24);                        /* 2 */
-    kiln_value pooled = pool(&r, "max_pool", n1, 2);              /* 3 (abs: 4) */
-    kiln_value n2 = batch_norm(&r, pooled, 24);                   /* 5 */
-    kiln_program *program = finish(&r, unary(&r, "global_avg_pool", n2)); /* 6 */
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value c = recipe_conv(&r, x, 8, 24, 3, 0.5f);           /* node 0 (abs of a variance: 1) */
+    kiln_value n1 = recipe_batch_norm(&r, c, 24);                /* 2 */
+    kiln_value pooled = recipe_pool(&r, "max_pool", n1, 2);      /* 3 (abs: 4) */
+    kiln_value n2 = recipe_batch_norm(&r, pooled, 24);           /* 5 */
+    kiln_value global = recipe_unary(&r, "global_avg_pool", n2); /* 6 */
+    kiln_program *program = recipe_finish(&r, 1, &global);
     assert_true(may_stay(program, 0));
     assert_true(may_stay(program, 2));
     assert_true(may_stay(program, 3));
@@ -291,12 +130,13 @@ static void a_result_read_row_major_is_written_row_major(void **state)
 {
     (void)state;
     recipe r;
-    kiln_value x = start(&r, "[2, 4, 12, 12]", NULL);
-    kiln_value c = conv(&r, x, 4, 4, 3);         /* 0: read by the next conv and by flatten */
-    kiln_value d = conv(&r, c, 4, 4, 3);         /* 1 */
-    kiln_value flat = unary(&r, "flatten", c);   /* 2 */
-    kiln_value flat_d = unary(&r, "flatten", d); /* 3 */
-    kiln_program *program = finish(&r, binary(&r, "add", flat, flat_d));
+    kiln_value x = recipe_start(&r, "[2, 4, 12, 12]", NULL);
+    kiln_value c = recipe_conv(&r, x, 4, 4, 3, 0.5f); /* 0: read by the next conv and by flatten */
+    kiln_value d = recipe_conv(&r, c, 4, 4, 3, 0.5f); /* 1 */
+    kiln_value flat = recipe_unary(&r, "flatten", c);   /* 2 */
+    kiln_value flat_d = recipe_unary(&r, "flatten", d); /* 3 */
+    kiln_value sum = recipe_binary(&r, "add", flat, flat_d);
+    kiln_program *program = recipe_finish(&r, 1, &sum);
     assert_false(may_stay(program, 0));
     assert_false(may_stay(program, 1));
     layout_counts counts = check(program, 4, 0);
@@ -314,9 +154,10 @@ static void a_kernel_that_needs_row_major_gets_it(void **state)
 {
     (void)state;
     recipe r;
-    kiln_value x = start(&r, "[2, 8, 12, 12]", NULL);
-    kiln_value c = conv(&r, x, 8, 16, 3);
-    kiln_program *program = finish(&r, unary(&r, "global_max_pool", pool(&r, "max_pool", c, 2)));
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value c = recipe_conv(&r, x, 8, 16, 3, 0.5f);
+    kiln_value global = recipe_unary(&r, "global_max_pool", recipe_pool(&r, "max_pool", c, 2));
+    kiln_program *program = recipe_finish(&r, 1, &global);
     assert_true(may_stay(program, 0));
     layout_counts finite = check(program, 8, 0);
     layout_counts nan = check(program, 8, NAN);
@@ -338,11 +179,12 @@ static void elementwise_ops_follow_their_operands(void **state)
 {
     (void)state;
     recipe r;
-    kiln_value x = start(&r, "[2, 8, 12, 12]", "[2, 8, 12, 12]"), other = r.other;
-    kiln_value c = unary(&r, "sigmoid", conv(&r, x, 8, 8, 3)); /* 0, 1: channels-last */
-    kiln_value plain = unary(&r, "tanh", other);               /* 2: row-major (from an input) */
-    kiln_value mixed = binary(&r, "mul", c, plain);            /* 3: converts node 1's result */
-    kiln_program *program = finish(&r, conv(&r, mixed, 8, 8, 1));
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", "[2, 8, 12, 12]"), other = r.other;
+    kiln_value c = recipe_unary(&r, "sigmoid", recipe_conv(&r, x, 8, 8, 3, 0.5f)); /* 0, 1: channels-last */
+    kiln_value plain = recipe_unary(&r, "tanh", other);               /* 2: row-major (from an input) */
+    kiln_value mixed = recipe_binary(&r, "mul", c, plain);            /* 3: converts node 1's result */
+    kiln_value y = recipe_conv(&r, mixed, 8, 8, 1, 0.5f);
+    kiln_program *program = recipe_finish(&r, 1, &y);
     for (uint32_t n = 0; n <= 3; n++)
         assert_true(may_stay(program, n));
     layout_counts counts = check(program, 8, 0);
