@@ -124,4 +124,8 @@ uint64_t kiln_onednn_channels_last_runs(void);
  * process; tests check that a carried bound replaces the pass. */
 uint64_t kiln_onednn_magnitude_scans(void);
 
+/* Conv and pool runs split into batch slices, one per thread, in this
+ * process; tests check which runs were split. */
+uint64_t kiln_onednn_sliced_runs(void);
+
 #endif

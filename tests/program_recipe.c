@@ -99,6 +99,8 @@ kiln_value recipe_start(recipe *r, const char *x_shape, const char *other_shape)
     kiln_value x;
     memset(r, 0, sizeof *r);
     assert_int_equal(kiln_builder_new("recipe", &r->b, &err), KILN_OK);
+    if (strstr(x_shape, "batch"))
+        assert_int_equal(kiln_builder_add_dim(r->b, "batch", 1, 16, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_input(r->b, "x", KILN_F32, x_shape, &x, &err), KILN_OK);
     if (other_shape)
         assert_int_equal(kiln_builder_add_input(r->b, "other", KILN_F32, other_shape, &r->other, &err), KILN_OK);
@@ -127,7 +129,12 @@ kiln_program *recipe_finish(recipe *r, uint32_t output_count, const kiln_value *
 
 kiln_tensor *recipe_input(int64_t channels, float scale, float special)
 {
-    const int64_t shape[] = {RECIPE_BATCH, channels, RECIPE_SIDE, RECIPE_SIDE};
+    return recipe_input_of(RECIPE_BATCH, channels, RECIPE_SIDE, scale, special);
+}
+
+kiln_tensor *recipe_input_of(int64_t batch, int64_t channels, int64_t side, float scale, float special)
+{
+    const int64_t shape[] = {batch, channels, side, side};
     kiln_tensor *t;
     kiln_error err;
     assert_int_equal(kiln_tensor_new(KILN_F32, 4, shape, &t, &err), KILN_OK);
@@ -158,10 +165,11 @@ void recipe_assert_close(const kiln_tensor *got, const kiln_tensor *expected)
     }
 }
 
-recipe_sessions recipe_sessions_new(const kiln_program *program)
+recipe_sessions recipe_sessions_new(const kiln_program *program, uint32_t threads)
 {
     kiln_session_options fast_options, reference_options;
     kiln_session_options_default(&fast_options);
+    fast_options.threads = threads;
     kiln_session_options_default(&reference_options);
     reference_options.reference_kernels = true;
     recipe_sessions s;

@@ -24,7 +24,8 @@ typedef struct recipe {
     uint32_t weights;
 } recipe;
 
-/* Start a program of input x (and `other` when other_shape is not NULL); @return x. */
+/* Start a program of input x (and `other` when other_shape is not NULL); a
+ * shape naming `batch` declares that dim in 1..16. @return x. */
 kiln_value recipe_start(recipe *r, const char *x_shape, const char *other_shape);
 
 /* A parameter of random values in [-scale, scale). */
@@ -51,15 +52,18 @@ kiln_program *recipe_finish(recipe *r, uint32_t output_count, const kiln_value *
 /* A random input of `channels` channels in [-scale, scale), with `special` at one element when not 0. */
 kiln_tensor *recipe_input(int64_t channels, float scale, float special);
 
+/* The same of `batch` images of side x side. */
+kiln_tensor *recipe_input_of(int64_t batch, int64_t channels, int64_t side, float scale, float special);
+
 /* The fast session's output agrees with the reference one's (specials exactly). */
 void recipe_assert_close(const kiln_tensor *got, const kiln_tensor *expected);
 
-/* A session with fast paths and one with the reference kernels only, of one program. */
+/* A session with fast paths on `threads` threads and one with the reference kernels only, of one program. */
 typedef struct recipe_sessions {
     kiln_session *fast, *reference;
 } recipe_sessions;
 
-recipe_sessions recipe_sessions_new(const kiln_program *program);
+recipe_sessions recipe_sessions_new(const kiln_program *program, uint32_t threads);
 void recipe_sessions_free(recipe_sessions *s);
 
 /*

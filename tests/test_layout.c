@@ -50,7 +50,7 @@ static void measure(void *user, bool before)
  */
 static layout_counts check(kiln_program *program, int64_t channels, float special)
 {
-    recipe_sessions sessions = recipe_sessions_new(program);
+    recipe_sessions sessions = recipe_sessions_new(program, 2);
     layout_counts counts = {0, 0};
     for (int round = 0; round < 2; round++) {
         kiln_tensor *inputs[2] = {recipe_input(channels, 2.0f, special), recipe_input(channels, 2.0f, 0)};

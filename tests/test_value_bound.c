@@ -132,7 +132,7 @@ static void carried_bounds_hold_and_replace_scans(void **state)
 {
     (void)state;
     kiln_program *program = chain();
-    recipe_sessions sessions = recipe_sessions_new(program);
+    recipe_sessions sessions = recipe_sessions_new(program, 2);
     static const float scales[] = {2.0f, 1e30f, 1e36f};
     for (size_t k = 0; k < sizeof scales / sizeof *scales; k++) {
         for (int round = 0; round < 2; round++) {
