@@ -12,7 +12,7 @@
  * (kernel_context.h) only when the plan in use keeps them apart
  * (kiln_fusion_plan_allows: a plan stored by another writer may not), and
  * the conv's fast path applies it only when it can show the fused result
- * is the one the two ops give (onednn.c; spec/opset.md, "Fast paths").
+ * is the one the two ops give (onednn_window.c; spec/opset.md, "Fast paths").
  */
 #ifndef KILN_LIB_FUSION_H
 #define KILN_LIB_FUSION_H

@@ -2,13 +2,14 @@
  * onednn.h — the oneDNN fast path for f32 matmul, gemm, conv,
  * conv_transpose, max_pool and avg_pool.
  *
- * Built when the meson feature `onednn` finds libdnnl (onednn.c); without
+ * Built when the meson feature `onednn` finds libdnnl (onednn.c,
+ * onednn_matmul.c, onednn_window.c); without
  * it, onednn_none.c supplies the same functions and every call reports
  * "not run", so the reference kernels in ops_linalg.c do the work. Both
  * paths compute the same op: the fast path may only differ in rounding
  * (spec/opset.md, "Fast paths").
  *
- * A session owns one engine and one stream (kiln_onednn_session). Each
+ * A session owns one engine and its streams (kiln_onednn_session). Each
  * node with a fast path keeps, in its kiln_node_state slot, a small cache of
  * primitives keyed by the concrete operand shapes, so repeated shapes build
  * nothing; see kernel_context.h for the allocation rule.
@@ -71,7 +72,7 @@ typedef struct kiln_onednn_window {
  * Run an f32 conv call (x, weight [M, C/group, k...], optional bias [M])
  * through oneDNN's direct convolution, the bias fused, and the activation
  * the session offers (call->context->fusion) fused when the result is
- * provably the same (onednn.c, run_convolution). Declined (and *ran
+ * provably the same (onednn_window.c, run_convolution). Declined (and *ran
  * false) without a oneDNN session, for f64 or empty operands, for a weight
  * holding an infinity or NaN (oneDNN may multiply padding zeros by it,
  * where the reference skips the tap), and for geometries oneDNN refuses.
