@@ -3,9 +3,9 @@
  * conv_transpose, max_pool and avg_pool.
  *
  * Built when the meson feature `onednn` finds libdnnl (onednn.c,
- * onednn_matmul.c, onednn_window.c); without
- * it, onednn_none.c supplies the same functions and every call reports
- * "not run", so the reference kernels in ops_linalg.c do the work. Both
+ * onednn_matmul.c, onednn_window.c); without it, onednn_none.c supplies
+ * the same functions and every call reports "not run", so the reference
+ * kernels (ops_linalg.c, ops_conv.c, ops_pool.c) do the work. Both
  * paths compute the same op: the fast path may only differ in rounding
  * (spec/opset.md, "Fast paths").
  *
