@@ -383,9 +383,9 @@ PREDICATE_LOOPS(isnan, isnan(x))
 PREDICATE_LOOPS(isinf, (x == HUGE_VAL && p->detect_positive) || (x == -HUGE_VAL && p->detect_negative))
 
 /*
- * Fast paths (spec/opset.md, "Fast paths": vector-math): f32 exp and erf
- * through the vectorized polynomials of vector_math.h, within 1 ulp of the
- * reference loops above, which stay the oracle.
+ * Fast paths (spec/opset.md, "Fast paths": vector-math): f32 exp, erf
+ * and gelu through the vectorized polynomials of vector_math.h, within 1
+ * ulp of the reference loops above, which stay the oracle.
  */
 static void exp_vector_f32(const void *in, void *out, uint64_t n, const unary_params *p)
 {
@@ -399,13 +399,26 @@ static void erf_vector_f32(const void *in, void *out, uint64_t n, const unary_pa
     kiln_vector_erf_f32(in, out, n);
 }
 
+/* gelu's erf form vectorized; its tanh form runs the reference loop. */
+static void gelu_vector_f32(const void *in, void *out, uint64_t n, const unary_params *p)
+{
+    if (p->tanh_form)
+        gelu_f32(in, out, n, p);
+    else
+        kiln_vector_gelu_f32(in, out, n);
+}
+
 /* The loop a call runs: the fast path of `reference` when it has one and
  * the call's session allows fast paths, else `reference`. */
 static unary_loop loop_to_run(unary_loop reference, const kiln_kernel_call *call)
 {
     if (!call->context || call->context->reference_only)
         return reference;
-    return reference == exp_f32 ? exp_vector_f32 : reference == erf_f32 ? erf_vector_f32 : reference;
+    if (reference == exp_f32)
+        return exp_vector_f32;
+    if (reference == erf_f32)
+        return erf_vector_f32;
+    return reference == gelu_f32 ? gelu_vector_f32 : reference;
 }
 
 /* ---------------------------------------------------------------- the ops */

@@ -1,5 +1,5 @@
 /*
- * vector_math.h — the vectorizable f32 fast paths of exp, erf and softmax
+ * vector_math.h — the vectorizable f32 fast paths of exp, erf, gelu and softmax
  * (spec/opset.md, "Fast paths": `vector-math`).
  *
  * Why: the reference kernels evaluate every f32 element in double through
@@ -32,6 +32,12 @@ void kiln_vector_exp_f32(const float *in, float *out, uint64_t n);
 
 /* out[i] = erf(in[i]) for i < n, within 1 ulp of (float)erf((double)in[i]). */
 void kiln_vector_erf_f32(const float *in, float *out, uint64_t n);
+
+/*
+ * out[i] = gelu(in[i]) (erf form) for i < n, within 1 ulp of the reference
+ * kernel's 0.5 x erfc(-x / sqrt 2); for x < -3.5 and NaN exactly it.
+ */
+void kiln_vector_gelu_f32(const float *in, float *out, uint64_t n);
 
 /*
  * Softmax of one contiguous slice of `extent` >= 1 elements, as the
