@@ -389,6 +389,16 @@ static void bench_reports_latency_throughput_and_memory(void **state)
     assert_true(json_get(json, "reference_kernels")->boolean);
     json_free(json);
 
+    /* The wait policy the run used: the environment's when it sets one. */
+    run(&r, "OMP_WAIT_POLICY=passive '%s' bench scale.kiln --json --runs 3", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    json = parse_stdout(&r);
+    assert_string_equal(json_get(json, "waits")->string, "passive");
+    json_free(json);
+    run(&r, "GOMP_SPINCOUNT=1000 '%s' bench scale.kiln --runs 3", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "(spin waits)");
+
     run(&r, "'%s' bench scale.kiln --runs 5 --input x='%s/examples/ones_3x2_f64.npy'", kiln_binary, source_root);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "bench: scale.kiln, 5 runs after 5 warm-up, ");

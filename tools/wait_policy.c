@@ -16,7 +16,12 @@
  * 0.54 ms on 2 spinning ones (0.70 ms on 1). So the tool looks at the
  * machine when it starts: when at most half the online cores have a
  * runnable process (this one included; /proc/stat's procs_running, the
- * largest of a few samples), it keeps libgomp's default; otherwise passive.
+ * smallest of a few samples), it keeps libgomp's default; otherwise passive.
+ * The smallest: a process busy computing is runnable in every sample,
+ * while one that only starts alongside (the reader of a pipe from this
+ * one, `kiln bench --json | sed ...`) is runnable for a moment; with the
+ * largest, half the benchmarks of such a pipeline ran passive on an idle
+ * 2-core machine.
  *
  * libgomp reads the policy once, when it is loaded, before main (and
  * before an executable's .preinit_array, measured), and has no call to
@@ -27,10 +32,12 @@
  * OMP_WAIT_POLICY or GOMP_SPINCOUNT already set are left as they are, and
  * if the tool cannot be executed again it goes on with libgomp's default.
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,18 +61,25 @@ static long running_now(void)
     return running;
 }
 
-/* Whether at most half the online cores had a runnable process in each of a few samples 1 ms apart. */
+/* Whether at most half the online cores had a runnable process in at least one of a few samples 1 ms apart. */
 static bool cores_look_idle(void)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN), busiest = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), least = LONG_MAX;
     for (int sample = 0; sample < 5; sample++) {
         long running = running_now();
         if (running == 0)
             return false; /* unknown: assume busy */
-        busiest = running > busiest ? running : busiest;
+        least = running < least ? running : least;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
-    return cores > 0 && busiest * 2 <= cores;
+    return cores > 0 && least * 2 <= cores;
+}
+
+const char *cli_wait_policy_name(void)
+{
+    const char *policy = getenv("OMP_WAIT_POLICY"), *spins = getenv("GOMP_SPINCOUNT");
+    bool passive = (policy && strcasecmp(policy, "passive") == 0) || (spins && strcmp(spins, "0") == 0);
+    return passive ? "passive" : "spin";
 }
 
 void cli_choose_wait_policy(char **argv)

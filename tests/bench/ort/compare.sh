@@ -105,12 +105,15 @@ while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
     fi
     for n in $threads; do
         : >"$work/kiln.times"
+        : >"$work/kiln.waits"
         : >"$work/ort.times"
         round=0
         while [ "$round" -lt "$rounds" ]; do
             # shellcheck disable=SC2086
-            "$kiln" bench "$work/$name.kiln" $bench_dims --threads "$n" --runs "$runs" --warmup "$warmup" --json |
-                median >>"$work/kiln.times"
+            "$kiln" bench "$work/$name.kiln" $bench_dims --threads "$n" --runs "$runs" --warmup "$warmup" --json \
+                >"$work/kiln.json"
+            median <"$work/kiln.json" >>"$work/kiln.times"
+            sed -n 's/.*"waits": *"\([a-z]*\)".*/\1/p' "$work/kiln.json" >>"$work/kiln.waits"
             # shellcheck disable=SC2086
             node "$here/ort_bench.js" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" \
                 --warmup "$warmup" | median >>"$work/ort.times"
@@ -119,7 +122,11 @@ while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
         k=$(median_of <"$work/kiln.times")
         o=$(median_of <"$work/ort.times")
         ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')
-        printf '%-34s %7s %10.4f %10.4f %7s\n' "$description" "$n" "$k" "$o" "$ratio"
+        # Rounds where kiln found the cores busy and its threads waited passively (spec/opset.md, "Threads").
+        passive=$(grep -c passive "$work/kiln.waits" || true)
+        note=""
+        [ "$passive" -gt 0 ] && note="  (kiln waited passively in $passive of $rounds rounds)"
+        printf '%-34s %7s %10.4f %10.4f %7s%s\n' "$description" "$n" "$k" "$o" "$ratio" "$note"
     done
 done <<MODELS
 $(if [ -z "$exports" ]; then cat <<'BUILT'
