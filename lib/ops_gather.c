@@ -516,13 +516,18 @@ static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
         if (expected[i] != out->shape[i])
             return mismatch("slice", err);
     size_t width = kiln_dtype_size(x->dtype);
+    /* Copied a run at a time: the innermost axis when its step is 1 (one
+     * memcpy per row instead of per element), else single elements. */
+    uint32_t inner = out->rank ? out->rank - 1 : 0;
+    uint64_t run = out->rank && step[inner] == 1 ? (uint64_t)out->shape[inner] : 1;
+    uint32_t walked = run > 1 ? inner : out->rank; /* the axes the odometer steps */
     int64_t index[KILN_MAX_RANK] = {0};
-    for (uint64_t e = 0; e < out->element_count; e++) {
+    for (uint64_t e = 0; run && e < out->element_count; e += run) {
         int64_t offset = 0;
         for (uint32_t i = 0; i < x->rank; i++)
             offset += (first[i] + index[i] * step[i]) * strides[i];
-        memcpy((uint8_t *)out->data + e * width, (const uint8_t *)x->data + (size_t)offset * width, width);
-        for (uint32_t i = out->rank; i-- > 0;) {
+        memcpy((uint8_t *)out->data + e * width, (const uint8_t *)x->data + (size_t)offset * width, run * width);
+        for (uint32_t i = walked; i-- > 0;) {
             if (++index[i] < out->shape[i])
                 break;
             index[i] = 0;
