@@ -868,6 +868,18 @@ static void pow_known_answers(void **state)
     expect_double(p, 0.5, INFINITY, 0);
     expect_double(p, 2, NAN, NAN);
     expect_double(p, -2, 3, -8);
+    /* y = 2 is x * x: the correctly rounded square, special values as pow's. */
+    expect_double(p, -3, 2, 9);
+    expect_double(p, -0.0, 2, 0.0);
+    expect_double(p, -INFINITY, 2, INFINITY);
+    expect_double(p, NAN, 2, NAN);
+    expect_double(p, 1e200, 2, INFINITY);
+    /* A tie in f32: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 rounds to even, 1 + 2^-11. */
+    const op_case *square = p;
+    float tie = 1.0f + 0x1p-12f, two = 2.0f;
+    kiln_tensor *out = run_pair(square, KILN_F32, &tie, &two);
+    assert_true(((const float *)out->data)[0] == 1.0f + 0x1p-11f);
+    kiln_tensor_free(out);
 }
 
 static void mod_float_sign_conventions(void **state)
