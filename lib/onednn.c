@@ -139,7 +139,7 @@ static void cache_release(void *data)
     free(cache);
 }
 
-void onednn_key_put(int64_t *key, int slot, const kiln_tensor *t)
+static void key_put(int64_t *key, int slot, const kiln_tensor *t)
 {
     int64_t *at = key + 1 + slot * (1 + KILN_MAX_RANK);
     at[0] = t ? (int64_t)t->rank : -1;
@@ -151,7 +151,7 @@ void onednn_key_put(int64_t *key, int slot, const kiln_tensor *t)
  * The entry for `key` in the node's cache: found (*fresh false), or a
  * cleared one to fill (*fresh true), the least recently used when full.
  */
-kiln_status onednn_cache_lookup(kiln_node_state *state, const int64_t *key, primitive_entry **out, bool *fresh,
+static kiln_status cache_lookup(kiln_node_state *state, const int64_t *key, primitive_entry **out, bool *fresh,
                                 kiln_error *err)
 {
     if (!state->data) {
@@ -182,6 +182,18 @@ kiln_status onednn_cache_lookup(kiln_node_state *state, const int64_t *key, prim
     *out = victim;
     *fresh = true;
     return KILN_OK;
+}
+
+kiln_status onednn_entry_for(const kiln_kernel_call *call, int64_t kind, const kiln_tensor *a, const kiln_tensor *b,
+                             const kiln_tensor *c, const kiln_tensor *y, primitive_entry **out, bool *fresh,
+                             kiln_error *err)
+{
+    int64_t key[KEY_LENGTH] = {kind};
+    key_put(key, 0, a);
+    key_put(key, 1, b);
+    key_put(key, 2, c);
+    key_put(key, 3, y);
+    return cache_lookup(call->context->state, key, out, fresh, err);
 }
 
 /* ------------------------------------------------------ building entries */

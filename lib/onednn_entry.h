@@ -85,14 +85,14 @@ typedef struct slice_request {
 } slice_request;
 
 /*
- * The entry for `key` in the node's cache: found (*fresh false), or a
- * cleared one to fill (*fresh true), the least recently used when full.
+ * The node's entry for an op of key kind `kind` (with its layout bits) on
+ * operands a, b, c and output y (NULL where absent), keyed by their
+ * shapes: found (*fresh false), or a cleared one to fill (*fresh true),
+ * the least recently used when the node's cache is full.
  */
-kiln_status onednn_cache_lookup(kiln_node_state *state, const int64_t *key, primitive_entry **out, bool *fresh,
-                                kiln_error *err);
-
-/* Write (rank, shape) of t (rank -1 for NULL) into operand slot `slot` of a key. */
-void onednn_key_put(int64_t *key, int slot, const kiln_tensor *t);
+kiln_status onednn_entry_for(const kiln_kernel_call *call, int64_t kind, const kiln_tensor *a, const kiln_tensor *b,
+                             const kiln_tensor *c, const kiln_tensor *y, primitive_entry **out, bool *fresh,
+                             kiln_error *err);
 
 /* An f32 descriptor of dims and strides. */
 bool onednn_describe(dnnl_memory_desc_t *md, int rank, const dnnl_dims_t dims, const dnnl_dims_t strides);

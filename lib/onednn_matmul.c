@@ -19,14 +19,9 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
         return KILN_OK;
     const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
     kiln_tensor *out = call->output;
-    int64_t key[KEY_LENGTH] = {KEY_MATMUL};
-    onednn_key_put(key, 0, a);
-    onednn_key_put(key, 1, b);
-    onednn_key_put(key, 2, NULL);
-    onednn_key_put(key, 3, out);
     primitive_entry *e;
     bool fresh;
-    KILN_TRY(onednn_cache_lookup(call->context->state, key, &e, &fresh, err));
+    KILN_TRY(onednn_entry_for(call, KEY_MATMUL, a, b, NULL, out, &e, &fresh, err));
     if (fresh) {
         /* All three as matrices with batch axes padded to one rank. */
         uint32_t matrix_axes = (a->rank >= 2) + (b->rank >= 2);
@@ -118,14 +113,9 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
     int64_t m = out->shape[0], n = out->shape[1], k = trans_a ? a->shape[0] : a->shape[1];
     /* beta = 0 still reads C in the reference (0 * NaN is NaN): keep that. */
     bool fuse_bias = is_row_bias(c, n) && alpha == 1.0f && beta == 1.0f;
-    int64_t key[KEY_LENGTH] = {KEY_GEMM};
-    onednn_key_put(key, 0, a);
-    onednn_key_put(key, 1, b);
-    onednn_key_put(key, 2, c);
-    onednn_key_put(key, 3, out);
     primitive_entry *e;
     bool fresh;
-    KILN_TRY(onednn_cache_lookup(call->context->state, key, &e, &fresh, err));
+    KILN_TRY(onednn_entry_for(call, KEY_GEMM, a, b, c, out, &e, &fresh, err));
     if (fresh) {
         dnnl_dims_t a_dims = {m, k}, b_dims = {k, n}, o_dims = {m, n}, bias_dims = {1, n};
         /* A' and B' by strides: a transposed operand is read column-wise. */

@@ -339,18 +339,11 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
      * on every run, by the caller (run_convolution). */
     bool constant_weight = onednn_operand_is_constant(call, 1);
     bool x_channels_last = source_is_channels_last(call);
-    int64_t key[KEY_LENGTH] = {(transposed   ? KEY_CONV_TRANSPOSE
-                                : activation ? KEY_CONV_FUSED
-                                             : KEY_CONV) |
-                               (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
-                               (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0)};
-    onednn_key_put(key, 0, x);
-    onednn_key_put(key, 1, weight);
-    onednn_key_put(key, 2, bias);
-    onednn_key_put(key, 3, y);
+    int64_t kind = transposed ? KEY_CONV_TRANSPOSE : activation ? KEY_CONV_FUSED : KEY_CONV;
+    kind |= (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) | (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0);
     primitive_entry *e;
     bool fresh;
-    KILN_TRY(onednn_cache_lookup(call->context->state, key, &e, &fresh, err));
+    KILN_TRY(onednn_entry_for(call, kind, x, weight, bias, y, &e, &fresh, err));
     *out = e;
     if (fresh && constant_weight && exceeds(weight, FLT_MAX)) {
         e->refused = true;
@@ -566,15 +559,11 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
     }
     bool x_channels_last = source_is_channels_last(call);
     bool y_may_be_channels_last = x_channels_last && call->context->result_may_be_channels_last;
-    int64_t key[KEY_LENGTH] = {(KEY_POOL + (int64_t)kind) | (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
-                               (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0)};
-    onednn_key_put(key, 0, x);
-    onednn_key_put(key, 1, NULL);
-    onednn_key_put(key, 2, NULL);
-    onednn_key_put(key, 3, y);
+    int64_t key_kind = (KEY_POOL + (int64_t)kind) | (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
+                       (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0);
     primitive_entry *e;
     bool fresh;
-    KILN_TRY(onednn_cache_lookup(call->context->state, key, &e, &fresh, err));
+    KILN_TRY(onednn_entry_for(call, key_kind, x, NULL, NULL, y, &e, &fresh, err));
     if (fresh) {
         static const dnnl_alg_kind_t algorithms[] = {dnnl_pooling_max, dnnl_pooling_avg_exclude_padding,
                                                      dnnl_pooling_avg_include_padding};
