@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onednn.h"
 #include "program_recipe.h"
 
 static uint64_t random_state = 0x13198a2e03707344u;
@@ -205,4 +206,24 @@ void recipe_sessions_run(recipe_sessions *s, const kiln_program *program, kiln_t
         measure(user, false);
     for (uint32_t o = 0; o < kiln_session_output_count(s->fast); o++)
         recipe_assert_close(kiln_session_output(s->fast, o), kiln_session_output(s->reference, o));
+}
+
+bool recipe_convs_write_channels_last(void)
+{
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    recipe r;
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value y = recipe_pool(&r, "max_pool", recipe_conv(&r, x, 8, 16, 3, 0.5f), 2);
+    kiln_program *program = recipe_finish(&r, 1, &y);
+    recipe_sessions sessions = recipe_sessions_new(program, 1);
+    kiln_tensor *input = recipe_input(8, 1.0f, 0);
+    uint64_t before = kiln_onednn_channels_last_runs();
+    recipe_sessions_run(&sessions, program, &input, NULL, NULL);
+    known = kiln_onednn_channels_last_runs() > before;
+    kiln_tensor_free(input);
+    recipe_sessions_free(&sessions);
+    kiln_program_free(program);
+    return known;
 }

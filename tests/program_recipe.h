@@ -75,4 +75,12 @@ void recipe_sessions_free(recipe_sessions *s);
 void recipe_sessions_run(recipe_sessions *s, const kiln_program *program, kiln_tensor *const *inputs,
                          void (*measure)(void *user, bool before), void *user);
 
+/*
+ * Whether oneDNN's convolutions on this CPU write channels-last results
+ * (layout.h): its AVX-512 convolutions do; where it picks blocked layouts
+ * instead (older CPUs), results stay row-major and batches are not split,
+ * so tests of those counters check results only. False without oneDNN.
+ */
+bool recipe_convs_write_channels_last(void);
+
 #endif
