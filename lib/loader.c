@@ -257,13 +257,25 @@ static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_err
     return KILN_OK;
 }
 
-/* The results that may stay channels-last between nodes (layout.h), and the scratch to convert them. */
-static kiln_status plan_layouts(kiln_program *p, const uint64_t *sizes, kiln_error *err)
+/*
+ * Per node, what a run would otherwise decide by op name: the results that
+ * may stay channels-last (layout.h) with the scratch to convert them, how
+ * each node reads channels-last operands, and its bound rule (value_bound.h).
+ */
+static kiln_status plan_node_paths(kiln_program *p, const uint64_t *sizes, kiln_error *err)
 {
-    KILN_TRY(kiln_layout_plan(&p->model, &p->channels_last_ok, err));
-    for (uint32_t n = 0; n < p->model.node_count; n++)
+    const kiln_model *m = &p->model;
+    KILN_TRY(kiln_layout_plan(m, &p->channels_last_ok, err));
+    p->layout_roles = calloc(m->node_count + 1, sizeof *p->layout_roles);
+    p->bound_rules = calloc(m->node_count + 1, sizeof *p->bound_rules);
+    if (!p->layout_roles || !p->bound_rules)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
+    for (uint32_t n = 0; n < m->node_count; n++) {
         if (p->channels_last_ok[n] && sizes[n] > p->channels_last_scratch_bytes)
             p->channels_last_scratch_bytes = sizes[n];
+        p->layout_roles[n] = kiln_layout_role_of(m, n);
+        p->bound_rules[n] = kiln_bound_rule_of(m, n);
+    }
     return KILN_OK;
 }
 
@@ -302,7 +314,7 @@ static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_
     }
     status = find_fusions(p, needed, &err);
     if (status == KILN_OK)
-        status = plan_layouts(p, needed, &err);
+        status = plan_node_paths(p, needed, &err);
     free(needed);
     if (status != KILN_OK)
         kiln_report_add_error(report, &err);
@@ -444,6 +456,8 @@ void kiln_program_free(kiln_program *program)
     free(program->arena_offsets);
     free(program->fusions);
     free(program->channels_last_ok);
+    free(program->layout_roles);
+    free(program->bound_rules);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);

@@ -8,8 +8,10 @@
 #include "format/container.h"
 #include "format/file_io.h"
 #include "fusion.h"
+#include "layout.h"
 #include "memory_plan.h"
 #include "model.h"
+#include "value_bound.h"
 
 struct kiln_program {
     kiln_mapped_file file;  /* when loaded from a path */
@@ -26,8 +28,12 @@ struct kiln_program {
     bool plan_stored;        /* the offsets come from the artifact's PLAN section */
     /* Per node: the activation a conv may apply for the next node (fusion.h); kind NONE for most. */
     kiln_fused_activation *fusions;
-    /* Per node: its result may be left channels-last (layout.h). */
+    /* Per node, decided at load so that a run compares no op names: its result may be left
+     * channels-last and how it reads channels-last operands (layout.h), how its result's
+     * magnitude bound follows from its operands' (value_bound.h). */
     bool *channels_last_ok;
+    kiln_layout_role *layout_roles;
+    kiln_bound_rule *bound_rules;
     /* The largest slot of such a result: the scratch a session converts through. */
     uint64_t channels_last_scratch_bytes;
 

@@ -101,7 +101,8 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
         s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)program->channels_last_scratch_bytes);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
-        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || !s->bounds || (converts && !s->layout_scratch))
+        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || !s->bounds ||
+        (converts && !s->layout_scratch))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = allocate_arena(s, err);
@@ -304,7 +305,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             if (i < 32 && node->inputs[i] >= m->input_count && node->inputs[i] < first)
                 s->context.constant_operands |= UINT32_C(1) << i;
         }
-        kiln_layout_role role = kiln_layout_role_of(m, n);
+        kiln_layout_role role = s->program->layout_roles[n];
         settle_operand_layouts(s, n, role);
         s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
         s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
@@ -327,8 +328,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             s->channels_last[written] = s->context.channels_last_operands & 1u;
         else
             s->channels_last[written] = s->context.wrote_channels_last;
-        s->bounds[written] = s->context.result_bound <= FLT_MAX ? s->context.result_bound
-                                                                : kiln_value_bound_after(m, n, s->bounds);
+        double bound = s->context.result_bound;
+        s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->bound_rules[n], node, s->bounds);
         if (offer.applied)
             n++; /* the node wrote the activation's result: node n + 1 has run */
     }

@@ -13,33 +13,51 @@ static double finite_or_unknown(double b)
     return b <= FLT_MAX ? b : INFINITY;
 }
 
-double kiln_value_bound_after(const kiln_model *m, uint32_t n, const double *bounds)
+kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n)
 {
     const kiln_node_decl *node = &m->nodes[n];
     uint32_t result = kiln_model_first_node_value(m) + n;
+    kiln_bound_rule none = {KILN_BOUND_NONE, 0.0};
     if (m->value_types[result].dtype != KILN_F32 || node->input_count == 0)
-        return INFINITY;
+        return none;
     const char *name = m->opset[node->op].name;
-    double x = bounds[node->inputs[0]];
-    if (!(x <= FLT_MAX))
-        return INFINITY;
     /* |relu(x)| <= |x|; |leaky_relu(x)| <= max(1, |alpha|) |x|, rounded once. */
     if (strcmp(name, "relu") == 0)
-        return x;
+        return (kiln_bound_rule){KILN_BOUND_SCALED, 1.0};
     if (strcmp(name, "leaky_relu") == 0) {
         double alpha = kiln_attribute_float(node->attributes, node->attribute_count, "alpha", 0.01);
-        return finite_or_unknown(x * fmax(1.0, fabs(alpha)) * (1 + 0x1p-22));
+        return (kiln_bound_rule){KILN_BOUND_SCALED, fmax(1.0, fabs(alpha)) * (1 + 0x1p-22)};
     }
     /* clip keeps x inside its bounds, rounded to f32 (a NaN would pass, but x has none). */
     if (strcmp(name, "clip") == 0) {
         double lo = kiln_attribute_float(node->attributes, node->attribute_count, "min", -HUGE_VAL);
         double hi = kiln_attribute_float(node->attributes, node->attribute_count, "max", HUGE_VAL);
-        return fmin(x, fmax(fabs(lo), fabs(hi)) * (1 + 0x1p-22));
+        return (kiln_bound_rule){KILN_BOUND_CLAMPED, fmax(fabs(lo), fabs(hi)) * (1 + 0x1p-22)};
     }
     /* |a ± b| <= |a| + |b|, rounded once. */
-    if ((strcmp(name, "add") == 0 || strcmp(name, "sub") == 0) && node->input_count == 2) {
+    if ((strcmp(name, "add") == 0 || strcmp(name, "sub") == 0) && node->input_count == 2)
+        return (kiln_bound_rule){KILN_BOUND_SUM, 1 + 0x1p-22};
+    return none;
+}
+
+double kiln_bound_apply(kiln_bound_rule rule, const kiln_node_decl *node, const double *bounds)
+{
+    if (rule.kind == KILN_BOUND_NONE)
+        return INFINITY;
+    double x = bounds[node->inputs[0]];
+    if (!(x <= FLT_MAX))
+        return INFINITY;
+    switch (rule.kind) {
+    case KILN_BOUND_SCALED:
+        return finite_or_unknown(x * rule.factor);
+    case KILN_BOUND_CLAMPED:
+        return fmin(x, rule.factor);
+    case KILN_BOUND_SUM: {
         double y = bounds[node->inputs[1]];
-        return y <= FLT_MAX ? finite_or_unknown((x + y) * (1 + 0x1p-22)) : INFINITY;
+        return y <= FLT_MAX ? finite_or_unknown((x + y) * rule.factor) : INFINITY;
+    }
+    case KILN_BOUND_NONE:
+        break;
     }
     return INFINITY;
 }

@@ -13,7 +13,7 @@
  * finite with |v| <= B, or +inf when nothing is known (inputs, weights,
  * results of other ops). A kernel reads its operand 0's bound from its
  * context and reports one for its result (kernel_context.h); for the
- * elementwise ops below the session derives it (kiln_value_bound_after).
+ * elementwise ops below the session derives it (kiln_bound_apply).
  * Bounds only ever skip a check: one too large is safe, and each rule
  * includes slack for rounding.
  */
@@ -24,12 +24,28 @@
 
 #include "model.h"
 
+/* How a node's result bound follows from its operands' (kiln_bound_rule_of). */
+typedef enum kiln_bound_kind {
+    KILN_BOUND_NONE,    /* nothing known */
+    KILN_BOUND_SCALED,  /* factor * B(x): relu, leaky_relu */
+    KILN_BOUND_CLAMPED, /* min(B(x), factor): clip */
+    KILN_BOUND_SUM,     /* (B(a) + B(b)) * factor: add, sub */
+} kiln_bound_kind;
+
+typedef struct kiln_bound_rule {
+    kiln_bound_kind kind;
+    double factor;
+} kiln_bound_rule;
+
 /*
- * A bound on the magnitude of node n's f32 result from the bounds of its
- * operands (`bounds`, per value), for relu, leaky_relu, clip, add and sub;
- * +inf for any other op, dtype or unknown operand.
+ * The rule bounding node n's f32 result from its operands' bounds, for
+ * relu, leaky_relu, clip, add and sub (rounding included); NONE for any
+ * other op or dtype. Decided once per program, when it is loaded.
  */
-double kiln_value_bound_after(const kiln_model *m, uint32_t n, const double *bounds);
+kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n);
+
+/* A bound on the magnitude of `node`'s result under `rule`, from its operands' (`bounds`, per value); +inf: none. */
+double kiln_bound_apply(kiln_bound_rule rule, const kiln_node_decl *node, const double *bounds);
 
 struct kiln_session;
 
