@@ -18,13 +18,13 @@
 #include "guard.h"
 #include "input_check.h"
 #include "layout.h"
-#include "value_bound.h"
 #include "memory_plan.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "parallel.h"
 #include "program.h"
 #include "runtime_guard.h"
+#include "value_bound.h"
 
 struct kiln_session {
     const kiln_program *program;
