@@ -93,36 +93,44 @@ kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err)
 {
     uint32_t first = kiln_model_first_node_value(m);
     bool *may = calloc(m->node_count + 1, sizeof *may);
-    bool *output = calloc(m->node_count + 1, sizeof *output);
-    if (!may || !output) {
+    /* Per node result: read by some node, and taken channels-last by every reader so far. */
+    bool *read = calloc(m->node_count + 1, sizeof *read);
+    bool *taken = malloc((m->node_count + 1) * sizeof *taken);
+    if (!may || !read || !taken) {
         free(may);
-        free(output);
+        free(read);
+        free(taken);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning layouts");
     }
+    for (uint32_t n = 0; n < m->node_count; n++)
+        taken[n] = true;
+    /* A program output has a reader that needs row-major data. */
     for (uint32_t o = 0; o < m->output_count; o++)
         if (m->outputs[o].value >= first)
-            output[m->outputs[o].value - first] = true;
+            taken[m->outputs[o].value - first] = false;
     /*
      * Readers come after the node they read, so one pass from the last
-     * node back decides every reader's result before its operands. A
-     * binary elementwise reader's other operand is checked only for being
-     * a node result: when at run time one operand is channels-last and the
-     * other is not, the session converts the first (layout.h).
+     * node back sees all of a node's readers before the node itself: node
+     * r is decided first, then its edges are counted against its operands.
+     * One pass over the edges, linear in the program. A binary elementwise
+     * reader's other operand is checked only for being a node result: when
+     * at run time one operand is channels-last and the other is not, the
+     * session converts the first (layout.h).
      */
-    for (uint32_t n = m->node_count; n-- > 0;) {
-        const kiln_value_type *type = &m->value_types[first + n];
-        if (output[n] || type->dtype != KILN_F32 || type->shape.rank < 3 || type->shape.rank > 5)
-            continue;
-        bool takes = true, read = false;
-        for (uint32_t r = n + 1; takes && r < m->node_count; r++)
-            for (uint32_t i = 0; takes && i < m->nodes[r].input_count; i++)
-                if (m->nodes[r].inputs[i] == first + n) {
-                    read = true;
-                    takes = reader_takes(m, r, first + n, may);
-                }
-        may[n] = takes && read;
+    for (uint32_t r = m->node_count; r-- > 0;) {
+        const kiln_value_type *type = &m->value_types[first + r];
+        may[r] = read[r] && taken[r] && type->dtype == KILN_F32 && type->shape.rank >= 3 && type->shape.rank <= 5;
+        const kiln_node_decl *node = &m->nodes[r];
+        for (uint32_t i = 0; i < node->input_count; i++) {
+            uint32_t v = node->inputs[i];
+            if (v < first || v - first >= r)
+                continue; /* an input or a weight: never channels-last */
+            read[v - first] = true;
+            taken[v - first] = taken[v - first] && reader_takes(m, r, v, may);
+        }
     }
-    free(output);
+    free(read);
+    free(taken);
     *out = may;
     return KILN_OK;
 }

@@ -126,6 +126,29 @@ static void batch_norm_keeps_the_layout_of_x(void **state)
     kiln_program_free(program);
 }
 
+/*
+ * A chain of relus ending in a pool: each relu's result may stay because
+ * the next one's may (decided from the last node back, in one pass); the
+ * same chain ending in the output keeps every relu row-major.
+ */
+static void a_chain_decides_from_its_end(void **state)
+{
+    (void)state;
+    for (int to_pool = 0; to_pool < 2; to_pool++) {
+        recipe r;
+        kiln_value v = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+        for (int i = 0; i < 50; i++)
+            v = recipe_unary(&r, "relu", v); /* nodes 0..49 */
+        if (to_pool)
+            v = recipe_unary(&r, "global_max_pool", v);
+        kiln_program *program = recipe_finish(&r, 1, &v);
+        for (uint32_t n = 0; n < 50; n++)
+            assert_int_equal(may_stay(program, n), to_pool);
+        check(program, 8, 0);
+        kiln_program_free(program);
+    }
+}
+
 /* A result some node reads row-major (here reshape's flatten) is written row-major. */
 static void a_result_read_row_major_is_written_row_major(void **state)
 {
@@ -229,6 +252,7 @@ int main(void)
         cmocka_unit_test(a_cnn_keeps_channels_last_between_its_nodes),
         cmocka_unit_test(a_result_read_row_major_is_written_row_major),
         cmocka_unit_test(batch_norm_keeps_the_layout_of_x),
+        cmocka_unit_test(a_chain_decides_from_its_end),
         cmocka_unit_test(a_kernel_that_needs_row_major_gets_it),
         cmocka_unit_test(elementwise_ops_follow_their_operands),
         cmocka_unit_test(to_plain_transposes_each_image),
