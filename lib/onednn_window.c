@@ -561,6 +561,9 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
     bool y_may_be_channels_last = x_channels_last && call->context->result_may_be_channels_last;
     int64_t key_kind = (KEY_POOL + (int64_t)kind) | (x_channels_last ? KEY_SRC_CHANNELS_LAST : 0) |
                        (y_may_be_channels_last ? KEY_DST_MAY_BE_CHANNELS_LAST : 0);
+    double volume = 1;
+    for (uint32_t a = 0; a < window->spatial; a++)
+        volume *= (double)window->kernel[a];
     primitive_entry *e;
     bool fresh;
     KILN_TRY(onednn_entry_for(call, key_kind, x, NULL, NULL, y, &e, &fresh, err));
@@ -568,20 +571,13 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
         static const dnnl_alg_kind_t algorithms[] = {dnnl_pooling_max, dnnl_pooling_avg_exclude_padding,
                                                      dnnl_pooling_avg_include_padding};
         dnnl_dims_t strides, kernel, gaps, pad_l, pad_r;
-        double volume = 1;
-        for (uint32_t a = 0; a < window->spatial; a++)
-            volume *= (double)window->kernel[a];
         e->threads = onednn_product_threads(call, (double)y->element_count * volume);
         /* A channels-last x is pooled into a channels-last result, reordered
          * to row-major after unless that result may stay channels-last. */
         dnnl_memory_desc_t x_md, y_md, y_pooled, x_part_md, y_part_md;
         dnnl_pooling_v2_desc_t whole, part;
-        kiln_tensor x_part = batch_slice(x, 1), y_part = batch_slice(y, 1);
         slice_request slices = {&part, batch_slices(call, e->threads, x->shape[0])};
-        if (slices.count > 1) {
-            x_part = batch_slice(x, slices.count);
-            y_part = batch_slice(y, slices.count);
-        }
+        kiln_tensor x_part = batch_slice(x, slices.count), y_part = batch_slice(y, slices.count);
         if (!window_dims(window, false, x, y, strides, kernel, gaps, pad_l, pad_r) ||
             !pool_fits(window, x, y, kind, pad_r) || !describe_in_layout(&x_md, x, x_channels_last) ||
             !describe_tensor(&y_md, y) || !describe_in_layout(&y_pooled, y, x_channels_last) ||
@@ -603,9 +599,6 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
     KILN_TRY(onednn_execute_entry(call->context->onednn, e, "pooling", x->data, NULL, NULL, y->data, err));
     report_layout(call, e);
     /* A max is one of the x; an average of K of them within its rounding bound (spec/opset.md) of one. */
-    double volume = 1;
-    for (uint32_t a = 0; a < window->spatial; a++)
-        volume *= (double)window->kernel[a];
     double y_bound = kind == KILN_ONEDNN_POOL_MAX ? x_bound : x_bound * (1 + (volume + 2) * 0x1p-22);
     call->context->result_bound = y_bound <= FLT_MAX ? y_bound : INFINITY;
     *ran = true;
