@@ -155,6 +155,11 @@ uint32_t kiln_session_threads(const kiln_session *s)
     return s->context.threads;
 }
 
+const char *kiln_thread_wait_policy(void)
+{
+    return kiln_threads_spin() ? "spin" : "passive";
+}
+
 kiln_status kiln_session_set_input(kiln_session *s, const char *name, const kiln_tensor *tensor,
                                    kiln_error *err)
 {

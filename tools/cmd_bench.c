@@ -20,7 +20,6 @@
 #include "cli.h"
 #include "json.h"
 #include "sample_inputs.h"
-#include "wait_policy.h"
 
 static int cmd_bench(int argc, char **argv);
 
@@ -331,7 +330,7 @@ static void print_json(const kiln_program *program, const bench_args *args, cons
     printf("{\"file\": ");
     json_string(stdout, args->path);
     printf(", \"runs\": %ld, \"warmup\": %ld, \"threads\": %u, \"waits\": \"%s\", \"reference_kernels\": %s",
-           args->runs, args->warmup, r->threads, cli_wait_policy_name(), args->reference ? "true" : "false");
+           args->runs, args->warmup, r->threads, kiln_thread_wait_policy(), args->reference ? "true" : "false");
     printf(", \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"runs_per_second\": %.3f", r->min_ms,
            r->median_ms, r->mean_ms, r->runs_per_second);
     printf(", \"arena_bytes\": %llu, \"peak_rss_bytes\": %llu, \"dims\": {", (unsigned long long)r->arena_bytes,
@@ -360,7 +359,7 @@ static void print_text(const kiln_program *program, const bench_args *args, cons
                        kiln_tensor *const *tensors, const bool *generated)
 {
     printf("bench: %s, %ld runs after %ld warm-up, %u thread%s (%s waits)%s\n", args->path, args->runs, args->warmup,
-           r->threads, r->threads == 1 ? "" : "s", cli_wait_policy_name(), args->reference ? ", reference kernels" : "");
+           r->threads, r->threads == 1 ? "" : "s", kiln_thread_wait_policy(), args->reference ? ", reference kernels" : "");
     for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
         kiln_io_info io;
         kiln_program_input(program, i, &io);

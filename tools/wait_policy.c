@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,13 +72,6 @@ static bool cores_look_idle(void)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     return cores > 0 && least * 2 <= cores;
-}
-
-const char *cli_wait_policy_name(void)
-{
-    const char *policy = getenv("OMP_WAIT_POLICY"), *spins = getenv("GOMP_SPINCOUNT");
-    bool passive = (policy && strcasecmp(policy, "passive") == 0) || (spins && strcmp(spins, "0") == 0);
-    return passive ? "passive" : "spin";
 }
 
 void cli_choose_wait_policy(char **argv)

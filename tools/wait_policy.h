@@ -10,9 +10,4 @@
  */
 void cli_choose_wait_policy(char **argv);
 
-/* "passive" when OpenMP's threads sleep at once (OMP_WAIT_POLICY=passive,
- * GOMP_SPINCOUNT=0), else "spin": the policy this process runs with, for
- * `kiln bench` to report. */
-const char *cli_wait_policy_name(void);
-
 #endif

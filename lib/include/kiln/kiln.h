@@ -885,6 +885,16 @@ KILN_API void kiln_session_free(kiln_session *session);
 KILN_API uint32_t kiln_session_threads(const kiln_session *session);
 
 /**
+ * How this process's idle OpenMP threads wait, as kiln reads it from the
+ * environment once (OpenMP reads it when loaded): "passive" when
+ * OMP_WAIT_POLICY=passive or GOMP_SPINCOUNT=0 (a waiting thread sleeps at
+ * once), else "spin". It sets the sizes below which kiln keeps work on
+ * one thread (spec/opset.md, "Threads").
+ * @return a static string.
+ */
+KILN_API const char *kiln_thread_wait_policy(void);
+
+/**
  * Bind input `name` to `tensor` (borrowed until the next run completes).
  * @return KILN_OK or KILN_ERR_UNKNOWN_INPUT.
  */
