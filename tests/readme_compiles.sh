@@ -10,5 +10,5 @@ awk '/^```c$/ { inside = 1; next } /^```$/ { inside = 0 } inside' "$root/README.
 [ -s "$tmp/readme.c" ] || { echo "no C block found in README.md" >&2; exit 1; }
 # Return values are ignored in the README for brevity; everything else must be clean.
 "$cc" -std=c11 -Wall -Wextra -Werror -Wno-unused-result -fsyntax-only \
-    -I"$root/lib/include" -I"$root/format/include" "$tmp/readme.c"
+    -I"$root/include" "$tmp/readme.c"
 echo "README.md C code compiles"

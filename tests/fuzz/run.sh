@@ -39,7 +39,7 @@ for target in $targets; do
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -D_POSIX_C_SOURCE=200809L \
-        -I"$root" -I"$root/lib" -I"$root/lib/include" -I"$root/format/include" \
+        -I"$root" -I"$root/lib" -I"$root/include" \
         $sources "$root/tests/fuzz/fuzz_$target.c" $extra -lz -lsodium -lm -o "$binary"
     corpus="$out/corpus_$target"
     mkdir -p "$corpus"
