@@ -57,6 +57,7 @@
 #include <kiln/status.h>
 
 #include "cursor.h"
+#include "hashing.h"
 #include "progress.h"
 
 #define KILN_FORMAT_MAJOR 1
@@ -68,7 +69,6 @@
 #define KILN_TABLE_ENTRY_SIZE 72
 #define KILN_TRAILER_SIZE 128
 #define KILN_SECTION_ALIGNMENT 64
-#define KILN_DIGEST_SIZE 32
 #define KILN_KEY_ID_SIZE 16
 #define KILN_SIGNATURE_SIZE 64
 

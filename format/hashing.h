@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "container.h"
 #include "progress.h"
+
+/* BLAKE2b-256: the digest of the trailer, of each section and of the identities. */
+#define KILN_DIGEST_SIZE 32
 
 uint32_t kiln_crc32(const uint8_t *bytes, uint64_t size);
 /* The same, advancing `progress` (may be NULL) as it goes. */

@@ -1,7 +1,7 @@
 /*
  * test_batch_slices.c — a conv or pool whose batch the session's threads
  * divide runs as one primitive per slice of images, one slice per thread
- * (lib/onednn.c, build_slices; spec/opset.md "Threads").
+ * (lib/ops/onednn/onednn_entry.c, build_slices; spec/opset.md "Threads").
  *
  * A slice that started at the wrong image, or a primitive built for the
  * wrong slice, gives other numbers than the reference kernels; the

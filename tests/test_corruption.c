@@ -2306,7 +2306,7 @@ static void test_shared_subexpressions_load_promptly(void **state)
  * returning KILN_ERR_OUT_OF_MEMORY: the decoders stored the count read from
  * the file before allocating its array, and releasing the model then
  * walked the count over a NULL array. Fixed by READ_ARRAY in
- * lib/model_decode.c, which sets array and count together on success only.
+ * lib/program/section_decode.c, which sets array and count together on success only.
  * Input: a WTAB claiming 20000 weights over 460 KB of zeros (a count that
  * passes every check), whose 2.2 MB entry array exceeds the 1 MiB
  * allocation ceiling set above.

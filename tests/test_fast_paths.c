@@ -929,7 +929,7 @@ static void threaded_elementwise_matches_the_reference(void **state)
         {"div", {0, {0}}, {2, {1031, 257}}}, /* scalar a */
         {"neg", {2, {5, 60013}}, {0, {0}}},
         {"sigmoid", {3, {7, 3, 12503}}, {0, {0}}},
-        {"max", {2, {3, 90001}}, {1, {90001}}}, /* the N-ary walk of ops_binary.c */
+        {"max", {2, {3, 90001}}, {1, {90001}}}, /* the N-ary walk of binary.c */
         {"sum", {1, {1}}, {2, {1031, 257}}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

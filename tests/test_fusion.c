@@ -1,6 +1,6 @@
 /*
  * test_fusion.c — a conv and the relu, leaky_relu or clip after it, run as
- * one oneDNN primitive (lib/fusion.h, spec/opset.md "Fast paths").
+ * one oneDNN primitive (lib/plan/fusion.h, spec/opset.md "Fast paths").
  *
  * Each program runs in a session with fast paths and in one with the
  * reference kernels only; the outputs must agree (within the conv

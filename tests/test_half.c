@@ -1,5 +1,5 @@
 /*
- * test_half.c — f16 and bf16 conversions (lib/half.c) against references
+ * test_half.c — f16 and bf16 conversions (lib/core/half.c) against references
  * written differently: values decoded with ldexpl from the field layout, and
  * narrowing by searching the sorted table of every representable value for
  * the nearest one (ties to the even pattern), comparing in long double.

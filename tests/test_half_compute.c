@@ -7,7 +7,7 @@
  * through a session (scratch kept and grown per node) and set required
  * feature bit 0.
  *
- * The oracle does not use lib/half.c: a half pattern's value is rebuilt
+ * The oracle does not use lib/core/half.c: a half pattern's value is rebuilt
  * from its fields with ldexp, and rounding to a half type is a binary
  * search over the (monotonic) non-negative patterns, deciding between the
  * two neighbours by comparing with their midpoint, which is exact in double.

@@ -1,6 +1,6 @@
 /*
  * test_layout.c — results kept channels-last between the nodes that can
- * read that layout (lib/layout.h, spec/opset.md "Fast paths").
+ * read that layout (lib/plan/layout.h, spec/opset.md "Fast paths").
  *
  * Each program runs in a session with fast paths and in one with the
  * reference kernels only, and their outputs must agree: a value read in

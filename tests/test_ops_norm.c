@@ -433,7 +433,7 @@ static void layer_norm_differential(void **state)
 
 /*
  * f32 layer_norm with one scale and bias value per element of a slice runs
- * a loop of its own (ops_norm.c, layer_norm_rows_f32) that must give the
+ * a loop of its own (norm.c, layer_norm_rows_f32) that must give the
  * general loop's bits: the same slice normalized with a broadcast [1, 64]
  * scale and bias (the general loop) and with the same values repeated to
  * [3, 64] (the row loop) must agree bit for bit, specials included.

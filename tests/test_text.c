@@ -22,7 +22,7 @@
 
 #include "attribute.h"
 #include "program.h"
-#include "text.h"
+#include "text_syntax.h"
 
 static char work_dir[] = "/tmp/kiln-text-XXXXXX";
 

@@ -1,6 +1,6 @@
 /*
  * test_value_bound.c — bounds on magnitudes carried from node to node
- * (lib/value_bound.h), which let a fused conv or a max_pool skip the pass
+ * (lib/plan/value_bound.h), which let a fused conv or a max_pool skip the pass
  * over its operand (spec/opset.md "Fast paths").
  *
  * The rules are checked one op at a time; then CNN-like chains run with

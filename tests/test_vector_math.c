@@ -1,6 +1,6 @@
 /*
  * test_vector_math.c — the vectorized f32 exp, erf, gelu and softmax
- * (lib/vector_math.h) against the reference kernels and against oracles
+ * (lib/ops/common/vector_math.h) against the reference kernels and against oracles
  * written here in long double.
  *
  * The bound (spec/opset.md, "Fast paths"): every result within 1 ulp of

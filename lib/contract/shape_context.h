@@ -1,0 +1,33 @@
+/*
+ * shape_context.h — what a shape rule sees while it derives an output type
+ * and proves its preconditions: the expression pool, the declared dims,
+ * the node's label and attributes, and (non-strict) where to defer a
+ * claim it cannot prove.
+ */
+#ifndef KILN_LIB_SHAPE_CONTEXT_H
+#define KILN_LIB_SHAPE_CONTEXT_H
+
+#include <stdint.h>
+
+#include "claim_guard.h"
+#include "dim.h"
+#include "shape_expr.h"
+
+struct kiln_node_attribute;
+
+/* What a shape rule may look at and extend. */
+typedef struct kiln_shape_context {
+    kiln_expr_pool *pool;
+    const kiln_dim_decl *dims;
+    uint32_t dim_count;
+    const char *node_label; /* e.g. "node 3 (add)", for messages */
+    const struct kiln_node_attribute *attributes; /* the node's, sorted by name */
+    uint32_t attribute_count;
+    /* Non-strict checking: a precondition that cannot be proven is added
+     * here as a runtime guard of node `node` instead of refusing the
+     * program. NULL: strict. */
+    kiln_guard_list *deferred;
+    uint32_t node;
+} kiln_shape_context;
+
+#endif

@@ -1,0 +1,80 @@
+/* evidence_check.c — see evidence_check.h. */
+#include "evidence_check.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "format/error.h"
+
+static kiln_status check_rule(const kiln_evidence_case *e, uint32_t i, kiln_error *err)
+{
+    const kiln_compare_rule *rule = &e->rules[i];
+    if (rule->kind != KILN_COMPARE_EXACT && rule->kind != KILN_COMPARE_TOLERANCE)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s': output '%s' has an unknown rule",
+                         e->name, e->outputs[i].name);
+    if (!(rule->atol >= 0 && isfinite(rule->atol)) || !(rule->rtol >= 0 && isfinite(rule->rtol)))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "evidence '%s': output '%s': atol and rtol must be finite and non-negative",
+                         e->name, e->outputs[i].name);
+    return KILN_OK;
+}
+
+static kiln_status check_case(const kiln_model *m, const kiln_evidence_case *e, kiln_error *err)
+{
+    if (!e->name[0])
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "an evidence case has an empty name");
+    if (e->input_count != m->input_count)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' gives %u inputs; the program declares %u",
+                         e->name, e->input_count, m->input_count);
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_input_decl *decl = &m->inputs[i];
+        const kiln_evidence_tensor *given = NULL;
+        for (uint32_t j = 0; j < e->input_count; j++)
+            if (strcmp(e->inputs[j].name, decl->name) == 0)
+                given = &e->inputs[j];
+        if (!given)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' does not give input '%s'", e->name,
+                             decl->name);
+        if (given->dtype != decl->type.dtype || given->rank != decl->type.shape.rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "evidence '%s': input '%s' is %s of rank %u; the program declares %s of rank %u",
+                             e->name, decl->name, kiln_dtype_name(given->dtype), given->rank,
+                             kiln_dtype_name(decl->type.dtype), decl->type.shape.rank);
+    }
+    if (e->output_count == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects no output", e->name);
+    for (uint32_t i = 0; i < e->output_count; i++) {
+        const kiln_evidence_tensor *expected = &e->outputs[i];
+        const kiln_output_decl *decl = NULL;
+        for (uint32_t o = 0; o < m->output_count; o++)
+            if (strcmp(m->outputs[o].name, expected->name) == 0)
+                decl = &m->outputs[o];
+        if (!decl)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects '%s', which is not an output",
+                             e->name, expected->name);
+        for (uint32_t j = 0; j < i; j++)
+            if (strcmp(e->outputs[j].name, expected->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' expects output '%s' twice",
+                                 e->name, expected->name);
+        const kiln_value_type *type = &m->value_types[decl->value];
+        if (expected->dtype != type->dtype || expected->rank != type->shape.rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "evidence '%s': expected '%s' is %s of rank %u; the output is %s of rank %u", e->name,
+                             expected->name, kiln_dtype_name(expected->dtype), expected->rank,
+                             kiln_dtype_name(type->dtype), type->shape.rank);
+        KILN_TRY(check_rule(e, i, err));
+    }
+    return KILN_OK;
+}
+
+kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err)
+{
+    for (uint32_t c = 0; c < m->evidence_count; c++) {
+        KILN_TRY(check_case(m, &m->evidence[c], err));
+        for (uint32_t d = 0; d < c; d++)
+            if (strcmp(m->evidence[d].name, m->evidence[c].name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "two evidence cases are named '%s'",
+                                 m->evidence[c].name);
+    }
+    return KILN_OK;
+}

@@ -1,0 +1,14 @@
+/* evidence_check.h — evidence cases judged against the program they are stored with. */
+#ifndef KILN_LIB_EVIDENCE_CHECK_H
+#define KILN_LIB_EVIDENCE_CHECK_H
+
+#include "model.h"
+
+/*
+ * Check every case against the typed model: each declared input given
+ * once by name with its dtype and rank, each expected output a declared
+ * output (once) with its dtype and rank, case names unique, rules sane.
+ */
+kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* half_feature.c — required feature bit 0: which programs need it. */
+#include "half_feature.h"
+
+#include "dtype.h"
+#include "format/container.h"
+
+bool kiln_model_holds_half(const kiln_model *m)
+{
+    for (uint32_t i = 0; i < m->input_count; i++)
+        if (kiln_dtype_is_half(m->inputs[i].type.dtype))
+            return true;
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        if (kiln_dtype_is_half(m->weights[i].dtype))
+            return true;
+    /* A node may make a half value from other types (cast), so inputs and
+     * weights alone do not decide. */
+    for (uint32_t v = kiln_model_first_node_value(m); m->value_types && v < kiln_model_value_count(m); v++)
+        if (kiln_dtype_is_half(m->value_types[v].dtype))
+            return true;
+    return false;
+}
+
+uint64_t kiln_model_required_features(const kiln_model *m)
+{
+    return kiln_model_holds_half(m) ? KILN_FEATURE_HALF_PRECISION : 0;
+}

@@ -1,0 +1,88 @@
+/* model.c — the program model's data: releasing it, naming its dims, rendering shapes. */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "evidence.h"
+#include "semantic_check.h"
+
+void kiln_model_release(kiln_model *m)
+{
+    free(m->name);
+    for (uint32_t i = 0; i < m->metadata_count; i++) {
+        free(m->metadata[i].key);
+        free(m->metadata[i].value);
+    }
+    free(m->metadata);
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        free(m->dims[i].name);
+    free(m->dims);
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        free(m->derived[i].name);
+    free(m->derived);
+    kiln_expr_pool_release(&m->exprs);
+    for (uint32_t i = 0; i < m->input_count; i++)
+        free(m->inputs[i].name);
+    free(m->inputs);
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        free(m->weights[i].name);
+    free(m->weights);
+    for (uint32_t i = 0; i < m->opset_count; i++)
+        free(m->opset[i].name);
+    free(m->opset);
+    for (uint32_t i = 0; i < m->node_count; i++) {
+        free(m->nodes[i].inputs);
+        for (uint32_t a = 0; a < m->nodes[i].attribute_count; a++)
+            kiln_attribute_release(&m->nodes[i].attributes[a]);
+        free(m->nodes[i].attributes);
+    }
+    free(m->nodes);
+    for (uint32_t i = 0; i < m->output_count; i++)
+        free(m->outputs[i].name);
+    free(m->outputs);
+    for (uint32_t i = 0; i < m->evidence_count; i++)
+        kiln_evidence_case_release(&m->evidence[i]);
+    for (uint32_t i = 0; i < m->check_count; i++)
+        kiln_input_check_release(&m->checks[i]);
+    free(m->checks);
+    free(m->evidence);
+    kiln_guard_list_release(&m->guards);
+    free(m->stored_plan.offsets);
+    free(m->stored_plan.sizes);
+    free(m->value_types);
+    memset(m, 0, sizeof *m);
+}
+
+const char **kiln_model_dim_names(const kiln_model *m)
+{
+    const char **names = malloc((m->dim_count ? m->dim_count : 1) * sizeof *names);
+    if (names)
+        for (uint32_t i = 0; i < m->dim_count; i++)
+            names[i] = m->dims[i].name;
+    return names;
+}
+
+int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *buffer, size_t size)
+{
+    const char **names = kiln_model_dim_names(m);
+    char text[1024];
+    size_t used = 0;
+    text[used++] = '[';
+    for (uint32_t i = 0; i < shape->rank && names; i++) {
+        if (i) {
+            text[used++] = ',';
+            text[used++] = ' ';
+        }
+        int n = kiln_expr_format(&m->exprs, shape->axes[i], names, text + used, sizeof text - used - 2);
+        used += (size_t)n < sizeof text - used - 2 ? (size_t)n : sizeof text - used - 3;
+        if (used > sizeof text - 8)
+            break;
+    }
+    text[used++] = ']';
+    text[used] = '\0';
+    free(names);
+    return snprintf(buffer, size, "%s", text);
+}

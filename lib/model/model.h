@@ -1,0 +1,136 @@
+/*
+ * model.h — the in-memory program model shared by the builder, the section
+ * codec, the loader and the executor: data only (checking it is
+ * model_check.h).
+ *
+ * Values are numbered canonically: inputs first (in declaration order),
+ * then weights, then one result per node in node order. A node may only
+ * use values numbered below its own result, so the graph is acyclic and
+ * topologically ordered by construction.
+ */
+#ifndef KILN_LIB_MODEL_H
+#define KILN_LIB_MODEL_H
+
+#include <kiln/kiln.h>
+
+#include "claim_guard.h"
+#include "evidence.h"
+#include "semantic_check.h"
+#include "dim.h"
+#include "shape.h"
+#include "shape_expr.h"
+
+struct kiln_op_def;
+
+typedef struct kiln_metadata_entry {
+    char *key;
+    char *value;
+} kiln_metadata_entry;
+
+
+
+typedef struct kiln_input_decl {
+    char *name;
+    kiln_value_type type;
+} kiln_input_decl;
+
+typedef struct kiln_output_decl {
+    char *name;
+    uint32_t value;
+} kiln_output_decl;
+
+typedef struct kiln_weight_decl {
+    char *name;
+    kiln_weight_kind kind;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t shape[KILN_MAX_RANK];
+    uint64_t byte_size;
+    uint64_t data_offset;  /* within the weight data section */
+    const uint8_t *data;   /* borrowed: builder storage or the mapped file */
+} kiln_weight_decl;
+
+typedef struct kiln_opset_entry {
+    char *name;
+    uint32_t version;
+    const struct kiln_op_def *def; /* resolved against the registry */
+} kiln_opset_entry;
+
+typedef struct kiln_node_decl {
+    uint32_t op;          /* index into the opset table */
+    uint32_t input_count;
+    uint32_t *inputs;     /* value ids */
+    uint32_t attribute_count;
+    struct kiln_node_attribute *attributes; /* sorted by name */
+} kiln_node_decl;
+
+
+
+
+
+/* A memory plan read from the artifact's PLAN section (format 1.1, ancillary). */
+typedef struct kiln_stored_plan {
+    bool present;
+    uint64_t arena_bytes;
+    uint64_t intermediate_bytes;
+    uint32_t count;     /* one slot per node result */
+    uint64_t *offsets;
+    uint64_t *sizes;
+} kiln_stored_plan;
+
+typedef struct kiln_model {
+    char *name;
+    kiln_mode mode;
+    kiln_metadata_entry *metadata; /* sorted by key, keys unique */
+    uint32_t metadata_count;
+    kiln_dim_decl *dims;
+    uint32_t dim_count;
+    kiln_derived_dim *derived;
+    uint32_t derived_count;
+    kiln_expr_pool exprs;
+    /* Expressions 0..stored_expr_count-1 are the ones the file stores (those
+     * input axes and derived dims use); checking may intern more after them. */
+    uint32_t stored_expr_count;
+    kiln_input_decl *inputs;
+    uint32_t input_count;
+    kiln_weight_decl *weights;
+    uint32_t weight_count;
+    kiln_opset_entry *opset;
+    uint32_t opset_count;
+    kiln_node_decl *nodes;
+    uint32_t node_count;
+    kiln_output_decl *outputs;
+    uint32_t output_count;
+    kiln_evidence_case *evidence;
+    uint32_t evidence_count;
+    kiln_input_check_decl *checks; /* sorted by input */
+    uint32_t check_count;
+    /* Non-strict programs turn unproven preconditions into runtime guards
+     * (their expressions are stored ones); strict programs have none. */
+    bool non_strict;
+    kiln_guard_list guards;
+    kiln_stored_plan stored_plan;
+    /* Derived by kiln_model_infer: the type of every value. */
+    kiln_value_type *value_types;
+} kiln_model;
+
+static inline uint32_t kiln_model_value_count(const kiln_model *m)
+{
+    return m->input_count + m->weight_count + m->node_count;
+}
+
+static inline uint32_t kiln_model_first_node_value(const kiln_model *m)
+{
+    return m->input_count + m->weight_count;
+}
+
+void kiln_model_release(kiln_model *m);
+
+/* The dim names as an array (owned by the model's dims). Caller frees the array. */
+const char **kiln_model_dim_names(const kiln_model *m);
+
+/* Render a shape, e.g. "[batch, 2]". @return the full length, like snprintf. */
+int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *buffer, size_t size);
+
+
+#endif

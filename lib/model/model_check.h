@@ -1,0 +1,22 @@
+/*
+ * model_check.h — checking a whole program model: names, dims, inputs,
+ * weights, every node's op, arity and shape rule (proving each
+ * precondition over the declared domain), outputs, semantic checks and
+ * stored guards. The model itself (model.h) is only data.
+ */
+#ifndef KILN_LIB_MODEL_CHECK_H
+#define KILN_LIB_MODEL_CHECK_H
+
+#include "model.h"
+
+/*
+ * Check the whole model and derive value_types: names, dims, inputs
+ * (axes are constants or declared dims, or expressions over dims that
+ * also appear bare), weights, op arity and shape rules, outputs.
+ */
+kiln_status kiln_model_infer(kiln_model *m, kiln_error *err);
+
+/* Each check refers to an input once, in input order, and fits its dtype. */
+kiln_status kiln_model_check_semantic_checks(const kiln_model *m, kiln_error *err);
+
+#endif

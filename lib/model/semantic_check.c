@@ -1,0 +1,157 @@
+/* semantic_check.c — semantic checks on input values (see semantic_check.h). */
+#include "semantic_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "format/error.h"
+#include "half.h"
+
+void kiln_input_check_release(kiln_input_check_decl *check)
+{
+    free(check->categories);
+    free(check->unit);
+    free(check->description);
+    memset(check, 0, sizeof *check);
+}
+
+static int compare_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+kiln_status kiln_input_check_copy(uint32_t input, const kiln_input_check *from, kiln_input_check_decl *out,
+                                  kiln_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (from->category_count && !from->categories)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "categories is NULL");
+    out->input = input;
+    out->has_range = from->has_range;
+    out->min = from->min;
+    out->max = from->max;
+    out->finite_only = from->finite_only;
+    out->unit = strdup(from->unit ? from->unit : "");
+    out->description = strdup(from->description ? from->description : "");
+    out->categories = malloc((from->category_count ? from->category_count : 1) * sizeof *out->categories);
+    if (!out->unit || !out->description || !out->categories) {
+        kiln_input_check_release(out);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for input checks");
+    }
+    /* Sorted and unique: the canonical form the file stores. */
+    if (from->category_count)
+        memcpy(out->categories, from->categories, from->category_count * sizeof *out->categories);
+    qsort(out->categories, from->category_count, sizeof *out->categories, compare_i64);
+    for (uint32_t i = 0; i < from->category_count; i++)
+        if (out->category_count == 0 || out->categories[out->category_count - 1] != out->categories[i])
+            out->categories[out->category_count++] = out->categories[i];
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------- enforcing */
+
+/* Element `i` as a double, and (for integer dtypes) exactly as an int64. */
+static double element(const kiln_tensor *t, uint64_t i, int64_t *exact, bool *exact_ok)
+{
+    const uint8_t *p = (const uint8_t *)t->data + i * kiln_dtype_size(t->dtype);
+    *exact_ok = true;
+    switch (t->dtype) {
+#define INTEGER(CODE, T)                       \
+    case CODE: {                               \
+        T v;                                   \
+        memcpy(&v, p, sizeof v);               \
+        *exact = (int64_t)v;                   \
+        return (double)v;                      \
+    }
+        INTEGER(KILN_I8, int8_t)
+        INTEGER(KILN_I16, int16_t)
+        INTEGER(KILN_I32, int32_t)
+        INTEGER(KILN_I64, int64_t)
+        INTEGER(KILN_U8, uint8_t)
+        INTEGER(KILN_U16, uint16_t)
+        INTEGER(KILN_U32, uint32_t)
+        INTEGER(KILN_BOOL, uint8_t)
+#undef INTEGER
+    case KILN_U64: {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        *exact_ok = v <= INT64_MAX;
+        *exact = (int64_t)(v & INT64_MAX);
+        return (double)v;
+    }
+    case KILN_F32: {
+        float v;
+        memcpy(&v, p, sizeof v);
+        *exact_ok = false;
+        return v;
+    }
+    case KILN_F64: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        *exact_ok = false;
+        return v;
+    }
+    case KILN_F16:
+    case KILN_BF16: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        *exact_ok = false;
+        return t->dtype == KILN_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
+    }
+    default:
+        *exact_ok = false;
+        return NAN;
+    }
+}
+
+/* "[1, 2]": the multi-index of flat element `i`. */
+static void format_index(const kiln_tensor *t, uint64_t i, char *out, size_t size)
+{
+    uint64_t index[KILN_MAX_RANK];
+    for (uint32_t a = t->rank; a-- > 0;) {
+        uint64_t extent = (uint64_t)t->shape[a];
+        index[a] = extent ? i % extent : 0;
+        i = extent ? i / extent : 0;
+    }
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (uint32_t a = 0; a < t->rank && used < size; a++)
+        used += (size_t)snprintf(out + used, size - used, "%s%llu", a ? ", " : "", (unsigned long long)index[a]);
+    if (used < size)
+        snprintf(out + used, size - used, "]");
+}
+
+static bool in_categories(const kiln_input_check_decl *c, int64_t value)
+{
+    return bsearch(&value, c->categories, c->category_count, sizeof value, compare_i64) != NULL;
+}
+
+kiln_status kiln_input_check_enforce(const kiln_input_check_decl *c, const char *name, const kiln_tensor *t,
+                                     kiln_error *err)
+{
+    for (uint64_t i = 0; i < t->element_count; i++) {
+        int64_t exact = 0;
+        bool exact_ok = false;
+        double v = element(t, i, &exact, &exact_ok);
+        const char *rule = NULL;
+        char detail[160] = "";
+        if (c->finite_only && !isfinite(v))
+            rule = "is not finite";
+        else if (c->has_range && !(v >= c->min && v <= c->max))
+            snprintf(detail, sizeof detail, "is outside the range %.17g..%.17g", c->min, c->max), rule = detail;
+        else if (c->category_count && !(exact_ok && in_categories(c, exact)))
+            rule = "is not one of the declared categories";
+        if (!rule)
+            continue;
+        char where[KILN_MAX_RANK * 22 + 4];
+        format_index(t, i, where, sizeof where);
+        if (exact_ok)
+            return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %lld %s", name, where,
+                             (long long)exact, rule);
+        return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %.17g %s", name, where, v, rule);
+    }
+    return KILN_OK;
+}

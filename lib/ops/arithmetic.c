@@ -1,0 +1,254 @@
+/*
+ * arithmetic.c — add, sub, mul, div and neg: shape rules and portable
+ * reference kernels.
+ *
+ * Semantics (spec/opset.md): both operands of a binary op have the same
+ * dtype (no implicit promotion) and broadcast like NumPy. Integer add, sub,
+ * mul and neg wrap modulo 2^bits; integer div truncates toward zero and
+ * refuses a zero divisor; floats follow IEEE 754. bool is not arithmetic.
+ * f16 and bf16 are computed in f32 and rounded once (half_compute.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "broadcast.h"
+#include "elementwise.h"
+#include "format/error.h"
+#include "half_compute.h"
+#include "op_registry.h"
+#include "parallel.h"
+
+/* ---------------------------------------------------------- shape rules */
+
+kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
+                                    const kiln_value_type *b, kiln_error *err)
+{
+    if (a->dtype != b->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
+                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    return KILN_OK;
+}
+
+kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
+                                        const kiln_value_type *const *inputs, uint32_t input_count,
+                                        kiln_value_type *out, kiln_error *err)
+{
+    const kiln_value_type *a = inputs[0], *b = inputs[1];
+    (void)input_count;
+    KILN_TRY(kiln_require_same_dtype(ctx, a, b, err));
+    if (!kiln_dtype_is_arithmetic(a->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported",
+                         ctx->node_label, kiln_dtype_name(a->dtype));
+    out->dtype = a->dtype;
+    return kiln_broadcast_shapes(ctx, &a->shape, &b->shape, &out->shape, err);
+}
+
+kiln_status kiln_infer_unary_numeric(const kiln_shape_context *ctx,
+                                     const kiln_value_type *const *inputs, uint32_t input_count,
+                                     kiln_value_type *out, kiln_error *err)
+{
+    (void)input_count;
+    if (!kiln_dtype_is_arithmetic(inputs[0]->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported",
+                         ctx->node_label, kiln_dtype_name(inputs[0]->dtype));
+    *out = *inputs[0];
+    return KILN_OK;
+}
+
+/* -------------------------------------------------------------- kernels */
+
+#define DEFINE_WRAPPING(CODE, T, U, SUFFIX)                                  \
+    DEFINE_BINARY_LOOP(add_##SUFFIX, T, U, (T)((U)x + (U)y))                \
+    DEFINE_BINARY_LOOP(sub_##SUFFIX, T, U, (T)((U)x - (U)y))                \
+    DEFINE_BINARY_LOOP(mul_##SUFFIX, T, U, (T)((U)x * (U)y))
+ARITHMETIC_DTYPES(DEFINE_WRAPPING)
+
+/* Division: IEEE for floats; integers truncate toward zero, and the one
+ * overflowing case (MIN / -1) wraps like negation. Zero divisors are
+ * rejected before the loop runs. */
+DEFINE_BINARY_LOOP(div_f32, float, float, x / y)
+DEFINE_BINARY_LOOP(div_f64, double, double, x / y)
+#define SIGNED_DIV(T, U) (y == -1 ? (T)(0u - (U)x) : (T)(x / y))
+DEFINE_BINARY_LOOP(div_i8, int8_t, uint32_t, SIGNED_DIV(int8_t, uint32_t))
+DEFINE_BINARY_LOOP(div_i16, int16_t, uint32_t, SIGNED_DIV(int16_t, uint32_t))
+DEFINE_BINARY_LOOP(div_i32, int32_t, uint32_t, SIGNED_DIV(int32_t, uint32_t))
+DEFINE_BINARY_LOOP(div_i64, int64_t, uint64_t, SIGNED_DIV(int64_t, uint64_t))
+DEFINE_BINARY_LOOP(div_u8, uint8_t, uint32_t, (uint8_t)(x / y))
+DEFINE_BINARY_LOOP(div_u16, uint16_t, uint32_t, (uint16_t)(x / y))
+DEFINE_BINARY_LOOP(div_u32, uint32_t, uint32_t, x / y)
+DEFINE_BINARY_LOOP(div_u64, uint64_t, uint64_t, x / y)
+
+typedef void (*binary_loop)(const kiln_broadcast_plan *, const void *, const void *, void *, uint64_t, uint64_t);
+
+typedef struct binary_table {
+    kiln_dtype dtype;
+    binary_loop add, sub, mul, div;
+} binary_table;
+
+#define TABLE_ROW(CODE, T, U, SUFFIX) {CODE, add_##SUFFIX, sub_##SUFFIX, mul_##SUFFIX, div_##SUFFIX},
+static const binary_table binary_loops[] = {ARITHMETIC_DTYPES(TABLE_ROW)};
+
+enum binary_op { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
+
+static bool has_zero_integer(const kiln_tensor *t)
+{
+    const uint8_t *bytes = t->data;
+    size_t width = kiln_dtype_size(t->dtype);
+    static const uint8_t zero[8] = {0};
+    for (uint64_t i = 0; i < t->element_count; i++)
+        if (memcmp(bytes + i * width, zero, width) == 0)
+            return true;
+    return false;
+}
+
+/* One binary loop over a range of output elements, for kiln_parallel_chunks. */
+typedef struct binary_job {
+    binary_loop loop;
+    const kiln_broadcast_plan *plan;
+    const void *a, *b;
+    void *out;
+} binary_job;
+
+static void binary_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const binary_job *job = vjob;
+    job->loop(job->plan, job->a, job->b, job->out, begin, end);
+}
+
+static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *inputs, kiln_tensor *output,
+                              uint32_t threads, kiln_error *err)
+{
+    const kiln_tensor *a = inputs[0], *b = inputs[1];
+    for (size_t i = 0; i < sizeof binary_loops / sizeof binary_loops[0]; i++) {
+        const binary_table *row = &binary_loops[i];
+        if (row->dtype != output->dtype)
+            continue;
+        /* An empty result divides nothing, so a zero divisor is no error. */
+        if (output->element_count == 0)
+            return KILN_OK;
+        if (op == OP_DIV && output->dtype != KILN_F32 && output->dtype != KILN_F64 &&
+            has_zero_integer(b))
+            return kiln_fail(err, KILN_ERR_RUNTIME, "div: integer division by zero");
+        kiln_broadcast_plan plan;
+        kiln_broadcast_plan_init(a, b, output, &plan);
+        binary_loop loop = op == OP_ADD ? row->add : op == OP_SUB ? row->sub
+                         : op == OP_MUL ? row->mul : row->div;
+        binary_job job = {loop, &plan, a->data, b->data, output->data};
+        kiln_parallel_chunks(output->element_count, threads, binary_chunk, &job);
+        return KILN_OK;
+    }
+    return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "no kernel for dtype %s",
+                     kiln_dtype_name(output->dtype));
+}
+
+kiln_status kiln_kernel_add(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_binary(OP_ADD, inputs, output, 1, err);
+}
+
+kiln_status kiln_kernel_sub(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_binary(OP_SUB, inputs, output, 1, err);
+}
+
+kiln_status kiln_kernel_mul(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_binary(OP_MUL, inputs, output, 1, err);
+}
+
+kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_binary(OP_DIV, inputs, output, 1, err);
+}
+
+#define DEFINE_NEG(CODE, T, U, SUFFIX, EXPR)                     \
+    static void neg_##SUFFIX(const void *vin, void *vout, uint64_t n) \
+    {                                                           \
+        const T *in = vin;                                      \
+        T *out = vout;                                          \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)              \
+            out[i] = (EXPR);                                    \
+    }
+/* Floats flip the sign bit (neg 0.0 is -0.0); integers wrap. */
+#define DEFINE_FLOAT_NEG(CODE, T, U, SUFFIX) DEFINE_NEG(CODE, T, U, SUFFIX, -in[i])
+#define DEFINE_INTEGER_NEG(CODE, T, U, SUFFIX) DEFINE_NEG(CODE, T, U, SUFFIX, (T)((U)0 - (U)in[i]))
+FLOAT_DTYPES(DEFINE_FLOAT_NEG)
+INTEGER_DTYPES(DEFINE_INTEGER_NEG)
+
+/* One neg loop over a range of elements, for kiln_parallel_chunks. */
+typedef struct neg_job {
+    void (*loop)(const void *, void *, uint64_t);
+    const uint8_t *in;
+    uint8_t *out;
+    size_t width;
+} neg_job;
+
+static void neg_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const neg_job *job = vjob;
+    job->loop(job->in + begin * job->width, job->out + begin * job->width, end - begin);
+}
+
+static kiln_status run_neg(const kiln_tensor *in, kiln_tensor *output, uint32_t threads, kiln_error *err)
+{
+    neg_job job = {NULL, in->data, output->data, kiln_dtype_size(output->dtype)};
+    switch (output->dtype) {
+#define NEG_CASE(CODE, T, U, SUFFIX) \
+    case CODE:                       \
+        job.loop = neg_##SUFFIX;     \
+        break;
+        ARITHMETIC_DTYPES(NEG_CASE)
+    default:
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "neg: no kernel for dtype %s",
+                         kiln_dtype_name(output->dtype));
+    }
+    kiln_parallel_chunks(output->element_count, threads, neg_chunk, &job);
+    return KILN_OK;
+}
+
+kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_count,
+                            kiln_tensor *output, kiln_error *err)
+{
+    (void)input_count;
+    return run_neg(inputs[0], output, 1, err);
+}
+
+/* Registry entry points: these ops take no attributes; a session's call
+ * brings its thread count. */
+#define REGISTRY_ENTRY(OP, ID)                                                                 \
+    kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)                   \
+    {                                                                                          \
+        KILN_HALF_IN_F32(call, kiln_run_##OP, err);                                            \
+        return run_binary(ID, call->inputs, call->output, kiln_call_threads(call), err);       \
+    }
+REGISTRY_ENTRY(add, OP_ADD)
+REGISTRY_ENTRY(sub, OP_SUB)
+REGISTRY_ENTRY(mul, OP_MUL)
+REGISTRY_ENTRY(div, OP_DIV)
+
+kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err)
+{
+    KILN_HALF_IN_F32(call, kiln_run_neg, err);
+    return run_neg(call->inputs[0], call->output, kiln_call_threads(call), err);
+}
+
+static const kiln_op_def elementwise_ops[] = {
+    {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_add},
+    {"sub", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_sub},
+    {"mul", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_mul},
+    {"div", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_div},
+    {"neg", NULL, 1, 1, 1, 1, kiln_infer_unary_numeric, kiln_run_neg},
+};
+
+const kiln_op_family kiln_ops_elementwise = {elementwise_ops, sizeof elementwise_ops / sizeof elementwise_ops[0]};

@@ -1,0 +1,108 @@
+/*
+ * binary_walk.h — the N-ary broadcasting walk behind the binary,
+ * comparison, logical, ternary and variadic ops (binary.c).
+ *
+ * The output is visited one row (its last axis) at a time, or a range of
+ * it per thread when it is large (any element range: a range may start or
+ * end inside a row). For each row the
+ * walk hands a row kernel every operand's base pointer, the element offset
+ * of the row's first element in that operand and the operand's element
+ * step along the last axis (0 where it broadcasts). Row kernels are the only
+ * dtype-specific code; the walk itself knows nothing of element types.
+ */
+#ifndef KILN_LIB_OPS_BINARY_WALK_H
+#define KILN_LIB_OPS_BINARY_WALK_H
+
+#include "broadcast.h"
+#include "parallel.h"
+
+/* The most operands a node may have (the builder's and loader's ceiling). */
+#define KILN_WALK_MAX_OPERANDS 64
+
+/*
+ * Compute `n` output elements starting at `out`. Operand j's elements are
+ * ((const T *)bases[j])[offsets[j] + k * steps[j]] for k in 0..n-1.
+ */
+typedef void (*kiln_row_kernel)(const void *const *bases, const int64_t *offsets, const int64_t *steps,
+                                uint32_t count, void *out, int64_t n);
+
+/*
+ * Walk output elements [begin, end) of `out` (shape set, buffer sized) row
+ * by row, calling `row` for each row or part of a row. `count` is at most
+ * KILN_WALK_MAX_OPERANDS, and every operand broadcasts to `out` (the shape
+ * rules proved it). Uses no heap: the run path must not allocate.
+ */
+static inline void kiln_walk_range(const kiln_tensor *const *operands, uint32_t count, kiln_tensor *out,
+                                   kiln_row_kernel row, uint64_t begin, uint64_t end)
+{
+    int64_t strides[KILN_WALK_MAX_OPERANDS][KILN_MAX_RANK];
+    const void *bases[KILN_WALK_MAX_OPERANDS];
+    int64_t offsets[KILN_WALK_MAX_OPERANDS];
+    int64_t starts[KILN_WALK_MAX_OPERANDS];
+    int64_t steps[KILN_WALK_MAX_OPERANDS];
+    int64_t index[KILN_MAX_RANK] = {0};
+    uint32_t rank = out->rank;
+    uint64_t inner = rank ? (uint64_t)out->shape[rank - 1] : 1;
+    uint64_t first_row = begin / inner, from = begin % inner;
+    for (uint32_t j = 0; j < count; j++) {
+        kiln_broadcast_strides(operands[j], out, strides[j]);
+        bases[j] = operands[j]->data;
+        offsets[j] = 0;
+        steps[j] = rank ? strides[j][rank - 1] : 0;
+    }
+    /* The odometer at the first row: mixed radix over the outer axes. */
+    uint64_t rest = first_row;
+    for (uint32_t axis = rank > 0 ? rank - 1 : 0; axis-- > 0;) {
+        index[axis] = (int64_t)(rest % (uint64_t)out->shape[axis]);
+        rest /= (uint64_t)out->shape[axis];
+        for (uint32_t j = 0; j < count; j++)
+            offsets[j] += index[axis] * strides[j][axis];
+    }
+    size_t width = kiln_dtype_size(out->dtype);
+    unsigned char *out_row = (unsigned char *)out->data + first_row * inner * width;
+    for (uint64_t done = begin; done < end; out_row += inner * width) {
+        uint64_t n = end - done < inner - from ? end - done : inner - from;
+        for (uint32_t j = 0; j < count; j++)
+            starts[j] = offsets[j] + (int64_t)from * steps[j];
+        row(bases, starts, steps, count, out_row + from * width, (int64_t)n);
+        done += n;
+        from = 0;
+        /* Odometer over the outer axes; every operand offset follows it. */
+        for (uint32_t axis = rank > 0 ? rank - 1 : 0; axis-- > 0;) {
+            index[axis]++;
+            for (uint32_t j = 0; j < count; j++)
+                offsets[j] += strides[j][axis];
+            if (index[axis] < out->shape[axis])
+                break;
+            for (uint32_t j = 0; j < count; j++)
+                offsets[j] -= strides[j][axis] * out->shape[axis];
+            index[axis] = 0;
+        }
+    }
+}
+
+/* One walk over a range of output elements, for kiln_parallel_chunks. */
+typedef struct kiln_walk_job {
+    const kiln_tensor *const *operands;
+    uint32_t count;
+    kiln_tensor *out;
+    kiln_row_kernel row;
+} kiln_walk_job;
+
+static inline void kiln_walk_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const kiln_walk_job *job = vjob;
+    kiln_walk_range(job->operands, job->count, job->out, job->row, begin, end);
+}
+
+/* Walk all of `out`, on up to `threads` threads when it is large (parallel.h). */
+static inline void kiln_walk_rows(const kiln_tensor *const *operands, uint32_t count, kiln_tensor *out,
+                                  kiln_row_kernel row, uint32_t threads)
+{
+    if (out->element_count == 0)
+        return;
+    kiln_walk_job job = {operands, count, out, row};
+    kiln_parallel_chunks(out->element_count, threads, kiln_walk_chunk, &job);
+}
+
+#endif

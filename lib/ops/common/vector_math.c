@@ -1,0 +1,306 @@
+/*
+ * vector_math.c — vectorizable f32 exp, erf, gelu and softmax (vector_math.h).
+ *
+ * Each function of one element is straight-line double arithmetic: both
+ * sides of a branch are computed and one is selected, and it is always
+ * inlined (a call per element would keep the loop scalar), so the element
+ * loops vectorize. They are compiled three times, for the baseline x86-64 (SSE2, two
+ * doubles a vector), AVX2 (four) and AVX-512F (eight), and the widest copy
+ * the CPU has runs. The copies compute the same IEEE operations in the same
+ * order (C11 mode leaves floating-point contraction off), so their results
+ * are identical.
+ *
+ * The polynomial coefficients are Chebyshev interpolants fitted for kiln
+ * (interpolation at the Chebyshev points of the first kind, in double,
+ * checked against the double libm on 20001 points of each interval; erf's
+ * then converted exactly to powers of t and rounded to double):
+ *  - exp: e^r on |r| <= ln2/2 by its Taylor series to degree 11
+ *    (truncation error below 6e-15 relative) after r = d - k ln2;
+ *  - erf on |x| <= 4: x P(x^2), P of degree 23 in x^2 (relative error
+ *    6.2e-14); beyond 4, erf(4) = 1 - 1.5e-8 already rounds to 1 in f32,
+ *    so |x| is clamped to 4.
+ *  - gelu (erf form) from that erf: 0.5 x (1 + erf(x / sqrt 2)) in
+ *    double, for x >= GELU_VECTOR_MIN only (see there).
+ */
+/*
+ * The clamps and selects below are comparisons, which may raise IEEE
+ * exception flags; under GCC's default -ftrapping-math that keeps the
+ * element loops from being vectorized. kiln never reads the exception
+ * flags, and no computed value changes without the assumption.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "unary_math.h"
+#include "parallel.h"
+#include "vector_math.h"
+
+/* ------------------------------------------------------------------ exp */
+
+#define LOG2_E 0x1.71547652b82fep+0
+/* ln 2 = LN2_HI + LN2_LO, LN2_HI with 32 significant bits: k * LN2_HI is
+ * exact for every |k| < 2^21, so d - k * LN2_HI cancels without error. */
+#define LN2_HI 0x1.62e42fee00000p-1
+#define LN2_LO 0x1.a39ef35793c76p-33
+/* 1.5 * 2^52: adding it rounds a double below 2^51 to an integer held in
+ * the low bits of the sum (round to nearest even, like nearbyint). */
+#define ROUNDING_SHIFTER 0x1.8p52
+
+/*
+ * e^d for a double d (any value: NaN stays NaN). d is clamped to
+ * [-150, 100] first: every f32 result is already 0 below -150 and inf
+ * above 100, and inside the clamp 2^k stays a normal double.
+ */
+static inline __attribute__((always_inline)) double vector_exp(double d)
+{
+    /* Written so that a NaN d passes both tests unchanged. */
+    double c = d < -150.0 ? -150.0 : d;
+    c = c > 100.0 ? 100.0 : c;
+    double shifted = c * LOG2_E + ROUNDING_SHIFTER;
+    double k = shifted - ROUNDING_SHIFTER;
+    double r = (c - k * LN2_HI) - k * LN2_LO;
+    /* The low 12 bits of `shifted` hold k mod 4096; k + 1023 in [1, 2046]
+     * shifted into the exponent field is 2^k. */
+    uint64_t bits;
+    memcpy(&bits, &shifted, sizeof bits);
+    bits = (bits + 1023) << 52;
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    /* Taylor series of e^r, Horner form, coefficients 1/n! rounded. */
+    double p = 0x1.ae64567f544e4p-26; /* 1/11! */
+    p = p * r + 0x1.27e4fb7789f5cp-22; /* 1/10! */
+    p = p * r + 0x1.71de3a556c734p-19; /* 1/9! */
+    p = p * r + 0x1.a01a01a01a01ap-16; /* 1/8! */
+    p = p * r + 0x1.a01a01a01a01ap-13; /* 1/7! */
+    p = p * r + 0x1.6c16c16c16c17p-10; /* 1/6! */
+    p = p * r + 0x1.1111111111111p-7; /* 1/5! */
+    p = p * r + 0x1.5555555555555p-5; /* 1/4! */
+    p = p * r + 0x1.5555555555555p-3; /* 1/3! */
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    /* A NaN d went through every step above, so the result is NaN. */
+    return p * scale;
+}
+
+/* ------------------------------------------------------------------ erf */
+
+/*
+ * erf(x) / x as a polynomial of degree 23 in t = x^2 / 8 - 1 (x^2 in
+ * [0, 16], |x| <= 4), in powers of t: converted exactly from the
+ * Chebyshev interpolant (all coefficients below 0.36 in magnitude, so the
+ * power form loses nothing measurable: 6.2e-14 relative on 80000 points
+ * either way).
+ */
+static const double erf_coefficients[24] = {
+    0x1.6a040781a4870p-2, -0x1.69a0ccda3df87p-3, 0x1.0dabaf063ec9fp-3, -0x1.b92e95c1a476dp-4,
+    0x1.717efc6831e99p-4, -0x1.3215d8b35d11fp-4, 0x1.ea97f3a3f28cdp-5, -0x1.76e8653851cedp-5,
+    0x1.0ed51571456c5p-5, -0x1.7034ed86f6264p-6, 0x1.d637283d9d101p-7, -0x1.1a02ca9f97993p-7,
+    0x1.3e06cbba9b6c8p-8, -0x1.51e66c86c3566p-9, 0x1.535f9b7b5a22ep-10, -0x1.41ac61941cb43p-11,
+    0x1.1dacd05c4b4a2p-12, -0x1.e9cfbc2c48684p-14, 0x1.abcef30c614fbp-15, -0x1.467ce33567eccp-16,
+    0x1.46903f2eee916p-18, -0x1.f191e7342e34bp-20, 0x1.9975fb9a4e23ap-20, -0x1.fecf86cd50e57p-22,
+};
+
+/*
+ * sum_k c[k] t^k as four independent Horner chains in t^4 (the terms
+ * k = 0, 1, 2, 3 mod 4) combined at the end: a quarter of the dependent
+ * steps of one chain, and the dependent steps are what bounds the speed of
+ * these loops. Written out (no inner loop) so that the element loops
+ * vectorize.
+ */
+static inline __attribute__((always_inline)) double erf_polynomial(double t)
+{
+    double t2 = t * t, t4 = t2 * t2;
+    double c0 = erf_coefficients[20];
+    double c1 = erf_coefficients[21];
+    double c2 = erf_coefficients[22];
+    double c3 = erf_coefficients[23];
+    c0 = c0 * t4 + erf_coefficients[16];
+    c1 = c1 * t4 + erf_coefficients[17];
+    c2 = c2 * t4 + erf_coefficients[18];
+    c3 = c3 * t4 + erf_coefficients[19];
+    c0 = c0 * t4 + erf_coefficients[12];
+    c1 = c1 * t4 + erf_coefficients[13];
+    c2 = c2 * t4 + erf_coefficients[14];
+    c3 = c3 * t4 + erf_coefficients[15];
+    c0 = c0 * t4 + erf_coefficients[8];
+    c1 = c1 * t4 + erf_coefficients[9];
+    c2 = c2 * t4 + erf_coefficients[10];
+    c3 = c3 * t4 + erf_coefficients[11];
+    c0 = c0 * t4 + erf_coefficients[4];
+    c1 = c1 * t4 + erf_coefficients[5];
+    c2 = c2 * t4 + erf_coefficients[6];
+    c3 = c3 * t4 + erf_coefficients[7];
+    c0 = c0 * t4 + erf_coefficients[0];
+    c1 = c1 * t4 + erf_coefficients[1];
+    c2 = c2 * t4 + erf_coefficients[2];
+    c3 = c3 * t4 + erf_coefficients[3];
+    return (c0 + t * c1) + t2 * (c2 + t * c3);
+}
+
+/*
+ * erf(x) for a double widened from f32 (so x * x is exact): x P(x^2) on
+ * |x| <= 4, and beyond, where erf(4) = 1 - 1.5e-8 already rounds to 1 in
+ * f32, the value at ±4. x * P keeps the sign of zero and the relative
+ * accuracy of tiny x; NaN passes the clamp and stays NaN.
+ */
+static inline __attribute__((always_inline)) double vector_erf(double x)
+{
+    double magnitude = fabs(x);
+    double clamped = magnitude > 4.0 ? 4.0 : magnitude;
+    return copysign(clamped * erf_polynomial(clamped * clamped * 0.125 - 1.0), x);
+}
+
+/*
+ * gelu's vectorized range. For x < 0, 1 + erf(x / sqrt 2) cancels: the
+ * erf polynomial's absolute error (under 6.2e-14) grows relative to the
+ * result by 1 / erfc(|x| / sqrt 2), which at x = -3.5 is 2.2e3, so the
+ * sum keeps a relative error under 1.4e-10, far below half an f32 ulp.
+ * Below -3.5, and for NaN, the reference's erfc formula runs.
+ */
+#define GELU_VECTOR_MIN -3.5
+
+static inline __attribute__((always_inline)) double vector_gelu(double x)
+{
+    return 0.5 * x * (1.0 + vector_erf(x * UNARY_SQRT1_2));
+}
+
+/* ---------------------------------------------------------------- loops */
+
+/* The loops of one instruction set: SUFFIX names them, TARGET is a GCC
+ * target attribute (empty for the baseline). */
+#define VECTOR_LOOPS(SUFFIX, TARGET)                                                    \
+    TARGET static void exp_loop_##SUFFIX(const float *in, float *out, uint64_t n)       \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)                                      \
+            out[i] = (float)vector_exp(in[i]);                                          \
+    }                                                                                   \
+    TARGET static void erf_loop_##SUFFIX(const float *in, float *out, uint64_t n)       \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)                                      \
+            out[i] = (float)vector_erf(in[i]);                                          \
+    }                                                                                   \
+    TARGET static void gelu_loop_##SUFFIX(const float *in, float *out, uint64_t n)      \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t i = 0; i < n; i++)                                      \
+            out[i] = (float)vector_gelu(in[i]);                                         \
+    }                                                                                   \
+    /* sum of e^(in[k] - shift) over the slice, four partial sums in a fixed order */   \
+    TARGET static double exp_sum_##SUFFIX(const float *in, uint64_t n, double shift)    \
+    {                                                                                   \
+        double partial[4] = {0.0, 0.0, 0.0, 0.0};                                       \
+        uint64_t k = 0;                                                                 \
+        for (; k + 4 <= n; k += 4)                                                      \
+            for (int j = 0; j < 4; j++)                                                 \
+                partial[j] += vector_exp(in[k + j] - shift);                            \
+        double sum = (partial[0] + partial[1]) + (partial[2] + partial[3]);             \
+        for (; k < n; k++)                                                              \
+            sum += vector_exp(in[k] - shift);                                           \
+        return sum;                                                                     \
+    }                                                                                   \
+    TARGET static void scaled_exp_##SUFFIX(const float *in, float *out, uint64_t n,     \
+                                           double shift, double sum)                    \
+    {                                                                                   \
+        KILN_SIMD for (uint64_t k = 0; k < n; k++)                                      \
+            out[k] = (float)(vector_exp(in[k] - shift) / sum);                          \
+    }
+
+VECTOR_LOOPS(baseline, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_COPY 1
+VECTOR_LOOPS(avx2, __attribute__((target("avx2"))))
+/* GCC keeps 256-bit vectors on AVX-512 unless asked; clang's target attribute takes one feature. */
+#if defined(__clang__)
+#define AVX512_TARGET __attribute__((target("avx512f")))
+#else
+#define AVX512_TARGET __attribute__((target("avx512f", "prefer-vector-width=512")))
+#endif
+VECTOR_LOOPS(avx512, AVX512_TARGET)
+#endif
+
+/* The widest copy this CPU runs: 512 (AVX-512F), 256 (AVX2) or 128 bits. */
+static int vector_bits(void)
+{
+#ifdef HAVE_AVX2_COPY
+    return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
+#else
+    return 128;
+#endif
+}
+
+void kiln_vector_exp_f32(const float *in, float *out, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        exp_loop_avx512(in, out, n);
+        return;
+    }
+    if (bits == 256) {
+        exp_loop_avx2(in, out, n);
+        return;
+    }
+#endif
+    exp_loop_baseline(in, out, n);
+}
+
+void kiln_vector_erf_f32(const float *in, float *out, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        erf_loop_avx512(in, out, n);
+        return;
+    }
+    if (bits == 256) {
+        erf_loop_avx2(in, out, n);
+        return;
+    }
+#endif
+    erf_loop_baseline(in, out, n);
+}
+
+void kiln_vector_gelu_f32(const float *in, float *out, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512)
+        gelu_loop_avx512(in, out, n);
+    else if (bits == 256)
+        gelu_loop_avx2(in, out, n);
+    else
+#endif
+        gelu_loop_baseline(in, out, n);
+    /* Outside the vectorized range (and NaN): the reference's value. */
+    for (uint64_t i = 0; i < n; i++)
+        if (!(in[i] >= GELU_VECTOR_MIN))
+            out[i] = (float)unary_gelu_erf(in[i]);
+}
+
+void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent)
+{
+    /* The reference's shift: the first NaN, else the maximum. */
+    double shift = in[0];
+    for (uint64_t k = 1; k < extent; k++) {
+        double x = in[k];
+        if (!isnan(shift) && (isnan(x) || x > shift))
+            shift = x;
+    }
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512) {
+        scaled_exp_avx512(in, out, extent, shift, exp_sum_avx512(in, extent, shift));
+        return;
+    }
+    if (bits == 256) {
+        scaled_exp_avx2(in, out, extent, shift, exp_sum_avx2(in, extent, shift));
+        return;
+    }
+#endif
+    scaled_exp_baseline(in, out, extent, shift, exp_sum_baseline(in, extent, shift));
+}

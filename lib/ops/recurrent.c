@@ -1,0 +1,684 @@
+/*
+ * recurrent.c — recurrent layers over a sequence: the simple RNN, GRU
+ * and LSTM, each as one op per result. `rnn`, `gru` and `lstm` give every
+ * hidden state (ONNX's Y); `rnn_last_hidden`, `gru_last_hidden` and
+ * `lstm_last_hidden` the last one (Y_h); `lstm_last_cell` the last cell
+ * state (Y_c). A graph node has exactly one result, so an importer emits
+ * one node per result it uses; the ops of one layer make the same
+ * computation. Semantics, attributes and numerics: spec/ops/recurrent.md.
+ *
+ * Inputs are x, w, r and then, optionally and in this order, b and
+ * initial_h (and for the LSTM initial_c and p): an absent input is zero,
+ * so an importer that has a later one but not an earlier one passes zeros.
+ *
+ * The state is carried in double from step to step and each output
+ * element is rounded once to the output dtype. The hidden (and cell) state
+ * and the gates of one batch row live in a scratch kept in the node's
+ * state slot, grown only when a run needs more than any before: a run at a
+ * shape seen before allocates nothing (kernel_context.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "half_compute.h"
+#include "op_registry.h"
+#include "size_claim.h"
+
+/* Sanity bound on hidden_size: far above any real layer, low enough that
+ * gate counts times it can never overflow the size arithmetic. */
+#define MAX_HIDDEN_SIZE ((int64_t)1 << 24)
+#define MAX_DIRECTIONS 2
+#define MAX_ACTIVATIONS 3 /* per direction: f, g, h */
+
+typedef enum cell_kind { CELL_RNN, CELL_GRU, CELL_LSTM } cell_kind;
+typedef enum result_kind { RESULT_ALL_HIDDEN, RESULT_LAST_HIDDEN, RESULT_LAST_CELL } result_kind;
+typedef enum activation { ACTIVATION_SIGMOID, ACTIVATION_TANH, ACTIVATION_RELU } activation;
+
+/* What each op computes. */
+typedef struct recurrent_op {
+    const char *name;
+    cell_kind cell;
+    result_kind result;
+} recurrent_op;
+
+static const recurrent_op op_rnn = {"rnn", CELL_RNN, RESULT_ALL_HIDDEN};
+static const recurrent_op op_rnn_last_hidden = {"rnn_last_hidden", CELL_RNN, RESULT_LAST_HIDDEN};
+static const recurrent_op op_gru = {"gru", CELL_GRU, RESULT_ALL_HIDDEN};
+static const recurrent_op op_gru_last_hidden = {"gru_last_hidden", CELL_GRU, RESULT_LAST_HIDDEN};
+static const recurrent_op op_lstm = {"lstm", CELL_LSTM, RESULT_ALL_HIDDEN};
+static const recurrent_op op_lstm_last_hidden = {"lstm_last_hidden", CELL_LSTM, RESULT_LAST_HIDDEN};
+static const recurrent_op op_lstm_last_cell = {"lstm_last_cell", CELL_LSTM, RESULT_LAST_CELL};
+
+/* Input positions; an input past the node's count is absent (zero). */
+enum { IN_X, IN_W, IN_R, IN_B, IN_INITIAL_H, IN_INITIAL_C, IN_P };
+
+static const kiln_attribute_spec rnn_attributes[] = {
+    {"activations", KILN_ATTRIBUTE_STRING},
+    {"clip", KILN_ATTRIBUTE_FLOAT},
+    {"direction", KILN_ATTRIBUTE_STRING},
+    {"hidden_size", KILN_ATTRIBUTE_INT},
+    {"layout", KILN_ATTRIBUTE_INT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec gru_attributes[] = {
+    {"activations", KILN_ATTRIBUTE_STRING},
+    {"clip", KILN_ATTRIBUTE_FLOAT},
+    {"direction", KILN_ATTRIBUTE_STRING},
+    {"hidden_size", KILN_ATTRIBUTE_INT},
+    {"layout", KILN_ATTRIBUTE_INT},
+    {"linear_before_reset", KILN_ATTRIBUTE_INT},
+    {NULL, 0},
+};
+
+static const kiln_attribute_spec lstm_attributes[] = {
+    {"activations", KILN_ATTRIBUTE_STRING},
+    {"clip", KILN_ATTRIBUTE_FLOAT},
+    {"direction", KILN_ATTRIBUTE_STRING},
+    {"hidden_size", KILN_ATTRIBUTE_INT},
+    {"input_forget", KILN_ATTRIBUTE_INT},
+    {"layout", KILN_ATTRIBUTE_INT},
+    {NULL, 0},
+};
+
+/* The attributes of one node, checked. */
+typedef struct recurrent_params {
+    int64_t hidden;
+    uint32_t gates;       /* gates per direction: 1, 3 or 4 */
+    uint32_t directions;  /* 1 or 2 */
+    bool reverse_only;    /* direction "reverse" */
+    int64_t layout;       /* 0: sequence first; 1: batch first */
+    double clip;          /* INFINITY: no clipping */
+    bool linear_before_reset;
+    activation activations[MAX_DIRECTIONS][MAX_ACTIVATIONS];
+} recurrent_params;
+
+static uint32_t gate_count(cell_kind cell)
+{
+    return cell == CELL_RNN ? 1 : cell == CELL_GRU ? 3 : 4;
+}
+
+/* Activations per direction: f for the RNN; f, g for the GRU; f, g, h for the LSTM. */
+static uint32_t activation_count(cell_kind cell)
+{
+    return cell == CELL_RNN ? 1 : cell == CELL_GRU ? 2 : 3;
+}
+
+static bool parse_activation(const char *name, size_t length, activation *out)
+{
+    static const struct {
+        const char *name;
+        activation value;
+    } known[] = {{"sigmoid", ACTIVATION_SIGMOID}, {"tanh", ACTIVATION_TANH}, {"relu", ACTIVATION_RELU}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strlen(known[i].name) == length && memcmp(known[i].name, name, length) == 0) {
+            *out = known[i].value;
+            return true;
+        }
+    return false;
+}
+
+/*
+ * `activations`: comma-separated names, one set per direction (f, g, h in
+ * that order, as many as the cell uses), for the forward direction first;
+ * a single set serves both directions of a bidirectional layer.
+ */
+static bool read_activations(const kiln_node_attribute *a, cell_kind cell, recurrent_params *p, char *why,
+                             size_t why_size)
+{
+    static const activation defaults[3][MAX_ACTIVATIONS] = {
+        {ACTIVATION_TANH},
+        {ACTIVATION_SIGMOID, ACTIVATION_TANH},
+        {ACTIVATION_SIGMOID, ACTIVATION_TANH, ACTIVATION_TANH},
+    };
+    uint32_t per_direction = activation_count(cell);
+    for (uint32_t d = 0; d < MAX_DIRECTIONS; d++)
+        memcpy(p->activations[d], defaults[cell], sizeof p->activations[d]);
+    if (!a)
+        return true;
+    activation listed[MAX_DIRECTIONS * MAX_ACTIVATIONS];
+    uint32_t count = 0;
+    const char *s = a->s ? a->s : "";
+    for (;;) {
+        size_t length = strcspn(s, ",");
+        if (count == per_direction * p->directions) {
+            snprintf(why, why_size, "activations \"%s\" names more than the %u functions of %u direction%s", a->s,
+                     per_direction * p->directions, p->directions, p->directions == 1 ? "" : "s");
+            return false;
+        }
+        if (!parse_activation(s, length, &listed[count])) {
+            snprintf(why, why_size, "activation \"%.*s\" is not supported (supported: sigmoid, tanh, relu)",
+                     (int)(length > 40 ? 40 : length), s);
+            return false;
+        }
+        count++;
+        if (s[length] == '\0')
+            break;
+        s += length + 1;
+    }
+    if (count != per_direction && count != per_direction * p->directions) {
+        snprintf(why, why_size, "activations \"%s\" names %u functions; this layer takes %u per direction", a->s,
+                 count, per_direction);
+        return false;
+    }
+    for (uint32_t d = 0; d < p->directions; d++)
+        for (uint32_t i = 0; i < per_direction; i++)
+            p->activations[d][i] = listed[count == per_direction ? i : d * per_direction + i];
+    return true;
+}
+
+static bool read_params(const kiln_node_attribute *attributes, uint32_t count, cell_kind cell, recurrent_params *p,
+                        char *why, size_t why_size)
+{
+    memset(p, 0, sizeof *p);
+    const kiln_node_attribute *hidden = kiln_attribute_find(attributes, count, "hidden_size");
+    if (!hidden) {
+        snprintf(why, why_size, "the attribute 'hidden_size' is required");
+        return false;
+    }
+    if (hidden->i < 1 || hidden->i > MAX_HIDDEN_SIZE) {
+        snprintf(why, why_size, "hidden_size = %lld is outside 1..%lld", (long long)hidden->i,
+                 (long long)MAX_HIDDEN_SIZE);
+        return false;
+    }
+    p->hidden = hidden->i;
+    p->gates = gate_count(cell);
+    const kiln_node_attribute *direction = kiln_attribute_find(attributes, count, "direction");
+    const char *d = direction && direction->s ? direction->s : "forward";
+    if (strcmp(d, "forward") == 0 || strcmp(d, "reverse") == 0) {
+        p->directions = 1;
+        p->reverse_only = d[0] == 'r';
+    } else if (strcmp(d, "bidirectional") == 0) {
+        p->directions = 2;
+    } else {
+        snprintf(why, why_size, "direction \"%.40s\" is not forward, reverse or bidirectional", d);
+        return false;
+    }
+    p->layout = kiln_attribute_int(attributes, count, "layout", 0);
+    if (p->layout != 0 && p->layout != 1) {
+        snprintf(why, why_size, "layout = %lld is not 0 or 1", (long long)p->layout);
+        return false;
+    }
+    const kiln_node_attribute *clip = kiln_attribute_find(attributes, count, "clip");
+    p->clip = clip ? clip->f : INFINITY;
+    if (isnan(p->clip) || p->clip <= 0) {
+        snprintf(why, why_size, "clip = %g is not a positive threshold", p->clip);
+        return false;
+    }
+    int64_t lbr = kiln_attribute_int(attributes, count, "linear_before_reset", 0);
+    int64_t input_forget = kiln_attribute_int(attributes, count, "input_forget", 0);
+    if (lbr != 0 && lbr != 1) {
+        snprintf(why, why_size, "linear_before_reset = %lld is not 0 or 1", (long long)lbr);
+        return false;
+    }
+    p->linear_before_reset = lbr == 1;
+    if (input_forget != 0) {
+        snprintf(why, why_size, "input_forget = %lld is not supported (only 0: uncoupled input and forget gates)",
+                 (long long)input_forget);
+        return false;
+    }
+    return read_activations(kiln_attribute_find(attributes, count, "activations"), cell, p, why, why_size);
+}
+
+/* ----------------------------------------------------------- shape rule */
+
+static const char equal_advice[] = "Use the same dim (or the same constant) for both sizes";
+
+/* Axis `axis` of input `name` (input `index`) has size `size` (an expression id), proven. */
+static kiln_status prove_axis(const kiln_shape_context *ctx, const char *name, uint32_t index,
+                              const kiln_value_type *t, uint32_t axis, uint32_t size, const char *size_name,
+                              kiln_error *err)
+{
+    char have[128], want[128], what[400];
+    kiln_format_size(ctx, t->shape.axes[axis], have, sizeof have);
+    kiln_format_size(ctx, size, want, sizeof want);
+    snprintf(what, sizeof what, "%s (input %u) axis %u size %s equals %s %s", name, index, axis, have, size_name,
+             want);
+    kiln_size_claim claim = {KILN_CLAIM_EQUAL, t->shape.axes[axis], size, 0};
+    return kiln_prove_size_claim(ctx, &claim, what, equal_advice, err);
+}
+
+/* Input `name` has rank `rank` and axis sizes `sizes` (expression ids; `names` say what each is). */
+static kiln_status prove_shape(const kiln_shape_context *ctx, const char *name, uint32_t index,
+                               const kiln_value_type *t, uint32_t rank, const uint32_t *sizes,
+                               const char *const *names, kiln_error *err)
+{
+    if (t->shape.rank != rank)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s (input %u) must have rank %u, got rank %u",
+                         ctx->node_label, name, index, rank, t->shape.rank);
+    for (uint32_t a = 0; a < rank; a++)
+        KILN_TRY(prove_axis(ctx, name, index, t, a, sizes[a], names[a], err));
+    return KILN_OK;
+}
+
+static kiln_status infer_recurrent(const kiln_shape_context *ctx, const recurrent_op *op,
+                                   const kiln_value_type *const *inputs, uint32_t input_count,
+                                   kiln_value_type *out, kiln_error *err)
+{
+    const kiln_value_type *x = inputs[IN_X];
+    if (x->dtype != KILN_F32 && x->dtype != KILN_F64 && x->dtype != KILN_F16 && x->dtype != KILN_BF16)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: %s does not support dtype %s (it takes f32, f64, f16 or bf16)", ctx->node_label,
+                         op->name, kiln_dtype_name(x->dtype));
+    for (uint32_t i = 1; i < input_count; i++)
+        KILN_TRY(kiln_require_same_dtype(ctx, x, inputs[i], err));
+    recurrent_params p;
+    char why[200];
+    if (!read_params(ctx->attributes, ctx->attribute_count, op->cell, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: %s", ctx->node_label, why);
+    if (x->shape.rank != 3)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: x (input 0) must have rank 3, got rank %u",
+                         ctx->node_label, x->shape.rank);
+    uint32_t seq = x->shape.axes[p.layout == 0 ? 0 : 1], batch = x->shape.axes[p.layout == 0 ? 1 : 0];
+    uint32_t input_size = x->shape.axes[2], dirs, hidden, gate_rows, bias_size, peephole_size;
+    KILN_TRY(kiln_expr_const(ctx->pool, p.directions, &dirs, err));
+    KILN_TRY(kiln_expr_const(ctx->pool, p.hidden, &hidden, err));
+    KILN_TRY(kiln_expr_const(ctx->pool, p.gates * p.hidden, &gate_rows, err));
+    KILN_TRY(kiln_expr_const(ctx->pool, 2 * p.gates * p.hidden, &bias_size, err));
+    KILN_TRY(kiln_expr_const(ctx->pool, 3 * p.hidden, &peephole_size, err));
+
+    const char *weight_names[3] = {"num_directions", "gates * hidden_size", "x's input size"};
+    const char *recurrence_names[3] = {"num_directions", "gates * hidden_size", "hidden_size"};
+    const char *bias_names[2] = {"num_directions", "2 * gates * hidden_size"};
+    const char *peephole_names[2] = {"num_directions", "3 * hidden_size"};
+    const char *state_names[2][3] = {{"num_directions", "x's batch size", "hidden_size"},
+                                     {"x's batch size", "num_directions", "hidden_size"}};
+    uint32_t weight_sizes[3] = {dirs, gate_rows, input_size};
+    uint32_t recurrence_sizes[3] = {dirs, gate_rows, hidden};
+    uint32_t bias_sizes[2] = {dirs, bias_size};
+    uint32_t peephole_sizes[2] = {dirs, peephole_size};
+    uint32_t state_sizes[3] = {dirs, batch, hidden};
+    if (p.layout == 1) {
+        state_sizes[0] = batch;
+        state_sizes[1] = dirs;
+    }
+    KILN_TRY(prove_shape(ctx, "w", IN_W, inputs[IN_W], 3, weight_sizes, weight_names, err));
+    KILN_TRY(prove_shape(ctx, "r", IN_R, inputs[IN_R], 3, recurrence_sizes, recurrence_names, err));
+    if (input_count > IN_B)
+        KILN_TRY(prove_shape(ctx, "b", IN_B, inputs[IN_B], 2, bias_sizes, bias_names, err));
+    if (input_count > IN_INITIAL_H)
+        KILN_TRY(prove_shape(ctx, "initial_h", IN_INITIAL_H, inputs[IN_INITIAL_H], 3, state_sizes,
+                             state_names[p.layout], err));
+    if (input_count > IN_INITIAL_C)
+        KILN_TRY(prove_shape(ctx, "initial_c", IN_INITIAL_C, inputs[IN_INITIAL_C], 3, state_sizes,
+                             state_names[p.layout], err));
+    if (input_count > IN_P)
+        KILN_TRY(prove_shape(ctx, "p", IN_P, inputs[IN_P], 2, peephole_sizes, peephole_names, err));
+
+    out->dtype = x->dtype;
+    if (op->result == RESULT_ALL_HIDDEN) {
+        out->shape.rank = 4;
+        uint32_t layout0[4] = {seq, dirs, batch, hidden}, layout1[4] = {batch, seq, dirs, hidden};
+        memcpy(out->shape.axes, p.layout == 0 ? layout0 : layout1, sizeof layout0);
+    } else {
+        out->shape.rank = 3;
+        memcpy(out->shape.axes, state_sizes, sizeof state_sizes);
+    }
+    return KILN_OK;
+}
+
+#define DEFINE_INFER(OP)                                                                                      \
+    static kiln_status infer_##OP(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,      \
+                                  uint32_t input_count, kiln_value_type *out, kiln_error *err)               \
+    {                                                                                                         \
+        return infer_recurrent(ctx, &op_##OP, inputs, input_count, out, err);                                \
+    }
+DEFINE_INFER(rnn)
+DEFINE_INFER(rnn_last_hidden)
+DEFINE_INFER(gru)
+DEFINE_INFER(gru_last_hidden)
+DEFINE_INFER(lstm)
+DEFINE_INFER(lstm_last_hidden)
+DEFINE_INFER(lstm_last_cell)
+
+/* --------------------------------------------------------------- kernel */
+
+/* The state carried between steps and the gates of one batch row. */
+typedef struct recurrent_scratch {
+    double *block;
+    size_t count; /* doubles */
+} recurrent_scratch;
+
+static void release_scratch(void *data)
+{
+    recurrent_scratch *scratch = data;
+    if (scratch)
+        free(scratch->block);
+    free(scratch);
+}
+
+/* The node's scratch grown to `count` doubles, or a new one owned by the caller (no session). */
+static kiln_status get_scratch(const kiln_kernel_call *call, const char *op, size_t count,
+                               recurrent_scratch **out, kiln_error *err)
+{
+    kiln_node_state *slot = call->context ? call->context->state : NULL;
+    recurrent_scratch *scratch = slot ? slot->data : NULL;
+    size_t bytes;
+    if (!kiln_mul_size(count, sizeof(double), &bytes))
+        return kiln_fail(err, KILN_ERR_LIMIT, "%s: the recurrent state of %zu values is too large", op, count);
+    if (!scratch) {
+        scratch = calloc(1, sizeof *scratch);
+        if (!scratch)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory for the recurrent state", op);
+        if (slot) {
+            slot->data = scratch;
+            slot->release = release_scratch;
+        }
+    }
+    if (scratch->count < count) {
+        double *block = malloc(bytes ? bytes : 1);
+        if (!block) {
+            if (!slot)
+                release_scratch(scratch);
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes of recurrent state", op,
+                             bytes);
+        }
+        free(scratch->block);
+        scratch->block = block;
+        scratch->count = count;
+    }
+    *out = scratch;
+    return KILN_OK;
+}
+
+static double element(const kiln_tensor *t, size_t i)
+{
+    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
+}
+
+static void store(kiln_tensor *t, size_t i, double v)
+{
+    if (t->dtype == KILN_F32)
+        ((float *)t->data)[i] = (float)v;
+    else
+        ((double *)t->data)[i] = v;
+}
+
+/* An activation of a clipped input (ONNX clips the input of every activation). */
+static double activate(activation f, double v, double clip)
+{
+    if (v > clip)
+        v = clip;
+    else if (v < -clip)
+        v = -clip;
+    switch (f) {
+    case ACTIVATION_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case ACTIVATION_TANH: return tanh(v);
+    default: return v > 0 ? v : (v < 0 ? 0.0 : v); /* relu; NaN stays NaN */
+    }
+}
+
+/* The sizes of one run, read from x and checked against the other operands. */
+typedef struct run_sizes {
+    size_t seq, batch, input, hidden, rows; /* rows = gates * hidden */
+} run_sizes;
+
+static kiln_status check_operand(const char *op, const char *name, const kiln_tensor *t, uint32_t rank,
+                                 const size_t *sizes, kiln_error *err)
+{
+    if (t->rank != rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s has rank %u, not %u", op, name, t->rank, rank);
+    for (uint32_t a = 0; a < rank; a++)
+        if ((uint64_t)t->shape[a] != sizes[a])
+            return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "%s: %s axis %u has size %lld, not %zu", op, name, a,
+                             (long long)t->shape[a], sizes[a]);
+    return KILN_OK;
+}
+
+static kiln_status check_operands(const kiln_kernel_call *call, const recurrent_op *op, const recurrent_params *p,
+                                  run_sizes *s, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[IN_X];
+    uint32_t max_inputs = op->cell == CELL_LSTM ? 7 : 5;
+    if (call->input_count < 3 || call->input_count > max_inputs)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %u inputs, not 3..%u", op->name, call->input_count,
+                         max_inputs);
+    if (x->dtype != KILN_F32 && x->dtype != KILN_F64)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: dtype %s", op->name, kiln_dtype_name(x->dtype));
+    for (uint32_t i = 1; i < call->input_count; i++)
+        if (call->inputs[i]->dtype != x->dtype)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is %s, x is %s", op->name, i,
+                             kiln_dtype_name(call->inputs[i]->dtype), kiln_dtype_name(x->dtype));
+    if (x->rank != 3)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: x has rank %u, not 3", op->name, x->rank);
+    s->seq = (size_t)x->shape[p->layout == 0 ? 0 : 1];
+    s->batch = (size_t)x->shape[p->layout == 0 ? 1 : 0];
+    s->input = (size_t)x->shape[2];
+    s->hidden = (size_t)p->hidden;
+    s->rows = p->gates * s->hidden;
+    size_t dirs = p->directions;
+    size_t weight[3] = {dirs, s->rows, s->input}, recurrence[3] = {dirs, s->rows, s->hidden};
+    size_t bias[2] = {dirs, 2 * s->rows}, peephole[2] = {dirs, 3 * s->hidden};
+    size_t state[3] = {dirs, s->batch, s->hidden};
+    if (p->layout == 1) {
+        state[0] = s->batch;
+        state[1] = dirs;
+    }
+    KILN_TRY(check_operand(op->name, "w", call->inputs[IN_W], 3, weight, err));
+    KILN_TRY(check_operand(op->name, "r", call->inputs[IN_R], 3, recurrence, err));
+    if (call->input_count > IN_B)
+        KILN_TRY(check_operand(op->name, "b", call->inputs[IN_B], 2, bias, err));
+    if (call->input_count > IN_INITIAL_H)
+        KILN_TRY(check_operand(op->name, "initial_h", call->inputs[IN_INITIAL_H], 3, state, err));
+    if (call->input_count > IN_INITIAL_C)
+        KILN_TRY(check_operand(op->name, "initial_c", call->inputs[IN_INITIAL_C], 3, state, err));
+    if (call->input_count > IN_P)
+        KILN_TRY(check_operand(op->name, "p", call->inputs[IN_P], 2, peephole, err));
+    if (call->output->dtype != x->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output dtype does not match x", op->name);
+    if (op->result == RESULT_ALL_HIDDEN) {
+        size_t all0[4] = {s->seq, dirs, s->batch, s->hidden}, all1[4] = {s->batch, s->seq, dirs, s->hidden};
+        return check_operand(op->name, "output", call->output, 4, p->layout == 0 ? all0 : all1, err);
+    }
+    return check_operand(op->name, "output", call->output, 3, state, err);
+}
+
+/* Where everything of one direction is, and the scratch it computes in. */
+typedef struct direction_run {
+    const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
+    kiln_tensor *y;
+    const recurrent_params *params;
+    const activation *f; /* this direction's activations */
+    run_sizes s;
+    size_t d;
+    double *h, *c; /* [batch][hidden] */
+    double *gates; /* [rows]: one batch row's gate pre-activations, then values */
+    double *reset_h; /* [hidden]: GRU r (.) h_prev */
+} direction_run;
+
+/* Offset of state element (d, b, j) in initial_h / initial_c / a last-state output. */
+static size_t state_at(const direction_run *dr, size_t b, size_t j)
+{
+    size_t dirs = dr->params->directions;
+    return dr->params->layout == 0 ? (dr->d * dr->s.batch + b) * dr->s.hidden + j
+                                   : (b * dirs + dr->d) * dr->s.hidden + j;
+}
+
+static size_t x_at(const direction_run *dr, size_t t, size_t b)
+{
+    return dr->params->layout == 0 ? (t * dr->s.batch + b) * dr->s.input : (b * dr->s.seq + t) * dr->s.input;
+}
+
+static size_t y_at(const direction_run *dr, size_t t, size_t b)
+{
+    size_t dirs = dr->params->directions;
+    return dr->params->layout == 0 ? ((t * dirs + dr->d) * dr->s.batch + b) * dr->s.hidden
+                                   : ((b * dr->s.seq + t) * dirs + dr->d) * dr->s.hidden;
+}
+
+/* x_t · W[row] for gate row `row`. */
+static double input_term(const direction_run *dr, size_t xt, size_t row)
+{
+    const size_t w_row = (dr->d * dr->s.rows + row) * dr->s.input;
+    double sum = 0;
+    for (size_t k = 0; k < dr->s.input; k++)
+        sum += element(dr->x, xt + k) * element(dr->w, w_row + k);
+    return sum;
+}
+
+/* v · R[row] for a hidden-sized vector v. */
+static double recurrence_term(const direction_run *dr, const double *v, size_t row)
+{
+    const size_t r_row = (dr->d * dr->s.rows + row) * dr->s.hidden;
+    double sum = 0;
+    for (size_t k = 0; k < dr->s.hidden; k++)
+        sum += v[k] * element(dr->r, r_row + k);
+    return sum;
+}
+
+/* Wb[row] (recurrence = false) or Rb[row]; 0 without b. */
+static double bias(const direction_run *dr, size_t row, bool recurrence)
+{
+    if (!dr->b)
+        return 0;
+    return element(dr->b, dr->d * 2 * dr->s.rows + (recurrence ? dr->s.rows : 0) + row);
+}
+
+/* One time step of batch row b: h (and c) of the row go from step t-1 to step t. */
+static void step_row(direction_run *dr, cell_kind cell, size_t t, size_t b)
+{
+    const size_t H = dr->s.hidden, xt = x_at(dr, t, b);
+    const double clip = dr->params->clip;
+    double *h = dr->h + b * H, *c = dr->c + b * H, *g = dr->gates;
+    if (cell == CELL_RNN) {
+        for (size_t j = 0; j < H; j++)
+            g[j] = input_term(dr, xt, j) + recurrence_term(dr, h, j) + bias(dr, j, false) + bias(dr, j, true);
+        for (size_t j = 0; j < H; j++)
+            h[j] = activate(dr->f[0], g[j], clip);
+        return;
+    }
+    if (cell == CELL_GRU) {
+        /* Gate rows: z, r, h (ONNX order). */
+        for (size_t j = 0; j < 2 * H; j++)
+            g[j] = activate(dr->f[0],
+                            input_term(dr, xt, j) + recurrence_term(dr, h, j) + bias(dr, j, false) +
+                                bias(dr, j, true),
+                            clip);
+        const double *z = g, *reset = g + H;
+        double *candidate = g + 2 * H;
+        if (dr->params->linear_before_reset) {
+            for (size_t j = 0; j < H; j++)
+                candidate[j] = input_term(dr, xt, 2 * H + j) + bias(dr, 2 * H + j, false) +
+                               reset[j] * (recurrence_term(dr, h, 2 * H + j) + bias(dr, 2 * H + j, true));
+        } else {
+            for (size_t k = 0; k < H; k++)
+                dr->reset_h[k] = reset[k] * h[k];
+            for (size_t j = 0; j < H; j++)
+                candidate[j] = input_term(dr, xt, 2 * H + j) + recurrence_term(dr, dr->reset_h, 2 * H + j) +
+                               bias(dr, 2 * H + j, false) + bias(dr, 2 * H + j, true);
+        }
+        for (size_t j = 0; j < H; j++) {
+            double hc = activate(dr->f[1], candidate[j], clip);
+            h[j] = (1 - z[j]) * hc + z[j] * h[j];
+        }
+        return;
+    }
+    /* LSTM gate rows: i, o, f, c (ONNX order); peepholes p: i, o, f. */
+    for (size_t j = 0; j < 4 * H; j++)
+        g[j] = input_term(dr, xt, j) + recurrence_term(dr, h, j) + bias(dr, j, false) + bias(dr, j, true);
+    const size_t p_row = dr->d * 3 * H;
+    for (size_t j = 0; j < H; j++) {
+        double pi = dr->p ? element(dr->p, p_row + j) : 0, po = dr->p ? element(dr->p, p_row + H + j) : 0;
+        double pf = dr->p ? element(dr->p, p_row + 2 * H + j) : 0;
+        double i = activate(dr->f[0], g[j] + pi * c[j], clip);
+        double f = activate(dr->f[0], g[2 * H + j] + pf * c[j], clip);
+        double cell_input = activate(dr->f[1], g[3 * H + j], clip);
+        c[j] = f * c[j] + i * cell_input;
+        double o = activate(dr->f[0], g[H + j] + po * c[j], clip);
+        h[j] = o * activate(dr->f[2], c[j], clip);
+    }
+}
+
+static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_op *op, kiln_error *err)
+{
+    recurrent_params p;
+    char why[200];
+    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
+    run_sizes s;
+    KILN_TRY(check_operands(call, op, &p, &s, err));
+    /* Scratch: h and c of every batch row, one row's gates, GRU's r (.) h. */
+    size_t state, count;
+    if (!kiln_mul_size(s.batch, s.hidden, &state) || !kiln_mul_size(state, 2, &count) ||
+        !kiln_add_size(count, s.rows + s.hidden, &count))
+        return kiln_fail(err, KILN_ERR_LIMIT, "%s: the recurrent state of batch %zu x hidden %zu is too large",
+                         op->name, s.batch, s.hidden);
+    recurrent_scratch *scratch = NULL;
+    KILN_TRY(get_scratch(call, op->name, count, &scratch, err));
+    direction_run dr = {
+        .x = call->inputs[IN_X],
+        .w = call->inputs[IN_W],
+        .r = call->inputs[IN_R],
+        .b = call->input_count > IN_B ? call->inputs[IN_B] : NULL,
+        .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
+        .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
+        .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
+        .y = call->output,
+        .params = &p,
+        .s = s,
+        .h = scratch->block,
+        .c = scratch->block + state,
+        .gates = scratch->block + 2 * state,
+        .reset_h = scratch->block + 2 * state + s.rows,
+    };
+    for (size_t d = 0; d < p.directions; d++) {
+        dr.d = d;
+        dr.f = p.activations[d];
+        bool reverse = p.reverse_only || d == 1;
+        for (size_t b = 0; b < s.batch; b++)
+            for (size_t j = 0; j < s.hidden; j++) {
+                dr.h[b * s.hidden + j] = dr.initial_h ? element(dr.initial_h, state_at(&dr, b, j)) : 0;
+                dr.c[b * s.hidden + j] = dr.initial_c ? element(dr.initial_c, state_at(&dr, b, j)) : 0;
+            }
+        for (size_t step = 0; step < s.seq; step++) {
+            size_t t = reverse ? s.seq - 1 - step : step;
+            for (size_t b = 0; b < s.batch; b++) {
+                step_row(&dr, op->cell, t, b);
+                if (op->result == RESULT_ALL_HIDDEN)
+                    for (size_t j = 0; j < s.hidden; j++)
+                        store(dr.y, y_at(&dr, t, b) + j, dr.h[b * s.hidden + j]);
+            }
+        }
+        if (op->result != RESULT_ALL_HIDDEN) {
+            const double *last = op->result == RESULT_LAST_CELL ? dr.c : dr.h;
+            for (size_t b = 0; b < s.batch; b++)
+                for (size_t j = 0; j < s.hidden; j++)
+                    store(dr.y, state_at(&dr, b, j), last[b * s.hidden + j]);
+        }
+    }
+    /* Without a state slot to keep it in (no session), the scratch was this call's own. */
+    if (!call->context || !call->context->state)
+        release_scratch(scratch);
+    return KILN_OK;
+}
+
+#define DEFINE_RUN(OP)                                                                                        \
+    static kiln_status run_##OP(const kiln_kernel_call *call, kiln_error *err)                              \
+    {                                                                                                         \
+        KILN_HALF_IN_F32(call, run_##OP, err);                                                                \
+        return run_recurrent(call, &op_##OP, err);                                                            \
+    }
+DEFINE_RUN(rnn)
+DEFINE_RUN(rnn_last_hidden)
+DEFINE_RUN(gru)
+DEFINE_RUN(gru_last_hidden)
+DEFINE_RUN(lstm)
+DEFINE_RUN(lstm_last_hidden)
+DEFINE_RUN(lstm_last_cell)
+
+static const kiln_op_def recurrent_ops[] = {
+    {"rnn", rnn_attributes, 1, 1, 3, 5, infer_rnn, run_rnn},
+    {"rnn_last_hidden", rnn_attributes, 1, 1, 3, 5, infer_rnn_last_hidden, run_rnn_last_hidden},
+    {"gru", gru_attributes, 1, 1, 3, 5, infer_gru, run_gru},
+    {"gru_last_hidden", gru_attributes, 1, 1, 3, 5, infer_gru_last_hidden, run_gru_last_hidden},
+    {"lstm", lstm_attributes, 1, 1, 3, 7, infer_lstm, run_lstm},
+    {"lstm_last_hidden", lstm_attributes, 1, 1, 3, 7, infer_lstm_last_hidden, run_lstm_last_hidden},
+    {"lstm_last_cell", lstm_attributes, 1, 1, 3, 7, infer_lstm_last_cell, run_lstm_last_cell},
+};
+
+const kiln_op_family kiln_ops_recurrent = {recurrent_ops, sizeof recurrent_ops / sizeof recurrent_ops[0]};

@@ -1,0 +1,493 @@
+/*
+ * resize.c — resize (nearest, n-linear and n-cubic interpolation over
+ * any axes): shape rule and portable reference kernel.
+ *
+ * Semantics, preconditions and numerics are in spec/ops/resize.md. The
+ * target is static, like reshape's: `scales` (one ratio per axis) or
+ * `sizes` (one size per axis) are attributes. A scale is taken as the
+ * exact ratio p/q it spells, so a symbolic axis resizes to the expression
+ * floor(in*p/q) and the source coordinate of every output element is
+ * computed exactly, as a fraction; only an interpolation weight is rounded.
+ * The kernel allocates nothing: a session run must not. nearest copies
+ * elements bit for bit, f16 and bf16 included; linear and cubic compute
+ * f16 and bf16 by the f32 kernel and round once (half_compute.h), with f32
+ * copies kept outside the arena.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attribute.h"
+#include "format/error.h"
+#include "half_compute.h"
+#include "dtype.h"
+#include "op_registry.h"
+#include "size_claim.h"
+
+/*
+ * Scales are read as p/q with q at most this. Every scale written as a
+ * short decimal or fraction (0.5, 1.5, 0.3, 2/3 rounded to a double) is
+ * such a ratio; a scale that is not is refused rather than guessed.
+ */
+#define RESIZE_MAX_SCALE_DENOMINATOR 4096
+/* The largest numerator: keeps in*p within int64 for any realistic axis. */
+#define RESIZE_MAX_SCALE_NUMERATOR (1 << 20)
+
+typedef enum resize_mode { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC } resize_mode;
+
+typedef enum coordinate_mode {
+    COORDINATES_HALF_PIXEL,
+    COORDINATES_PYTORCH_HALF_PIXEL,
+    COORDINATES_ALIGN_CORNERS,
+    COORDINATES_ASYMMETRIC,
+} coordinate_mode;
+
+typedef enum nearest_rounding {
+    ROUND_PREFER_FLOOR,
+    ROUND_PREFER_CEIL,
+    ROUND_FLOOR,
+    ROUND_CEIL,
+} nearest_rounding;
+
+static const char *const mode_names[] = {"nearest", "linear", "cubic"};
+static const char *const coordinate_names[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+static const char *const rounding_names[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+
+/* Names the op's vocabulary has elsewhere but this version does not implement. */
+static const char *const unsupported_modes[] = {NULL};
+static const char *const unsupported_coordinates[] = {"tf_crop_and_resize", "half_pixel_symmetric",
+                                                      "tf_half_pixel_for_nn", NULL};
+
+/* A node's resize attributes, validated. */
+typedef struct resize_options {
+    resize_mode mode;
+    coordinate_mode coordinates;
+    nearest_rounding rounding;
+    const kiln_node_attribute *scales; /* FLOATS, or NULL */
+    const kiln_node_attribute *sizes;  /* INTS, or NULL */
+    double cubic_coeff_a;              /* cubic only */
+    bool exclude_outside;              /* cubic only */
+} resize_options;
+
+static const kiln_attribute_spec resize_attributes[] = {
+    {"coordinate_transformation_mode", KILN_ATTRIBUTE_STRING},
+    {"cubic_coeff_a", KILN_ATTRIBUTE_FLOAT},
+    {"exclude_outside", KILN_ATTRIBUTE_INT},
+    {"mode", KILN_ATTRIBUTE_STRING},
+    {"nearest_mode", KILN_ATTRIBUTE_STRING},
+    {"scales", KILN_ATTRIBUTE_FLOATS},
+    {"sizes", KILN_ATTRIBUTE_INTS},
+    {NULL, 0},
+};
+
+/* "a, b or c" for a refusal listing the accepted names. */
+static void format_choices(const char *const *names, size_t count, char *text, size_t size)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s", i == 0 ? "" : i + 1 == count ? " or " : ", ",
+                                 names[i]);
+}
+
+/*
+ * The index of STRING attribute `name` among `names` (`fallback` when the
+ * node does not have it), or a refusal naming the attribute, its value and
+ * the accepted values.
+ */
+static kiln_status choose(const char *label, const kiln_node_attribute *attributes, uint32_t count,
+                          const char *name, const char *const *names, size_t name_count,
+                          const char *const *unsupported, int fallback, int *out, kiln_error *err)
+{
+    const kiln_node_attribute *attr = kiln_attribute_find(attributes, count, name);
+    *out = fallback;
+    if (!attr)
+        return KILN_OK;
+    for (size_t i = 0; i < name_count; i++)
+        if (strcmp(attr->s, names[i]) == 0) {
+            *out = (int)i;
+            return KILN_OK;
+        }
+    char choices[160];
+    format_choices(names, name_count, choices, sizeof choices);
+    for (size_t i = 0; unsupported[i]; i++)
+        if (strcmp(attr->s, unsupported[i]) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "%s: attribute '%s' is \"%s\", which resize version 1 does not implement; use %s", label,
+                             name, attr->s, choices);
+    return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute '%s' is \"%s\"; expected %s", label, name, attr->s,
+                     choices);
+}
+
+static kiln_status read_options(const char *label, const kiln_node_attribute *attributes, uint32_t count,
+                                resize_options *o, kiln_error *err)
+{
+    static const char *const none[] = {NULL};
+    int mode, coordinates, rounding;
+    KILN_TRY(choose(label, attributes, count, "mode", mode_names, 3, unsupported_modes, RESIZE_NEAREST, &mode, err));
+    KILN_TRY(choose(label, attributes, count, "coordinate_transformation_mode", coordinate_names, 4,
+                    unsupported_coordinates, COORDINATES_HALF_PIXEL, &coordinates, err));
+    KILN_TRY(choose(label, attributes, count, "nearest_mode", rounding_names, 4, none, ROUND_PREFER_FLOOR, &rounding,
+                    err));
+    o->mode = (resize_mode)mode;
+    o->coordinates = (coordinate_mode)coordinates;
+    o->rounding = (nearest_rounding)rounding;
+    /* Refused rather than ignored: a parameter that cannot matter is a mistake in the program. */
+    static const char *const cubic_only[] = {"cubic_coeff_a", "exclude_outside"};
+    for (size_t i = 0; i < 2 && o->mode != RESIZE_CUBIC; i++)
+        if (kiln_attribute_find(attributes, count, cubic_only[i]))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "%s: attribute '%s' applies only to mode \"cubic\", and the mode is \"%s\"", label,
+                             cubic_only[i], mode_names[mode]);
+    o->cubic_coeff_a = kiln_attribute_float(attributes, count, "cubic_coeff_a", -0.75);
+    if (!isfinite(o->cubic_coeff_a))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'cubic_coeff_a' is %g, not a finite number",
+                         label, o->cubic_coeff_a);
+    int64_t exclude = kiln_attribute_int(attributes, count, "exclude_outside", 0);
+    if (exclude != 0 && exclude != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'exclude_outside' is %lld; expected 0 or 1",
+                         label, (long long)exclude);
+    o->exclude_outside = exclude == 1;
+    if (o->mode != RESIZE_NEAREST && kiln_attribute_find(attributes, count, "nearest_mode"))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: attribute 'nearest_mode' applies only to mode \"nearest\", and the mode is \"%s\"",
+                         label, mode_names[mode]);
+    o->scales = kiln_attribute_find(attributes, count, "scales");
+    o->sizes = kiln_attribute_find(attributes, count, "sizes");
+    if (!o->scales && !o->sizes)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'scales' or 'sizes' is required", label);
+    if (o->scales && o->sizes)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: give attribute 'scales' or 'sizes', not both", label);
+    return KILN_OK;
+}
+
+/*
+ * The ratio p/q (q <= RESIZE_MAX_SCALE_DENOMINATOR, smallest q) whose
+ * correctly rounded quotient is exactly `scale`. Division is correctly
+ * rounded in IEEE 754, so `n / d == scale` is an exact test.
+ */
+static bool scale_as_ratio(double scale, int64_t *p, int64_t *q)
+{
+    if (!(scale > 0) || scale > RESIZE_MAX_SCALE_NUMERATOR)
+        return false;
+    for (int64_t d = 1; d <= RESIZE_MAX_SCALE_DENOMINATOR; d++) {
+        double n = nearbyint(scale * (double)d);
+        if (n >= 1 && n <= RESIZE_MAX_SCALE_NUMERATOR && n / (double)d == scale) {
+            *p = (int64_t)n;
+            *q = d;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------ shape rule */
+
+/* floor(in * p / q) as an expression: constants fold, p == q keeps `in`. */
+static kiln_status scaled_size(const kiln_shape_context *ctx, uint32_t in, int64_t p, int64_t q, uint32_t *out,
+                               kiln_error *err)
+{
+    const kiln_expr *e = &ctx->pool->items[in];
+    if (p == q) {
+        *out = in;
+        return KILN_OK;
+    }
+    if (e->kind == KILN_EXPR_CONST) {
+        int64_t product;
+        if (__builtin_mul_overflow(e->constant, p, &product))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: an output size overflows", ctx->node_label);
+        return kiln_expr_const(ctx->pool, product / q, out, err); /* both non-negative: / is floor */
+    }
+    uint32_t scaled = in, constant;
+    if (p != 1) {
+        KILN_TRY(kiln_expr_const(ctx->pool, p, &constant, err));
+        kiln_expr mul = {.kind = KILN_EXPR_MUL, .lhs = constant, .rhs = in};
+        KILN_TRY(kiln_expr_intern(ctx->pool, &mul, ctx->dim_count, &scaled, err));
+    }
+    if (q == 1) {
+        *out = scaled;
+        return KILN_OK;
+    }
+    KILN_TRY(kiln_expr_const(ctx->pool, q, &constant, err));
+    kiln_expr div = {.kind = KILN_EXPR_FLOORDIV, .lhs = scaled, .rhs = constant};
+    return kiln_expr_intern(ctx->pool, &div, ctx->dim_count, out, err);
+}
+
+/* The dtypes modes linear and cubic take; f16 and bf16 are computed in f32 and rounded once (half_compute.h). */
+static bool interpolates(kiln_dtype dtype)
+{
+    return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
+}
+
+static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    const kiln_value_type *x = inputs[0];
+    (void)input_count;
+    resize_options o;
+    KILN_TRY(read_options(ctx->node_label, ctx->attributes, ctx->attribute_count, &o, err));
+    if (!kiln_dtype_is_supported(x->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
+                         kiln_dtype_name(x->dtype));
+    if (o.mode != RESIZE_NEAREST && !interpolates(x->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32, f64, f16 or bf16; x has dtype %s",
+                         ctx->node_label, mode_names[o.mode], kiln_dtype_name(x->dtype));
+    const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
+    const char *target_name = o.scales ? "scales" : "sizes";
+    if (target->count != x->shape.rank)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: '%s' has %u entries; it needs one per axis (rank %u)",
+                         ctx->node_label, target_name, target->count, x->shape.rank);
+    out->dtype = x->dtype;
+    out->shape.rank = x->shape.rank;
+    for (uint32_t i = 0; i < x->shape.rank; i++) {
+        uint32_t in = x->shape.axes[i];
+        if (o.scales) {
+            int64_t p, q;
+            if (!scale_as_ratio(o.scales->floats[i], &p, &q))
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "%s: scales[%u] = %.17g is not a positive ratio p/q with p <= %d and q <= %d, "
+                                 "so the output size floor(in*p/q) cannot be written exactly",
+                                 ctx->node_label, i, o.scales->floats[i], RESIZE_MAX_SCALE_NUMERATOR,
+                                 RESIZE_MAX_SCALE_DENOMINATOR);
+            KILN_TRY(scaled_size(ctx, in, p, q, &out->shape.axes[i], err));
+            continue; /* an empty axis resizes to an empty axis: nothing to prove */
+        }
+        if (o.sizes->ints[i] < 1)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: sizes[%u] = %lld is not a positive size",
+                             ctx->node_label, i, (long long)o.sizes->ints[i]);
+        KILN_TRY(kiln_expr_const(ctx->pool, o.sizes->ints[i], &out->shape.axes[i], err));
+        /* Every output element needs a source element to interpolate from. */
+        char size_text[128], what[256], advice[200];
+        kiln_format_size(ctx, in, size_text, sizeof size_text);
+        snprintf(what, sizeof what, "input axis %u size %s is >= 1 (sizes[%u] = %lld needs a source element)", i,
+                 size_text, i, (long long)o.sizes->ints[i]);
+        snprintf(advice, sizeof advice, "Declare the dims so that axis %u is never empty", i);
+        kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, in, 0, 1};
+        KILN_TRY(kiln_prove_size_claim(ctx, &claim, what, advice, err));
+    }
+    return KILN_OK;
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+/*
+ * The input positions one output coordinate reads along one axis, and
+ * their weights: 1 tap for nearest (and wherever the coordinate is exact),
+ * 2 for linear, 4 for cubic. A tap of weight 0 is left out, so an element
+ * that does not contribute is never read (no 0 * NaN).
+ */
+typedef struct axis_taps {
+    uint32_t count;
+    int64_t index[4];
+    double weight[4];
+} axis_taps;
+
+static void add_tap(axis_taps *t, int64_t index, double weight)
+{
+    if (weight != 0.0) {
+        t->index[t->count] = index;
+        t->weight[t->count] = weight;
+        t->count++;
+    }
+}
+
+static int64_t clamp_index(int64_t i, int64_t in)
+{
+    return i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+}
+
+/*
+ * Cubic convolution weights of the neighbours floor-1 .. floor+2 of a
+ * coordinate whose fraction is t (0 < t < 1), with coefficient a:
+ * W(d) = (a+2)|d|^3 - (a+3)|d|^2 + 1 for |d| <= 1,
+ *        a|d|^3 - 5a|d|^2 + 8a|d| - 4a for 1 < |d| < 2.
+ */
+static void cubic_weights(double t, double a, double *w)
+{
+    double d[4] = {1 + t, t, 1 - t, 2 - t};
+    for (int i = 0; i < 4; i++)
+        w[i] = d[i] <= 1 ? ((a + 2) * d[i] - (a + 3)) * d[i] * d[i] + 1 : ((a * d[i] - 5 * a) * d[i] + 8 * a) * d[i] - 4 * a;
+}
+
+/* floor(n / d) for d > 0. */
+static int64_t floor_div(int64_t n, int64_t d)
+{
+    int64_t quotient = n / d;
+    return (n % d != 0 && n < 0) ? quotient - 1 : quotient;
+}
+
+/*
+ * The taps of output coordinate `x` on an axis of `in` elements resized to
+ * `out`, with scale p/q: the source coordinate is computed as the exact
+ * fraction numerator/denominator, then rounded (nearest) or split into
+ * neighbours and weights (linear, cubic).
+ */
+static kiln_status taps_of(const resize_options *o, int64_t x, int64_t in, int64_t out, int64_t p, int64_t q,
+                           axis_taps *t, kiln_error *err)
+{
+    int64_t numerator = 0, denominator = 1;
+    bool overflow = false;
+    switch (o->coordinates) {
+    case COORDINATES_PYTORCH_HALF_PIXEL:
+        if (out == 1)
+            break; /* x_original = 0 */
+        /* fall through */
+    case COORDINATES_HALF_PIXEL: /* (x + 1/2) * q/p - 1/2 = ((2x + 1)q - p) / 2p */
+        overflow = __builtin_mul_overflow(2 * x + 1, q, &numerator) ||
+                   __builtin_sub_overflow(numerator, p, &numerator) || __builtin_mul_overflow(2, p, &denominator);
+        break;
+    case COORDINATES_ALIGN_CORNERS: /* x * (in - 1) / (out - 1) */
+        if (out == 1)
+            break;
+        overflow = __builtin_mul_overflow(x, in - 1, &numerator);
+        denominator = out - 1;
+        break;
+    case COORDINATES_ASYMMETRIC: /* x * q/p */
+        overflow = __builtin_mul_overflow(x, q, &numerator);
+        denominator = p;
+        break;
+    }
+    if (overflow)
+        return kiln_fail(err, KILN_ERR_RUNTIME, "resize: an axis of %lld resized to %lld is too large to place exactly",
+                         (long long)in, (long long)out);
+    int64_t whole = floor_div(numerator, denominator);
+    int64_t remainder = numerator - whole * denominator; /* 0 <= remainder < denominator */
+    t->count = 0;
+    if (o->mode == RESIZE_NEAREST) {
+        bool up = false;
+        switch (o->rounding) {
+        case ROUND_PREFER_FLOOR: up = remainder > denominator - remainder; break;
+        case ROUND_PREFER_CEIL: up = remainder > 0 && remainder >= denominator - remainder; break;
+        case ROUND_FLOOR: up = false; break;
+        case ROUND_CEIL: up = remainder > 0; break;
+        }
+        add_tap(t, clamp_index(whole + (up ? 1 : 0), in), 1.0);
+    } else if (o->mode == RESIZE_LINEAR) {
+        /* The coordinate is clamped to the axis, so the edge element is repeated outside it. */
+        if (whole < 0) {
+            add_tap(t, 0, 1.0);
+        } else if (whole >= in - 1) {
+            add_tap(t, in - 1, 1.0);
+        } else {
+            double w = (double)remainder / (double)denominator;
+            add_tap(t, whole, 1.0 - w);
+            add_tap(t, whole + 1, w);
+        }
+    } else if (remainder == 0) {
+        add_tap(t, clamp_index(whole, in), 1.0); /* the cubic kernel is 1 at 0 and 0 at other integers */
+    } else {
+        double w[4], total = 0.0;
+        cubic_weights((double)remainder / (double)denominator, o->cubic_coeff_a, w);
+        for (int i = 0; i < 4; i++) {
+            int64_t at = whole - 1 + i;
+            if (o->exclude_outside && (at < 0 || at >= in))
+                w[i] = 0.0;
+            total += w[i];
+        }
+        bool renormalise = o->exclude_outside && total != 0.0; /* some neighbour is always inside */
+        for (int i = 0; i < 4; i++)
+            add_tap(t, clamp_index(whole - 1 + i, in), renormalise ? w[i] / total : w[i]);
+    }
+    return KILN_OK;
+}
+
+static kiln_status mismatch(kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "resize: operands do not match the op's shape rule");
+}
+
+static double load_real(const kiln_tensor *t, int64_t i)
+{
+    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
+}
+
+static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_tensor *in = call->inputs[0];
+    kiln_tensor *out = call->output;
+    resize_options o;
+    if (read_options("resize", call->attributes, call->attribute_count, &o, err) != KILN_OK)
+        return mismatch(err);
+    const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
+    if (in->dtype != out->dtype || in->rank != out->rank || target->count != in->rank ||
+        (o.mode != RESIZE_NEAREST && !interpolates(in->dtype)))
+        return mismatch(err);
+    /* nearest moves half patterns as they are; interpolation computes them in f32. */
+    if (o.mode != RESIZE_NEAREST)
+        KILN_HALF_IN_F32(call, run_resize, err);
+    int64_t p[KILN_MAX_RANK], q[KILN_MAX_RANK], strides[KILN_MAX_RANK], stride = 1;
+    for (uint32_t i = in->rank; i-- > 0;) {
+        if (o.scales) {
+            int64_t product;
+            if (!scale_as_ratio(o.scales->floats[i], &p[i], &q[i]) ||
+                __builtin_mul_overflow(in->shape[i], p[i], &product) || out->shape[i] != product / q[i])
+                return mismatch(err);
+        } else {
+            if (out->shape[i] != o.sizes->ints[i])
+                return mismatch(err);
+            p[i] = out->shape[i];
+            q[i] = in->shape[i];
+        }
+        strides[i] = stride;
+        stride *= in->shape[i];
+    }
+    if (out->element_count == 0)
+        return KILN_OK;
+    for (uint32_t i = 0; i < in->rank; i++)
+        if (in->shape[i] == 0) /* proven impossible when the output is not empty; checked all the same */
+            return mismatch(err);
+
+    size_t width = kiln_dtype_size(in->dtype);
+    int64_t index[KILN_MAX_RANK] = {0};
+    for (uint64_t e = 0; e < out->element_count; e++) {
+        axis_taps taps[KILN_MAX_RANK];
+        for (uint32_t i = 0; i < in->rank; i++)
+            KILN_TRY(taps_of(&o, index[i], in->shape[i], out->shape[i], p[i], q[i], &taps[i], err));
+        if (o.mode == RESIZE_NEAREST) {
+            int64_t offset = 0;
+            for (uint32_t i = 0; i < in->rank; i++)
+                offset += taps[i].index[0] * strides[i];
+            memcpy((uint8_t *)out->data + e * width, (const uint8_t *)in->data + (size_t)offset * width, width);
+        } else {
+            /* Every combination of one tap per axis, weighted by the product of the
+             * taps' weights; an odometer over the taps, last axis fastest. */
+            uint32_t tap[KILN_MAX_RANK] = {0};
+            double sum = 0.0;
+            for (bool more = true; more;) {
+                double weight = 1.0;
+                int64_t offset = 0;
+                for (uint32_t i = 0; i < in->rank; i++) {
+                    weight *= taps[i].weight[tap[i]];
+                    offset += taps[i].index[tap[i]] * strides[i];
+                }
+                sum += weight * load_real(in, offset);
+                more = false;
+                for (uint32_t i = in->rank; i-- > 0;) {
+                    if (++tap[i] < taps[i].count) {
+                        more = true;
+                        break;
+                    }
+                    tap[i] = 0;
+                }
+            }
+            if (out->dtype == KILN_F32)
+                ((float *)out->data)[e] = (float)sum;
+            else
+                ((double *)out->data)[e] = sum;
+        }
+        for (uint32_t axis = out->rank; axis-- > 0;) {
+            if (++index[axis] < out->shape[axis])
+                break;
+            index[axis] = 0;
+        }
+    }
+    return KILN_OK;
+}
+
+/* -------------------------------------------------------------- registry */
+
+static const kiln_op_def resize_ops[] = {
+    {"resize", resize_attributes, 1, 1, 1, 1, infer_resize, run_resize},
+};
+
+const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};

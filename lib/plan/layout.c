@@ -1,0 +1,133 @@
+/* layout.c — which results may stay channels-last (see layout.h). */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/error.h"
+
+/* Elementwise ops of one operand whose kernels loop over memory in order: any layout in, the same out. */
+static const char *const unary_elementwise[] = {
+    "abs",        "celu",  "clip", "elu",  "erf",     "exp",      "gelu",     "hard_sigmoid", "hard_swish",
+    "leaky_relu", "neg",   "relu", "selu", "sigmoid", "softplus", "softsign", "silu",         "sqrt",
+    "tanh",
+};
+
+/* Binary ops that, on operands of one shape, also loop over memory in order. */
+static const char *const binary_elementwise[] = {"add", "div", "max", "min", "mul", "sub"};
+
+static bool name_in(const char *name, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether values a and b have one static shape (canonical expressions compare by id). */
+static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)
+{
+    const kiln_shape *x = &m->value_types[a].shape, *y = &m->value_types[b].shape;
+    if (x->rank != y->rank)
+        return false;
+    for (uint32_t i = 0; i < x->rank; i++)
+        if (x->axes[i] != y->axes[i])
+            return false;
+    return true;
+}
+
+kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n)
+{
+    const kiln_node_decl *node = &m->nodes[n];
+    const char *name = m->opset[node->op].name;
+    if (strcmp(name, "conv") == 0 || strcmp(name, "max_pool") == 0 || strcmp(name, "avg_pool") == 0 ||
+        strcmp(name, "global_avg_pool") == 0 || strcmp(name, "global_max_pool") == 0)
+        return KILN_LAYOUT_READS_OPERAND_0;
+    if (strcmp(name, "batch_norm") == 0)
+        return KILN_LAYOUT_CHANNELWISE;
+    uint32_t result = kiln_model_first_node_value(m) + n;
+    size_t unary_count = sizeof unary_elementwise / sizeof *unary_elementwise;
+    if (node->input_count == 1 && name_in(name, unary_elementwise, unary_count))
+        return KILN_LAYOUT_ELEMENTWISE;
+    if (node->input_count == 2 &&
+        name_in(name, binary_elementwise, sizeof binary_elementwise / sizeof *binary_elementwise) &&
+        same_shape(m, node->inputs[0], result) && same_shape(m, node->inputs[1], result))
+        return KILN_LAYOUT_ELEMENTWISE;
+    return KILN_LAYOUT_PLAIN_ONLY;
+}
+
+/* Whether reader r takes value v channels-last, given the flags decided for the later nodes. */
+static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool *may)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    const kiln_node_decl *node = &m->nodes[r];
+    switch (kiln_layout_role_of(m, r)) {
+    case KILN_LAYOUT_READS_OPERAND_0:
+        for (uint32_t i = 1; i < node->input_count; i++)
+            if (node->inputs[i] == v)
+                return false;
+        return node->inputs[0] == v;
+    case KILN_LAYOUT_CHANNELWISE:
+        for (uint32_t i = 1; i < node->input_count; i++)
+            if (node->inputs[i] == v)
+                return false;
+        return node->inputs[0] == v && may[r];
+    case KILN_LAYOUT_ELEMENTWISE:
+        if (!may[r])
+            return false;
+        /* Both operands of a binary op in one layout: the other must qualify too. */
+        for (uint32_t i = 0; i < node->input_count; i++)
+            if (node->inputs[i] != v && (node->inputs[i] < first || node->inputs[i] - first >= r))
+                return false;
+        return true;
+    case KILN_LAYOUT_PLAIN_ONLY:
+        break;
+    }
+    return false;
+}
+
+kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    bool *may = calloc(m->node_count + 1, sizeof *may);
+    /* Per node result: read by some node, and taken channels-last by every reader so far. */
+    bool *read = calloc(m->node_count + 1, sizeof *read);
+    bool *taken = malloc((m->node_count + 1) * sizeof *taken);
+    if (!may || !read || !taken) {
+        free(may);
+        free(read);
+        free(taken);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning layouts");
+    }
+    for (uint32_t n = 0; n < m->node_count; n++)
+        taken[n] = true;
+    /* A program output has a reader that needs row-major data. */
+    for (uint32_t o = 0; o < m->output_count; o++)
+        if (m->outputs[o].value >= first)
+            taken[m->outputs[o].value - first] = false;
+    /*
+     * Readers come after the node they read, so one pass from the last
+     * node back sees all of a node's readers before the node itself: node
+     * r is decided first, then its edges are counted against its operands.
+     * One pass over the edges, linear in the program. A binary elementwise
+     * reader's other operand is checked only for being a node result: when
+     * at run time one operand is channels-last and the other is not, the
+     * session converts the first (layout.h).
+     */
+    for (uint32_t r = m->node_count; r-- > 0;) {
+        const kiln_value_type *type = &m->value_types[first + r];
+        may[r] = read[r] && taken[r] && type->dtype == KILN_F32 && type->shape.rank >= 3 && type->shape.rank <= 5;
+        const kiln_node_decl *node = &m->nodes[r];
+        for (uint32_t i = 0; i < node->input_count; i++) {
+            uint32_t v = node->inputs[i];
+            if (v < first || v - first >= r)
+                continue; /* an input or a weight: never channels-last */
+            read[v - first] = true;
+            taken[v - first] = taken[v - first] && reader_takes(m, r, v, may);
+        }
+    }
+    free(read);
+    free(taken);
+    *out = may;
+    return KILN_OK;
+}

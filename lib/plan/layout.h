@@ -1,0 +1,54 @@
+/*
+ * layout.h — results kept in oneDNN's channels-last layout between the
+ * nodes that can read it.
+ *
+ * oneDNN's fastest convolutions on x86 read and write channels-last data
+ * (NHWC: for each image and position, the channels side by side), while
+ * kiln's tensors are row-major NCHW. Converting at every conv in and out
+ * cost as much as the convs themselves on a small CNN (spec/opset.md,
+ * "Fast paths"). So a conv may leave its result channels-last when every
+ * node that reads it can take that layout: another conv or a pool (whose
+ * oneDNN primitives read it directly), or an elementwise op, which computes
+ * the same values in any layout, as long as its own result may stay
+ * channels-last too. The value keeps its logical shape [N, C, spatial...];
+ * only the order of its elements in memory differs.
+ *
+ * What may hold channels-last data is decided per program, when it is
+ * loaded (kiln_layout_plan); what does hold it, per run, by the session:
+ * a kernel reports that it wrote channels-last data, and before a node
+ * reads a value in a layout it cannot take, the session converts that
+ * value back in place (kiln_layout_to_plain). Program outputs are always
+ * row-major.
+ */
+#ifndef KILN_LIB_LAYOUT_H
+#define KILN_LIB_LAYOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "channels_last.h"
+#include "model.h"
+
+/* How a node reads a channels-last operand. */
+typedef enum kiln_layout_role {
+    KILN_LAYOUT_PLAIN_ONLY,      /* it needs row-major operands */
+    KILN_LAYOUT_READS_OPERAND_0, /* conv and pools: its kernel reads operand 0 in either layout */
+    KILN_LAYOUT_ELEMENTWISE,     /* same-shape elementwise: its result has its operands' layout */
+    KILN_LAYOUT_CHANNELWISE,     /* batch_norm: per-channel parameters; its result has operand 0's layout */
+} kiln_layout_role;
+
+/* @return how node n of m reads channels-last operands. */
+kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n);
+
+/*
+ * Which node results may be left channels-last: *out gets node_count
+ * flags (free()). A result qualifies when it is f32 of rank 3 to 5, not a
+ * program output, and every node reading it takes the layout: conv or a
+ * pool as operand 0, batch_norm as operand 0 when its result qualifies,
+ * or an elementwise op whose result qualifies (and, for a binary one,
+ * whose other operand is a node result too: both in one layout).
+ * @return KILN_OK or KILN_ERR_OUT_OF_MEMORY.
+ */
+kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err);
+
+#endif

@@ -1,0 +1,1039 @@
+/*
+ * builder.c — assembling a program through the public builder API.
+ *
+ * The builder checks each call as it comes (names, dims, dtypes, the op's
+ * shape rule), so errors point at the call that caused them. Values are
+ * handed out in call order; sealing renumbers them canonically (inputs,
+ * weights, node results) into a fresh model, re-checks it in full with the
+ * same code the loader uses, and encodes it.
+ */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builder_private.h"
+#include "attribute.h"
+#include "evidence.h"
+#include "semantic_check.h"
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "format/file_io.h"
+#include "half.h"
+#include "op_registry.h"
+#include "sections.h"
+#include "shape_canon.h"
+#include "shape_parse.h"
+#include "tensor.h"
+#include "identifier.h"
+#include "model_check.h"
+
+enum value_kind { VALUE_INPUT, VALUE_WEIGHT, VALUE_NODE };
+
+typedef struct builder_value {
+    enum value_kind kind;
+    uint32_t index; /* within its kind */
+} builder_value;
+
+struct kiln_builder {
+    kiln_model model; /* node inputs hold builder handles until sealing */
+    builder_value *values;
+    uint32_t value_count;
+    kiln_value_type *node_types;
+    uint8_t **weight_storage; /* owned copies, parallel to model.weights */
+    uint32_t scalar_count;
+    uint32_t metadata_capacity, dim_capacity, input_capacity, weight_capacity;
+    uint32_t opset_capacity, node_capacity, output_capacity, value_capacity;
+};
+
+/* Make room for one more item in a growable array. */
+static bool reserve_one(void **items, uint32_t *capacity, uint32_t count, size_t item_size)
+{
+    if (count < *capacity)
+        return true;
+    uint32_t wanted = *capacity ? *capacity * 2 : 8;
+    size_t bytes;
+    if (wanted <= *capacity || !kiln_mul_size(wanted, item_size, &bytes))
+        return false;
+    void *grown = realloc(*items, bytes);
+    if (!grown)
+        return false;
+    *items = grown;
+    *capacity = wanted;
+    return true;
+}
+
+static kiln_status no_memory(kiln_error *err)
+{
+    return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory in the builder");
+}
+
+kiln_status kiln_builder_new(const char *program_name, kiln_builder **out, kiln_error *err)
+{
+    *out = NULL;
+    if (!program_name || !program_name[0])
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program name must be non-empty");
+    for (const char *c = program_name; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program name contains a control character");
+    kiln_builder *b = calloc(1, sizeof *b);
+    if (!b || !(b->model.name = strdup(program_name))) {
+        free(b);
+        return no_memory(err);
+    }
+    kiln_expr_pool_init(&b->model.exprs);
+    *out = b;
+    return KILN_OK;
+}
+
+void kiln_builder_free(kiln_builder *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->model.weight_count; i++)
+        free(b->weight_storage[i]);
+    free(b->weight_storage);
+    free(b->values);
+    free(b->node_types);
+    kiln_model_release(&b->model);
+    free(b);
+}
+
+kiln_status kiln_builder_set_metadata(kiln_builder *b, const char *key, const char *value, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!key || !key[0] || !value)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "metadata key must be non-empty and value non-NULL");
+    for (const char *c = key; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "metadata key contains a control character");
+    /* Keep entries sorted by key so the encoding is canonical. */
+    uint32_t at = 0;
+    while (at < m->metadata_count && strcmp(m->metadata[at].key, key) < 0)
+        at++;
+    char *value_copy = strdup(value);
+    if (!value_copy)
+        return no_memory(err);
+    if (at < m->metadata_count && strcmp(m->metadata[at].key, key) == 0) {
+        free(m->metadata[at].value);
+        m->metadata[at].value = value_copy;
+        return KILN_OK;
+    }
+    char *key_copy = strdup(key);
+    if (!key_copy || !reserve_one((void **)&m->metadata, &b->metadata_capacity, m->metadata_count,
+                                  sizeof *m->metadata)) {
+        free(key_copy);
+        free(value_copy);
+        return no_memory(err);
+    }
+    memmove(&m->metadata[at + 1], &m->metadata[at], (m->metadata_count - at) * sizeof *m->metadata);
+    m->metadata[at] = (kiln_metadata_entry){key_copy, value_copy};
+    m->metadata_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_mode(kiln_builder *b, kiln_mode mode, kiln_error *err)
+{
+    if (mode != KILN_MODE_INFERENCE && mode != KILN_MODE_TRAINING)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown mode %d", (int)mode);
+    b->model.mode = mode;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_strict(kiln_builder *b, bool strict, kiln_error *err)
+{
+    if (!b)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "builder is NULL");
+    if (b->model.node_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "strictness must be chosen before the first op is added (%u already are)",
+                         b->model.node_count);
+    b->model.non_strict = !strict;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_dim(kiln_builder *b, const char *name, int64_t min, int64_t max, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim name '%s' is not an identifier", name ? name : "(null)");
+    if (min < 0 || min > max)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "dim '%s': range %lld..%lld must satisfy 0 <= min <= max", name, (long long)min,
+                         (long long)max);
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        if (strcmp(m->dims[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim '%s' is already declared", name);
+    char *copy = strdup(name);
+    if (!copy || !reserve_one((void **)&m->dims, &b->dim_capacity, m->dim_count, sizeof *m->dims)) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->dims[m->dim_count++] = (kiln_dim_decl){copy, min, max, 1};
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_dim_multiple_of(kiln_builder *b, const char *dim, int64_t k, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    for (uint32_t i = 0; dim && i < m->dim_count; i++) {
+        kiln_dim_decl *d = &m->dims[i];
+        if (strcmp(d->name, dim) != 0)
+            continue;
+        int64_t saved = d->multiple_of;
+        d->multiple_of = k;
+        if (k < 1 || kiln_dim_last(d) < d->min) { /* some multiple in range; kiln_dim_first may overflow */
+            d->multiple_of = saved;
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim '%s': no value in %lld..%lld is a multiple of %lld",
+                             dim, (long long)d->min, (long long)d->max, (long long)k);
+        }
+        return KILN_OK;
+    }
+    return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not a declared dim", dim ? dim : "(null)");
+}
+
+/* Parse shape text over the declared dims and derived dims, into canonical expressions. */
+static kiln_status parse_shape(kiln_builder *b, const char *text, kiln_shape *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    const char **names = kiln_model_dim_names(m);
+    kiln_shape_alias *aliases = malloc((m->derived_count + 1) * sizeof *aliases);
+    kiln_status status = KILN_OK;
+    if (!names || !aliases)
+        status = no_memory(err);
+    for (uint32_t i = 0; status == KILN_OK && i < m->derived_count; i++)
+        aliases[i] = (kiln_shape_alias){m->derived[i].name, m->derived[i].expr};
+    if (status == KILN_OK)
+        status = kiln_shape_parse_with_aliases(text, names, m->dim_count, aliases, m->derived_count, &m->exprs,
+                                               &out->rank, out->axes, err);
+    free(names);
+    free(aliases);
+    return status;
+}
+
+kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, const char *expression,
+                                         kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim name '%s' is not an identifier",
+                         name ? name : "(null)");
+    for (uint32_t i = 0; i < m->dim_count; i++)
+        if (strcmp(m->dims[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already a dim", name);
+    for (uint32_t i = 0; i < m->derived_count; i++)
+        if (strcmp(m->derived[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' is already declared", name);
+    if (!expression)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s': expression is NULL", name);
+    kiln_shape parsed;
+    KILN_TRY(parse_shape(b, expression, &parsed, err));
+    if (parsed.rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "derived dim '%s' must be one expression, got %u", name,
+                         parsed.rank);
+    char *copy = strdup(name);
+    kiln_derived_dim *grown = copy ? realloc(m->derived, (m->derived_count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->derived = grown;
+    m->derived[m->derived_count++] = (kiln_derived_dim){copy, parsed.axes[0]};
+    return KILN_OK;
+}
+
+void kiln_input_check_default(kiln_input_check *check)
+{
+    memset(check, 0, sizeof *check);
+    check->struct_size = sizeof *check;
+}
+
+kiln_status kiln_builder_set_input_check(kiln_builder *b, const char *input, const kiln_input_check *check,
+                                         kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!check || check->struct_size != sizeof *check)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the check was not initialised with kiln_input_check_default");
+    uint32_t index = 0;
+    while (index < m->input_count && (!input || strcmp(m->inputs[index].name, input) != 0))
+        index++;
+    if (index == m->input_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not an input", input ? input : "(null)");
+    kiln_input_check_decl decl;
+    KILN_TRY(kiln_input_check_copy(index, check, &decl, err));
+    /* Judge it now, against this input alone, so the error points here. */
+    kiln_model probe = *m;
+    probe.checks = &decl;
+    probe.check_count = 1;
+    kiln_status status = kiln_model_check_semantic_checks(&probe, err);
+    if (status != KILN_OK) {
+        kiln_input_check_release(&decl);
+        return status;
+    }
+    /* Keep checks sorted by input, one per input. */
+    uint32_t at = 0;
+    while (at < m->check_count && m->checks[at].input < index)
+        at++;
+    if (at < m->check_count && m->checks[at].input == index) {
+        kiln_input_check_release(&m->checks[at]);
+        m->checks[at] = decl;
+        return KILN_OK;
+    }
+    kiln_input_check_decl *grown = realloc(m->checks, (m->check_count + 1) * sizeof *grown);
+    if (!grown) {
+        kiln_input_check_release(&decl);
+        return no_memory(err);
+    }
+    m->checks = grown;
+    memmove(&m->checks[at + 1], &m->checks[at], (m->check_count - at) * sizeof *m->checks);
+    m->checks[at] = decl;
+    m->check_count++;
+    return KILN_OK;
+}
+
+static kiln_status new_value(kiln_builder *b, enum value_kind kind, uint32_t index, kiln_value *out,
+                             kiln_error *err)
+{
+    if (!reserve_one((void **)&b->values, &b->value_capacity, b->value_count, sizeof *b->values))
+        return no_memory(err);
+    b->values[b->value_count] = (builder_value){kind, index};
+    if (out)
+        *out = b->value_count;
+    b->value_count++;
+    return KILN_OK;
+}
+
+/* The static type of an input or node value (weights: weight_value_type). */
+static const kiln_value_type *value_type(const kiln_builder *b, kiln_value v)
+{
+    const builder_value *bv = &b->values[v];
+    return bv->kind == VALUE_INPUT ? &b->model.inputs[bv->index].type : &b->node_types[bv->index];
+}
+
+static kiln_status weight_value_type(kiln_builder *b, uint32_t index, kiln_value_type *out, kiln_error *err)
+{
+    const kiln_weight_decl *w = &b->model.weights[index];
+    out->dtype = w->dtype;
+    out->shape.rank = w->rank;
+    for (uint32_t a = 0; a < w->rank; a++)
+        KILN_TRY(kiln_expr_const(&b->model.exprs, w->shape[a], &out->shape.axes[a], err));
+    return KILN_OK;
+}
+
+static bool value_name_taken(const kiln_builder *b, const char *name)
+{
+    for (uint32_t i = 0; i < b->model.input_count; i++)
+        if (strcmp(b->model.inputs[i].name, name) == 0)
+            return true;
+    for (uint32_t i = 0; i < b->model.weight_count; i++)
+        if (strcmp(b->model.weights[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype dtype, const char *shape,
+                                   kiln_value *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    kiln_input_decl decl = {0};
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input name '%s' is not an identifier", name ? name : "(null)");
+    if (value_name_taken(b, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already an input or weight name", name);
+    if (!kiln_dtype_is_supported(dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "input '%s': dtype %s is not supported", name,
+                         kiln_dtype_name(dtype));
+    if (!shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s': shape is NULL", name);
+    KILN_TRY(parse_shape(b, shape, &decl.type.shape, err));
+    decl.type.dtype = dtype;
+    if (!(decl.name = strdup(name)) ||
+        !reserve_one((void **)&m->inputs, &b->input_capacity, m->input_count, sizeof *m->inputs)) {
+        free(decl.name);
+        return no_memory(err);
+    }
+    kiln_status status = new_value(b, VALUE_INPUT, m->input_count, out, err);
+    if (status != KILN_OK) {
+        free(decl.name);
+        return status;
+    }
+    m->inputs[m->input_count++] = decl;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                                    uint32_t rank, const int64_t *shape, const void *data, kiln_value *out,
+                                    kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    uint64_t count;
+    size_t bytes;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight name '%s' is not an identifier", name ? name : "(null)");
+    if (value_name_taken(b, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is already an input or weight name", name);
+    if (kind != KILN_WEIGHT_PARAMETER && kind != KILN_WEIGHT_BUFFER && kind != KILN_WEIGHT_CONSTANT)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': unknown kind %d", name, (int)kind);
+    if (!kiln_dtype_is_supported(dtype))
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "weight '%s': dtype %s is not supported", name,
+                         kiln_dtype_name(dtype));
+    if (rank > 0 && !shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': shape is NULL", name);
+    KILN_TRY(kiln_shape_sizes(dtype, rank, shape, &count, &bytes, err));
+    if (bytes && !data)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': data is NULL", name);
+    kiln_weight_decl decl = {.kind = kind, .dtype = dtype, .rank = rank, .byte_size = bytes};
+    if (rank)
+        memcpy(decl.shape, shape, rank * sizeof *shape);
+    uint8_t *copy = malloc(bytes ? bytes : 1);
+    decl.name = strdup(name);
+    uint32_t storage_capacity = b->weight_capacity;
+    if (!copy || !decl.name ||
+        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights) ||
+        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage)) {
+        free(copy);
+        free(decl.name);
+        return no_memory(err);
+    }
+    if (bytes)
+        memcpy(copy, data, bytes);
+    decl.data = copy;
+    kiln_status status = new_value(b, VALUE_WEIGHT, m->weight_count, out, err);
+    if (status != KILN_OK) {
+        free(copy);
+        free(decl.name);
+        return status;
+    }
+    b->weight_storage[m->weight_count] = copy;
+    m->weights[m->weight_count++] = decl;
+    return KILN_OK;
+}
+
+/* Convert `value` to one element of `dtype`, refusing values it cannot hold. */
+static kiln_status scalar_bytes(kiln_dtype dtype, double value, uint8_t out[8], kiln_error *err)
+{
+    bool integral = isfinite(value) && value == floor(value);
+#define STORE_INT(T, LO, HI)                                                                        \
+    do {                                                                                        \
+        if (!integral || value < (double)(LO) || value > (double)(HI))                          \
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype %s", \
+                             value, kiln_dtype_name(dtype));                                    \
+        T v = (T)value;                                                                         \
+        memcpy(out, &v, sizeof v);                                                              \
+    } while (0)
+    switch (dtype) {
+    case KILN_F64: memcpy(out, &value, 8); return KILN_OK;
+    case KILN_F32: {
+        if (isfinite(value) && fabs(value) > FLT_MAX)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype f32", value);
+        float v = (float)value;
+        memcpy(out, &v, 4);
+        return KILN_OK;
+    }
+    case KILN_F16:
+    case KILN_BF16: {
+        /* Rounded once from the double (half.h); a finite value past the range does not fit. */
+        uint16_t v = dtype == KILN_F16 ? kiln_f64_to_f16(value) : kiln_f64_to_bf16(value);
+        bool infinite = (v & 0x7fffu) == (dtype == KILN_F16 ? 0x7c00u : 0x7f80u);
+        if (isfinite(value) && infinite)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype %s", value,
+                             kiln_dtype_name(dtype));
+        memcpy(out, &v, 2);
+        return KILN_OK;
+    }
+    case KILN_I8: STORE_INT(int8_t, INT8_MIN, INT8_MAX); return KILN_OK;
+    case KILN_I16: STORE_INT(int16_t, INT16_MIN, INT16_MAX); return KILN_OK;
+    case KILN_I32: STORE_INT(int32_t, INT32_MIN, INT32_MAX); return KILN_OK;
+    /* 2^63 is exactly representable as a double; the range test is strict on that side. */
+    case KILN_I64:
+        if (value >= 9223372036854775808.0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype i64", value);
+        STORE_INT(int64_t, INT64_MIN, INT64_MAX);
+        return KILN_OK;
+    case KILN_U8: STORE_INT(uint8_t, 0, UINT8_MAX); return KILN_OK;
+    case KILN_U16: STORE_INT(uint16_t, 0, UINT16_MAX); return KILN_OK;
+    case KILN_U32: STORE_INT(uint32_t, 0, UINT32_MAX); return KILN_OK;
+    case KILN_U64:
+        if (value >= 18446744073709551616.0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "scalar %g does not fit dtype u64", value);
+        STORE_INT(uint64_t, 0, UINT64_MAX);
+        return KILN_OK;
+    case KILN_BOOL: STORE_INT(uint8_t, 0, 1); return KILN_OK;
+    default:
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "scalars of dtype %s are not supported",
+                         kiln_dtype_name(dtype));
+    }
+#undef STORE_INT
+}
+
+kiln_status kiln_builder_add_scalar(kiln_builder *b, kiln_dtype dtype, double value, kiln_value *out,
+                                    kiln_error *err)
+{
+    uint8_t bytes[8] = {0};
+    char name[32];
+    KILN_TRY(scalar_bytes(dtype, value, bytes, err));
+    do
+        snprintf(name, sizeof name, "scalar_%u", b->scalar_count++);
+    while (value_name_taken(b, name));
+    return kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err);
+}
+
+/* Index of (name, version) in the opset table, appending it on first use. */
+static kiln_status opset_index(kiln_builder *b, const kiln_op_def *op, uint32_t *out, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    for (uint32_t i = 0; i < m->opset_count; i++) {
+        if (m->opset[i].def == op) {
+            *out = i;
+            return KILN_OK;
+        }
+    }
+    char *name = strdup(op->name);
+    if (!name || !reserve_one((void **)&m->opset, &b->opset_capacity, m->opset_count, sizeof *m->opset)) {
+        free(name);
+        return no_memory(err);
+    }
+    m->opset[m->opset_count] = (kiln_opset_entry){name, op->max_version, op};
+    *out = m->opset_count++;
+    return KILN_OK;
+}
+
+static void release_attributes(uint32_t count, kiln_node_attribute *attributes)
+{
+    for (uint32_t i = 0; i < count; i++)
+        kiln_attribute_release(&attributes[i]);
+    free(attributes);
+}
+
+kiln_status kiln_builder_add_op(kiln_builder *b, const char *op_name, uint32_t input_count,
+                                const kiln_value *inputs, kiln_value *out, kiln_error *err)
+{
+    return kiln_builder_add_op_with_attributes(b, op_name, input_count, inputs, 0, NULL, out, err);
+}
+
+kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_name, uint32_t input_count,
+                                                const kiln_value *inputs, uint32_t attribute_count,
+                                                const kiln_attribute *attributes, kiln_value *out,
+                                                kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    const kiln_value_type *operand_types[64];
+    kiln_value_type weight_types[64];
+    const kiln_op_def *op = op_name ? kiln_op_find(op_name) : NULL;
+    char label[96];
+    if (!op)
+        return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "unknown op '%s'", op_name ? op_name : "(null)");
+    snprintf(label, sizeof label, "node %u (%s)", m->node_count, op->name);
+    if (input_count < op->min_inputs || input_count > op->max_inputs || input_count > 64)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: takes %u..%u inputs, got %u", label,
+                         op->min_inputs, op->max_inputs, input_count);
+    if (input_count && !inputs)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", label);
+    for (uint32_t i = 0; i < input_count; i++) {
+        if (inputs[i] >= b->value_count)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: input %u is not a value of this builder",
+                             label, i);
+        if (b->values[inputs[i]].kind == VALUE_WEIGHT) {
+            KILN_TRY(weight_value_type(b, b->values[inputs[i]].index, &weight_types[i], err));
+            operand_types[i] = &weight_types[i];
+        } else {
+            operand_types[i] = value_type(b, inputs[i]);
+        }
+    }
+    kiln_node_attribute *owned_attributes;
+    KILN_TRY(kiln_attributes_copy(attribute_count, attributes, &owned_attributes, err));
+    kiln_status status = kiln_attributes_coerce(attribute_count, owned_attributes, op->attributes, err);
+    if (status == KILN_OK)
+        status = kiln_attributes_check(label, op->name, attribute_count, owned_attributes, op->attributes, err);
+    kiln_value_type result;
+    kiln_shape_context ctx = {&m->exprs,        m->dims,         m->dim_count,
+                              label,            owned_attributes, attribute_count,
+                              m->non_strict ? &m->guards : NULL, m->node_count};
+    uint32_t guards_before = m->guards.count;
+    if (status == KILN_OK)
+        status = op->infer(&ctx, operand_types, input_count, &result, err);
+    if (status == KILN_OK)
+        status = kiln_shape_make_canonical(&m->exprs, &result.shape, err);
+    if (status != KILN_OK) {
+        kiln_guard_list_truncate(&m->guards, guards_before); /* the node is not added */
+        release_attributes(attribute_count, owned_attributes);
+        return status;
+    }
+
+    uint32_t op_index = 0;
+    uint32_t *copy = malloc((input_count ? input_count : 1) * sizeof *copy);
+    uint32_t type_capacity = b->node_capacity;
+    if (!copy) {
+        release_attributes(attribute_count, owned_attributes);
+        return no_memory(err);
+    }
+    /* Copy the operands before *out is written: a caller may pass the same
+     * variable as an input and the output (y = f(y)). */
+    if (input_count) /* an op without operands may pass inputs == NULL */
+        memcpy(copy, inputs, input_count * sizeof *copy);
+    status = opset_index(b, op, &op_index, err);
+    if (status == KILN_OK &&
+        (!reserve_one((void **)&m->nodes, &b->node_capacity, m->node_count, sizeof *m->nodes) ||
+         !reserve_one((void **)&b->node_types, &type_capacity, m->node_count, sizeof *b->node_types)))
+        status = no_memory(err);
+    if (status == KILN_OK)
+        status = new_value(b, VALUE_NODE, m->node_count, out, err);
+    if (status != KILN_OK) {
+        kiln_guard_list_truncate(&m->guards, guards_before);
+        free(copy);
+        release_attributes(attribute_count, owned_attributes);
+        return status;
+    }
+    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy, attribute_count, owned_attributes};
+    b->node_types[m->node_count] = result;
+    m->node_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_evidence(kiln_builder *b, const char *name, uint32_t input_count,
+                                      const char *const *input_names, const kiln_tensor *const *inputs,
+                                      uint32_t output_count, const char *const *output_names,
+                                      const kiln_tensor *const *expected, const kiln_compare_rule *rules,
+                                      kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    kiln_evidence_case c;
+    KILN_TRY(kiln_evidence_case_from_arguments(name, input_count, input_names, inputs, output_count, output_names,
+                                               expected, rules, &c, err));
+    /* Names are checked now so the error points at this call; dtypes,
+     * ranks and rules are checked with the whole program when sealing. */
+    kiln_status status = KILN_OK;
+    for (uint32_t i = 0; status == KILN_OK && i < c.input_count; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < m->input_count; j++)
+            found = found || strcmp(m->inputs[j].name, c.inputs[i].name) == 0;
+        if (!found)
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an input", name,
+                               c.inputs[i].name);
+    }
+    for (uint32_t i = 0; status == KILN_OK && i < c.output_count; i++) {
+        bool found = false;
+        for (uint32_t j = 0; j < m->output_count; j++)
+            found = found || strcmp(m->outputs[j].name, c.outputs[i].name) == 0;
+        if (!found)
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an output", name,
+                               c.outputs[i].name);
+    }
+    if (status == KILN_OK) {
+        kiln_evidence_case *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
+        if (grown) {
+            m->evidence = grown;
+            m->evidence[m->evidence_count++] = c;
+            return KILN_OK;
+        }
+        status = no_memory(err);
+    }
+    kiln_evidence_case_release(&c);
+    return status;
+}
+
+kiln_status kiln_builder_add_output(kiln_builder *b, const char *name, kiln_value value, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output name '%s' is not an identifier", name ? name : "(null)");
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output '%s': not a value of this builder", name);
+    for (uint32_t i = 0; i < m->output_count; i++)
+        if (strcmp(m->outputs[i].name, name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output '%s' is already declared", name);
+    char *copy = strdup(name);
+    if (!copy || !reserve_one((void **)&m->outputs, &b->output_capacity, m->output_count, sizeof *m->outputs)) {
+        free(copy);
+        return no_memory(err);
+    }
+    m->outputs[m->output_count++] = (kiln_output_decl){copy, value}; /* a handle until sealing */
+    return KILN_OK;
+}
+
+/* ------------------------------------------------------------- sealing */
+
+static uint32_t canonical_id(const kiln_builder *b, kiln_value v)
+{
+    const builder_value *bv = &b->values[v];
+    switch (bv->kind) {
+    case VALUE_INPUT: return bv->index;
+    case VALUE_WEIGHT: return b->model.input_count + bv->index;
+    case VALUE_NODE: break;
+    }
+    return b->model.input_count + b->model.weight_count + bv->index;
+}
+
+static char *dup_or_fail(const char *s, bool *failed)
+{
+    char *copy = strdup(s);
+    if (!copy)
+        *failed = true;
+    return copy;
+}
+
+/* Intern expression `id` of `from` (children first) into `to`. */
+static kiln_status copy_expr(const kiln_expr_pool *from, uint32_t id, kiln_expr_pool *to, uint32_t dim_count,
+                             uint32_t *out, kiln_error *err)
+{
+    kiln_expr node = from->items[id];
+    if (node.kind != KILN_EXPR_CONST && node.kind != KILN_EXPR_DIM) {
+        KILN_TRY(copy_expr(from, node.lhs, to, dim_count, &node.lhs, err));
+        KILN_TRY(copy_expr(from, node.rhs, to, dim_count, &node.rhs, err));
+    }
+    return kiln_expr_intern(to, &node, dim_count, out, err);
+}
+
+/* Copy a node's owned attributes into `to` through their public form. */
+static kiln_status copy_node_attributes(const kiln_node_decl *from, kiln_node_decl *to)
+{
+    kiln_attribute *view = calloc(from->attribute_count + 1, sizeof *view);
+    if (!view)
+        return KILN_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < from->attribute_count; i++) {
+        const kiln_node_attribute *a = &from->attributes[i];
+        view[i] = (kiln_attribute){a->name, a->type, a->i, a->f, a->s, a->ints, a->floats, a->count};
+    }
+    kiln_status status = kiln_attributes_copy(from->attribute_count, view, &to->attributes, NULL);
+    if (status == KILN_OK)
+        to->attribute_count = from->attribute_count;
+    free(view);
+    return status;
+}
+
+/* Deep-copy the builder's model with canonical value ids into `out`. */
+static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error *err)
+{
+    const kiln_model *m = &b->model;
+    bool failed = false;
+    memset(out, 0, sizeof *out);
+    kiln_expr_pool_init(&out->exprs);
+    out->name = dup_or_fail(m->name, &failed);
+    out->mode = m->mode;
+    out->metadata = calloc(m->metadata_count + 1, sizeof *out->metadata);
+    out->dims = calloc(m->dim_count + 1, sizeof *out->dims);
+    out->inputs = calloc(m->input_count + 1, sizeof *out->inputs);
+    out->weights = calloc(m->weight_count + 1, sizeof *out->weights);
+    out->opset = calloc(m->opset_count + 1, sizeof *out->opset);
+    out->nodes = calloc(m->node_count + 1, sizeof *out->nodes);
+    out->outputs = calloc(m->output_count + 1, sizeof *out->outputs);
+    if (!out->metadata || !out->dims || !out->inputs || !out->weights || !out->opset || !out->nodes || !out->outputs)
+        failed = true;
+    for (uint32_t i = 0; !failed && i < m->metadata_count; i++, out->metadata_count++) {
+        out->metadata[i].key = dup_or_fail(m->metadata[i].key, &failed);
+        out->metadata[i].value = dup_or_fail(m->metadata[i].value, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->dim_count; i++, out->dim_count++) {
+        out->dims[i] = m->dims[i];
+        out->dims[i].name = dup_or_fail(m->dims[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->input_count; i++, out->input_count++) {
+        out->inputs[i] = m->inputs[i];
+        out->inputs[i].name = dup_or_fail(m->inputs[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->weight_count; i++, out->weight_count++) {
+        out->weights[i] = m->weights[i];
+        out->weights[i].name = dup_or_fail(m->weights[i].name, &failed);
+    }
+    for (uint32_t i = 0; !failed && i < m->opset_count; i++, out->opset_count++) {
+        out->opset[i] = m->opset[i];
+        out->opset[i].name = dup_or_fail(m->opset[i].name, &failed);
+    }
+    for (uint32_t n = 0; !failed && n < m->node_count; n++, out->node_count++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        out->nodes[n] = *node;
+        out->nodes[n].inputs = calloc(node->input_count + 1, sizeof *node->inputs);
+        if (!out->nodes[n].inputs) {
+            failed = true;
+            break;
+        }
+        for (uint32_t i = 0; i < node->input_count; i++)
+            out->nodes[n].inputs[i] = canonical_id(b, node->inputs[i]);
+        out->nodes[n].attribute_count = 0;
+        out->nodes[n].attributes = NULL;
+        if (copy_node_attributes(node, &out->nodes[n]) != KILN_OK)
+            failed = true;
+    }
+    for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
+        out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
+        out->outputs[i].value = canonical_id(b, m->outputs[i].value);
+    }
+    out->checks = calloc(m->check_count + 1, sizeof *out->checks);
+    failed = failed || !out->checks;
+    for (uint32_t i = 0; !failed && i < m->check_count; i++, out->check_count++) {
+        const kiln_input_check_decl *c = &m->checks[i];
+        kiln_input_check view;
+        kiln_input_check_default(&view);
+        view.has_range = c->has_range;
+        view.min = c->min;
+        view.max = c->max;
+        view.finite_only = c->finite_only;
+        view.category_count = c->category_count;
+        view.categories = c->categories;
+        view.unit = c->unit;
+        view.description = c->description;
+        failed = kiln_input_check_copy(c->input, &view, &out->checks[i], NULL) != KILN_OK;
+    }
+    out->evidence = calloc(m->evidence_count + 1, sizeof *out->evidence);
+    failed = failed || !out->evidence;
+    for (uint32_t i = 0; !failed && i < m->evidence_count; i++, out->evidence_count++)
+        failed = kiln_evidence_case_copy(&m->evidence[i], &out->evidence[i], NULL) != KILN_OK;
+    /* The stored pool holds exactly the expressions the input axes use, in
+     * the order a walk of those axes first meets them, so the file depends
+     * on the program and not on the order of builder calls. */
+    for (uint32_t i = 0; !failed && i < out->input_count; i++) {
+        kiln_shape *shape = &out->inputs[i].type.shape;
+        for (uint32_t a = 0; !failed && a < shape->rank; a++)
+            if (copy_expr(&m->exprs, shape->axes[a], &out->exprs, m->dim_count, &shape->axes[a], err) != KILN_OK)
+                failed = true;
+    }
+    /* Derived dims follow, so their expressions are stored too. */
+    out->derived = calloc(m->derived_count + 1, sizeof *out->derived);
+    failed = failed || !out->derived;
+    for (uint32_t i = 0; !failed && i < m->derived_count; i++, out->derived_count++) {
+        out->derived[i].name = dup_or_fail(m->derived[i].name, &failed);
+        if (!failed && copy_expr(&m->exprs, m->derived[i].expr, &out->exprs, m->dim_count, &out->derived[i].expr,
+                                 err) != KILN_OK)
+            failed = true;
+    }
+    /* Then the runtime guards' expressions (non-strict programs). */
+    out->non_strict = m->non_strict;
+    for (uint32_t i = 0; !failed && i < m->guards.count; i++) {
+        kiln_runtime_guard g = m->guards.items[i];
+        if (copy_expr(&m->exprs, g.a, &out->exprs, m->dim_count, &g.a, err) != KILN_OK ||
+            (g.kind == KILN_CLAIM_EQUAL && copy_expr(&m->exprs, g.b, &out->exprs, m->dim_count, &g.b, err) != KILN_OK) ||
+            kiln_guard_list_add(&out->guards, &g, err) != KILN_OK)
+            failed = true;
+    }
+    out->stored_expr_count = out->exprs.count;
+    if (failed) {
+        kiln_model_release(out);
+        return no_memory(err);
+    }
+    return kiln_model_infer(out, err);
+}
+
+void kiln_save_options_default(kiln_save_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->compression_level = 0;
+    options->timestamp = -1;
+}
+
+/*
+ * The timestamp to record, or -1 for none: the option, else
+ * SOURCE_DATE_EPOCH (the reproducible-builds convention), else none.
+ */
+static kiln_status choose_timestamp(const kiln_save_options *options, int64_t *out, kiln_error *err)
+{
+    *out = options->timestamp;
+    if (*out >= 0)
+        return KILN_OK;
+    const char *epoch = getenv("SOURCE_DATE_EPOCH");
+    if (!epoch || !*epoch)
+        return KILN_OK;
+    char *end;
+    errno = 0;
+    long long value = strtoll(epoch, &end, 10);
+    /* The convention allows decimal digits only (no sign, no spaces). */
+    bool digits_only = strspn(epoch, "0123456789") == strlen(epoch);
+    if (errno || *end || value < 0 || !digits_only)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "SOURCE_DATE_EPOCH='%s' is not a non-negative number of seconds", epoch);
+    *out = value;
+    return KILN_OK;
+}
+
+/* Record `timestamp` as metadata "created" in ISO 8601 UTC. */
+static kiln_status stamp(kiln_model *m, int64_t timestamp, kiln_error *err)
+{
+    time_t seconds = (time_t)timestamp;
+    struct tm utc;
+    char text[32];
+    if ((int64_t)seconds != timestamp || !gmtime_r(&seconds, &utc) ||
+        strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "timestamp %lld cannot be represented",
+                         (long long)timestamp);
+    uint32_t at = 0;
+    while (at < m->metadata_count && strcmp(m->metadata[at].key, "created") < 0)
+        at++;
+    char *value = strdup(text);
+    if (!value)
+        return no_memory(err);
+    if (at < m->metadata_count && strcmp(m->metadata[at].key, "created") == 0) {
+        free(m->metadata[at].value);
+        m->metadata[at].value = value;
+        return KILN_OK;
+    }
+    char *key = strdup("created");
+    kiln_metadata_entry *grown = realloc(m->metadata, (m->metadata_count + 1) * sizeof *grown);
+    if (!key || !grown) {
+        free(key);
+        free(value);
+        if (grown)
+            m->metadata = grown;
+        return no_memory(err);
+    }
+    m->metadata = grown;
+    memmove(&m->metadata[at + 1], &m->metadata[at], (m->metadata_count - at) * sizeof *m->metadata);
+    m->metadata[at] = (kiln_metadata_entry){key, value};
+    m->metadata_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_save_options *options,
+                                             void **bytes, size_t *size, kiln_error *err)
+{
+    kiln_save_options defaults;
+    kiln_model sealed;
+    kiln_writer out;
+    int64_t timestamp;
+    *bytes = NULL;
+    *size = 0;
+    if (!options) {
+        kiln_save_options_default(&defaults);
+        options = &defaults;
+    }
+    if (options->struct_size != sizeof *options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "save options were not initialised with kiln_save_options_default");
+    if (options->compression_level < 0 || options->compression_level > 9)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
+                         options->compression_level);
+    KILN_TRY(choose_timestamp(options, &timestamp, err));
+    kiln_status status = seal_model(b, &sealed, err);
+    if (status == KILN_OK && timestamp >= 0)
+        status = stamp(&sealed, timestamp, err);
+    if (status != KILN_OK) {
+        kiln_model_release(&sealed);
+        return status;
+    }
+    kiln_writer_init(&out);
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+    status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out, &progress,
+                               err);
+    kiln_model_release(&sealed);
+    if (status != KILN_OK) {
+        kiln_writer_release(&out);
+        return status;
+    }
+    *bytes = out.data;
+    *size = out.size;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *size, kiln_error *err)
+{
+    return kiln_builder_encode_with_options(b, NULL, bytes, size, err);
+}
+
+kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *path,
+                                           const kiln_save_options *options, kiln_error *err)
+{
+    void *bytes;
+    size_t size;
+    if (!path)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
+    KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
+    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size};
+    kiln_byte_range whole = {bytes, size};
+    kiln_status status = kiln_atomic_write_parts_progress(path, &whole, 1, &progress, err);
+    free(bytes);
+    return status;
+}
+
+kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
+{
+    return kiln_builder_save_with_options(b, path, NULL, err);
+}
+
+/* ------------------------------------------------ queries (builder_private.h) */
+
+kiln_status kiln_builder_value_dtype(const kiln_builder *b, kiln_value value, kiln_dtype *out, kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    *out = bv->kind == VALUE_WEIGHT ? b->model.weights[bv->index].dtype : value_type(b, value)->dtype;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_value_type(const kiln_builder *b, kiln_value value, kiln_dtype *dtype, uint32_t *rank,
+                                    int64_t sizes[KILN_MAX_RANK], kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    if (bv->kind == VALUE_WEIGHT) {
+        const kiln_weight_decl *w = &b->model.weights[bv->index];
+        *dtype = w->dtype;
+        *rank = w->rank;
+        for (uint32_t a = 0; sizes && a < w->rank; a++)
+            sizes[a] = w->shape[a];
+        return KILN_OK;
+    }
+    const kiln_value_type *type = value_type(b, value);
+    *dtype = type->dtype;
+    *rank = type->shape.rank;
+    for (uint32_t a = 0; sizes && a < type->shape.rank; a++) {
+        const kiln_expr *axis = &b->model.exprs.items[type->shape.axes[a]];
+        sizes[a] = axis->kind == KILN_EXPR_CONST ? axis->constant : -1;
+    }
+    return KILN_OK;
+}
+
+/* Write canonical expression `id` of the builder's pool as text, like snprintf. */
+static kiln_status format_size(kiln_builder *b, uint32_t id, char *buffer, size_t size, size_t *length,
+                               kiln_error *err)
+{
+    uint32_t canonical;
+    KILN_TRY(kiln_expr_canonical(&b->model.exprs, id, &canonical, err));
+    const char **names = kiln_model_dim_names(&b->model);
+    if (!names)
+        return no_memory(err);
+    int n = kiln_expr_format(&b->model.exprs, canonical, names, buffer, size);
+    free(names);
+    if (length)
+        *length = n > 0 ? (size_t)n : 0;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_value_axis_text(kiln_builder *b, kiln_value value, uint32_t axis, char *buffer,
+                                         size_t size, size_t *length, kiln_error *err)
+{
+    if (value >= b->value_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "value %u is not a value of this builder", value);
+    const builder_value *bv = &b->values[value];
+    if (bv->kind == VALUE_WEIGHT) {
+        const kiln_weight_decl *w = &b->model.weights[bv->index];
+        if (axis >= w->rank)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u is out of range for a value of rank %u", axis,
+                             w->rank);
+        int n = snprintf(buffer, size, "%lld", (long long)w->shape[axis]);
+        if (length)
+            *length = n > 0 ? (size_t)n : 0;
+        return KILN_OK;
+    }
+    const kiln_value_type *type = value_type(b, value);
+    if (axis >= type->shape.rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u is out of range for a value of rank %u", axis,
+                         type->shape.rank);
+    return format_size(b, type->shape.axes[axis], buffer, size, length, err);
+}
+
+kiln_status kiln_builder_canonical_size(kiln_builder *b, const char *expression, char *buffer, size_t size,
+                                        size_t *length, kiln_error *err)
+{
+    if (!expression)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "size expression is NULL");
+    kiln_shape parsed;
+    KILN_TRY(parse_shape(b, expression, &parsed, err));
+    if (parsed.rank != 1)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is %u size expressions, not one", expression,
+                         parsed.rank);
+    return format_size(b, parsed.axes[0], buffer, size, length, err);
+}

@@ -1,0 +1,375 @@
+/*
+ * session.c — running a loaded program.
+ *
+ * A session sizes one buffer per op result for the upper bound of the
+ * declared domain when it is created, so a run only guards, binds dims,
+ * computes concrete shapes and calls kernels: it allocates nothing. The
+ * exception is a fast path's first run of a node at a new shape, which
+ * builds what it keeps in the node's state slot (kernel_context.h).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/checked_math.h"
+#include "format/error.h"
+#include "input_guard.h"
+#include "semantic_check.h"
+#include "layout.h"
+#include "memory_plan.h"
+#include "onednn.h"
+#include "op_registry.h"
+#include "parallel.h"
+#include "program.h"
+#include "stored_guards.h"
+#include "value_bound.h"
+
+struct kiln_session {
+    const kiln_program *program;
+    const kiln_model *model;
+    const kiln_tensor **bound_inputs; /* per declared input; borrowed */
+    kiln_tensor *values;              /* a view per value */
+    uint64_t *arena_offsets;          /* per node result */
+    uint8_t *arena;
+    size_t arena_size;
+    int64_t *dim_values;
+    bool *dim_bound;
+    kiln_binding_site *binding_sites;
+    const kiln_tensor **operands;     /* scratch for one node's inputs */
+    kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
+    bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
+    void *layout_scratch;             /* program->channels_last_scratch_bytes, to convert through */
+    double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
+    kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
+    bool check_inputs;                /* enforce the semantic input checks */
+    bool has_outputs;
+};
+
+void kiln_session_options_default(kiln_session_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+}
+
+static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
+{
+    /* The program planned the arena when it was loaded (or read the plan
+     * the artifact stores): a session only allocates it. */
+    memcpy(s->arena_offsets, s->program->arena_offsets, s->model->node_count * sizeof *s->arena_offsets);
+    s->arena_size = (size_t)s->program->arena_plan.arena_bytes;
+    s->arena = aligned_alloc(KILN_ARENA_ALIGNMENT, s->arena_size ? s->arena_size : KILN_ARENA_ALIGNMENT);
+    if (!s->arena)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);
+    return KILN_OK;
+}
+
+kiln_status kiln_session_new(const kiln_program *program, const kiln_session_options *options,
+                             kiln_session **out, kiln_error *err)
+{
+    *out = NULL;
+    if (!program)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
+    if (options && options->struct_size != sizeof *options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "session options were not initialised with kiln_session_options_default");
+    const kiln_model *m = &program->model;
+    /* Under the lazy policy this is where the weights are first checked. */
+    KILN_TRY(kiln_program_prepare_weights(program, err));
+    kiln_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    s->program = program;
+    s->model = m;
+    s->check_inputs = !(options && options->skip_input_checks);
+    s->context.threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->context.reference_only = options && options->reference_kernels;
+    s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
+    s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
+    s->arena_offsets = calloc(m->node_count + 1, sizeof *s->arena_offsets);
+    s->dim_values = calloc(m->dim_count + 1, sizeof *s->dim_values);
+    s->dim_bound = calloc(m->dim_count + 1, sizeof *s->dim_bound);
+    s->binding_sites = calloc(m->dim_count + 1, sizeof *s->binding_sites);
+    s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
+    s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
+    s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
+    s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
+    /* Only oneDNN's kernels write channels-last data: without them nothing is ever converted. */
+    bool converts = !s->context.reference_only && kiln_onednn_enabled() && program->channels_last_scratch_bytes;
+    if (converts)
+        s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)program->channels_last_scratch_bytes);
+    kiln_status status = KILN_OK;
+    if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
+        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || !s->bounds ||
+        (converts && !s->layout_scratch))
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    if (status == KILN_OK)
+        status = allocate_arena(s, err);
+    if (status == KILN_OK && !s->context.reference_only)
+        status = kiln_onednn_session_new(&s->context.onednn, err);
+    if (status != KILN_OK) {
+        kiln_session_free(s);
+        return status;
+    }
+    for (uint32_t w = 0; w < m->weight_count; w++) {
+        const kiln_weight_decl *decl = &m->weights[w];
+        /* Weights are read-only views into the artifact bytes. */
+        kiln_tensor_view_init(&s->values[m->input_count + w], decl->dtype, decl->rank, decl->shape,
+                              (void *)(uintptr_t)decl->data);
+    }
+    *out = s;
+    return KILN_OK;
+}
+
+void kiln_session_free(kiln_session *s)
+{
+    if (!s)
+        return;
+    free(s->bound_inputs);
+    free(s->values);
+    free(s->arena_offsets);
+    free(s->arena);
+    free(s->dim_values);
+    free(s->dim_bound);
+    free(s->binding_sites);
+    free(s->operands);
+    for (uint32_t n = 0; s->node_states && n < s->model->node_count; n++)
+        if (s->node_states[n].release)
+            s->node_states[n].release(s->node_states[n].data);
+    free(s->node_states);
+    free(s->channels_last);
+    free(s->bounds);
+    free(s->layout_scratch);
+    kiln_onednn_session_free(s->context.onednn);
+    free(s);
+}
+
+double kiln_session_value_bound(const kiln_session *s, uint32_t value)
+{
+    return value < kiln_model_value_count(s->model) ? s->bounds[value] : INFINITY;
+}
+
+uint32_t kiln_session_threads(const kiln_session *s)
+{
+    return s->context.threads;
+}
+
+const char *kiln_thread_wait_policy(void)
+{
+    return kiln_threads_spin() ? "spin" : "passive";
+}
+
+kiln_status kiln_session_set_input(kiln_session *s, const char *name, const kiln_tensor *tensor,
+                                   kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    if (!name || !tensor)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input name and tensor must not be NULL");
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        if (strcmp(m->inputs[i].name, name) == 0) {
+            s->bound_inputs[i] = tensor;
+            return KILN_OK;
+        }
+    }
+    char known[512] = "";
+    size_t used = 0;
+    for (uint32_t i = 0; i < m->input_count && used < sizeof known; i++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s'%s'", i ? ", " : "", m->inputs[i].name);
+    return kiln_fail(err, KILN_ERR_UNKNOWN_INPUT, "'%s' is not an input of program '%s' (inputs: %s)", name,
+                     m->name, known);
+}
+
+static kiln_status check_all_bound(const kiln_session *s, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    char missing[512] = "";
+    size_t used = 0;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        if (s->bound_inputs[i])
+            continue;
+        if (used < sizeof missing)
+            used += (size_t)snprintf(missing + used, sizeof missing - used, "%s'%s'", count ? ", " : "",
+                                     m->inputs[i].name);
+        count++;
+    }
+    if (count)
+        return kiln_fail(err, KILN_ERR_MISSING_INPUT, "missing input%s %s: every declared input must be set",
+                         count == 1 ? "" : "s", missing);
+    return KILN_OK;
+}
+
+/* Point node n's result view at its arena slot, with its shape at the bound dims. */
+static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    uint32_t value = kiln_model_first_node_value(m) + n;
+    const kiln_value_type *type = &m->value_types[value];
+    int64_t shape[KILN_MAX_RANK];
+    for (uint32_t a = 0; a < type->shape.rank; a++)
+        KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
+    *out = &s->values[value];
+    kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
+    return KILN_OK;
+}
+
+/* Make value v row-major if it is channels-last now (layout.h). */
+static void make_plain(kiln_session *s, uint32_t v)
+{
+    if (!s->channels_last[v])
+        return;
+    kiln_layout_to_plain(&s->values[v], s->layout_scratch);
+    s->channels_last[v] = false;
+}
+
+/*
+ * Before node n runs: convert the operands it cannot take channels-last,
+ * and tell its kernel which operands are. An elementwise node reads its
+ * operands channels-last only when all of them are and its result may
+ * be (it then writes its result in that layout too); a channelwise one
+ * (batch_norm) its operand 0 when its result may be.
+ */
+static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role role)
+{
+    const kiln_node_decl *node = &s->model->nodes[n];
+    uint32_t first = kiln_model_first_node_value(s->model);
+    bool all = true, any = false;
+    for (uint32_t i = 0; i < node->input_count; i++) {
+        bool cl = s->channels_last[node->inputs[i]];
+        all = all && cl;
+        any = any || cl;
+    }
+    s->context.channels_last_operands = 0;
+    if (!any)
+        return;
+    bool keep_all = role == KILN_LAYOUT_ELEMENTWISE && all && s->program->channels_last_ok[n];
+    for (uint32_t i = 0; i < node->input_count; i++) {
+        uint32_t v = node->inputs[i];
+        bool keep = keep_all || (i == 0 && v >= first &&
+                                 (role == KILN_LAYOUT_READS_OPERAND_0 ||
+                                  (role == KILN_LAYOUT_CHANNELWISE && s->program->channels_last_ok[n])));
+        if (!keep)
+            make_plain(s, v);
+        else if (s->channels_last[v] && i < 32)
+            s->context.channels_last_operands |= UINT32_C(1) << i;
+    }
+}
+
+/* Call node n's kernel; a kernel that asks for row-major operands is called again with them. */
+static kiln_status call_kernel(kiln_session *s, uint32_t n, kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_node_decl *node = &s->model->nodes[n];
+    kiln_kernel run = s->model->opset[node->op].def->run;
+    s->context.wrote_channels_last = false;
+    s->context.wants_plain = false;
+    KILN_TRY(run(call, err));
+    if (!s->context.wants_plain)
+        return KILN_OK;
+    for (uint32_t i = 0; i < node->input_count; i++)
+        make_plain(s, node->inputs[i]);
+    s->context.channels_last_operands = 0;
+    s->context.wants_plain = false;
+    return run(call, err);
+}
+
+/* The nodes in order; the caller has set up the thread count. */
+static kiln_status run_nodes(kiln_session *s, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    uint32_t first = kiln_model_first_node_value(m);
+    s->has_outputs = false;
+    KILN_TRY(check_all_bound(s, err));
+    KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    KILN_TRY(kiln_runtime_guards_hold(m, s->dim_values, s->dim_bound, err));
+    if (s->check_inputs)
+        for (uint32_t i = 0; i < m->check_count; i++)
+            KILN_TRY(kiln_input_check_enforce(&m->checks[i], m->inputs[m->checks[i].input].name,
+                                              s->bound_inputs[m->checks[i].input], err));
+    for (uint32_t i = 0; i < m->input_count; i++) {
+        const kiln_tensor *in = s->bound_inputs[i];
+        kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
+    }
+    memset(s->channels_last, 0, kiln_model_value_count(m) * sizeof *s->channels_last);
+    for (uint32_t v = 0; v < kiln_model_value_count(m); v++)
+        s->bounds[v] = INFINITY;
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        const kiln_node_decl *node = &m->nodes[n];
+        kiln_tensor *result;
+        KILN_TRY(bind_result(s, n, &result, err));
+        /* An activation the node may apply for the next one (fusion.h). */
+        kiln_fusion_offer offer = {s->program->fusions[n], NULL, false, false};
+        s->context.fusion = NULL;
+        if (offer.activation.kind != KILN_ACTIVATION_NONE && s->context.onednn) {
+            KILN_TRY(bind_result(s, n + 1, &offer.output, err));
+            offer.output_may_be_channels_last = s->program->channels_last_ok[n + 1];
+            s->context.fusion = &offer;
+        }
+        s->context.constant_operands = 0;
+        for (uint32_t i = 0; i < node->input_count; i++) {
+            s->operands[i] = &s->values[node->inputs[i]];
+            /* Values input_count..first-1 are the program's weights. */
+            if (i < 32 && node->inputs[i] >= m->input_count && node->inputs[i] < first)
+                s->context.constant_operands |= UINT32_C(1) << i;
+        }
+        kiln_layout_role role = s->program->layout_roles[n];
+        settle_operand_layouts(s, n, role);
+        s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
+        s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
+        s->context.result_bound = INFINITY;
+        s->context.state = &s->node_states[n];
+        kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
+                                 &s->context};
+        kiln_status status = call_kernel(s, n, &call, err);
+        s->context.fusion = NULL;
+        if (status != KILN_OK) {
+            char detail[KILN_ERROR_MESSAGE_SIZE];
+            memcpy(detail, err ? err->message : "", err ? sizeof detail : 1);
+            return kiln_fail(err, status, "node %u (%s): %s", n, m->opset[node->op].name, detail);
+        }
+        /* The value written: node n's result, or the activation's when the node applied it. */
+        uint32_t written = first + n + (offer.applied ? 1 : 0);
+        if (role == KILN_LAYOUT_ELEMENTWISE)
+            s->channels_last[written] = s->context.channels_last_operands != 0;
+        else if (role == KILN_LAYOUT_CHANNELWISE)
+            s->channels_last[written] = s->context.channels_last_operands & 1u;
+        else
+            s->channels_last[written] = s->context.wrote_channels_last;
+        double bound = s->context.result_bound;
+        s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->bound_rules[n], node, s->bounds);
+        if (offer.applied)
+            n++; /* the node wrote the activation's result: node n + 1 has run */
+    }
+    /* Never left channels-last (layout.h); converted here should a kernel have done so anyway. */
+    for (uint32_t o = 0; o < m->output_count; o++)
+        make_plain(s, m->outputs[o].value);
+    s->has_outputs = true;
+    return KILN_OK;
+}
+
+kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
+{
+    /* Per run, not per session: OpenMP's thread count belongs to the
+     * calling thread, and sessions of other thread counts may share it. */
+    int previous = kiln_threads_enter(s->context.threads);
+    kiln_status status = run_nodes(s, err);
+    kiln_threads_leave(previous);
+    return status;
+}
+
+uint32_t kiln_session_output_count(const kiln_session *s)
+{
+    return s->model->output_count;
+}
+
+const kiln_tensor *kiln_session_output(const kiln_session *s, uint32_t index)
+{
+    if (!s->has_outputs || index >= s->model->output_count)
+        return NULL;
+    return &s->values[s->model->outputs[index].value];
+}
+
+const char *kiln_session_output_name(const kiln_session *s, uint32_t index)
+{
+    return index < s->model->output_count ? s->model->outputs[index].name : NULL;
+}
