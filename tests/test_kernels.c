@@ -1090,8 +1090,8 @@ static void test_registry_routes_to_these_kernels(void **state)
         static const kiln_kernel entry_points[] = {kiln_run_add, kiln_run_sub, kiln_run_mul, kiln_run_div};
         assert_true(def->run == entry_points[o]);
         assert_true(def->infer == kiln_infer_binary_broadcast);
-        assert_int_equal(def->min_inputs, 2);
-        assert_int_equal(def->max_inputs, 2);
+        assert_int_equal(def->inputs.min, 2);
+        assert_int_equal(def->inputs.max, 2);
     }
     const kiln_op_def *neg = kiln_op_find("neg");
     assert_non_null(neg);

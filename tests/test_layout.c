@@ -25,6 +25,7 @@
 
 #include <kiln/kiln.h>
 
+#include "channels_last.h"
 #include "layout.h"
 #include "onednn.h"
 #include "program.h"

@@ -729,8 +729,8 @@ static void family_is_complete(void **state)
         const kiln_op_def *def = kiln_op_find_version(family_names[i], 1);
         if (!def)
             fail_msg("op %s version 1 is not registered", family_names[i]);
-        assert_int_equal(def->min_inputs, 1);
-        assert_int_equal(def->max_inputs, 1);
+        assert_int_equal(def->inputs.min, 1);
+        assert_int_equal(def->inputs.max, 1);
         bool has_case = false;
         for (size_t k = 0; k < CASE_COUNT; k++)
             has_case = has_case || strcmp(cases[k].op, family_names[i]) == 0;

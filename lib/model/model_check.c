@@ -213,10 +213,10 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         if (!op)
             return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "%s: op version %u is not implemented here",
                              label, entry->version);
-        if (node->input_count < op->min_inputs || node->input_count > op->max_inputs ||
+        if (node->input_count < op->inputs.min || node->input_count > op->inputs.max ||
             node->input_count > sizeof operand_types / sizeof operand_types[0])
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: takes %u..%u inputs, got %u", label,
-                             op->min_inputs, op->max_inputs, node->input_count);
+                             op->inputs.min, op->inputs.max, node->input_count);
         for (uint32_t i = 0; i < node->input_count; i++) {
             if (node->inputs[i] >= first + n)
                 return kiln_fail(err, KILN_ERR_MALFORMED,

@@ -244,11 +244,18 @@ kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err)
 }
 
 static const kiln_op_def elementwise_ops[] = {
-    {"add", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_add},
-    {"sub", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_sub},
-    {"mul", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_mul},
-    {"div", NULL, 1, 1, 2, 2, kiln_infer_binary_broadcast, kiln_run_div},
-    {"neg", NULL, 1, 1, 1, 1, kiln_infer_unary_numeric, kiln_run_neg},
+    {.name = "add", .versions = {1, 1}, .inputs = {2, 2},
+     .infer = kiln_infer_binary_broadcast, .run = kiln_run_add,
+     .traits = {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_SUM}},
+    {.name = "sub", .versions = {1, 1}, .inputs = {2, 2},
+     .infer = kiln_infer_binary_broadcast, .run = kiln_run_sub,
+     .traits = {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_SUM}},
+    {.name = "mul", .versions = {1, 1}, .inputs = {2, 2},
+     .infer = kiln_infer_binary_broadcast, .run = kiln_run_mul, .traits = {.layout = KILN_LAYOUT_ELEMENTWISE}},
+    {.name = "div", .versions = {1, 1}, .inputs = {2, 2},
+     .infer = kiln_infer_binary_broadcast, .run = kiln_run_div, .traits = {.layout = KILN_LAYOUT_ELEMENTWISE}},
+    {.name = "neg", .versions = {1, 1}, .inputs = {1, 1},
+     .infer = kiln_infer_unary_numeric, .run = kiln_run_neg, .traits = {.layout = KILN_LAYOUT_ELEMENTWISE}},
 };
 
 const kiln_op_family kiln_ops_elementwise = {elementwise_ops, sizeof elementwise_ops / sizeof elementwise_ops[0]};

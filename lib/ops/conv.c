@@ -25,7 +25,6 @@
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
-#include "channels_last.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
@@ -484,6 +483,34 @@ static tap_walk transpose_taps(const conv_geometry *g, uint32_t a, int64_t o)
 DEFINE_CONV_TRANSPOSE(float, f32)
 DEFINE_CONV_TRANSPOSE(double, f64)
 
+/*
+ * The oneDNN fast paths (spec/opset.md, "Fast paths"): f32 calls the
+ * reference kernel accepts; anything else is declined, and the reference
+ * kernel reports what is wrong with it.
+ */
+static kiln_status fast_window(const char *op, kiln_window_kind kind, const kiln_kernel_call *call, bool *ran,
+                               kiln_error *err)
+{
+    *ran = false;
+    conv_geometry g;
+    if (call->output->dtype != KILN_F32 || check_dtypes(op, call, NULL) != KILN_OK ||
+        prepare_call(op, call, kind, &g, NULL) != KILN_OK || call->output->element_count == 0)
+        return KILN_OK;
+    if (kind == KILN_WINDOW_CONV)
+        return kiln_onednn_conv(call, &g.lifted.window, g.group, ran, err);
+    return kiln_onednn_conv_transpose(call, &g.lifted.window, g.group, ran, err);
+}
+
+static kiln_status fast_conv(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_window("conv", KILN_WINDOW_CONV, call, ran, err);
+}
+
+static kiln_status fast_conv_transpose(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_window("conv_transpose", KILN_WINDOW_CONV_TRANSPOSE, call, ran, err);
+}
+
 static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_TRY(check_dtypes("conv", call, err));
@@ -491,13 +518,6 @@ static kiln_status run_conv(const kiln_kernel_call *call, kiln_error *err)
     conv_geometry g;
     KILN_TRY(prepare_call("conv", call, KILN_WINDOW_CONV, &g, err));
     if (call->output->element_count == 0)
-        return KILN_OK;
-    bool ran;
-    KILN_TRY(kiln_onednn_conv(call, &g.lifted.window, g.group, &ran, err));
-    if (ran)
-        return KILN_OK;
-    /* The reference reads x row-major: a channels-last x is converted first (layout.h). */
-    if (kiln_layout_needs_plain(call))
         return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_f32(&g);
@@ -514,10 +534,6 @@ static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *
     KILN_TRY(prepare_call("conv_transpose", call, KILN_WINDOW_CONV_TRANSPOSE, &g, err));
     if (call->output->element_count == 0)
         return KILN_OK;
-    bool ran;
-    KILN_TRY(kiln_onednn_conv_transpose(call, &g.lifted.window, g.group, &ran, err));
-    if (ran)
-        return KILN_OK;
     if (call->output->dtype == KILN_F32)
         conv_transpose_f32(&g);
     else
@@ -528,8 +544,12 @@ static kiln_status run_conv_transpose(const kiln_kernel_call *call, kiln_error *
 /* ------------------------------------------------------------ registry */
 
 static const kiln_op_def conv_ops[] = {
-    {"conv", conv_attributes, 1, 1, 2, 3, infer_conv, run_conv},
-    {"conv_transpose", conv_transpose_attributes, 1, 1, 2, 3, infer_conv_transpose, run_conv_transpose},
+    {.name = "conv", .versions = {1, 1}, .inputs = {2, 3}, .attributes = conv_attributes,
+     .infer = infer_conv, .run = run_conv, .fast = fast_conv,
+     .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0, .applies_activation = true}},
+    {.name = "conv_transpose", .versions = {1, 1}, .inputs = {2, 3}, .attributes = conv_transpose_attributes,
+     .infer = infer_conv_transpose, .run = run_conv_transpose,
+     .fast = fast_conv_transpose},
 };
 
 const kiln_op_family kiln_ops_conv = {conv_ops, sizeof conv_ops / sizeof conv_ops[0]};

@@ -194,7 +194,7 @@ static kiln_status run_det(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def det_ops[] = {
-    {"det", NULL, 1, 1, 1, 1, infer_det, run_det},
+    {.name = "det", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_det, .run = run_det},
 };
 
 const kiln_op_family kiln_ops_det = {det_ops, sizeof det_ops / sizeof det_ops[0]};

@@ -509,7 +509,8 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def einsum_ops[] = {
-    {"einsum", einsum_attributes, 1, 1, 1, EINSUM_MAX_OPERANDS, infer_einsum, run_einsum},
+    {.name = "einsum", .versions = {1, 1}, .inputs = {1, EINSUM_MAX_OPERANDS}, .attributes = einsum_attributes,
+     .infer = infer_einsum, .run = run_einsum},
 };
 
 const kiln_op_family kiln_ops_einsum = {einsum_ops, sizeof einsum_ops / sizeof einsum_ops[0]};

@@ -1004,15 +1004,24 @@ static kiln_status run_space_to_depth(const kiln_kernel_call *call, kiln_error *
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def gather_ops[] = {
-    {"gather", axis_attributes, 1, 1, 2, 2, infer_gather, run_gather},
-    {"gather_elements", axis_attributes, 1, 1, 2, 2, infer_gather_elements, run_gather_elements},
-    {"gather_nd", gather_nd_attributes, 1, 1, 2, 2, infer_gather_nd, run_gather_nd},
-    {"slice", slice_attributes, 1, 1, 1, 1, infer_slice, run_slice},
-    {"cumsum", cumsum_attributes, 1, 1, 1, 1, infer_cumsum, run_cumsum},
-    {"one_hot", one_hot_attributes, 1, 1, 1, 1, infer_one_hot, run_one_hot},
-    {"trilu", trilu_attributes, 1, 1, 1, 1, infer_trilu, run_trilu},
-    {"depth_to_space", depth_to_space_attributes, 1, 1, 1, 1, infer_depth_to_space, run_depth_to_space},
-    {"space_to_depth", space_to_depth_attributes, 1, 1, 1, 1, infer_space_to_depth, run_space_to_depth},
+    {.name = "gather", .versions = {1, 1}, .inputs = {2, 2}, .attributes = axis_attributes,
+     .infer = infer_gather, .run = run_gather},
+    {.name = "gather_elements", .versions = {1, 1}, .inputs = {2, 2}, .attributes = axis_attributes,
+     .infer = infer_gather_elements, .run = run_gather_elements},
+    {.name = "gather_nd", .versions = {1, 1}, .inputs = {2, 2}, .attributes = gather_nd_attributes,
+     .infer = infer_gather_nd, .run = run_gather_nd},
+    {.name = "slice", .versions = {1, 1}, .inputs = {1, 1}, .attributes = slice_attributes,
+     .infer = infer_slice, .run = run_slice},
+    {.name = "cumsum", .versions = {1, 1}, .inputs = {1, 1}, .attributes = cumsum_attributes,
+     .infer = infer_cumsum, .run = run_cumsum},
+    {.name = "one_hot", .versions = {1, 1}, .inputs = {1, 1}, .attributes = one_hot_attributes,
+     .infer = infer_one_hot, .run = run_one_hot},
+    {.name = "trilu", .versions = {1, 1}, .inputs = {1, 1}, .attributes = trilu_attributes,
+     .infer = infer_trilu, .run = run_trilu},
+    {.name = "depth_to_space", .versions = {1, 1}, .inputs = {1, 1}, .attributes = depth_to_space_attributes,
+     .infer = infer_depth_to_space, .run = run_depth_to_space},
+    {.name = "space_to_depth", .versions = {1, 1}, .inputs = {1, 1}, .attributes = space_to_depth_attributes,
+     .infer = infer_space_to_depth, .run = run_space_to_depth},
 };
 
 const kiln_op_family kiln_ops_gather = {gather_ops, sizeof gather_ops / sizeof gather_ops[0]};

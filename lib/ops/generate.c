@@ -326,9 +326,12 @@ static kiln_status run_range(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def generate_ops[] = {
-    {"eye_like", eye_like_attributes, 1, 1, 1, 1, infer_eye_like, run_eye_like},
-    {"constant_of_shape", constant_of_shape_attributes, 1, 1, 0, 0, infer_constant_of_shape, run_constant_of_shape},
-    {"range", range_attributes, 1, 1, 0, 0, infer_range, run_range},
+    {.name = "eye_like", .versions = {1, 1}, .inputs = {1, 1}, .attributes = eye_like_attributes,
+     .infer = infer_eye_like, .run = run_eye_like},
+    {.name = "constant_of_shape", .versions = {1, 1}, .inputs = {0, 0}, .attributes = constant_of_shape_attributes,
+     .infer = infer_constant_of_shape, .run = run_constant_of_shape},
+    {.name = "range", .versions = {1, 1}, .inputs = {0, 0}, .attributes = range_attributes,
+     .infer = infer_range, .run = run_range},
 };
 
 const kiln_op_family kiln_ops_generate = {generate_ops, sizeof generate_ops / sizeof generate_ops[0]};

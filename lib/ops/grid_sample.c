@@ -335,7 +335,8 @@ static kiln_status run_grid_sample(const kiln_kernel_call *call, kiln_error *err
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def grid_sample_ops[] = {
-    {"grid_sample", grid_sample_attributes, 1, 1, 2, 2, infer_grid_sample, run_grid_sample},
+    {.name = "grid_sample", .versions = {1, 1}, .inputs = {2, 2}, .attributes = grid_sample_attributes,
+     .infer = infer_grid_sample, .run = run_grid_sample},
 };
 
 const kiln_op_family kiln_ops_grid_sample = {grid_sample_ops, sizeof grid_sample_ops / sizeof grid_sample_ops[0]};

@@ -78,13 +78,12 @@ typedef struct kiln_kernel_context {
      * operand i is channels-last, which only a kernel of a node that reads
      * that layout sees. A kernel that writes its result channels-last,
      * allowed where result_may_be_channels_last (or the fusion offer's
-     * flag) says so, sets wrote_channels_last; wants_plain is set by
-     * kiln_layout_needs_plain.
+     * flag) says so, sets wrote_channels_last. Only fast paths see such
+     * operands: the session converts them before a reference kernel runs.
      */
     uint32_t channels_last_operands;
     bool result_may_be_channels_last;
     bool wrote_channels_last;
-    bool wants_plain;
     /*
      * Bounds on magnitudes (value_bound.h): every element of operand 0 is
      * finite with |x| <= operand_bound, or operand_bound is +inf (nothing

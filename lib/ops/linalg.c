@@ -142,34 +142,60 @@ static void batch_strides(const kiln_tensor *t, uint32_t t_batch_rank, int64_t m
     }
 }
 
+/* A matmul call's sizes: m x k times k x n, batched over the leading axes. */
+typedef struct matmul_sizes {
+    int64_t m, k, n;
+    uint32_t a_batch_rank, b_batch_rank, batch_rank;
+} matmul_sizes;
+
+/* The operands fit the op's shape rule: dtypes, inner sizes, output rank. */
+static kiln_status check_matmul(const kiln_kernel_call *call, matmul_sizes *z, kiln_error *err)
+{
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1], *out = call->output;
+    if (a->rank == 0 || b->rank == 0 || a->dtype != b->dtype || a->dtype != out->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: operands do not match the op's shape rule");
+    z->m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+    z->k = a->shape[a->rank - 1];
+    int64_t kb = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
+    z->n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+    if (z->k != kb)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: inner sizes differ (%lld and %lld)",
+                         (long long)z->k, (long long)kb);
+    z->a_batch_rank = a->rank > 2 ? a->rank - 2 : 0;
+    z->b_batch_rank = b->rank > 2 ? b->rank - 2 : 0;
+    uint32_t matrix_axes = (a->rank >= 2) + (b->rank >= 2);
+    if (out->rank < matrix_axes || out->rank - matrix_axes < z->a_batch_rank ||
+        out->rank - matrix_axes < z->b_batch_rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: output rank %u does not fit the operands",
+                         out->rank);
+    z->batch_rank = out->rank - matrix_axes;
+    return KILN_OK;
+}
+
+/* oneDNN for f32 calls the reference kernel accepts (spec/opset.md, "Fast paths"); others are declined. */
+static kiln_status fast_matmul(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    matmul_sizes z;
+    if (call->output->dtype != KILN_F32 || check_matmul(call, &z, NULL) != KILN_OK ||
+        call->output->element_count == 0)
+        return KILN_OK;
+    return kiln_onednn_matmul(call, ran, err);
+}
+
 static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
 {
     const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
     kiln_tensor *out = call->output;
-    if (a->rank == 0 || b->rank == 0 || a->dtype != b->dtype || a->dtype != out->dtype)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: operands do not match the op's shape rule");
+    matmul_sizes z;
+    KILN_TRY(check_matmul(call, &z, err));
     KILN_HALF_IN_F32(call, run_matmul, err);
-    int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
-    int64_t k = a->shape[a->rank - 1];
-    int64_t kb = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
-    int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
-    if (k != kb)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: inner sizes differ (%lld and %lld)",
-                         (long long)k, (long long)kb);
-    uint32_t a_batch_rank = a->rank > 2 ? a->rank - 2 : 0, b_batch_rank = b->rank > 2 ? b->rank - 2 : 0;
-    uint32_t matrix_axes = (a->rank >= 2) + (b->rank >= 2);
-    if (out->rank < matrix_axes || out->rank - matrix_axes < a_batch_rank || out->rank - matrix_axes < b_batch_rank)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "matmul: output rank %u does not fit the operands",
-                         out->rank);
-    uint32_t batch_rank = out->rank - matrix_axes;
+    int64_t m = z.m, k = z.k, n = z.n;
+    uint32_t batch_rank = z.batch_rank;
     int64_t stride_a[KILN_MAX_RANK], stride_b[KILN_MAX_RANK], index[KILN_MAX_RANK] = {0};
-    batch_strides(a, a_batch_rank, m * k, out->shape, batch_rank, stride_a);
-    batch_strides(b, b_batch_rank, k * n, out->shape, batch_rank, stride_b);
+    batch_strides(a, z.a_batch_rank, m * k, out->shape, batch_rank, stride_a);
+    batch_strides(b, z.b_batch_rank, k * n, out->shape, batch_rank, stride_b);
     if (out->element_count == 0)
-        return KILN_OK;
-    bool ran;
-    KILN_TRY(kiln_onednn_matmul(call, &ran, err));
-    if (ran)
         return KILN_OK;
     uint64_t batches = out->element_count / (uint64_t)(m * n);
     size_t width = kiln_dtype_size(out->dtype);
@@ -303,30 +329,53 @@ static kiln_status infer_gemm(const kiln_shape_context *ctx, const kiln_value_ty
 DEFINE_GEMM(float, f32)
 DEFINE_GEMM(double, f64)
 
+/* A gemm call's attributes. */
+typedef struct gemm_params {
+    bool trans_a, trans_b;
+    double alpha, beta;
+} gemm_params;
+
+/* The operands fit the op's shape rule: ranks, dtypes, sizes after transposition. */
+static kiln_status check_gemm(const kiln_kernel_call *call, gemm_params *p, kiln_error *err)
+{
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
+    const kiln_tensor *c = call->input_count > 2 ? call->inputs[2] : NULL;
+    const kiln_tensor *out = call->output;
+    p->trans_a = kiln_attribute_int(call->attributes, call->attribute_count, "transA", 0) != 0;
+    p->trans_b = kiln_attribute_int(call->attributes, call->attribute_count, "transB", 0) != 0;
+    p->alpha = kiln_attribute_float(call->attributes, call->attribute_count, "alpha", 1.0);
+    p->beta = kiln_attribute_float(call->attributes, call->attribute_count, "beta", 1.0);
+    if (a->rank != 2 || b->rank != 2 || out->rank != 2 || (c && c->rank > 2) || a->dtype != b->dtype ||
+        a->dtype != out->dtype || (c && c->dtype != a->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operands do not match the op's shape rule");
+    int64_t m = p->trans_a ? a->shape[1] : a->shape[0], ka = p->trans_a ? a->shape[0] : a->shape[1];
+    int64_t kb = p->trans_b ? b->shape[1] : b->shape[0], n = p->trans_b ? b->shape[0] : b->shape[1];
+    if (ka != kb || m != out->shape[0] || n != out->shape[1])
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operand sizes do not match (K %lld and %lld)",
+                         (long long)ka, (long long)kb);
+    return KILN_OK;
+}
+
+/* oneDNN for f32 calls the reference kernel accepts (spec/opset.md, "Fast paths"); others are declined. */
+static kiln_status fast_gemm(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    gemm_params p;
+    if (call->output->dtype != KILN_F32 || check_gemm(call, &p, NULL) != KILN_OK)
+        return KILN_OK;
+    return kiln_onednn_gemm(call, p.trans_a, p.trans_b, (float)p.alpha, (float)p.beta, ran, err);
+}
+
 static kiln_status run_gemm(const kiln_kernel_call *call, kiln_error *err)
 {
     const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
     const kiln_tensor *c = call->input_count > 2 ? call->inputs[2] : NULL;
     kiln_tensor *out = call->output;
-    bool trans_a = kiln_attribute_int(call->attributes, call->attribute_count, "transA", 0) != 0;
-    bool trans_b = kiln_attribute_int(call->attributes, call->attribute_count, "transB", 0) != 0;
-    double alpha = kiln_attribute_float(call->attributes, call->attribute_count, "alpha", 1.0);
-    double beta = kiln_attribute_float(call->attributes, call->attribute_count, "beta", 1.0);
-    if (a->rank != 2 || b->rank != 2 || out->rank != 2 || (c && c->rank > 2) || a->dtype != b->dtype ||
-        a->dtype != out->dtype || (c && c->dtype != a->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operands do not match the op's shape rule");
+    gemm_params p;
+    KILN_TRY(check_gemm(call, &p, err));
     KILN_HALF_IN_F32(call, run_gemm, err);
-    int64_t m = trans_a ? a->shape[1] : a->shape[0], ka = trans_a ? a->shape[0] : a->shape[1];
-    int64_t kb = trans_b ? b->shape[1] : b->shape[0], n = trans_b ? b->shape[0] : b->shape[1];
-    if (ka != kb || m != out->shape[0] || n != out->shape[1])
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "gemm: operand sizes do not match (K %lld and %lld)",
-                         (long long)ka, (long long)kb);
-    if (out->dtype == KILN_F32) {
-        bool ran;
-        KILN_TRY(kiln_onednn_gemm(call, trans_a, trans_b, (float)alpha, (float)beta, &ran, err));
-        if (ran)
-            return KILN_OK;
-    }
+    bool trans_a = p.trans_a, trans_b = p.trans_b;
+    double alpha = p.alpha, beta = p.beta;
     int64_t c_strides[KILN_MAX_RANK] = {0};
     if (c)
         kiln_broadcast_strides(c, out, c_strides);
@@ -567,10 +616,14 @@ static kiln_status run_flatten(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def linalg_ops[] = {
-    {"matmul", NULL, 1, 1, 2, 2, infer_matmul, run_matmul},
-    {"gemm", gemm_attributes, 1, 1, 2, 3, infer_gemm, run_gemm},
-    {"transpose", transpose_attributes, 1, 1, 1, 1, infer_transpose, run_transpose},
-    {"flatten", flatten_attributes, 1, 1, 1, 1, infer_flatten, run_flatten},
+    {.name = "matmul", .versions = {1, 1}, .inputs = {2, 2}, .infer = infer_matmul, .run = run_matmul,
+     .fast = fast_matmul},
+    {.name = "gemm", .versions = {1, 1}, .inputs = {2, 3}, .attributes = gemm_attributes,
+     .infer = infer_gemm, .run = run_gemm, .fast = fast_gemm},
+    {.name = "transpose", .versions = {1, 1}, .inputs = {1, 1}, .attributes = transpose_attributes,
+     .infer = infer_transpose, .run = run_transpose},
+    {.name = "flatten", .versions = {1, 1}, .inputs = {1, 1}, .attributes = flatten_attributes,
+     .infer = infer_flatten, .run = run_flatten},
 };
 
 const kiln_op_family kiln_ops_linalg = {linalg_ops, sizeof linalg_ops / sizeof linalg_ops[0]};

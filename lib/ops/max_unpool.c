@@ -203,7 +203,8 @@ static kiln_status run_max_unpool(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def max_unpool_ops[] = {
-    {"max_unpool", max_unpool_attributes, 1, 1, 2, 2, infer_max_unpool, run_max_unpool},
+    {.name = "max_unpool", .versions = {1, 1}, .inputs = {2, 2}, .attributes = max_unpool_attributes,
+     .infer = infer_max_unpool, .run = run_max_unpool},
 };
 
 const kiln_op_family kiln_ops_max_unpool = {max_unpool_ops, sizeof max_unpool_ops / sizeof max_unpool_ops[0]};

@@ -764,12 +764,18 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
 /* ------------------------------------------------------------ registry */
 
 static const kiln_op_def norm_ops[] = {
-    {"batch_norm", epsilon_attributes, 1, 1, 5, 5, infer_batch_norm, run_batch_norm},
-    {"layer_norm", layer_norm_attributes, 1, 1, 2, 3, infer_layer_norm, run_layer_norm},
-    {"group_norm", group_norm_attributes, 1, 1, 3, 3, infer_group_norm, run_group_norm},
-    {"instance_norm", epsilon_attributes, 1, 1, 3, 3, infer_instance_norm, run_instance_norm},
-    {"lp_norm", lp_norm_attributes, 1, 1, 1, 1, infer_lp_norm, run_lp_norm},
-    {"mean_variance_norm", mvn_attributes, 1, 1, 1, 1, infer_mean_variance_norm, run_mean_variance_norm},
+    {.name = "batch_norm", .versions = {1, 1}, .inputs = {5, 5}, .attributes = epsilon_attributes,
+     .infer = infer_batch_norm, .run = run_batch_norm, .traits = {.layout = KILN_LAYOUT_CHANNELWISE}},
+    {.name = "layer_norm", .versions = {1, 1}, .inputs = {2, 3}, .attributes = layer_norm_attributes,
+     .infer = infer_layer_norm, .run = run_layer_norm},
+    {.name = "group_norm", .versions = {1, 1}, .inputs = {3, 3}, .attributes = group_norm_attributes,
+     .infer = infer_group_norm, .run = run_group_norm},
+    {.name = "instance_norm", .versions = {1, 1}, .inputs = {3, 3}, .attributes = epsilon_attributes,
+     .infer = infer_instance_norm, .run = run_instance_norm},
+    {.name = "lp_norm", .versions = {1, 1}, .inputs = {1, 1}, .attributes = lp_norm_attributes,
+     .infer = infer_lp_norm, .run = run_lp_norm},
+    {.name = "mean_variance_norm", .versions = {1, 1}, .inputs = {1, 1}, .attributes = mvn_attributes,
+     .infer = infer_mean_variance_norm, .run = run_mean_variance_norm},
 };
 
 const kiln_op_family kiln_ops_norm = {norm_ops, sizeof norm_ops / sizeof norm_ops[0]};

@@ -29,7 +29,7 @@ const kiln_op_def *kiln_op_find(const char *name)
 const kiln_op_def *kiln_op_find_version(const char *name, uint32_t version)
 {
     const kiln_op_def *op = kiln_op_find(name);
-    if (op && version >= op->min_version && version <= op->max_version)
+    if (op && version >= op->versions.min && version <= op->versions.max)
         return op;
     return NULL;
 }
@@ -51,3 +51,4 @@ const kiln_op_def *kiln_op_at(uint32_t index)
     }
     return NULL;
 }
+

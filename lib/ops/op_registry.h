@@ -9,6 +9,8 @@
 #ifndef KILN_LIB_OP_REGISTRY_H
 #define KILN_LIB_OP_REGISTRY_H
 
+#include <stdbool.h>
+
 #include "kernel_context.h"
 #include "shape.h"
 #include "shape_context.h"
@@ -42,15 +44,64 @@ typedef kiln_status (*kiln_kernel)(const kiln_kernel_call *call, kiln_error *err
 typedef kiln_status (*kiln_tensor_kernel)(const kiln_tensor *const *inputs, uint32_t input_count,
                                           kiln_tensor *output, kiln_error *err);
 
+/* How a node reads operands left in oneDNN's channels-last layout (plan/layout.h). */
+typedef enum kiln_layout_role {
+    KILN_LAYOUT_PLAIN_ONLY = 0,  /* it needs row-major operands (the default) */
+    KILN_LAYOUT_READS_OPERAND_0, /* its fast path reads operand 0 in either layout (conv, pools) */
+    KILN_LAYOUT_ELEMENTWISE,     /* loops over memory in order: on operands of the result's shape its
+                                  * result has its operands' layout */
+    KILN_LAYOUT_CHANNELWISE,     /* per-channel parameters: its result has operand 0's layout (batch_norm) */
+} kiln_layout_role;
+
+/* How a bound on an f32 result's magnitude follows from its operands' (plan/value_bound.h). */
+typedef enum kiln_magnitude_rule {
+    KILN_MAGNITUDE_UNKNOWN = 0,       /* nothing follows (the default) */
+    KILN_MAGNITUDE_NOT_ABOVE_OPERAND, /* |y| <= |x| (relu) */
+    KILN_MAGNITUDE_SLOPE_ALPHA,       /* |y| <= max(1, |alpha|) |x| (leaky_relu) */
+    KILN_MAGNITUDE_CLIPPED,           /* |y| <= min(|x|, max(|min|, |max|)) (clip) */
+    KILN_MAGNITUDE_SUM,               /* |y| <= |a| + |b| (add, sub) */
+} kiln_magnitude_rule;
+
+/*
+ * What planning needs to know about an op, declared by the op itself so
+ * that no planner compares op names: adding an op to a family means
+ * stating its traits in its record, nowhere else.
+ */
+typedef struct kiln_op_traits {
+    kiln_layout_role layout;
+    kiln_magnitude_rule magnitude;
+    /* This op is an activation the node before it may apply to its own
+     * result (plan/fusion.h); its attributes give the parameters. */
+    kiln_activation_kind activation;
+    /* This op's fast path can apply the activation of the node after it. */
+    bool applies_activation;
+} kiln_op_traits;
+
+/*
+ * A fast path: run `call` and set *ran, or decline (*ran = false, KILN_OK)
+ * and leave the call to the reference kernel. A fast path may read
+ * channels-last operands where the op's layout trait says so; the
+ * reference kernel always gets row-major operands (the session converts
+ * them first), so no kernel ever asks to be called again.
+ */
+typedef kiln_status (*kiln_fast_kernel)(const kiln_kernel_call *call, bool *ran, kiln_error *err);
+
+/* An inclusive range of versions or operand counts. */
+typedef struct kiln_op_range {
+    uint32_t min;
+    uint32_t max;
+} kiln_op_range;
+
+/* One op: its name, the versions and operand counts it takes, its rules and kernels, its traits. */
 typedef struct kiln_op_def {
     const char *name;
+    kiln_op_range versions;
+    kiln_op_range inputs;
     const struct kiln_attribute_spec *attributes; /* accepted; NULL-name terminated, or NULL for none */
-    uint32_t min_version;
-    uint32_t max_version;
-    uint32_t min_inputs;
-    uint32_t max_inputs;
     kiln_shape_rule infer;
-    kiln_kernel run;
+    kiln_kernel run;       /* the portable reference kernel: the semantics, and the test oracle */
+    kiln_fast_kernel fast; /* NULL, or a fast path (ops/onednn/) tried first in a session */
+    kiln_op_traits traits;
 } kiln_op_def;
 
 /*

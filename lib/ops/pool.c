@@ -24,7 +24,6 @@
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
-#include "channels_last.h"
 #include "onednn.h"
 #include "op_registry.h"
 #include "size_claim.h"
@@ -348,23 +347,40 @@ static kiln_status run_window_pool(const char *op, const kiln_kernel_call *call,
     KILN_TRY(prepare_call(op, call, kind, &g, err));
     if (call->output->element_count == 0)
         return KILN_OK;
-    if (kind != POOL_LP) {
-        kiln_onednn_pool_kind fast = kind == POOL_MAX                ? KILN_ONEDNN_POOL_MAX
-                                     : g.reduction.include_pad ? KILN_ONEDNN_POOL_AVG_INCLUDE_PAD
-                                                               : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
-        bool ran;
-        KILN_TRY(kiln_onednn_pool(call, &g.lifted.window, fast, &ran, err));
-        if (ran)
-            return KILN_OK;
-    }
-    /* The reference reads x row-major: a channels-last x is converted first (layout.h). */
-    if (kiln_layout_needs_plain(call))
-        return KILN_OK;
     if (call->output->dtype == KILN_F32)
         pool_f32(&g);
     else
         pool_f64(&g);
     return KILN_OK;
+}
+
+/*
+ * oneDNN's pooling for f32 max and avg pools the reference kernel accepts
+ * (spec/opset.md, "Fast paths"); anything else is declined, and the
+ * reference kernel reports what is wrong with it.
+ */
+static kiln_status fast_window_pool(const char *op, const kiln_kernel_call *call, pool_kind kind, bool *ran,
+                                    kiln_error *err)
+{
+    *ran = false;
+    pool_geometry g;
+    if (call->output->dtype != KILN_F32 || check_dtypes(op, call, NULL) != KILN_OK ||
+        prepare_call(op, call, kind, &g, NULL) != KILN_OK || call->output->element_count == 0)
+        return KILN_OK;
+    kiln_onednn_pool_kind fast = kind == POOL_MAX                ? KILN_ONEDNN_POOL_MAX
+                                 : g.reduction.include_pad ? KILN_ONEDNN_POOL_AVG_INCLUDE_PAD
+                                                           : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
+    return kiln_onednn_pool(call, &g.lifted.window, fast, ran, err);
+}
+
+static kiln_status fast_max_pool(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_window_pool("max_pool", call, POOL_MAX, ran, err);
+}
+
+static kiln_status fast_avg_pool(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_window_pool("avg_pool", call, POOL_AVG, ran, err);
 }
 
 static kiln_status run_max_pool(const kiln_kernel_call *call, kiln_error *err)
@@ -401,8 +417,9 @@ static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
         ((double *)data)[i] = v;
 }
 
-/* Each [n, c] plane of x (dtypes checked by check_dtypes) reduced to one element: its max (NaN wins), mean, p-norm. */
-static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool_kind kind, kiln_error *err)
+/* A global pool's operands: x [N, C, spatial...] with non-empty spatial axes, the output [N, C, 1, ...]. */
+static kiln_status check_global(const char *op, const kiln_kernel_call *call, pool_kind kind, pool_reduction *r,
+                                kiln_error *err)
 {
     const kiln_tensor *x = call->inputs[0], *y = call->output;
     bool fits = x->rank >= 3 && y->rank == x->rank && y->shape[0] == x->shape[0] && y->shape[1] == x->shape[1];
@@ -412,27 +429,20 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "%s: x must be [N, C, spatial...] with non-empty spatial axes and the output [N, C, 1, ...]",
                          op);
-    pool_reduction r;
     char why[200];
-    if (!resolve_reduction(call->attributes, call->attribute_count, kind, &r, why, sizeof why))
+    if (!resolve_reduction(call->attributes, call->attribute_count, kind, r, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op, why);
+    return KILN_OK;
+}
+
+/* Each [n, c] plane of x (dtypes checked by check_dtypes) reduced to one element: its max (NaN wins), mean, p-norm. */
+static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool_kind kind, kiln_error *err)
+{
+    const kiln_tensor *x = call->inputs[0], *y = call->output;
+    pool_reduction r;
+    KILN_TRY(check_global(op, call, kind, &r, err));
     uint64_t planes = y->element_count;
     if (planes == 0)
-        return KILN_OK;
-    if (kind != POOL_LP && x->rank <= 5) {
-        /* One window as large as the plane: oneDNN's pooling, where it applies (spec/opset.md, "Fast paths"). */
-        kiln_onednn_window whole = {.spatial = x->rank - 2};
-        for (uint32_t a = 0; a < whole.spatial; a++) {
-            whole.kernel[a] = x->shape[2 + a];
-            whole.strides[a] = whole.dilations[a] = 1;
-        }
-        bool ran;
-        kiln_onednn_pool_kind fast = kind == POOL_MAX ? KILN_ONEDNN_POOL_MAX : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
-        KILN_TRY(kiln_onednn_pool(call, &whole, fast, &ran, err));
-        if (ran)
-            return KILN_OK;
-    }
-    if (kiln_layout_needs_plain(call))
         return KILN_OK;
     uint64_t plane = x->element_count / planes;
     for (uint64_t p = 0; p < planes; p++) {
@@ -442,6 +452,35 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
         store_real(y->dtype, y->data, p, finish(&acc, &r, (double)plane));
     }
     return KILN_OK;
+}
+
+/* One window as large as the plane: oneDNN's pooling for f32 max and avg (spec/opset.md, "Fast paths"). */
+static kiln_status fast_global(const char *op, const kiln_kernel_call *call, pool_kind kind, bool *ran,
+                               kiln_error *err)
+{
+    *ran = false;
+    pool_reduction r;
+    const kiln_tensor *x = call->inputs[0];
+    if (call->output->dtype != KILN_F32 || check_dtypes(op, call, NULL) != KILN_OK ||
+        check_global(op, call, kind, &r, NULL) != KILN_OK || call->output->element_count == 0 || x->rank > 5)
+        return KILN_OK;
+    kiln_onednn_window whole = {.spatial = x->rank - 2};
+    for (uint32_t a = 0; a < whole.spatial; a++) {
+        whole.kernel[a] = x->shape[2 + a];
+        whole.strides[a] = whole.dilations[a] = 1;
+    }
+    kiln_onednn_pool_kind fast = kind == POOL_MAX ? KILN_ONEDNN_POOL_MAX : KILN_ONEDNN_POOL_AVG_EXCLUDE_PAD;
+    return kiln_onednn_pool(call, &whole, fast, ran, err);
+}
+
+static kiln_status fast_global_max_pool(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_global("global_max_pool", call, POOL_MAX, ran, err);
+}
+
+static kiln_status fast_global_avg_pool(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_global("global_avg_pool", call, POOL_AVG, ran, err);
 }
 
 static kiln_status run_global_max_pool(const kiln_kernel_call *call, kiln_error *err)
@@ -468,12 +507,20 @@ static kiln_status run_global_lp_pool(const kiln_kernel_call *call, kiln_error *
 /* ------------------------------------------------------------ registry */
 
 static const kiln_op_def pool_ops[] = {
-    {"max_pool", max_pool_attributes, 1, 1, 1, 1, infer_max_pool, run_max_pool},
-    {"avg_pool", avg_pool_attributes, 1, 1, 1, 1, infer_avg_pool, run_avg_pool},
-    {"global_max_pool", NULL, 1, 1, 1, 1, infer_global_max_pool, run_global_max_pool},
-    {"global_avg_pool", NULL, 1, 1, 1, 1, infer_global_avg_pool, run_global_avg_pool},
-    {"lp_pool", lp_pool_attributes, 1, 1, 1, 1, infer_lp_pool, run_lp_pool},
-    {"global_lp_pool", global_lp_pool_attributes, 1, 1, 1, 1, infer_global_lp_pool, run_global_lp_pool},
+    {.name = "max_pool", .versions = {1, 1}, .inputs = {1, 1}, .attributes = max_pool_attributes,
+     .infer = infer_max_pool, .run = run_max_pool, .fast = fast_max_pool,
+     .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0}},
+    {.name = "avg_pool", .versions = {1, 1}, .inputs = {1, 1}, .attributes = avg_pool_attributes,
+     .infer = infer_avg_pool, .run = run_avg_pool, .fast = fast_avg_pool,
+     .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0}},
+    {.name = "global_max_pool", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_global_max_pool,
+     .run = run_global_max_pool, .fast = fast_global_max_pool, .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0}},
+    {.name = "global_avg_pool", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_global_avg_pool,
+     .run = run_global_avg_pool, .fast = fast_global_avg_pool, .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0}},
+    {.name = "lp_pool", .versions = {1, 1}, .inputs = {1, 1}, .attributes = lp_pool_attributes,
+     .infer = infer_lp_pool, .run = run_lp_pool},
+    {.name = "global_lp_pool", .versions = {1, 1}, .inputs = {1, 1}, .attributes = global_lp_pool_attributes,
+     .infer = infer_global_lp_pool, .run = run_global_lp_pool},
 };
 
 const kiln_op_family kiln_ops_pool = {pool_ops, sizeof pool_ops / sizeof pool_ops[0]};

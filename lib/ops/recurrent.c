@@ -672,13 +672,20 @@ DEFINE_RUN(lstm_last_hidden)
 DEFINE_RUN(lstm_last_cell)
 
 static const kiln_op_def recurrent_ops[] = {
-    {"rnn", rnn_attributes, 1, 1, 3, 5, infer_rnn, run_rnn},
-    {"rnn_last_hidden", rnn_attributes, 1, 1, 3, 5, infer_rnn_last_hidden, run_rnn_last_hidden},
-    {"gru", gru_attributes, 1, 1, 3, 5, infer_gru, run_gru},
-    {"gru_last_hidden", gru_attributes, 1, 1, 3, 5, infer_gru_last_hidden, run_gru_last_hidden},
-    {"lstm", lstm_attributes, 1, 1, 3, 7, infer_lstm, run_lstm},
-    {"lstm_last_hidden", lstm_attributes, 1, 1, 3, 7, infer_lstm_last_hidden, run_lstm_last_hidden},
-    {"lstm_last_cell", lstm_attributes, 1, 1, 3, 7, infer_lstm_last_cell, run_lstm_last_cell},
+    {.name = "rnn", .versions = {1, 1}, .inputs = {3, 5}, .attributes = rnn_attributes,
+     .infer = infer_rnn, .run = run_rnn},
+    {.name = "rnn_last_hidden", .versions = {1, 1}, .inputs = {3, 5}, .attributes = rnn_attributes,
+     .infer = infer_rnn_last_hidden, .run = run_rnn_last_hidden},
+    {.name = "gru", .versions = {1, 1}, .inputs = {3, 5}, .attributes = gru_attributes,
+     .infer = infer_gru, .run = run_gru},
+    {.name = "gru_last_hidden", .versions = {1, 1}, .inputs = {3, 5}, .attributes = gru_attributes,
+     .infer = infer_gru_last_hidden, .run = run_gru_last_hidden},
+    {.name = "lstm", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
+     .infer = infer_lstm, .run = run_lstm},
+    {.name = "lstm_last_hidden", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
+     .infer = infer_lstm_last_hidden, .run = run_lstm_last_hidden},
+    {.name = "lstm_last_cell", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
+     .infer = infer_lstm_last_cell, .run = run_lstm_last_cell},
 };
 
 const kiln_op_family kiln_ops_recurrent = {recurrent_ops, sizeof recurrent_ops / sizeof recurrent_ops[0]};

@@ -670,7 +670,9 @@ AXIS_ENTRY(softmax, AXIS_SOFTMAX)
 AXIS_ENTRY(log_softmax, AXIS_LOG_SOFTMAX)
 AXIS_ENTRY(hardmax, AXIS_HARDMAX)
 
-#define REDUCE_DEF(NAME) {#NAME, reduce_attributes, 1, 1, 1, 1, infer_##NAME, run_##NAME}
+#define REDUCE_DEF(NAME)                                                                             \
+    {.name = #NAME, .versions = {1, 1}, .inputs = {1, 1}, .attributes = reduce_attributes, .infer = infer_##NAME, \
+     .run = run_##NAME}
 static const kiln_op_def reduce_ops[] = {
     REDUCE_DEF(reduce_sum),
     REDUCE_DEF(reduce_mean),
@@ -682,11 +684,16 @@ static const kiln_op_def reduce_ops[] = {
     REDUCE_DEF(reduce_sum_square),
     REDUCE_DEF(reduce_log_sum),
     REDUCE_DEF(reduce_log_sum_exp),
-    {"argmax", arg_attributes, 1, 1, 1, 1, infer_argmax, run_argmax},
-    {"argmin", arg_attributes, 1, 1, 1, 1, infer_argmin, run_argmin},
-    {"softmax", softmax_attributes, 1, 1, 1, 1, infer_softmax, run_softmax},
-    {"log_softmax", softmax_attributes, 1, 1, 1, 1, infer_log_softmax, run_log_softmax},
-    {"hardmax", softmax_attributes, 1, 1, 1, 1, infer_hardmax, run_hardmax},
+    {.name = "argmax", .versions = {1, 1}, .inputs = {1, 1}, .attributes = arg_attributes,
+     .infer = infer_argmax, .run = run_argmax},
+    {.name = "argmin", .versions = {1, 1}, .inputs = {1, 1}, .attributes = arg_attributes,
+     .infer = infer_argmin, .run = run_argmin},
+    {.name = "softmax", .versions = {1, 1}, .inputs = {1, 1}, .attributes = softmax_attributes,
+     .infer = infer_softmax, .run = run_softmax},
+    {.name = "log_softmax", .versions = {1, 1}, .inputs = {1, 1}, .attributes = softmax_attributes,
+     .infer = infer_log_softmax, .run = run_log_softmax},
+    {.name = "hardmax", .versions = {1, 1}, .inputs = {1, 1}, .attributes = softmax_attributes,
+     .infer = infer_hardmax, .run = run_hardmax},
 };
 
 const kiln_op_family kiln_ops_reduce = {reduce_ops, sizeof reduce_ops / sizeof reduce_ops[0]};

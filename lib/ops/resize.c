@@ -487,7 +487,8 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def resize_ops[] = {
-    {"resize", resize_attributes, 1, 1, 1, 1, infer_resize, run_resize},
+    {.name = "resize", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_attributes,
+     .infer = infer_resize, .run = run_resize},
 };
 
 const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};

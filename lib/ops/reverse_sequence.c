@@ -146,7 +146,8 @@ static kiln_status run_reverse_sequence(const kiln_kernel_call *call, kiln_error
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def reverse_sequence_ops[] = {
-    {"reverse_sequence", reverse_sequence_attributes, 1, 1, 2, 2, infer_reverse_sequence, run_reverse_sequence},
+    {.name = "reverse_sequence", .versions = {1, 1}, .inputs = {2, 2}, .attributes = reverse_sequence_attributes,
+     .infer = infer_reverse_sequence, .run = run_reverse_sequence},
 };
 
 const kiln_op_family kiln_ops_reverse_sequence = {reverse_sequence_ops,

@@ -415,8 +415,10 @@ static kiln_status run_scatter_nd(const kiln_kernel_call *call, kiln_error *err)
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def scatter_ops[] = {
-    {"scatter_elements", scatter_elements_attributes, 1, 1, 3, 3, infer_scatter_elements, run_scatter_elements},
-    {"scatter_nd", scatter_nd_attributes, 1, 1, 3, 3, infer_scatter_nd, run_scatter_nd},
+    {.name = "scatter_elements", .versions = {1, 1}, .inputs = {3, 3}, .attributes = scatter_elements_attributes,
+     .infer = infer_scatter_elements, .run = run_scatter_elements},
+    {.name = "scatter_nd", .versions = {1, 1}, .inputs = {3, 3}, .attributes = scatter_nd_attributes,
+     .infer = infer_scatter_nd, .run = run_scatter_nd},
 };
 
 const kiln_op_family kiln_ops_scatter = {scatter_ops, sizeof scatter_ops / sizeof scatter_ops[0]};

@@ -1033,17 +1033,25 @@ static kiln_status run_size_of(const kiln_kernel_call *call, kiln_error *err)
 #define MAX_CONCAT_INPUTS 64
 
 static const kiln_op_def shape_ops[] = {
-    {"identity", NULL, 1, 1, 1, 1, infer_identity, run_identity},
-    {"cast", cast_attributes, 1, 1, 1, 1, infer_cast, run_cast},
-    {"squeeze", axes_attributes, 1, 1, 1, 1, infer_squeeze, run_squeeze},
-    {"unsqueeze", axes_attributes, 1, 1, 1, 1, infer_unsqueeze, run_unsqueeze},
-    {"reshape", reshape_attributes, 1, 1, 1, 1, infer_reshape, run_reshape},
-    {"concat", concat_attributes, 1, 1, 1, MAX_CONCAT_INPUTS, infer_concat, run_concat},
-    {"expand", expand_attributes, 1, 1, 1, 1, infer_expand, run_expand},
-    {"tile", tile_attributes, 1, 1, 1, 1, infer_tile, run_tile},
-    {"pad", pad_attributes, 1, 1, 1, 1, infer_pad, run_pad},
-    {"shape_of", NULL, 1, 1, 1, 1, infer_shape_of, run_shape_of},
-    {"size_of", NULL, 1, 1, 1, 1, infer_size_of, run_size_of},
+    {.name = "identity", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_identity, .run = run_identity},
+    {.name = "cast", .versions = {1, 1}, .inputs = {1, 1}, .attributes = cast_attributes,
+     .infer = infer_cast, .run = run_cast},
+    {.name = "squeeze", .versions = {1, 1}, .inputs = {1, 1}, .attributes = axes_attributes,
+     .infer = infer_squeeze, .run = run_squeeze},
+    {.name = "unsqueeze", .versions = {1, 1}, .inputs = {1, 1}, .attributes = axes_attributes,
+     .infer = infer_unsqueeze, .run = run_unsqueeze},
+    {.name = "reshape", .versions = {1, 1}, .inputs = {1, 1}, .attributes = reshape_attributes,
+     .infer = infer_reshape, .run = run_reshape},
+    {.name = "concat", .versions = {1, 1}, .inputs = {1, MAX_CONCAT_INPUTS}, .attributes = concat_attributes,
+     .infer = infer_concat, .run = run_concat},
+    {.name = "expand", .versions = {1, 1}, .inputs = {1, 1}, .attributes = expand_attributes,
+     .infer = infer_expand, .run = run_expand},
+    {.name = "tile", .versions = {1, 1}, .inputs = {1, 1}, .attributes = tile_attributes,
+     .infer = infer_tile, .run = run_tile},
+    {.name = "pad", .versions = {1, 1}, .inputs = {1, 1}, .attributes = pad_attributes,
+     .infer = infer_pad, .run = run_pad},
+    {.name = "shape_of", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_shape_of, .run = run_shape_of},
+    {.name = "size_of", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_size_of, .run = run_size_of},
 };
 
 const kiln_op_family kiln_ops_shape = {shape_ops, sizeof shape_ops / sizeof shape_ops[0]};

@@ -234,8 +234,10 @@ static kiln_status run_top_k_indices(const kiln_kernel_call *call, kiln_error *e
 }
 
 static const kiln_op_def topk_ops[] = {
-    {"top_k", topk_attributes, 1, 1, 1, 1, infer_top_k, run_top_k},
-    {"top_k_indices", topk_attributes, 1, 1, 1, 1, infer_top_k_indices, run_top_k_indices},
+    {.name = "top_k", .versions = {1, 1}, .inputs = {1, 1}, .attributes = topk_attributes,
+     .infer = infer_top_k, .run = run_top_k},
+    {.name = "top_k_indices", .versions = {1, 1}, .inputs = {1, 1}, .attributes = topk_attributes,
+     .infer = infer_top_k_indices, .run = run_top_k_indices},
 };
 
 const kiln_op_family kiln_ops_topk = {topk_ops, sizeof topk_ops / sizeof topk_ops[0]};

@@ -438,48 +438,65 @@ typedef struct unary_op {
      [KILN_U64] = NAME##_u64}
 
 /* X(id, registry name, attribute specs, params reader, bool result, loops) */
-#define UNARY_OPS(X)                                                                          \
-    X(abs, "abs", NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                                \
-    X(sign, "sign", NULL, NULL, false, FLOATS_AND_INTEGERS(sign))                             \
-    X(exp, "exp", NULL, NULL, false, FLOATS(exp))                                             \
-    X(log, "log", NULL, NULL, false, FLOATS(log))                                             \
-    X(sqrt, "sqrt", NULL, NULL, false, FLOATS(sqrt))                                          \
-    X(rsqrt, "rsqrt", NULL, NULL, false, FLOATS(rsqrt))                                       \
-    X(reciprocal, "reciprocal", NULL, NULL, false, FLOATS(reciprocal))                        \
-    X(sin, "sin", NULL, NULL, false, FLOATS(sin))                                             \
-    X(cos, "cos", NULL, NULL, false, FLOATS(cos))                                             \
-    X(tan, "tan", NULL, NULL, false, FLOATS(tan))                                             \
-    X(asin, "asin", NULL, NULL, false, FLOATS(asin))                                          \
-    X(acos, "acos", NULL, NULL, false, FLOATS(acos))                                          \
-    X(atan, "atan", NULL, NULL, false, FLOATS(atan))                                          \
-    X(sinh, "sinh", NULL, NULL, false, FLOATS(sinh))                                          \
-    X(cosh, "cosh", NULL, NULL, false, FLOATS(cosh))                                          \
-    X(asinh, "asinh", NULL, NULL, false, FLOATS(asinh))                                       \
-    X(acosh, "acosh", NULL, NULL, false, FLOATS(acosh))                                       \
-    X(atanh, "atanh", NULL, NULL, false, FLOATS(atanh))                                       \
-    X(tanh, "tanh", NULL, NULL, false, FLOATS(tanh))                                          \
-    X(sigmoid, "sigmoid", NULL, NULL, false, FLOATS(sigmoid))                                 \
-    X(hard_sigmoid, "hard_sigmoid", alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
-    X(hard_swish, "hard_swish", NULL, NULL, false, FLOATS(hard_swish))                        \
-    X(relu, "relu", NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                             \
-    X(leaky_relu, "leaky_relu", alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))       \
-    X(elu, "elu", alpha_only, read_alpha_one, false, FLOATS(elu))                             \
-    X(selu, "selu", alpha_gamma, read_selu, false, FLOATS(selu))                              \
-    X(celu, "celu", alpha_only, read_celu, false, FLOATS(celu))                               \
-    X(gelu, "gelu", approximate_only, read_gelu, false, FLOATS(gelu))                         \
-    X(silu, "silu", NULL, NULL, false, FLOATS(silu))                                          \
-    X(softplus, "softplus", NULL, NULL, false, FLOATS(softplus))                              \
-    X(softsign, "softsign", NULL, NULL, false, FLOATS(softsign))                              \
-    X(shrink, "shrink", bias_lambd, read_shrink, false, FLOATS(shrink))                       \
-    X(thresholded_relu, "thresholded_relu", alpha_only, read_alpha_one, false, FLOATS(thresholded_relu)) \
-    X(erf, "erf", NULL, NULL, false, FLOATS(erf))                                             \
-    X(floor, "floor", NULL, NULL, false, FLOATS(floor))                                       \
-    X(ceil, "ceil", NULL, NULL, false, FLOATS(ceil))                                          \
-    X(round, "round", NULL, NULL, false, FLOATS(round))                                       \
-    X(clip, "clip", min_max, read_clip, false, FLOATS_AND_INTEGERS(clip))                     \
-    X(logical_not, "not", NULL, NULL, false, {[KILN_BOOL] = logical_not_bool})                \
-    X(isnan, "isnan", NULL, NULL, true, FLOATS(isnan))                                        \
-    X(isinf, "isinf", detect_flags, read_isinf, true, FLOATS(isinf))
+/*
+ * What planning knows of each op (op_registry.h, kiln_op_traits). Ops that
+ * loop over memory in order take channels-last operands as they come; relu,
+ * leaky_relu and clip also bound their result's magnitude and may be
+ * applied by the conv before them.
+ */
+#define TRAITS_NONE {0}
+#define TRAITS_IN_ORDER {.layout = KILN_LAYOUT_ELEMENTWISE}
+#define TRAITS_RELU                                                                                         \
+    {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_NOT_ABOVE_OPERAND,                   \
+     .activation = KILN_ACTIVATION_RELU}
+#define TRAITS_LEAKY_RELU                                                                                   \
+    {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_SLOPE_ALPHA,                          \
+     .activation = KILN_ACTIVATION_LEAKY_RELU}
+#define TRAITS_CLIP                                                                                         \
+    {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_CLIPPED, .activation = KILN_ACTIVATION_CLIP}
+
+#define UNARY_OPS(X)                                                                                          \
+    X(abs, "abs", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
+    X(sign, "sign", TRAITS_NONE, NULL, NULL, false, FLOATS_AND_INTEGERS(sign))                                \
+    X(exp, "exp", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(exp))                                            \
+    X(log, "log", TRAITS_NONE, NULL, NULL, false, FLOATS(log))                                                \
+    X(sqrt, "sqrt", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(sqrt))                                         \
+    X(rsqrt, "rsqrt", TRAITS_NONE, NULL, NULL, false, FLOATS(rsqrt))                                          \
+    X(reciprocal, "reciprocal", TRAITS_NONE, NULL, NULL, false, FLOATS(reciprocal))                           \
+    X(sin, "sin", TRAITS_NONE, NULL, NULL, false, FLOATS(sin))                                                \
+    X(cos, "cos", TRAITS_NONE, NULL, NULL, false, FLOATS(cos))                                                \
+    X(tan, "tan", TRAITS_NONE, NULL, NULL, false, FLOATS(tan))                                                \
+    X(asin, "asin", TRAITS_NONE, NULL, NULL, false, FLOATS(asin))                                             \
+    X(acos, "acos", TRAITS_NONE, NULL, NULL, false, FLOATS(acos))                                             \
+    X(atan, "atan", TRAITS_NONE, NULL, NULL, false, FLOATS(atan))                                             \
+    X(sinh, "sinh", TRAITS_NONE, NULL, NULL, false, FLOATS(sinh))                                             \
+    X(cosh, "cosh", TRAITS_NONE, NULL, NULL, false, FLOATS(cosh))                                             \
+    X(asinh, "asinh", TRAITS_NONE, NULL, NULL, false, FLOATS(asinh))                                          \
+    X(acosh, "acosh", TRAITS_NONE, NULL, NULL, false, FLOATS(acosh))                                          \
+    X(atanh, "atanh", TRAITS_NONE, NULL, NULL, false, FLOATS(atanh))                                          \
+    X(tanh, "tanh", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(tanh))                                         \
+    X(sigmoid, "sigmoid", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(sigmoid))                                \
+    X(hard_sigmoid, "hard_sigmoid", TRAITS_IN_ORDER, alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
+    X(hard_swish, "hard_swish", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(hard_swish))                       \
+    X(relu, "relu", TRAITS_RELU, NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                                \
+    X(leaky_relu, "leaky_relu", TRAITS_LEAKY_RELU, alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))    \
+    X(elu, "elu", TRAITS_IN_ORDER, alpha_only, read_alpha_one, false, FLOATS(elu))                            \
+    X(selu, "selu", TRAITS_IN_ORDER, alpha_gamma, read_selu, false, FLOATS(selu))                             \
+    X(celu, "celu", TRAITS_IN_ORDER, alpha_only, read_celu, false, FLOATS(celu))                              \
+    X(gelu, "gelu", TRAITS_IN_ORDER, approximate_only, read_gelu, false, FLOATS(gelu))                        \
+    X(silu, "silu", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(silu))                                         \
+    X(softplus, "softplus", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softplus))                             \
+    X(softsign, "softsign", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softsign))                             \
+    X(shrink, "shrink", TRAITS_NONE, bias_lambd, read_shrink, false, FLOATS(shrink))                          \
+    X(thresholded_relu, "thresholded_relu", TRAITS_NONE, alpha_only, read_alpha_one, false, FLOATS(thresholded_relu)) \
+    X(erf, "erf", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(erf))                                            \
+    X(floor, "floor", TRAITS_NONE, NULL, NULL, false, FLOATS(floor))                                          \
+    X(ceil, "ceil", TRAITS_NONE, NULL, NULL, false, FLOATS(ceil))                                             \
+    X(round, "round", TRAITS_NONE, NULL, NULL, false, FLOATS(round))                                          \
+    X(clip, "clip", TRAITS_CLIP, min_max, read_clip, false, FLOATS_AND_INTEGERS(clip))                        \
+    X(logical_not, "not", TRAITS_NONE, NULL, NULL, false, {[KILN_BOOL] = logical_not_bool})                   \
+    X(isnan, "isnan", TRAITS_NONE, NULL, NULL, true, FLOATS(isnan))                                           \
+    X(isinf, "isinf", TRAITS_NONE, detect_flags, read_isinf, true, FLOATS(isinf))
 
 /* The attributes each op accepts (the library checks names and types). */
 static const kiln_attribute_spec alpha_only[] = {{"alpha", KILN_ATTRIBUTE_FLOAT}, {NULL, 0}};
@@ -494,7 +511,7 @@ static const kiln_attribute_spec min_max[] = {{"max", KILN_ATTRIBUTE_FLOAT}, {"m
 static const kiln_attribute_spec detect_flags[] = {
     {"detect_negative", KILN_ATTRIBUTE_INT}, {"detect_positive", KILN_ATTRIBUTE_INT}, {NULL, 0}};
 
-#define DEFINE_OP(ID, NAME, SPECS, READER, BOOL_RESULT, LOOPS) \
+#define DEFINE_OP(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS) \
     static const unary_op op_##ID = {NAME, READER, BOOL_RESULT, LOOPS};
 UNARY_OPS(DEFINE_OP)
 
@@ -593,7 +610,7 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
 }
 
 /* Registry entry points binding each op to the shared rule and kernel. */
-#define DEFINE_ENTRY(ID, NAME, SPECS, READER, BOOL_RESULT, LOOPS)                                            \
+#define DEFINE_ENTRY(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS)                                            \
     static kiln_status infer_##ID(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,       \
                                   uint32_t input_count, kiln_value_type *out, kiln_error *err)               \
     {                                                                                                      \
@@ -607,7 +624,9 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     }
 UNARY_OPS(DEFINE_ENTRY)
 
-#define REGISTRY_ROW(ID, NAME, SPECS, READER, BOOL_RESULT, LOOPS) {NAME, SPECS, 1, 1, 1, 1, infer_##ID, run_##ID},
+#define REGISTRY_ROW(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS)                                    \
+    {.name = NAME, .versions = {1, 1}, .inputs = {1, 1}, .attributes = SPECS, .infer = infer_##ID, .run = run_##ID, \
+     .traits = TRAITS},
 static const kiln_op_def unary_ops[] = {UNARY_OPS(REGISTRY_ROW)};
 
 const kiln_op_family kiln_ops_unary = {unary_ops, sizeof unary_ops / sizeof unary_ops[0]};

@@ -3,19 +3,19 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "attribute.h"
 #include "format/error.h"
+#include "op_registry.h"
 
-static bool op_is(const kiln_model *m, uint32_t n, const char *name)
+static const kiln_op_traits *traits_of(const kiln_model *m, uint32_t n)
 {
-    return strcmp(m->opset[m->nodes[n].op].name, name) == 0;
+    return &m->opset[m->nodes[n].op].def->traits;
 }
 
 bool kiln_fusion_pair(const kiln_model *m, uint32_t n, const uint32_t *readers, kiln_fused_activation *out)
 {
-    if (n + 1 >= m->node_count || !op_is(m, n, "conv"))
+    if (n + 1 >= m->node_count || !traits_of(m, n)->applies_activation)
         return false;
     uint32_t first = kiln_model_first_node_value(m), conv_value = first + n;
     const kiln_node_decl *next = &m->nodes[n + 1];
@@ -24,17 +24,18 @@ bool kiln_fusion_pair(const kiln_model *m, uint32_t n, const uint32_t *readers, 
         return false;
     /* The shape rules have checked the attributes: finite alpha, clip bounds
      * that are not NaN, in order and within the f32 range. */
-    kiln_fused_activation a = {KILN_ACTIVATION_NONE, 0.0f, 0.0f, INFINITY};
-    if (op_is(m, n + 1, "relu")) {
-        a.kind = KILN_ACTIVATION_RELU;
-    } else if (op_is(m, n + 1, "leaky_relu")) {
-        a.kind = KILN_ACTIVATION_LEAKY_RELU;
+    kiln_fused_activation a = {traits_of(m, n + 1)->activation, 0.0f, 0.0f, INFINITY};
+    switch (a.kind) {
+    case KILN_ACTIVATION_RELU:
+        break;
+    case KILN_ACTIVATION_LEAKY_RELU:
         a.alpha = (float)kiln_attribute_float(next->attributes, next->attribute_count, "alpha", 0.01);
-    } else if (op_is(m, n + 1, "clip")) {
-        a.kind = KILN_ACTIVATION_CLIP;
+        break;
+    case KILN_ACTIVATION_CLIP:
         a.lo = (float)kiln_attribute_float(next->attributes, next->attribute_count, "min", -HUGE_VAL);
         a.hi = (float)kiln_attribute_float(next->attributes, next->attribute_count, "max", HUGE_VAL);
-    } else {
+        break;
+    case KILN_ACTIVATION_NONE:
         return false;
     }
     if (out)

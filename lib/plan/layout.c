@@ -2,27 +2,8 @@
 #include "layout.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "format/error.h"
-
-/* Elementwise ops of one operand whose kernels loop over memory in order: any layout in, the same out. */
-static const char *const unary_elementwise[] = {
-    "abs",        "celu",  "clip", "elu",  "erf",     "exp",      "gelu",     "hard_sigmoid", "hard_swish",
-    "leaky_relu", "neg",   "relu", "selu", "sigmoid", "softplus", "softsign", "silu",         "sqrt",
-    "tanh",
-};
-
-/* Binary ops that, on operands of one shape, also loop over memory in order. */
-static const char *const binary_elementwise[] = {"add", "div", "max", "min", "mul", "sub"};
-
-static bool name_in(const char *name, const char *const *names, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0)
-            return true;
-    return false;
-}
 
 /* Whether values a and b have one static shape (canonical expressions compare by id). */
 static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)
@@ -39,19 +20,13 @@ static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)
 kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n)
 {
     const kiln_node_decl *node = &m->nodes[n];
-    const char *name = m->opset[node->op].name;
-    if (strcmp(name, "conv") == 0 || strcmp(name, "max_pool") == 0 || strcmp(name, "avg_pool") == 0 ||
-        strcmp(name, "global_avg_pool") == 0 || strcmp(name, "global_max_pool") == 0)
-        return KILN_LAYOUT_READS_OPERAND_0;
-    if (strcmp(name, "batch_norm") == 0)
-        return KILN_LAYOUT_CHANNELWISE;
+    kiln_layout_role role = m->opset[node->op].def->traits.layout;
+    if (role != KILN_LAYOUT_ELEMENTWISE)
+        return role;
+    /* In order over memory: one operand, or two of the result's shape (no broadcast). */
     uint32_t result = kiln_model_first_node_value(m) + n;
-    size_t unary_count = sizeof unary_elementwise / sizeof *unary_elementwise;
-    if (node->input_count == 1 && name_in(name, unary_elementwise, unary_count))
-        return KILN_LAYOUT_ELEMENTWISE;
-    if (node->input_count == 2 &&
-        name_in(name, binary_elementwise, sizeof binary_elementwise / sizeof *binary_elementwise) &&
-        same_shape(m, node->inputs[0], result) && same_shape(m, node->inputs[1], result))
+    if (node->input_count == 1 ||
+        (node->input_count == 2 && same_shape(m, node->inputs[0], result) && same_shape(m, node->inputs[1], result)))
         return KILN_LAYOUT_ELEMENTWISE;
     return KILN_LAYOUT_PLAIN_ONLY;
 }

@@ -26,16 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "channels_last.h"
 #include "model.h"
-
-/* How a node reads a channels-last operand. */
-typedef enum kiln_layout_role {
-    KILN_LAYOUT_PLAIN_ONLY,      /* it needs row-major operands */
-    KILN_LAYOUT_READS_OPERAND_0, /* conv and pools: its kernel reads operand 0 in either layout */
-    KILN_LAYOUT_ELEMENTWISE,     /* same-shape elementwise: its result has its operands' layout */
-    KILN_LAYOUT_CHANNELWISE,     /* batch_norm: per-channel parameters; its result has operand 0's layout */
-} kiln_layout_role;
+#include "op_registry.h"
 
 /* @return how node n of m reads channels-last operands. */
 kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n);

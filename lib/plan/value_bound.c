@@ -3,9 +3,9 @@
 
 #include <float.h>
 #include <math.h>
-#include <string.h>
 
 #include "attribute.h"
+#include "op_registry.h"
 
 /* B if it is a bound an f32 value can have, else +inf (a result that may have overflowed). */
 static double finite_or_unknown(double b)
@@ -20,23 +20,23 @@ kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n)
     kiln_bound_rule none = {KILN_BOUND_NONE, 0.0};
     if (m->value_types[result].dtype != KILN_F32 || node->input_count == 0)
         return none;
-    const char *name = m->opset[node->op].name;
-    /* |relu(x)| <= |x|; |leaky_relu(x)| <= max(1, |alpha|) |x|, rounded once. */
-    if (strcmp(name, "relu") == 0)
+    switch (m->opset[node->op].def->traits.magnitude) {
+    case KILN_MAGNITUDE_NOT_ABOVE_OPERAND: /* |relu(x)| <= |x| */
         return (kiln_bound_rule){KILN_BOUND_SCALED, 1.0};
-    if (strcmp(name, "leaky_relu") == 0) {
+    case KILN_MAGNITUDE_SLOPE_ALPHA: { /* |leaky_relu(x)| <= max(1, |alpha|) |x|, rounded once */
         double alpha = kiln_attribute_float(node->attributes, node->attribute_count, "alpha", 0.01);
         return (kiln_bound_rule){KILN_BOUND_SCALED, fmax(1.0, fabs(alpha)) * (1 + 0x1p-22)};
     }
-    /* clip keeps x inside its bounds, rounded to f32 (a NaN would pass, but x has none). */
-    if (strcmp(name, "clip") == 0) {
+    case KILN_MAGNITUDE_CLIPPED: { /* x inside its bounds, rounded to f32 (a NaN would pass, but x has none) */
         double lo = kiln_attribute_float(node->attributes, node->attribute_count, "min", -HUGE_VAL);
         double hi = kiln_attribute_float(node->attributes, node->attribute_count, "max", HUGE_VAL);
         return (kiln_bound_rule){KILN_BOUND_CLAMPED, fmax(fabs(lo), fabs(hi)) * (1 + 0x1p-22)};
     }
-    /* |a ± b| <= |a| + |b|, rounded once. */
-    if ((strcmp(name, "add") == 0 || strcmp(name, "sub") == 0) && node->input_count == 2)
-        return (kiln_bound_rule){KILN_BOUND_SUM, 1 + 0x1p-22};
+    case KILN_MAGNITUDE_SUM: /* |a ± b| <= |a| + |b|, rounded once */
+        return node->input_count == 2 ? (kiln_bound_rule){KILN_BOUND_SUM, 1 + 0x1p-22} : none;
+    case KILN_MAGNITUDE_UNKNOWN:
+        break;
+    }
     return none;
 }
 

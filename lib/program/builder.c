@@ -496,7 +496,7 @@ static kiln_status opset_index(kiln_builder *b, const kiln_op_def *op, uint32_t 
         free(name);
         return no_memory(err);
     }
-    m->opset[m->opset_count] = (kiln_opset_entry){name, op->max_version, op};
+    m->opset[m->opset_count] = (kiln_opset_entry){name, op->versions.max, op};
     *out = m->opset_count++;
     return KILN_OK;
 }
@@ -527,9 +527,9 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     if (!op)
         return kiln_fail(err, KILN_ERR_UNSUPPORTED_OP, "unknown op '%s'", op_name ? op_name : "(null)");
     snprintf(label, sizeof label, "node %u (%s)", m->node_count, op->name);
-    if (input_count < op->min_inputs || input_count > op->max_inputs || input_count > 64)
+    if (input_count < op->inputs.min || input_count > op->inputs.max || input_count > 64)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: takes %u..%u inputs, got %u", label,
-                         op->min_inputs, op->max_inputs, input_count);
+                         op->inputs.min, op->inputs.max, input_count);
     if (input_count && !inputs)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: inputs is NULL", label);
     for (uint32_t i = 0; i < input_count; i++) {

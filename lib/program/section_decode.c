@@ -170,7 +170,7 @@ static kiln_status decode_opset(const kiln_section_view *s, const kiln_limits *l
         if (known)
             kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_OP, "op-missing", location,
                             "op %s version %u is not available (this runtime implements versions %u..%u)",
-                            m->opset[i].name, m->opset[i].version, known->min_version, known->max_version);
+                            m->opset[i].name, m->opset[i].version, known->versions.min, known->versions.max);
         else
             kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_OP, "op-missing", location,
                             "op %s version %u is not available (unknown op)", m->opset[i].name,

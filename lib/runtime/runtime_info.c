@@ -19,8 +19,8 @@ void kiln_runtime_op(uint32_t index, const char **name, uint32_t *min_version, u
 {
     const kiln_op_def *op = kiln_op_at(index);
     *name = op ? op->name : "";
-    *min_version = op ? op->min_version : 0;
-    *max_version = op ? op->max_version : 0;
+    *min_version = op ? op->versions.min : 0;
+    *max_version = op ? op->versions.max : 0;
 }
 
 const char *const *kiln_runtime_features(void)

@@ -15,6 +15,7 @@
 
 #include "format/checked_math.h"
 #include "format/error.h"
+#include "channels_last.h"
 #include "input_guard.h"
 #include "semantic_check.h"
 #include "layout.h"
@@ -256,21 +257,28 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
     }
 }
 
-/* Call node n's kernel; a kernel that asks for row-major operands is called again with them. */
+/*
+ * Call node n's kernels: its fast path first, where it has one (it may
+ * read channels-last operands as its layout trait says, and may decline);
+ * else its reference kernel, on row-major operands, converted here first.
+ */
 static kiln_status call_kernel(kiln_session *s, uint32_t n, kiln_kernel_call *call, kiln_error *err)
 {
     const kiln_node_decl *node = &s->model->nodes[n];
-    kiln_kernel run = s->model->opset[node->op].def->run;
+    const kiln_op_def *def = s->model->opset[node->op].def;
     s->context.wrote_channels_last = false;
-    s->context.wants_plain = false;
-    KILN_TRY(run(call, err));
-    if (!s->context.wants_plain)
-        return KILN_OK;
-    for (uint32_t i = 0; i < node->input_count; i++)
-        make_plain(s, node->inputs[i]);
-    s->context.channels_last_operands = 0;
-    s->context.wants_plain = false;
-    return run(call, err);
+    if (def->fast && !s->context.reference_only) {
+        bool ran = false;
+        KILN_TRY(def->fast(call, &ran, err));
+        if (ran)
+            return KILN_OK;
+    }
+    if (def->traits.layout == KILN_LAYOUT_READS_OPERAND_0 && s->context.channels_last_operands) {
+        for (uint32_t i = 0; i < node->input_count; i++)
+            make_plain(s, node->inputs[i]);
+        s->context.channels_last_operands = 0;
+    }
+    return def->run(call, err);
 }
 
 /* The nodes in order; the caller has set up the thread count. */

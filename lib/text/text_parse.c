@@ -1198,13 +1198,13 @@ static kiln_status make_literal_scalars(parser *p, call *c, const kiln_op_def *o
 
 static kiln_status check_arity(parser *p, const kiln_op_def *op, uint32_t count, kiln_text_position at)
 {
-    if (count >= op->min_inputs && count <= op->max_inputs)
+    if (count >= op->inputs.min && count <= op->inputs.max)
         return KILN_OK;
-    if (op->min_inputs == op->max_inputs)
+    if (op->inputs.min == op->inputs.max)
         return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "op '%s' takes %u operand%s, got %u", op->name,
-                       op->min_inputs, op->min_inputs == 1 ? "" : "s", count);
+                       op->inputs.min, op->inputs.min == 1 ? "" : "s", count);
     return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "op '%s' takes %u to %u operands, got %u", op->name,
-                   op->min_inputs, op->max_inputs, count);
+                   op->inputs.min, op->inputs.max, count);
 }
 
 /* %NAME = OP(ARGUMENTS) */

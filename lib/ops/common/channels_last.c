@@ -34,14 +34,6 @@ void kiln_layout_to_plain(kiln_tensor *t, void *scratch)
     }
 }
 
-bool kiln_layout_needs_plain(const kiln_kernel_call *call)
-{
-    if (!call->context || !call->context->channels_last_operands)
-        return false;
-    call->context->wants_plain = true;
-    return true;
-}
-
 uint64_t kiln_layout_conversions(void)
 {
     return atomic_load(&conversions);
