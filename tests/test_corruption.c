@@ -41,6 +41,7 @@
 #include "format/container.h"
 #include "format/cursor.h"
 #include "sections.h"
+#include "shape_expr.h"
 
 /*
  * Under AddressSanitizer, any single allocation above 1 MiB fails (returns

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "arithmetic.h"
 #include "op_registry.h"
 #include "tensor.h"
 

@@ -22,7 +22,7 @@
 
 #include "attribute.h"
 #include "program.h"
-#include "text_syntax.h"
+#include "text_literal.h"
 
 static char work_dir[] = "/tmp/kiln-text-XXXXXX";
 

@@ -26,6 +26,7 @@
 #include "onednn.h"
 #include "program.h"
 #include "program_recipe.h"
+#include "session.h"
 #include "value_bound.h"
 
 static kiln_value activation(recipe *r, const char *name, kiln_value x, double a, double b)

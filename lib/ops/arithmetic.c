@@ -17,20 +17,11 @@
 #include "elementwise.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "arithmetic.h"
 #include "op_registry.h"
 #include "parallel.h"
 
 /* ---------------------------------------------------------- shape rules */
-
-kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
-                                    const kiln_value_type *b, kiln_error *err)
-{
-    if (a->dtype != b->dtype)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
-                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
-    return KILN_OK;
-}
 
 kiln_status kiln_infer_binary_broadcast(const kiln_shape_context *ctx,
                                         const kiln_value_type *const *inputs, uint32_t input_count,

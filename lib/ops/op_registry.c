@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "format/error.h"
+
 static const kiln_op_family *const families[] = {
     &kiln_ops_elementwise, &kiln_ops_unary, &kiln_ops_binary, &kiln_ops_reduce,
     &kiln_ops_linalg,      &kiln_ops_shape, &kiln_ops_gather, &kiln_ops_norm,
@@ -52,3 +54,12 @@ const kiln_op_def *kiln_op_at(uint32_t index)
     return NULL;
 }
 
+kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
+                                    const kiln_value_type *b, kiln_error *err)
+{
+    if (a->dtype != b->dtype)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                         "%s: operand dtypes differ (%s and %s); kiln does not promote implicitly",
+                         ctx->node_label, kiln_dtype_name(a->dtype), kiln_dtype_name(b->dtype));
+    return KILN_OK;
+}

@@ -47,9 +47,4 @@ kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n);
 /* A bound on the magnitude of `node`'s result under `rule`, from its operands' (`bounds`, per value); +inf: none. */
 double kiln_bound_apply(kiln_bound_rule rule, const kiln_node_decl *node, const double *bounds);
 
-struct kiln_session;
-
-/* The bound the session's last run carried for `value` (+inf: none); for tests. */
-double kiln_session_value_bound(const struct kiln_session *s, uint32_t value);
-
 #endif

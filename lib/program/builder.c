@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "builder_private.h"
+#include "builder.h"
 #include "attribute.h"
 #include "evidence.h"
 #include "semantic_check.h"
@@ -24,6 +24,7 @@
 #include "format/file_io.h"
 #include "half.h"
 #include "op_registry.h"
+#include "section_encode.h"
 #include "sections.h"
 #include "shape_canon.h"
 #include "shape_parse.h"
@@ -951,7 +952,7 @@ kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_erro
     return kiln_builder_save_with_options(b, path, NULL, err);
 }
 
-/* ------------------------------------------------ queries (builder_private.h) */
+/* ------------------------------------------------ queries (builder.h) */
 
 kiln_status kiln_builder_value_dtype(const kiln_builder *b, kiln_value value, kiln_dtype *out, kiln_error *err)
 {

@@ -14,6 +14,7 @@
 #include "stored_guards.h"
 #include "section_checks.h"
 #include "section_evidence.h"
+#include "section_decode.h"
 #include "sections.h"
 #include "model_check.h"
 

@@ -9,6 +9,7 @@
 #include "half_feature.h"
 #include "section_checks.h"
 #include "section_evidence.h"
+#include "section_encode.h"
 #include "sections.h"
 
 static void encode_meta(const kiln_model *m, kiln_writer *w)

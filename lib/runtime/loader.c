@@ -13,8 +13,10 @@
 #include "format/signature.h"
 #include "layout.h"
 #include "memory_plan.h"
+#include "loader.h"
 #include "program.h"
 #include "report.h"
+#include "section_decode.h"
 #include "sections.h"
 
 void kiln_limits_default(kiln_limits *limits)

@@ -51,10 +51,4 @@ struct kiln_program {
     char weight_failure_message[KILN_ERROR_MESSAGE_SIZE];
 };
 
-/*
- * Make sure the weights are checked (per the policy) and bound. Safe to
- * call from several threads; the work happens once.
- */
-kiln_status kiln_program_prepare_weights(const kiln_program *program, kiln_error *err);
-
 #endif

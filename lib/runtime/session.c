@@ -23,7 +23,9 @@
 #include "onednn.h"
 #include "op_registry.h"
 #include "parallel.h"
+#include "loader.h"
 #include "program.h"
+#include "session.h"
 #include "stored_guards.h"
 #include "value_bound.h"
 

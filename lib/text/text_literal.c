@@ -4,7 +4,7 @@
  * directions. Printing uses the shortest text that reads back to the same
  * bits, so a disassembled program reassembles byte for byte.
  */
-#include "text_syntax.h"
+#include "text_literal.h"
 
 #include <errno.h>
 #include <fenv.h>

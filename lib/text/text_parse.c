@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builder_private.h"
+#include "builder.h"
 #include "format/error.h"
 #include "half.h"
 #include "op_registry.h"
 #include "shape_parse.h"
 #include "tensor.h"
-#include "text_syntax.h"
+#include "text_literal.h"
 #include "text_lexer.h"
 #include "text_symbols.h"
 

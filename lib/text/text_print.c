@@ -18,9 +18,10 @@
 
 #include "attribute.h"
 #include "format/error.h"
+#include "loader.h"
 #include "program.h"
 #include "tensor.h"
-#include "text_syntax.h"
+#include "text_literal.h"
 #include "text_symbols.h"
 #include "identifier.h"
 

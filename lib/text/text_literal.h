@@ -1,12 +1,12 @@
 /*
- * text_syntax.h — what the text assembler (text_parse.c) and the disassembler
+ * text_literal.h — what the text assembler (text_parse.c) and the disassembler
  * (text_print.c) share: the format version, the rule for inline constants,
  * the default evidence tolerance, and the spelling of literals and strings.
  * Keeping both directions on the same functions is what makes printing
  * then parsing exact.
  */
-#ifndef KILN_LIB_TEXT_H
-#define KILN_LIB_TEXT_H
+#ifndef KILN_LIB_TEXT_LITERAL_H
+#define KILN_LIB_TEXT_LITERAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

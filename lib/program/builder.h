@@ -1,11 +1,11 @@
 /*
- * builder_private.h — questions other library modules may ask a builder
+ * builder.h — questions other library modules may ask a builder
  * that the public API does not answer. The text assembler needs the dtype
  * of any value to give an inline literal operand (`add(%0, 1)`) the dtype
  * of the tensor it combines with.
  */
-#ifndef KILN_LIB_BUILDER_PRIVATE_H
-#define KILN_LIB_BUILDER_PRIVATE_H
+#ifndef KILN_LIB_BUILDER_H
+#define KILN_LIB_BUILDER_H
 
 #include <kiln/kiln.h>
 

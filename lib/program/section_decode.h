@@ -1,0 +1,30 @@
+/* section_decode.h — a parsed container's program sections into a model (section_decode.c). */
+#ifndef KILN_LIB_SECTION_DECODE_H
+#define KILN_LIB_SECTION_DECODE_H
+
+#include "format/container.h"
+#include "model.h"
+
+struct kiln_report;
+
+/*
+ * Decode the program sections of a parsed container into `m` (zeroed by
+ * the caller), checking each section's bytes as `check` says first.
+ * Unknown critical sections are refused; unknown ancillary ones skipped.
+ * Incompatibilities (every unknown critical section, section version,
+ * missing op version, unsupported dtype, the mode) are all added to
+ * `report`, and the call then returns KILN_OK with the model left
+ * untyped: the caller must check the report's errors. A returned error is
+ * a single fatal problem that the report does not hold yet.
+ * The weight data section is located and its size checked against the
+ * weights table but not read: *weight_section receives its index, and
+ * kiln_model_bind_weights later points the weights into its bytes.
+ */
+kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
+                              kiln_model *m, uint32_t *weight_section, struct kiln_report *report,
+                              kiln_error *err);
+
+/* Point every weight at its bytes inside the raw weight data `data`. */
+void kiln_model_bind_weights(kiln_model *m, const uint8_t *data);
+
+#endif
