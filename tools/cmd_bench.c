@@ -324,35 +324,69 @@ static void print_shape(FILE *out, const kiln_tensor *t)
     fputc(']', out);
 }
 
+/* Times to the microsecond (in ms) and rates to a thousandth: more digits
+ * would only be noise of the clock. */
 static void print_json(const kiln_program *program, const bench_args *args, const bench_result *r,
                        const int64_t *dim_values, kiln_tensor *const *tensors, const bool *generated)
 {
-    printf("{\"file\": ");
-    json_string(stdout, args->path);
-    printf(", \"runs\": %ld, \"warmup\": %ld, \"threads\": %u, \"waits\": \"%s\", \"reference_kernels\": %s",
-           args->runs, args->warmup, r->threads, kiln_thread_wait_policy(), args->reference ? "true" : "false");
-    printf(", \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"runs_per_second\": %.3f", r->min_ms,
-           r->median_ms, r->mean_ms, r->runs_per_second);
-    printf(", \"arena_bytes\": %llu, \"peak_rss_bytes\": %llu, \"dims\": {", (unsigned long long)r->arena_bytes,
-           (unsigned long long)r->peak_rss_bytes);
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_key(&w, "file");
+    json_string(&w, args->path);
+    json_key(&w, "runs");
+    json_int(&w, args->runs);
+    json_key(&w, "warmup");
+    json_int(&w, args->warmup);
+    json_key(&w, "threads");
+    json_uint(&w, r->threads);
+    json_key(&w, "waits");
+    json_string(&w, kiln_thread_wait_policy());
+    json_key(&w, "reference_kernels");
+    json_bool(&w, args->reference);
+    json_key(&w, "min_ms");
+    json_fixed(&w, r->min_ms, 6);
+    json_key(&w, "median_ms");
+    json_fixed(&w, r->median_ms, 6);
+    json_key(&w, "mean_ms");
+    json_fixed(&w, r->mean_ms, 6);
+    json_key(&w, "runs_per_second");
+    json_fixed(&w, r->runs_per_second, 3);
+    json_key(&w, "arena_bytes");
+    json_uint(&w, r->arena_bytes);
+    json_key(&w, "peak_rss_bytes");
+    json_uint(&w, r->peak_rss_bytes);
+    json_key(&w, "dims");
+    json_begin_object(&w);
     for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
         kiln_dim_info dim;
         kiln_program_dim(program, d, &dim);
-        printf("%s", d ? ", " : "");
-        json_string(stdout, dim.name);
-        printf(": %lld", (long long)dim_values[d]);
+        json_key(&w, dim.name);
+        json_int(&w, dim_values[d]);
     }
-    printf("}, \"inputs\": [");
+    json_end_object(&w);
+    json_key(&w, "inputs");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
         kiln_io_info io;
         kiln_program_input(program, i, &io);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, io.name);
-        printf(", \"dtype\": \"%s\", \"shape\": ", kiln_dtype_name(io.dtype));
-        print_shape(stdout, tensors[i]);
-        printf(", \"source\": \"%s\"}", generated[i] ? "random" : "file");
+        json_begin_object(&w);
+        json_key(&w, "name");
+        json_string(&w, io.name);
+        json_key(&w, "dtype");
+        json_string(&w, kiln_dtype_name(io.dtype));
+        json_key(&w, "shape");
+        json_begin_array(&w);
+        for (uint32_t a = 0; a < kiln_tensor_rank(tensors[i]); a++)
+            json_int(&w, kiln_tensor_shape(tensors[i])[a]);
+        json_end_array(&w);
+        json_key(&w, "source");
+        json_string(&w, generated[i] ? "random" : "file");
+        json_end_object(&w);
     }
-    printf("]}\n");
+    json_end_array(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 static void print_text(const kiln_program *program, const bench_args *args, const bench_result *r,

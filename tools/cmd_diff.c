@@ -116,54 +116,80 @@ static void print_human(const artifact_view *va, const artifact_view *vb, const 
         printf("result: no differences\n");
 }
 
+/* One side of an identity: its text, or null when that side is not decoded. */
+static void identity_json(json_writer *w, bool known, const uint8_t digest[32])
+{
+    char text[IDENTITY_TEXT_SIZE];
+    if (!known) {
+        json_null(w);
+        return;
+    }
+    identity_text(digest, text);
+    json_string(w, text);
+}
+
 static void print_json(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
 {
     const identity_pair *ids = d->identities;
-    const char *verdict_text = d->verdict;
-    bool compared = d->compared;
     size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
-    printf("{\"schema\": \"kiln-diff/1\", \"a\": ");
-    json_string(stdout, va->path);
-    printf(", \"b\": ");
-    json_string(stdout, vb->path);
-    printf(", \"compared\": %s, \"breaking\": %s, \"verdict\": \"%s\", \"counts\": {\"breaking\": %zu, "
-           "\"compatible\": %zu}, \"identities\": {",
-           compared ? "true" : "false", breaking || !compared ? "true" : "false", verdict_text, breaking, compatible);
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_key(&w, "schema");
+    json_string(&w, "kiln-diff/1");
+    json_key(&w, "a");
+    json_string(&w, va->path);
+    json_key(&w, "b");
+    json_string(&w, vb->path);
+    json_key(&w, "compared");
+    json_bool(&w, d->compared);
+    json_key(&w, "breaking");
+    json_bool(&w, breaking || !d->compared);
+    json_key(&w, "verdict");
+    json_string(&w, d->verdict);
+    json_key(&w, "counts");
+    json_begin_object(&w);
+    json_key(&w, "breaking");
+    json_uint(&w, breaking);
+    json_key(&w, "compatible");
+    json_uint(&w, compatible);
+    json_end_object(&w);
+    json_key(&w, "identities");
+    json_begin_object(&w);
     for (int i = 0; i < 3; i++) {
-        char text[IDENTITY_TEXT_SIZE];
-        printf("%s\"%s\": {\"a\": ", i ? ", " : "", ids[i].name);
-        if (ids[i].known_a) {
-            identity_text(ids[i].a, text);
-            printf("\"%s\"", text);
-        } else {
-            printf("null");
-        }
-        printf(", \"b\": ");
-        if (ids[i].known_b) {
-            identity_text(ids[i].b, text);
-            printf("\"%s\"", text);
-        } else {
-            printf("null");
-        }
-        printf(", \"equal\": %s}", identity_pair_equal(&ids[i]) ? "true" : "false");
+        json_key(&w, ids[i].name);
+        json_begin_object(&w);
+        json_key(&w, "a");
+        identity_json(&w, ids[i].known_a, ids[i].a);
+        json_key(&w, "b");
+        identity_json(&w, ids[i].known_b, ids[i].b);
+        json_key(&w, "equal");
+        json_bool(&w, identity_pair_equal(&ids[i]));
+        json_end_object(&w);
     }
-    printf("}, \"changes\": [");
-    bool first = true;
+    json_end_object(&w);
+    /* Breaking changes first, then compatible ones, each in the order found. */
+    json_key(&w, "changes");
+    json_begin_array(&w);
     for (int class = BREAKING; class <= COMPATIBLE; class++)
         for (size_t i = 0; i < d->changes.count; i++) {
             const change *c = &d->changes.items[i];
             if ((int)c->class != class)
                 continue;
-            printf("%s{\"class\": \"%s\", \"kind\": ", first ? "" : ", ", class == BREAKING ? "breaking" : "compatible");
-            first = false;
-            json_string(stdout, c->kind);
-            printf(", \"subject\": ");
-            json_string(stdout, c->subject);
-            printf(", \"message\": ");
-            json_string(stdout, c->message);
-            printf("}");
+            json_begin_object(&w);
+            json_key(&w, "class");
+            json_string(&w, class == BREAKING ? "breaking" : "compatible");
+            json_key(&w, "kind");
+            json_string(&w, c->kind);
+            json_key(&w, "subject");
+            json_string(&w, c->subject);
+            json_key(&w, "message");
+            json_string(&w, c->message);
+            json_end_object(&w);
         }
-    printf("]}\n");
+    json_end_array(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 /* ------------------------------------------------------------------ verb */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact_view.h"
 #include "cli.h"
 #include "json.h"
 #include "progress.h"
@@ -142,43 +143,64 @@ static void print_evidence(FILE *f, const kiln_program *program, const evidence_
     }
 }
 
-static void print_evidence_json(const kiln_program *program, const evidence_outcome *out)
+/* One output of a replayed case. An error that is not finite is written
+ * as -1 (spec/compatibility.md): the schema promises a number. */
+static void print_output_json(json_writer *w, const kiln_evidence_result *r)
 {
-    printf(", \"evidence\": [");
+    json_begin_object(w);
+    json_key(w, "name");
+    json_string(w, r->output);
+    json_key(w, "passed");
+    json_bool(w, r->passed);
+    json_key(w, "rule");
+    json_begin_object(w);
+    json_key(w, "kind");
+    json_string(w, r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+    json_key(w, "atol");
+    json_double(w, r->rule.atol);
+    json_key(w, "rtol");
+    json_double(w, r->rule.rtol);
+    json_key(w, "nan_equal");
+    json_bool(w, r->rule.nan_equal);
+    json_end_object(w);
+    json_key(w, "elements");
+    json_uint(w, r->elements);
+    json_key(w, "mismatches");
+    json_uint(w, r->mismatches);
+    json_key(w, "max_abs_error");
+    json_double(w, isfinite(r->max_abs_error) ? r->max_abs_error : -1.0);
+    json_key(w, "max_rel_error");
+    json_double(w, isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
+    json_end_object(w);
+}
+
+/* The replayed cases; a case that could not run has its error and no outputs. */
+static void print_evidence_json(json_writer *w, const kiln_program *program, const evidence_outcome *out)
+{
+    json_key(w, "evidence");
+    json_begin_array(w);
     for (uint32_t c = 0; c < out->case_count; c++) {
         bool passed = out->status[c] == KILN_OK;
         uint32_t outputs = passed ? kiln_program_evidence_output_count(program, c) : 0;
         for (uint32_t o = 0; o < outputs; o++)
             passed = passed && out->results[c][o].passed;
-        printf("%s{\"name\": ", c ? ", " : "");
-        json_string(stdout, kiln_program_evidence_name(program, c));
-        printf(", \"passed\": %s", passed ? "true" : "false");
+        json_begin_object(w);
+        json_key(w, "name");
+        json_string(w, kiln_program_evidence_name(program, c));
+        json_key(w, "passed");
+        json_bool(w, passed);
         if (out->status[c] != KILN_OK) {
-            printf(", \"error\": ");
-            json_string(stdout, out->message[c]);
+            json_key(w, "error");
+            json_string(w, out->message[c]);
         }
-        printf(", \"outputs\": [");
-        for (uint32_t o = 0; o < outputs; o++) {
-            const kiln_evidence_result *r = &out->results[c][o];
-            printf("%s{\"name\": ", o ? ", " : "");
-            json_string(stdout, r->output);
-            printf(", \"passed\": %s, \"rule\": {\"kind\": \"%s\", \"atol\": %.17g, \"rtol\": %.17g, "
-                   "\"nan_equal\": %s}, \"elements\": %llu, \"mismatches\": %llu, \"max_abs_error\": %.17g, "
-                   "\"max_rel_error\": %.17g}",
-                   r->passed ? "true" : "false", r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance",
-                   r->rule.atol, r->rule.rtol, r->rule.nan_equal ? "true" : "false",
-                   (unsigned long long)r->elements, (unsigned long long)r->mismatches,
-                   isfinite(r->max_abs_error) ? r->max_abs_error : -1.0,
-                   isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
-        }
-        printf("]}");
+        json_key(w, "outputs");
+        json_begin_array(w);
+        for (uint32_t o = 0; o < outputs; o++)
+            print_output_json(w, &out->results[c][o]);
+        json_end_array(w);
+        json_end_object(w);
     }
-    printf("]");
-}
-
-static const char *severity_name(kiln_severity severity)
-{
-    return severity == KILN_SEVERITY_ERROR ? "error" : "warning";
+    json_end_array(w);
 }
 
 /* One line per problem of the report. */
@@ -187,7 +209,7 @@ static void print_problems(FILE *out, const kiln_report *report)
     for (uint32_t i = 0; i < kiln_report_count(report); i++) {
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
-        fprintf(out, "  %-7s %-24s %s%s%s\n", severity_name(p.severity), p.code, p.location,
+        fprintf(out, "  %-7s %-24s %s%s%s\n", problem_severity_name(p.severity), p.code, p.location,
                 p.location[0] ? ": " : "", p.message);
     }
 }
@@ -210,56 +232,89 @@ static void print_failure(const char *path, const kiln_report *report, kiln_stat
     print_problems(stderr, report);
 }
 
+/* The identities and the signature of a program that loaded. */
+static void print_program_json(json_writer *w, const kiln_program *program)
+{
+    static const struct {
+        kiln_identity identity;
+        const char *name;
+    } identities[] = {{KILN_IDENTITY_ARTIFACT, "artifact"}, {KILN_IDENTITY_PROGRAM, "program"},
+                      {KILN_IDENTITY_STATE, "state"}};
+    uint16_t major, minor;
+    uint8_t digest[32];
+    char text[IDENTITY_TEXT_SIZE], key_id[33];
+    kiln_signature_info signature;
+    kiln_program_format_version(program, &major, &minor);
+    json_key(w, "format");
+    json_begin_object(w);
+    json_key(w, "major");
+    json_uint(w, major);
+    json_key(w, "minor");
+    json_uint(w, minor);
+    json_end_object(w);
+    json_key(w, "identities");
+    json_begin_object(w);
+    for (size_t i = 0; i < 3; i++) {
+        kiln_program_identity(program, identities[i].identity, digest);
+        identity_text(digest, text);
+        json_key(w, identities[i].name);
+        json_string(w, text);
+    }
+    json_end_object(w);
+    kiln_program_signature(program, &signature);
+    json_key(w, "signature");
+    json_begin_object(w);
+    json_key(w, "state");
+    json_string(w, signature_state_name(signature.state));
+    if (signature.state != KILN_SIGNATURE_NONE) {
+        cli_hex(signature.key_id, sizeof signature.key_id, key_id);
+        json_key(w, "key_id");
+        json_string(w, key_id);
+    }
+    json_end_object(w);
+}
+
 static void print_json(const char *path, const kiln_program *program, const kiln_report *report,
                        const evidence_outcome *evidence, kiln_status status, const kiln_error *err)
 {
-    char hex[65];
-    printf("{\"file\": ");
-    json_string(stdout, path);
-    printf(", \"ok\": %s", status == KILN_OK ? "true" : "false");
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_key(&w, "file");
+    json_string(&w, path);
+    json_key(&w, "ok");
+    json_bool(&w, status == KILN_OK);
     if (status != KILN_OK) {
-        printf(", \"check\": \"%s\", \"message\": ", check_of(status));
-        json_string(stdout, err->message);
+        json_key(&w, "check");
+        json_string(&w, check_of(status));
+        json_key(&w, "message");
+        json_string(&w, err->message);
     }
-    printf(", \"problems\": [");
+    json_key(&w, "problems");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_report_count(report); i++) {
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
-        printf("%s{\"severity\": \"%s\", \"code\": \"%s\", \"status\": %d, \"location\": ", i ? ", " : "",
-               severity_name(p.severity), p.code, (int)p.status);
-        json_string(stdout, p.location);
-        printf(", \"message\": ");
-        json_string(stdout, p.message);
-        printf("}");
+        json_begin_object(&w);
+        json_key(&w, "severity");
+        json_string(&w, problem_severity_name(p.severity));
+        json_key(&w, "code");
+        json_string(&w, p.code);
+        json_key(&w, "status");
+        json_int(&w, (int)p.status);
+        json_key(&w, "location");
+        json_string(&w, p.location);
+        json_key(&w, "message");
+        json_string(&w, p.message);
+        json_end_object(&w);
     }
-    printf("]");
+    json_end_array(&w);
     if (program) {
-        uint16_t major, minor;
-        uint8_t digest[32];
-        kiln_signature_info signature;
-        static const char *const states[] = {"unsigned", "verified", "unverified"};
-        kiln_program_format_version(program, &major, &minor);
-        printf(", \"format\": {\"major\": %u, \"minor\": %u}", major, minor);
-        static const struct {
-            kiln_identity identity;
-            const char *name;
-        } identities[] = {{KILN_IDENTITY_ARTIFACT, "artifact"}, {KILN_IDENTITY_PROGRAM, "program"},
-                          {KILN_IDENTITY_STATE, "state"}};
-        printf(", \"identities\": {");
-        for (size_t i = 0; i < 3; i++) {
-            kiln_program_identity(program, identities[i].identity, digest);
-            cli_hex(digest, sizeof digest, hex);
-            printf("%s\"%s\": \"blake2b-256:%s\"", i ? ", " : "", identities[i].name, hex);
-        }
-        kiln_program_signature(program, &signature);
-        cli_hex(signature.key_id, sizeof signature.key_id, hex);
-        printf("}, \"signature\": {\"state\": \"%s\"", states[signature.state]);
-        if (signature.state != KILN_SIGNATURE_NONE)
-            printf(", \"key_id\": \"%s\"", hex);
-        printf("}");
-        print_evidence_json(program, evidence);
+        print_program_json(&w, program);
+        print_evidence_json(&w, program, evidence);
     }
-    printf("}\n");
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 static void print_report(const kiln_program *program, const kiln_report *report, const char *path)

@@ -79,34 +79,60 @@ static void print_json(void)
 {
     uint16_t major, minor;
     limit_row rows[32];
+    json_writer w;
     kiln_runtime_format_version(&major, &minor);
-    printf("{\"kiln_version\": ");
-    json_string(stdout, kiln_version());
-    printf(", \"format\": {\"major\": %u, \"minor\": %u}, \"modes\": [\"inference\"], \"dtypes\": [", major, minor);
-    bool first = true;
-    for (size_t i = 0; i < DTYPE_COUNT; i++) {
-        if (!kiln_dtype_is_supported(all_dtypes[i]))
-            continue;
-        printf("%s\"%s\"", first ? "" : ", ", kiln_dtype_name(all_dtypes[i]));
-        first = false;
-    }
-    printf("], \"features\": [");
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_key(&w, "kiln_version");
+    json_string(&w, kiln_version());
+    json_key(&w, "format");
+    json_begin_object(&w);
+    json_key(&w, "major");
+    json_uint(&w, major);
+    json_key(&w, "minor");
+    json_uint(&w, minor);
+    json_end_object(&w);
+    json_key(&w, "modes");
+    json_begin_array(&w);
+    json_string(&w, "inference");
+    json_end_array(&w);
+    json_key(&w, "dtypes");
+    json_begin_array(&w);
+    for (size_t i = 0; i < DTYPE_COUNT; i++)
+        if (kiln_dtype_is_supported(all_dtypes[i]))
+            json_string(&w, kiln_dtype_name(all_dtypes[i]));
+    json_end_array(&w);
+    json_key(&w, "features");
+    json_begin_array(&w);
     for (const char *const *f = kiln_runtime_features(); *f; f++)
-        printf("%s\"%s\"", f == kiln_runtime_features() ? "" : ", ", *f);
-    printf("], \"ops\": [");
+        json_string(&w, *f);
+    json_end_array(&w);
+    json_key(&w, "ops");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_runtime_op_count(); i++) {
         const char *name;
         uint32_t lo, hi;
         kiln_runtime_op(i, &name, &lo, &hi);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, name);
-        printf(", \"min_version\": %u, \"max_version\": %u}", lo, hi);
+        json_begin_object(&w);
+        json_key(&w, "name");
+        json_string(&w, name);
+        json_key(&w, "min_version");
+        json_uint(&w, lo);
+        json_key(&w, "max_version");
+        json_uint(&w, hi);
+        json_end_object(&w);
     }
-    printf("], \"limits\": {");
+    json_end_array(&w);
+    json_key(&w, "limits");
+    json_begin_object(&w);
     size_t n = limit_rows(rows);
-    for (size_t i = 0; i < n; i++)
-        printf("%s\"%s\": %llu", i ? ", " : "", rows[i].name, rows[i].value);
-    printf("}}\n");
+    for (size_t i = 0; i < n; i++) {
+        json_key(&w, rows[i].name);
+        json_uint(&w, rows[i].value);
+    }
+    json_end_object(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 static int cmd_version(int argc, char **argv)
