@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "sample_inputs.h"
 
@@ -94,8 +95,76 @@ static bool listed(const char **names, int count, const char *name)
     return false;
 }
 
+/* --input NAME=PATH: each input once. */
+static int take_input(void *target, const char *value)
+{
+    bench_args *args = target;
+    char *name;
+    int rc = split_pair("--input", value, "NAME=PATH.npy", &name, &value);
+    if (rc != CLI_OK)
+        return rc;
+    args->input_names[args->input_count] = name;
+    args->input_paths[args->input_count++] = value;
+    if (listed(args->input_names, args->input_count - 1, name))
+        return cli_usage_error("bench", "input '%s' is given twice", name);
+    return CLI_OK;
+}
+
+/* --dim NAME=VALUE: each dim once; whether it is a dim of the program is
+ * known only once it is loaded (choose_dims). */
+static int take_dim(void *target, const char *value)
+{
+    bench_args *args = target;
+    char *name, *end;
+    int rc = split_pair("--dim", value, "NAME=VALUE", &name, &value);
+    if (rc != CLI_OK)
+        return rc;
+    args->dim_names[args->dim_count++] = name; /* owned by args from here on */
+    errno = 0;
+    long long n = strtoll(value, &end, 10);
+    if (end == value || *end || errno)
+        return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
+    args->dim_values[args->dim_count - 1] = n;
+    if (listed(args->dim_names, args->dim_count - 1, name))
+        return cli_usage_error("bench", "dim '%s' is given twice", name);
+    return CLI_OK;
+}
+
+static int take_threads(void *target, const char *value)
+{
+    long n;
+    int rc = parse_count("--threads", value, 1, MAX_THREADS, &n);
+    if (rc == CLI_OK)
+        ((bench_args *)target)->threads = (uint32_t)n;
+    return rc;
+}
+
+static int take_runs(void *target, const char *value)
+{
+    return parse_count("--runs", value, 1, MAX_RUNS, &((bench_args *)target)->runs);
+}
+
+static int take_warmup(void *target, const char *value)
+{
+    return parse_count("--warmup", value, 0, MAX_RUNS, &((bench_args *)target)->warmup);
+}
+
+static const cli_option bench_option_list[] = {
+    {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
+    {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
+    {.name = "--threads", .arity = CLI_VALUE, .handle = take_threads},
+    {.name = "--runs", .arity = CLI_VALUE, .handle = take_runs},
+    {.name = "--warmup", .arity = CLI_VALUE, .handle = take_warmup},
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(bench_args, json)},
+    {.name = "--reference", .arity = CLI_FLAG, .offset = offsetof(bench_args, reference)},
+};
+
+static const cli_options bench_options = CLI_OPTIONS("bench", bench_option_list, 1);
+
+/* The inputs and dims are at most one per word of the command line. */
 static int parse_args(int argc, char **argv, bench_args *args)
 {
+    int operands;
     memset(args, 0, sizeof *args);
     args->runs = 100;
     args->warmup = 5;
@@ -105,52 +174,9 @@ static int parse_args(int argc, char **argv, bench_args *args)
     args->dim_values = calloc((size_t)argc, sizeof *args->dim_values);
     if (!args->input_names || !args->input_paths || !args->dim_names || !args->dim_values)
         return cli_error("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken;
-        char *name;
-        if ((taken = cli_take_value("bench", argc, argv, &i, "--input", &value)) != 0) {
-            if (taken < 0 || split_pair("--input", value, "NAME=PATH.npy", &name, &value) != CLI_OK)
-                return CLI_USAGE;
-            args->input_names[args->input_count] = name;
-            args->input_paths[args->input_count++] = value;
-            if (listed(args->input_names, args->input_count - 1, name))
-                return cli_usage_error("bench", "input '%s' is given twice", name);
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--dim", &value)) != 0) {
-            if (taken < 0 || split_pair("--dim", value, "NAME=VALUE", &name, &value) != CLI_OK)
-                return CLI_USAGE;
-            args->dim_names[args->dim_count++] = name; /* owned by args from here on */
-            char *end;
-            errno = 0;
-            long long n = strtoll(value, &end, 10);
-            if (end == value || *end || errno)
-                return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
-            args->dim_values[args->dim_count - 1] = n;
-            if (listed(args->dim_names, args->dim_count - 1, name))
-                return cli_usage_error("bench", "dim '%s' is given twice", name);
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--threads", &value)) != 0) {
-            long n;
-            if (taken < 0 || parse_count("--threads", value, 1, MAX_THREADS, &n) != CLI_OK)
-                return CLI_USAGE;
-            args->threads = (uint32_t)n;
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--runs", &value)) != 0) {
-            if (taken < 0 || parse_count("--runs", value, 1, MAX_RUNS, &args->runs) != CLI_OK)
-                return CLI_USAGE;
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--warmup", &value)) != 0) {
-            if (taken < 0 || parse_count("--warmup", value, 0, MAX_RUNS, &args->warmup) != CLI_OK)
-                return CLI_USAGE;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            args->json = true;
-        } else if (strcmp(argv[i], "--reference") == 0) {
-            args->reference = true;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
-        } else if (args->path) {
-            return cli_usage_error("bench", "unexpected argument '%s'", argv[i]);
-        } else {
-            args->path = argv[i];
-        }
-    }
+    int rc = cli_parse_options(&bench_options, argc, argv, args, &args->path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!args->path)
         return cli_usage_error("bench", "missing FILE");
     return CLI_OK;

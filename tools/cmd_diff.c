@@ -10,6 +10,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "interface_diff.h"
 #include "json.h"
 #include "table.h"
@@ -194,28 +195,31 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const i
 
 /* ------------------------------------------------------------------ verb */
 
+typedef struct diff_args {
+    bool json;
+} diff_args;
+
+static const cli_option diff_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(diff_args, json)},
+};
+
+static const cli_options diff_options = CLI_OPTIONS("diff", diff_option_list, 2);
+
 static int cmd_diff(int argc, char **argv)
 {
+    diff_args args = {false};
     const char *paths[2] = {NULL, NULL};
-    int path_count = 0;
-    bool json = false, quiet = cli_quiet;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("diff", "unknown option '%s'", argv[i]);
-        else if (path_count == 2)
-            return cli_usage_error("diff", "unexpected argument '%s'", argv[i]);
-        else
-            paths[path_count++] = argv[i];
-    }
+    int path_count;
+    int rc = cli_parse_options(&diff_options, argc, argv, &args, paths, &path_count);
+    if (rc != CLI_OK)
+        return rc;
     if (path_count < 2)
         return cli_usage_error("diff", "needs two artifacts, A and B");
+    bool json = args.json, quiet = cli_quiet;
 
     artifact_view va, vb;
     bool readable_a = artifact_view_open(&va, paths[0]);
     bool readable_b = artifact_view_open(&vb, paths[1]);
-    int rc = CLI_OK;
     if (!readable_a || !readable_b) {
         const artifact_view *bad = readable_a ? &vb : &va;
         rc = cli_error("%s: %s", bad->path, bad->error.message);

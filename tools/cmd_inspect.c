@@ -14,6 +14,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "table.h"
 #include "term.h"
@@ -1073,25 +1074,29 @@ static int print_json(const artifact_view *view, bool readable)
 
 /* ------------------------------------------------------------------- verb */
 
+typedef struct inspect_args {
+    bool json;
+} inspect_args;
+
+static const cli_option inspect_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(inspect_args, json)},
+};
+
+static const cli_options inspect_options = CLI_OPTIONS("inspect", inspect_option_list, 1);
+
 static int cmd_inspect(int argc, char **argv)
 {
+    inspect_args args = {false};
     const char *path = NULL;
-    bool json = false, quiet = cli_quiet;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
-        else if (path)
-            return cli_usage_error("inspect", "unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
+    int operands;
+    int rc = cli_parse_options(&inspect_options, argc, argv, &args, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("inspect", "missing FILE");
+    bool json = args.json, quiet = cli_quiet;
     artifact_view view;
     bool readable = artifact_view_open(&view, path);
-    int rc;
     if (json) {
         rc = print_json(&view, readable);
         if (!readable)

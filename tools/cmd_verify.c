@@ -9,6 +9,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "progress.h"
 
@@ -347,35 +348,40 @@ static void print_report(const kiln_program *program, const kiln_report *report,
     }
 }
 
+typedef struct verify_args {
+    const char **trust_paths; /* room for one per word of the command line */
+    int trust_count;
+    bool require_signature, json;
+} verify_args;
+
+static int take_trust(void *target, const char *path)
+{
+    verify_args *args = target;
+    args->trust_paths[args->trust_count++] = path;
+    return CLI_OK;
+}
+
+static const cli_option verify_option_list[] = {
+    {.name = "--trust", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_trust},
+    {.name = "--require-signature", .arity = CLI_FLAG, .offset = offsetof(verify_args, require_signature)},
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(verify_args, json)},
+};
+
+static const cli_options verify_options = CLI_OPTIONS("verify", verify_option_list, 1);
+
 static int cmd_verify(int argc, char **argv)
 {
     const char *path = NULL;
-    const char **trust_paths = calloc((size_t)argc, sizeof *trust_paths);
-    int trust_count = 0;
-    bool require_signature = false, json = false;
-    int rc = CLI_OK;
+    verify_args args = {calloc((size_t)argc, sizeof *args.trust_paths), 0, false, false};
+    const char **trust_paths = args.trust_paths;
+    int operands;
     if (!trust_paths)
         return cli_error("out of memory");
-    for (int i = 1; i < argc && rc == CLI_OK; i++) {
-        const char *value;
-        int taken = cli_take_value("verify", argc, argv, &i, "--trust", &value);
-        if (taken < 0)
-            rc = CLI_USAGE;
-        else if (taken)
-            trust_paths[trust_count++] = value;
-        else if (strcmp(argv[i], "--require-signature") == 0)
-            require_signature = true;
-        else if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            rc = cli_usage_error("verify", "unknown option '%s'", argv[i]);
-        else if (path)
-            rc = cli_usage_error("verify", "unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
+    int rc = cli_parse_options(&verify_options, argc, argv, &args, &path, &operands);
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("verify", "missing FILE");
+    int trust_count = args.trust_count;
+    bool require_signature = args.require_signature, json = args.json;
     kiln_public_key *keys = calloc((size_t)trust_count + 1, sizeof *keys);
     if (rc == CLI_OK && !keys)
         rc = cli_error("out of memory");

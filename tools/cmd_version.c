@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 
 static int cmd_version(int argc, char **argv);
@@ -135,15 +136,24 @@ static void print_json(void)
     json_finish(&w);
 }
 
+typedef struct version_args {
+    bool json;
+} version_args;
+
+static const cli_option version_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(version_args, json)},
+};
+
+static const cli_options version_options = CLI_OPTIONS("version", version_option_list, 0);
+
 static int cmd_version(int argc, char **argv)
 {
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else
-            return cli_usage_error("version", "unexpected argument '%s'", argv[i]);
-    }
+    version_args args = {false};
+    int operands;
+    int rc = cli_parse_options(&version_options, argc, argv, &args, NULL, &operands);
+    if (rc != CLI_OK)
+        return rc;
+    bool json = args.json;
     if (json)
         print_json();
     else
