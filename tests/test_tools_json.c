@@ -207,6 +207,21 @@ static void non_finite_numbers_are_null(void **state)
     expect(&c, "[null, null, null]\n");
 }
 
+static void members_in_one_call(void **state)
+{
+    (void)state;
+    capture c;
+    start(&c);
+    json_begin_object(&c.w);
+    json_member_string(&c.w, "s", "a\"b");
+    json_member_int(&c.w, "i", -3);
+    json_member_uint(&c.w, "u", 3);
+    json_member_double(&c.w, "d", 0.5);
+    json_member_bool(&c.w, "b", false);
+    json_end_object(&c.w);
+    expect(&c, "{\"s\": \"a\\\"b\", \"i\": -3, \"u\": 3, \"d\": 0.5, \"b\": false}\n");
+}
+
 static void value_without_key_is_misuse(void **state)
 {
     (void)state;
@@ -303,6 +318,7 @@ int main(void)
         cmocka_unit_test(doubles_round_trip),
         cmocka_unit_test(fixed_decimals),
         cmocka_unit_test(non_finite_numbers_are_null),
+        cmocka_unit_test(members_in_one_call),
         cmocka_unit_test(value_without_key_is_misuse),
         cmocka_unit_test(key_in_array_is_misuse),
         cmocka_unit_test(key_without_value_is_misuse),

@@ -358,18 +358,12 @@ static void print_json(const kiln_program *program, const bench_args *args, cons
     json_writer w;
     json_init(&w, stdout);
     json_begin_object(&w);
-    json_key(&w, "file");
-    json_string(&w, args->path);
-    json_key(&w, "runs");
-    json_int(&w, args->runs);
-    json_key(&w, "warmup");
-    json_int(&w, args->warmup);
-    json_key(&w, "threads");
-    json_uint(&w, r->threads);
-    json_key(&w, "waits");
-    json_string(&w, kiln_thread_wait_policy());
-    json_key(&w, "reference_kernels");
-    json_bool(&w, args->reference);
+    json_member_string(&w, "file", args->path);
+    json_member_int(&w, "runs", args->runs);
+    json_member_int(&w, "warmup", args->warmup);
+    json_member_uint(&w, "threads", r->threads);
+    json_member_string(&w, "waits", kiln_thread_wait_policy());
+    json_member_bool(&w, "reference_kernels", args->reference);
     json_key(&w, "min_ms");
     json_fixed(&w, r->min_ms, 6);
     json_key(&w, "median_ms");
@@ -378,17 +372,14 @@ static void print_json(const kiln_program *program, const bench_args *args, cons
     json_fixed(&w, r->mean_ms, 6);
     json_key(&w, "runs_per_second");
     json_fixed(&w, r->runs_per_second, 3);
-    json_key(&w, "arena_bytes");
-    json_uint(&w, r->arena_bytes);
-    json_key(&w, "peak_rss_bytes");
-    json_uint(&w, r->peak_rss_bytes);
+    json_member_uint(&w, "arena_bytes", r->arena_bytes);
+    json_member_uint(&w, "peak_rss_bytes", r->peak_rss_bytes);
     json_key(&w, "dims");
     json_begin_object(&w);
     for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
         kiln_dim_info dim;
         kiln_program_dim(program, d, &dim);
-        json_key(&w, dim.name);
-        json_int(&w, dim_values[d]);
+        json_member_int(&w, dim.name, dim_values[d]);
     }
     json_end_object(&w);
     json_key(&w, "inputs");
@@ -397,17 +388,14 @@ static void print_json(const kiln_program *program, const bench_args *args, cons
         kiln_io_info io;
         kiln_program_input(program, i, &io);
         json_begin_object(&w);
-        json_key(&w, "name");
-        json_string(&w, io.name);
-        json_key(&w, "dtype");
-        json_string(&w, kiln_dtype_name(io.dtype));
+        json_member_string(&w, "name", io.name);
+        json_member_string(&w, "dtype", kiln_dtype_name(io.dtype));
         json_key(&w, "shape");
         json_begin_array(&w);
         for (uint32_t a = 0; a < kiln_tensor_rank(tensors[i]); a++)
             json_int(&w, kiln_tensor_shape(tensors[i])[a]);
         json_end_array(&w);
-        json_key(&w, "source");
-        json_string(&w, generated[i] ? "random" : "file");
+        json_member_string(&w, "source", generated[i] ? "random" : "file");
         json_end_object(&w);
     }
     json_end_array(&w);

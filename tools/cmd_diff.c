@@ -136,24 +136,16 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const i
     json_writer w;
     json_init(&w, stdout);
     json_begin_object(&w);
-    json_key(&w, "schema");
-    json_string(&w, "kiln-diff/1");
-    json_key(&w, "a");
-    json_string(&w, va->path);
-    json_key(&w, "b");
-    json_string(&w, vb->path);
-    json_key(&w, "compared");
-    json_bool(&w, d->compared);
-    json_key(&w, "breaking");
-    json_bool(&w, breaking || !d->compared);
-    json_key(&w, "verdict");
-    json_string(&w, d->verdict);
+    json_member_string(&w, "schema", "kiln-diff/1");
+    json_member_string(&w, "a", va->path);
+    json_member_string(&w, "b", vb->path);
+    json_member_bool(&w, "compared", d->compared);
+    json_member_bool(&w, "breaking", breaking || !d->compared);
+    json_member_string(&w, "verdict", d->verdict);
     json_key(&w, "counts");
     json_begin_object(&w);
-    json_key(&w, "breaking");
-    json_uint(&w, breaking);
-    json_key(&w, "compatible");
-    json_uint(&w, compatible);
+    json_member_uint(&w, "breaking", breaking);
+    json_member_uint(&w, "compatible", compatible);
     json_end_object(&w);
     json_key(&w, "identities");
     json_begin_object(&w);
@@ -164,8 +156,7 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const i
         identity_json(&w, ids[i].known_a, ids[i].a);
         json_key(&w, "b");
         identity_json(&w, ids[i].known_b, ids[i].b);
-        json_key(&w, "equal");
-        json_bool(&w, identity_pair_equal(&ids[i]));
+        json_member_bool(&w, "equal", identity_pair_equal(&ids[i]));
         json_end_object(&w);
     }
     json_end_object(&w);
@@ -178,14 +169,10 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const i
             if ((int)c->class != class)
                 continue;
             json_begin_object(&w);
-            json_key(&w, "class");
-            json_string(&w, class == BREAKING ? "breaking" : "compatible");
-            json_key(&w, "kind");
-            json_string(&w, c->kind);
-            json_key(&w, "subject");
-            json_string(&w, c->subject);
-            json_key(&w, "message");
-            json_string(&w, c->message);
+            json_member_string(&w, "class", class == BREAKING ? "breaking" : "compatible");
+            json_member_string(&w, "kind", c->kind);
+            json_member_string(&w, "subject", c->subject);
+            json_member_string(&w, "message", c->message);
             json_end_object(&w);
         }
     json_end_array(&w);

@@ -643,14 +643,10 @@ static void json_io(json_writer *w, const kiln_program *p, bool outputs)
         }
         shape_axes_parse(shape, &axes);
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, io.name);
-        json_key(w, "dtype");
-        json_string(w, kiln_dtype_name(io.dtype));
-        json_key(w, "rank");
-        json_uint(w, io.rank);
-        json_key(w, "shape");
-        json_string(w, shape);
+        json_member_string(w, "name", io.name);
+        json_member_string(w, "dtype", kiln_dtype_name(io.dtype));
+        json_member_uint(w, "rank", io.rank);
+        json_member_string(w, "shape", shape);
         json_key(w, "axes");
         json_begin_array(w);
         for (uint32_t a = 0; a < axes.rank; a++)
@@ -670,14 +666,10 @@ static void json_dims(json_writer *w, const kiln_program *p)
         kiln_dim_info d;
         kiln_program_dim(p, i, &d);
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, d.name);
-        json_key(w, "min");
-        json_int(w, d.min);
-        json_key(w, "max");
-        json_int(w, d.max);
-        json_key(w, "multiple_of");
-        json_int(w, d.multiple_of);
+        json_member_string(w, "name", d.name);
+        json_member_int(w, "min", d.min);
+        json_member_int(w, "max", d.max);
+        json_member_int(w, "multiple_of", d.multiple_of);
         json_end_object(w);
     }
     json_end_array(w);
@@ -688,10 +680,8 @@ static void json_dims(json_writer *w, const kiln_program *p)
         char expression[SHAPE_TEXT_SIZE];
         kiln_program_derived_dim(p, i, &name, expression, sizeof expression);
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, name);
-        json_key(w, "expression");
-        json_string(w, expression);
+        json_member_string(w, "name", name);
+        json_member_string(w, "expression", expression);
         json_end_object(w);
     }
     json_end_array(w);
@@ -707,30 +697,24 @@ static void json_semantic_checks(json_writer *w, const kiln_program *p)
             continue;
         kiln_program_input(p, i, &io);
         json_begin_object(w);
-        json_key(w, "input");
-        json_string(w, io.name);
+        json_member_string(w, "input", io.name);
         json_key(w, "range");
         if (c.has_range) {
             json_begin_object(w);
-            json_key(w, "min");
-            json_double(w, c.min);
-            json_key(w, "max");
-            json_double(w, c.max);
+            json_member_double(w, "min", c.min);
+            json_member_double(w, "max", c.max);
             json_end_object(w);
         } else {
             json_null(w);
         }
-        json_key(w, "finite_only");
-        json_bool(w, c.finite_only);
+        json_member_bool(w, "finite_only", c.finite_only);
         json_key(w, "categories");
         json_begin_array(w);
         for (uint32_t k = 0; k < c.category_count; k++)
             json_int(w, c.categories[k]);
         json_end_array(w);
-        json_key(w, "unit");
-        json_string(w, c.unit ? c.unit : "");
-        json_key(w, "description");
-        json_string(w, c.description ? c.description : "");
+        json_member_string(w, "unit", c.unit ? c.unit : "");
+        json_member_string(w, "description", c.description ? c.description : "");
         json_end_object(w);
     }
     json_end_array(w);
@@ -745,12 +729,9 @@ static void json_runtime_guards(json_writer *w, const kiln_program *p)
         kiln_node_info info;
         kiln_program_node(p, node, &info);
         json_begin_object(w);
-        json_key(w, "node");
-        json_uint(w, node);
-        json_key(w, "op");
-        json_string(w, info.op);
-        json_key(w, "claim");
-        json_string(w, text);
+        json_member_uint(w, "node", node);
+        json_member_string(w, "op", info.op);
+        json_member_string(w, "claim", text);
         json_end_object(w);
     }
     json_end_array(w);
@@ -767,12 +748,9 @@ static bool json_ops(json_writer *w, const kiln_program *p)
     json_begin_array(w);
     for (int64_t i = 0; i < count; i++) {
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, uses[i].name);
-        json_key(w, "version");
-        json_uint(w, uses[i].version);
-        json_key(w, "nodes");
-        json_uint(w, uses[i].nodes);
+        json_member_string(w, "name", uses[i].name);
+        json_member_uint(w, "version", uses[i].version);
+        json_member_uint(w, "nodes", uses[i].nodes);
         json_end_object(w);
     }
     json_end_array(w);
@@ -785,19 +763,15 @@ static void json_weight(json_writer *w, const kiln_program *p, uint32_t index)
     kiln_weight_info weight;
     kiln_program_weight(p, index, &weight);
     json_begin_object(w);
-    json_key(w, "name");
-    json_string(w, weight.name);
-    json_key(w, "kind");
-    json_string(w, weight_kind_name(weight.kind));
-    json_key(w, "dtype");
-    json_string(w, kiln_dtype_name(weight.dtype));
+    json_member_string(w, "name", weight.name);
+    json_member_string(w, "kind", weight_kind_name(weight.kind));
+    json_member_string(w, "dtype", kiln_dtype_name(weight.dtype));
     json_key(w, "shape");
     json_begin_array(w);
     for (uint32_t a = 0; a < weight.rank; a++)
         json_int(w, weight.shape[a]);
     json_end_array(w);
-    json_key(w, "bytes");
-    json_uint(w, weight.byte_size);
+    json_member_uint(w, "bytes", weight.byte_size);
     json_end_object(w);
 }
 
@@ -812,18 +786,12 @@ static bool json_weights(json_writer *w, const artifact_view *view)
         return false;
     }
     json_begin_object(w);
-    json_key(w, "count");
-    json_uint(w, count);
-    json_key(w, "bytes");
-    json_uint(w, total_weight_bytes(p));
-    json_key(w, "stored_bytes");
-    json_uint(w, storage.stored);
-    json_key(w, "raw_bytes");
-    json_uint(w, storage.raw);
-    json_key(w, "compressed");
-    json_bool(w, storage.compressed);
-    json_key(w, "compression_ratio");
-    json_double(w, compression_ratio(storage));
+    json_member_uint(w, "count", count);
+    json_member_uint(w, "bytes", total_weight_bytes(p));
+    json_member_uint(w, "stored_bytes", storage.stored);
+    json_member_uint(w, "raw_bytes", storage.raw);
+    json_member_bool(w, "compressed", storage.compressed);
+    json_member_double(w, "compression_ratio", compression_ratio(storage));
     json_key(w, "largest");
     json_begin_array(w);
     for (uint32_t i = 0; i < count && i < LARGEST_WEIGHTS; i++)
@@ -842,14 +810,10 @@ static bool json_weights(json_writer *w, const artifact_view *view)
 static void json_memory_plan(json_writer *w, const kiln_program *p)
 {
     json_begin_object(w);
-    json_key(w, "stored");
-    json_bool(w, kiln_program_memory_plan_stored(p));
-    json_key(w, "arena_bytes");
-    json_uint(w, kiln_program_arena_bytes(p));
-    json_key(w, "intermediate_bytes");
-    json_uint(w, kiln_program_intermediate_bytes(p));
-    json_key(w, "intermediate_count");
-    json_uint(w, kiln_program_node_count(p));
+    json_member_bool(w, "stored", kiln_program_memory_plan_stored(p));
+    json_member_uint(w, "arena_bytes", kiln_program_arena_bytes(p));
+    json_member_uint(w, "intermediate_bytes", kiln_program_intermediate_bytes(p));
+    json_member_uint(w, "intermediate_count", kiln_program_node_count(p));
     json_end_object(w);
 }
 
@@ -858,8 +822,7 @@ static void json_evidence(json_writer *w, const kiln_program *p)
     json_begin_array(w);
     for (uint32_t c = 0; c < kiln_program_evidence_count(p); c++) {
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, kiln_program_evidence_name(p, c));
+        json_member_string(w, "name", kiln_program_evidence_name(p, c));
         json_key(w, "outputs");
         json_begin_array(w);
         for (uint32_t o = 0; o < kiln_program_evidence_output_count(p, c); o++) {
@@ -867,18 +830,13 @@ static void json_evidence(json_writer *w, const kiln_program *p)
             kiln_compare_rule rule;
             kiln_program_evidence_output(p, c, o, &name, &rule);
             json_begin_object(w);
-            json_key(w, "name");
-            json_string(w, name);
+            json_member_string(w, "name", name);
             json_key(w, "rule");
             json_begin_object(w);
-            json_key(w, "kind");
-            json_string(w, rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
-            json_key(w, "atol");
-            json_double(w, rule.atol);
-            json_key(w, "rtol");
-            json_double(w, rule.rtol);
-            json_key(w, "nan_equal");
-            json_bool(w, rule.nan_equal);
+            json_member_string(w, "kind", rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+            json_member_double(w, "atol", rule.atol);
+            json_member_double(w, "rtol", rule.rtol);
+            json_member_bool(w, "nan_equal", rule.nan_equal);
             json_end_object(w);
             json_end_object(w);
         }
@@ -897,22 +855,14 @@ static void json_sections(json_writer *w, const artifact_view *view)
         view_section(view, i, &s);
         snprintf(crc, sizeof crc, "%08x", s.crc32);
         json_begin_object(w);
-        json_key(w, "type");
-        json_string(w, s.type);
-        json_key(w, "critical");
-        json_bool(w, s.critical);
-        json_key(w, "compressed");
-        json_bool(w, s.compressed);
-        json_key(w, "version");
-        json_uint(w, s.version);
-        json_key(w, "offset");
-        json_uint(w, s.offset);
-        json_key(w, "stored_size");
-        json_uint(w, s.stored_size);
-        json_key(w, "raw_size");
-        json_uint(w, s.raw_size);
-        json_key(w, "crc32");
-        json_string(w, crc);
+        json_member_string(w, "type", s.type);
+        json_member_bool(w, "critical", s.critical);
+        json_member_bool(w, "compressed", s.compressed);
+        json_member_uint(w, "version", s.version);
+        json_member_uint(w, "offset", s.offset);
+        json_member_uint(w, "stored_size", s.stored_size);
+        json_member_uint(w, "raw_size", s.raw_size);
+        json_member_string(w, "crc32", crc);
         json_end_object(w);
     }
     json_end_array(w);
@@ -925,16 +875,11 @@ static void json_problems(json_writer *w, const kiln_report *report)
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
         json_begin_object(w);
-        json_key(w, "severity");
-        json_string(w, problem_severity_name(p.severity));
-        json_key(w, "code");
-        json_string(w, p.code);
-        json_key(w, "status");
-        json_int(w, (int)p.status);
-        json_key(w, "location");
-        json_string(w, p.location);
-        json_key(w, "message");
-        json_string(w, p.message);
+        json_member_string(w, "severity", problem_severity_name(p.severity));
+        json_member_string(w, "code", p.code);
+        json_member_int(w, "status", (int)p.status);
+        json_member_string(w, "location", p.location);
+        json_member_string(w, "message", p.message);
         json_end_object(w);
     }
     json_end_array(w);
@@ -952,13 +897,11 @@ static void json_identities(json_writer *w, const artifact_view *view)
     json_begin_object(w);
     view_digest(view, digest);
     identity_text(digest, text);
-    json_key(w, "artifact");
-    json_string(w, text);
+    json_member_string(w, "artifact", text);
     for (size_t i = 0; view->program && i < sizeof decoded / sizeof decoded[0]; i++) {
         kiln_program_identity(view->program, decoded[i].identity, digest);
         identity_text(digest, text);
-        json_key(w, decoded[i].name);
-        json_string(w, text);
+        json_member_string(w, decoded[i].name, text);
     }
     json_end_object(w);
 }
@@ -972,13 +915,10 @@ static void json_container(json_writer *w, const artifact_view *view)
     view_format_version(view, &major, &minor);
     json_key(w, "format");
     json_begin_object(w);
-    json_key(w, "major");
-    json_uint(w, major);
-    json_key(w, "minor");
-    json_uint(w, minor);
+    json_member_uint(w, "major", major);
+    json_member_uint(w, "minor", minor);
     json_end_object(w);
-    json_key(w, "file_size");
-    json_uint(w, view_file_size(view));
+    json_member_uint(w, "file_size", view_file_size(view));
     json_key(w, "feature_bits");
     json_begin_array(w);
     uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
@@ -991,12 +931,10 @@ static void json_container(json_writer *w, const artifact_view *view)
     json_key(w, "signature");
     view_signature(view, &signature);
     json_begin_object(w);
-    json_key(w, "state");
-    json_string(w, signature_state_name(signature.state));
+    json_member_string(w, "state", signature_state_name(signature.state));
     if (signature.state != KILN_SIGNATURE_NONE) {
         cli_hex(signature.key_id, sizeof signature.key_id, key);
-        json_key(w, "key_id");
-        json_string(w, key);
+        json_member_string(w, "key_id", key);
     }
     json_end_object(w);
     json_key(w, "sections");
@@ -1006,17 +944,14 @@ static void json_container(json_writer *w, const artifact_view *view)
 static bool json_program(json_writer *w, const artifact_view *view)
 {
     const kiln_program *p = view->program;
-    json_key(w, "name");
-    json_string(w, kiln_program_name(p));
-    json_key(w, "mode");
-    json_string(w, kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    json_member_string(w, "name", kiln_program_name(p));
+    json_member_string(w, "mode", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
     json_key(w, "metadata");
     json_begin_object(w);
     for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
         const char *key, *value;
         kiln_program_metadata(p, i, &key, &value);
-        json_key(w, key);
-        json_string(w, value);
+        json_member_string(w, key, value);
     }
     json_end_object(w);
     json_key(w, "inputs");
@@ -1026,12 +961,10 @@ static bool json_program(json_writer *w, const artifact_view *view)
     json_dims(w, p);
     json_key(w, "semantic_checks");
     json_semantic_checks(w, p);
-    json_key(w, "strict");
-    json_bool(w, kiln_program_is_strict(p));
+    json_member_bool(w, "strict", kiln_program_is_strict(p));
     json_key(w, "runtime_guards");
     json_runtime_guards(w, p);
-    json_key(w, "node_count");
-    json_uint(w, kiln_program_node_count(p));
+    json_member_uint(w, "node_count", kiln_program_node_count(p));
     json_key(w, "ops");
     bool ok = json_ops(w, p);
     json_key(w, "weights");
@@ -1049,17 +982,12 @@ static int print_json(const artifact_view *view, bool readable)
     bool ok = true;
     json_init(&w, stdout);
     json_begin_object(&w);
-    json_key(&w, "schema");
-    json_string(&w, "kiln-inspect/1");
-    json_key(&w, "file");
-    json_string(&w, view->path);
-    json_key(&w, "readable");
-    json_bool(&w, readable);
-    json_key(&w, "runnable");
-    json_bool(&w, view->program != NULL);
+    json_member_string(&w, "schema", "kiln-inspect/1");
+    json_member_string(&w, "file", view->path);
+    json_member_bool(&w, "readable", readable);
+    json_member_bool(&w, "runnable", view->program != NULL);
     if (!readable) {
-        json_key(&w, "message");
-        json_string(&w, view->error.message);
+        json_member_string(&w, "message", view->error.message);
     }
     json_key(&w, "problems");
     json_problems(&w, view->report);

@@ -149,29 +149,19 @@ static void print_evidence(FILE *f, const kiln_program *program, const evidence_
 static void print_output_json(json_writer *w, const kiln_evidence_result *r)
 {
     json_begin_object(w);
-    json_key(w, "name");
-    json_string(w, r->output);
-    json_key(w, "passed");
-    json_bool(w, r->passed);
+    json_member_string(w, "name", r->output);
+    json_member_bool(w, "passed", r->passed);
     json_key(w, "rule");
     json_begin_object(w);
-    json_key(w, "kind");
-    json_string(w, r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
-    json_key(w, "atol");
-    json_double(w, r->rule.atol);
-    json_key(w, "rtol");
-    json_double(w, r->rule.rtol);
-    json_key(w, "nan_equal");
-    json_bool(w, r->rule.nan_equal);
+    json_member_string(w, "kind", r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+    json_member_double(w, "atol", r->rule.atol);
+    json_member_double(w, "rtol", r->rule.rtol);
+    json_member_bool(w, "nan_equal", r->rule.nan_equal);
     json_end_object(w);
-    json_key(w, "elements");
-    json_uint(w, r->elements);
-    json_key(w, "mismatches");
-    json_uint(w, r->mismatches);
-    json_key(w, "max_abs_error");
-    json_double(w, isfinite(r->max_abs_error) ? r->max_abs_error : -1.0);
-    json_key(w, "max_rel_error");
-    json_double(w, isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
+    json_member_uint(w, "elements", r->elements);
+    json_member_uint(w, "mismatches", r->mismatches);
+    json_member_double(w, "max_abs_error", isfinite(r->max_abs_error) ? r->max_abs_error : -1.0);
+    json_member_double(w, "max_rel_error", isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
     json_end_object(w);
 }
 
@@ -186,13 +176,10 @@ static void print_evidence_json(json_writer *w, const kiln_program *program, con
         for (uint32_t o = 0; o < outputs; o++)
             passed = passed && out->results[c][o].passed;
         json_begin_object(w);
-        json_key(w, "name");
-        json_string(w, kiln_program_evidence_name(program, c));
-        json_key(w, "passed");
-        json_bool(w, passed);
+        json_member_string(w, "name", kiln_program_evidence_name(program, c));
+        json_member_bool(w, "passed", passed);
         if (out->status[c] != KILN_OK) {
-            json_key(w, "error");
-            json_string(w, out->message[c]);
+            json_member_string(w, "error", out->message[c]);
         }
         json_key(w, "outputs");
         json_begin_array(w);
@@ -248,29 +235,24 @@ static void print_program_json(json_writer *w, const kiln_program *program)
     kiln_program_format_version(program, &major, &minor);
     json_key(w, "format");
     json_begin_object(w);
-    json_key(w, "major");
-    json_uint(w, major);
-    json_key(w, "minor");
-    json_uint(w, minor);
+    json_member_uint(w, "major", major);
+    json_member_uint(w, "minor", minor);
     json_end_object(w);
     json_key(w, "identities");
     json_begin_object(w);
     for (size_t i = 0; i < 3; i++) {
         kiln_program_identity(program, identities[i].identity, digest);
         identity_text(digest, text);
-        json_key(w, identities[i].name);
-        json_string(w, text);
+        json_member_string(w, identities[i].name, text);
     }
     json_end_object(w);
     kiln_program_signature(program, &signature);
     json_key(w, "signature");
     json_begin_object(w);
-    json_key(w, "state");
-    json_string(w, signature_state_name(signature.state));
+    json_member_string(w, "state", signature_state_name(signature.state));
     if (signature.state != KILN_SIGNATURE_NONE) {
         cli_hex(signature.key_id, sizeof signature.key_id, key_id);
-        json_key(w, "key_id");
-        json_string(w, key_id);
+        json_member_string(w, "key_id", key_id);
     }
     json_end_object(w);
 }
@@ -281,15 +263,11 @@ static void print_json(const char *path, const kiln_program *program, const kiln
     json_writer w;
     json_init(&w, stdout);
     json_begin_object(&w);
-    json_key(&w, "file");
-    json_string(&w, path);
-    json_key(&w, "ok");
-    json_bool(&w, status == KILN_OK);
+    json_member_string(&w, "file", path);
+    json_member_bool(&w, "ok", status == KILN_OK);
     if (status != KILN_OK) {
-        json_key(&w, "check");
-        json_string(&w, check_of(status));
-        json_key(&w, "message");
-        json_string(&w, err->message);
+        json_member_string(&w, "check", check_of(status));
+        json_member_string(&w, "message", err->message);
     }
     json_key(&w, "problems");
     json_begin_array(&w);
@@ -297,16 +275,11 @@ static void print_json(const char *path, const kiln_program *program, const kiln
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
         json_begin_object(&w);
-        json_key(&w, "severity");
-        json_string(&w, problem_severity_name(p.severity));
-        json_key(&w, "code");
-        json_string(&w, p.code);
-        json_key(&w, "status");
-        json_int(&w, (int)p.status);
-        json_key(&w, "location");
-        json_string(&w, p.location);
-        json_key(&w, "message");
-        json_string(&w, p.message);
+        json_member_string(&w, "severity", problem_severity_name(p.severity));
+        json_member_string(&w, "code", p.code);
+        json_member_int(&w, "status", (int)p.status);
+        json_member_string(&w, "location", p.location);
+        json_member_string(&w, "message", p.message);
         json_end_object(&w);
     }
     json_end_array(&w);

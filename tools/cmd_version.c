@@ -84,14 +84,11 @@ static void print_json(void)
     kiln_runtime_format_version(&major, &minor);
     json_init(&w, stdout);
     json_begin_object(&w);
-    json_key(&w, "kiln_version");
-    json_string(&w, kiln_version());
+    json_member_string(&w, "kiln_version", kiln_version());
     json_key(&w, "format");
     json_begin_object(&w);
-    json_key(&w, "major");
-    json_uint(&w, major);
-    json_key(&w, "minor");
-    json_uint(&w, minor);
+    json_member_uint(&w, "major", major);
+    json_member_uint(&w, "minor", minor);
     json_end_object(&w);
     json_key(&w, "modes");
     json_begin_array(&w);
@@ -115,12 +112,9 @@ static void print_json(void)
         uint32_t lo, hi;
         kiln_runtime_op(i, &name, &lo, &hi);
         json_begin_object(&w);
-        json_key(&w, "name");
-        json_string(&w, name);
-        json_key(&w, "min_version");
-        json_uint(&w, lo);
-        json_key(&w, "max_version");
-        json_uint(&w, hi);
+        json_member_string(&w, "name", name);
+        json_member_uint(&w, "min_version", lo);
+        json_member_uint(&w, "max_version", hi);
         json_end_object(&w);
     }
     json_end_array(&w);
@@ -128,8 +122,7 @@ static void print_json(void)
     json_begin_object(&w);
     size_t n = limit_rows(rows);
     for (size_t i = 0; i < n; i++) {
-        json_key(&w, rows[i].name);
-        json_uint(&w, rows[i].value);
+        json_member_uint(&w, rows[i].name, rows[i].value);
     }
     json_end_object(&w);
     json_end_object(&w);

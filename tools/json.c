@@ -161,6 +161,36 @@ void json_null(json_writer *w)
     fputs("null", w->out);
 }
 
+void json_member_string(json_writer *w, const char *key, const char *text)
+{
+    json_key(w, key);
+    json_string(w, text);
+}
+
+void json_member_int(json_writer *w, const char *key, long long value)
+{
+    json_key(w, key);
+    json_int(w, value);
+}
+
+void json_member_uint(json_writer *w, const char *key, unsigned long long value)
+{
+    json_key(w, key);
+    json_uint(w, value);
+}
+
+void json_member_double(json_writer *w, const char *key, double value)
+{
+    json_key(w, key);
+    json_double(w, value);
+}
+
+void json_member_bool(json_writer *w, const char *key, bool value)
+{
+    json_key(w, key);
+    json_bool(w, value);
+}
+
 bool json_finish(json_writer *w)
 {
     fputc('\n', w->out);

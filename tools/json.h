@@ -66,6 +66,13 @@ void json_fixed(json_writer *w, double value, int decimals);
 void json_bool(json_writer *w, bool value);
 void json_null(json_writer *w);
 
+/* A member of an object in one call: its key, then its value as above. */
+void json_member_string(json_writer *w, const char *key, const char *text);
+void json_member_int(json_writer *w, const char *key, long long value);
+void json_member_uint(json_writer *w, const char *key, unsigned long long value);
+void json_member_double(json_writer *w, const char *key, double value);
+void json_member_bool(json_writer *w, const char *key, bool value);
+
 /*
  * End the document with a newline. @return true if every object and
  * array was closed and every call was in place (a key only directly in
