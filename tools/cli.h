@@ -1,6 +1,6 @@
 /*
  * cli.h — conventions shared by every kiln verb: exit codes, the
- * "kiln: error: ..." message form, and option parsing helpers.
+ * "kiln: error: ..." message form, and small helpers.
  */
 #ifndef KILN_TOOLS_CLI_H
 #define KILN_TOOLS_CLI_H
@@ -27,6 +27,9 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * The verbs read their command line with an option table (options.h);
+ * import-onnx and onnx-test still call this one option at a time.
+ *
  * If argv[*index] is `--name VALUE` or `--name=VALUE`, store VALUE, advance
  * *index past it and return 1; return 0 if the option is another one;
  * return -1 (after printing a usage error) if the value is missing.

@@ -12,6 +12,7 @@
 #include <kiln/text.h>
 
 #include "cli.h"
+#include "options.h"
 #include "progress.h"
 
 static int cmd_asm(int argc, char **argv);
@@ -77,62 +78,46 @@ static char *directory_of(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-/* --compress or --compress=LEVEL. @return 1 if argv[i] is it, 0 if not, -1 on a bad level. */
-static int take_compress(const char *arg, int *level)
+typedef struct asm_args {
+    const char *output;
+    int compression; /* 0: stored uncompressed */
+    bool memory_plan;
+} asm_args;
+
+/* --compress (level 6) or --compress=LEVEL, LEVEL one digit 1..9. */
+static int take_compress(void *args, const char *level)
 {
-    if (strcmp(arg, "--compress") == 0) {
-        *level = 6;
-        return 1;
+    asm_args *a = args;
+    if (!level) {
+        a->compression = 6;
+        return CLI_OK;
     }
-    if (strncmp(arg, "--compress=", 11) != 0)
-        return 0;
-    const char *digits = arg + 11;
-    if (digits[0] < '1' || digits[0] > '9' || digits[1] != '\0') {
-        cli_usage_error("asm", "--compress takes a level from 1 to 9, got '%s'", digits);
-        return -1;
-    }
-    *level = digits[0] - '0';
-    return 1;
+    if (level[0] < '1' || level[0] > '9' || level[1] != '\0')
+        return cli_usage_error("asm", "--compress takes a level from 1 to 9, got '%s'", level);
+    a->compression = level[0] - '0';
+    return CLI_OK;
 }
 
-static int parse_args(int argc, char **argv, const char **text_path, const char **output, int *compression,
-                      bool *memory_plan)
+static const cli_option asm_option_list[] = {
+    {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .repeat = CLI_ONCE,
+     .twice = "the output is given twice", .offset = offsetof(asm_args, output)},
+    {.name = "--compress", .arity = CLI_OPTIONAL_VALUE, .handle = take_compress},
+    {.name = "--memory-plan", .arity = CLI_FLAG, .offset = offsetof(asm_args, memory_plan)},
+};
+
+static const cli_options asm_options = CLI_OPTIONS("asm", asm_option_list, 1);
+
+static int parse_args(int argc, char **argv, const char **text_path, asm_args *args)
 {
+    int operands;
     *text_path = NULL;
-    *output = NULL;
-    *compression = 0;
-    *memory_plan = false;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        if (strcmp(argv[i], "--memory-plan") == 0) {
-            *memory_plan = true;
-            continue;
-        }
-        int compress = take_compress(argv[i], compression);
-        if (compress < 0)
-            return CLI_USAGE;
-        if (compress)
-            continue;
-        int taken = cli_take_value("asm", argc, argv, &i, "-o", &value);
-        if (taken == 0)
-            taken = cli_take_value("asm", argc, argv, &i, "--output", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            if (*output)
-                return cli_usage_error("asm", "the output is given twice");
-            *output = value;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("asm", "unknown option '%s'", argv[i]);
-        if (*text_path)
-            return cli_usage_error("asm", "unexpected argument '%s'", argv[i]);
-        *text_path = argv[i];
-    }
+    *args = (asm_args){NULL, 0, false};
+    int rc = cli_parse_options(&asm_options, argc, argv, args, text_path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!*text_path)
         return cli_usage_error("asm", "missing TEXT");
-    if (!*output)
+    if (!args->output)
         return cli_usage_error("asm", "missing -o FILE");
     return CLI_OK;
 }
@@ -155,10 +140,9 @@ static kiln_status save(const kiln_builder *builder, const char *output, int com
 
 static int cmd_asm(int argc, char **argv)
 {
-    const char *text_path, *output;
-    int compression;
-    bool memory_plan;
-    int rc = parse_args(argc, argv, &text_path, &output, &compression, &memory_plan);
+    const char *text_path;
+    asm_args args;
+    int rc = parse_args(argc, argv, &text_path, &args);
     if (rc != CLI_OK)
         return rc;
     bool from_stdin = strcmp(text_path, "-") == 0;
@@ -180,7 +164,7 @@ static int cmd_asm(int argc, char **argv)
     } else if (kiln_text_assemble(text, size, from_stdin ? "<stdin>" : text_path, base_dir, &builder, &err) !=
                KILN_OK) {
         rc = cli_error("%s", err.message);
-    } else if (save(builder, output, compression, memory_plan, &err) != KILN_OK) {
+    } else if (save(builder, args.output, args.compression, args.memory_plan, &err) != KILN_OK) {
         /* Sealing runs the whole-program contract check; its messages name
          * the input, node or output concerned. */
         rc = cli_error("%s: %s", text_path, err.message);

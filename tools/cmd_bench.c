@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "sample_inputs.h"
 
@@ -94,8 +95,76 @@ static bool listed(const char **names, int count, const char *name)
     return false;
 }
 
+/* --input NAME=PATH: each input once. */
+static int take_input(void *target, const char *value)
+{
+    bench_args *args = target;
+    char *name;
+    int rc = split_pair("--input", value, "NAME=PATH.npy", &name, &value);
+    if (rc != CLI_OK)
+        return rc;
+    args->input_names[args->input_count] = name;
+    args->input_paths[args->input_count++] = value;
+    if (listed(args->input_names, args->input_count - 1, name))
+        return cli_usage_error("bench", "input '%s' is given twice", name);
+    return CLI_OK;
+}
+
+/* --dim NAME=VALUE: each dim once; whether it is a dim of the program is
+ * known only once it is loaded (choose_dims). */
+static int take_dim(void *target, const char *value)
+{
+    bench_args *args = target;
+    char *name, *end;
+    int rc = split_pair("--dim", value, "NAME=VALUE", &name, &value);
+    if (rc != CLI_OK)
+        return rc;
+    args->dim_names[args->dim_count++] = name; /* owned by args from here on */
+    errno = 0;
+    long long n = strtoll(value, &end, 10);
+    if (end == value || *end || errno)
+        return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
+    args->dim_values[args->dim_count - 1] = n;
+    if (listed(args->dim_names, args->dim_count - 1, name))
+        return cli_usage_error("bench", "dim '%s' is given twice", name);
+    return CLI_OK;
+}
+
+static int take_threads(void *target, const char *value)
+{
+    long n;
+    int rc = parse_count("--threads", value, 1, MAX_THREADS, &n);
+    if (rc == CLI_OK)
+        ((bench_args *)target)->threads = (uint32_t)n;
+    return rc;
+}
+
+static int take_runs(void *target, const char *value)
+{
+    return parse_count("--runs", value, 1, MAX_RUNS, &((bench_args *)target)->runs);
+}
+
+static int take_warmup(void *target, const char *value)
+{
+    return parse_count("--warmup", value, 0, MAX_RUNS, &((bench_args *)target)->warmup);
+}
+
+static const cli_option bench_option_list[] = {
+    {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
+    {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
+    {.name = "--threads", .arity = CLI_VALUE, .handle = take_threads},
+    {.name = "--runs", .arity = CLI_VALUE, .handle = take_runs},
+    {.name = "--warmup", .arity = CLI_VALUE, .handle = take_warmup},
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(bench_args, json)},
+    {.name = "--reference", .arity = CLI_FLAG, .offset = offsetof(bench_args, reference)},
+};
+
+static const cli_options bench_options = CLI_OPTIONS("bench", bench_option_list, 1);
+
+/* The inputs and dims are at most one per word of the command line. */
 static int parse_args(int argc, char **argv, bench_args *args)
 {
+    int operands;
     memset(args, 0, sizeof *args);
     args->runs = 100;
     args->warmup = 5;
@@ -105,52 +174,9 @@ static int parse_args(int argc, char **argv, bench_args *args)
     args->dim_values = calloc((size_t)argc, sizeof *args->dim_values);
     if (!args->input_names || !args->input_paths || !args->dim_names || !args->dim_values)
         return cli_error("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken;
-        char *name;
-        if ((taken = cli_take_value("bench", argc, argv, &i, "--input", &value)) != 0) {
-            if (taken < 0 || split_pair("--input", value, "NAME=PATH.npy", &name, &value) != CLI_OK)
-                return CLI_USAGE;
-            args->input_names[args->input_count] = name;
-            args->input_paths[args->input_count++] = value;
-            if (listed(args->input_names, args->input_count - 1, name))
-                return cli_usage_error("bench", "input '%s' is given twice", name);
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--dim", &value)) != 0) {
-            if (taken < 0 || split_pair("--dim", value, "NAME=VALUE", &name, &value) != CLI_OK)
-                return CLI_USAGE;
-            args->dim_names[args->dim_count++] = name; /* owned by args from here on */
-            char *end;
-            errno = 0;
-            long long n = strtoll(value, &end, 10);
-            if (end == value || *end || errno)
-                return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
-            args->dim_values[args->dim_count - 1] = n;
-            if (listed(args->dim_names, args->dim_count - 1, name))
-                return cli_usage_error("bench", "dim '%s' is given twice", name);
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--threads", &value)) != 0) {
-            long n;
-            if (taken < 0 || parse_count("--threads", value, 1, MAX_THREADS, &n) != CLI_OK)
-                return CLI_USAGE;
-            args->threads = (uint32_t)n;
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--runs", &value)) != 0) {
-            if (taken < 0 || parse_count("--runs", value, 1, MAX_RUNS, &args->runs) != CLI_OK)
-                return CLI_USAGE;
-        } else if ((taken = cli_take_value("bench", argc, argv, &i, "--warmup", &value)) != 0) {
-            if (taken < 0 || parse_count("--warmup", value, 0, MAX_RUNS, &args->warmup) != CLI_OK)
-                return CLI_USAGE;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            args->json = true;
-        } else if (strcmp(argv[i], "--reference") == 0) {
-            args->reference = true;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("bench", "unknown option '%s'", argv[i]);
-        } else if (args->path) {
-            return cli_usage_error("bench", "unexpected argument '%s'", argv[i]);
-        } else {
-            args->path = argv[i];
-        }
-    }
+    int rc = cli_parse_options(&bench_options, argc, argv, args, &args->path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!args->path)
         return cli_usage_error("bench", "missing FILE");
     return CLI_OK;
@@ -324,35 +350,57 @@ static void print_shape(FILE *out, const kiln_tensor *t)
     fputc(']', out);
 }
 
+/* Times to the microsecond (in ms) and rates to a thousandth: more digits
+ * would only be noise of the clock. */
 static void print_json(const kiln_program *program, const bench_args *args, const bench_result *r,
                        const int64_t *dim_values, kiln_tensor *const *tensors, const bool *generated)
 {
-    printf("{\"file\": ");
-    json_string(stdout, args->path);
-    printf(", \"runs\": %ld, \"warmup\": %ld, \"threads\": %u, \"waits\": \"%s\", \"reference_kernels\": %s",
-           args->runs, args->warmup, r->threads, kiln_thread_wait_policy(), args->reference ? "true" : "false");
-    printf(", \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"runs_per_second\": %.3f", r->min_ms,
-           r->median_ms, r->mean_ms, r->runs_per_second);
-    printf(", \"arena_bytes\": %llu, \"peak_rss_bytes\": %llu, \"dims\": {", (unsigned long long)r->arena_bytes,
-           (unsigned long long)r->peak_rss_bytes);
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_member_string(&w, "file", args->path);
+    json_member_int(&w, "runs", args->runs);
+    json_member_int(&w, "warmup", args->warmup);
+    json_member_uint(&w, "threads", r->threads);
+    json_member_string(&w, "waits", kiln_thread_wait_policy());
+    json_member_bool(&w, "reference_kernels", args->reference);
+    json_key(&w, "min_ms");
+    json_fixed(&w, r->min_ms, 6);
+    json_key(&w, "median_ms");
+    json_fixed(&w, r->median_ms, 6);
+    json_key(&w, "mean_ms");
+    json_fixed(&w, r->mean_ms, 6);
+    json_key(&w, "runs_per_second");
+    json_fixed(&w, r->runs_per_second, 3);
+    json_member_uint(&w, "arena_bytes", r->arena_bytes);
+    json_member_uint(&w, "peak_rss_bytes", r->peak_rss_bytes);
+    json_key(&w, "dims");
+    json_begin_object(&w);
     for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
         kiln_dim_info dim;
         kiln_program_dim(program, d, &dim);
-        printf("%s", d ? ", " : "");
-        json_string(stdout, dim.name);
-        printf(": %lld", (long long)dim_values[d]);
+        json_member_int(&w, dim.name, dim_values[d]);
     }
-    printf("}, \"inputs\": [");
+    json_end_object(&w);
+    json_key(&w, "inputs");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
         kiln_io_info io;
         kiln_program_input(program, i, &io);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, io.name);
-        printf(", \"dtype\": \"%s\", \"shape\": ", kiln_dtype_name(io.dtype));
-        print_shape(stdout, tensors[i]);
-        printf(", \"source\": \"%s\"}", generated[i] ? "random" : "file");
+        json_begin_object(&w);
+        json_member_string(&w, "name", io.name);
+        json_member_string(&w, "dtype", kiln_dtype_name(io.dtype));
+        json_key(&w, "shape");
+        json_begin_array(&w);
+        for (uint32_t a = 0; a < kiln_tensor_rank(tensors[i]); a++)
+            json_int(&w, kiln_tensor_shape(tensors[i])[a]);
+        json_end_array(&w);
+        json_member_string(&w, "source", generated[i] ? "random" : "file");
+        json_end_object(&w);
     }
-    printf("]}\n");
+    json_end_array(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 static void print_text(const kiln_program *program, const bench_args *args, const bench_result *r,

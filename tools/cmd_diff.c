@@ -10,6 +10,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "interface_diff.h"
 #include "json.h"
 #include "table.h"
@@ -116,80 +117,96 @@ static void print_human(const artifact_view *va, const artifact_view *vb, const 
         printf("result: no differences\n");
 }
 
+/* One side of an identity: its text, or null when that side is not decoded. */
+static void identity_json(json_writer *w, bool known, const uint8_t digest[32])
+{
+    char text[IDENTITY_TEXT_SIZE];
+    if (!known) {
+        json_null(w);
+        return;
+    }
+    identity_text(digest, text);
+    json_string(w, text);
+}
+
 static void print_json(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
 {
     const identity_pair *ids = d->identities;
-    const char *verdict_text = d->verdict;
-    bool compared = d->compared;
     size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
-    printf("{\"schema\": \"kiln-diff/1\", \"a\": ");
-    json_string(stdout, va->path);
-    printf(", \"b\": ");
-    json_string(stdout, vb->path);
-    printf(", \"compared\": %s, \"breaking\": %s, \"verdict\": \"%s\", \"counts\": {\"breaking\": %zu, "
-           "\"compatible\": %zu}, \"identities\": {",
-           compared ? "true" : "false", breaking || !compared ? "true" : "false", verdict_text, breaking, compatible);
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_member_string(&w, "schema", "kiln-diff/1");
+    json_member_string(&w, "a", va->path);
+    json_member_string(&w, "b", vb->path);
+    json_member_bool(&w, "compared", d->compared);
+    json_member_bool(&w, "breaking", breaking || !d->compared);
+    json_member_string(&w, "verdict", d->verdict);
+    json_key(&w, "counts");
+    json_begin_object(&w);
+    json_member_uint(&w, "breaking", breaking);
+    json_member_uint(&w, "compatible", compatible);
+    json_end_object(&w);
+    json_key(&w, "identities");
+    json_begin_object(&w);
     for (int i = 0; i < 3; i++) {
-        char text[IDENTITY_TEXT_SIZE];
-        printf("%s\"%s\": {\"a\": ", i ? ", " : "", ids[i].name);
-        if (ids[i].known_a) {
-            identity_text(ids[i].a, text);
-            printf("\"%s\"", text);
-        } else {
-            printf("null");
-        }
-        printf(", \"b\": ");
-        if (ids[i].known_b) {
-            identity_text(ids[i].b, text);
-            printf("\"%s\"", text);
-        } else {
-            printf("null");
-        }
-        printf(", \"equal\": %s}", identity_pair_equal(&ids[i]) ? "true" : "false");
+        json_key(&w, ids[i].name);
+        json_begin_object(&w);
+        json_key(&w, "a");
+        identity_json(&w, ids[i].known_a, ids[i].a);
+        json_key(&w, "b");
+        identity_json(&w, ids[i].known_b, ids[i].b);
+        json_member_bool(&w, "equal", identity_pair_equal(&ids[i]));
+        json_end_object(&w);
     }
-    printf("}, \"changes\": [");
-    bool first = true;
+    json_end_object(&w);
+    /* Breaking changes first, then compatible ones, each in the order found. */
+    json_key(&w, "changes");
+    json_begin_array(&w);
     for (int class = BREAKING; class <= COMPATIBLE; class++)
         for (size_t i = 0; i < d->changes.count; i++) {
             const change *c = &d->changes.items[i];
             if ((int)c->class != class)
                 continue;
-            printf("%s{\"class\": \"%s\", \"kind\": ", first ? "" : ", ", class == BREAKING ? "breaking" : "compatible");
-            first = false;
-            json_string(stdout, c->kind);
-            printf(", \"subject\": ");
-            json_string(stdout, c->subject);
-            printf(", \"message\": ");
-            json_string(stdout, c->message);
-            printf("}");
+            json_begin_object(&w);
+            json_member_string(&w, "class", class == BREAKING ? "breaking" : "compatible");
+            json_member_string(&w, "kind", c->kind);
+            json_member_string(&w, "subject", c->subject);
+            json_member_string(&w, "message", c->message);
+            json_end_object(&w);
         }
-    printf("]}\n");
+    json_end_array(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 /* ------------------------------------------------------------------ verb */
 
+typedef struct diff_args {
+    bool json;
+} diff_args;
+
+static const cli_option diff_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(diff_args, json)},
+};
+
+static const cli_options diff_options = CLI_OPTIONS("diff", diff_option_list, 2);
+
 static int cmd_diff(int argc, char **argv)
 {
+    diff_args args = {false};
     const char *paths[2] = {NULL, NULL};
-    int path_count = 0;
-    bool json = false, quiet = cli_quiet;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("diff", "unknown option '%s'", argv[i]);
-        else if (path_count == 2)
-            return cli_usage_error("diff", "unexpected argument '%s'", argv[i]);
-        else
-            paths[path_count++] = argv[i];
-    }
+    int path_count;
+    int rc = cli_parse_options(&diff_options, argc, argv, &args, paths, &path_count);
+    if (rc != CLI_OK)
+        return rc;
     if (path_count < 2)
         return cli_usage_error("diff", "needs two artifacts, A and B");
+    bool json = args.json, quiet = cli_quiet;
 
     artifact_view va, vb;
     bool readable_a = artifact_view_open(&va, paths[0]);
     bool readable_b = artifact_view_open(&vb, paths[1]);
-    int rc = CLI_OK;
     if (!readable_a || !readable_b) {
         const artifact_view *bad = readable_a ? &vb : &va;
         rc = cli_error("%s: %s", bad->path, bad->error.message);

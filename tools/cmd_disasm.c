@@ -12,6 +12,7 @@
 #include <kiln/text.h>
 
 #include "cli.h"
+#include "options.h"
 
 static int cmd_disasm(int argc, char **argv);
 
@@ -96,36 +97,33 @@ static int write_directory(const kiln_program *program, const char *dir)
     return rc;
 }
 
+typedef struct disasm_args {
+    const char *dir;
+} disasm_args;
+
+static const cli_option disasm_option_list[] = {
+    {.name = "--output-dir", .short_name = "-o", .arity = CLI_VALUE, .repeat = CLI_ONCE,
+     .twice = "the output directory is given twice", .offset = offsetof(disasm_args, dir)},
+};
+
+static const cli_options disasm_options = CLI_OPTIONS("disasm", disasm_option_list, 1);
+
 static int cmd_disasm(int argc, char **argv)
 {
-    const char *path = NULL, *dir = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken = cli_take_value("disasm", argc, argv, &i, "-o", &value);
-        if (taken == 0)
-            taken = cli_take_value("disasm", argc, argv, &i, "--output-dir", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            if (dir)
-                return cli_usage_error("disasm", "the output directory is given twice");
-            dir = value;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("disasm", "unknown option '%s'", argv[i]);
-        if (path)
-            return cli_usage_error("disasm", "unexpected argument '%s'", argv[i]);
-        path = argv[i];
-    }
+    disasm_args args = {NULL};
+    const char *path = NULL;
+    int operands;
+    int rc = cli_parse_options(&disasm_options, argc, argv, &args, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("disasm", "missing FILE");
+    const char *dir = args.dir;
 
     kiln_program *program = NULL;
     kiln_error err;
     if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
         return cli_error("%s: %s", path, err.message);
-    int rc;
     if (dir) {
         rc = write_directory(program, dir);
     } else {

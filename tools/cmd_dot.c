@@ -13,6 +13,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 
 static int cmd_dot(int argc, char **argv);
 
@@ -131,22 +132,18 @@ static void print_graph(FILE *out, const kiln_program *p)
     fprintf(out, "}\n");
 }
 
+static const cli_options dot_options = {.verb = "dot", .list = NULL, .count = 0, .max_operands = 1};
+
 static int cmd_dot(int argc, char **argv)
 {
     const char *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("dot", "unknown option '%s'", argv[i]);
-        if (path)
-            return cli_usage_error("dot", "unexpected argument '%s'", argv[i]);
-        path = argv[i];
-    }
+    int operands;
+    int rc = cli_parse_options(&dot_options, argc, argv, NULL, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("dot", "missing FILE");
     artifact_view view;
-    int rc = CLI_OK;
     if (!artifact_view_open(&view, path)) {
         rc = cli_error("%s: %s", path, view.error.message);
     } else if (!view.program) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
 static int cmd_evidence(int argc, char **argv);
 
@@ -91,64 +92,97 @@ static int parse_number(const char *text, const char *option, double *out)
     return CLI_OK;
 }
 
+typedef struct evidence_args {
+    const char *name, *out_path;
+    kiln_compare_rule rule;
+    named_files inputs, expected;
+} evidence_args;
+
+static int take_input(void *args, const char *value)
+{
+    return add_named(&((evidence_args *)args)->inputs, value, "--input");
+}
+
+static int take_expect(void *args, const char *value)
+{
+    return add_named(&((evidence_args *)args)->expected, value, "--expect");
+}
+
+static int take_atol(void *args, const char *value)
+{
+    return parse_number(value, "--atol", &((evidence_args *)args)->rule.atol);
+}
+
+static int take_rtol(void *args, const char *value)
+{
+    return parse_number(value, "--rtol", &((evidence_args *)args)->rule.rtol);
+}
+
+static int take_exact(void *args, const char *value)
+{
+    (void)value;
+    ((evidence_args *)args)->rule.kind = KILN_COMPARE_EXACT;
+    return CLI_OK;
+}
+
+static int take_nan_unequal(void *args, const char *value)
+{
+    (void)value;
+    ((evidence_args *)args)->rule.nan_equal = false;
+    return CLI_OK;
+}
+
+static const cli_option evidence_option_list[] = {
+    {.name = "--name", .arity = CLI_VALUE, .offset = offsetof(evidence_args, name)},
+    {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
+    {.name = "--expect", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_expect},
+    {.name = "--atol", .arity = CLI_VALUE, .handle = take_atol},
+    {.name = "--rtol", .arity = CLI_VALUE, .handle = take_rtol},
+    {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(evidence_args, out_path)},
+    {.name = "--exact", .arity = CLI_FLAG, .handle = take_exact},
+    {.name = "--nan-unequal", .arity = CLI_FLAG, .handle = take_nan_unequal},
+};
+
+static const cli_options evidence_options = CLI_OPTIONS("evidence", evidence_option_list, 1);
+
 static int cmd_evidence(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "add") != 0)
         return cli_usage_error("evidence", "expected 'kiln evidence add FILE ...'");
-    const char *path = NULL, *name = NULL, *out_path = NULL;
-    kiln_compare_rule rule = {KILN_COMPARE_TOLERANCE, 1e-6, 1e-5, true};
-    named_files inputs, expected;
-    int rc = allocate(&inputs, argc) && allocate(&expected, argc) ? CLI_OK : cli_error("out of memory");
-    for (int i = 2; i < argc && rc == CLI_OK; i++) {
-        const char *value;
-        int taken;
-        if ((taken = cli_take_value("evidence", argc, argv, &i, "--name", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : (name = value, CLI_OK);
-        else if ((taken = cli_take_value("evidence", argc, argv, &i, "--input", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : add_named(&inputs, value, "--input");
-        else if ((taken = cli_take_value("evidence", argc, argv, &i, "--expect", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : add_named(&expected, value, "--expect");
-        else if ((taken = cli_take_value("evidence", argc, argv, &i, "--atol", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : parse_number(value, "--atol", &rule.atol);
-        else if ((taken = cli_take_value("evidence", argc, argv, &i, "--rtol", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : parse_number(value, "--rtol", &rule.rtol);
-        else if ((taken = cli_take_value("evidence", argc, argv, &i, "-o", &value)) != 0 ||
-                 (taken = cli_take_value("evidence", argc, argv, &i, "--output", &value)) != 0)
-            rc = taken < 0 ? CLI_USAGE : (out_path = value, CLI_OK);
-        else if (strcmp(argv[i], "--exact") == 0)
-            rule.kind = KILN_COMPARE_EXACT;
-        else if (strcmp(argv[i], "--nan-unequal") == 0)
-            rule.nan_equal = false;
-        else if (argv[i][0] == '-' && argv[i][1])
-            rc = cli_usage_error("evidence", "unknown option '%s'", argv[i]);
-        else if (path)
-            rc = cli_usage_error("evidence", "unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
-    if (rc == CLI_OK && (!path || !name || !expected.count))
+    evidence_args args = {.rule = {KILN_COMPARE_TOLERANCE, 1e-6, 1e-5, true}};
+    named_files *inputs = &args.inputs, *expected = &args.expected;
+    const char *path = NULL;
+    int operands;
+    int rc = allocate(inputs, argc) && allocate(expected, argc) ? CLI_OK : cli_error("out of memory");
+    /* "add" stands where the parser expects the verb. */
+    if (rc == CLI_OK)
+        rc = cli_parse_options(&evidence_options, argc - 1, argv + 1, &args, &path, &operands);
+    if (rc == CLI_OK && (!path || !args.name || !expected->count))
         rc = cli_usage_error("evidence", "FILE, --name and at least one --expect are required");
+    const char *name = args.name, *out_path = args.out_path;
+    kiln_compare_rule rule = args.rule;
     kiln_compare_rule *rules = calloc((size_t)argc, sizeof *rules);
     if (rc == CLI_OK && !rules)
         rc = cli_error("out of memory");
-    for (int i = 0; rc == CLI_OK && i < expected.count; i++)
+    for (int i = 0; rc == CLI_OK && i < expected->count; i++)
         rules[i] = rule;
     if (rc == CLI_OK)
-        rc = read_all(&inputs);
+        rc = read_all(inputs);
     if (rc == CLI_OK)
-        rc = read_all(&expected);
+        rc = read_all(expected);
     if (rc == CLI_OK) {
         kiln_error err;
-        if (kiln_artifact_add_evidence(path, out_path, name, (uint32_t)inputs.count,
-                                       (const char *const *)inputs.names, (const kiln_tensor *const *)inputs.tensors,
-                                       (uint32_t)expected.count, (const char *const *)expected.names,
-                                       (const kiln_tensor *const *)expected.tensors, rules, &err) != KILN_OK)
+        if (kiln_artifact_add_evidence(path, out_path, name, (uint32_t)inputs->count,
+                                       (const char *const *)inputs->names,
+                                       (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count,
+                                       (const char *const *)expected->names,
+                                       (const kiln_tensor *const *)expected->tensors, rules, &err) != KILN_OK)
             rc = cli_error("%s: %s", path, err.message);
         else if (!cli_quiet)
             printf("added evidence '%s' to %s\n", name, out_path ? out_path : path);
     }
     free(rules);
-    release(&inputs);
-    release(&expected);
+    release(inputs);
+    release(expected);
     return rc;
 }

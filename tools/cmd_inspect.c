@@ -7,7 +7,6 @@
  * unknown critical section or feature bit, training mode) is still shown as
  * far as its container goes, with the reasons under "cannot run here:".
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "table.h"
 #include "term.h"
@@ -626,28 +626,11 @@ static int print_human(const artifact_view *view, bool quiet)
 
 /* ------------------------------------------------------------- JSON output */
 
-static void json_key(const char *key, bool *first)
-{
-    printf("%s", *first ? "" : ", ");
-    *first = false;
-    json_string(stdout, key);
-    printf(": ");
-}
-
-/* A finite double as a JSON number, otherwise null. */
-static void json_double(double value)
-{
-    if (isfinite(value))
-        printf("%.17g", value);
-    else
-        printf("null");
-}
-
-static void json_io(const kiln_program *p, bool outputs)
+static void json_io(json_writer *w, const kiln_program *p, bool outputs)
 {
     uint32_t count = outputs ? kiln_program_output_count(p) : kiln_program_input_count(p);
     char shape[SHAPE_TEXT_SIZE];
-    printf("[");
+    json_begin_array(w);
     for (uint32_t i = 0; i < count; i++) {
         kiln_io_info io;
         shape_axes axes;
@@ -659,343 +642,389 @@ static void json_io(const kiln_program *p, bool outputs)
             kiln_program_input_shape_text(p, i, shape, sizeof shape);
         }
         shape_axes_parse(shape, &axes);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, io.name);
-        printf(", \"dtype\": \"%s\", \"rank\": %u, \"shape\": ", kiln_dtype_name(io.dtype), io.rank);
-        json_string(stdout, shape);
-        printf(", \"axes\": [");
-        for (uint32_t a = 0; a < axes.rank; a++) {
-            printf("%s", a ? ", " : "");
-            json_string(stdout, axes.axis[a]);
-        }
-        printf("]}");
+        json_begin_object(w);
+        json_member_string(w, "name", io.name);
+        json_member_string(w, "dtype", kiln_dtype_name(io.dtype));
+        json_member_uint(w, "rank", io.rank);
+        json_member_string(w, "shape", shape);
+        json_key(w, "axes");
+        json_begin_array(w);
+        for (uint32_t a = 0; a < axes.rank; a++)
+            json_string(w, axes.axis[a]);
+        json_end_array(w);
+        json_end_object(w);
     }
-    printf("]");
+    json_end_array(w);
 }
 
-static void json_dims(const kiln_program *p)
+/* The "dims" and "derived_dims" members. */
+static void json_dims(json_writer *w, const kiln_program *p)
 {
-    printf("[");
+    json_key(w, "dims");
+    json_begin_array(w);
     for (uint32_t i = 0; i < kiln_program_dim_count(p); i++) {
         kiln_dim_info d;
         kiln_program_dim(p, i, &d);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, d.name);
-        printf(", \"min\": %lld, \"max\": %lld, \"multiple_of\": %lld}", (long long)d.min, (long long)d.max,
-               (long long)d.multiple_of);
+        json_begin_object(w);
+        json_member_string(w, "name", d.name);
+        json_member_int(w, "min", d.min);
+        json_member_int(w, "max", d.max);
+        json_member_int(w, "multiple_of", d.multiple_of);
+        json_end_object(w);
     }
-    printf("], \"derived_dims\": [");
+    json_end_array(w);
+    json_key(w, "derived_dims");
+    json_begin_array(w);
     for (uint32_t i = 0; i < kiln_program_derived_dim_count(p); i++) {
         const char *name;
         char expression[SHAPE_TEXT_SIZE];
         kiln_program_derived_dim(p, i, &name, expression, sizeof expression);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, name);
-        printf(", \"expression\": ");
-        json_string(stdout, expression);
-        printf("}");
+        json_begin_object(w);
+        json_member_string(w, "name", name);
+        json_member_string(w, "expression", expression);
+        json_end_object(w);
     }
-    printf("]");
+    json_end_array(w);
 }
 
-static void json_semantic_checks(const kiln_program *p)
+static void json_semantic_checks(json_writer *w, const kiln_program *p)
 {
-    bool first = true;
-    printf("[");
+    json_begin_array(w);
     for (uint32_t i = 0; i < kiln_program_input_count(p); i++) {
         kiln_input_check c;
         kiln_io_info io;
         if (!kiln_program_input_check(p, i, &c))
             continue;
         kiln_program_input(p, i, &io);
-        printf("%s{\"input\": ", first ? "" : ", ");
-        first = false;
-        json_string(stdout, io.name);
-        printf(", \"range\": ");
+        json_begin_object(w);
+        json_member_string(w, "input", io.name);
+        json_key(w, "range");
         if (c.has_range) {
-            printf("{\"min\": ");
-            json_double(c.min);
-            printf(", \"max\": ");
-            json_double(c.max);
-            printf("}");
+            json_begin_object(w);
+            json_member_double(w, "min", c.min);
+            json_member_double(w, "max", c.max);
+            json_end_object(w);
         } else {
-            printf("null");
+            json_null(w);
         }
-        printf(", \"finite_only\": %s, \"categories\": [", c.finite_only ? "true" : "false");
+        json_member_bool(w, "finite_only", c.finite_only);
+        json_key(w, "categories");
+        json_begin_array(w);
         for (uint32_t k = 0; k < c.category_count; k++)
-            printf("%s%lld", k ? ", " : "", (long long)c.categories[k]);
-        printf("], \"unit\": ");
-        json_string(stdout, c.unit ? c.unit : "");
-        printf(", \"description\": ");
-        json_string(stdout, c.description ? c.description : "");
-        printf("}");
+            json_int(w, c.categories[k]);
+        json_end_array(w);
+        json_member_string(w, "unit", c.unit ? c.unit : "");
+        json_member_string(w, "description", c.description ? c.description : "");
+        json_end_object(w);
     }
-    printf("]");
+    json_end_array(w);
 }
 
-static bool json_ops(const kiln_program *p)
+static void json_runtime_guards(json_writer *w, const kiln_program *p)
 {
-    op_use *uses;
-    int64_t count = program_op_histogram(p, &uses);
-    if (count < 0)
-        return false;
-    printf("[");
-    for (int64_t i = 0; i < count; i++) {
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, uses[i].name);
-        printf(", \"version\": %u, \"nodes\": %u}", uses[i].version, uses[i].nodes);
-    }
-    printf("]");
-    free(uses);
-    return true;
-}
-
-static void json_weight(const kiln_program *p, uint32_t index)
-{
-    kiln_weight_info w;
-    kiln_program_weight(p, index, &w);
-    printf("{\"name\": ");
-    json_string(stdout, w.name);
-    printf(", \"kind\": \"%s\", \"dtype\": \"%s\", \"shape\": [", weight_kind_name(w.kind), kiln_dtype_name(w.dtype));
-    for (uint32_t a = 0; a < w.rank; a++)
-        printf("%s%lld", a ? ", " : "", (long long)w.shape[a]);
-    printf("], \"bytes\": %llu}", (unsigned long long)w.byte_size);
-}
-
-static bool json_weights(const artifact_view *view)
-{
-    const kiln_program *p = view->program;
-    uint32_t count = kiln_program_weight_count(p);
-    weight_storage storage = weight_storage_of(view);
-    uint32_t *order = weights_by_size(p);
-    if (!order)
-        return false;
-    printf("{\"count\": %u, \"bytes\": %llu, \"stored_bytes\": %llu, \"raw_bytes\": %llu, \"compressed\": %s, "
-           "\"compression_ratio\": %.17g, \"largest\": [",
-           count, (unsigned long long)total_weight_bytes(p), (unsigned long long)storage.stored,
-           (unsigned long long)storage.raw, storage.compressed ? "true" : "false", compression_ratio(storage));
-    for (uint32_t i = 0; i < count && i < LARGEST_WEIGHTS; i++) {
-        printf("%s", i ? ", " : "");
-        json_weight(p, order[i]);
-    }
-    printf("], \"tensors\": [");
-    for (uint32_t i = 0; i < count; i++) {
-        printf("%s", i ? ", " : "");
-        json_weight(p, i);
-    }
-    printf("]}");
-    free(order);
-    return true;
-}
-
-static void json_evidence(const kiln_program *p)
-{
-    printf("[");
-    for (uint32_t c = 0; c < kiln_program_evidence_count(p); c++) {
-        printf("%s{\"name\": ", c ? ", " : "");
-        json_string(stdout, kiln_program_evidence_name(p, c));
-        printf(", \"outputs\": [");
-        for (uint32_t o = 0; o < kiln_program_evidence_output_count(p, c); o++) {
-            const char *name;
-            kiln_compare_rule rule;
-            kiln_program_evidence_output(p, c, o, &name, &rule);
-            printf("%s{\"name\": ", o ? ", " : "");
-            json_string(stdout, name);
-            printf(", \"rule\": {\"kind\": \"%s\", \"atol\": ",
-                   rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
-            json_double(rule.atol);
-            printf(", \"rtol\": ");
-            json_double(rule.rtol);
-            printf(", \"nan_equal\": %s}}", rule.nan_equal ? "true" : "false");
-        }
-        printf("]}");
-    }
-    printf("]");
-}
-
-static void json_sections(const artifact_view *view)
-{
-    printf("[");
-    for (uint32_t i = 0; i < view_section_count(view); i++) {
-        kiln_section_info s;
-        view_section(view, i, &s);
-        printf("%s{\"type\": ", i ? ", " : "");
-        json_string(stdout, s.type);
-        printf(", \"critical\": %s, \"compressed\": %s, \"version\": %u, \"offset\": %llu, \"stored_size\": %llu, "
-               "\"raw_size\": %llu, \"crc32\": \"%08x\"}",
-               s.critical ? "true" : "false", s.compressed ? "true" : "false", s.version,
-               (unsigned long long)s.offset, (unsigned long long)s.stored_size, (unsigned long long)s.raw_size,
-               s.crc32);
-    }
-    printf("]");
-}
-
-static void json_problems(const kiln_report *report)
-{
-    printf("[");
-    for (uint32_t i = 0; report && i < kiln_report_count(report); i++) {
-        kiln_problem_info p;
-        kiln_report_problem(report, i, &p);
-        printf("%s{\"severity\": \"%s\", \"code\": ", i ? ", " : "", problem_severity_name(p.severity));
-        json_string(stdout, p.code);
-        printf(", \"status\": %d, \"location\": ", (int)p.status);
-        json_string(stdout, p.location);
-        printf(", \"message\": ");
-        json_string(stdout, p.message);
-        printf("}");
-    }
-    printf("]");
-}
-
-/* Everything the container shows: format, size, identities, signature. */
-static void json_container(const artifact_view *view, bool *first)
-{
-    uint16_t major, minor;
-    uint8_t digest[32];
-    char text[IDENTITY_TEXT_SIZE], key[33];
-    kiln_signature_info signature;
-    view_format_version(view, &major, &minor);
-    json_key("format", first);
-    printf("{\"major\": %u, \"minor\": %u}", major, minor);
-    json_key("file_size", first);
-    printf("%llu", (unsigned long long)view_file_size(view));
-    json_key("feature_bits", first);
-    printf("[");
-    uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
-    for (int bit = 0, n = 0; bit < 64; bit++)
-        if (bits >> bit & 1)
-            printf("%s%d", n++ ? ", " : "", bit);
-    printf("]");
-    json_key("identities", first);
-    view_digest(view, digest);
-    identity_text(digest, text);
-    printf("{\"artifact\": \"%s\"", text);
-    if (view->program) {
-        kiln_program_identity(view->program, KILN_IDENTITY_PROGRAM, digest);
-        identity_text(digest, text);
-        printf(", \"program\": \"%s\"", text);
-        kiln_program_identity(view->program, KILN_IDENTITY_STATE, digest);
-        identity_text(digest, text);
-        printf(", \"state\": \"%s\"", text);
-    }
-    printf("}");
-    json_key("signature", first);
-    view_signature(view, &signature);
-    printf("{\"state\": \"%s\"", signature_state_name(signature.state));
-    if (signature.state != KILN_SIGNATURE_NONE) {
-        cli_hex(signature.key_id, sizeof signature.key_id, key);
-        printf(", \"key_id\": \"%s\"", key);
-    }
-    printf("}");
-    json_key("sections", first);
-    json_sections(view);
-}
-
-static bool json_program(const artifact_view *view, bool *first)
-{
-    const kiln_program *p = view->program;
-    json_key("name", first);
-    json_string(stdout, kiln_program_name(p));
-    json_key("mode", first);
-    printf("\"%s\"", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
-    json_key("metadata", first);
-    printf("{");
-    for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
-        const char *k, *v;
-        kiln_program_metadata(p, i, &k, &v);
-        printf("%s", i ? ", " : "");
-        json_string(stdout, k);
-        printf(": ");
-        json_string(stdout, v);
-    }
-    printf("}");
-    json_key("inputs", first);
-    json_io(p, false);
-    json_key("outputs", first);
-    json_io(p, true);
-    json_key("dims", first);
-    json_dims(p);
-    json_key("semantic_checks", first);
-    json_semantic_checks(p);
-    json_key("strict", first);
-    printf("%s", kiln_program_is_strict(p) ? "true" : "false");
-    json_key("runtime_guards", first);
-    printf("[");
+    json_begin_array(w);
     for (uint32_t i = 0; i < kiln_program_runtime_guard_count(p); i++) {
         uint32_t node;
         const char *text = kiln_program_runtime_guard(p, i, &node);
         kiln_node_info info;
         kiln_program_node(p, node, &info);
-        printf("%s{\"node\": %u, \"op\": ", i ? ", " : "", node);
-        json_string(stdout, info.op);
-        printf(", \"claim\": ");
-        json_string(stdout, text);
-        printf("}");
+        json_begin_object(w);
+        json_member_uint(w, "node", node);
+        json_member_string(w, "op", info.op);
+        json_member_string(w, "claim", text);
+        json_end_object(w);
     }
-    printf("]");
-    json_key("node_count", first);
-    printf("%u", kiln_program_node_count(p));
-    json_key("ops", first);
-    bool ok = json_ops(p);
-    json_key("weights", first);
-    ok = json_weights(view) && ok;
-    json_key("memory_plan", first);
-    printf("{\"stored\": %s, \"arena_bytes\": %llu, \"intermediate_bytes\": %llu, \"intermediate_count\": %u}",
-           kiln_program_memory_plan_stored(p) ? "true" : "false",
-           (unsigned long long)kiln_program_arena_bytes(p), (unsigned long long)kiln_program_intermediate_bytes(p),
-           kiln_program_node_count(p));
-    json_key("evidence", first);
-    json_evidence(p);
+    json_end_array(w);
+}
+
+static bool json_ops(json_writer *w, const kiln_program *p)
+{
+    op_use *uses;
+    int64_t count = program_op_histogram(p, &uses);
+    if (count < 0) {
+        json_null(w); /* out of memory: the document stays well formed */
+        return false;
+    }
+    json_begin_array(w);
+    for (int64_t i = 0; i < count; i++) {
+        json_begin_object(w);
+        json_member_string(w, "name", uses[i].name);
+        json_member_uint(w, "version", uses[i].version);
+        json_member_uint(w, "nodes", uses[i].nodes);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    free(uses);
+    return true;
+}
+
+static void json_weight(json_writer *w, const kiln_program *p, uint32_t index)
+{
+    kiln_weight_info weight;
+    kiln_program_weight(p, index, &weight);
+    json_begin_object(w);
+    json_member_string(w, "name", weight.name);
+    json_member_string(w, "kind", weight_kind_name(weight.kind));
+    json_member_string(w, "dtype", kiln_dtype_name(weight.dtype));
+    json_key(w, "shape");
+    json_begin_array(w);
+    for (uint32_t a = 0; a < weight.rank; a++)
+        json_int(w, weight.shape[a]);
+    json_end_array(w);
+    json_member_uint(w, "bytes", weight.byte_size);
+    json_end_object(w);
+}
+
+static bool json_weights(json_writer *w, const artifact_view *view)
+{
+    const kiln_program *p = view->program;
+    uint32_t count = kiln_program_weight_count(p);
+    weight_storage storage = weight_storage_of(view);
+    uint32_t *order = weights_by_size(p);
+    if (!order) {
+        json_null(w); /* out of memory: the document stays well formed */
+        return false;
+    }
+    json_begin_object(w);
+    json_member_uint(w, "count", count);
+    json_member_uint(w, "bytes", total_weight_bytes(p));
+    json_member_uint(w, "stored_bytes", storage.stored);
+    json_member_uint(w, "raw_bytes", storage.raw);
+    json_member_bool(w, "compressed", storage.compressed);
+    json_member_double(w, "compression_ratio", compression_ratio(storage));
+    json_key(w, "largest");
+    json_begin_array(w);
+    for (uint32_t i = 0; i < count && i < LARGEST_WEIGHTS; i++)
+        json_weight(w, p, order[i]);
+    json_end_array(w);
+    json_key(w, "tensors");
+    json_begin_array(w);
+    for (uint32_t i = 0; i < count; i++)
+        json_weight(w, p, i);
+    json_end_array(w);
+    json_end_object(w);
+    free(order);
+    return true;
+}
+
+static void json_memory_plan(json_writer *w, const kiln_program *p)
+{
+    json_begin_object(w);
+    json_member_bool(w, "stored", kiln_program_memory_plan_stored(p));
+    json_member_uint(w, "arena_bytes", kiln_program_arena_bytes(p));
+    json_member_uint(w, "intermediate_bytes", kiln_program_intermediate_bytes(p));
+    json_member_uint(w, "intermediate_count", kiln_program_node_count(p));
+    json_end_object(w);
+}
+
+static void json_evidence(json_writer *w, const kiln_program *p)
+{
+    json_begin_array(w);
+    for (uint32_t c = 0; c < kiln_program_evidence_count(p); c++) {
+        json_begin_object(w);
+        json_member_string(w, "name", kiln_program_evidence_name(p, c));
+        json_key(w, "outputs");
+        json_begin_array(w);
+        for (uint32_t o = 0; o < kiln_program_evidence_output_count(p, c); o++) {
+            const char *name;
+            kiln_compare_rule rule;
+            kiln_program_evidence_output(p, c, o, &name, &rule);
+            json_begin_object(w);
+            json_member_string(w, "name", name);
+            json_key(w, "rule");
+            json_begin_object(w);
+            json_member_string(w, "kind", rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+            json_member_double(w, "atol", rule.atol);
+            json_member_double(w, "rtol", rule.rtol);
+            json_member_bool(w, "nan_equal", rule.nan_equal);
+            json_end_object(w);
+            json_end_object(w);
+        }
+        json_end_array(w);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
+static void json_sections(json_writer *w, const artifact_view *view)
+{
+    json_begin_array(w);
+    for (uint32_t i = 0; i < view_section_count(view); i++) {
+        kiln_section_info s;
+        char crc[9];
+        view_section(view, i, &s);
+        snprintf(crc, sizeof crc, "%08x", s.crc32);
+        json_begin_object(w);
+        json_member_string(w, "type", s.type);
+        json_member_bool(w, "critical", s.critical);
+        json_member_bool(w, "compressed", s.compressed);
+        json_member_uint(w, "version", s.version);
+        json_member_uint(w, "offset", s.offset);
+        json_member_uint(w, "stored_size", s.stored_size);
+        json_member_uint(w, "raw_size", s.raw_size);
+        json_member_string(w, "crc32", crc);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
+static void json_problems(json_writer *w, const kiln_report *report)
+{
+    json_begin_array(w);
+    for (uint32_t i = 0; report && i < kiln_report_count(report); i++) {
+        kiln_problem_info p;
+        kiln_report_problem(report, i, &p);
+        json_begin_object(w);
+        json_member_string(w, "severity", problem_severity_name(p.severity));
+        json_member_string(w, "code", p.code);
+        json_member_int(w, "status", (int)p.status);
+        json_member_string(w, "location", p.location);
+        json_member_string(w, "message", p.message);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
+/* The identities known: the artifact's always, program and state once decoded. */
+static void json_identities(json_writer *w, const artifact_view *view)
+{
+    static const struct {
+        kiln_identity identity;
+        const char *name;
+    } decoded[] = {{KILN_IDENTITY_PROGRAM, "program"}, {KILN_IDENTITY_STATE, "state"}};
+    uint8_t digest[32];
+    char text[IDENTITY_TEXT_SIZE];
+    json_begin_object(w);
+    view_digest(view, digest);
+    identity_text(digest, text);
+    json_member_string(w, "artifact", text);
+    for (size_t i = 0; view->program && i < sizeof decoded / sizeof decoded[0]; i++) {
+        kiln_program_identity(view->program, decoded[i].identity, digest);
+        identity_text(digest, text);
+        json_member_string(w, decoded[i].name, text);
+    }
+    json_end_object(w);
+}
+
+/* Everything the container shows: format, size, identities, signature. */
+static void json_container(json_writer *w, const artifact_view *view)
+{
+    uint16_t major, minor;
+    char key[33];
+    kiln_signature_info signature;
+    view_format_version(view, &major, &minor);
+    json_key(w, "format");
+    json_begin_object(w);
+    json_member_uint(w, "major", major);
+    json_member_uint(w, "minor", minor);
+    json_end_object(w);
+    json_member_uint(w, "file_size", view_file_size(view));
+    json_key(w, "feature_bits");
+    json_begin_array(w);
+    uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
+    for (int bit = 0; bit < 64; bit++)
+        if (bits >> bit & 1)
+            json_int(w, bit);
+    json_end_array(w);
+    json_key(w, "identities");
+    json_identities(w, view);
+    json_key(w, "signature");
+    view_signature(view, &signature);
+    json_begin_object(w);
+    json_member_string(w, "state", signature_state_name(signature.state));
+    if (signature.state != KILN_SIGNATURE_NONE) {
+        cli_hex(signature.key_id, sizeof signature.key_id, key);
+        json_member_string(w, "key_id", key);
+    }
+    json_end_object(w);
+    json_key(w, "sections");
+    json_sections(w, view);
+}
+
+static bool json_program(json_writer *w, const artifact_view *view)
+{
+    const kiln_program *p = view->program;
+    json_member_string(w, "name", kiln_program_name(p));
+    json_member_string(w, "mode", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    json_key(w, "metadata");
+    json_begin_object(w);
+    for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
+        const char *key, *value;
+        kiln_program_metadata(p, i, &key, &value);
+        json_member_string(w, key, value);
+    }
+    json_end_object(w);
+    json_key(w, "inputs");
+    json_io(w, p, false);
+    json_key(w, "outputs");
+    json_io(w, p, true);
+    json_dims(w, p);
+    json_key(w, "semantic_checks");
+    json_semantic_checks(w, p);
+    json_member_bool(w, "strict", kiln_program_is_strict(p));
+    json_key(w, "runtime_guards");
+    json_runtime_guards(w, p);
+    json_member_uint(w, "node_count", kiln_program_node_count(p));
+    json_key(w, "ops");
+    bool ok = json_ops(w, p);
+    json_key(w, "weights");
+    ok = json_weights(w, view) && ok;
+    json_key(w, "memory_plan");
+    json_memory_plan(w, p);
+    json_key(w, "evidence");
+    json_evidence(w, p);
     return ok;
 }
 
 static int print_json(const artifact_view *view, bool readable)
 {
-    bool first = true, ok = true;
-    printf("{");
-    json_key("schema", &first);
-    printf("\"kiln-inspect/1\"");
-    json_key("file", &first);
-    json_string(stdout, view->path);
-    json_key("readable", &first);
-    printf(readable ? "true" : "false");
-    json_key("runnable", &first);
-    printf(view->program ? "true" : "false");
+    json_writer w;
+    bool ok = true;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_member_string(&w, "schema", "kiln-inspect/1");
+    json_member_string(&w, "file", view->path);
+    json_member_bool(&w, "readable", readable);
+    json_member_bool(&w, "runnable", view->program != NULL);
     if (!readable) {
-        json_key("message", &first);
-        json_string(stdout, view->error.message);
+        json_member_string(&w, "message", view->error.message);
     }
-    json_key("problems", &first);
-    json_problems(view->report);
+    json_key(&w, "problems");
+    json_problems(&w, view->report);
     if (readable)
-        json_container(view, &first);
+        json_container(&w, view);
     if (view->program)
-        ok = json_program(view, &first);
-    printf("}\n");
+        ok = json_program(&w, view);
+    json_end_object(&w);
+    json_finish(&w);
     return ok ? CLI_OK : cli_error("out of memory");
 }
 
 /* ------------------------------------------------------------------- verb */
 
+typedef struct inspect_args {
+    bool json;
+} inspect_args;
+
+static const cli_option inspect_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(inspect_args, json)},
+};
+
+static const cli_options inspect_options = CLI_OPTIONS("inspect", inspect_option_list, 1);
+
 static int cmd_inspect(int argc, char **argv)
 {
+    inspect_args args = {false};
     const char *path = NULL;
-    bool json = false, quiet = cli_quiet;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("inspect", "unknown option '%s'", argv[i]);
-        else if (path)
-            return cli_usage_error("inspect", "unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
+    int operands;
+    int rc = cli_parse_options(&inspect_options, argc, argv, &args, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("inspect", "missing FILE");
+    bool json = args.json, quiet = cli_quiet;
     artifact_view view;
     bool readable = artifact_view_open(&view, path);
-    int rc;
     if (json) {
         rc = print_json(&view, readable);
         if (!readable)

@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "options.h"
 
 static int cmd_keygen(int argc, char **argv);
 
@@ -46,23 +47,27 @@ static int write_key_file(const char *path, const char *text, mode_t mode, bool 
     return CLI_OK;
 }
 
+typedef struct keygen_args {
+    const char *prefix;
+    bool force;
+} keygen_args;
+
+static const cli_option keygen_option_list[] = {
+    {.name = "--out", .arity = CLI_VALUE, .offset = offsetof(keygen_args, prefix)},
+    {.name = "--force", .arity = CLI_FLAG, .offset = offsetof(keygen_args, force)},
+};
+
+static const cli_options keygen_options = CLI_OPTIONS("keygen", keygen_option_list, 0);
+
 static int cmd_keygen(int argc, char **argv)
 {
-    const char *prefix = NULL;
-    bool force = false;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken = cli_take_value("keygen", argc, argv, &i, "--out", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            prefix = value;
-        } else if (strcmp(argv[i], "--force") == 0) {
-            force = true;
-        } else {
-            return cli_usage_error("keygen", "unexpected argument '%s'", argv[i]);
-        }
-    }
+    keygen_args args = {NULL, false};
+    int operands;
+    int rc = cli_parse_options(&keygen_options, argc, argv, &args, NULL, &operands);
+    if (rc != CLI_OK)
+        return rc;
+    const char *prefix = args.prefix;
+    bool force = args.force;
     if (!prefix || !*prefix)
         return cli_usage_error("keygen", "missing --out PREFIX");
 
@@ -75,7 +80,6 @@ static int cmd_keygen(int argc, char **argv)
     char *secret_path = malloc(path_size), *public_path = malloc(path_size);
     char secret_text[256], public_text[128], id_hex[33];
     uint8_t id[16];
-    int rc = CLI_OK;
     if (!secret_path || !public_path) {
         rc = cli_error("out of memory");
         goto done;

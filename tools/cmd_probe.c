@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "sample_inputs.h"
 
 static int cmd_probe(int argc, char **argv);
@@ -232,31 +233,34 @@ static void probe_domain(probe *p)
     free(values);
 }
 
+/* --seed N: 0 would stall xorshift, so it means 1. */
+static int take_seed(void *args, const char *value)
+{
+    probe *p = args;
+    char *end;
+    unsigned long long seed = strtoull(value, &end, 10);
+    if (end == value || *end)
+        return cli_usage_error("probe", "--seed takes a number, got '%s'", value);
+    p->random_state = seed ? seed : 1;
+    return CLI_OK;
+}
+
+static const cli_option probe_option_list[] = {
+    {.name = "--seed", .arity = CLI_VALUE, .handle = take_seed},
+};
+
+static const cli_options probe_options = CLI_OPTIONS("probe", probe_option_list, 1);
+
 static int cmd_probe(int argc, char **argv)
 {
     const char *path = NULL;
     probe p = {0};
     p.random_state = 1;
     p.quiet = cli_quiet;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken = cli_take_value("probe", argc, argv, &i, "--seed", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            char *end;
-            unsigned long long seed = strtoull(value, &end, 10);
-            if (end == value || *end)
-                return cli_usage_error("probe", "--seed takes a number, got '%s'", value);
-            p.random_state = seed ? seed : 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("probe", "unknown option '%s'", argv[i]);
-        } else if (path) {
-            return cli_usage_error("probe", "unexpected argument '%s'", argv[i]);
-        } else {
-            path = argv[i];
-        }
-    }
+    int operands;
+    int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("probe", "missing FILE");
     kiln_program *program;
@@ -266,7 +270,6 @@ static int cmd_probe(int argc, char **argv)
     p.program = program;
     p.dim_count = kiln_program_dim_count(program);
     p.dims = calloc(p.dim_count + 1, sizeof *p.dims);
-    int rc = CLI_OK;
     if (!p.dims)
         rc = cli_error("out of memory");
     for (uint32_t d = 0; rc == CLI_OK && d < p.dim_count; d++)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
 static int cmd_run(int argc, char **argv);
 
@@ -28,46 +29,44 @@ typedef struct run_args {
     const char **input_paths;
 } run_args;
 
+/* --input NAME=PATH: each input once. */
+static int take_input(void *target, const char *value)
+{
+    run_args *args = target;
+    const char *equals = strchr(value, '=');
+    if (!equals || equals == value || equals[1] == '\0')
+        return cli_usage_error("run", "--input takes NAME=PATH.npy, got '%s'", value);
+    for (int k = 0; k < args->input_count; k++)
+        if (strncmp(args->input_names[k], value, (size_t)(equals - value)) == 0 &&
+            args->input_names[k][equals - value] == '\0')
+            return cli_usage_error("run", "input '%.*s' is given twice", (int)(equals - value), value);
+    char *name = strndup(value, (size_t)(equals - value));
+    if (!name)
+        return cli_error("out of memory");
+    args->input_names[args->input_count] = name;
+    args->input_paths[args->input_count++] = equals + 1;
+    return CLI_OK;
+}
+
+static const cli_option run_option_list[] = {
+    {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
+    {.name = "--output-dir", .arity = CLI_VALUE, .offset = offsetof(run_args, output_dir)},
+};
+
+static const cli_options run_options = CLI_OPTIONS("run", run_option_list, 1);
+
+/* The inputs are at most one per word of the command line. */
 static int parse_args(int argc, char **argv, run_args *args)
 {
+    int operands;
     memset(args, 0, sizeof *args);
     args->input_names = calloc((size_t)argc, sizeof *args->input_names);
     args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
     if (!args->input_names || !args->input_paths)
         return cli_error("out of memory");
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken = cli_take_value("run", argc, argv, &i, "--input", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            const char *equals = strchr(value, '=');
-            if (!equals || equals == value || equals[1] == '\0')
-                return cli_usage_error("run", "--input takes NAME=PATH.npy, got '%s'", value);
-            for (int k = 0; k < args->input_count; k++)
-                if (strncmp(args->input_names[k], value, (size_t)(equals - value)) == 0 &&
-                    args->input_names[k][equals - value] == '\0')
-                    return cli_usage_error("run", "input '%.*s' is given twice", (int)(equals - value), value);
-            char *name = strndup(value, (size_t)(equals - value));
-            if (!name)
-                return cli_error("out of memory");
-            args->input_names[args->input_count] = name;
-            args->input_paths[args->input_count++] = equals + 1;
-            continue;
-        }
-        taken = cli_take_value("run", argc, argv, &i, "--output-dir", &value);
-        if (taken < 0)
-            return CLI_USAGE;
-        if (taken) {
-            args->output_dir = value;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_usage_error("run", "unknown option '%s'", argv[i]);
-        if (args->path)
-            return cli_usage_error("run", "unexpected argument '%s'", argv[i]);
-        args->path = argv[i];
-    }
+    int rc = cli_parse_options(&run_options, argc, argv, args, &args->path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!args->path)
         return cli_usage_error("run", "missing FILE");
     return CLI_OK;

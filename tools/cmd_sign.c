@@ -6,6 +6,7 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "options.h"
 #include "progress.h"
 
 static int cmd_sign(int argc, char **argv);
@@ -23,33 +24,31 @@ const cli_verb cli_verb_sign = {
     cmd_sign,
 };
 
+typedef struct sign_args {
+    const char *key_path, *out_path;
+} sign_args;
+
+static const cli_option sign_option_list[] = {
+    {.name = "--key", .arity = CLI_VALUE, .offset = offsetof(sign_args, key_path)},
+    {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(sign_args, out_path)},
+};
+
+static const cli_options sign_options = CLI_OPTIONS("sign", sign_option_list, 1);
+
 static int cmd_sign(int argc, char **argv)
 {
-    const char *path = NULL, *key_path = NULL, *out_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *value;
-        int taken;
-        if ((taken = cli_take_value("sign", argc, argv, &i, "--key", &value)) != 0) {
-            if (taken < 0)
-                return CLI_USAGE;
-            key_path = value;
-        } else if ((taken = cli_take_value("sign", argc, argv, &i, "-o", &value)) != 0 ||
-                   (taken = cli_take_value("sign", argc, argv, &i, "--output", &value)) != 0) {
-            if (taken < 0)
-                return CLI_USAGE;
-            out_path = value;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return cli_usage_error("sign", "unknown option '%s'", argv[i]);
-        } else if (path) {
-            return cli_usage_error("sign", "unexpected argument '%s'", argv[i]);
-        } else {
-            path = argv[i];
-        }
-    }
+    sign_args args = {NULL, NULL};
+    const char *path = NULL, *key_path, *out_path;
+    int operands;
+    int rc = cli_parse_options(&sign_options, argc, argv, &args, &path, &operands);
+    if (rc != CLI_OK)
+        return rc;
     if (!path)
         return cli_usage_error("sign", "missing FILE");
-    if (!key_path)
+    if (!args.key_path)
         return cli_usage_error("sign", "missing --key PREFIX.key");
+    key_path = args.key_path;
+    out_path = args.out_path;
 
     char *text;
     if (cli_read_text_file(key_path, 4096, &text) != CLI_OK)

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact_view.h"
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "progress.h"
 
@@ -142,43 +144,51 @@ static void print_evidence(FILE *f, const kiln_program *program, const evidence_
     }
 }
 
-static void print_evidence_json(const kiln_program *program, const evidence_outcome *out)
+/* One output of a replayed case. An error that is not finite is written
+ * as -1 (spec/compatibility.md): the schema promises a number. */
+static void print_output_json(json_writer *w, const kiln_evidence_result *r)
 {
-    printf(", \"evidence\": [");
+    json_begin_object(w);
+    json_member_string(w, "name", r->output);
+    json_member_bool(w, "passed", r->passed);
+    json_key(w, "rule");
+    json_begin_object(w);
+    json_member_string(w, "kind", r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance");
+    json_member_double(w, "atol", r->rule.atol);
+    json_member_double(w, "rtol", r->rule.rtol);
+    json_member_bool(w, "nan_equal", r->rule.nan_equal);
+    json_end_object(w);
+    json_member_uint(w, "elements", r->elements);
+    json_member_uint(w, "mismatches", r->mismatches);
+    json_member_double(w, "max_abs_error", isfinite(r->max_abs_error) ? r->max_abs_error : -1.0);
+    json_member_double(w, "max_rel_error", isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
+    json_end_object(w);
+}
+
+/* The replayed cases; a case that could not run has its error and no outputs. */
+static void print_evidence_json(json_writer *w, const kiln_program *program, const evidence_outcome *out)
+{
+    json_key(w, "evidence");
+    json_begin_array(w);
     for (uint32_t c = 0; c < out->case_count; c++) {
         bool passed = out->status[c] == KILN_OK;
         uint32_t outputs = passed ? kiln_program_evidence_output_count(program, c) : 0;
         for (uint32_t o = 0; o < outputs; o++)
             passed = passed && out->results[c][o].passed;
-        printf("%s{\"name\": ", c ? ", " : "");
-        json_string(stdout, kiln_program_evidence_name(program, c));
-        printf(", \"passed\": %s", passed ? "true" : "false");
+        json_begin_object(w);
+        json_member_string(w, "name", kiln_program_evidence_name(program, c));
+        json_member_bool(w, "passed", passed);
         if (out->status[c] != KILN_OK) {
-            printf(", \"error\": ");
-            json_string(stdout, out->message[c]);
+            json_member_string(w, "error", out->message[c]);
         }
-        printf(", \"outputs\": [");
-        for (uint32_t o = 0; o < outputs; o++) {
-            const kiln_evidence_result *r = &out->results[c][o];
-            printf("%s{\"name\": ", o ? ", " : "");
-            json_string(stdout, r->output);
-            printf(", \"passed\": %s, \"rule\": {\"kind\": \"%s\", \"atol\": %.17g, \"rtol\": %.17g, "
-                   "\"nan_equal\": %s}, \"elements\": %llu, \"mismatches\": %llu, \"max_abs_error\": %.17g, "
-                   "\"max_rel_error\": %.17g}",
-                   r->passed ? "true" : "false", r->rule.kind == KILN_COMPARE_EXACT ? "exact" : "tolerance",
-                   r->rule.atol, r->rule.rtol, r->rule.nan_equal ? "true" : "false",
-                   (unsigned long long)r->elements, (unsigned long long)r->mismatches,
-                   isfinite(r->max_abs_error) ? r->max_abs_error : -1.0,
-                   isfinite(r->max_rel_error) ? r->max_rel_error : -1.0);
-        }
-        printf("]}");
+        json_key(w, "outputs");
+        json_begin_array(w);
+        for (uint32_t o = 0; o < outputs; o++)
+            print_output_json(w, &out->results[c][o]);
+        json_end_array(w);
+        json_end_object(w);
     }
-    printf("]");
-}
-
-static const char *severity_name(kiln_severity severity)
-{
-    return severity == KILN_SEVERITY_ERROR ? "error" : "warning";
+    json_end_array(w);
 }
 
 /* One line per problem of the report. */
@@ -187,7 +197,7 @@ static void print_problems(FILE *out, const kiln_report *report)
     for (uint32_t i = 0; i < kiln_report_count(report); i++) {
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
-        fprintf(out, "  %-7s %-24s %s%s%s\n", severity_name(p.severity), p.code, p.location,
+        fprintf(out, "  %-7s %-24s %s%s%s\n", problem_severity_name(p.severity), p.code, p.location,
                 p.location[0] ? ": " : "", p.message);
     }
 }
@@ -210,56 +220,75 @@ static void print_failure(const char *path, const kiln_report *report, kiln_stat
     print_problems(stderr, report);
 }
 
+/* The identities and the signature of a program that loaded. */
+static void print_program_json(json_writer *w, const kiln_program *program)
+{
+    static const struct {
+        kiln_identity identity;
+        const char *name;
+    } identities[] = {{KILN_IDENTITY_ARTIFACT, "artifact"}, {KILN_IDENTITY_PROGRAM, "program"},
+                      {KILN_IDENTITY_STATE, "state"}};
+    uint16_t major, minor;
+    uint8_t digest[32];
+    char text[IDENTITY_TEXT_SIZE], key_id[33];
+    kiln_signature_info signature;
+    kiln_program_format_version(program, &major, &minor);
+    json_key(w, "format");
+    json_begin_object(w);
+    json_member_uint(w, "major", major);
+    json_member_uint(w, "minor", minor);
+    json_end_object(w);
+    json_key(w, "identities");
+    json_begin_object(w);
+    for (size_t i = 0; i < 3; i++) {
+        kiln_program_identity(program, identities[i].identity, digest);
+        identity_text(digest, text);
+        json_member_string(w, identities[i].name, text);
+    }
+    json_end_object(w);
+    kiln_program_signature(program, &signature);
+    json_key(w, "signature");
+    json_begin_object(w);
+    json_member_string(w, "state", signature_state_name(signature.state));
+    if (signature.state != KILN_SIGNATURE_NONE) {
+        cli_hex(signature.key_id, sizeof signature.key_id, key_id);
+        json_member_string(w, "key_id", key_id);
+    }
+    json_end_object(w);
+}
+
 static void print_json(const char *path, const kiln_program *program, const kiln_report *report,
                        const evidence_outcome *evidence, kiln_status status, const kiln_error *err)
 {
-    char hex[65];
-    printf("{\"file\": ");
-    json_string(stdout, path);
-    printf(", \"ok\": %s", status == KILN_OK ? "true" : "false");
+    json_writer w;
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_member_string(&w, "file", path);
+    json_member_bool(&w, "ok", status == KILN_OK);
     if (status != KILN_OK) {
-        printf(", \"check\": \"%s\", \"message\": ", check_of(status));
-        json_string(stdout, err->message);
+        json_member_string(&w, "check", check_of(status));
+        json_member_string(&w, "message", err->message);
     }
-    printf(", \"problems\": [");
+    json_key(&w, "problems");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_report_count(report); i++) {
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
-        printf("%s{\"severity\": \"%s\", \"code\": \"%s\", \"status\": %d, \"location\": ", i ? ", " : "",
-               severity_name(p.severity), p.code, (int)p.status);
-        json_string(stdout, p.location);
-        printf(", \"message\": ");
-        json_string(stdout, p.message);
-        printf("}");
+        json_begin_object(&w);
+        json_member_string(&w, "severity", problem_severity_name(p.severity));
+        json_member_string(&w, "code", p.code);
+        json_member_int(&w, "status", (int)p.status);
+        json_member_string(&w, "location", p.location);
+        json_member_string(&w, "message", p.message);
+        json_end_object(&w);
     }
-    printf("]");
+    json_end_array(&w);
     if (program) {
-        uint16_t major, minor;
-        uint8_t digest[32];
-        kiln_signature_info signature;
-        static const char *const states[] = {"unsigned", "verified", "unverified"};
-        kiln_program_format_version(program, &major, &minor);
-        printf(", \"format\": {\"major\": %u, \"minor\": %u}", major, minor);
-        static const struct {
-            kiln_identity identity;
-            const char *name;
-        } identities[] = {{KILN_IDENTITY_ARTIFACT, "artifact"}, {KILN_IDENTITY_PROGRAM, "program"},
-                          {KILN_IDENTITY_STATE, "state"}};
-        printf(", \"identities\": {");
-        for (size_t i = 0; i < 3; i++) {
-            kiln_program_identity(program, identities[i].identity, digest);
-            cli_hex(digest, sizeof digest, hex);
-            printf("%s\"%s\": \"blake2b-256:%s\"", i ? ", " : "", identities[i].name, hex);
-        }
-        kiln_program_signature(program, &signature);
-        cli_hex(signature.key_id, sizeof signature.key_id, hex);
-        printf("}, \"signature\": {\"state\": \"%s\"", states[signature.state]);
-        if (signature.state != KILN_SIGNATURE_NONE)
-            printf(", \"key_id\": \"%s\"", hex);
-        printf("}");
-        print_evidence_json(program, evidence);
+        print_program_json(&w, program);
+        print_evidence_json(&w, program, evidence);
     }
-    printf("}\n");
+    json_end_object(&w);
+    json_finish(&w);
 }
 
 static void print_report(const kiln_program *program, const kiln_report *report, const char *path)
@@ -292,35 +321,40 @@ static void print_report(const kiln_program *program, const kiln_report *report,
     }
 }
 
+typedef struct verify_args {
+    const char **trust_paths; /* room for one per word of the command line */
+    int trust_count;
+    bool require_signature, json;
+} verify_args;
+
+static int take_trust(void *target, const char *path)
+{
+    verify_args *args = target;
+    args->trust_paths[args->trust_count++] = path;
+    return CLI_OK;
+}
+
+static const cli_option verify_option_list[] = {
+    {.name = "--trust", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_trust},
+    {.name = "--require-signature", .arity = CLI_FLAG, .offset = offsetof(verify_args, require_signature)},
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(verify_args, json)},
+};
+
+static const cli_options verify_options = CLI_OPTIONS("verify", verify_option_list, 1);
+
 static int cmd_verify(int argc, char **argv)
 {
     const char *path = NULL;
-    const char **trust_paths = calloc((size_t)argc, sizeof *trust_paths);
-    int trust_count = 0;
-    bool require_signature = false, json = false;
-    int rc = CLI_OK;
+    verify_args args = {calloc((size_t)argc, sizeof *args.trust_paths), 0, false, false};
+    const char **trust_paths = args.trust_paths;
+    int operands;
     if (!trust_paths)
         return cli_error("out of memory");
-    for (int i = 1; i < argc && rc == CLI_OK; i++) {
-        const char *value;
-        int taken = cli_take_value("verify", argc, argv, &i, "--trust", &value);
-        if (taken < 0)
-            rc = CLI_USAGE;
-        else if (taken)
-            trust_paths[trust_count++] = value;
-        else if (strcmp(argv[i], "--require-signature") == 0)
-            require_signature = true;
-        else if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            rc = cli_usage_error("verify", "unknown option '%s'", argv[i]);
-        else if (path)
-            rc = cli_usage_error("verify", "unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
+    int rc = cli_parse_options(&verify_options, argc, argv, &args, &path, &operands);
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("verify", "missing FILE");
+    int trust_count = args.trust_count;
+    bool require_signature = args.require_signature, json = args.json;
     kiln_public_key *keys = calloc((size_t)trust_count + 1, sizeof *keys);
     if (rc == CLI_OK && !keys)
         rc = cli_error("out of memory");

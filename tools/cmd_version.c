@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 
 static int cmd_version(int argc, char **argv);
@@ -79,45 +80,73 @@ static void print_json(void)
 {
     uint16_t major, minor;
     limit_row rows[32];
+    json_writer w;
     kiln_runtime_format_version(&major, &minor);
-    printf("{\"kiln_version\": ");
-    json_string(stdout, kiln_version());
-    printf(", \"format\": {\"major\": %u, \"minor\": %u}, \"modes\": [\"inference\"], \"dtypes\": [", major, minor);
-    bool first = true;
-    for (size_t i = 0; i < DTYPE_COUNT; i++) {
-        if (!kiln_dtype_is_supported(all_dtypes[i]))
-            continue;
-        printf("%s\"%s\"", first ? "" : ", ", kiln_dtype_name(all_dtypes[i]));
-        first = false;
-    }
-    printf("], \"features\": [");
+    json_init(&w, stdout);
+    json_begin_object(&w);
+    json_member_string(&w, "kiln_version", kiln_version());
+    json_key(&w, "format");
+    json_begin_object(&w);
+    json_member_uint(&w, "major", major);
+    json_member_uint(&w, "minor", minor);
+    json_end_object(&w);
+    json_key(&w, "modes");
+    json_begin_array(&w);
+    json_string(&w, "inference");
+    json_end_array(&w);
+    json_key(&w, "dtypes");
+    json_begin_array(&w);
+    for (size_t i = 0; i < DTYPE_COUNT; i++)
+        if (kiln_dtype_is_supported(all_dtypes[i]))
+            json_string(&w, kiln_dtype_name(all_dtypes[i]));
+    json_end_array(&w);
+    json_key(&w, "features");
+    json_begin_array(&w);
     for (const char *const *f = kiln_runtime_features(); *f; f++)
-        printf("%s\"%s\"", f == kiln_runtime_features() ? "" : ", ", *f);
-    printf("], \"ops\": [");
+        json_string(&w, *f);
+    json_end_array(&w);
+    json_key(&w, "ops");
+    json_begin_array(&w);
     for (uint32_t i = 0; i < kiln_runtime_op_count(); i++) {
         const char *name;
         uint32_t lo, hi;
         kiln_runtime_op(i, &name, &lo, &hi);
-        printf("%s{\"name\": ", i ? ", " : "");
-        json_string(stdout, name);
-        printf(", \"min_version\": %u, \"max_version\": %u}", lo, hi);
+        json_begin_object(&w);
+        json_member_string(&w, "name", name);
+        json_member_uint(&w, "min_version", lo);
+        json_member_uint(&w, "max_version", hi);
+        json_end_object(&w);
     }
-    printf("], \"limits\": {");
+    json_end_array(&w);
+    json_key(&w, "limits");
+    json_begin_object(&w);
     size_t n = limit_rows(rows);
-    for (size_t i = 0; i < n; i++)
-        printf("%s\"%s\": %llu", i ? ", " : "", rows[i].name, rows[i].value);
-    printf("}}\n");
+    for (size_t i = 0; i < n; i++) {
+        json_member_uint(&w, rows[i].name, rows[i].value);
+    }
+    json_end_object(&w);
+    json_end_object(&w);
+    json_finish(&w);
 }
+
+typedef struct version_args {
+    bool json;
+} version_args;
+
+static const cli_option version_option_list[] = {
+    {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(version_args, json)},
+};
+
+static const cli_options version_options = CLI_OPTIONS("version", version_option_list, 0);
 
 static int cmd_version(int argc, char **argv)
 {
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else
-            return cli_usage_error("version", "unexpected argument '%s'", argv[i]);
-    }
+    version_args args = {false};
+    int operands;
+    int rc = cli_parse_options(&version_options, argc, argv, &args, NULL, &operands);
+    if (rc != CLI_OK)
+        return rc;
+    bool json = args.json;
     if (json)
         print_json();
     else
