@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "onnx/onnx_cli.h"
-#include "onnx/onnx_import.h"
+#include "onnx_options.h"
+#include "onnx_import.h"
 
 static int cmd_import_onnx(int argc, char **argv);
 

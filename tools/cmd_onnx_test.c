@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "onnx/onnx_cli.h"
-#include "onnx/onnx_import.h"
+#include "onnx_options.h"
+#include "onnx_import.h"
 
 static int cmd_onnx_test(int argc, char **argv);
 

@@ -14,8 +14,8 @@
  * To support a new op, add one row to the table (and a function when the
  * translation is more than a rename with copied attributes).
  */
-#ifndef KILN_TOOLS_ONNX_OPS_H
-#define KILN_TOOLS_ONNX_OPS_H
+#ifndef KILN_ONNX_OPS_H
+#define KILN_ONNX_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * ops as compositions of kiln ops (see onnx_map_quantize.c); rows of the
  * mapping table in onnx_ops.c.
  */
-#ifndef KILN_TOOLS_ONNX_MAP_QUANTIZE_H
-#define KILN_TOOLS_ONNX_MAP_QUANTIZE_H
+#ifndef KILN_ONNX_MAP_QUANTIZE_H
+#define KILN_ONNX_MAP_QUANTIZE_H
 
 #include "onnx_ops.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_cli.h"
+#include "onnx_options.h"
 
 static bool parse_size(const char *text, const char *end, int64_t *out)
 {

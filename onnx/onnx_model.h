@@ -3,8 +3,8 @@
  * and turning ONNX tensors (initializers, Constant values, test data) into
  * kiln tensors. Nothing here knows about kiln programs: onnx_import.h does.
  */
-#ifndef KILN_TOOLS_ONNX_MODEL_H
-#define KILN_TOOLS_ONNX_MODEL_H
+#ifndef KILN_ONNX_MODEL_H
+#define KILN_ONNX_MODEL_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * onnx_error.h — how the ONNX importer fills a kiln_error: the tools see
  * only the public API, so they format the message themselves.
  */
-#ifndef KILN_TOOLS_ONNX_ERROR_H
-#define KILN_TOOLS_ONNX_ERROR_H
+#ifndef KILN_ONNX_ERROR_H
+#define KILN_ONNX_ERROR_H
 
 #include <kiln/kiln.h>
 

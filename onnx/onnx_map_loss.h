@@ -2,8 +2,8 @@
  * onnx_map_loss.h — ONNX's loss ops as compositions of kiln ops (see
  * onnx_map_loss.c); rows of the mapping table in onnx_ops.c.
  */
-#ifndef KILN_TOOLS_ONNX_MAP_LOSS_H
-#define KILN_TOOLS_ONNX_MAP_LOSS_H
+#ifndef KILN_ONNX_MAP_LOSS_H
+#define KILN_ONNX_MAP_LOSS_H
 
 #include "onnx_ops.h"
 

@@ -8,8 +8,8 @@
  * shapes come from kiln's own shape rules. Whatever cannot be imported is
  * collected into one report instead of stopping at the first problem.
  */
-#ifndef KILN_TOOLS_ONNX_IMPORT_H
-#define KILN_TOOLS_ONNX_IMPORT_H
+#ifndef KILN_ONNX_IMPORT_H
+#define KILN_ONNX_IMPORT_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * onnx_cli.h — command-line pieces the ONNX verbs share (import-onnx,
  * onnx-test): the --dim NAME=MIN..MAX option and the unsupported report.
  */
-#ifndef KILN_TOOLS_ONNX_CLI_H
-#define KILN_TOOLS_ONNX_CLI_H
+#ifndef KILN_TOOLS_ONNX_OPTIONS_H
+#define KILN_TOOLS_ONNX_OPTIONS_H
 
 #include <stdbool.h>
 #include <stdio.h>
