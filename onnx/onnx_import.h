@@ -3,7 +3,7 @@
  *
  * Graph inputs become kiln inputs, initializers become weights (named
  * after them), nodes become kiln ops through the mapping table of
- * onnx_ops.c, graph outputs become outputs in order. Symbolic sizes
+ * onnx_op_table.c, graph outputs become outputs in order. Symbolic sizes
  * (dim_param) become kiln dims whose bounds the caller declares. Output
  * shapes come from kiln's own shape rules. Whatever cannot be imported is
  * collected into one report instead of stopping at the first problem.
@@ -16,41 +16,13 @@
 #include <kiln/kiln.h>
 
 #include "onnx_model.h"
-
-/* A bound the user declared for a dim_param: --dim NAME=MIN..MAX. */
-typedef struct onnx_dim_bound {
-    const char *name;
-    int64_t min, max;
-} onnx_dim_bound;
-
-typedef struct onnx_import_options {
-    const onnx_dim_bound *dims;
-    uint32_t dim_count;
-    const char *external_data_dir; /* NULL: external tensor data is refused */
-    /*
-     * Known values of graph inputs, by ONNX name (onnx-test's data sets):
-     * each fixes the sizes of its input's axes that no --dim names, and an
-     * input used where kiln needs a constant (a shape, axes, pads) is
-     * folded to its value. NULL/0: none.
-     */
-    uint32_t known_input_count;
-    const char *const *known_input_names;
-    const kiln_tensor *const *known_inputs;
-    const onnx_limits *limits; /* NULL: defaults */
-} onnx_import_options;
-
-/* The result of an import. Release with onnx_import_release. */
-typedef struct onnx_import {
-    kiln_builder *builder;  /* NULL unless the import succeeded */
-    char **unsupported;     /* one line per construct that cannot be imported */
-    uint32_t unsupported_count;
-    uint32_t input_count;   /* graph inputs that became kiln inputs */
-    char **input_onnx_names;
-    char **input_kiln_names;
-} onnx_import;
+#include "onnx_result.h"
 
 /**
- * Import `model` as program `program_name`. Metadata records the producer,
+ * Import `model` as program `program_name` (options NULL: defaults; its
+ * struct_size is not looked at: kiln_onnx_import checks it). *result is
+ * filled whether or not the import succeeds; release it with
+ * onnx_result_release. Metadata records the producer,
  * its version, the IR version and every imported opset.
  * @return KILN_OK; KILN_ERR_UNSUPPORTED_OP when some construct cannot be
  *         imported (every one listed in result->unsupported, the first in
@@ -59,9 +31,6 @@ typedef struct onnx_import {
  *         malformed tensor, a node kiln refuses, ...).
  */
 kiln_status onnx_import_model(const Onnx__ModelProto *model, const char *program_name,
-                              const onnx_import_options *options, onnx_import *result, kiln_error *err);
-
-/** Free everything `result` holds (not the struct itself). */
-void onnx_import_release(onnx_import *result);
+                              const kiln_onnx_options *options, kiln_onnx_result *result, kiln_error *err);
 
 #endif

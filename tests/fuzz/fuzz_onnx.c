@@ -22,13 +22,13 @@ static void import_model(const uint8_t *data, size_t size)
     if (onnx_model_decode(data, size, NULL, &model, NULL) != KILN_OK)
         return;
     /* Bounds for the names the seeds use, so that their imports go all the way. */
-    const onnx_dim_bound dims[] = {{"batch", 1, 4}, {"N", 1, 4}};
-    onnx_import_options options = {.dims = dims, .dim_count = 2};
-    onnx_import result;
+    const kiln_onnx_dim dims[] = {{"batch", 1, 4, 0}, {"N", 1, 4, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
     kiln_status status = onnx_import_model(model, "fuzz", &options, &result, NULL);
     if (status == KILN_ERR_INVALID_ARGUMENT) {
         /* A --dim that names no size of this model: import without any. */
-        onnx_import_release(&result);
+        onnx_result_release(&result);
         options.dim_count = 0;
         status = onnx_import_model(model, "fuzz", &options, &result, NULL);
     }
@@ -45,7 +45,7 @@ static void import_model(const uint8_t *data, size_t size)
             free(bytes);
         }
     }
-    onnx_import_release(&result);
+    onnx_result_release(&result);
     onnx__model_proto__free_unpacked(model, NULL);
 }
 
