@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx_entry_value.h"
 #include "onnx_error.h"
 #include "onnx_mapping.h"
-#include "onnx_entry_value.h"
 #include "onnx_symbolic.h"
 #include "onnx_value_table.h"
 
@@ -368,23 +368,82 @@ kiln_status onnx_symbolic_fold(onnx_importer *im, size_t index, bool *folded, ki
 }
 
 /*
- * Translate the node that computed symbolic entry `e`, now that something
- * uses it as data: the mapping runs as it would have at the node's turn
- * (its inputs are translated on demand the same way) and binds `e`.
+ * Run the mapping of the node that computed symbolic entry `entry`, whose
+ * symbolic inputs have their values already, and check that it bound the entry.
  */
-kiln_status onnx_symbolic_translate(onnx_importer *im, uint32_t entry, kiln_error *err)
+static kiln_status translate_node(onnx_importer *im, uint32_t entry, kiln_error *err)
 {
-    onnx_entry *e = &im->entries[entry];
-    const Onnx__NodeProto *proto = im->model->graph->node[e->source_node];
+    size_t index = im->entries[entry].source_node;
+    const Onnx__NodeProto *proto = im->model->graph->node[index];
     char label[512];
-    onnx_node_label(proto, e->source_node, label, sizeof label);
+    onnx_node_label(proto, index, label, sizeof label);
     const onnx_op_mapping *mapping = onnx_find_mapping(proto->op_type, im->opset, NULL, 0);
     if (!mapping)
         return onnx_fail(err, KILN_ERR_UNSUPPORTED_OP, "%s: no mapping", label);
     onnx_node node = {im, proto, im->opset, label, err};
     kiln_status status = mapping->map(&node, mapping->kiln_op);
-    e = &im->entries[entry];
+    const onnx_entry *e = &im->entries[entry]; /* the mapping may have grown the table */
     if (status == KILN_OK && !e->has_value)
         status = onnx_fail(err, KILN_ERR_MALFORMED, "%s: output '%s' was not translated", label, e->onnx_name);
+    return status;
+}
+
+/* @return the index of the untranslated symbolic entry input `input` of `proto` names, or UINT32_MAX. */
+static uint32_t pending_symbolic_input(onnx_importer *im, const Onnx__NodeProto *proto, size_t input)
+{
+    uint32_t index;
+    if (!proto->input[input][0] || !onnx_names_find(&im->by_onnx_name, proto->input[input], &index))
+        return UINT32_MAX;
+    const onnx_entry *e = &im->entries[index];
+    return e->kind == ENTRY_SYMBOLIC && !e->has_value ? index : UINT32_MAX;
+}
+
+/*
+ * The mapping of a symbolic node reads its symbolic inputs as data (they
+ * are its data operands: Add's, Concat's, Gather's first), so translating
+ * one translates its untranslated symbolic ancestors first. They are
+ * visited depth first, inputs in order, with a stack on the heap, and each
+ * is translated when the last of its inputs is: the order a recursion
+ * through onnx_entry_value would take, without its depth (Shape and then
+ * 10,000 chained Adds overflowed the stack that way). Nodes are in
+ * topological order, so an entry is never its own ancestor, and each
+ * mapping then finds its inputs translated.
+ */
+kiln_status onnx_symbolic_translate(onnx_importer *im, uint32_t entry, kiln_error *err)
+{
+    typedef struct frame {
+        uint32_t entry;
+        size_t next_input;
+    } frame;
+    frame *stack = NULL;
+    size_t depth = 0, capacity = 0;
+    kiln_status status = KILN_OK;
+    if (!(stack = malloc(16 * sizeof *stack)))
+        return onnx_no_memory(err);
+    capacity = 16;
+    stack[depth++] = (frame){entry, 0};
+    while (depth && status == KILN_OK) {
+        frame *top = &stack[depth - 1];
+        const Onnx__NodeProto *proto = im->model->graph->node[im->entries[top->entry].source_node];
+        uint32_t input = UINT32_MAX;
+        while (top->next_input < proto->n_input && input == UINT32_MAX)
+            input = pending_symbolic_input(im, proto, top->next_input++);
+        if (input == UINT32_MAX) {
+            status = translate_node(im, top->entry, err);
+            depth--;
+            continue;
+        }
+        if (depth == capacity) {
+            frame *grown = realloc(stack, 2 * capacity * sizeof *grown);
+            if (!grown) {
+                status = onnx_no_memory(err);
+                break;
+            }
+            stack = grown;
+            capacity *= 2;
+        }
+        stack[depth++] = (frame){input, 0};
+    }
+    free(stack);
     return status;
 }

@@ -883,6 +883,39 @@ static void constant_of_symbolic_shape_takes_the_value_shape(void **state)
     onnx_result_release(&result);
 }
 
+/*
+ * Regression: a symbolic size used as data is translated with its
+ * symbolic ancestors; the translation recursed once per ancestor, and
+ * Shape then 10,000 chained Adds overflowed the stack of kiln import-onnx
+ * (2,000 imported). Now the chain imports, and runs to [batch + N, 4 + N].
+ */
+static void deep_symbolic_chain_imports(void **state)
+{
+    (void)state;
+    const uint32_t adds = 10000;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import(onnx_deep_symbolic_chain(adds), &options, &result, &err) != KILN_OK)
+        fail_msg("%s", result.unsupported_count ? result.unsupported[0] : err.message);
+    kiln_program *program = load(&result);
+    kiln_session *session;
+    kiln_tensor *x;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (const int64_t[]){3, 4}, &x, &err), KILN_OK);
+    memset(kiln_tensor_data(x), 0, kiln_tensor_byte_size(x));
+    assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const int64_t *sizes = kiln_tensor_const_data(kiln_session_output(session, 0));
+    assert_int_equal(sizes[0], 3 + adds);
+    assert_int_equal(sizes[1], 4 + adds);
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    onnx_result_release(&result);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -899,6 +932,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_expand_target_is_folded, release_arena),
         cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
+        cmocka_unit_test_teardown(deep_symbolic_chain_imports, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
