@@ -46,7 +46,8 @@ Onnx__ModelProto *onnx_model(int64_t ir_version, int64_t opset, Onnx__NodeProto 
  * 4 + adds]): a chain of symbolic sizes the importer folds node by node and
  * translates back into ops because the output needs them as data. With
  * 10,000 adds (about 330 KB) it once overflowed the stack of the recursive
- * translation (tests/fuzz/crashers/onnx-deep-symbolic-chain).
+ * translation (tests/fuzz/crashers/onnx-deep-symbolic-chain, written by
+ * gen_onnx_model deep-chain).
  */
 Onnx__ModelProto *onnx_deep_symbolic_chain(uint32_t adds);
 
