@@ -35,7 +35,7 @@ static int release_arena(void **state)
 }
 
 /* Pack, decode and import `model`; the decoded model is freed here. */
-static kiln_status import(const Onnx__ModelProto *model, const onnx_import_options *options, onnx_import *result,
+static kiln_status import(const Onnx__ModelProto *model, const kiln_onnx_options *options, kiln_onnx_result *result,
                           kiln_error *err)
 {
     size_t size;
@@ -51,7 +51,7 @@ static kiln_status import(const Onnx__ModelProto *model, const onnx_import_optio
     return status;
 }
 
-static kiln_program *load(const onnx_import *result)
+static kiln_program *load(const kiln_onnx_result *result)
 {
     void *bytes;
     size_t size;
@@ -82,22 +82,22 @@ static void every_undeclared_dim_is_listed(void **state)
         (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("batch", "seq", "4")),
                                    onnx_value("z", F32, 2, L("?", "4")), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL);
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     assert_int_equal(import(m, NULL, &result, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "3 input sizes need a declaration"));
     assert_non_null(strstr(err.message, "batch (input 'x' axis 0)"));
     assert_non_null(strstr(err.message, "seq (input 'x' axis 1)"));
     assert_non_null(strstr(err.message, "input 'z' axis 0 has neither a size nor a name"));
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Declared, a dim no input uses is refused by name. */
-    onnx_dim_bound dims[] = {{"batch", 1, 8}, {"seq", 2, 16}, {"nope", 1, 2}};
-    onnx_import_options options = {.dims = dims, .dim_count = 3};
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}, {"seq", 2, 16, 0}, {"nope", 1, 2, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 3};
     Onnx__ModelProto *declared = relu_model(L("batch", "seq"), 2);
     assert_int_equal(import(declared, &options, &result, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "--dim names no input size of the model: nope"));
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Declared, the dims carry their ranges into the program. */
     options.dim_count = 2;
@@ -113,7 +113,7 @@ static void every_undeclared_dim_is_listed(void **state)
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[batch, seq]");
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /* --------------------------------------------------------- external data */
@@ -141,8 +141,8 @@ static Onnx__ModelProto *external_model(const char *location)
 static kiln_status import_external(const char *location, const char *dir, kiln_error *err)
 {
     Onnx__ModelProto *m = external_model(location);
-    onnx_import_options options = {.external_data_dir = dir};
-    onnx_import result;
+    kiln_onnx_options options = {.external_data_dir = dir};
+    kiln_onnx_result result;
     kiln_status status = import(m, &options, &result, err);
     if (status == KILN_OK) {
         /* The values come from the file: x + w with x = 0 gives w. */
@@ -161,7 +161,7 @@ static kiln_status import_external(const char *location, const char *dir, kiln_e
         kiln_tensor_free(x);
         kiln_program_free(program);
     }
-    onnx_import_release(&result);
+    onnx_result_release(&result);
     free(m->graph->initializer[0]->external_data);
     return status;
 }
@@ -228,7 +228,7 @@ static void one_report_lists_every_unsupported_node(void **state)
             NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("2", "3")), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("b", F32, 0, NULL), onnx_value("f", F32, 0, NULL), NULL}, NULL);
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     assert_int_equal(import(m, NULL, &result, &err), KILN_ERR_UNSUPPORTED_OP);
     assert_null(result.builder);
@@ -241,7 +241,7 @@ static void one_report_lists_every_unsupported_node(void **state)
                         "node 3 'loop1' (Loop): unsupported op Loop (opset 11): control flow is not supported");
     assert_non_null(strstr(result.unsupported[3], "node 5 'reshape1' (Reshape): input 1 ('x') must be a constant"));
     assert_non_null(strstr(err.message, "4 constructs cannot be imported; the first: node 0 'conv1'"));
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /* ------------------------------------------------- names and metadata */
@@ -265,7 +265,7 @@ static void initializer_names_and_metadata_are_kept(void **state)
     entry.value = "someone";
     Onnx__StringStringEntryProto *entries[] = {&entry};
     m->metadata_props = entries;
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     assert_int_equal(import(m, NULL, &result, &err), KILN_OK);
     kiln_program *program = load(&result);
@@ -296,7 +296,7 @@ static void initializer_names_and_metadata_are_kept(void **state)
             fail_msg("metadata %s missing", expected[e][0]);
     }
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /* ------------------------------------------------------ reader checks */
@@ -323,8 +323,8 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     assert_int_equal(onnx_model_decode(bytes, size, NULL, &model, &err), KILN_ERR_UNSUPPORTED_VERSION);
     assert_non_null(strstr(err.message, "opset version 18 is not supported (supported: 1..17)"));
 
-    onnx_limits limits;
-    onnx_limits_default(&limits);
+    kiln_onnx_limits limits;
+    kiln_onnx_limits_default(&limits);
     limits.max_nodes = 0;
     bytes = onnx_pack(relu_model(L("2"), 1), &size);
     assert_int_equal(onnx_model_decode(bytes, size, &limits, &model, &err), KILN_ERR_LIMIT);
@@ -428,7 +428,7 @@ static void imported_program_matches_a_naive_reference(void **state)
         (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
         (Onnx__TensorProto *[]){onnx_tensor_f32("b", 2, b_dims, b, 1), onnx_tensor_f32("c", 1, c_dims, c, 0),
                                 onnx_tensor_i64("shape", 1, shape_dims, new_shape), NULL});
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     assert_int_equal(import(m, NULL, &result, &err), KILN_OK);
     kiln_program *program = load(&result);
@@ -465,7 +465,7 @@ static void imported_program_matches_a_naive_reference(void **state)
     kiln_session_free(session);
     kiln_tensor_free(x);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -491,7 +491,7 @@ static void constant_shape_arithmetic_is_folded(void **state)
         (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 0, scalar_dims, (const int64_t[]){0}),
                                 onnx_tensor_i64("axes0", 1, one, (const int64_t[]){0}),
                                 onnx_tensor_i64("rest", 1, two, (const int64_t[]){3, -1}), NULL});
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, NULL, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -502,7 +502,7 @@ static void constant_shape_arithmetic_is_folded(void **state)
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[2, 3, 2]");
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -537,9 +537,9 @@ static Onnx__ModelProto *symbolic_target_model(int64_t first, int64_t second, co
 static void symbolic_shape_arithmetic_is_folded(void **state)
 {
     (void)state;
-    onnx_dim_bound dims[] = {{"batch", 1, 8}, {"seq", 1, 16}};
-    onnx_import_options options = {.dims = dims, .dim_count = 2};
-    onnx_import result;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}, {"seq", 1, 16, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
     kiln_error err;
     if (import(symbolic_target_model(0, 1, "2"), &options, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -550,27 +550,27 @@ static void symbolic_shape_arithmetic_is_folded(void **state)
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[batch, 2*seq, 3]");
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* [seq, batch, 6] needs two inferred sizes: reported, naming them. */
     assert_int_equal(import(symbolic_target_model(1, 0, "1"), &options, &result, &err), KILN_ERR_UNSUPPORTED_OP);
     assert_int_equal(result.unsupported_count, 1);
     assert_non_null(strstr(result.unsupported[0], "node 7 'r' (Reshape): the target shape [seq, batch, 6] needs 2 "
                                                   "inferred sizes: seq (axis 0), batch (axis 1)"));
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /* A symbolic shape used as data (here a graph output) is translated after all: shape_of. */
 static void symbolic_shape_used_as_data_is_computed(void **state)
 {
     (void)state;
-    onnx_dim_bound dims[] = {{"batch", 1, 8}};
-    onnx_import_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
     Onnx__ModelProto *m = onnx_model(
         8, 13, (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "3")), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("s", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL), NULL}, NULL);
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &options, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -590,7 +590,7 @@ static void symbolic_shape_used_as_data_is_computed(void **state)
     kiln_tensor_free(x);
     kiln_session_free(session);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -629,9 +629,9 @@ static void symbolic_split_is_a_row_gather(void **state)
                                 onnx_tensor_i64("four", 0, scalar_dims, (const int64_t[]){4}),
                                 onnx_tensor_i64("axes0", 1, one, (const int64_t[]){0}),
                                 onnx_tensor_i64("two", 1, one, (const int64_t[]){2}), NULL});
-    onnx_dim_bound dims[] = {{"batch", 1, 8}, {"seq", 1, 8}};
-    onnx_import_options options = {.dims = dims, .dim_count = 2};
-    onnx_import result;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}, {"seq", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &options, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -671,7 +671,7 @@ static void symbolic_split_is_a_row_gather(void **state)
     }
     kiln_session_free(session);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -696,15 +696,15 @@ static void symbolic_expand_target_is_folded(void **state)
         (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 1, one, (const int64_t[]){0}),
                                 onnx_tensor_i64("one", 1, one, (const int64_t[]){1}),
                                 onnx_tensor_i64("four", 1, one, (const int64_t[]){4}), NULL});
-    onnx_dim_bound dims[] = {{"batch", 1, 8}};
-    onnx_import_options options = {.dims = dims, .dim_count = 1};
-    onnx_import result;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_result result;
     kiln_error err;
     assert_int_equal(import(m, &options, &result, &err), KILN_ERR_UNSUPPORTED_OP);
     assert_int_equal(result.unsupported_count, 1);
     assert_string_equal(result.unsupported[0], "node 4 'ez' (Expand): the target size batch (axis 0) is symbolic and "
                                                "not the input's: kiln's expand takes constant sizes");
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Without the second Expand: [batch, 4]. */
     Onnx__ModelProto *ok = onnx_model(
@@ -727,7 +727,7 @@ static void symbolic_expand_target_is_folded(void **state)
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[batch, 4]");
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -767,9 +767,9 @@ static void symbolic_slice_end_and_range_limit_are_gathered(void **state)
     Onnx__ValueInfoProto *outputs[] = {onnx_value("y", F32, 0, NULL),
                                        onnx_value("r", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL),
                                        onnx_value("z", F32, 0, NULL), NULL};
-    onnx_dim_bound dims[] = {{"batch", 1, 3}, {"seq", 1, 6}};
-    onnx_import_options options = {.dims = dims, .dim_count = 2};
-    onnx_import result;
+    kiln_onnx_dim dims[] = {{"batch", 1, 3, 0}, {"seq", 1, 6, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
     kiln_error err;
     if (import(onnx_model(8, 13, nodes, inputs, outputs, initializers), &options, &result, &err) != KILN_OK)
         fail_msg("%s", result.unsupported_count ? result.unsupported[0] : err.message);
@@ -807,17 +807,17 @@ static void symbolic_slice_end_and_range_limit_are_gathered(void **state)
     }
     kiln_session_free(session);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* seq up to 7: past the table, where ONNX clamps and a gather would not. */
-    onnx_dim_bound longer[] = {{"batch", 1, 3}, {"seq", 1, 7}};
+    kiln_onnx_dim longer[] = {{"batch", 1, 3, 0}, {"seq", 1, 7, 0}};
     options.dims = longer;
     assert_int_equal(import(onnx_model(8, 13, nodes, inputs, outputs, initializers), &options, &result, &err),
                      KILN_ERR_UNSUPPORTED_OP);
     assert_int_equal(result.unsupported_count, 1);
     assert_string_equal(result.unsupported[0], "node 2 'rows' (Slice): the end seq of axis 1 may be 7, past the axis "
                                                "size 6, where ONNX clamps it; kiln's gather would not");
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Range(2, seq, 1) has seq - 2 elements, the size of no value here. */
     options.dims = dims;
@@ -826,7 +826,7 @@ static void symbolic_slice_end_and_range_limit_are_gathered(void **state)
                      KILN_ERR_UNSUPPORTED_OP);
     assert_string_equal(result.unsupported[0], "node 5 'range' (Range): the range needs seq - 2 indices, and no value "
                                                "translated so far has an axis of that size");
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -850,9 +850,9 @@ static void constant_of_symbolic_shape_takes_the_value_shape(void **state)
                               NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "3")), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("y", ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 0, NULL), NULL}, NULL);
-    onnx_dim_bound dims[] = {{"batch", 1, 8}};
-    onnx_import_options options = {.dims = dims, .dim_count = 1};
-    onnx_import result;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &options, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -880,7 +880,40 @@ static void constant_of_symbolic_shape_takes_the_value_shape(void **state)
     }
     kiln_session_free(session);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
+}
+
+/*
+ * Regression: a symbolic size used as data is translated with its
+ * symbolic ancestors; the translation recursed once per ancestor, and
+ * Shape then 10,000 chained Adds overflowed the stack of kiln import-onnx
+ * (2,000 imported). Now the chain imports, and runs to [batch + N, 4 + N].
+ */
+static void deep_symbolic_chain_imports(void **state)
+{
+    (void)state;
+    const uint32_t adds = 10000;
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import(onnx_deep_symbolic_chain(adds), &options, &result, &err) != KILN_OK)
+        fail_msg("%s", result.unsupported_count ? result.unsupported[0] : err.message);
+    kiln_program *program = load(&result);
+    kiln_session *session;
+    kiln_tensor *x;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (const int64_t[]){3, 4}, &x, &err), KILN_OK);
+    memset(kiln_tensor_data(x), 0, kiln_tensor_byte_size(x));
+    assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    const int64_t *sizes = kiln_tensor_const_data(kiln_session_output(session, 0));
+    assert_int_equal(sizes[0], 3 + adds);
+    assert_int_equal(sizes[1], 4 + adds);
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    kiln_program_free(program);
+    onnx_result_release(&result);
 }
 
 int main(void)
@@ -899,6 +932,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_expand_target_is_folded, release_arena),
         cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
+        cmocka_unit_test_teardown(deep_symbolic_chain_imports, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ static int release_arena(void **state)
 }
 
 /* Pack, decode and import `model`; the decoded model is freed here. */
-static kiln_status import(const Onnx__ModelProto *model, onnx_import *result, kiln_error *err)
+static kiln_status import(const Onnx__ModelProto *model, kiln_onnx_result *result, kiln_error *err)
 {
     size_t size;
     uint8_t *bytes = onnx_pack(model, &size);
@@ -52,15 +52,15 @@ static kiln_status import(const Onnx__ModelProto *model, onnx_import *result, ki
 /* Import `model`, which must be refused as unsupported with `words` in the reason. */
 static void expect_refusal(const Onnx__ModelProto *model, const char *words)
 {
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     kiln_status status = import(model, &result, &err);
     if (status != KILN_ERR_UNSUPPORTED_OP || !strstr(err.message, words))
         fail_msg("expected a refusal containing \"%s\", got status %d: %s", words, (int)status, err.message);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
-static kiln_program *load(const onnx_import *result)
+static kiln_program *load(const kiln_onnx_result *result)
 {
     void *bytes;
     size_t size;
@@ -173,7 +173,7 @@ static Onnx__ModelProto *loss_model(const loss_case *c)
 
 static void run_loss_case(const loss_case *c, const float *x, const int64_t *target)
 {
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(loss_model(c), &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -209,7 +209,7 @@ static void run_loss_case(const loss_case *c, const float *x, const int64_t *tar
     kiln_tensor_free(xt);
     kiln_tensor_free(tt);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*
@@ -372,7 +372,7 @@ static void lrn_matches_a_naive_reference(void **state)
                                                  onnx_attr_int("size", SIZE), onnx_attr_float("alpha", alpha),
                                                  onnx_attr_float("beta", beta), onnx_attr_float("bias", bias), NULL}),
                                    (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "5", "3")), NULL}, NULL);
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -401,7 +401,7 @@ static void lrn_matches_a_naive_reference(void **state)
     kiln_session_free(session);
     kiln_tensor_free(xt);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Five axes would need four pooled axes: lp_pool takes at most three. */
     expect_refusal(
@@ -435,7 +435,7 @@ static void resize_targets_are_folded(void **state)
     const int64_t four[] = {4}, none[] = {0};
     Onnx__TensorProto *scales = onnx_tensor_f32("scales", 1, four, (const float[]){1, 1, 2, 3}, 1);
     Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "2", "3")), NULL};
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(one_node(9, onnx_node("Upsample", "u", L("x", "scales"), L("y"), NULL), image,
                         (Onnx__TensorProto *[]){scales, NULL}),
@@ -457,7 +457,7 @@ static void resize_targets_are_folded(void **state)
     kiln_session_free(session);
     kiln_tensor_free(input);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     Onnx__TensorProto *empty_sizes = onnx_tensor_i64("sizes", 1, none, (const int64_t[]){0});
     Onnx__TensorProto *roi = onnx_tensor_f32("roi", 1, none, (const float[]){0}, 1);
@@ -469,7 +469,7 @@ static void resize_targets_are_folded(void **state)
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[1, 1, 4, 9]");
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /* ------------------------------------------------------- quantization */
@@ -511,7 +511,7 @@ static void quantization_matches_the_formulas(void **state)
         (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), onnx_value("z", F32, 0, NULL), NULL},
         (Onnx__TensorProto *[]){onnx_tensor_f32("scale", 1, c_dims, scale, 1),
                                 tensor_i8("zero", 1, c_dims, zero_storage, QC), NULL});
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -543,7 +543,7 @@ static void quantization_matches_the_formulas(void **state)
     kiln_session_free(session);
     kiln_tensor_free(xt);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* Refused: x of another dtype than f32, attributes of later opsets, per-axis scales before opset 13. */
     Onnx__ValueInfoProto *ints[] = {onnx_value("x", I64, 1, L("3")), NULL};
@@ -597,7 +597,7 @@ static void integer_products_match_integer_loops(void **state)
         (Onnx__ValueInfoProto *[]){onnx_value("a", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 2, L("3", "4")),
                                    onnx_value("b", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 2, L("4", "2")), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, (Onnx__TensorProto *[]){az, bz, NULL});
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(m, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -620,7 +620,7 @@ static void integer_products_match_integer_loops(void **state)
     kiln_tensor_free(inputs[0]);
     kiln_tensor_free(inputs[1]);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* ConvInteger: x [1, 1, 3, 3] u8, weight [2, 1, 2, 2] u8 with zero points [1, 200], pads 1 on every side. */
     enum { H = 3, OUT = 4, MC = 2 };
@@ -668,7 +668,7 @@ static void integer_products_match_integer_loops(void **state)
     kiln_tensor_free(inputs[0]);
     kiln_tensor_free(inputs[1]);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* MaxPool on u8: the maxima of 2x2 windows, stride 1, the values unchanged. */
     const int64_t kernel[] = {2, 2};
@@ -699,7 +699,7 @@ static void integer_products_match_integer_loops(void **state)
     kiln_session_free(session);
     kiln_tensor_free(inputs[0]);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     /* An inner size whose sum of products could leave i32 is refused. */
     expect_refusal(one_node(10, onnx_node("MatMulInteger", "mm", L("a", "b"), L("y"), NULL),
@@ -734,7 +734,7 @@ static void cosine_windows_match_their_formulas(void **state)
                 onnx_node(windows[w].op, "w", L("size"), L("y"),
                           (Onnx__AttributeProto *[]){onnx_attr_int("periodic", periodic), NULL}),
                 NULL, (Onnx__TensorProto *[]){size, NULL});
-            onnx_import result;
+            kiln_onnx_result result;
             kiln_error err;
             if (import(m, &result, &err) != KILN_OK)
                 fail_msg("%s", err.message);
@@ -755,7 +755,7 @@ static void cosine_windows_match_their_formulas(void **state)
             }
             kiln_session_free(session);
             kiln_program_free(program);
-            onnx_import_release(&result);
+            onnx_result_release(&result);
         }
     Onnx__TensorProto *size = onnx_tensor_i64("size", 0, scalar, (const int64_t[]){4});
     expect_refusal(one_node(17,
@@ -780,7 +780,7 @@ static void old_opsets_map_only_unchanged_ops(void **state)
     (void)state;
     Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 1, L("4")), NULL};
     Onnx__AttributeProto *hint = onnx_attr_ints("consumed_inputs", 1, (const int64_t[]){0});
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     Onnx__ModelProto *elu = one_node(
         6, onnx_node("Elu", "e", L("x"), L("y"), (Onnx__AttributeProto *[]){onnx_attr_float("alpha", 0.5f), hint, NULL}),
@@ -801,7 +801,7 @@ static void old_opsets_map_only_unchanged_ops(void **state)
     kiln_session_free(session);
     kiln_tensor_free(xt);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 
     expect_refusal(one_node(6, onnx_node("Add", "a", L("x", "x"), L("y"), NULL), x, NULL),
                    "unsupported op Add (opset 6): mapped for opsets 7.. only");
@@ -836,7 +836,7 @@ static Onnx__ModelProto *lstm_model(const char *const *inputs, Onnx__AttributePr
 /* Run an imported LSTM on x and copy its three outputs (y 12 values, yh and yc 4 each) to `out`. */
 static void run_lstm(const Onnx__ModelProto *model, const float *x, float out[20])
 {
-    onnx_import result;
+    kiln_onnx_result result;
     kiln_error err;
     if (import(model, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
@@ -853,7 +853,7 @@ static void run_lstm(const Onnx__ModelProto *model, const float *x, float out[20
     kiln_session_free(session);
     kiln_tensor_free(xt);
     kiln_program_free(program);
-    onnx_import_release(&result);
+    onnx_result_release(&result);
 }
 
 /*

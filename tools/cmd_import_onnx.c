@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/onnx.h>
+
 #include "cli.h"
-#include "onnx/onnx_cli.h"
-#include "onnx/onnx_import.h"
+#include "onnx_options.h"
 
 static int cmd_import_onnx(int argc, char **argv);
 
@@ -30,7 +31,7 @@ typedef struct import_args {
     const char *model;
     const char *output;
     const char *external_dir;
-    onnx_dim_bound *dims;
+    kiln_onnx_dim *dims;
     uint32_t dim_count;
 } import_args;
 
@@ -46,8 +47,8 @@ static int parse_args(int argc, char **argv, import_args *args)
         if (taken < 0)
             return CLI_USAGE;
         if (taken) {
-            onnx_dim_bound bound;
-            if (!onnx_cli_parse_dim((char *)value, &bound))
+            kiln_onnx_dim bound;
+            if (!onnx_options_parse_dim((char *)value, &bound))
                 return cli_usage_error("import-onnx", "--dim takes NAME=MIN..MAX with 0 <= MIN <= MAX, got '%s'",
                                        value);
             for (uint32_t d = 0; d < args->dim_count; d++)
@@ -84,64 +85,48 @@ static int parse_args(int argc, char **argv, import_args *args)
     return CLI_OK;
 }
 
-/* The program's name: the graph's, else the model file's name without directory and extension. */
-static char *program_name(const Onnx__ModelProto *model, const char *path)
-{
-    if (model->graph->name && model->graph->name[0])
-        return strdup(model->graph->name);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    char *name = strdup(base[0] ? base : "onnx");
-    char *dot = name ? strrchr(name, '.') : NULL;
-    if (dot && dot != name)
-        *dot = '\0';
-    return name;
-}
-
+/* The program is named after the graph, else after the model file (kiln_onnx_options.program_name NULL). */
 static int cmd_import_onnx(int argc, char **argv)
 {
     import_args args;
-    Onnx__ModelProto *model = NULL;
-    onnx_import result = {0};
-    char *name = NULL;
+    kiln_onnx_model *model = NULL;
+    kiln_onnx_result *result = NULL;
     kiln_error err;
     int rc = parse_args(argc, argv, &args);
     if (rc != CLI_OK)
         goto done;
-    if (onnx_model_read(args.model, NULL, &model, &err) != KILN_OK) {
+    if (kiln_onnx_model_read(args.model, NULL, &model, &err) != KILN_OK) {
         rc = cli_error("%s", err.message);
         goto done;
     }
-    if (!(name = program_name(model, args.model))) {
-        rc = cli_error("out of memory");
-        goto done;
-    }
-    onnx_import_options options = {.dims = args.dims, .dim_count = args.dim_count,
-                                   .external_data_dir = args.external_dir};
-    kiln_status status = onnx_import_model(model, name, &options, &result, &err);
-    if (status == KILN_ERR_UNSUPPORTED_OP && result.unsupported_count) {
-        rc = cli_error("%s: %u construct%s cannot be imported:", args.model, result.unsupported_count,
-                       result.unsupported_count == 1 ? "" : "s");
-        onnx_cli_print_report(stderr, &result);
+    kiln_onnx_options options;
+    kiln_onnx_options_default(&options);
+    options.dims = args.dims;
+    options.dim_count = args.dim_count;
+    options.external_data_dir = args.external_dir;
+    kiln_status status = kiln_onnx_import(model, &options, &result, &err);
+    uint32_t unsupported = kiln_onnx_result_unsupported_count(result);
+    if (status == KILN_ERR_UNSUPPORTED_OP && unsupported) {
+        rc = cli_error("%s: %u construct%s cannot be imported:", args.model, unsupported, unsupported == 1 ? "" : "s");
+        onnx_options_print_report(stderr, result);
         goto done;
     }
     if (status != KILN_OK) {
         rc = cli_error("%s: %s", args.model, err.message);
         goto done;
     }
-    if (kiln_builder_save(result.builder, args.output, &err) != KILN_OK) {
+    if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
         rc = cli_error("%s: %s", args.output, err.message);
         goto done;
     }
+    uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);
     if (!cli_quiet)
-        printf("wrote %s (%u input%s, %zu output%s)\n", args.output, result.input_count,
-               result.input_count == 1 ? "" : "s", model->graph->n_output, model->graph->n_output == 1 ? "" : "s");
+        printf("wrote %s (%u input%s, %u output%s)\n", args.output, inputs, inputs == 1 ? "" : "s", outputs,
+               outputs == 1 ? "" : "s");
     rc = CLI_OK;
 done:
-    onnx_import_release(&result);
-    if (model)
-        onnx__model_proto__free_unpacked(model, NULL);
-    free(name);
+    kiln_onnx_result_free(result);
+    kiln_onnx_model_free(model);
     free(args.dims);
     return rc;
 }

@@ -15,9 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <kiln/onnx.h>
+
 #include "cli.h"
-#include "onnx/onnx_cli.h"
-#include "onnx/onnx_import.h"
+#include "onnx_options.h"
 
 static int cmd_onnx_test(int argc, char **argv);
 
@@ -78,7 +79,7 @@ static kiln_status read_tensors(const char *dir, const char *prefix, kiln_tensor
         snprintf(path, sizeof path, "%s/%s_%u.pb", dir, prefix, *count);
         if (!file_exists(path))
             return KILN_OK;
-        kiln_status status = onnx_tensor_read_file(path, NULL, &tensors[*count], names ? &names[*count] : NULL, err);
+        kiln_status status = kiln_onnx_tensor_read_file(path, NULL, &tensors[*count], names ? &names[*count] : NULL, err);
         if (status != KILN_OK)
             return status;
     }
@@ -225,16 +226,16 @@ static bool outputs_match(const kiln_tensor *actual, const kiln_tensor *expected
     return matched;
 }
 
-/* The ONNX element type graph value `name` declares (inputs, or outputs when `outputs`), 0 if unknown. */
-static int32_t declared_elem_type(const Onnx__GraphProto *graph, bool outputs, const char *name)
+/* The dtype graph value `name` declares (inputs, or outputs when `outputs`); KILN_DTYPE_INVALID if unknown. */
+static kiln_dtype declared_dtype(const kiln_onnx_model *model, bool outputs, const char *name)
 {
-    size_t count = outputs ? graph->n_output : graph->n_input;
-    for (size_t i = 0; i < count; i++) {
-        const Onnx__ValueInfoProto *info = outputs ? graph->output[i] : graph->input[i];
-        if (info->name && strcmp(info->name, name) == 0 && info->type && info->type->tensor_type)
-            return info->type->tensor_type->elem_type;
-    }
-    return 0;
+    uint32_t count = outputs ? kiln_onnx_model_output_count(model) : kiln_onnx_model_input_count(model);
+    kiln_onnx_value_info info;
+    for (uint32_t i = 0; i < count; i++)
+        if (kiln_onnx_model_value(model, outputs, i, &info, NULL) == KILN_OK && strcmp(info.name, name) == 0 &&
+            info.kind == KILN_ONNX_VALUE_TENSOR)
+            return info.dtype;
+    return KILN_DTYPE_INVALID;
 }
 
 /*
@@ -242,9 +243,9 @@ static int32_t declared_elem_type(const Onnx__GraphProto *graph, bool outputs, c
  * patterns (numpy has no bfloat16). When the graph declares BFLOAT16 and
  * the data file holds u16, the tensor becomes bf16 with the same bits.
  */
-static kiln_status retype_bf16_data(kiln_tensor **tensor, int32_t declared, kiln_error *err)
+static kiln_status retype_bf16_data(kiln_tensor **tensor, kiln_dtype declared, kiln_error *err)
 {
-    if (declared != ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16 || kiln_tensor_dtype(*tensor) != KILN_U16)
+    if (declared != KILN_BF16 || kiln_tensor_dtype(*tensor) != KILN_U16)
         return KILN_OK;
     kiln_tensor *retyped;
     kiln_status status =
@@ -260,17 +261,17 @@ static kiln_status retype_bf16_data(kiln_tensor **tensor, int32_t declared, kiln
 }
 
 typedef struct test_options {
-    const onnx_dim_bound *dims;
+    const kiln_onnx_dim *dims;
     uint32_t dim_count;
     double rtol, atol; /* float comparison: |a - e| <= atol + rtol * |e| */
 } test_options;
 
 /* Run one data set of a case. @return the outcome, `message` saying why unless it passed. */
-static enum outcome run_data_set(const Onnx__ModelProto *model, const char *name, const char *set_dir,
+static enum outcome run_data_set(const kiln_onnx_model *model, const char *name, const char *set_dir,
                                  const test_options *options, char *message, size_t size)
 {
     data_set set = {0};
-    onnx_import result = {0};
+    kiln_onnx_result *result = NULL;
     kiln_program *program = NULL;
     kiln_session *session = NULL;
     void *bytes = NULL;
@@ -286,43 +287,41 @@ static enum outcome run_data_set(const Onnx__ModelProto *model, const char *name
     /* Data files name their tensor, or else follow the order of the graph inputs that are not initializers. */
     const char *names[MAX_TENSORS];
     uint32_t next_input = 0;
-    const Onnx__GraphProto *graph = model->graph;
+    uint32_t graph_inputs = kiln_onnx_model_input_count(model), graph_outputs = kiln_onnx_model_output_count(model);
+    kiln_onnx_value_info info;
     for (uint32_t i = 0; i < set.input_count; i++) {
         if (set.input_names[i][0]) {
             names[i] = set.input_names[i];
             continue;
         }
         names[i] = "";
-        while (next_input < graph->n_input) {
-            const char *candidate = graph->input[next_input++]->name;
-            bool is_initializer = false;
-            for (size_t k = 0; k < graph->n_initializer && !is_initializer; k++)
-                is_initializer = strcmp(graph->initializer[k]->name, candidate) == 0;
-            if (!is_initializer) {
-                names[i] = candidate;
+        while (next_input < graph_inputs) {
+            if (kiln_onnx_model_value(model, false, next_input++, &info, NULL) == KILN_OK && !info.is_initializer) {
+                names[i] = info.name;
                 break;
             }
         }
     }
     for (uint32_t i = 0; i < set.input_count; i++)
-        if (retype_bf16_data(&set.inputs[i], declared_elem_type(graph, false, names[i]), &err) != KILN_OK) {
+        if (retype_bf16_data(&set.inputs[i], declared_dtype(model, false, names[i]), &err) != KILN_OK) {
             snprintf(message, size, "%s", err.message);
             goto done;
         }
-    for (uint32_t o = 0; o < set.output_count && o < graph->n_output; o++)
-        if (retype_bf16_data(&set.outputs[o], declared_elem_type(graph, true, graph->output[o]->name), &err) !=
-            KILN_OK) {
+    for (uint32_t o = 0; o < set.output_count && o < graph_outputs; o++)
+        if (kiln_onnx_model_value(model, true, o, &info, &err) != KILN_OK ||
+            retype_bf16_data(&set.outputs[o], declared_dtype(model, true, info.name), &err) != KILN_OK) {
             snprintf(message, size, "%s", err.message);
             goto done;
         }
-    onnx_import_options import_options = {
-        .dims = options->dims,
-        .dim_count = options->dim_count,
-        .known_input_count = set.input_count,
-        .known_input_names = names,
-        .known_inputs = (const kiln_tensor *const *)set.inputs,
-    };
-    kiln_status status = onnx_import_model(model, name, &import_options, &result, &err);
+    kiln_onnx_options import_options;
+    kiln_onnx_options_default(&import_options);
+    import_options.program_name = name;
+    import_options.dims = options->dims;
+    import_options.dim_count = options->dim_count;
+    import_options.known_input_count = set.input_count;
+    import_options.known_input_names = names;
+    import_options.known_inputs = (const kiln_tensor *const *)set.inputs;
+    kiln_status status = kiln_onnx_import(model, &import_options, &result, &err);
     if (status != KILN_OK) {
         bool unsupported = status == KILN_ERR_UNSUPPORTED_OP || status == KILN_ERR_UNSUPPORTED_DTYPE;
         /* A given value whose rank, size or dtype contradicts the graph's declaration is a defect of the case. */
@@ -330,25 +329,26 @@ static enum outcome run_data_set(const Onnx__ModelProto *model, const char *name
                            status == KILN_ERR_DTYPE_MISMATCH;
         outcome = unsupported || contradicts ? CASE_SKIP : CASE_FAIL;
         snprintf(message, size, "%s%s", contradicts ? "the data set contradicts the model: " : "",
-                 result.unsupported_count ? result.unsupported[0] : err.message);
+                 kiln_onnx_result_unsupported_count(result) ? kiln_onnx_result_unsupported(result, 0) : err.message);
         goto done;
     }
-    if (kiln_builder_encode(result.builder, &bytes, &length, &err) != KILN_OK ||
+    if (kiln_builder_encode(kiln_onnx_result_builder(result), &bytes, &length, &err) != KILN_OK ||
         kiln_program_load_memory(bytes, length, NULL, &program, &err) != KILN_OK ||
         kiln_session_new(program, NULL, &session, &err) != KILN_OK) {
         snprintf(message, size, "%s", err.message);
         goto done;
     }
-    for (uint32_t k = 0; k < result.input_count; k++) {
+    for (uint32_t k = 0; k < kiln_onnx_result_input_count(result); k++) {
+        const char *onnx_name = kiln_onnx_result_input_onnx_name(result, k);
         const kiln_tensor *value = NULL;
         for (uint32_t i = 0; i < set.input_count && !value; i++)
-            if (strcmp(names[i], result.input_onnx_names[k]) == 0)
+            if (strcmp(names[i], onnx_name) == 0)
                 value = set.inputs[i];
         if (!value) {
-            snprintf(message, size, "the data set has no value for input '%s'", result.input_onnx_names[k]);
+            snprintf(message, size, "the data set has no value for input '%s'", onnx_name);
             goto done;
         }
-        if (kiln_session_set_input(session, result.input_kiln_names[k], value, &err) != KILN_OK) {
+        if (kiln_session_set_input(session, kiln_onnx_result_input_kiln_name(result, k), value, &err) != KILN_OK) {
             snprintf(message, size, "%s", err.message);
             goto done;
         }
@@ -375,7 +375,7 @@ done:
     kiln_session_free(session);
     kiln_program_free(program);
     free(bytes);
-    onnx_import_release(&result);
+    kiln_onnx_result_free(result);
     release_data_set(&set);
     return outcome;
 }
@@ -394,16 +394,15 @@ static const char *case_name(const char *dir, int *length)
 }
 
 /* A graph input or output that is not a tensor (sequence, map, optional): its data files are not TensorProtos. */
-static bool non_tensor_value(const Onnx__GraphProto *graph, char *message, size_t size)
+static bool non_tensor_value(const kiln_onnx_model *model, char *message, size_t size)
 {
     for (int side = 0; side < 2; side++) {
-        size_t count = side ? graph->n_output : graph->n_input;
-        Onnx__ValueInfoProto **values = side ? graph->output : graph->input;
-        for (size_t i = 0; i < count; i++) {
-            const Onnx__TypeProto *type = values[i]->type;
-            if (type && type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        uint32_t count = side ? kiln_onnx_model_output_count(model) : kiln_onnx_model_input_count(model);
+        kiln_onnx_value_info info;
+        for (uint32_t i = 0; i < count; i++) {
+            if (kiln_onnx_model_value(model, side, i, &info, NULL) == KILN_OK && info.kind == KILN_ONNX_VALUE_OTHER) {
                 snprintf(message, size, "graph %s '%s' is not a tensor (sequences, maps and optionals are not supported)",
-                         side ? "output" : "input", values[i]->name ? values[i]->name : "");
+                         side ? "output" : "input", info.name);
                 return true;
             }
         }
@@ -417,15 +416,15 @@ static enum outcome run_case(const char *dir, const test_options *options, char 
     int name_length;
     const char *name = case_name(dir, &name_length);
     snprintf(path, sizeof path, "%.*s/model.onnx", (int)(name - dir) + name_length, dir);
-    Onnx__ModelProto *model = NULL;
+    kiln_onnx_model *model = NULL;
     kiln_error err;
-    kiln_status status = onnx_model_read(path, NULL, &model, &err);
+    kiln_status status = kiln_onnx_model_read(path, NULL, &model, &err);
     if (status != KILN_OK) {
         snprintf(message, size, "%s", err.message);
         return status == KILN_ERR_UNSUPPORTED_VERSION ? CASE_SKIP : CASE_FAIL;
     }
-    if (non_tensor_value(model->graph, message, size)) {
-        onnx__model_proto__free_unpacked(model, NULL);
+    if (non_tensor_value(model, message, size)) {
+        kiln_onnx_model_free(model);
         return CASE_SKIP;
     }
     char **sets;
@@ -446,13 +445,13 @@ static enum outcome run_case(const char *dir, const test_options *options, char 
     for (uint32_t s = 0; s < set_count; s++)
         free(sets[s]);
     free(sets);
-    onnx__model_proto__free_unpacked(model, NULL);
+    kiln_onnx_model_free(model);
     return outcome;
 }
 
 static int cmd_onnx_test(int argc, char **argv)
 {
-    onnx_dim_bound *dims = calloc((size_t)argc, sizeof *dims);
+    kiln_onnx_dim *dims = calloc((size_t)argc, sizeof *dims);
     const char **dirs = calloc((size_t)argc, sizeof *dirs);
     uint32_t dim_count = 0, dir_count = 0;
     int rc = CLI_OK;
@@ -489,7 +488,7 @@ static int cmd_onnx_test(int argc, char **argv)
             goto done;
         }
         if (taken) {
-            if (!onnx_cli_parse_dim((char *)value, &dims[dim_count])) {
+            if (!onnx_options_parse_dim((char *)value, &dims[dim_count])) {
                 rc = cli_usage_error("onnx-test", "--dim takes NAME=MIN..MAX with 0 <= MIN <= MAX, got '%s'", value);
                 goto done;
             }

@@ -21,15 +21,22 @@ static void import_model(const uint8_t *data, size_t size)
     Onnx__ModelProto *model;
     if (onnx_model_decode(data, size, NULL, &model, NULL) != KILN_OK)
         return;
-    /* Bounds for the names the seeds use, so that their imports go all the way. */
-    const onnx_dim_bound dims[] = {{"batch", 1, 4}, {"N", 1, 4}};
-    onnx_import_options options = {.dims = dims, .dim_count = 2};
-    onnx_import result;
-    kiln_status status = onnx_import_model(model, "fuzz", &options, &result, NULL);
-    if (status == KILN_ERR_INVALID_ARGUMENT) {
-        /* A --dim that names no size of this model: import without any. */
-        onnx_import_release(&result);
-        options.dim_count = 0;
+    /*
+     * Bounds for the names the seeds and crashers use, so that their imports
+     * go all the way. A dim that names no size of the model is an error:
+     * then try each alone, then none.
+     */
+    const kiln_onnx_dim both[] = {{"batch", 1, 4, 0}, {"N", 1, 4, 0}};
+    const kiln_onnx_dim *const tries[] = {both, &both[0], &both[1], NULL};
+    const uint32_t counts[] = {2, 1, 1, 0};
+    kiln_onnx_options options = {.dims = both, .dim_count = 2};
+    kiln_onnx_result result;
+    kiln_status status = KILN_ERR_INVALID_ARGUMENT;
+    for (int t = 0; t < 4 && status == KILN_ERR_INVALID_ARGUMENT; t++) {
+        if (t)
+            onnx_result_release(&result);
+        options.dims = tries[t];
+        options.dim_count = counts[t];
         status = onnx_import_model(model, "fuzz", &options, &result, NULL);
     }
     if (status == KILN_OK) {
@@ -45,7 +52,7 @@ static void import_model(const uint8_t *data, size_t size)
             free(bytes);
         }
     }
-    onnx_import_release(&result);
+    onnx_result_release(&result);
     onnx__model_proto__free_unpacked(model, NULL);
 }
 

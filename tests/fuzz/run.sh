@@ -32,9 +32,9 @@ for target in $targets; do
     if [ "$target" = onnx ]; then
         # The importer, with its protobuf-c code generated here.
         command -v protoc-c >/dev/null || { echo "run.sh: protoc-c is required for onnx" >&2; status=1; continue; }
-        protoc-c --proto_path="$root/tools/onnx" --c_out="$out" "$root/tools/onnx/onnx.proto"
-        sources="$sources $(ls "$root"/tools/onnx/*.c) $out/onnx.pb-c.c"
-        extra="-I$root/tools/onnx -I$out -lprotobuf-c"
+        protoc-c --proto_path="$root/onnx" --c_out="$out" "$root/onnx/onnx.proto"
+        sources="$sources $(ls "$root"/onnx/*.c) $out/onnx.pb-c.c"
+        extra="-I$root/onnx -I$out -lprotobuf-c"
     fi
     binary="$out/fuzz_$target"
     # shellcheck disable=SC2086

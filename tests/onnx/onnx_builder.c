@@ -1,4 +1,5 @@
 /* onnx_builder.c — see onnx_builder.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,4 +242,23 @@ uint8_t *onnx_pack(const Onnx__ModelProto *model, size_t *size)
     uint8_t *bytes = take(*size);
     onnx__model_proto__pack(model, bytes);
     return bytes;
+}
+
+Onnx__ModelProto *onnx_deep_symbolic_chain(uint32_t adds)
+{
+    static const char *const dims[] = {"batch", "4"};
+    static const int64_t one_shape[] = {1}, one_value[] = {1};
+    Onnx__NodeProto **nodes = take((adds + 2) * sizeof *nodes);
+    char in[32], out[32] = "s0";
+    nodes[0] = onnx_node("Shape", "", (const char *const[]){"x", NULL}, (const char *const[]){"s0", NULL}, NULL);
+    for (uint32_t i = 1; i <= adds; i++) {
+        snprintf(in, sizeof in, "s%u", i - 1);
+        snprintf(out, sizeof out, "s%u", i);
+        nodes[i] = onnx_node("Add", "", (const char *const[]){in, "one", NULL}, (const char *const[]){out, NULL},
+                             NULL);
+    }
+    nodes[adds + 1] = NULL;
+    return onnx_model(8, 13, nodes, (Onnx__ValueInfoProto *const[]){onnx_value("x", 1, 2, dims), NULL},
+                      (Onnx__ValueInfoProto *const[]){onnx_value(out, 7, 1, NULL), NULL},
+                      (Onnx__TensorProto *const[]){onnx_tensor_i64("one", 1, one_shape, one_value), NULL});
 }

@@ -40,6 +40,17 @@ Onnx__ModelProto *onnx_model(int64_t ir_version, int64_t opset, Onnx__NodeProto 
                              Onnx__ValueInfoProto *const *inputs, Onnx__ValueInfoProto *const *outputs,
                              Onnx__TensorProto *const *initializers);
 
+/*
+ * x: f32[batch, 4], s0 = Shape(x), then s_i = Add(s_{i-1}, one) for i = 1..adds
+ * (one: an i64 [1] initializer), the graph output s_adds (i64, [batch + adds,
+ * 4 + adds]): a chain of symbolic sizes the importer folds node by node and
+ * translates back into ops because the output needs them as data. With
+ * 10,000 adds (about 330 KB) it once overflowed the stack of the recursive
+ * translation (tests/fuzz/crashers/onnx-deep-symbolic-chain, written by
+ * gen_onnx_model deep-chain).
+ */
+Onnx__ModelProto *onnx_deep_symbolic_chain(uint32_t adds);
+
 /* The serialized bytes of `model` (arena memory). */
 uint8_t *onnx_pack(const Onnx__ModelProto *model, size_t *size);
 

@@ -1,11 +1,11 @@
 /*
  * onnx_map_loss.h — ONNX's loss ops as compositions of kiln ops (see
- * onnx_map_loss.c); rows of the mapping table in onnx_ops.c.
+ * onnx_map_loss.c); rows of the table in onnx_op_table.c.
  */
-#ifndef KILN_TOOLS_ONNX_MAP_LOSS_H
-#define KILN_TOOLS_ONNX_MAP_LOSS_H
+#ifndef KILN_ONNX_MAP_LOSS_H
+#define KILN_ONNX_MAP_LOSS_H
 
-#include "onnx_ops.h"
+#include "onnx_node.h"
 
 /** NegativeLogLikelihoodLoss (opsets 12, 13): gather, weights, ignore_index, reduction. */
 kiln_status onnx_map_nll_loss(onnx_node *node, const char *kiln_op);

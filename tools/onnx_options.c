@@ -1,10 +1,10 @@
-/* onnx_cli.c — see onnx_cli.h. */
+/* onnx_options.c — see onnx_options.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_cli.h"
+#include "onnx_options.h"
 
 static bool parse_size(const char *text, const char *end, int64_t *out)
 {
@@ -19,7 +19,7 @@ static bool parse_size(const char *text, const char *end, int64_t *out)
     return true;
 }
 
-bool onnx_cli_parse_dim(char *text, onnx_dim_bound *out)
+bool onnx_options_parse_dim(char *text, kiln_onnx_dim *out)
 {
     char *equals = strchr(text, '=');
     if (!equals || equals == text)
@@ -34,11 +34,12 @@ bool onnx_cli_parse_dim(char *text, onnx_dim_bound *out)
     out->name = text;
     out->min = min;
     out->max = max;
+    out->multiple_of = 0;
     return true;
 }
 
-void onnx_cli_print_report(FILE *out, const onnx_import *result)
+void onnx_options_print_report(FILE *out, const kiln_onnx_result *result)
 {
-    for (uint32_t i = 0; i < result->unsupported_count; i++)
-        fprintf(out, "  %s\n", result->unsupported[i]);
+    for (uint32_t i = 0; i < kiln_onnx_result_unsupported_count(result); i++)
+        fprintf(out, "  %s\n", kiln_onnx_result_unsupported(result, i));
 }

@@ -19,8 +19,9 @@
 #include "onnx_error.h"
 #include "onnx_model.h"
 
-void onnx_limits_default(onnx_limits *limits)
+void kiln_onnx_limits_default(kiln_onnx_limits *limits)
 {
+    limits->struct_size = sizeof *limits;
     limits->max_file_bytes = (UINT64_C(1) << 31) - 1;
     limits->max_nodes = 1000000;
     limits->max_initializers = 65536;
@@ -30,11 +31,11 @@ void onnx_limits_default(onnx_limits *limits)
     limits->max_tensor_bytes = UINT64_C(4) << 30;
 }
 
-static const onnx_limits *limits_or_default(const onnx_limits *limits, onnx_limits *storage)
+static const kiln_onnx_limits *limits_or_default(const kiln_onnx_limits *limits, kiln_onnx_limits *storage)
 {
     if (limits)
         return limits;
-    onnx_limits_default(storage);
+    kiln_onnx_limits_default(storage);
     return storage;
 }
 
@@ -84,7 +85,7 @@ int64_t onnx_model_default_opset(const Onnx__ModelProto *model)
     return 0;
 }
 
-static kiln_status check_counts(const Onnx__ModelProto *model, const onnx_limits *limits, kiln_error *err)
+static kiln_status check_counts(const Onnx__ModelProto *model, const kiln_onnx_limits *limits, kiln_error *err)
 {
     const Onnx__GraphProto *graph = model->graph;
     if (!graph)
@@ -119,23 +120,23 @@ static kiln_status check_versions(const Onnx__ModelProto *model, kiln_error *err
 {
     if (!model->has_ir_version)
         return onnx_fail(err, KILN_ERR_MALFORMED, "the model has no ir_version");
-    if (model->ir_version < ONNX_MIN_IR_VERSION || model->ir_version > ONNX_MAX_IR_VERSION)
+    if (model->ir_version < KILN_ONNX_MIN_IR_VERSION || model->ir_version > KILN_ONNX_MAX_IR_VERSION)
         return onnx_fail(err, KILN_ERR_UNSUPPORTED_VERSION, "ONNX IR version %lld is not supported (supported: %d..%d)",
-                         (long long)model->ir_version, ONNX_MIN_IR_VERSION, ONNX_MAX_IR_VERSION);
+                         (long long)model->ir_version, KILN_ONNX_MIN_IR_VERSION, KILN_ONNX_MAX_IR_VERSION);
     int64_t opset = onnx_model_default_opset(model);
     if (opset == 0)
         return onnx_fail(err, KILN_ERR_UNSUPPORTED_VERSION, "the model imports no default-domain (ai.onnx) opset");
-    if (opset < ONNX_MIN_OPSET || opset > ONNX_MAX_OPSET)
+    if (opset < KILN_ONNX_MIN_OPSET || opset > KILN_ONNX_MAX_OPSET)
         return onnx_fail(err, KILN_ERR_UNSUPPORTED_VERSION,
                          "default-domain opset version %lld is not supported (supported: %d..%d)", (long long)opset,
-                         ONNX_MIN_OPSET, ONNX_MAX_OPSET);
+                         KILN_ONNX_MIN_OPSET, KILN_ONNX_MAX_OPSET);
     return KILN_OK;
 }
 
-kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const onnx_limits *limits, Onnx__ModelProto **out,
+kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx_limits *limits, Onnx__ModelProto **out,
                               kiln_error *err)
 {
-    onnx_limits storage;
+    kiln_onnx_limits storage;
     limits = limits_or_default(limits, &storage);
     if (size > limits->max_file_bytes)
         return onnx_fail(err, KILN_ERR_LIMIT, "the model is %zu bytes, over the limit of %llu", size,
@@ -154,9 +155,9 @@ kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const onnx_limi
     return KILN_OK;
 }
 
-kiln_status onnx_model_read(const char *path, const onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err)
+kiln_status onnx_model_read(const char *path, const kiln_onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err)
 {
-    onnx_limits storage;
+    kiln_onnx_limits storage;
     limits = limits_or_default(limits, &storage);
     uint8_t *bytes;
     size_t size;
@@ -408,9 +409,9 @@ static kiln_status open_external(const Onnx__TensorProto *tensor, const char *di
 }
 
 kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *external_data_dir,
-                                const onnx_limits *limits, kiln_tensor **out, kiln_error *err)
+                                const kiln_onnx_limits *limits, kiln_tensor **out, kiln_error *err)
 {
-    onnx_limits storage;
+    kiln_onnx_limits storage;
     limits = limits_or_default(limits, &storage);
     kiln_dtype dtype;
     kiln_error dtype_err;
@@ -485,10 +486,10 @@ kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *ext
     return KILN_OK;
 }
 
-kiln_status onnx_tensor_read_file(const char *path, const onnx_limits *limits, kiln_tensor **out, char **name,
+kiln_status onnx_tensor_read_file(const char *path, const kiln_onnx_limits *limits, kiln_tensor **out, char **name,
                                   kiln_error *err)
 {
-    onnx_limits storage;
+    kiln_onnx_limits storage;
     limits = limits_or_default(limits, &storage);
     uint8_t *bytes;
     size_t size;

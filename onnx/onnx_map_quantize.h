@@ -1,12 +1,12 @@
 /*
  * onnx_map_quantize.h — ONNX's linear quantization and integer product
  * ops as compositions of kiln ops (see onnx_map_quantize.c); rows of the
- * mapping table in onnx_ops.c.
+ * table in onnx_op_table.c.
  */
-#ifndef KILN_TOOLS_ONNX_MAP_QUANTIZE_H
-#define KILN_TOOLS_ONNX_MAP_QUANTIZE_H
+#ifndef KILN_ONNX_MAP_QUANTIZE_H
+#define KILN_ONNX_MAP_QUANTIZE_H
 
-#include "onnx_ops.h"
+#include "onnx_node.h"
 
 /** QuantizeLinear (opsets 10, 13): f32 to u8 or i8, per tensor or (13) per axis. */
 kiln_status onnx_map_quantize_linear(onnx_node *node, const char *kiln_op);

@@ -1,21 +1,18 @@
 /*
- * onnx_ops.h — translating one ONNX node into kiln ops.
- *
- * The table in onnx_ops.c maps (ONNX op name, range of default-domain
- * opset versions) to a function that emits the kiln ops for one node. A
- * mapping function sees the node through the onnx_node helpers below
- * (implemented by the importer, onnx_import.c): its operands as kiln
- * values, operands that must be constant (shapes, axes, pads) folded from
- * initializers and Constant nodes, its attributes, and the static type of
- * any value. A construct kiln cannot express is reported with
+ * onnx_node.h — the services a mapping uses to translate one ONNX node
+ * (implemented by the importer in onnx_node.c). A mapping sees the node
+ * through these calls only: its operands as kiln values, operands that must
+ * be constant (shapes, axes, pads) folded from initializers and Constant
+ * nodes, symbolic operands as size texts, its attributes, and the static
+ * type of any value. A construct kiln cannot express is reported with
  * onnx_node_unsupported, which names it and lets the import go on so that
  * one report lists every such construct.
  *
- * To support a new op, add one row to the table (and a function when the
- * translation is more than a rename with copied attributes).
+ * This header is what keeps the mappings (onnx_map_*.c) and the importer
+ * apart: the mappings include it, never the importer's own headers.
  */
-#ifndef KILN_TOOLS_ONNX_OPS_H
-#define KILN_TOOLS_ONNX_OPS_H
+#ifndef KILN_ONNX_NODE_H
+#define KILN_ONNX_NODE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,23 +32,6 @@ typedef struct onnx_node {
     const char *label; /* "node 3 'name' (Relu)", for messages */
     kiln_error *err;
 } onnx_node;
-
-typedef kiln_status (*onnx_map_fn)(onnx_node *node, const char *kiln_op);
-
-typedef struct onnx_op_mapping {
-    const char *onnx_op;
-    int64_t min_opset, max_opset; /* inclusive */
-    onnx_map_fn map;
-    const char *kiln_op; /* handed to map: the kiln op for simple renames */
-} onnx_op_mapping;
-
-/**
- * The mapping of `onnx_op` at `opset`, or NULL. *why (may be NULL) then
- * receives a reason fit for the unsupported report ("unsupported op Conv").
- */
-const onnx_op_mapping *onnx_find_mapping(const char *onnx_op, int64_t opset, const char **why);
-
-/* ------------------------------------------- the node, as mappings see it */
 
 /** @return true if input `index` is present (ONNX marks omitted optional inputs with ""). */
 bool onnx_node_has_input(const onnx_node *node, uint32_t index);
@@ -152,5 +132,8 @@ kiln_status onnx_node_set_constant_output(onnx_node *node, uint32_t index, kiln_
  * @return KILN_ERR_UNSUPPORTED_OP.
  */
 kiln_status onnx_node_unsupported(onnx_node *node, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** "node 3 'name' (Relu)": how messages name node `index` of the graph. */
+void onnx_node_label(const Onnx__NodeProto *proto, size_t index, char *label, size_t size);
 
 #endif

@@ -3,48 +3,30 @@
  * and turning ONNX tensors (initializers, Constant values, test data) into
  * kiln tensors. Nothing here knows about kiln programs: onnx_import.h does.
  */
-#ifndef KILN_TOOLS_ONNX_MODEL_H
-#define KILN_TOOLS_ONNX_MODEL_H
+#ifndef KILN_ONNX_MODEL_H
+#define KILN_ONNX_MODEL_H
 
 #include <stdint.h>
 
 #include <kiln/kiln.h>
+#include <kiln/onnx.h>
 
 #include "onnx.pb-c.h"
 
-/* The IR versions and default-domain opset versions the importer reads. */
-#define ONNX_MIN_IR_VERSION 3
-#define ONNX_MAX_IR_VERSION 10
-#define ONNX_MIN_OPSET 1
-#define ONNX_MAX_OPSET 17
-
-/* Ceilings checked before (file size) or right after (counts) decoding. */
-typedef struct onnx_limits {
-    uint64_t max_file_bytes;    /* default 2 GiB - 1: protobuf's own ceiling */
-    uint32_t max_nodes;         /* default 1000000 */
-    uint32_t max_initializers;  /* default 65536 */
-    uint32_t max_attributes;    /* default 64 per node */
-    uint32_t max_node_inputs;   /* default 64 per node (inputs and outputs each) */
-    uint32_t max_graph_values;  /* default 1024 graph inputs or outputs */
-    uint64_t max_tensor_bytes;  /* default 4 GiB per tensor */
-} onnx_limits;
-
-/** Fill `limits` with the defaults above. */
-void onnx_limits_default(onnx_limits *limits);
-
 /**
  * Read and decode the ONNX model in `path`, then check its IR version
- * (3..10), its default-domain opset (1..17) and the counts of `limits`.
+ * (3..10), its default-domain opset (1..17) and the counts of `limits`
+ * (NULL: kiln_onnx_limits_default).
  * @return KILN_OK with *out to free with onnx__model_proto__free_unpacked,
  *         KILN_ERR_IO, KILN_ERR_LIMIT, KILN_ERR_MALFORMED (not a protobuf
  *         ModelProto) or KILN_ERR_UNSUPPORTED_VERSION.
  */
-kiln_status onnx_model_read(const char *path, const onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err);
+kiln_status onnx_model_read(const char *path, const kiln_onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err);
 
 /**
  * Decode `bytes` as a ModelProto and check it as onnx_model_read does.
  */
-kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const onnx_limits *limits, Onnx__ModelProto **out,
+kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx_limits *limits, Onnx__ModelProto **out,
                               kiln_error *err);
 
 /** @return the model's default-domain ("" or "ai.onnx") opset version, 0 if none is imported. */
@@ -73,14 +55,14 @@ const char *onnx_dtype_name(int32_t onnx_type);
  *         (external data refused or escaping) or KILN_ERR_IO.
  */
 kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *external_data_dir,
-                                const onnx_limits *limits, kiln_tensor **out, kiln_error *err);
+                                const kiln_onnx_limits *limits, kiln_tensor **out, kiln_error *err);
 
 /**
  * Read a serialized TensorProto file (the test data sets' input_K.pb and
  * output_K.pb) into a kiln tensor, with no external data. *name receives
  * the tensor's name (heap, "" when absent; may be NULL).
  */
-kiln_status onnx_tensor_read_file(const char *path, const onnx_limits *limits, kiln_tensor **out, char **name,
+kiln_status onnx_tensor_read_file(const char *path, const kiln_onnx_limits *limits, kiln_tensor **out, char **name,
                                   kiln_error *err);
 
 #endif

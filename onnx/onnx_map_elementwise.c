@@ -1,0 +1,182 @@
+/*
+ * onnx_map_elementwise.c — elementwise mappings (see onnx_map_elementwise.h).
+ * Semantics follow the ONNX operator documentation of the opset versions
+ * listed in each row of onnx_op_table.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "onnx_map_common.h"
+#include "onnx_map_elementwise.h"
+#include "onnx_model.h"
+
+/* Same inputs, same attributes, another name. */
+kiln_status onnx_map_rename(onnx_node *node, const char *kiln_op)
+{
+    /* Opsets 1..5 let a node name inputs it may overwrite in place: a hint with no effect on the result. */
+    static const char *const skip[] = {"consumed_inputs", NULL};
+    kiln_value inputs[64];
+    uint32_t count = onnx_map_present_inputs(node);
+    onnx_attrs list = {0};
+    kiln_status status = onnx_map_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = onnx_attrs_copy(node, &list, skip);
+    if (status == KILN_OK)
+        status = onnx_map_refuse_extra_outputs(node, 1);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, count, inputs, &list);
+    return status;
+}
+
+kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype to;
+    kiln_error dtype_err;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    if (onnx_dtype_to_kiln((int32_t)onnx_node_int(node, "to", 0), &to, &dtype_err) != KILN_OK)
+        return onnx_node_unsupported(node, "attribute 'to': %s", dtype_err.message);
+    onnx_attrs list = {0};
+    const char *name = kiln_dtype_name(to);
+    onnx_attrs_string(&list, "to", name, strlen(name));
+    return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+}
+
+kiln_status onnx_map_clip(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status != KILN_OK)
+        return status;
+    onnx_attrs list = {0};
+    if (node->opset < 11) {
+        onnx_attrs_float(&list, "min", onnx_node_float(node, "min", -INFINITY));
+        onnx_attrs_float(&list, "max", onnx_node_float(node, "max", INFINITY));
+        return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+    }
+    /* Constant bounds become clip's attributes; computed ones (or min > max, where ONNX gives max) max/min ops. */
+    double bounds[3] = {0, -INFINITY, INFINITY};
+    bool constant = true;
+    for (uint32_t k = 1; k <= 2 && status == KILN_OK; k++) {
+        if (!onnx_node_has_input(node, k))
+            continue;
+        if (onnx_node_is_constant(node, k))
+            status = onnx_map_constant_scalar(node, k, &bounds[k]);
+        else
+            constant = false;
+    }
+    if (status != KILN_OK)
+        return status;
+    if (constant && !(bounds[1] > bounds[2])) {
+        onnx_attrs_float(&list, "min", bounds[1]);
+        onnx_attrs_float(&list, "max", bounds[2]);
+        return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+    }
+    kiln_value y = x;
+    static const char *const ops[] = {NULL, "max", "min"};
+    for (uint32_t k = 1; k <= 2; k++) {
+        if (!onnx_node_has_input(node, k))
+            continue;
+        kiln_value operands[2] = {y, 0};
+        status = onnx_node_input(node, k, &operands[1]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, ops[k], 2, operands, 0, NULL, &y);
+        if (status != KILN_OK)
+            return status;
+    }
+    return onnx_node_set_output(node, 0, y);
+}
+
+/* BitShift: ONNX spells the direction "LEFT" / "RIGHT", kiln "left" / "right". */
+kiln_status onnx_map_bitshift(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    char text[16];
+    kiln_status status = onnx_map_inputs(node, 0, 2, inputs);
+    if (status != KILN_OK)
+        return status;
+    const char *direction = onnx_node_string(node, "direction", "", text, sizeof text);
+    const char *kiln_direction = strcmp(direction, "LEFT") == 0 ? "left" : strcmp(direction, "RIGHT") == 0 ? "right" : NULL;
+    if (!kiln_direction)
+        return onnx_node_unsupported(node, "attribute 'direction' is \"%s\", not \"LEFT\" or \"RIGHT\"", direction);
+    onnx_attrs list = {0};
+    onnx_attrs_string(&list, "direction", kiln_direction, strlen(kiln_direction));
+    return onnx_map_emit_output(node, kiln_op, 2, inputs, &list);
+}
+
+/* Pow: ONNX lets the exponent have another dtype; kiln does not promote, so it is cast to the base's. */
+kiln_status onnx_map_pow(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2];
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_map_inputs(node, 0, 2, inputs);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[0], &dtype, &rank, NULL);
+    if (status == KILN_OK && (dtype == KILN_F32 || dtype == KILN_F64))
+        status = onnx_map_cast_to(node, &inputs[1], dtype);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, 2, inputs, NULL);
+    return status;
+}
+
+/* CastLike: a cast to the dtype of input 1. */
+kiln_status onnx_map_cast_like(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value inputs[2];
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_map_inputs(node, 0, 2, inputs);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[1], &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_map_cast_to(node, &inputs[0], dtype);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "identity", 1, inputs, NULL);
+    return status;
+}
+
+/* PRelu: where(x < 0, slope * x, x). */
+kiln_status onnx_map_prelu(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, slope, zero, negative, scaled;
+    kiln_dtype dtype;
+    uint32_t rank;
+    kiln_status status = onnx_map_inputs(node, 0, 1, &x);
+    if (status == KILN_OK)
+        status = onnx_node_input(node, 1, &slope);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, 0.0, &zero);
+    kiln_value pair[2] = {x, zero};
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "lt", 2, pair, 0, NULL, &negative);
+    pair[1] = slope;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "mul", 2, pair, 0, NULL, &scaled);
+    kiln_value triple[3] = {negative, scaled, x};
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "where", 3, triple, NULL);
+    return status;
+}
+
+/* Mish: x * tanh(softplus(x)). */
+kiln_status onnx_map_mish(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x, soft, squashed;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "softplus", 1, &x, 0, NULL, &soft);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "tanh", 1, &soft, 0, NULL, &squashed);
+    kiln_value pair[2] = {x, squashed};
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "mul", 2, pair, NULL);
+    return status;
+}

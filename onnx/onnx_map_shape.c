@@ -1,0 +1,401 @@
+/*
+ * onnx_map_shape.c — shape and layout mappings (see onnx_map_shape.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "onnx_map_common.h"
+#include "onnx_map_shape.h"
+#include "onnx_map_symbolic.h"
+#include "onnx_model.h"
+
+/*
+ * Identity, and Dropout in inference: a copy, and its optional mask output
+ * all true (nothing is dropped), for inputs of constant shape. Dropout in
+ * training mode with a ratio of exactly 0 is the same (it keeps every
+ * element and scales by 1 / (1 - 0)); any other ratio draws random numbers.
+ */
+kiln_status onnx_map_identity(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK && dropout) {
+        double training = 0, ratio = 0.5;
+        if (onnx_node_has_input(node, 2))
+            status = onnx_map_constant_scalar(node, 2, &training);
+        if (status == KILN_OK && training != 0 && onnx_node_has_input(node, 1))
+            status = onnx_map_constant_scalar(node, 1, &ratio);
+        if (status == KILN_OK && training != 0 && ratio != 0)
+            status = onnx_node_unsupported(node, "training_mode is set with ratio %g: dropping elements at random is "
+                                                 "not supported (kiln runs inference)",
+                                           ratio);
+    }
+    if (status == KILN_OK)
+        status = onnx_map_refuse_extra_outputs(node, dropout ? 2 : 1);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, 1, &x, NULL);
+    if (status != KILN_OK || !dropout || node->proto->n_output < 2 || !node->proto->output[1][0])
+        return status;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_value truth, mask;
+    status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    for (uint32_t a = 0; status == KILN_OK && a < rank; a++)
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "the mask output of an input with symbolic axis %u", a);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, KILN_BOOL, 1.0, &truth);
+    onnx_attrs list = {0};
+    onnx_attrs_ints(&list, "shape", sizes, rank);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand", 1, &truth, list.count, list.items, &mask);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 1, mask);
+    return status;
+}
+
+kiln_status onnx_map_constant(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    if (node->proto->n_attribute != 1)
+        return onnx_node_unsupported(node, "a Constant takes exactly one value attribute, it has %zu",
+                                     node->proto->n_attribute);
+    const Onnx__AttributeProto *a = node->proto->attribute[0];
+    kiln_tensor *t = NULL;
+    kiln_error tensor_err;
+    kiln_status status = KILN_OK;
+    const char *name = a->name ? a->name : "";
+    if (strcmp(name, "value") == 0 && a->t) {
+        status = onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err);
+        if (status != KILN_OK)
+            return onnx_node_unsupported(node, "%s", tensor_err.message);
+    } else if (strcmp(name, "value_float") == 0 || strcmp(name, "value_int") == 0) {
+        bool is_float = name[6] == 'f';
+        status = kiln_tensor_new(is_float ? KILN_F32 : KILN_I64, 0, NULL, &t, node->err);
+        if (status == KILN_OK && is_float)
+            *(float *)kiln_tensor_data(t) = a->f;
+        else if (status == KILN_OK)
+            *(int64_t *)kiln_tensor_data(t) = a->i;
+    } else if (strcmp(name, "value_floats") == 0 || strcmp(name, "value_ints") == 0) {
+        bool is_float = name[6] == 'f';
+        int64_t n = (int64_t)(is_float ? a->n_floats : a->n_ints);
+        status = kiln_tensor_new(is_float ? KILN_F32 : KILN_I64, 1, &n, &t, node->err);
+        if (status == KILN_OK && n && is_float)
+            memcpy(kiln_tensor_data(t), a->floats, (size_t)n * sizeof(float));
+        else if (status == KILN_OK && n)
+            memcpy(kiln_tensor_data(t), a->ints, (size_t)n * sizeof(int64_t));
+    } else
+        return onnx_node_unsupported(node, "Constant attribute '%s' is not supported (strings and sparse tensors)",
+                                     name);
+    if (status != KILN_OK)
+        return status;
+    return onnx_node_set_constant_output(node, 0, t);
+}
+
+/* Shape: folded to a constant when every size is known, else shape_of (and a slice for start/end). */
+kiln_status onnx_map_shape(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status != KILN_OK)
+        return status;
+    int64_t start = onnx_node_int(node, "start", 0), end = onnx_node_int(node, "end", rank);
+    start = start < 0 ? start + rank : start;
+    end = end < 0 ? end + rank : end;
+    start = start < 0 ? 0 : start > rank ? rank : start;
+    end = end < 0 ? 0 : end > rank ? rank : end;
+    int64_t count = end > start ? end - start : 0;
+    bool all_known = true;
+    for (int64_t a = start; a < end; a++)
+        all_known = all_known && sizes[a] >= 0;
+    if (all_known) {
+        kiln_tensor *t;
+        status = kiln_tensor_new(KILN_I64, 1, &count, &t, node->err);
+        if (status != KILN_OK)
+            return status;
+        for (int64_t a = 0; a < count; a++)
+            ((int64_t *)kiln_tensor_data(t))[a] = sizes[start + a];
+        return onnx_node_set_constant_output(node, 0, t);
+    }
+    kiln_value shape;
+    status = onnx_node_emit(node, kiln_op, 1, &x, 0, NULL, &shape);
+    if (status == KILN_OK && (start != 0 || end != rank)) {
+        onnx_attrs list = {0};
+        int64_t zero = 0;
+        onnx_attrs_ints(&list, "starts", &start, 1);
+        onnx_attrs_ints(&list, "ends", &end, 1);
+        onnx_attrs_ints(&list, "axes", &zero, 1);
+        status = onnx_node_emit(node, "slice", 1, &shape, list.count, list.items, &shape);
+    }
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 0, shape);
+    return status;
+}
+
+/* ONNX ops whose shape-like operand (input 1, or an attribute before `input_from`) is a kiln INTS attribute. */
+static kiln_status onnx_map_shape_operand(onnx_node *node, const char *kiln_op, const char *onnx_attribute,
+                                     const char *kiln_attribute, int64_t input_from, bool required)
+{
+    kiln_value x;
+    int64_t values[16];
+    uint32_t count = 0;
+    bool present = false;
+    onnx_attrs list = {0};
+    static const char *const skip[] = {"axes", "shape", "allowzero", NULL};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_map_ints_operand(node, onnx_attribute, input_from, 1, values, 16, &count, &present);
+    if (status == KILN_OK && required && !present)
+        status = onnx_node_unsupported(node, "the %s operand is missing", onnx_attribute);
+    if (status == KILN_OK && present && !onnx_attrs_ints(&list, kiln_attribute, values, count))
+        status = onnx_node_unsupported(node, "too many %s", onnx_attribute);
+    if (status == KILN_OK)
+        status = onnx_attrs_copy(node, &list, skip);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+/*
+ * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
+ * absent) over the shape operand. A constant shape is kiln's
+ * constant_of_shape. A symbolic one takes its sizes from a translated
+ * value that has exactly those sizes (ConstantOfShape(Shape(x)) has x's):
+ * where(true of that shape, value, value), true being cast(v, bool) or its
+ * negation, so no element of v (NaN included) can change the result.
+ */
+kiln_status onnx_map_constant_of_shape(onnx_node *node, const char *kiln_op)
+{
+    double value = 0;
+    kiln_dtype dtype = KILN_F32;
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, "value");
+    if (a) {
+        kiln_tensor *t = NULL;
+        kiln_error tensor_err;
+        if (!a->t)
+            return onnx_node_unsupported(node, "attribute 'value' is not a tensor");
+        if (onnx_tensor_to_kiln(a->t, NULL, NULL, &t, &tensor_err) != KILN_OK)
+            return onnx_node_unsupported(node, "attribute 'value': %s", tensor_err.message);
+        dtype = kiln_tensor_dtype(t);
+        kiln_status status = onnx_map_tensor_scalar(node, t, "attribute 'value'", &value);
+        kiln_tensor_free(t);
+        if (status != KILN_OK)
+            return status;
+    }
+    onnx_attrs list = {0};
+    if (!onnx_node_is_symbolic(node, 0)) {
+        int64_t shape[KILN_MAX_RANK];
+        uint32_t count;
+        kiln_status status = onnx_node_constant_ints(node, 0, shape, KILN_MAX_RANK, &count);
+        if (status != KILN_OK)
+            return status;
+        const char *name = kiln_dtype_name(dtype);
+        onnx_attrs_ints(&list, "shape", shape, count);
+        onnx_attrs_float(&list, "value", value);
+        onnx_attrs_string(&list, "dtype", name, strlen(name));
+        return onnx_map_emit_output(node, kiln_op, 0, NULL, &list);
+    }
+    const char *target[KILN_MAX_RANK];
+    uint32_t count;
+    kiln_value like, truth, falsity, filler, pair[2];
+    kiln_status status = onnx_node_symbolic_sizes(node, 0, target, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    if (!onnx_node_find_shape(node, target, count, &like)) {
+        char text[512] = "";
+        for (uint32_t i = 0; i < count; i++) {
+            size_t used = strlen(text);
+            snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", target[i]);
+        }
+        return onnx_node_unsupported(node, "the symbolic shape [%s] is the shape of no value translated so far: "
+                                           "kiln's constant_of_shape takes constant sizes",
+                                     text);
+    }
+    status = onnx_map_cast_to(node, &like, KILN_BOOL);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "not", 1, &like, 0, NULL, &falsity);
+    pair[0] = like;
+    pair[1] = falsity;
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
+    if (status == KILN_OK)
+        status = onnx_node_scalar(node, dtype, value, &filler);
+    kiln_value triple[3] = {truth, filler, filler};
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "where", 3, triple, NULL);
+    return status;
+}
+
+kiln_status onnx_map_reshape(onnx_node *node, const char *kiln_op)
+{
+    if (onnx_node_is_symbolic(node, 1))
+        return onnx_map_symbolic_reshape(node, kiln_op);
+    if (onnx_node_int(node, "allowzero", 0) != 0) {
+        int64_t values[16];
+        uint32_t count;
+        kiln_status status = onnx_node_constant_ints(node, 1, values, 16, &count);
+        if (status != KILN_OK)
+            return status;
+        for (uint32_t i = 0; i < count; i++)
+            if (values[i] == 0)
+                return onnx_node_unsupported(node, "allowzero = 1 with a 0 in the shape (an empty axis) is not supported");
+    }
+    return onnx_map_shape_operand(node, kiln_op, "shape", "shape", 5, true);
+}
+
+kiln_status onnx_map_expand(onnx_node *node, const char *kiln_op)
+{
+    if (onnx_node_is_symbolic(node, 1))
+        return onnx_map_symbolic_expand(node, kiln_op);
+    return onnx_map_shape_operand(node, kiln_op, "shape", "shape", 8, true);
+}
+
+kiln_status onnx_map_tile(onnx_node *node, const char *kiln_op)
+{
+    return onnx_map_shape_operand(node, kiln_op, "repeats", "repeats", 6, true);
+}
+
+kiln_status onnx_map_unsqueeze(onnx_node *node, const char *kiln_op)
+{
+    return onnx_map_shape_operand(node, kiln_op, "axes", "axes", 13, true);
+}
+
+kiln_status onnx_map_squeeze(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    int64_t axes[KILN_MAX_RANK];
+    uint32_t count = 0;
+    bool present = false;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_map_ints_operand(node, "axes", 13, 1, axes, KILN_MAX_RANK, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    if (!present) {
+        /* Every axis of size 1: only known when the sizes are constants. */
+        kiln_dtype dtype;
+        uint32_t rank;
+        int64_t sizes[KILN_MAX_RANK];
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+        if (status != KILN_OK)
+            return status;
+        for (uint32_t a = 0; a < rank; a++) {
+            if (sizes[a] < 0)
+                return onnx_node_unsupported(node, "squeeze without axes of a symbolic axis %u", a);
+            if (sizes[a] == 1)
+                axes[count++] = a;
+        }
+    }
+    onnx_attrs list = {0};
+    onnx_attrs_ints(&list, "axes", axes, count);
+    return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+}
+
+kiln_status onnx_map_slice(onnx_node *node, const char *kiln_op)
+{
+    static const char *const names[] = {"starts", "ends", "axes", "steps"};
+    if (node->opset >= 10 && (onnx_node_is_symbolic(node, 1) || onnx_node_is_symbolic(node, 2)))
+        return onnx_map_symbolic_slice(node, kiln_op);
+    kiln_value x;
+    onnx_attrs list = {0};
+    kiln_status status = onnx_node_input(node, 0, &x);
+    for (uint32_t k = 0; status == KILN_OK && k < 4; k++) {
+        int64_t values[KILN_MAX_RANK];
+        uint32_t count = 0;
+        bool present = false;
+        status = onnx_map_ints_operand(node, names[k], 10, k + 1, values, KILN_MAX_RANK, &count, &present);
+        if (status == KILN_OK && present)
+            onnx_attrs_ints(&list, names[k], values, count);
+    }
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    int64_t pads[2 * KILN_MAX_RANK];
+    uint32_t count = 0;
+    bool present = false;
+    onnx_attrs list = {0};
+    char mode_text[32];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_map_ints_operand(node, "pads", 11, 1, pads, 2 * KILN_MAX_RANK, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    if (!present)
+        return onnx_node_unsupported(node, "the pads operand is missing");
+    onnx_attrs_ints(&list, "pads", pads, count);
+    const char *mode = onnx_node_string(node, "mode", "constant", mode_text, sizeof mode_text);
+    onnx_attrs_string(&list, "mode", mode, strlen(mode));
+    double value = node->opset < 11 ? onnx_node_float(node, "value", 0.0) : 0.0;
+    if (node->opset >= 11 && onnx_node_has_input(node, 2))
+        status = onnx_map_constant_scalar(node, 2, &value);
+    if (status == KILN_OK && onnx_node_has_input(node, 3))
+        status = onnx_node_unsupported(node, "the axes operand is not supported");
+    onnx_attrs_float(&list, "value", value);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+    return status;
+}
+
+/* Split into slices along `axis`: sizes from input 1 (opset 13+), the `split` attribute, or equal parts. */
+kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
+{
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK], split[64];
+    uint32_t count = 0, outputs = (uint32_t)node->proto->n_output;
+    bool present = false;
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status == KILN_OK)
+        status = onnx_map_ints_operand(node, "split", 13, 1, split, 64, &count, &present);
+    if (status != KILN_OK)
+        return status;
+    int64_t axis = onnx_node_int(node, "axis", 0);
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
+    if (outputs == 0 || outputs > 64)
+        return onnx_node_unsupported(node, "%u outputs", outputs);
+    if (!present) {
+        if (sizes[a] < 0)
+            return onnx_node_unsupported(node, "equal split of the symbolic axis %lld", (long long)a);
+        if (sizes[a] % outputs != 0)
+            return onnx_node_unsupported(node, "axis %lld of size %lld does not split into %u equal parts",
+                                         (long long)a, (long long)sizes[a], outputs);
+        for (uint32_t o = 0; o < outputs; o++)
+            split[o] = sizes[a] / outputs;
+        count = outputs;
+    }
+    if (count != outputs)
+        return onnx_node_unsupported(node, "split has %u sizes for %u outputs", count, outputs);
+    int64_t start = 0;
+    for (uint32_t o = 0; o < outputs; o++) {
+        int64_t end = start + split[o];
+        onnx_attrs list = {0};
+        onnx_attrs_ints(&list, "starts", &start, 1);
+        onnx_attrs_ints(&list, "ends", &end, 1);
+        onnx_attrs_ints(&list, "axes", &a, 1);
+        kiln_value part;
+        status = onnx_node_emit(node, kiln_op, 1, &x, list.count, list.items, &part);
+        if (status == KILN_OK && node->proto->output[o][0])
+            status = onnx_node_set_output(node, o, part);
+        if (status != KILN_OK)
+            return status;
+        start = end;
+    }
+    return KILN_OK;
+}
