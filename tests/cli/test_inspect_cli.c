@@ -316,7 +316,7 @@ static void build_rich(const char *path)
     kiln_error *err = &build_err;
     kiln_value x, c, w, bias, steps, prod, y, z;
     B(kiln_builder_new("rich", &b, err));
-    B(kiln_builder_set_metadata(b, "producer", "tests/test_inspect_cli.c", err));
+    B(kiln_builder_set_metadata(b, "producer", "tests/cli/test_inspect_cli.c", err));
     B(kiln_builder_set_metadata(b, "description", "every optional field", err));
     B(kiln_builder_add_dim(b, "batch", 2, 8, err));
     B(kiln_builder_set_dim_multiple_of(b, "batch", 2, err));
@@ -420,7 +420,7 @@ static void build_variant(const variant *given, const char *path)
     kiln_builder *b;
     kiln_value x, t, u, w, one, prod, y, z;
     B(kiln_builder_new("scripted", &b, err));
-    B(kiln_builder_set_metadata(b, "producer", v.producer ? v.producer : "tests/test_inspect_cli.c", err));
+    B(kiln_builder_set_metadata(b, "producer", v.producer ? v.producer : "tests/cli/test_inspect_cli.c", err));
     B(kiln_builder_add_dim(b, v.batch, v.batch_min, v.batch_max, err));
     if (v.batch_multiple > 1)
         B(kiln_builder_set_dim_multiple_of(b, v.batch, v.batch_multiple, err));
@@ -598,7 +598,7 @@ static void inspect_json_holds_the_values(void **state)
     /* The human form shows the same facts. */
     run_in(&r, work_dir, "'%s' inspect rich.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
-    assert_contains(r.out, "rich: format 1.0, inference, producer \"tests/test_inspect_cli.c\"\n");
+    assert_contains(r.out, "rich: format 1.0, inference, producer \"tests/cli/test_inspect_cli.c\"\n");
     assert_contains(r.out, "  batch  2..8   2\n");
     assert_contains(r.out, "  two_n    2*n\n");
     assert_contains(r.out, "  x      in -10..10, finite  m/s   speed\n");
