@@ -24,6 +24,8 @@
 
 #include <kiln/kiln.h>
 
+#include "prng.h"
+
 #define MAX_DIMS 3
 #define MAX_AXES 3
 #define MAX_STEPS 5
@@ -58,15 +60,9 @@ typedef struct program_form {
     step_kind steps[MAX_STEPS];
 } program_form;
 
-static uint64_t next_random(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return *state >> 33;
-}
-
 static int64_t pick(uint64_t *rng, int64_t lo, int64_t hi)
 {
-    return lo + (int64_t)(next_random(rng) % (uint64_t)(hi - lo + 1));
+    return lo + (int64_t)(lcg_next(rng) % (uint64_t)(hi - lo + 1));
 }
 
 static axis_form random_axis(uint64_t *rng, program_form *p)

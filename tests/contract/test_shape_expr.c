@@ -10,6 +10,8 @@
 #include "shape_canon.h"
 #include "shape_parse.h"
 
+#include "prng.h"
+
 static const char *const dim_names[] = {"batch", "n", "seq"};
 #define DIM_COUNT 3
 
@@ -177,25 +179,18 @@ static void bounds_are_sound_over_the_domain(void **state)
     kiln_expr_pool_release(&pool);
 }
 
-/* A small deterministic generator, so a failure reproduces. */
-static uint64_t next_random(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return *state >> 33;
-}
-
 /* A random tree of depth <= `depth` over the DIM_COUNT dims, built without canonicalizing. */
 static uint32_t random_tree(kiln_expr_pool *pool, uint64_t *rng, int depth)
 {
     kiln_error err;
     uint32_t id;
-    uint64_t pick = next_random(rng) % (depth > 0 ? 8 : 2);
+    uint64_t pick = lcg_next(rng) % (depth > 0 ? 8 : 2);
     if (pick == 0) {
-        assert_int_equal(kiln_expr_const(pool, (int64_t)(next_random(rng) % 9) - 3, &id, &err), KILN_OK);
+        assert_int_equal(kiln_expr_const(pool, (int64_t)(lcg_next(rng) % 9) - 3, &id, &err), KILN_OK);
         return id;
     }
     if (pick == 1) {
-        assert_int_equal(kiln_expr_dim(pool, (uint32_t)(next_random(rng) % DIM_COUNT), DIM_COUNT, &id, &err), KILN_OK);
+        assert_int_equal(kiln_expr_dim(pool, (uint32_t)(lcg_next(rng) % DIM_COUNT), DIM_COUNT, &id, &err), KILN_OK);
         return id;
     }
     static const uint8_t kinds[] = {KILN_EXPR_ADD, KILN_EXPR_SUB, KILN_EXPR_MUL, KILN_EXPR_ADD,
@@ -203,7 +198,7 @@ static uint32_t random_tree(kiln_expr_pool *pool, uint64_t *rng, int depth)
     kiln_expr node = {.kind = kinds[pick - 2]};
     node.lhs = random_tree(pool, rng, depth - 1);
     if (node.kind == KILN_EXPR_FLOORDIV || node.kind == KILN_EXPR_MOD)
-        assert_int_equal(kiln_expr_const(pool, (int64_t)(next_random(rng) % 4) + 1, &node.rhs, &err), KILN_OK);
+        assert_int_equal(kiln_expr_const(pool, (int64_t)(lcg_next(rng) % 4) + 1, &node.rhs, &err), KILN_OK);
     else
         node.rhs = random_tree(pool, rng, depth - 1);
     assert_int_equal(kiln_expr_intern(pool, &node, DIM_COUNT, &id, &err), KILN_OK);
@@ -248,7 +243,7 @@ static void canonical_form_keeps_values_and_unifies_equal_expressions(void **sta
             int64_t values[DIM_COUNT];
             bool bound[DIM_COUNT] = {true, true, true};
             for (int d = 0; d < DIM_COUNT; d++)
-                values[d] = (int64_t)(next_random(&rng) % 25) - 8;
+                values[d] = (int64_t)(lcg_next(&rng) % 25) - 8;
             int64_t want, got;
             assert_int_equal(kiln_expr_eval(&pool, a, values, bound, &want, NULL), KILN_OK);
             assert_int_equal(kiln_expr_eval(&pool, ca, values, bound, &got, NULL), KILN_OK);

@@ -19,27 +19,23 @@
 
 #include "size_claim.h"
 
+#include "prng.h"
+
 #define DIM_COUNT 2
 static const char *const names[DIM_COUNT] = {"p", "q"};
-
-static uint64_t next_random(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return *state >> 33;
-}
 
 /* A random tree over p and q with small constants, + - *, and / % by 1..4. */
 static uint32_t random_tree(kiln_expr_pool *pool, uint64_t *rng, int depth)
 {
     kiln_error err;
     uint32_t id;
-    uint64_t pick = next_random(rng) % (depth > 0 ? 8 : 2);
+    uint64_t pick = lcg_next(rng) % (depth > 0 ? 8 : 2);
     if (pick == 0) {
-        assert_int_equal(kiln_expr_const(pool, (int64_t)(next_random(rng) % 7), &id, &err), KILN_OK);
+        assert_int_equal(kiln_expr_const(pool, (int64_t)(lcg_next(rng) % 7), &id, &err), KILN_OK);
         return id;
     }
     if (pick == 1) {
-        assert_int_equal(kiln_expr_dim(pool, (uint32_t)(next_random(rng) % DIM_COUNT), DIM_COUNT, &id, &err),
+        assert_int_equal(kiln_expr_dim(pool, (uint32_t)(lcg_next(rng) % DIM_COUNT), DIM_COUNT, &id, &err),
                          KILN_OK);
         return id;
     }
@@ -48,7 +44,7 @@ static uint32_t random_tree(kiln_expr_pool *pool, uint64_t *rng, int depth)
     kiln_expr node = {.kind = kinds[pick - 2]};
     node.lhs = random_tree(pool, rng, depth - 1);
     if (node.kind == KILN_EXPR_FLOORDIV || node.kind == KILN_EXPR_MOD)
-        assert_int_equal(kiln_expr_const(pool, (int64_t)(next_random(rng) % 4) + 1, &node.rhs, &err), KILN_OK);
+        assert_int_equal(kiln_expr_const(pool, (int64_t)(lcg_next(rng) % 4) + 1, &node.rhs, &err), KILN_OK);
     else
         node.rhs = random_tree(pool, rng, depth - 1);
     assert_int_equal(kiln_expr_intern(pool, &node, DIM_COUNT, &id, &err), KILN_OK);
@@ -94,11 +90,11 @@ static void proofs_and_counterexamples_are_sound(void **state)
         kiln_expr_pool pool;
         kiln_expr_pool_init(&pool);
         kiln_shape_context ctx = {&pool, dims, DIM_COUNT, "node 0 (test)", NULL, 0, NULL, 0};
-        kiln_size_claim claim = {(kiln_size_claim_kind)(next_random(&rng) % 3), random_tree(&pool, &rng, 3), 0, 0};
+        kiln_size_claim claim = {(kiln_size_claim_kind)(lcg_next(&rng) % 3), random_tree(&pool, &rng, 3), 0, 0};
         if (claim.kind == KILN_CLAIM_EQUAL)
             claim.b = random_tree(&pool, &rng, 3);
         /* Many random claims are trivially false; often compare an expression with a rewriting of it. */
-        if (claim.kind == KILN_CLAIM_EQUAL && next_random(&rng) % 2) {
+        if (claim.kind == KILN_CLAIM_EQUAL && lcg_next(&rng) % 2) {
             kiln_error err;
             kiln_expr twice = {.kind = KILN_EXPR_ADD, .lhs = claim.a, .rhs = claim.a};
             kiln_expr two = {.kind = KILN_EXPR_CONST, .constant = 2};
@@ -111,21 +107,21 @@ static void proofs_and_counterexamples_are_sound(void **state)
             claim.b = doubled_id; /* a + a == 2*a, written differently */
         }
         /* And a claim true only at a dim's first value: a == a + (d - first)*(d - first). */
-        if (claim.kind == KILN_CLAIM_EQUAL && next_random(&rng) % 3 == 0) {
+        if (claim.kind == KILN_CLAIM_EQUAL && lcg_next(&rng) % 3 == 0) {
             kiln_error err;
-            uint32_t d = (uint32_t)(next_random(&rng) % DIM_COUNT), dim_id, first_id, offset_id, square_id;
+            uint32_t d = (uint32_t)(lcg_next(&rng) % DIM_COUNT), dim_id, first_id, offset_id, square_id;
             assert_int_equal(kiln_expr_dim(&pool, d, DIM_COUNT, &dim_id, &err), KILN_OK);
             assert_int_equal(kiln_expr_const(&pool, kiln_dim_first(&dims[d]), &first_id, &err), KILN_OK);
             kiln_expr offset = {.kind = KILN_EXPR_SUB, .lhs = dim_id, .rhs = first_id};
             assert_int_equal(kiln_expr_intern(&pool, &offset, DIM_COUNT, &offset_id, &err), KILN_OK);
             kiln_expr square = {.kind = KILN_EXPR_MUL, .lhs = offset_id, .rhs = offset_id};
             assert_int_equal(kiln_expr_intern(&pool, &square, DIM_COUNT, &square_id, &err), KILN_OK);
-            uint32_t added = next_random(&rng) % 2 ? square_id : offset_id;
+            uint32_t added = lcg_next(&rng) % 2 ? square_id : offset_id;
             kiln_expr shifted = {.kind = KILN_EXPR_ADD, .lhs = claim.a, .rhs = added};
             assert_int_equal(kiln_expr_intern(&pool, &shifted, DIM_COUNT, &claim.b, &err), KILN_OK);
         }
-        claim.k = claim.kind == KILN_CLAIM_MULTIPLE_OF ? (int64_t)(next_random(&rng) % 3) + 2
-                                                        : (int64_t)(next_random(&rng) % 5);
+        claim.k = claim.kind == KILN_CLAIM_MULTIPLE_OF ? (int64_t)(lcg_next(&rng) % 3) + 2
+                                                        : (int64_t)(lcg_next(&rng) % 5);
         kiln_error err;
         kiln_status status = kiln_prove_size_claim(&ctx, &claim, "the claim", NULL, &err);
         if (status == KILN_OK) {

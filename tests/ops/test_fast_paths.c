@@ -41,22 +41,16 @@
 
 #include "onednn.h"
 
+#include "prng.h"
+
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x243F6A8885A308D3u;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
 /* A full-precision f32 in [-1, 1): products and sums really round. */
 static float random_float(void)
 {
-    return (float)((double)(next_random() >> 40) / (double)(1u << 23) - 1.0);
+    return (float)((double)(xorshift64_star_next(&rng_state) >> 40) / (double)(1u << 23) - 1.0);
 }
 
 typedef struct shape {

@@ -29,6 +29,9 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "prng.h"
+#include "tensor_fixture.h"
+
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const kiln_dtype half_dtypes[] = {KILN_F16, KILN_BF16};
@@ -90,28 +93,6 @@ static uint16_t nearest_half(kiln_dtype dtype, double value)
 }
 
 /* --------------------------------------------------------------- tensors */
-
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-static uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t = NULL;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
-}
 
 /*
  * Half patterns: mostly moderate values (-8..8 in steps of 1/64, so sums

@@ -30,6 +30,10 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 /* ------------------------------------------------------------ dtypes */
 
 static const kiln_dtype arithmetic_dtypes[] = {
@@ -96,28 +100,6 @@ static const op_case *const op_add = &binary_ops[0];
 static const op_case *const op_sub = &binary_ops[1];
 static const op_case *const op_mul = &binary_ops[2];
 static const op_case *const op_div = &binary_ops[3];
-
-/* -------------------------------------------------------------- PRNG */
-
-/* xorshift64: deterministic across platforms, so a failure reproduces. */
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-static uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
-static uint64_t prng_below(prng *rng, uint64_t bound)
-{
-    return prng_next(rng) % bound;
-}
 
 /* ------------------------------------------------- element load/store */
 
@@ -264,6 +246,12 @@ typedef struct test_shape {
     int64_t extent[KILN_MAX_RANK];
 } test_shape;
 
+/* A fresh tensor of `shape` (tensor_fixture.h). */
+static kiln_tensor *shaped_tensor(kiln_dtype dtype, const test_shape *shape)
+{
+    return new_tensor(dtype, shape->rank, shape->extent);
+}
+
 static uint64_t shape_element_count(const test_shape *shape)
 {
     uint64_t count = 1;
@@ -330,16 +318,6 @@ static void format_shape(const test_shape *shape, char *text, size_t size)
                                  (long long)shape->extent[i]);
     if (used < size)
         snprintf(text + used, size - used, ")");
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, const test_shape *shape)
-{
-    kiln_tensor *t = NULL;
-    kiln_error err = {0};
-    kiln_status status = kiln_tensor_new(dtype, shape->rank, shape->extent, &t, &err);
-    if (status != KILN_OK)
-        fail_msg("kiln_tensor_new: %s", err.message);
-    return t;
 }
 
 static test_shape make_shape(uint32_t rank, const int64_t *extents)
@@ -482,7 +460,7 @@ static void check_against_reference(const op_case *op, const kiln_tensor *a, con
     kiln_dtype dtype = a->dtype;
     test_shape shape_a = tensor_shape(a), shape_b = b ? tensor_shape(b) : shape_a, out_shape;
     assert_true(broadcast_shapes(&shape_a, &shape_b, &out_shape));
-    kiln_tensor *out = new_tensor(dtype, &out_shape);
+    kiln_tensor *out = shaped_tensor(dtype, &out_shape);
     memset(out->data, 0xA5, out->byte_size);
 
     void *saved_a = malloc(a->byte_size + 1), *saved_b = malloc((b ? b->byte_size : 0) + 1);
@@ -535,8 +513,8 @@ static void check_against_reference(const op_case *op, const kiln_tensor *a, con
 static void check_random_case(const op_case *op, kiln_dtype dtype, const test_shape *shape_a,
                               const test_shape *shape_b, prng *rng)
 {
-    kiln_tensor *a = new_tensor(dtype, shape_a);
-    kiln_tensor *b = new_tensor(dtype, shape_b);
+    kiln_tensor *a = shaped_tensor(dtype, shape_a);
+    kiln_tensor *b = shaped_tensor(dtype, shape_b);
     fill_random(a, rng, false);
     fill_random(b, rng, op->op == REF_DIV);
     check_against_reference(op, a, b);
@@ -654,7 +632,7 @@ static void test_neg_every_dtype_and_shape(void **state)
     for (size_t d = 0; d < ARITHMETIC_DTYPE_COUNT; d++) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             test_shape shape = make_shape(shapes[s].rank, shapes[s].extent);
-            kiln_tensor *a = new_tensor(arithmetic_dtypes[d], &shape);
+            kiln_tensor *a = shaped_tensor(arithmetic_dtypes[d], &shape);
             fill_random(a, &rng, false);
             check_against_reference(&neg_op, a, NULL);
             kiln_tensor_free(a);
@@ -694,7 +672,7 @@ static void test_zero_size_tensors_write_nothing(void **state)
             test_shape so;
             assert_true(broadcast_shapes(&sa, &sb, &so));
             assert_int_equal(shape_element_count(&so), 0);
-            kiln_tensor *a = new_tensor(dtype, &sa), *b = new_tensor(dtype, &sb);
+            kiln_tensor *a = shaped_tensor(dtype, &sa), *b = shaped_tensor(dtype, &sb);
             /* Non-empty operands hold nonzero values so div has no reason
              * to refuse. */
             fill_with_three(a);
@@ -739,7 +717,7 @@ static void test_float_specials_cross_table(void **state)
         kiln_dtype dtype = float_dtypes[d];
         test_shape column = make_shape(2, (const int64_t[]){FLOAT_SPECIAL_COUNT, 1});
         test_shape row = make_shape(2, (const int64_t[]){1, FLOAT_SPECIAL_COUNT});
-        kiln_tensor *a = new_tensor(dtype, &column), *b = new_tensor(dtype, &row);
+        kiln_tensor *a = shaped_tensor(dtype, &column), *b = shaped_tensor(dtype, &row);
         for (uint64_t i = 0; i < FLOAT_SPECIAL_COUNT; i++) {
             store_float(dtype, a->data, i, float_special(dtype, i));
             store_float(dtype, b->data, i, float_special(dtype, i));
@@ -756,8 +734,8 @@ static void test_float_specials_cross_table(void **state)
 static double run_scalar_float(const op_case *op, kiln_dtype dtype, double x, double y)
 {
     test_shape scalar = {.rank = 0};
-    kiln_tensor *a = new_tensor(dtype, &scalar), *b = new_tensor(dtype, &scalar);
-    kiln_tensor *out = new_tensor(dtype, &scalar);
+    kiln_tensor *a = shaped_tensor(dtype, &scalar), *b = shaped_tensor(dtype, &scalar);
+    kiln_tensor *out = shaped_tensor(dtype, &scalar);
     store_float(dtype, a->data, 0, x);
     store_float(dtype, b->data, 0, y);
     kiln_error err = {0};
@@ -865,7 +843,7 @@ static void test_integer_edges_cross_table(void **state)
         kiln_dtype dtype = integer_dtypes[d];
         test_shape column = make_shape(2, (const int64_t[]){INTEGER_EDGE_COUNT, 1});
         test_shape row = make_shape(2, (const int64_t[]){1, INTEGER_EDGE_COUNT - 1});
-        kiln_tensor *a = new_tensor(dtype, &column), *b = new_tensor(dtype, &row);
+        kiln_tensor *a = shaped_tensor(dtype, &column), *b = shaped_tensor(dtype, &row);
         for (uint64_t i = 0; i < INTEGER_EDGE_COUNT; i++)
             store_integer_bits(dtype, a->data, i, integer_edge_bits(dtype, i));
         /* Divisors: every edge except 0 (entry 0 of the edge list). */
@@ -883,8 +861,8 @@ static void test_integer_edges_cross_table(void **state)
 static uint64_t run_scalar_integer(const op_case *op, kiln_dtype dtype, uint64_t x, uint64_t y)
 {
     test_shape scalar = {.rank = 0};
-    kiln_tensor *a = new_tensor(dtype, &scalar), *b = new_tensor(dtype, &scalar);
-    kiln_tensor *out = new_tensor(dtype, &scalar);
+    kiln_tensor *a = shaped_tensor(dtype, &scalar), *b = shaped_tensor(dtype, &scalar);
+    kiln_tensor *out = shaped_tensor(dtype, &scalar);
     store_integer_bits(dtype, a->data, 0, x);
     store_integer_bits(dtype, b->data, 0, y);
     kiln_error err = {0};
@@ -1003,7 +981,7 @@ static void test_integer_division_by_zero_is_refused(void **state)
         const test_shape *divisor_shapes[] = {&matrix, &row, &scalar};
         for (size_t s = 0; s < 3; s++) {
             const test_shape *divisor_shape = divisor_shapes[s];
-            kiln_tensor *a = new_tensor(dtype, &matrix), *b = new_tensor(dtype, divisor_shape);
+            kiln_tensor *a = shaped_tensor(dtype, &matrix), *b = shaped_tensor(dtype, divisor_shape);
             fill_random(a, &rng, false);
             fill_random(b, &rng, true);
             /* The zero sits last so a check that stopped early would miss it. */
@@ -1012,7 +990,7 @@ static void test_integer_division_by_zero_is_refused(void **state)
             store_integer_bits(dtype, a->data, 0, integer_edge_bits(dtype, 7));
             if (b->element_count > 1)
                 store_integer_bits(dtype, b->data, 0, UINT64_MAX);
-            kiln_tensor *out = new_tensor(dtype, &matrix);
+            kiln_tensor *out = shaped_tensor(dtype, &matrix);
             kiln_error err = {0};
             kiln_status status =
                 kiln_kernel_div((const kiln_tensor *const[]){a, b}, 2, out, &err);
@@ -1040,7 +1018,7 @@ static void test_integer_division_by_zero_on_empty_output(void **state)
         kiln_dtype dtype = integer_dtypes[d];
         test_shape empty = make_shape(2, (const int64_t[]){0, 3});
         test_shape scalar = {.rank = 0};
-        kiln_tensor *a = new_tensor(dtype, &empty), *b = new_tensor(dtype, &scalar);
+        kiln_tensor *a = shaped_tensor(dtype, &empty), *b = shaped_tensor(dtype, &scalar);
         unsigned char canary[16];
         memset(canary, 0xA5, sizeof canary);
         kiln_tensor out;
@@ -1063,8 +1041,8 @@ static void test_kernels_refuse_non_arithmetic_dtypes(void **state)
     const kiln_dtype refused[] = {KILN_BOOL, KILN_F16, KILN_BF16};
     test_shape vector = make_shape(1, (const int64_t[]){4});
     for (size_t d = 0; d < 3; d++) {
-        kiln_tensor *a = new_tensor(refused[d], &vector), *b = new_tensor(refused[d], &vector);
-        kiln_tensor *out = new_tensor(refused[d], &vector);
+        kiln_tensor *a = shaped_tensor(refused[d], &vector), *b = shaped_tensor(refused[d], &vector);
+        kiln_tensor *out = shaped_tensor(refused[d], &vector);
         for (size_t o = 0; o <= BINARY_OP_COUNT; o++) {
             const op_case *op = o < BINARY_OP_COUNT ? &binary_ops[o] : &neg_op;
             kiln_error err = {0};
@@ -1485,9 +1463,19 @@ static void test_unary_rule_copies_type_and_refuses_non_arithmetic(void **state)
     kiln_expr_pool_release(&f.pool);
 }
 
+/* The family is exactly these ops, each served by the registry. */
+static void family_ops_are_registered(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"add", "sub", "mul", "div", "neg"};
+    assert_family_registered(&kiln_ops_elementwise, names, 5);
+    assert_int_equal(kiln_ops_elementwise.count, 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(test_same_shape_every_op_and_dtype),
         cmocka_unit_test(test_broadcast_patterns_every_op_and_dtype),
         cmocka_unit_test(test_random_broadcast_shapes),

@@ -28,39 +28,23 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_det.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_det.ops[i].name), &kiln_ops_det.ops[i]);
-    assert_non_null(kiln_op_find_version("det", 1));
+    assert_family_registered(&kiln_ops_det, (const char *const[]){"det"}, 1);
     assert_null(kiln_op_find_version("det", 2));
 }
 
 static uint64_t rng_state = 0xA0761D6478BD642Fu;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
 /* Uniform in [-1, 1), a multiple of 2^-20 (exact in f32 and f64). */
 static double random_real(void)
 {
-    return (double)(int64_t)(next_random() >> 43) / 1048576.0 - 1.0;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
+    return (double)(int64_t)(xorshift64_star_next(&rng_state) >> 43) / 1048576.0 - 1.0;
 }
 
 static long double element_real(const kiln_tensor *t, uint64_t i)
@@ -139,10 +123,11 @@ static void matches_leibniz(void **state)
     for (size_t d = 0; d < 2; d++)
         for (int n = 0; n <= 6; n++) {
             const int64_t shape[] = {2, 3, n, n};
-            kiln_tensor *x = new_tensor(dtypes[d], 4, shape), *y = new_tensor(dtypes[d], 2, shape);
+            kiln_tensor *x = new_poisoned_tensor(dtypes[d], 4, shape), *y = new_poisoned_tensor(dtypes[d], 2, shape);
             for (uint64_t i = 0; i < x->element_count; i++) {
                 /* Some matrices of small integers (exactly singular ones among them), some reals. */
-                double v = (i / (uint64_t)(n * n + 1)) % 2 ? (double)(int)(next_random() % 5) - 2 : random_real();
+                double v = (i / (uint64_t)(n * n + 1)) % 2 ? (double)(int)(xorshift64_star_next(&rng_state) % 5) - 2
+                                                           : random_real();
                 set_real(x, i, v);
             }
             kiln_error err;
@@ -207,7 +192,7 @@ static void known_determinants(void **state)
             }
         for (size_t d = 0; d < 2; d++) {
             kiln_dtype dtype = d ? KILN_F64 : KILN_F32;
-            kiln_tensor *x = new_tensor(dtype, 2, (int64_t[]){n, n}), *y = new_tensor(dtype, 0, NULL);
+            kiln_tensor *x = new_poisoned_tensor(dtype, 2, (int64_t[]){n, n}), *y = new_poisoned_tensor(dtype, 0, NULL);
             for (int i = 0; i < n * n; i++)
                 set_real(x, (uint64_t)i, a[i]);
             kiln_error err;
@@ -231,7 +216,8 @@ static void special_values(void **state)
 {
     (void)state;
     kiln_error err;
-    kiln_tensor *x = new_tensor(KILN_F64, 3, (int64_t[]){6, 3, 3}), *y = new_tensor(KILN_F64, 1, (int64_t[]){6});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F64, 3, (int64_t[]){6, 3, 3});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F64, 1, (int64_t[]){6});
     static const double matrices[6][9] = {
         {1, 0, 0, 0, 1, 0, 0, 0, 1},         /* identity: 1 */
         {0, 1, 0, 1, 0, 0, 0, 0, 1},         /* one swap: -1 */
@@ -252,8 +238,8 @@ static void special_values(void **state)
     kiln_tensor_free(x);
     kiln_tensor_free(y);
     /* 2^600 * 2^600 overflows double but not long double; the rounding at the end gives inf. */
-    x = new_tensor(KILN_F64, 2, (int64_t[]){2, 2});
-    y = new_tensor(KILN_F64, 0, NULL);
+    x = new_poisoned_tensor(KILN_F64, 2, (int64_t[]){2, 2});
+    y = new_poisoned_tensor(KILN_F64, 0, NULL);
     memcpy(x->data, (double[]){0x1p600, 0, 0, 0x1p600}, 4 * sizeof(double));
     assert_int_equal(run_det(x, y, &err), KILN_OK);
     assert_true(isinf(((double *)y->data)[0]));
@@ -264,8 +250,8 @@ static void special_values(void **state)
     kiln_tensor_free(x);
     kiln_tensor_free(y);
     /* 0 x 0 matrices: 1; an empty batch: nothing. */
-    x = new_tensor(KILN_F32, 3, (int64_t[]){2, 0, 0});
-    y = new_tensor(KILN_F32, 1, (int64_t[]){2});
+    x = new_poisoned_tensor(KILN_F32, 3, (int64_t[]){2, 0, 0});
+    y = new_poisoned_tensor(KILN_F32, 1, (int64_t[]){2});
     assert_int_equal(run_det(x, y, &err), KILN_OK);
     assert_true(((float *)y->data)[0] == 1 && ((float *)y->data)[1] == 1);
     kiln_tensor_free(x);
@@ -277,8 +263,8 @@ static void half_through_f32(void **state)
 {
     (void)state;
     const int64_t shape[] = {4, 3, 3};
-    kiln_tensor *x16 = new_tensor(KILN_BF16, 3, shape), *x32 = new_tensor(KILN_F32, 3, shape);
-    kiln_tensor *y16 = new_tensor(KILN_BF16, 1, shape), *y32 = new_tensor(KILN_F32, 1, shape);
+    kiln_tensor *x16 = new_poisoned_tensor(KILN_BF16, 3, shape), *x32 = new_poisoned_tensor(KILN_F32, 3, shape);
+    kiln_tensor *y16 = new_poisoned_tensor(KILN_BF16, 1, shape), *y32 = new_poisoned_tensor(KILN_F32, 1, shape);
     for (uint64_t i = 0; i < x16->element_count; i++) {
         ((uint16_t *)x16->data)[i] = kiln_f32_to_bf16((float)random_real() * 3);
         ((float *)x32->data)[i] = kiln_bf16_to_f32(((uint16_t *)x16->data)[i]);
@@ -332,7 +318,7 @@ static void end_to_end_symbolic(void **state)
     static const int64_t sizes[] = {3, 6, 0, 2, 6, 1};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         int64_t n = sizes[s];
-        kiln_tensor *x = new_tensor(KILN_F64, 3, (int64_t[]){2, n, n});
+        kiln_tensor *x = new_poisoned_tensor(KILN_F64, 3, (int64_t[]){2, n, n});
         for (uint64_t i = 0; i < x->element_count; i++)
             set_real(x, i, random_real());
         assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);

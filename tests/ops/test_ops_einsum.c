@@ -25,46 +25,29 @@
 
 #include "attribute.h"
 #include "op_registry.h"
-#include "op_test_support.h"
 #include "tensor.h"
+
+#include "op_test_support.h"
+#include "prng.h"
+#include "tensor_fixture.h"
 
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_einsum.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_einsum.ops[i].name), &kiln_ops_einsum.ops[i]);
-    assert_non_null(kiln_op_find_version("einsum", 1));
+    assert_family_registered(&kiln_ops_einsum, (const char *const[]){"einsum"}, 1);
 }
 
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x853C49E6748FEA9Bu;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
-
 /* Random values: reals in [-1, 1), integers in -50..49. */
 static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = new_poisoned_tensor(dtype, rank, shape);
     for (uint64_t i = 0; i < t->element_count; i++) {
-        double r = (double)(next_random() >> 11) / 4503599627370496.0 * 2.0 - 1.0;
-        int64_t n = (int64_t)(next_random() % 100) - 50;
+        double r = (double)(xorshift64_star_next(&rng_state) >> 11) / 4503599627370496.0 * 2.0 - 1.0;
+        int64_t n = (int64_t)(xorshift64_star_next(&rng_state) % 100) - 50;
         switch (dtype) {
         case KILN_F32: ((float *)t->data)[i] = (float)r; break;
         case KILN_F64: ((double *)t->data)[i] = r; break;
@@ -142,7 +125,7 @@ static void assert_matches(const char *equation, const kiln_tensor *out, expecte
 static void check(const char *equation, uint32_t count, const kiln_tensor *const *inputs, uint32_t out_rank,
                   const int64_t *out_shape, expected *e)
 {
-    kiln_tensor *out = new_tensor(inputs[0]->dtype, out_rank, out_shape);
+    kiln_tensor *out = new_poisoned_tensor(inputs[0]->dtype, out_rank, out_shape);
     kiln_error err;
     kiln_status status = run_einsum(equation, count, inputs, out, &err);
     if (status != KILN_OK)
@@ -361,21 +344,21 @@ static void numerics(void **state)
 {
     (void)state;
     kiln_error err;
-    kiln_tensor *a = new_tensor(KILN_I32, 1, (int64_t[]){2});
+    kiln_tensor *a = new_poisoned_tensor(KILN_I32, 1, (int64_t[]){2});
     ((int32_t *)a->data)[0] = INT32_MAX;
     ((int32_t *)a->data)[1] = 2;
-    kiln_tensor *out = new_tensor(KILN_I32, 0, NULL);
+    kiln_tensor *out = new_poisoned_tensor(KILN_I32, 0, NULL);
     assert_int_equal(run_einsum("i,i->", 2, (const kiln_tensor *[]){a, a}, out, &err), KILN_OK);
     uint32_t wrapped = (uint32_t)INT32_MAX * (uint32_t)INT32_MAX + 4u;
     assert_int_equal(*(int32_t *)out->data, (int32_t)wrapped);
     kiln_tensor_free(out);
     kiln_tensor_free(a);
 
-    kiln_tensor *f = new_tensor(KILN_F64, 1, (int64_t[]){3});
+    kiln_tensor *f = new_poisoned_tensor(KILN_F64, 1, (int64_t[]){3});
     ((double *)f->data)[0] = 1.0;
     ((double *)f->data)[1] = INFINITY;
     ((double *)f->data)[2] = 2.0;
-    out = new_tensor(KILN_F64, 0, NULL);
+    out = new_poisoned_tensor(KILN_F64, 0, NULL);
     assert_int_equal(run_einsum("i->", 1, (const kiln_tensor *[]){f}, out, &err), KILN_OK);
     assert_true(isinf(*(double *)out->data));
     ((double *)f->data)[2] = NAN;
@@ -385,9 +368,9 @@ static void numerics(void **state)
     kiln_tensor_free(f);
 
     /* A summed label of size 0: every output element is an empty sum, 0. */
-    kiln_tensor *x = new_tensor(KILN_F32, 2, (int64_t[]){3, 0});
-    kiln_tensor *y = new_tensor(KILN_F32, 2, (int64_t[]){0, 2});
-    out = new_tensor(KILN_F32, 2, (int64_t[]){3, 2});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){3, 0});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){0, 2});
+    out = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){3, 2});
     assert_int_equal(run_einsum("ij,jk->ik", 2, (const kiln_tensor *[]){x, y}, out, &err), KILN_OK);
     for (int i = 0; i < 6; i++)
         assert_true(((float *)out->data)[i] == 0.0f);

@@ -21,41 +21,20 @@
 
 #include "attribute.h"
 #include "op_registry.h"
-#include "op_test_support.h"
 #include "tensor.h"
+
+#include "kernel_call.h"
+#include "op_test_support.h"
+#include "tensor_fixture.h"
 
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_generate.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_generate.ops[i].name), &kiln_ops_generate.ops[i]);
     static const char *const names[] = {"eye_like", "constant_of_shape", "range"};
-    for (size_t i = 0; i < 3; i++)
-        assert_non_null(kiln_op_find_version(names[i], 1));
+    assert_family_registered(&kiln_ops_generate, names, 3);
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
-
-static kiln_status run_op(const char *name, uint32_t input_count, const kiln_tensor *const *inputs,
-                          kiln_tensor *output, uint32_t attribute_count, const kiln_node_attribute *attributes,
-                          kiln_error *err)
-{
-    const kiln_op_def *op = kiln_op_find(name);
-    assert_non_null(op);
-    memset(output->data, 0x7F, output->byte_size); /* poison: a skipped element is caught */
-    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count, NULL};
-    return op->run(&call, err);
-}
 
 /* Element i as long double, whatever the dtype. */
 static long double value_at(const kiln_tensor *t, uint64_t i)
@@ -101,12 +80,12 @@ static void eye_like_matches_reference(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t d = 0; d < sizeof out_dtypes / sizeof out_dtypes[0]; d++)
             for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
-                kiln_tensor *x = new_tensor(KILN_F32, 2, shapes[s]);
-                kiln_tensor *y = new_tensor(out_dtypes[d], 2, shapes[s]);
+                kiln_tensor *x = new_poisoned_tensor(KILN_F32, 2, shapes[s]);
+                kiln_tensor *y = new_poisoned_tensor(out_dtypes[d], 2, shapes[s]);
                 kiln_node_attribute attrs[] = {string_attr("dtype", kiln_dtype_name(out_dtypes[d])),
                                                int_attr("k", ks[k])};
                 kiln_error err;
-                assert_int_equal(run_op("eye_like", 1, (const kiln_tensor *[]){x}, y, 2, attrs, &err), KILN_OK);
+                assert_int_equal(call_kernel("eye_like", 1, (const kiln_tensor *[]){x}, y, 2, attrs, &err), KILN_OK);
                 for (int64_t i = 0; i < shapes[s][0]; i++)
                     for (int64_t j = 0; j < shapes[s][1]; j++) {
                         /* j - i == k, compared without overflow: */
@@ -119,10 +98,10 @@ static void eye_like_matches_reference(void **state)
                 kiln_tensor_free(y);
             }
     /* Without 'dtype', the input's dtype. */
-    kiln_tensor *x = new_tensor(KILN_I32, 2, (int64_t[]){2, 2});
-    kiln_tensor *y = new_tensor(KILN_I32, 2, (int64_t[]){2, 2});
+    kiln_tensor *x = new_poisoned_tensor(KILN_I32, 2, (int64_t[]){2, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_I32, 2, (int64_t[]){2, 2});
     kiln_error err;
-    assert_int_equal(run_op("eye_like", 1, (const kiln_tensor *[]){x}, y, 0, NULL, &err), KILN_OK);
+    assert_int_equal(call_kernel("eye_like", 1, (const kiln_tensor *[]){x}, y, 0, NULL, &err), KILN_OK);
     static const int32_t identity[] = {1, 0, 0, 1};
     assert_memory_equal(y->data, identity, sizeof identity);
     kiln_tensor_free(x);
@@ -148,7 +127,7 @@ static void constant_of_shape_fills(void **state)
         kiln_dtype dtype = KILN_F32;
         if (cases[c].dtype)
             assert_int_equal(kiln_dtype_from_name(cases[c].dtype, &dtype), KILN_OK);
-        kiln_tensor *y = new_tensor(dtype, 2, shape);
+        kiln_tensor *y = new_poisoned_tensor(dtype, 2, shape);
         kiln_node_attribute attrs[3];
         uint32_t n = 0;
         if (cases[c].dtype)
@@ -158,7 +137,7 @@ static void constant_of_shape_fills(void **state)
         if (cases[c].has_value)
             attrs[n++] = float_attr("value", cases[c].value);
         kiln_error err;
-        assert_int_equal(run_op("constant_of_shape", 0, NULL, y, n, attrs, &err), KILN_OK);
+        assert_int_equal(call_kernel("constant_of_shape", 0, NULL, y, n, attrs, &err), KILN_OK);
         for (uint64_t e = 0; e < 6; e++) {
             long double got = value_at(y, e), want = cases[c].value;
             if (isnan(want))
@@ -169,21 +148,21 @@ static void constant_of_shape_fills(void **state)
         kiln_tensor_free(y);
     }
     /* A scalar, and an empty tensor. */
-    kiln_tensor *scalar = new_tensor(KILN_I32, 0, NULL);
+    kiln_tensor *scalar = new_poisoned_tensor(KILN_I32, 0, NULL);
     kiln_node_attribute attrs[] = {string_attr("dtype", "i32"),
                                    {.name = "shape", .type = KILN_ATTRIBUTE_INTS, .count = 0},
                                    float_attr("value", 7)};
     int64_t none = 0;
     attrs[1].ints = &none;
     kiln_error err;
-    assert_int_equal(run_op("constant_of_shape", 0, NULL, scalar, 3, attrs, &err), KILN_OK);
+    assert_int_equal(call_kernel("constant_of_shape", 0, NULL, scalar, 3, attrs, &err), KILN_OK);
     assert_int_equal(*(int32_t *)scalar->data, 7);
     kiln_tensor_free(scalar);
     int64_t empty_shape[] = {0, 3};
-    kiln_tensor *empty = new_tensor(KILN_I32, 2, empty_shape);
+    kiln_tensor *empty = new_poisoned_tensor(KILN_I32, 2, empty_shape);
     attrs[1].ints = empty_shape;
     attrs[1].count = 2;
-    assert_int_equal(run_op("constant_of_shape", 0, NULL, empty, 3, attrs, &err), KILN_OK);
+    assert_int_equal(call_kernel("constant_of_shape", 0, NULL, empty, 3, attrs, &err), KILN_OK);
     kiln_tensor_free(empty);
 }
 
@@ -216,11 +195,11 @@ static void range_matches_reference(void **state)
         assert_true(n < 64);
         kiln_dtype dtype;
         assert_int_equal(kiln_dtype_from_name(cases[c].dtype, &dtype), KILN_OK);
-        kiln_tensor *y = new_tensor(dtype, 1, (int64_t[]){n});
+        kiln_tensor *y = new_poisoned_tensor(dtype, 1, (int64_t[]){n});
         kiln_node_attribute attrs[] = {float_attr("delta", cases[c].delta), string_attr("dtype", cases[c].dtype),
                                        float_attr("limit", cases[c].limit), float_attr("start", cases[c].start)};
         kiln_error err;
-        kiln_status status = run_op("range", 0, NULL, y, 4, attrs, &err);
+        kiln_status status = call_kernel("range", 0, NULL, y, 4, attrs, &err);
         if (status != KILN_OK)
             fail_msg("range case %zu: %s", c, err.message);
         for (int64_t i = 0; i < n; i++) {
@@ -278,7 +257,7 @@ static void end_to_end(void **state)
     kiln_program_output_shape_text(program, 0, text, sizeof text);
     assert_string_equal(text, "[n, 3]");
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
-    kiln_tensor *in = new_tensor(KILN_F32, 2, (int64_t[]){4, 3});
+    kiln_tensor *in = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){4, 3});
     assert_int_equal(kiln_session_set_input(session, "x", in, &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_OK);
     const float *y = kiln_tensor_const_data(kiln_session_output(session, 0));

@@ -30,12 +30,14 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_grid_sample.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_grid_sample.ops[i].name), &kiln_ops_grid_sample.ops[i]);
-    assert_non_null(kiln_op_find_version("grid_sample", 1));
+    assert_family_registered(&kiln_ops_grid_sample, (const char *const[]){"grid_sample"}, 1);
     assert_null(kiln_op_find_version("grid_sample", 2));
 }
 
@@ -43,28 +45,10 @@ static void family_ops_are_registered(void **state)
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
 /* Uniform in [-1, 1), a multiple of 2^-20 (exact in f32 and f64). */
 static double random_real(void)
 {
-    return (double)(int64_t)(next_random() >> 43) / 1048576.0 - 1.0;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
+    return (double)(int64_t)(xorshift64_star_next(&rng_state) >> 43) / 1048576.0 - 1.0;
 }
 
 static void set_real(kiln_tensor *t, uint64_t i, double v)
@@ -230,7 +214,7 @@ static long double reference_sample(const image *im, long double gx, long double
 static double random_grid_value(void)
 {
     static const double specials[] = {-1.0, 1.0, 0.0, -1.5, 1.25, 3.75, -4.5, 0.5};
-    uint64_t pick = next_random() % 16;
+    uint64_t pick = xorshift64_star_next(&rng_state) % 16;
     if (pick < 8)
         return specials[pick];
     if (pick < 12)
@@ -242,8 +226,8 @@ static void check_case(kiln_dtype dtype, const int64_t *x_shape, int64_t out_h, 
 {
     int64_t grid_shape[4] = {x_shape[0], out_h, out_w, 2};
     int64_t out_shape[4] = {x_shape[0], x_shape[1], out_h, out_w};
-    kiln_tensor *x = new_tensor(dtype, 4, x_shape), *grid = new_tensor(dtype, 4, grid_shape);
-    kiln_tensor *y = new_tensor(dtype, 4, out_shape);
+    kiln_tensor *x = new_poisoned_tensor(dtype, 4, x_shape), *grid = new_poisoned_tensor(dtype, 4, grid_shape);
+    kiln_tensor *y = new_poisoned_tensor(dtype, 4, out_shape);
     for (uint64_t i = 0; i < x->element_count; i++)
         set_real(x, i, random_real());
     for (uint64_t i = 0; i < grid->element_count; i++)
@@ -301,9 +285,9 @@ static void matches_reference(void **state)
 static double sample_one(const double *pixels, int64_t height, int64_t width, double gx, double gy,
                          const sample_case *c)
 {
-    kiln_tensor *x = new_tensor(KILN_F64, 4, (int64_t[]){1, 1, height, width});
-    kiln_tensor *grid = new_tensor(KILN_F64, 4, (int64_t[]){1, 1, 1, 2});
-    kiln_tensor *y = new_tensor(KILN_F64, 4, (int64_t[]){1, 1, 1, 1});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F64, 4, (int64_t[]){1, 1, height, width});
+    kiln_tensor *grid = new_poisoned_tensor(KILN_F64, 4, (int64_t[]){1, 1, 1, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F64, 4, (int64_t[]){1, 1, 1, 1});
     memcpy(x->data, pixels, x->byte_size);
     ((double *)grid->data)[0] = gx;
     ((double *)grid->data)[1] = gy;
@@ -400,9 +384,9 @@ static void half_through_f32(void **state)
 {
     (void)state;
     const int64_t x_shape[] = {1, 2, 3, 4}, grid_shape[] = {1, 2, 3, 2}, out_shape[] = {1, 2, 2, 3};
-    kiln_tensor *x16 = new_tensor(KILN_F16, 4, x_shape), *g16 = new_tensor(KILN_F16, 4, grid_shape);
-    kiln_tensor *x32 = new_tensor(KILN_F32, 4, x_shape), *g32 = new_tensor(KILN_F32, 4, grid_shape);
-    kiln_tensor *y16 = new_tensor(KILN_F16, 4, out_shape), *y32 = new_tensor(KILN_F32, 4, out_shape);
+    kiln_tensor *x16 = new_poisoned_tensor(KILN_F16, 4, x_shape), *g16 = new_poisoned_tensor(KILN_F16, 4, grid_shape);
+    kiln_tensor *x32 = new_poisoned_tensor(KILN_F32, 4, x_shape), *g32 = new_poisoned_tensor(KILN_F32, 4, grid_shape);
+    kiln_tensor *y16 = new_poisoned_tensor(KILN_F16, 4, out_shape), *y32 = new_poisoned_tensor(KILN_F32, 4, out_shape);
     for (uint64_t i = 0; i < x16->element_count; i++) {
         ((uint16_t *)x16->data)[i] = kiln_f32_to_f16((float)random_real());
         ((float *)x32->data)[i] = kiln_f16_to_f32(((uint16_t *)x16->data)[i]);
@@ -476,8 +460,8 @@ static void end_to_end_symbolic(void **state)
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     sample_case c = {"bicubic", "reflection", 0};
     for (int64_t h = 1; h <= 5; h += 2) {
-        kiln_tensor *x = new_tensor(KILN_F32, 4, (int64_t[]){2, 2, 3, 4});
-        kiln_tensor *grid = new_tensor(KILN_F32, 4, (int64_t[]){2, h, 7 - h, 2});
+        kiln_tensor *x = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){2, 2, 3, 4});
+        kiln_tensor *grid = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){2, h, 7 - h, 2});
         for (uint64_t i = 0; i < x->element_count; i++)
             set_real(x, i, random_real());
         for (uint64_t i = 0; i < grid->element_count; i++)
@@ -558,9 +542,9 @@ static void refusals(void **state)
 static void kernel_mismatch(void **state)
 {
     (void)state;
-    kiln_tensor *x = new_tensor(KILN_F32, 4, (int64_t[]){1, 1, 2, 2});
-    kiln_tensor *grid = new_tensor(KILN_F32, 4, (int64_t[]){1, 1, 1, 3});
-    kiln_tensor *y = new_tensor(KILN_F32, 4, (int64_t[]){1, 1, 1, 1});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){1, 1, 2, 2});
+    kiln_tensor *grid = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){1, 1, 1, 3});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){1, 1, 1, 1});
     sample_case c = {"bilinear", "zeros", 0};
     kiln_error err;
     assert_int_equal(run_grid_sample(x, grid, y, &c, &err), KILN_ERR_INVALID_ARGUMENT);

@@ -27,36 +27,27 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "kernel_call.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 /* Every op the family registers can be found by name. */
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_linalg.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_linalg.ops[i].name), &kiln_ops_linalg.ops[i]);
-    assert_non_null(kiln_op_find("matmul"));
-    assert_non_null(kiln_op_find("gemm"));
-    assert_non_null(kiln_op_find("transpose"));
-    assert_non_null(kiln_op_find("flatten"));
-    assert_null(kiln_op_find("no such op"));
+    static const char *const names[] = {"matmul", "gemm", "transpose", "flatten"};
+    assert_family_registered(&kiln_ops_linalg, names, 4);
 }
 
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
-/* xorshift64*: deterministic data, independent of the C library. */
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
 /* A value in [-2, 2) with few significant bits, so it is exact in f32. */
 static double random_value(void)
 {
-    return (double)(int64_t)(next_random() >> 40 & 0xFFFF) / 16384.0 - 2.0;
+    return (double)(int64_t)(xorshift64_star_next(&rng_state) >> 40 & 0xFFFF) / 16384.0 - 2.0;
 }
 
 static uint64_t count_of(uint32_t rank, const int64_t *shape)
@@ -65,14 +56,6 @@ static uint64_t count_of(uint32_t rank, const int64_t *shape)
     for (uint32_t i = 0; i < rank; i++)
         n *= (uint64_t)shape[i];
     return n;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
 }
 
 /* A float tensor of random values (or random bytes for other dtypes). */
@@ -87,7 +70,7 @@ static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t
     }
     if (dtype != KILN_F32 && dtype != KILN_F64)
         for (size_t i = 0; i < t->byte_size; i++)
-            ((uint8_t *)t->data)[i] = (uint8_t)next_random();
+            ((uint8_t *)t->data)[i] = (uint8_t)xorshift64_star_next(&rng_state);
     return t;
 }
 
@@ -100,18 +83,6 @@ static double element(const kiln_tensor *t, uint64_t i)
 static void poison(kiln_tensor *t)
 {
     memset(t->data, 0x7F, t->byte_size);
-}
-
-static kiln_status run_op(const char *name, uint32_t input_count, const kiln_tensor *const *inputs,
-                          kiln_tensor *output, uint32_t attribute_count, const kiln_node_attribute *attributes,
-                          kiln_error *err)
-{
-    const kiln_op_def *op = kiln_op_find(name);
-    assert_non_null(op);
-    /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
-    memset(output->data, 0x7F, output->byte_size);
-    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count, NULL};
-    return op->run(&call, err);
 }
 
 static void assert_close(const kiln_tensor *got, const double *expected, const double *magnitude, const char *what)
@@ -251,7 +222,7 @@ static void matmul_matches_reference(void **state)
             reference_matmul(c, a, b, expected, magnitude);
             kiln_error err;
             const kiln_tensor *inputs[] = {a, b};
-            assert_int_equal(run_op("matmul", 2, inputs, out, 0, NULL, &err), KILN_OK);
+            assert_int_equal(call_kernel("matmul", 2, inputs, out, 0, NULL, &err), KILN_OK);
             char what[64];
             snprintf(what, sizeof what, "matmul case %zu %s", i, kiln_dtype_name(dtypes[d]));
             assert_close(out, expected, magnitude, what);
@@ -276,7 +247,7 @@ static void matmul_known_answers(void **state)
     memcpy(a->data, av, sizeof av);
     memcpy(b->data, bv, sizeof bv);
     const kiln_tensor *inputs[] = {a, b};
-    assert_int_equal(run_op("matmul", 2, inputs, out, 0, NULL, &err), KILN_OK);
+    assert_int_equal(call_kernel("matmul", 2, inputs, out, 0, NULL, &err), KILN_OK);
     const float *o = out->data;
     assert_true(o[0] == 58 && o[1] == 64 && o[2] == 139 && o[3] == 154);
     kiln_tensor_free(a);
@@ -288,7 +259,7 @@ static void matmul_known_answers(void **state)
     b = new_tensor(KILN_F64, 2, (int64_t[]){4, 2});
     out = new_tensor(KILN_F64, 2, (int64_t[]){2, 2});
     const kiln_tensor *bad[] = {a, b};
-    assert_int_equal(run_op("matmul", 2, bad, out, 0, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(call_kernel("matmul", 2, bad, out, 0, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
     kiln_tensor_free(a);
     kiln_tensor_free(b);
     kiln_tensor_free(out);
@@ -339,7 +310,7 @@ static void gemm_case(kiln_dtype dtype, int trans_a, int trans_b, double alpha, 
     };
     const kiln_tensor *inputs[] = {a, b, c};
     kiln_error err;
-    assert_int_equal(run_op("gemm", c ? 3 : 2, inputs, out, 4, attributes, &err), KILN_OK);
+    assert_int_equal(call_kernel("gemm", c ? 3 : 2, inputs, out, 4, attributes, &err), KILN_OK);
     char what[96];
     snprintf(what, sizeof what, "gemm %s tA=%d tB=%d alpha=%g beta=%g C rank %d", kiln_dtype_name(dtype), trans_a,
              trans_b, alpha, beta, c_rank);
@@ -394,7 +365,7 @@ static void gemm_defaults(void **state)
     ((double *)b->data)[1] = 7;
     ((double *)c->data)[0] = 100;
     const kiln_tensor *inputs[] = {a, b, c};
-    assert_int_equal(run_op("gemm", 3, inputs, out, 0, NULL, &err), KILN_OK);
+    assert_int_equal(call_kernel("gemm", 3, inputs, out, 0, NULL, &err), KILN_OK);
     assert_true(((double *)out->data)[0] == 131.0);
     kiln_tensor_free(a);
     kiln_tensor_free(b);
@@ -441,7 +412,7 @@ static void check_transpose(kiln_dtype dtype, uint32_t rank, const int64_t *shap
                                      .ints = (int64_t *)perm, .count = rank};
     const kiln_tensor *inputs[] = {in};
     kiln_error err;
-    assert_int_equal(run_op("transpose", 1, inputs, out, explicit_perm ? 1 : 0, &attribute, &err), KILN_OK);
+    assert_int_equal(call_kernel("transpose", 1, inputs, out, explicit_perm ? 1 : 0, &attribute, &err), KILN_OK);
     size_t width = kiln_dtype_size(dtype);
     for (uint64_t flat = 0; flat < out->element_count; flat++) {
         int64_t index[KILN_MAX_RANK], in_index[KILN_MAX_RANK];
@@ -508,7 +479,7 @@ static void flatten_matches_reference(void **state)
             kiln_node_attribute attribute = {.name = (char *)"axis", .type = KILN_ATTRIBUTE_INT, .i = axis};
             const kiln_tensor *inputs[] = {in};
             kiln_error err;
-            assert_int_equal(run_op("flatten", 1, inputs, out, 1, &attribute, &err), KILN_OK);
+            assert_int_equal(call_kernel("flatten", 1, inputs, out, 1, &attribute, &err), KILN_OK);
             assert_memory_equal(out->data, in->data, in->byte_size);
             kiln_tensor_free(in);
             kiln_tensor_free(out);

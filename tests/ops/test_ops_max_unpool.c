@@ -25,34 +25,18 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_max_unpool.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_max_unpool.ops[i].name), &kiln_ops_max_unpool.ops[i]);
-    assert_non_null(kiln_op_find_version("max_unpool", 1));
+    assert_family_registered(&kiln_ops_max_unpool, (const char *const[]){"max_unpool"}, 1);
     assert_null(kiln_op_find_version("max_unpool", 2));
 }
 
 static uint64_t rng_state = 0x853C49E6748FEA9Bu;
-
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
 
 static kiln_status run_unpool(const kiln_tensor *x, const kiln_tensor *indices, kiln_tensor *out, uint32_t count,
                               const kiln_node_attribute *attributes, kiln_error *err)
@@ -102,12 +86,12 @@ static void check_against_pull(const kiln_tensor *x, const kiln_tensor *indices,
 static void pool(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t s, kiln_tensor **values,
                  kiln_tensor **indices)
 {
-    kiln_tensor *x = new_tensor(KILN_F32, 4, (int64_t[]){n, c, h, w});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){n, c, h, w});
     for (uint64_t i = 0; i < x->element_count; i++)
-        ((float *)x->data)[i] = (float)(next_random() % 7) - 3.0f; /* ties on purpose */
+        ((float *)x->data)[i] = (float)(xorshift64_star_next(&rng_state) % 7) - 3.0f; /* ties on purpose */
     int64_t oh = (h - k) / s + 1, ow = (w - k) / s + 1;
-    *values = new_tensor(KILN_F32, 4, (int64_t[]){n, c, oh, ow});
-    *indices = new_tensor(KILN_I64, 4, (int64_t[]){n, c, oh, ow});
+    *values = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){n, c, oh, ow});
+    *indices = new_poisoned_tensor(KILN_I64, 4, (int64_t[]){n, c, oh, ow});
     uint64_t o = 0;
     for (int64_t b = 0; b < n * c; b++)
         for (int64_t r = 0; r < oh; r++)
@@ -144,7 +128,7 @@ static void unpools_a_pool(void **state)
             {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = kernel, .count = 2},
             {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides, .count = 2},
         };
-        kiln_tensor *y = new_tensor(KILN_F32, 4, space);
+        kiln_tensor *y = new_poisoned_tensor(KILN_F32, 4, space);
         kiln_error err;
         if (run_unpool(values, indices, y, 2, attrs, &err) != KILN_OK)
             fail_msg("max_unpool failed: %s", err.message);
@@ -154,7 +138,7 @@ static void unpools_a_pool(void **state)
         int64_t target[] = {cases[t].n + 1, cases[t].c + 2, uh + 1, uw + 3};
         kiln_node_attribute with_target[] = {
             attrs[0], {.name = "output_shape", .type = KILN_ATTRIBUTE_INTS, .ints = target, .count = 4}, attrs[1]};
-        y = new_tensor(KILN_F32, 4, target);
+        y = new_poisoned_tensor(KILN_F32, 4, target);
         assert_int_equal(run_unpool(values, indices, y, 3, with_target, &err), KILN_OK);
         check_against_pull(values, indices, y, space);
         kiln_tensor_free(y);
@@ -169,13 +153,15 @@ static void any_dtype_and_repeats(void **state)
     (void)state;
     static const kiln_dtype dtypes[] = {KILN_U8, KILN_I64, KILN_F16, KILN_BOOL, KILN_F64};
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
-        kiln_tensor *x = new_tensor(dtypes[d], 3, (int64_t[]){2, 1, 5});
-        kiln_tensor *indices = new_tensor(KILN_I64, 3, (int64_t[]){2, 1, 5});
-        kiln_tensor *y = new_tensor(dtypes[d], 3, (int64_t[]){2, 1, 11}); /* (5 - 1) * 2 + 3 */
-        for (size_t b = 0; b < x->byte_size; b++)
-            ((uint8_t *)x->data)[b] = dtypes[d] == KILN_BOOL ? (uint8_t)(next_random() & 1) : (uint8_t)next_random();
+        kiln_tensor *x = new_poisoned_tensor(dtypes[d], 3, (int64_t[]){2, 1, 5});
+        kiln_tensor *indices = new_poisoned_tensor(KILN_I64, 3, (int64_t[]){2, 1, 5});
+        kiln_tensor *y = new_poisoned_tensor(dtypes[d], 3, (int64_t[]){2, 1, 11}); /* (5 - 1) * 2 + 3 */
+        for (size_t b = 0; b < x->byte_size; b++) {
+            uint64_t r = xorshift64_star_next(&rng_state);
+            ((uint8_t *)x->data)[b] = dtypes[d] == KILN_BOOL ? (uint8_t)(r & 1) : (uint8_t)r;
+        }
         for (uint64_t i = 0; i < indices->element_count; i++)
-            ((int64_t *)indices->data)[i] = (int64_t)(next_random() % 22); /* repeats likely */
+            ((int64_t *)indices->data)[i] = (int64_t)(xorshift64_star_next(&rng_state) % 22); /* repeats likely */
         int64_t kernel = 3, strides = 2;
         kiln_node_attribute attrs[] = {
             {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = &kernel, .count = 1},
@@ -194,9 +180,9 @@ static void any_dtype_and_repeats(void **state)
 static void bad_indices(void **state)
 {
     (void)state;
-    kiln_tensor *x = new_tensor(KILN_F32, 4, (int64_t[]){1, 1, 2, 2});
-    kiln_tensor *indices = new_tensor(KILN_I64, 4, (int64_t[]){1, 1, 2, 2});
-    kiln_tensor *y = new_tensor(KILN_F32, 4, (int64_t[]){1, 1, 4, 4});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){1, 1, 2, 2});
+    kiln_tensor *indices = new_poisoned_tensor(KILN_I64, 4, (int64_t[]){1, 1, 2, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){1, 1, 4, 4});
     int64_t kernel[] = {2, 2}, strides[] = {2, 2};
     kiln_node_attribute attrs[] = {
         {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = kernel, .count = 2},
@@ -268,12 +254,12 @@ static void output_shapes_and_session(void **state)
     kiln_session *session;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     for (int64_t h = 1; h <= 4; h += 3) {
-        kiln_tensor *x = new_tensor(KILN_F32, 4, (int64_t[]){2, 3, h, 5});
-        kiln_tensor *indices = new_tensor(KILN_I64, 4, (int64_t[]){2, 3, h, 5});
+        kiln_tensor *x = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){2, 3, h, 5});
+        kiln_tensor *indices = new_poisoned_tensor(KILN_I64, 4, (int64_t[]){2, 3, h, 5});
         int64_t total = 2 * 3 * (2 * h - 1) * 6;
         for (uint64_t i = 0; i < x->element_count; i++) {
             ((float *)x->data)[i] = (float)i + 1;
-            ((int64_t *)indices->data)[i] = (int64_t)(next_random() % (uint64_t)total);
+            ((int64_t *)indices->data)[i] = (int64_t)(xorshift64_star_next(&rng_state) % (uint64_t)total);
         }
         assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
         assert_int_equal(kiln_session_set_input(session, "indices", indices, &err), KILN_OK);

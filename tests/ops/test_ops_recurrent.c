@@ -25,6 +25,9 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "tensor_fixture.h"
+
 enum { RNN, GRU, LSTM };
 #define MAX_ELEMENTS 4096
 
@@ -216,16 +219,6 @@ static void reference(const layer_case *lc, const operands *o, long double *y, l
 
 /* -------------------------------------------------------- kernel driver */
 
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
-
 static void set_value(kiln_tensor *t, uint64_t i, long double v)
 {
     switch (t->dtype) {
@@ -248,7 +241,7 @@ static long double value_at(const kiln_tensor *t, uint64_t i)
 
 static kiln_tensor *tensor_from(kiln_dtype dtype, uint32_t rank, const int64_t *shape, const long double *values)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = new_poisoned_tensor(dtype, rank, shape);
     for (uint64_t i = 0; i < t->element_count; i++)
         set_value(t, i, values[i]);
     return t;
@@ -257,7 +250,7 @@ static kiln_tensor *tensor_from(kiln_dtype dtype, uint32_t rank, const int64_t *
 /* A [A][B][C] array as [B][A][C] (sequence-first ⇄ batch-first, directions ⇄ batch). */
 static kiln_tensor *transposed_from(kiln_dtype dtype, int64_t a, int64_t b, int64_t c, const long double *values)
 {
-    kiln_tensor *t = new_tensor(dtype, 3, (int64_t[]){b, a, c});
+    kiln_tensor *t = new_poisoned_tensor(dtype, 3, (int64_t[]){b, a, c});
     for (int64_t i = 0; i < a; i++)
         for (int64_t j = 0; j < b; j++)
             for (int64_t k = 0; k < c; k++)
@@ -341,8 +334,8 @@ static void check_case(const layer_case *lc, uint32_t seed)
     const int64_t S = lc->seq, B = lc->batch, H = lc->hidden, D = directions_of(lc);
     kiln_error err;
 
-    kiln_tensor *all = lc->layout == 0 ? new_tensor(lc->dtype, 4, (int64_t[]){S, D, B, H})
-                                       : new_tensor(lc->dtype, 4, (int64_t[]){B, S, D, H});
+    kiln_tensor *all = lc->layout == 0 ? new_poisoned_tensor(lc->dtype, 4, (int64_t[]){S, D, B, H})
+                                       : new_poisoned_tensor(lc->dtype, 4, (int64_t[]){B, S, D, H});
     assert_int_equal(run_op(all_ops[lc->cell], lc, &o, all, &err), KILN_OK);
     for (int64_t t = 0; t < S; t++)
         for (int64_t d = 0; d < D; d++)
@@ -357,8 +350,8 @@ static void check_case(const layer_case *lc, uint32_t seed)
     for (int which = 0; which < last_ops; which++) {
         const char *op = which == 0 ? last_hidden_ops[lc->cell] : "lstm_last_cell";
         const long double *want = which == 0 ? last_h : last_c;
-        kiln_tensor *last = lc->layout == 0 ? new_tensor(lc->dtype, 3, (int64_t[]){D, B, H})
-                                            : new_tensor(lc->dtype, 3, (int64_t[]){B, D, H});
+        kiln_tensor *last = lc->layout == 0 ? new_poisoned_tensor(lc->dtype, 3, (int64_t[]){D, B, H})
+                                            : new_poisoned_tensor(lc->dtype, 3, (int64_t[]){B, D, H});
         assert_int_equal(run_op(op, lc, &o, last, &err), KILN_OK);
         for (int64_t d = 0; d < D; d++)
             for (int64_t b = 0; b < B; b++)
@@ -449,7 +442,7 @@ static void nan_propagates_forward_in_time(void **state)
     make_operands(&lc, 7, &o);
     o.x[1 * 2 + 0] = NAN;
     kiln_error err;
-    kiln_tensor *y = new_tensor(KILN_F32, 4, (int64_t[]){3, 1, 1, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){3, 1, 1, 2});
     assert_int_equal(run_op("lstm", &lc, &o, y, &err), KILN_OK);
     const float *v = y->data;
     assert_false(isnan(v[0]) || isnan(v[1]));
@@ -471,7 +464,8 @@ static void half_is_the_f32_result_rounded_once(void **state)
             make_operands(&lc, 300 + (uint32_t)cell, &o); /* values exact in the half dtype */
             kiln_error err;
             const int64_t shape[4] = {3, 2, 2, 2};
-            kiln_tensor *narrow = new_tensor(lc.dtype, 4, shape), *wide = new_tensor(KILN_F32, 4, shape);
+            kiln_tensor *narrow = new_poisoned_tensor(lc.dtype, 4, shape);
+            kiln_tensor *wide = new_poisoned_tensor(KILN_F32, 4, shape);
             assert_int_equal(run_op(all_ops[cell], &lc, &o, narrow, &err), KILN_OK);
             layer_case wide_case = lc;
             wide_case.dtype = KILN_F32;
@@ -494,13 +488,13 @@ static void kernels_refuse_bad_operands(void **state)
     static operands o;
     make_operands(&lc, 3, &o);
     kiln_error err;
-    kiln_tensor *wrong = new_tensor(KILN_F32, 4, (int64_t[]){2, 1, 2, 3});
+    kiln_tensor *wrong = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){2, 1, 2, 3});
     assert_int_equal(run_op("gru", &lc, &o, wrong, &err), KILN_ERR_SHAPE_GUARD);
     assert_non_null(strstr(err.message, "gru: output axis 3 has size 3, not 2"));
     kiln_tensor_free(wrong);
     layer_case bad = lc;
     bad.hidden = 0;
-    kiln_tensor *y = new_tensor(KILN_F32, 4, (int64_t[]){2, 1, 2, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 4, (int64_t[]){2, 1, 2, 2});
     assert_int_equal(run_op("gru", &bad, &o, y, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "hidden_size = 0 is outside 1.."));
     kiln_tensor_free(y);
@@ -679,9 +673,20 @@ static void a_program_uses_every_result(void **state)
     kiln_program_free(program);
 }
 
+/* The family is exactly these ops, each served by the registry. */
+static void family_ops_are_registered(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"rnn", "rnn_last_hidden", "gru", "gru_last_hidden", "lstm", "lstm_last_hidden",
+                                        "lstm_last_cell"};
+    assert_family_registered(&kiln_ops_recurrent, names, 7);
+    assert_int_equal(kiln_ops_recurrent.count, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(cells_match_the_reference),
         cmocka_unit_test(edge_sizes_match_the_reference),
         cmocka_unit_test(attributes_match_the_reference),

@@ -32,6 +32,10 @@
 #include "shape_expr.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 /* --------------------------------------------------------------- dtypes */
 
 static const kiln_dtype float_dtypes[] = {KILN_F32, KILN_F64};
@@ -117,27 +121,6 @@ static bool integer_less(kiln_dtype dtype, uint64_t a, uint64_t b)
     return is_signed(dtype) ? (int64_t)a < (int64_t)b : a < b;
 }
 
-/* ----------------------------------------------------------------- PRNG */
-
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-static uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
-static uint64_t prng_below(prng *rng, uint64_t bound)
-{
-    return prng_next(rng) % bound;
-}
-
 /*
  * Fill with random values: floats in -4..4 in steps of 1/8 (so ties occur)
  * with, when `specials`, about one element in six NaN, +inf or -inf;
@@ -157,14 +140,6 @@ static void fill_random(kiln_tensor *t, prng *rng, bool specials)
             store_bits(t->dtype, t->data, i, prng_next(rng));
         }
     }
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
 }
 
 /* ---------------------------------------------------------------- ops */
@@ -1128,13 +1103,11 @@ static void family_ops_are_registered(void **state)
 {
     (void)state;
     assert_int_equal(kiln_ops_reduce.count, 15);
-    for (uint32_t i = 0; i < kiln_ops_reduce.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_reduce.ops[i].name), &kiln_ops_reduce.ops[i]);
+    assert_family_registered(&kiln_ops_reduce, NULL, 0);
     for (size_t i = 0; i < COUNT(reduce_cases); i++)
         assert_non_null(kiln_op_find(reduce_cases[i].name));
     for (size_t i = 0; i < COUNT(axis_op_names); i++)
         assert_non_null(kiln_op_find(axis_op_names[i]));
-    assert_null(kiln_op_find("no such op"));
 }
 
 int main(void)

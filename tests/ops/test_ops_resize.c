@@ -28,15 +28,16 @@
 
 #include "attribute.h"
 #include "op_registry.h"
-#include "op_test_support.h"
 #include "tensor.h"
+
+#include "op_test_support.h"
+#include "prng.h"
+#include "tensor_fixture.h"
 
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_resize.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_resize.ops[i].name), &kiln_ops_resize.ops[i]);
-    assert_non_null(kiln_op_find_version("resize", 1));
+    assert_family_registered(&kiln_ops_resize, (const char *const[]){"resize"}, 1);
     assert_null(kiln_op_find_version("resize", 2));
 }
 
@@ -44,33 +45,15 @@ static void family_ops_are_registered(void **state)
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Du;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
 /* Uniform in [-1, 1). */
 static double random_real(void)
 {
-    return (double)(next_random() >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
+    return (double)(xorshift64_star_next(&rng_state) >> 11) / 4503599627370496.0 - 1.0;
 }
 
 static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = new_poisoned_tensor(dtype, rank, shape);
     for (uint64_t i = 0; i < t->element_count; i++) {
         if (dtype == KILN_F32)
             ((float *)t->data)[i] = (float)random_real();
@@ -78,7 +61,7 @@ static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t
             ((double *)t->data)[i] = random_real();
         else
             for (size_t b = 0; b < kiln_dtype_size(dtype); b++)
-                ((uint8_t *)t->data)[i * kiln_dtype_size(dtype) + b] = (uint8_t)next_random();
+                ((uint8_t *)t->data)[i * kiln_dtype_size(dtype) + b] = (uint8_t)xorshift64_star_next(&rng_state);
     }
     return t;
 }
@@ -230,7 +213,7 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
         scale_of[i] = c->by_sizes ? (long double)out_shape[i] / (long double)shape[i] : (long double)scales[i];
     }
     kiln_tensor *x = random_tensor(dtype, rank, shape);
-    kiln_tensor *y = new_tensor(dtype, rank, out_shape);
+    kiln_tensor *y = new_poisoned_tensor(dtype, rank, out_shape);
     kiln_node_attribute attrs[6];
     uint32_t n = 0;
     if (c->cubic_a != 0)
@@ -348,10 +331,10 @@ static void known_values(void **state)
     kiln_error err;
     /* [0, 10, 20, 30] upsampled by 2, half_pixel linear:
      * x_original = (x + 0.5)/2 - 0.5 = -0.25, 0.25, 0.75, ..., 3.25. */
-    kiln_tensor *x = new_tensor(KILN_F64, 1, (int64_t[]){4});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F64, 1, (int64_t[]){4});
     for (int i = 0; i < 4; i++)
         ((double *)x->data)[i] = 10.0 * i;
-    kiln_tensor *y = new_tensor(KILN_F64, 1, (int64_t[]){8});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F64, 1, (int64_t[]){8});
     double two = 2.0;
     kiln_node_attribute linear[] = {
         {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
@@ -380,7 +363,7 @@ static void known_values(void **state)
     assert_memory_equal(y->data, ceil_ties, sizeof ceil_ties);
     kiln_tensor_free(y);
     /* align_corners to 7: x * 3/6 = 0, 0.5, ..., 3: the corners are kept. */
-    y = new_tensor(KILN_F64, 1, (int64_t[]){7});
+    y = new_poisoned_tensor(KILN_F64, 1, (int64_t[]){7});
     int64_t seven = 7;
     kiln_node_attribute corners[] = {
         {.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING, .s = "align_corners"}, linear[0],
@@ -392,10 +375,10 @@ static void known_values(void **state)
     kiln_tensor_free(x);
 
     /* The first row of ONNX's resize_upsample_scales_cubic: 1..16 as 4x4, scales 2, a = -0.75, half_pixel. */
-    x = new_tensor(KILN_F32, 2, (int64_t[]){4, 4});
+    x = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){4, 4});
     for (int i = 0; i < 16; i++)
         ((float *)x->data)[i] = (float)(i + 1);
-    y = new_tensor(KILN_F32, 2, (int64_t[]){8, 8});
+    y = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){8, 8});
     double twice[] = {2.0, 2.0};
     kiln_node_attribute cubic[] = {
         {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "cubic"},
@@ -415,12 +398,12 @@ static void special_values(void **state)
 {
     (void)state;
     kiln_error err;
-    kiln_tensor *x = new_tensor(KILN_F32, 1, (int64_t[]){3});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 1, (int64_t[]){3});
     float *in = x->data;
     in[0] = 1.0f;
     in[1] = NAN;
     in[2] = INFINITY;
-    kiln_tensor *y = new_tensor(KILN_F32, 1, (int64_t[]){6});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 1, (int64_t[]){6});
     double two = 2.0;
     kiln_node_attribute attrs[] = {
         {.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING, .s = "asymmetric"},

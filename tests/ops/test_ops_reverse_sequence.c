@@ -24,34 +24,18 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_reverse_sequence.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_reverse_sequence.ops[i].name), &kiln_ops_reverse_sequence.ops[i]);
-    assert_non_null(kiln_op_find_version("reverse_sequence", 1));
+    assert_family_registered(&kiln_ops_reverse_sequence, (const char *const[]){"reverse_sequence"}, 1);
     assert_null(kiln_op_find_version("reverse_sequence", 2));
 }
 
 static uint64_t rng_state = 0xD1B54A32D192ED03u;
-
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
 
 static kiln_status run_reverse(const kiln_tensor *x, const kiln_tensor *lengths, kiln_tensor *out, int64_t time_axis,
                                int64_t batch_axis, kiln_error *err)
@@ -71,16 +55,18 @@ static void check_case(kiln_dtype dtype, kiln_dtype length_dtype, uint32_t rank,
 {
     int batch_axis = 1 - time_axis;
     int64_t steps = shape[time_axis], batches = shape[batch_axis];
-    kiln_tensor *x = new_tensor(dtype, rank, shape), *y = new_tensor(dtype, rank, shape);
-    kiln_tensor *lengths = new_tensor(length_dtype, 1, &batches);
+    kiln_tensor *x = new_poisoned_tensor(dtype, rank, shape), *y = new_poisoned_tensor(dtype, rank, shape);
+    kiln_tensor *lengths = new_poisoned_tensor(length_dtype, 1, &batches);
     for (size_t i = 0; i < x->byte_size; i++)
-        ((uint8_t *)x->data)[i] = (uint8_t)next_random();
+        ((uint8_t *)x->data)[i] = (uint8_t)xorshift64_star_next(&rng_state);
     int64_t length_of[64];
     for (int64_t b = 0; b < batches; b++) {
         /* 0, 1, T and values between. */
-        int64_t pick = (int64_t)(next_random() % 4);
-        length_of[b] = pick == 0 ? 0 : pick == 1 ? steps : pick == 2 ? 1 % (steps + 1)
-                                                        : (int64_t)(next_random() % (uint64_t)(steps + 1));
+        int64_t pick = (int64_t)(xorshift64_star_next(&rng_state) % 4);
+        length_of[b] = pick == 0   ? 0
+                       : pick == 1 ? steps
+                       : pick == 2 ? 1 % (steps + 1)
+                                   : (int64_t)(xorshift64_star_next(&rng_state) % (uint64_t)(steps + 1));
         if (length_dtype == KILN_I32)
             ((int32_t *)lengths->data)[b] = (int32_t)length_of[b];
         else
@@ -132,8 +118,9 @@ static void matches_reference(void **state)
 static void known_values(void **state)
 {
     (void)state;
-    kiln_tensor *x = new_tensor(KILN_F32, 2, (int64_t[]){4, 4}), *y = new_tensor(KILN_F32, 2, (int64_t[]){4, 4});
-    kiln_tensor *lengths = new_tensor(KILN_I64, 1, (int64_t[]){4});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){4, 4});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){4, 4});
+    kiln_tensor *lengths = new_poisoned_tensor(KILN_I64, 1, (int64_t[]){4});
     for (int i = 0; i < 16; i++)
         ((float *)x->data)[i] = (float)i;
     memcpy(lengths->data, (int64_t[]){4, 3, 2, 1}, 4 * sizeof(int64_t));
@@ -150,8 +137,9 @@ static void known_values(void **state)
 static void bad_lengths(void **state)
 {
     (void)state;
-    kiln_tensor *x = new_tensor(KILN_F32, 2, (int64_t[]){3, 2}), *y = new_tensor(KILN_F32, 2, (int64_t[]){3, 2});
-    kiln_tensor *lengths = new_tensor(KILN_I64, 1, (int64_t[]){2});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){3, 2});
+    kiln_tensor *y = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){3, 2});
+    kiln_tensor *lengths = new_poisoned_tensor(KILN_I64, 1, (int64_t[]){2});
     static const int64_t bad[][2] = {{1, 4}, {-1, 2}, {INT64_MIN, 0}, {3, INT64_MAX}};
     static const char *const messages[] = {"sequence_lens[1] = 4 is outside 0..3", "sequence_lens[0] = -1 is outside",
                                            "sequence_lens[0] = -9223372036854775808",
@@ -257,7 +245,7 @@ static void end_to_end(void **state)
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     for (int64_t t = 5; t <= 8; t += 3) {
-        kiln_tensor *x = new_tensor(KILN_I32, 2, (int64_t[]){t, 3});
+        kiln_tensor *x = new_poisoned_tensor(KILN_I32, 2, (int64_t[]){t, 3});
         for (int64_t i = 0; i < 3 * t; i++)
             ((int32_t *)x->data)[i] = (int32_t)i;
         assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
@@ -272,7 +260,7 @@ static void end_to_end(void **state)
         kiln_tensor_free(x);
     }
     /* t = 4 < lengths[2] = 5: the run fails. */
-    kiln_tensor *x = new_tensor(KILN_I32, 2, (int64_t[]){4, 3});
+    kiln_tensor *x = new_poisoned_tensor(KILN_I32, 2, (int64_t[]){4, 3});
     assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_ERR_RUNTIME);
     assert_non_null(strstr(err.message, "sequence_lens[2] = 5 is outside 0..4"));

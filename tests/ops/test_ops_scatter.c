@@ -31,16 +31,18 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 static const char *const reductions[] = {"none", "add", "mul", "max", "min"};
 
 /* Every op the family registers can be found by name. */
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_scatter.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_scatter.ops[i].name), &kiln_ops_scatter.ops[i]);
-    assert_non_null(kiln_op_find_version("scatter_elements", 1));
-    assert_non_null(kiln_op_find_version("scatter_nd", 1));
+    static const char *const names[] = {"scatter_elements", "scatter_nd"};
+    assert_family_registered(&kiln_ops_scatter, names, 2);
     assert_null(kiln_op_find_version("scatter_nd", 2));
 }
 
@@ -48,30 +50,12 @@ static void family_ops_are_registered(void **state)
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Du;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
-
 /* Random values: floats small integers and halves with some NaN, -0.0 and infinities; integers random bits. */
 static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = new_poisoned_tensor(dtype, rank, shape);
     for (uint64_t i = 0; i < t->element_count; i++) {
-        uint64_t r = next_random();
+        uint64_t r = xorshift64_star_next(&rng_state);
         double v = (double)((int64_t)(r % 17) - 8) / 2;
         switch ((r >> 8) % 16) {
         case 0: v = NAN; break;
@@ -98,7 +82,7 @@ static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t
         case KILN_BF16: ((uint16_t *)t->data)[i] = kiln_f32_to_bf16((float)v); break;
         default: {
             size_t w = kiln_dtype_size(dtype);
-            uint64_t bits = next_random();
+            uint64_t bits = xorshift64_star_next(&rng_state);
             memcpy((uint8_t *)t->data + i * w, &bits, w); /* little-endian host: the low bytes */
             if (dtype == KILN_BOOL)
                 ((uint8_t *)t->data)[i] &= 1;
@@ -110,7 +94,7 @@ static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t
 
 static kiln_tensor *index_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape, const int64_t *values)
 {
-    kiln_tensor *t = new_tensor(dtype, rank, shape);
+    kiln_tensor *t = new_poisoned_tensor(dtype, rank, shape);
     for (uint64_t i = 0; i < t->element_count; i++) {
         if (dtype == KILN_I32)
             ((int32_t *)t->data)[i] = (int32_t)values[i];
@@ -275,9 +259,10 @@ static void check_scatter_elements(kiln_dtype dtype, uint32_t rank, const int64_
     int64_t values[256];
     assert_true(updates->element_count <= 256);
     for (uint64_t e = 0; e < updates->element_count; e++) /* duplicates are likely: few values, many indices */
-        values[e] = (int64_t)(next_random() % (uint64_t)(2 * shape[a])) - shape[a];
-    kiln_tensor *indices = index_tensor(next_random() & 1 ? KILN_I32 : KILN_I64, rank, index_shape, values);
-    kiln_tensor *out = new_tensor(dtype, rank, shape);
+        values[e] = (int64_t)(xorshift64_star_next(&rng_state) % (uint64_t)(2 * shape[a])) - shape[a];
+    kiln_dtype index_dtype = xorshift64_star_next(&rng_state) & 1 ? KILN_I32 : KILN_I64;
+    kiln_tensor *indices = index_tensor(index_dtype, rank, index_shape, values);
+    kiln_tensor *out = new_poisoned_tensor(dtype, rank, shape);
     kiln_node_attribute attrs[] = {
         {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = axis},
         {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = (char *)reductions[reduction]},
@@ -325,7 +310,7 @@ static void duplicates_apply_in_index_order(void **state)
     kiln_tensor *data = index_tensor(KILN_I64, 1, (int64_t[]){3}, (int64_t[]){10, 20, 30});
     kiln_tensor *indices = index_tensor(KILN_I64, 1, (int64_t[]){4}, (int64_t[]){1, -2, 1, 0});
     kiln_tensor *updates = index_tensor(KILN_I64, 1, (int64_t[]){4}, (int64_t[]){5, 6, 7, 8});
-    kiln_tensor *out = new_tensor(KILN_I64, 1, (int64_t[]){3});
+    kiln_tensor *out = new_poisoned_tensor(KILN_I64, 1, (int64_t[]){3});
     kiln_error err;
     static const int64_t expected[][3] = {{8, 7, 30}, {18, 38, 30}, {80, 4200, 30}, {10, 20, 30}, {8, 5, 30}};
     for (int r = 0; r < 5; r++) {
@@ -339,7 +324,7 @@ static void duplicates_apply_in_index_order(void **state)
     kiln_tensor *rows = index_tensor(KILN_I32, 2, (int64_t[]){3, 1}, (int64_t[]){2, 0, 2});
     kiln_tensor *row_updates = index_tensor(KILN_I64, 2, (int64_t[]){3, 1}, (int64_t[]){1, 2, 3});
     kiln_tensor *nd_data = index_tensor(KILN_I64, 2, (int64_t[]){3, 1}, (int64_t[]){10, 20, 30});
-    kiln_tensor *nd_out = new_tensor(KILN_I64, 2, (int64_t[]){3, 1});
+    kiln_tensor *nd_out = new_poisoned_tensor(KILN_I64, 2, (int64_t[]){3, 1});
     assert_int_equal(run_op("scatter_nd", (const kiln_tensor *[]){nd_data, rows, row_updates}, nd_out, 0, NULL, &err),
                      KILN_OK);
     assert_memory_equal(nd_out->data, ((int64_t[]){2, 20, 3}), 3 * sizeof(int64_t));
@@ -401,10 +386,11 @@ static void check_scatter_nd(kiln_dtype dtype, uint32_t rank, const int64_t *sha
     assert_true(count <= 256);
     for (uint64_t p = 0; p < count; p++) {
         int64_t extent = shape[p % k];
-        values[p] = (int64_t)(next_random() % (uint64_t)(2 * extent)) - extent;
+        values[p] = (int64_t)(xorshift64_star_next(&rng_state) % (uint64_t)(2 * extent)) - extent;
     }
-    kiln_tensor *indices = index_tensor(next_random() & 1 ? KILN_I32 : KILN_I64, index_rank, index_shape, values);
-    kiln_tensor *out = new_tensor(dtype, rank, shape);
+    kiln_dtype index_dtype = xorshift64_star_next(&rng_state) & 1 ? KILN_I32 : KILN_I64;
+    kiln_tensor *indices = index_tensor(index_dtype, index_rank, index_shape, values);
+    kiln_tensor *out = new_poisoned_tensor(dtype, rank, shape);
     kiln_node_attribute attr = {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = (char *)reductions[reduction]};
     kiln_error err;
     assert_int_equal(run_op("scatter_nd", (const kiln_tensor *[]){data, indices, updates}, out, 1, &attr, &err),
@@ -448,16 +434,16 @@ static void half_reductions_round_once(void **state)
         float base = bf ? 256.0f : 2048.0f;
         uint16_t data_bits[2] = {bf ? kiln_f32_to_bf16(base) : kiln_f32_to_f16(base),
                                  bf ? kiln_f32_to_bf16(-0.0f) : kiln_f32_to_f16(-0.0f)};
-        kiln_tensor *data = new_tensor(dtype, 1, (int64_t[]){2});
+        kiln_tensor *data = new_poisoned_tensor(dtype, 1, (int64_t[]){2});
         memcpy(data->data, data_bits, sizeof data_bits);
-        kiln_tensor *updates = new_tensor(dtype, 1, (int64_t[]){8});
+        kiln_tensor *updates = new_poisoned_tensor(dtype, 1, (int64_t[]){8});
         int64_t values[8];
         for (int i = 0; i < 8; i++) {
             ((uint16_t *)updates->data)[i] = bf ? kiln_f32_to_bf16(1.0f) : kiln_f32_to_f16(1.0f);
             values[i] = 0;
         }
         kiln_tensor *indices = index_tensor(KILN_I64, 1, (int64_t[]){8}, values);
-        kiln_tensor *out = new_tensor(dtype, 1, (int64_t[]){2});
+        kiln_tensor *out = new_poisoned_tensor(dtype, 1, (int64_t[]){2});
         kiln_node_attribute attr = {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = "add"};
         kiln_error err;
         assert_int_equal(run_op("scatter_elements", (const kiln_tensor *[]){data, indices, updates}, out, 1, &attr,
@@ -473,13 +459,13 @@ static void half_reductions_round_once(void **state)
         kiln_tensor_free(out);
     }
     /* No reduction: a signalling NaN payload moves unchanged. */
-    kiln_tensor *updates = new_tensor(KILN_F16, 2, (int64_t[]){1, 2});
+    kiln_tensor *updates = new_poisoned_tensor(KILN_F16, 2, (int64_t[]){1, 2});
     ((uint16_t *)updates->data)[0] = 0x7C01;
     ((uint16_t *)updates->data)[1] = 0xFC02;
     kiln_tensor *rows = index_tensor(KILN_I64, 2, (int64_t[]){1, 1}, (int64_t[]){0});
     kiln_error err;
-    kiln_tensor *row_data = new_tensor(KILN_F16, 2, (int64_t[]){1, 2});
-    kiln_tensor *row_out = new_tensor(KILN_F16, 2, (int64_t[]){1, 2});
+    kiln_tensor *row_data = new_poisoned_tensor(KILN_F16, 2, (int64_t[]){1, 2});
+    kiln_tensor *row_out = new_poisoned_tensor(KILN_F16, 2, (int64_t[]){1, 2});
     assert_int_equal(run_op("scatter_nd", (const kiln_tensor *[]){row_data, rows, updates}, row_out, 0, NULL, &err),
                      KILN_OK);
     assert_memory_equal(row_out->data, updates->data, 4);
@@ -496,7 +482,7 @@ static void out_of_range_fails_before_writing(void **state)
     (void)state;
     kiln_tensor *data = random_tensor(KILN_F32, 2, (int64_t[]){3, 2});
     kiln_tensor *updates = random_tensor(KILN_F32, 2, (int64_t[]){2, 2});
-    kiln_tensor *out = new_tensor(KILN_F32, 2, (int64_t[]){3, 2});
+    kiln_tensor *out = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){3, 2});
     kiln_error err;
     for (int i = 0; i < 2; i++) {
         int64_t bad = i == 0 ? 3 : -4;
@@ -570,11 +556,11 @@ static void end_to_end_scatter(void **state)
     kiln_program_output_shape_text(program, 0, text, sizeof text);
     assert_string_equal(text, "[n, 4]");
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
-    kiln_tensor *x = new_tensor(KILN_F32, 2, (int64_t[]){2, 4});
+    kiln_tensor *x = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){2, 4});
     for (int e = 0; e < 8; e++)
         ((float *)x->data)[e] = (float)e;
     kiln_tensor *i = index_tensor(KILN_I64, 2, (int64_t[]){2, 2}, (int64_t[]){3, 3, -4, 1});
-    kiln_tensor *u = new_tensor(KILN_F32, 2, (int64_t[]){2, 2});
+    kiln_tensor *u = new_poisoned_tensor(KILN_F32, 2, (int64_t[]){2, 2});
     for (int e = 0; e < 4; e++)
         ((float *)u->data)[e] = 0.5f * (float)(e + 1);
     assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);

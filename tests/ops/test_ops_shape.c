@@ -26,64 +26,37 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "kernel_call.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 /* Every op the family registers can be found by name. */
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_shape.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_shape.ops[i].name), &kiln_ops_shape.ops[i]);
     static const char *const names[] = {"identity", "cast", "squeeze", "unsqueeze", "reshape", "concat",
                                         "expand", "tile", "pad", "shape_of", "size_of"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        assert_non_null(kiln_op_find_version(names[i], 1));
+    assert_family_registered(&kiln_ops_shape, names, sizeof names / sizeof names[0]);
     assert_int_equal(kiln_ops_shape.count, sizeof names / sizeof names[0]);
-    assert_null(kiln_op_find("no such op"));
 }
 
 /* ------------------------------------------------------------ helpers */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
 
-static uint64_t next_random(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717u;
-}
-
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
-}
-
 /* Random bytes: data movement must not care about values. */
 static kiln_tensor *random_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
 {
     kiln_tensor *t = new_tensor(dtype, rank, shape);
     for (size_t i = 0; i < t->byte_size; i++)
-        ((uint8_t *)t->data)[i] = (uint8_t)next_random();
+        ((uint8_t *)t->data)[i] = (uint8_t)xorshift64_star_next(&rng_state);
     return t;
 }
 
 static void poison(kiln_tensor *t)
 {
     memset(t->data, 0x7F, t->byte_size);
-}
-
-static kiln_status run_op(const char *name, uint32_t input_count, const kiln_tensor *const *inputs,
-                          kiln_tensor *output, uint32_t attribute_count, const kiln_node_attribute *attributes,
-                          kiln_error *err)
-{
-    const kiln_op_def *op = kiln_op_find(name);
-    assert_non_null(op);
-    /* Poison the output: a kernel that skips an element must not pass on a zeroed buffer. */
-    memset(output->data, 0x7F, output->byte_size);
-    kiln_kernel_call call = {inputs, input_count, output, attributes, attribute_count, NULL};
-    return op->run(&call, err);
 }
 
 static void unflatten(uint64_t flat, uint32_t rank, const int64_t *shape, int64_t *index)
@@ -139,7 +112,7 @@ static void copies_match_reference(void **state)
         kiln_tensor *out = new_tensor(KILN_I16, cases[i].rank, cases[i].shape);
         poison(out);
         kiln_error err;
-        assert_int_equal(run_op(cases[i].op, 1, (const kiln_tensor *[]){in}, out, cases[i].attribute_count,
+        assert_int_equal(call_kernel(cases[i].op, 1, (const kiln_tensor *[]){in}, out, cases[i].attribute_count,
                                 &cases[i].attribute, &err),
                          KILN_OK);
         assert_memory_equal(out->data, in->data, in->byte_size);
@@ -148,7 +121,7 @@ static void copies_match_reference(void **state)
     /* A kernel refuses an output of the wrong size. */
     kiln_tensor *bad = new_tensor(KILN_I16, 1, (int64_t[]){5});
     kiln_error err;
-    assert_int_equal(run_op("identity", 1, (const kiln_tensor *[]){in}, bad, 0, NULL, &err),
+    assert_int_equal(call_kernel("identity", 1, (const kiln_tensor *[]){in}, bad, 0, NULL, &err),
                      KILN_ERR_INVALID_ARGUMENT);
     kiln_tensor_free(bad);
     kiln_tensor_free(in);
@@ -169,7 +142,7 @@ static kiln_status cast_values(kiln_dtype from, const void *values, uint32_t n, 
     kiln_tensor *out = new_tensor(to, 1, (int64_t[]){n});
     memcpy(in->data, values, in->byte_size);
     kiln_node_attribute attr = to_attribute(kiln_dtype_name(to));
-    kiln_status status = run_op("cast", 1, (const kiln_tensor *[]){in}, out, 1, &attr, err);
+    kiln_status status = call_kernel("cast", 1, (const kiln_tensor *[]){in}, out, 1, &attr, err);
     if (status == KILN_OK)
         memcpy(result, out->data, out->byte_size);
     kiln_tensor_free(in);
@@ -278,7 +251,7 @@ static void concat_matches_reference(void **state)
         poison(out);
         kiln_node_attribute attr = {.name = (char *)"axis", .type = KILN_ATTRIBUTE_INT, .i = axis};
         kiln_error err;
-        assert_int_equal(run_op("concat", 3, (const kiln_tensor *[]){in[0], in[1], in[2]}, out, 1, &attr, &err),
+        assert_int_equal(call_kernel("concat", 3, (const kiln_tensor *[]){in[0], in[1], in[2]}, out, 1, &attr, &err),
                          KILN_OK);
         for (uint64_t e = 0; e < out->element_count; e++) {
             int64_t index[3];
@@ -315,7 +288,7 @@ static void expand_matches_reference(void **state)
         kiln_tensor *out = new_tensor(KILN_F64, cases[c].out_rank, cases[c].out);
         poison(out);
         kiln_error err;
-        assert_int_equal(run_op("expand", 1, (const kiln_tensor *[]){in}, out, 0, NULL, &err), KILN_OK);
+        assert_int_equal(call_kernel("expand", 1, (const kiln_tensor *[]){in}, out, 0, NULL, &err), KILN_OK);
         uint32_t offset = cases[c].out_rank - cases[c].in_rank;
         for (uint64_t e = 0; e < out->element_count; e++) {
             int64_t index[4], source[3];
@@ -344,7 +317,7 @@ static void tile_matches_reference(void **state)
         kiln_node_attribute attr = {.name = (char *)"repeats", .type = KILN_ATTRIBUTE_INTS, .ints = repeats[c],
                                     .count = 3};
         kiln_error err;
-        assert_int_equal(run_op("tile", 1, (const kiln_tensor *[]){in}, out, 1, &attr, &err), KILN_OK);
+        assert_int_equal(call_kernel("tile", 1, (const kiln_tensor *[]){in}, out, 1, &attr, &err), KILN_OK);
         for (uint64_t e = 0; e < out->element_count; e++) {
             int64_t index[3];
             unflatten(e, 3, out_shape, index);
@@ -393,7 +366,7 @@ static void pad_matches_reference(void **state)
                 {.name = (char *)"value", .type = KILN_ATTRIBUTE_FLOAT, .f = -1.5},
             };
             kiln_error err;
-            assert_int_equal(run_op("pad", 1, (const kiln_tensor *[]){in}, out, 3, attrs, &err), KILN_OK);
+            assert_int_equal(call_kernel("pad", 1, (const kiln_tensor *[]){in}, out, 3, attrs, &err), KILN_OK);
             const float *o = out->data;
             for (int64_t i = 0; i < out_shape[0]; i++)
                 for (int64_t j = 0; j < out_shape[1]; j++) {
@@ -417,8 +390,8 @@ static void shape_and_size_of(void **state)
     kiln_tensor *shape = new_tensor(KILN_I64, 1, (int64_t[]){3});
     kiln_tensor *size = new_tensor(KILN_I64, 0, NULL);
     kiln_error err;
-    assert_int_equal(run_op("shape_of", 1, (const kiln_tensor *[]){in}, shape, 0, NULL, &err), KILN_OK);
-    assert_int_equal(run_op("size_of", 1, (const kiln_tensor *[]){in}, size, 0, NULL, &err), KILN_OK);
+    assert_int_equal(call_kernel("shape_of", 1, (const kiln_tensor *[]){in}, shape, 0, NULL, &err), KILN_OK);
+    assert_int_equal(call_kernel("size_of", 1, (const kiln_tensor *[]){in}, size, 0, NULL, &err), KILN_OK);
     const int64_t *s = shape->data;
     assert_int_equal(s[0], 2);
     assert_int_equal(s[1], 0);

@@ -22,15 +22,9 @@
 #include "op_registry.h"
 #include "tensor.h"
 
-static kiln_tensor *new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    if (t->byte_size)
-        memset(t->data, 0x7F, t->byte_size);
-    return t;
-}
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
 
 /* Element i of a tensor as long double (i64/u64 test values stay below 2^63). */
 static long double value_at(const kiln_tensor *t, uint64_t i)
@@ -85,7 +79,8 @@ static void check_case(const kiln_tensor *x, uint32_t axis, int64_t k, bool larg
     int64_t shape[KILN_MAX_RANK];
     memcpy(shape, x->shape, x->rank * sizeof shape[0]);
     shape[axis] = k;
-    kiln_tensor *values = new_tensor(x->dtype, x->rank, shape), *positions = new_tensor(KILN_I64, x->rank, shape);
+    kiln_tensor *values = new_poisoned_tensor(x->dtype, x->rank, shape);
+    kiln_tensor *positions = new_poisoned_tensor(KILN_I64, x->rank, shape);
     kiln_error err;
     assert_int_equal(run("top_k", x, values, (int64_t)axis - (int64_t)x->rank, k, largest, &err), KILN_OK);
     assert_int_equal(run("top_k_indices", x, positions, axis, k, largest, &err), KILN_OK);
@@ -119,12 +114,6 @@ static void check_case(const kiln_tensor *x, uint32_t axis, int64_t k, bool larg
     kiln_tensor_free(positions);
 }
 
-static uint64_t next_random(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return *state >> 33;
-}
-
 static void both_ops_match_the_reference(void **state)
 {
     (void)state;
@@ -134,18 +123,18 @@ static void both_ops_match_the_reference(void **state)
     uint64_t rng = 7;
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
         for (size_t s = 0; s < 3; s++) {
-            kiln_tensor *x = new_tensor(dtypes[d], ranks[s], shapes[s]);
+            kiln_tensor *x = new_poisoned_tensor(dtypes[d], ranks[s], shapes[s]);
             bool is_float = dtypes[d] == KILN_F32 || dtypes[d] == KILN_F64;
             for (uint64_t e = 0; e < x->element_count; e++) {
-                uint64_t r = next_random(&rng) % 12;
+                uint64_t r = lcg_next(&rng) % 12;
                 /* Few distinct values, so ties are common; floats add NaN, infinities and both zeros. */
                 long double v = (long double)(r % 5);
                 if (is_float && r == 10)
-                    v = (next_random(&rng) % 2) ? NAN : -NAN;
+                    v = (lcg_next(&rng) % 2) ? NAN : -NAN;
                 else if (is_float && r == 11)
-                    v = (next_random(&rng) % 2) ? INFINITY : -INFINITY;
+                    v = (lcg_next(&rng) % 2) ? INFINITY : -INFINITY;
                 else if (is_float && r % 5 == 0)
-                    v = (next_random(&rng) % 2) ? 0.0L : -0.0L;
+                    v = (lcg_next(&rng) % 2) ? 0.0L : -0.0L;
                 set_value(x, e, v);
             }
             for (uint32_t axis = 0; axis < x->rank; axis++)
@@ -165,20 +154,21 @@ static void half_values_rank_as_their_f32_values(void **state)
     uint64_t rng = 11;
     for (int h = 0; h < 2; h++) {
         const int64_t shape[2] = {3, 9};
-        kiln_tensor *x = new_tensor(halves[h], 2, shape), *wide = new_tensor(KILN_F32, 2, shape);
+        kiln_tensor *x = new_poisoned_tensor(halves[h], 2, shape), *wide = new_poisoned_tensor(KILN_F32, 2, shape);
         uint16_t *bits = x->data;
         for (uint64_t e = 0; e < x->element_count; e++) {
             static const uint16_t f16_specials[] = {0x7e00, 0x8000, 0x0000, 0x7c00, 0xfc00, 0x3c00};
             static const uint16_t bf16_specials[] = {0x7fc0, 0x8000, 0x0000, 0x7f80, 0xff80, 0x3f80};
-            uint64_t r = next_random(&rng);
+            uint64_t r = lcg_next(&rng);
             bits[e] = r % 3 == 0 ? (h ? bf16_specials : f16_specials)[r % 6] : (uint16_t)(r >> 8);
             ((float *)wide->data)[e] = h ? kiln_bf16_to_f32(bits[e]) : kiln_f16_to_f32(bits[e]);
         }
         for (int64_t k = 0; k <= 9; k++)
             for (int largest = 0; largest < 2; largest++) {
                 const int64_t out_shape[2] = {3, k};
-                kiln_tensor *v = new_tensor(halves[h], 2, out_shape), *i = new_tensor(KILN_I64, 2, out_shape),
-                            *wi = new_tensor(KILN_I64, 2, out_shape);
+                kiln_tensor *v = new_poisoned_tensor(halves[h], 2, out_shape);
+                kiln_tensor *i = new_poisoned_tensor(KILN_I64, 2, out_shape);
+                kiln_tensor *wi = new_poisoned_tensor(KILN_I64, 2, out_shape);
                 kiln_error err;
                 assert_int_equal(run("top_k", x, v, 1, k, largest, &err), KILN_OK);
                 assert_int_equal(run("top_k_indices", x, i, 1, k, largest, &err), KILN_OK);
@@ -261,7 +251,7 @@ static void a_program_uses_both(void **state)
     assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
-    kiln_tensor *in = new_tensor(KILN_F32, 1, (int64_t[]){5});
+    kiln_tensor *in = new_poisoned_tensor(KILN_F32, 1, (int64_t[]){5});
     const float data[5] = {1.5f, 9.0f, -2.0f, 9.0f, 3.0f};
     memcpy(in->data, data, sizeof data);
     assert_int_equal(kiln_session_set_input(session, "x", in, &err), KILN_OK);
@@ -276,9 +266,19 @@ static void a_program_uses_both(void **state)
     kiln_program_free(program);
 }
 
+/* The family is exactly these ops, each served by the registry. */
+static void family_ops_are_registered(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"top_k", "top_k_indices"};
+    assert_family_registered(&kiln_ops_topk, names, 2);
+    assert_int_equal(kiln_ops_topk.count, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(both_ops_match_the_reference),
         cmocka_unit_test(half_values_rank_as_their_f32_values),
         cmocka_unit_test(shape_rules_prove_k_fits),

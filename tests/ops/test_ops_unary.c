@@ -41,6 +41,10 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "family_check.h"
+#include "prng.h"
+#include "tensor_fixture.h"
+
 typedef long double real;
 
 /* ------------------------------------------------------------ attributes */
@@ -363,17 +367,6 @@ static const kiln_dtype integer_dtypes[] = {KILN_I8, KILN_I16, KILN_I32, KILN_I6
 
 /* ---------------------------------------------------------------- inputs */
 
-/* xorshift64: deterministic, so a failure reproduces. */
-static uint64_t prng_next(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    *state = x;
-    return x;
-}
-
 #define MAX_VALUES 1024
 
 /* Special values, then pseudorandom ones over a wide exponent range. */
@@ -391,18 +384,18 @@ static size_t float_inputs(double *values)
     };
     size_t count = sizeof specials / sizeof specials[0];
     memcpy(values, specials, sizeof specials);
-    uint64_t state = 0x9e3779b97f4a7c15u;
+    prng rng = {0x9e3779b97f4a7c15u};
     for (int k = -20; k <= 20; k++)
         values[count++] = k / 4.0;
     while (count < MAX_VALUES) {
-        uint64_t r = prng_next(&state);
+        uint64_t r = prng_next(&rng);
         double mantissa = 1.0 + (double)(r >> 12) / 4503599627370496.0; /* [1, 2) */
         int exponent;
         switch (r % 4) {
-        case 0: exponent = (int)(prng_next(&state) % 8) - 4; break;      /* around 1 */
-        case 1: exponent = (int)(prng_next(&state) % 80) - 40; break;    /* f32-sized */
-        case 2: exponent = (int)(prng_next(&state) % 2100) - 1075; break; /* all of f64 */
-        default: exponent = (int)(prng_next(&state) % 12) - 2; break;    /* activations' knees */
+        case 0: exponent = (int)(prng_next(&rng) % 8) - 4; break;      /* around 1 */
+        case 1: exponent = (int)(prng_next(&rng) % 80) - 40; break;    /* f32-sized */
+        case 2: exponent = (int)(prng_next(&rng) % 2100) - 1075; break; /* all of f64 */
+        default: exponent = (int)(prng_next(&rng) % 12) - 2; break;    /* activations' knees */
         }
         double value = ldexp(mantissa, exponent);
         values[count++] = (r >> 1) & 1 ? -value : value;
@@ -415,9 +408,7 @@ static size_t float_inputs(double *values)
 static kiln_tensor *new_vector(kiln_dtype dtype, size_t count)
 {
     int64_t extent = (int64_t)count;
-    kiln_tensor *t = NULL;
-    assert_int_equal(kiln_tensor_new(dtype, 1, &extent, &t, NULL), KILN_OK);
-    return t;
+    return new_tensor(dtype, 1, &extent);
 }
 
 /* A float vector from doubles (rounded to f32 for f32; overflow gives inf). */
@@ -605,10 +596,10 @@ static size_t integer_inputs(kiln_dtype dtype, kiln_tensor **out)
         for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
             values[count++] = fixed[k];
     }
-    uint64_t state = 0x2545f4914f6cdd1du;
+    prng rng = {0x2545f4914f6cdd1du};
     unsigned bits = 8 * (unsigned)kiln_dtype_size(dtype);
     while (count < 256) {
-        uint64_t v = prng_next(&state);
+        uint64_t v = prng_next(&rng);
         if (bits < 64)
             v &= ((uint64_t)1 << bits) - 1;
         if (r.is_signed && bits < 64 && (v >> (bits - 1)))
@@ -713,9 +704,7 @@ static void check_not_output(const kiln_tensor *out)
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    for (uint32_t i = 0; i < kiln_ops_unary.count; i++)
-        assert_ptr_equal(kiln_op_find(kiln_ops_unary.ops[i].name), &kiln_ops_unary.ops[i]);
-    assert_null(kiln_op_find("no such op"));
+    assert_family_registered(&kiln_ops_unary, NULL, 0);
 }
 
 /* The family is exactly the listed ops, each version 1 with one input, and

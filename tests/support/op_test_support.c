@@ -1,4 +1,4 @@
-/* op_test_support.c — helpers shared by test_ops_conv.c and test_ops_pool.c. */
+/* op_test_support.c — helpers op tests share (op_test_support.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,16 +26,6 @@ void ots_store(kiln_tensor *t, uint64_t i, long double v)
         ((double *)t->data)[i] = (double)v;
 }
 
-uint64_t prng_next(prng *rng)
-{
-    uint64_t x = rng->state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    rng->state = x;
-    return x;
-}
-
 void ots_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
 {
     for (uint64_t i = 0; i < t->element_count; i++) {
@@ -46,14 +36,6 @@ void ots_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in)
         }
         ots_store(t, i, v);
     }
-}
-
-kiln_tensor *ots_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape)
-{
-    kiln_tensor *t;
-    kiln_error err;
-    assert_int_equal(kiln_tensor_new(dtype, rank, shape, &t, &err), KILN_OK);
-    return t;
 }
 
 static bool close_enough(double got, double want, double tol)

@@ -1,7 +1,9 @@
 /*
  * op_test_support.h — what op tests share: f32/f64 element access, a
- * small PRNG and fill, tolerant tensor comparison, attribute sets for
- * calling kernels directly, and the text-format round trip.
+ * random fill, tolerant tensor comparison, attribute sets for calling
+ * kernels directly, and the text-format round trip. Generators are in
+ * prng.h, fresh tensors in tensor_fixture.h, the registry check in
+ * family_check.h, direct kernel runs in kernel_call.h (all included here).
  */
 #ifndef KILN_TESTS_OP_TEST_SUPPORT_H
 #define KILN_TESTS_OP_TEST_SUPPORT_H
@@ -13,23 +15,18 @@
 #include <kiln/kiln.h>
 
 #include "attribute.h"
+#include "family_check.h"
+#include "kernel_call.h"
+#include "prng.h"
 #include "tensor.h"
+#include "tensor_fixture.h"
 
 double ots_load(const kiln_tensor *t, uint64_t i);
 void ots_store(kiln_tensor *t, uint64_t i, long double v);
 
-typedef struct prng {
-    uint64_t state;
-} prng;
-
-uint64_t prng_next(prng *rng);
-
 /* Values in -4..4 in steps of 1/8 (exact products); with `special_one_in` > 0,
  * about one element in that many is NaN or ±inf. */
 void ots_fill(kiln_tensor *t, prng *rng, uint64_t special_one_in);
-
-/* A fresh tensor (the test fails if it cannot be made). */
-kiln_tensor *ots_new_tensor(kiln_dtype dtype, uint32_t rank, const int64_t *shape);
 
 /* Every element within tolerance (f32_tol or f64_tol, relative to 1 + |expected|); NaN matches NaN, inf itself. */
 void ots_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, const char *what, double f32_tol,

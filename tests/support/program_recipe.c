@@ -11,14 +11,15 @@
 #include <string.h>
 
 #include "onednn.h"
+#include "prng.h"
 #include "program_recipe.h"
 
 static uint64_t random_state = 0x13198a2e03707344u;
 
 static float random_unit(void)
 {
-    random_state = random_state * 6364136223846793005u + 1442695040888963407u;
-    return (float)((random_state >> 40) / (double)(1u << 24)) * 2.0f - 1.0f; /* [-1, 1) */
+    uint64_t top24 = lcg_next(&random_state) >> 7; /* the state's top 24 bits */
+    return (float)(top24 / (double)(1u << 24)) * 2.0f - 1.0f; /* [-1, 1) */
 }
 
 kiln_value recipe_weight(recipe *r, uint32_t rank, const int64_t *shape, float scale)
