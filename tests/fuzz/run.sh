@@ -23,10 +23,12 @@ command -v clang >/dev/null || { echo "run.sh: clang is required" >&2; exit 2; }
 status=0
 for target in $targets; do
     # Listed per target: the tree may change while a long run goes on.
+    # Found at any depth, so that lib/'s layer folders need no list here.
     # Fuzzing runs the reference kernels: onednn_none.c, not the oneDNN
-    # files (onednn.c, onednn_matmul.c, onednn_window.c).
-    sources=$(ls "$root"/format/*.c "$root"/lib/*.c | grep -v -e '/lib/onednn\.c$' -e '/lib/onednn_matmul\.c$' \
-        -e '/lib/onednn_window\.c$')
+    # files (onednn.c, onednn_matmul.c, onednn_window.c, ...).
+    sources=$(find "$root/format" "$root/lib" -name '*.c' | sort | grep -v -e '/onednn[^/]*\.c$' -e '/onednn/')
+    sources="$sources $(find "$root/lib" -name onednn_none.c)"
+    includes=$(find "$root/lib" -type d | sort | sed 's/^/-I/')
     extra=""
     if [ "$target" = onnx ]; then
         # The importer, with its protobuf-c code generated here.
@@ -39,7 +41,7 @@ for target in $targets; do
     # shellcheck disable=SC2086
     clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -D_POSIX_C_SOURCE=200809L \
-        -I"$root" -I"$root/lib" -I"$root/include" \
+        -I"$root" $includes -I"$root/include" \
         $sources "$root/tests/fuzz/fuzz_$target.c" $extra -lz -lsodium -lm -o "$binary"
     corpus="$out/corpus_$target"
     mkdir -p "$corpus"
