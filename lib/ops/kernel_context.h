@@ -11,7 +11,7 @@
  * allocates only on the first run at a new shape (or one evicted from the
  * slot's small cache). oneDNN's execute call itself allocates a few small
  * blocks per call, a fixed cost (spec/opset.md, "Fast paths"; measured by
- * tests/test_memory_plan.c). The session owns the slots and releases them
+ * tests/plan/test_memory_plan.c). The session owns the slots and releases them
  * when it is freed; a program stays immutable and shareable.
  *
  * Kernels called directly (tests) get a NULL context and run the portable

@@ -13,7 +13,7 @@
  * 1e-14), far below half an f32 ulp (2^-24, about 6e-8), so a result is
  * the reference's f32 value or one of its two neighbours: at most 1 ulp
  * from the reference kernel, and bit-identical to it for almost every
- * input (tests/test_vector_math.c counts both). Special values are the
+ * input (tests/ops/test_vector_math.c counts both). Special values are the
  * reference's exactly: NaN gives NaN, exp(-inf) = 0, exp(inf) = inf,
  * erf(±inf) = ±1, erf(±0) = ±0, overflow to inf and underflow to
  * subnormals and 0 as the reference's double-to-f32 rounding gives them.
