@@ -41,7 +41,7 @@
 #include "format/container.h"
 #include "format/cursor.h"
 #include "sections.h"
-#include "shape_expr.h"
+#include "model.h"
 
 /*
  * Under AddressSanitizer, any single allocation above 1 MiB fails (returns
