@@ -20,6 +20,7 @@
 #include "half_compute.h"
 #include "dtype.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 #define EINSUM_MAX_OPERANDS 2
@@ -418,11 +419,6 @@ typedef struct einsum_sum {
     uint64_t integer;
 } einsum_sum;
 
-static double real_at(const kiln_tensor *t, int64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
 static uint64_t integer_at(const kiln_tensor *t, int64_t i)
 {
     return t->dtype == KILN_I32 ? (uint64_t)(int64_t)((const int32_t *)t->data)[i]
@@ -443,9 +439,9 @@ static einsum_sum sum_products(const einsum_loops *loops, const kiln_tensor *con
         offset[k] = base[k];
     for (bool more = true; more;) {
         if (real) {
-            double product = real_at(inputs[0], offset[0]);
+            double product = kiln_tensor_load_real(inputs[0], (uint64_t)offset[0]);
             for (uint32_t k = 1; k < operand_count; k++)
-                product *= real_at(inputs[k], offset[k]);
+                product *= kiln_tensor_load_real(inputs[k], (uint64_t)offset[k]);
             sum.real += product;
         } else {
             uint64_t product = integer_at(inputs[0], offset[0]);

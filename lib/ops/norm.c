@@ -22,6 +22,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "parallel.h"
 #include "size_claim.h"
 
@@ -329,30 +330,17 @@ static kiln_status infer_mean_variance_norm(const kiln_shape_context *ctx, const
 
 /* -------------------------------------------------------------- kernels */
 
-static double load_real(kiln_dtype dtype, const void *data, uint64_t i)
-{
-    return dtype == KILN_F32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
-{
-    if (dtype == KILN_F32)
-        ((float *)data)[i] = (float)v;
-    else
-        ((double *)data)[i] = v;
-}
-
 /* Mean and population variance of `count` >= 1 contiguous elements, two-pass in double. */
 static void contiguous_moments(kiln_dtype dtype, const void *data, uint64_t base, uint64_t count, double *mean,
                                double *var)
 {
     double sum = 0.0;
     for (uint64_t k = 0; k < count; k++)
-        sum += load_real(dtype, data, base + k);
+        sum += kiln_load_real(dtype, data, base + k);
     double m = sum / (double)count;
     double squares = 0.0;
     for (uint64_t k = 0; k < count; k++) {
-        double d = load_real(dtype, data, base + k) - m;
+        double d = kiln_load_real(dtype, data, base + k) - m;
         squares += d * d;
     }
     *mean = m;
@@ -566,11 +554,11 @@ static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
         int64_t index[KILN_MAX_RANK] = {0};
         int64_t so = 0, bo = 0;
         for (uint64_t k = 0; k < inner; k++) {
-            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data,
-                                                                                   (uint64_t)so);
+            double y = (kiln_load_real(dt, x->data, base + k) - mean) * inv *
+                       kiln_load_real(dt, call->inputs[1]->data, (uint64_t)so);
             if (has_bias)
-                y += load_real(dt, call->inputs[2]->data, (uint64_t)bo);
-            store_real(dt, call->output->data, base + k, y);
+                y += kiln_load_real(dt, call->inputs[2]->data, (uint64_t)bo);
+            kiln_store_real(dt, call->output->data, base + k, y);
             for (uint32_t j = nr; j-- > 0;) {
                 index[j]++;
                 so += scale_stride[j];
@@ -607,9 +595,10 @@ static void normalize_channel_slices(const kiln_kernel_call *call, double eps, u
         uint64_t first_channel = (o % slices_per_batch) * channels_per_slice;
         for (uint64_t k = 0; k < count; k++) {
             uint64_t c = first_channel + k / spatial;
-            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data, c) +
-                       load_real(dt, call->inputs[2]->data, c);
-            store_real(dt, call->output->data, base + k, y);
+            double y = (kiln_load_real(dt, x->data, base + k) - mean) * inv *
+                           kiln_load_real(dt, call->inputs[1]->data, c) +
+                       kiln_load_real(dt, call->inputs[2]->data, c);
+            kiln_store_real(dt, call->output->data, base + k, y);
         }
     }
 }
@@ -675,15 +664,15 @@ static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
             uint64_t base = o * extent * inner + i;
             double norm = 0.0;
             for (uint64_t k = 0; k < extent; k++) {
-                double v = load_real(dt, x->data, base + k * inner);
+                double v = kiln_load_real(dt, x->data, base + k * inner);
                 norm += p == 1 ? fabs(v) : v * v;
             }
             if (p == 2)
                 norm = sqrt(norm);
             for (uint64_t k = 0; k < extent; k++) {
-                double v = load_real(dt, x->data, base + k * inner);
+                double v = kiln_load_real(dt, x->data, base + k * inner);
                 /* A zero norm means every element is ±0: the result is 0, not 0/0. */
-                store_real(dt, call->output->data, base + k * inner, norm == 0.0 ? 0.0 : v / norm);
+                kiln_store_real(dt, call->output->data, base + k * inner, norm == 0.0 ? 0.0 : v / norm);
             }
         }
     return KILN_OK;
@@ -741,19 +730,19 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
         int64_t index[KILN_MAX_RANK] = {0}, offset = 0;
         double sum = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
-            sum += load_real(dt, x->data, (uint64_t)(kept_offset + offset));
+            sum += kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset));
             odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
         }
         double mean = sum / (double)reduced_count, squares = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
-            double d = load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
+            double d = kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
             squares += d * d;
             odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
         }
         double inv = 1.0 / sqrt(squares / (double)reduced_count + MVN_EPSILON);
         for (uint64_t k = 0; k < reduced_count; k++) {
             uint64_t at = (uint64_t)(kept_offset + offset);
-            store_real(dt, call->output->data, at, (load_real(dt, x->data, at) - mean) * inv);
+            kiln_store_real(dt, call->output->data, at, (kiln_load_real(dt, x->data, at) - mean) * inv);
             odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
         }
         odometer_advance(kept_index, &kept_offset, kept_rank, kept_shape, kept_stride);
