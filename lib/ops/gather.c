@@ -18,6 +18,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "index_range.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "real_access.h"
 #include "size_claim.h"
@@ -258,11 +259,7 @@ static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error 
         for (uint32_t i = 0; i < data->rank; i++)
             offset += (i == axis ? n : index[i]) * strides[i];
         memcpy((uint8_t *)out->data + e * width, (const uint8_t *)data->data + (size_t)offset * width, width);
-        for (uint32_t i = out->rank; i-- > 0;) {
-            if (++index[i] < out->shape[i])
-                break;
-            index[i] = 0;
-        }
+        kiln_odometer_next(index, out->rank, out->shape);
     }
     return KILN_OK;
 }
@@ -527,11 +524,7 @@ static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
         for (uint32_t i = 0; i < x->rank; i++)
             offset += (first[i] + index[i] * step[i]) * strides[i];
         memcpy((uint8_t *)out->data + e * width, (const uint8_t *)x->data + (size_t)offset * width, run * width);
-        for (uint32_t i = walked; i-- > 0;) {
-            if (++index[i] < out->shape[i])
-                break;
-            index[i] = 0;
-        }
+        kiln_odometer_next(index, walked, out->shape);
     }
     return KILN_OK;
 }

@@ -25,6 +25,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "onednn.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -200,10 +201,11 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
         return KILN_OK;
     uint64_t batches = out->element_count / (uint64_t)(m * n);
     size_t width = kiln_dtype_size(out->dtype);
-    int64_t ia = 0, ib = 0;
+    const int64_t *strides[2] = {stride_a, stride_b};
+    int64_t at[2] = {0, 0}; /* a's matrix, b's matrix */
     for (uint64_t s = 0; s < batches; s++) {
-        const uint8_t *pa = (const uint8_t *)a->data + (size_t)ia * width;
-        const uint8_t *pb = (const uint8_t *)b->data + (size_t)ib * width;
+        const uint8_t *pa = (const uint8_t *)a->data + (size_t)at[0] * width;
+        const uint8_t *pb = (const uint8_t *)b->data + (size_t)at[1] * width;
         uint8_t *po = (uint8_t *)out->data + (size_t)(s * (uint64_t)(m * n)) * width;
         if (out->dtype == KILN_F32)
             matrix_product_f32((const float *)pa, (const float *)pb, (float *)po, m, k, n);
@@ -213,16 +215,7 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
             return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "matmul: no kernel for dtype %s",
                              kiln_dtype_name(out->dtype));
         /* Step the batch odometer, keeping both operand offsets in sync. */
-        for (uint32_t axis = batch_rank; axis-- > 0;) {
-            index[axis]++;
-            ia += stride_a[axis];
-            ib += stride_b[axis];
-            if (index[axis] < out->shape[axis])
-                break;
-            ia -= stride_a[axis] * index[axis];
-            ib -= stride_b[axis] * index[axis];
-            index[axis] = 0;
-        }
+        kiln_odometer_next_offsets(index, batch_rank, out->shape, 2, strides, at);
     }
     return KILN_OK;
 }
@@ -479,14 +472,7 @@ static kiln_status infer_transpose(const kiln_shape_context *ctx, const kiln_val
             else                                                                                   \
                 for (int64_t j = 0; j < row; j++)                                                  \
                     to[j] = from[j * step];                                                        \
-            for (uint32_t axis = last; axis-- > 0;) {                                              \
-                index[axis]++;                                                                     \
-                offset += in_strides[axis];                                                        \
-                if (index[axis] < out->shape[axis])                                                \
-                    break;                                                                         \
-                offset -= in_strides[axis] * index[axis];                                          \
-                index[axis] = 0;                                                                   \
-            }                                                                                      \
+            kiln_odometer_next_offset(index, last, out->shape, in_strides, &offset);               \
         }                                                                                          \
     }
 DEFINE_PERMUTE(uint8_t, 1)

@@ -21,6 +21,7 @@
 #include "broadcast.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "real_access.h"
 #include "parallel.h"
@@ -546,29 +547,21 @@ static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
                             call->output->data, outer, inner, eps);
         return KILN_OK;
     }
+    const int64_t *parameter_strides_of[2] = {scale_stride, bias_stride};
     for (uint64_t o = 0; o < outer; o++) {
         uint64_t base = o * inner;
         double mean, var;
         contiguous_moments(dt, x->data, base, inner, &mean, &var);
         double inv = 1.0 / sqrt(var + eps);
         int64_t index[KILN_MAX_RANK] = {0};
-        int64_t so = 0, bo = 0;
+        int64_t at[2] = {0, 0}; /* scale, bias */
         for (uint64_t k = 0; k < inner; k++) {
             double y = (kiln_load_real(dt, x->data, base + k) - mean) * inv *
-                       kiln_load_real(dt, call->inputs[1]->data, (uint64_t)so);
+                       kiln_load_real(dt, call->inputs[1]->data, (uint64_t)at[0]);
             if (has_bias)
-                y += kiln_load_real(dt, call->inputs[2]->data, (uint64_t)bo);
+                y += kiln_load_real(dt, call->inputs[2]->data, (uint64_t)at[1]);
             kiln_store_real(dt, call->output->data, base + k, y);
-            for (uint32_t j = nr; j-- > 0;) {
-                index[j]++;
-                so += scale_stride[j];
-                bo += bias_stride[j];
-                if (index[j] < shape[j])
-                    break;
-                so -= scale_stride[j] * shape[j];
-                bo -= bias_stride[j] * shape[j];
-                index[j] = 0;
-            }
+            kiln_odometer_next_offsets(index, nr, shape, 2, parameter_strides_of, at);
         }
     }
     return KILN_OK;
@@ -678,20 +671,6 @@ static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
     return KILN_OK;
 }
 
-/* One odometer step in C order over `rank` axes, keeping a strided offset. */
-static void odometer_advance(int64_t *index, int64_t *offset, uint32_t rank, const int64_t *shape,
-                             const int64_t *stride)
-{
-    for (uint32_t a = rank; a-- > 0;) {
-        index[a]++;
-        *offset += stride[a];
-        if (index[a] < shape[a])
-            return;
-        *offset -= stride[a] * shape[a];
-        index[a] = 0;
-    }
-}
-
 static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, run_mean_variance_norm, err);
@@ -731,21 +710,21 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
         double sum = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
             sum += kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset));
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
         double mean = sum / (double)reduced_count, squares = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
             double d = kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
             squares += d * d;
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
         double inv = 1.0 / sqrt(squares / (double)reduced_count + MVN_EPSILON);
         for (uint64_t k = 0; k < reduced_count; k++) {
             uint64_t at = (uint64_t)(kept_offset + offset);
             kiln_store_real(dt, call->output->data, at, (kiln_load_real(dt, x->data, at) - mean) * inv);
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
-        odometer_advance(kept_index, &kept_offset, kept_rank, kept_shape, kept_stride);
+        kiln_odometer_next_offset(kept_index, kept_rank, kept_shape, kept_stride, &kept_offset);
     }
     return KILN_OK;
 }

@@ -18,6 +18,7 @@
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "real_access.h"
 #include "size_claim.h"
@@ -293,19 +294,6 @@ typedef struct odometer {
     int64_t offset;
 } odometer;
 
-/* Step to the next index in C order (last axis fastest), wrapping to 0. */
-static void odometer_advance(odometer *o, uint32_t rank, const int64_t *shape, const int64_t *stride)
-{
-    for (uint32_t a = rank; a-- > 0;) {
-        o->index[a]++;
-        o->offset += stride[a];
-        if (o->index[a] < shape[a])
-            return;
-        o->offset -= stride[a] * shape[a];
-        o->index[a] = 0;
-    }
-}
-
 /* ---------------------------------------------------- reduce kernels */
 
 /* Max (or min) of one slice, NaN winning; ties keep the first element. */
@@ -317,7 +305,7 @@ static double float_extreme(kiln_dtype dtype, const void *in, const reduce_plan 
         double x = kiln_load_real(dtype, in, base + r.offset);
         if (k == 0 || (!isnan(best) && (isnan(x) || (max ? x > best : x < best))))
             best = x;
-        odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);
+        kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, &r.offset);
     }
     return best;
 }
@@ -356,7 +344,7 @@ static double float_slice(reduce_kind kind, kiln_dtype dtype, const void *in, co
         case REDUCE_LOG_SUM_EXP: acc += exp(x - shift); break;
         default: acc += x; break; /* sum, mean, log_sum */
         }
-        odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);
+        kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, &r.offset);
     }
     switch (kind) {
     case REDUCE_MEAN: return p->reduced_count ? acc / (double)p->reduced_count : NAN;
@@ -372,7 +360,7 @@ static void reduce_float(reduce_kind kind, const kiln_tensor *in, const reduce_p
     odometer o = {{0}, 0};
     for (uint64_t i = 0; i < p->out_count; i++) {
         kiln_store_real(out->dtype, out->data, i, float_slice(kind, in->dtype, in->data, p, o.offset));
-        odometer_advance(&o, p->kept_rank, p->kept_shape, p->kept_stride);
+        kiln_odometer_next_offset(o.index, p->kept_rank, p->kept_shape, p->kept_stride, &o.offset);
     }
 }
 
@@ -394,10 +382,11 @@ static void reduce_float(reduce_kind kind, const kiln_tensor *in, const reduce_p
                     acc *= (uint64_t)x;                                                        \
                 else if (k == 0 || (kind == REDUCE_MAX ? x > best : x < best))                 \
                     best = x;                                                                  \
-                odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);    \
+                kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, \
+                                          &r.offset);                                          \
             }                                                                                  \
             out[i] = (kind == REDUCE_SUM || kind == REDUCE_PROD) ? (T)acc : best;              \
-            odometer_advance(&o, p->kept_rank, p->kept_shape, p->kept_stride);                 \
+            kiln_odometer_next_offset(o.index, p->kept_rank, p->kept_shape, p->kept_stride, &o.offset); \
         }                                                                                      \
     }
 DEFINE_INTEGER_REDUCE(int8_t, i8)

@@ -21,6 +21,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "dtype.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "real_access.h"
 #include "size_claim.h"
@@ -468,11 +469,7 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
             }
             kiln_tensor_store_real(out, e, sum);
         }
-        for (uint32_t axis = out->rank; axis-- > 0;) {
-            if (++index[axis] < out->shape[axis])
-                break;
-            index[axis] = 0;
-        }
+        kiln_odometer_next(index, out->rank, out->shape);
     }
     return KILN_OK;
 }

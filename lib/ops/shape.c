@@ -18,6 +18,7 @@
 #include "broadcast.h"
 #include "format/error.h"
 #include "half.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -648,14 +649,7 @@ static void strided_copy(const kiln_tensor *in, kiln_tensor *out, const int64_t 
     uint8_t *dst = out->data;
     for (uint64_t e = 0; e < out->element_count; e++) {
         memcpy(dst + e * width, src + (size_t)offset * width, width);
-        for (uint32_t axis = out->rank; axis-- > 0;) {
-            index[axis]++;
-            offset += strides[axis];
-            if (index[axis] < out->shape[axis])
-                break;
-            offset -= strides[axis] * index[axis];
-            index[axis] = 0;
-        }
+        kiln_odometer_next_offset(index, out->rank, out->shape, strides, &offset);
     }
 }
 
@@ -907,11 +901,7 @@ static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
             offset += s * strides[i];
         }
         memcpy(dst + e * width, inside ? src + (size_t)offset * width : fill, width);
-        for (uint32_t axis = rank; axis-- > 0;) {
-            if (++index[axis] < out->shape[axis])
-                break;
-            index[axis] = 0;
-        }
+        kiln_odometer_next(index, rank, out->shape);
     }
     return KILN_OK;
 }
