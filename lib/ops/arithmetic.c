@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "binary_walk.h"
 #include "broadcast.h"
 #include "elementwise.h"
 #include "format/error.h"
@@ -52,34 +53,33 @@ kiln_status kiln_infer_unary_numeric(const kiln_shape_context *ctx,
 /* -------------------------------------------------------------- kernels */
 
 #define DEFINE_WRAPPING(CODE, T, U, SUFFIX)                                  \
-    DEFINE_BINARY_LOOP(add_##SUFFIX, T, U, (T)((U)x + (U)y))                \
-    DEFINE_BINARY_LOOP(sub_##SUFFIX, T, U, (T)((U)x - (U)y))                \
-    DEFINE_BINARY_LOOP(mul_##SUFFIX, T, U, (T)((U)x * (U)y))
+    DEFINE_UNIT_STEP_ROW(add_##SUFFIX, T, (T)((U)x + (U)y))                 \
+    DEFINE_UNIT_STEP_ROW(sub_##SUFFIX, T, (T)((U)x - (U)y))                 \
+    DEFINE_UNIT_STEP_ROW(mul_##SUFFIX, T, (T)((U)x * (U)y))
 ARITHMETIC_DTYPES(DEFINE_WRAPPING)
 
 /* Division: IEEE for floats; integers truncate toward zero, and the one
  * overflowing case (MIN / -1) wraps like negation. Zero divisors are
  * rejected before the loop runs. */
-DEFINE_BINARY_LOOP(div_f32, float, float, x / y)
-DEFINE_BINARY_LOOP(div_f64, double, double, x / y)
+DEFINE_UNIT_STEP_ROW(div_f32, float, x / y)
+DEFINE_UNIT_STEP_ROW(div_f64, double, x / y)
 #define SIGNED_DIV(T, U) (y == -1 ? (T)(0u - (U)x) : (T)(x / y))
-DEFINE_BINARY_LOOP(div_i8, int8_t, uint32_t, SIGNED_DIV(int8_t, uint32_t))
-DEFINE_BINARY_LOOP(div_i16, int16_t, uint32_t, SIGNED_DIV(int16_t, uint32_t))
-DEFINE_BINARY_LOOP(div_i32, int32_t, uint32_t, SIGNED_DIV(int32_t, uint32_t))
-DEFINE_BINARY_LOOP(div_i64, int64_t, uint64_t, SIGNED_DIV(int64_t, uint64_t))
-DEFINE_BINARY_LOOP(div_u8, uint8_t, uint32_t, (uint8_t)(x / y))
-DEFINE_BINARY_LOOP(div_u16, uint16_t, uint32_t, (uint16_t)(x / y))
-DEFINE_BINARY_LOOP(div_u32, uint32_t, uint32_t, x / y)
-DEFINE_BINARY_LOOP(div_u64, uint64_t, uint64_t, x / y)
-
-typedef void (*binary_loop)(const kiln_broadcast_plan *, const void *, const void *, void *, uint64_t, uint64_t);
+DEFINE_UNIT_STEP_ROW(div_i8, int8_t, SIGNED_DIV(int8_t, uint32_t))
+DEFINE_UNIT_STEP_ROW(div_i16, int16_t, SIGNED_DIV(int16_t, uint32_t))
+DEFINE_UNIT_STEP_ROW(div_i32, int32_t, SIGNED_DIV(int32_t, uint32_t))
+DEFINE_UNIT_STEP_ROW(div_i64, int64_t, SIGNED_DIV(int64_t, uint64_t))
+DEFINE_UNIT_STEP_ROW(div_u8, uint8_t, (uint8_t)(x / y))
+DEFINE_UNIT_STEP_ROW(div_u16, uint16_t, (uint16_t)(x / y))
+DEFINE_UNIT_STEP_ROW(div_u32, uint32_t, x / y)
+DEFINE_UNIT_STEP_ROW(div_u64, uint64_t, x / y)
 
 typedef struct binary_table {
     kiln_dtype dtype;
-    binary_loop add, sub, mul, div;
+    kiln_chunk_fn add, sub, mul, div;
 } binary_table;
 
-#define TABLE_ROW(CODE, T, U, SUFFIX) {CODE, add_##SUFFIX, sub_##SUFFIX, mul_##SUFFIX, div_##SUFFIX},
+#define TABLE_ROW(CODE, T, U, SUFFIX) \
+    {CODE, add_##SUFFIX##_chunk, sub_##SUFFIX##_chunk, mul_##SUFFIX##_chunk, div_##SUFFIX##_chunk},
 static const binary_table binary_loops[] = {ARITHMETIC_DTYPES(TABLE_ROW)};
 
 enum binary_op { OP_ADD, OP_SUB, OP_MUL, OP_DIV };
@@ -95,24 +95,10 @@ static bool has_zero_integer(const kiln_tensor *t)
     return false;
 }
 
-/* One binary loop over a range of output elements, for kiln_parallel_chunks. */
-typedef struct binary_job {
-    binary_loop loop;
-    const kiln_broadcast_plan *plan;
-    const void *a, *b;
-    void *out;
-} binary_job;
-
-static void binary_chunk(const void *vjob, uint64_t begin, uint64_t end)
-{
-    const binary_job *job = vjob;
-    job->loop(job->plan, job->a, job->b, job->out, begin, end);
-}
-
 static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *inputs, kiln_tensor *output,
                               uint32_t threads, kiln_error *err)
 {
-    const kiln_tensor *a = inputs[0], *b = inputs[1];
+    const kiln_tensor *b = inputs[1];
     for (size_t i = 0; i < sizeof binary_loops / sizeof binary_loops[0]; i++) {
         const binary_table *row = &binary_loops[i];
         if (row->dtype != output->dtype)
@@ -123,12 +109,9 @@ static kiln_status run_binary(enum binary_op op, const kiln_tensor *const *input
         if (op == OP_DIV && output->dtype != KILN_F32 && output->dtype != KILN_F64 &&
             has_zero_integer(b))
             return kiln_fail(err, KILN_ERR_RUNTIME, "div: integer division by zero");
-        kiln_broadcast_plan plan;
-        kiln_broadcast_plan_init(a, b, output, &plan);
-        binary_loop loop = op == OP_ADD ? row->add : op == OP_SUB ? row->sub
-                         : op == OP_MUL ? row->mul : row->div;
-        binary_job job = {loop, &plan, a->data, b->data, output->data};
-        kiln_parallel_chunks(output->element_count, threads, binary_chunk, &job);
+        kiln_chunk_fn chunk = op == OP_ADD ? row->add : op == OP_SUB ? row->sub
+                            : op == OP_MUL ? row->mul : row->div;
+        kiln_walk_rows_by(inputs, 2, output, chunk, threads);
         return KILN_OK;
     }
     return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "no kernel for dtype %s",

@@ -19,7 +19,9 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "dtype.h"
+#include "odometer.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 #define EINSUM_MAX_OPERANDS 2
@@ -418,11 +420,6 @@ typedef struct einsum_sum {
     uint64_t integer;
 } einsum_sum;
 
-static double real_at(const kiln_tensor *t, int64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
 static uint64_t integer_at(const kiln_tensor *t, int64_t i)
 {
     return t->dtype == KILN_I32 ? (uint64_t)(int64_t)((const int32_t *)t->data)[i]
@@ -439,13 +436,18 @@ static einsum_sum sum_products(const einsum_loops *loops, const kiln_tensor *con
     for (uint32_t i = loops->output_axes; i < loops->count; i++)
         if (loops->extent[i] == 0)
             return sum; /* an empty sum */
-    for (uint32_t k = 0; k < operand_count; k++)
+    /* The odometer walks only the summed loop axes, output_axes..count-1. */
+    uint32_t first = loops->output_axes, summed = loops->count - first;
+    const int64_t *strides[EINSUM_MAX_OPERANDS];
+    for (uint32_t k = 0; k < operand_count; k++) {
         offset[k] = base[k];
+        strides[k] = loops->stride[k] + first;
+    }
     for (bool more = true; more;) {
         if (real) {
-            double product = real_at(inputs[0], offset[0]);
+            double product = kiln_tensor_load_real(inputs[0], (uint64_t)offset[0]);
             for (uint32_t k = 1; k < operand_count; k++)
-                product *= real_at(inputs[k], offset[k]);
+                product *= kiln_tensor_load_real(inputs[k], (uint64_t)offset[k]);
             sum.real += product;
         } else {
             uint64_t product = integer_at(inputs[0], offset[0]);
@@ -453,19 +455,7 @@ static einsum_sum sum_products(const einsum_loops *loops, const kiln_tensor *con
                 product *= integer_at(inputs[k], offset[k]);
             sum.integer += product;
         }
-        more = false;
-        for (uint32_t axis = loops->count; axis-- > loops->output_axes;) {
-            index[axis]++;
-            for (uint32_t k = 0; k < operand_count; k++)
-                offset[k] += loops->stride[k][axis];
-            if (index[axis] < loops->extent[axis]) {
-                more = true;
-                break;
-            }
-            for (uint32_t k = 0; k < operand_count; k++)
-                offset[k] -= loops->stride[k][axis] * index[axis];
-            index[axis] = 0;
-        }
+        more = kiln_odometer_next_offsets(index, summed, loops->extent + first, operand_count, strides, offset);
     }
     return sum;
 }
@@ -484,6 +474,9 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
     einsum_loops loops;
     KILN_TRY(plan_loops(&eq, call->inputs, out, &loops, err));
     int64_t index[KILN_MAX_RANK] = {0}, offset[EINSUM_MAX_OPERANDS] = {0};
+    const int64_t *strides[EINSUM_MAX_OPERANDS];
+    for (uint32_t k = 0; k < eq.operand_count; k++)
+        strides[k] = loops.stride[k];
     for (uint64_t e = 0; e < out->element_count; e++) {
         einsum_sum sum = sum_products(&loops, call->inputs, eq.operand_count, offset);
         switch (out->dtype) {
@@ -492,16 +485,7 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
         case KILN_I32: ((int32_t *)out->data)[e] = (int32_t)(uint32_t)sum.integer; break;
         default: ((int64_t *)out->data)[e] = (int64_t)sum.integer; break;
         }
-        for (uint32_t axis = loops.output_axes; axis-- > 0;) {
-            index[axis]++;
-            for (uint32_t k = 0; k < eq.operand_count; k++)
-                offset[k] += loops.stride[k][axis];
-            if (index[axis] < loops.extent[axis])
-                break;
-            for (uint32_t k = 0; k < eq.operand_count; k++)
-                offset[k] -= loops.stride[k][axis] * index[axis];
-            index[axis] = 0;
-        }
+        kiln_odometer_next_offsets(index, loops.output_axes, loops.extent, eq.operand_count, strides, offset);
     }
     return KILN_OK;
 }

@@ -16,10 +16,11 @@
 
 #include "attribute.h"
 #include "format/error.h"
-#include "half.h"
 #include "half_compute.h"
 #include "index_range.h"
+#include "odometer.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
@@ -258,11 +259,7 @@ static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error 
         for (uint32_t i = 0; i < data->rank; i++)
             offset += (i == axis ? n : index[i]) * strides[i];
         memcpy((uint8_t *)out->data + e * width, (const uint8_t *)data->data + (size_t)offset * width, width);
-        for (uint32_t i = out->rank; i-- > 0;) {
-            if (++index[i] < out->shape[i])
-                break;
-            index[i] = 0;
-        }
+        kiln_odometer_next(index, out->rank, out->shape);
     }
     return KILN_OK;
 }
@@ -527,11 +524,7 @@ static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
         for (uint32_t i = 0; i < x->rank; i++)
             offset += (first[i] + index[i] * step[i]) * strides[i];
         memcpy((uint8_t *)out->data + e * width, (const uint8_t *)x->data + (size_t)offset * width, run * width);
-        for (uint32_t i = walked; i-- > 0;) {
-            if (++index[i] < out->shape[i])
-                break;
-            index[i] = 0;
-        }
+        kiln_odometer_next(index, walked, out->shape);
     }
     return KILN_OK;
 }
@@ -703,27 +696,6 @@ static kiln_status infer_one_hot(const kiln_shape_context *ctx, const kiln_value
     return KILN_OK;
 }
 
-/* Store `value` converted to the element type at position `i`. */
-static void store_value(kiln_tensor *t, uint64_t i, double value)
-{
-    switch (t->dtype) {
-    case KILN_F32: ((float *)t->data)[i] = (float)value; break;
-    case KILN_F64: ((double *)t->data)[i] = value; break;
-    case KILN_F16: ((uint16_t *)t->data)[i] = kiln_f64_to_f16(value); break;
-    case KILN_BF16: ((uint16_t *)t->data)[i] = kiln_f64_to_bf16(value); break;
-    case KILN_I8: ((int8_t *)t->data)[i] = (int8_t)value; break;
-    case KILN_I16: ((int16_t *)t->data)[i] = (int16_t)value; break;
-    case KILN_I32: ((int32_t *)t->data)[i] = (int32_t)value; break;
-    case KILN_I64: ((int64_t *)t->data)[i] = (int64_t)value; break;
-    case KILN_U8: ((uint8_t *)t->data)[i] = (uint8_t)value; break;
-    case KILN_U16: ((uint16_t *)t->data)[i] = (uint16_t)value; break;
-    case KILN_U32: ((uint32_t *)t->data)[i] = (uint32_t)value; break;
-    case KILN_U64: ((uint64_t *)t->data)[i] = (uint64_t)value; break;
-    case KILN_BOOL: ((uint8_t *)t->data)[i] = value != 0; break;
-    default: break;
-    }
-}
-
 /* Whether `value` converts to the element type without undefined behaviour. */
 static bool value_fits(kiln_dtype d, double v)
 {
@@ -773,7 +745,7 @@ static kiln_status run_one_hot(const kiln_kernel_call *call, kiln_error *err)
                 int64_t v = kiln_index_at(indices, (uint64_t)(p * inner + q));
                 if (v < 0 && v >= -depth)
                     v += depth;
-                store_value(out, (uint64_t)((p * depth + d) * inner + q), v == d ? on : off);
+                kiln_store_converted(out->dtype, out->data, (uint64_t)((p * depth + d) * inner + q), v == d ? on : off);
             }
     return KILN_OK;
 }

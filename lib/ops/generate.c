@@ -17,8 +17,8 @@
 
 #include "attribute.h"
 #include "format/error.h"
-#include "half.h"
 #include "op_registry.h"
+#include "real_access.h"
 
 /* Integer values carried in a FLOAT attribute are exact up to 2^53; beyond that they are refused. */
 #define EXACT_INTEGER_LIMIT 9007199254740992.0
@@ -61,27 +61,6 @@ static bool value_fits(kiln_dtype dtype, double value)
     double lo, hi;
     integer_range(dtype, &lo, &hi);
     return value == trunc(value) && value >= lo && value < hi && fabs(value) <= EXACT_INTEGER_LIMIT;
-}
-
-/* Store `value` (which fits) as element `i` of a tensor of `dtype`. */
-static void store_value(kiln_dtype dtype, void *data, uint64_t i, double value)
-{
-    switch (dtype) {
-    case KILN_F32: ((float *)data)[i] = (float)value; break;
-    case KILN_F64: ((double *)data)[i] = value; break;
-    case KILN_F16: ((uint16_t *)data)[i] = kiln_f64_to_f16(value); break;
-    case KILN_BF16: ((uint16_t *)data)[i] = kiln_f64_to_bf16(value); break;
-    case KILN_I8: ((int8_t *)data)[i] = (int8_t)value; break;
-    case KILN_I16: ((int16_t *)data)[i] = (int16_t)value; break;
-    case KILN_I32: ((int32_t *)data)[i] = (int32_t)value; break;
-    case KILN_I64: ((int64_t *)data)[i] = (int64_t)value; break;
-    case KILN_U8: ((uint8_t *)data)[i] = (uint8_t)value; break;
-    case KILN_U16: ((uint16_t *)data)[i] = (uint16_t)value; break;
-    case KILN_U32: ((uint32_t *)data)[i] = (uint32_t)value; break;
-    case KILN_U64: ((uint64_t *)data)[i] = (uint64_t)value; break;
-    case KILN_BOOL: ((uint8_t *)data)[i] = value != 0.0; break;
-    default: break;
-    }
 }
 
 /*
@@ -159,7 +138,7 @@ static kiln_status run_eye_like(const kiln_kernel_call *call, kiln_error *err)
         return KILN_OK;
     int64_t first = k < 0 ? -k : 0;
     for (int64_t i = first; i < rows && i + k < columns; i++)
-        store_value(out->dtype, out->data, (uint64_t)(i * columns + i + k), 1.0);
+        kiln_store_converted(out->dtype, out->data, (uint64_t)(i * columns + i + k), 1.0);
     return KILN_OK;
 }
 
@@ -224,7 +203,7 @@ static kiln_status run_constant_of_shape(const kiln_kernel_call *call, kiln_erro
         if (shape->ints[i] != out->shape[i])
             return mismatch("constant_of_shape", err);
     for (uint64_t e = 0; e < out->element_count; e++)
-        store_value(dtype, out->data, e, value);
+        kiln_store_converted(dtype, out->data, e, value);
     return KILN_OK;
 }
 
@@ -316,9 +295,9 @@ static kiln_status run_range(const kiln_kernel_call *call, kiln_error *err)
         return mismatch("range", err);
     for (int64_t i = 0; i < r.length; i++) {
         if (is_float(r.dtype))
-            store_value(r.dtype, out->data, (uint64_t)i, r.start + (double)i * r.delta);
+            kiln_store_converted(r.dtype, out->data, (uint64_t)i, r.start + (double)i * r.delta);
         else /* exact: every element lies between start and limit */
-            store_value(r.dtype, out->data, (uint64_t)i, (double)((int64_t)r.start + i * (int64_t)r.delta));
+            kiln_store_converted(r.dtype, out->data, (uint64_t)i, (double)((int64_t)r.start + i * (int64_t)r.delta));
     }
     return KILN_OK;
 }

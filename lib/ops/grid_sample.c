@@ -19,6 +19,7 @@
 #include "half_compute.h"
 #include "dtype.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 typedef enum sample_mode { SAMPLE_BILINEAR, SAMPLE_NEAREST, SAMPLE_BICUBIC } sample_mode;
@@ -268,19 +269,6 @@ static kiln_status mismatch(kiln_error *err)
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "grid_sample: operands do not match the op's shape rule");
 }
 
-static double load_real(const kiln_tensor *t, uint64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
-static void store_real(kiln_tensor *t, uint64_t i, double value)
-{
-    if (t->dtype == KILN_F32)
-        ((float *)t->data)[i] = (float)value;
-    else
-        ((double *)t->data)[i] = value;
-}
-
 static kiln_status run_grid_sample(const kiln_kernel_call *call, kiln_error *err)
 {
     if (call->input_count != 2)
@@ -309,13 +297,13 @@ static kiln_status run_grid_sample(const kiln_kernel_call *call, kiln_error *err
         for (uint64_t p = 0; p < points; p++) {
             uint64_t at = (uint64_t)n * points + p;
             axis_taps across, down; /* grid[..., 0] is the x (width) coordinate, grid[..., 1] the y (height) */
-            taps_of(&o, load_real(grid, 2 * at), width, &across);
-            taps_of(&o, load_real(grid, 2 * at + 1), height, &down);
+            taps_of(&o, kiln_tensor_load_real(grid, 2 * at), width, &across);
+            taps_of(&o, kiln_tensor_load_real(grid, 2 * at + 1), height, &down);
             for (int64_t c = 0; c < channels; c++) {
                 uint64_t image = ((uint64_t)n * (uint64_t)channels + (uint64_t)c) * plane;
                 uint64_t target = ((uint64_t)n * (uint64_t)channels + (uint64_t)c) * points + p;
                 if (across.undefined || down.undefined) {
-                    store_real(out, target, NAN);
+                    kiln_tensor_store_real(out, target, NAN);
                     continue;
                 }
                 double sum = 0.0;
@@ -323,10 +311,10 @@ static kiln_status run_grid_sample(const kiln_kernel_call *call, kiln_error *err
                     double row = 0.0;
                     uint64_t line = image + (uint64_t)down.index[r] * (uint64_t)width;
                     for (uint32_t k = 0; k < across.count; k++)
-                        row += across.weight[k] * load_real(x, line + (uint64_t)across.index[k]);
+                        row += across.weight[k] * kiln_tensor_load_real(x, line + (uint64_t)across.index[k]);
                     sum += down.weight[r] * row;
                 }
-                store_real(out, target, sum);
+                kiln_tensor_store_real(out, target, sum);
             }
         }
     return KILN_OK;

@@ -20,10 +20,12 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "axis_product.h"
 #include "broadcast.h"
 #include "format/error.h"
 #include "half_compute.h"
 #include "onednn.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -199,10 +201,11 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
         return KILN_OK;
     uint64_t batches = out->element_count / (uint64_t)(m * n);
     size_t width = kiln_dtype_size(out->dtype);
-    int64_t ia = 0, ib = 0;
+    const int64_t *strides[2] = {stride_a, stride_b};
+    int64_t at[2] = {0, 0}; /* a's matrix, b's matrix */
     for (uint64_t s = 0; s < batches; s++) {
-        const uint8_t *pa = (const uint8_t *)a->data + (size_t)ia * width;
-        const uint8_t *pb = (const uint8_t *)b->data + (size_t)ib * width;
+        const uint8_t *pa = (const uint8_t *)a->data + (size_t)at[0] * width;
+        const uint8_t *pb = (const uint8_t *)b->data + (size_t)at[1] * width;
         uint8_t *po = (uint8_t *)out->data + (size_t)(s * (uint64_t)(m * n)) * width;
         if (out->dtype == KILN_F32)
             matrix_product_f32((const float *)pa, (const float *)pb, (float *)po, m, k, n);
@@ -212,16 +215,7 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
             return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "matmul: no kernel for dtype %s",
                              kiln_dtype_name(out->dtype));
         /* Step the batch odometer, keeping both operand offsets in sync. */
-        for (uint32_t axis = batch_rank; axis-- > 0;) {
-            index[axis]++;
-            ia += stride_a[axis];
-            ib += stride_b[axis];
-            if (index[axis] < out->shape[axis])
-                break;
-            ia -= stride_a[axis] * index[axis];
-            ib -= stride_b[axis] * index[axis];
-            index[axis] = 0;
-        }
+        kiln_odometer_next_offsets(index, batch_rank, out->shape, 2, strides, at);
     }
     return KILN_OK;
 }
@@ -478,14 +472,7 @@ static kiln_status infer_transpose(const kiln_shape_context *ctx, const kiln_val
             else                                                                                   \
                 for (int64_t j = 0; j < row; j++)                                                  \
                     to[j] = from[j * step];                                                        \
-            for (uint32_t axis = last; axis-- > 0;) {                                              \
-                index[axis]++;                                                                     \
-                offset += in_strides[axis];                                                        \
-                if (index[axis] < out->shape[axis])                                                \
-                    break;                                                                         \
-                offset -= in_strides[axis] * index[axis];                                          \
-                index[axis] = 0;                                                                   \
-            }                                                                                      \
+            kiln_odometer_next_offset(index, last, out->shape, in_strides, &offset);               \
         }                                                                                          \
     }
 DEFINE_PERMUTE(uint8_t, 1)
@@ -534,50 +521,6 @@ static const kiln_attribute_spec flatten_attributes[] = {
     {NULL, 0},
 };
 
-/*
- * The product of axes [from, to) of `shape` as one expression, kept small:
- * the constant factors fold into one constant c, the others multiply in
- * axis order into s, and the result is c*s (s alone when c is 1, c alone
- * when there is no s or c is 0; an empty product is the constant 1). So [n, 3, 4]
- * flattens to 12*n, [n, 1, 1] to n and a static shape to a constant.
- */
-static kiln_status axis_product(const kiln_shape_context *ctx, const kiln_shape *shape, uint32_t from,
-                                uint32_t to, uint32_t *out, kiln_error *err)
-{
-    int64_t constant = 1;
-    uint32_t symbolic = 0;
-    bool have_symbolic = false;
-    for (uint32_t i = from; i < to; i++) {
-        uint32_t factor = shape->axes[i];
-        const kiln_expr *f = &ctx->pool->items[factor];
-        if (f->kind == KILN_EXPR_CONST) {
-            if (__builtin_mul_overflow(constant, f->constant, &constant))
-                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: the flattened size overflows",
-                                 ctx->node_label);
-            continue;
-        }
-        if (!have_symbolic) {
-            symbolic = factor;
-            have_symbolic = true;
-            continue;
-        }
-        kiln_expr mul = {.kind = KILN_EXPR_MUL, .lhs = symbolic, .rhs = factor};
-        KILN_TRY(kiln_expr_intern(ctx->pool, &mul, ctx->dim_count, &symbolic, err));
-    }
-    if (!have_symbolic || constant != 1) {
-        uint32_t c;
-        KILN_TRY(kiln_expr_const(ctx->pool, constant, &c, err));
-        if (!have_symbolic || constant == 0) {
-            *out = c;
-            return KILN_OK;
-        }
-        kiln_expr mul = {.kind = KILN_EXPR_MUL, .lhs = c, .rhs = symbolic};
-        return kiln_expr_intern(ctx->pool, &mul, ctx->dim_count, out, err);
-    }
-    *out = symbolic;
-    return KILN_OK;
-}
-
 static kiln_status infer_flatten(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                  uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -595,8 +538,11 @@ static kiln_status infer_flatten(const kiln_shape_context *ctx, const kiln_value
         axis += rank;
     out->dtype = x->dtype;
     out->shape.rank = 2;
-    KILN_TRY(axis_product(ctx, &x->shape, 0, (uint32_t)axis, &out->shape.axes[0], err));
-    KILN_TRY(axis_product(ctx, &x->shape, (uint32_t)axis, (uint32_t)rank, &out->shape.axes[1], err));
+    /* Each side folded small (axis_product.h): [n, 3, 4] at axis 1 flattens to [n, 12]. */
+    KILN_TRY(kiln_axis_product(ctx, &x->shape, 0, (uint32_t)axis, NULL, "flattened size", &out->shape.axes[0],
+                               err));
+    KILN_TRY(kiln_axis_product(ctx, &x->shape, (uint32_t)axis, (uint32_t)rank, NULL, "flattened size",
+                               &out->shape.axes[1], err));
     return KILN_OK;
 }
 

@@ -21,7 +21,9 @@
 #include "broadcast.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "odometer.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "parallel.h"
 #include "size_claim.h"
 
@@ -329,30 +331,17 @@ static kiln_status infer_mean_variance_norm(const kiln_shape_context *ctx, const
 
 /* -------------------------------------------------------------- kernels */
 
-static double load_real(kiln_dtype dtype, const void *data, uint64_t i)
-{
-    return dtype == KILN_F32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
-{
-    if (dtype == KILN_F32)
-        ((float *)data)[i] = (float)v;
-    else
-        ((double *)data)[i] = v;
-}
-
 /* Mean and population variance of `count` >= 1 contiguous elements, two-pass in double. */
 static void contiguous_moments(kiln_dtype dtype, const void *data, uint64_t base, uint64_t count, double *mean,
                                double *var)
 {
     double sum = 0.0;
     for (uint64_t k = 0; k < count; k++)
-        sum += load_real(dtype, data, base + k);
+        sum += kiln_load_real(dtype, data, base + k);
     double m = sum / (double)count;
     double squares = 0.0;
     for (uint64_t k = 0; k < count; k++) {
-        double d = load_real(dtype, data, base + k) - m;
+        double d = kiln_load_real(dtype, data, base + k) - m;
         squares += d * d;
     }
     *mean = m;
@@ -558,29 +547,21 @@ static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
                             call->output->data, outer, inner, eps);
         return KILN_OK;
     }
+    const int64_t *parameter_strides_of[2] = {scale_stride, bias_stride};
     for (uint64_t o = 0; o < outer; o++) {
         uint64_t base = o * inner;
         double mean, var;
         contiguous_moments(dt, x->data, base, inner, &mean, &var);
         double inv = 1.0 / sqrt(var + eps);
         int64_t index[KILN_MAX_RANK] = {0};
-        int64_t so = 0, bo = 0;
+        int64_t at[2] = {0, 0}; /* scale, bias */
         for (uint64_t k = 0; k < inner; k++) {
-            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data,
-                                                                                   (uint64_t)so);
+            double y = (kiln_load_real(dt, x->data, base + k) - mean) * inv *
+                       kiln_load_real(dt, call->inputs[1]->data, (uint64_t)at[0]);
             if (has_bias)
-                y += load_real(dt, call->inputs[2]->data, (uint64_t)bo);
-            store_real(dt, call->output->data, base + k, y);
-            for (uint32_t j = nr; j-- > 0;) {
-                index[j]++;
-                so += scale_stride[j];
-                bo += bias_stride[j];
-                if (index[j] < shape[j])
-                    break;
-                so -= scale_stride[j] * shape[j];
-                bo -= bias_stride[j] * shape[j];
-                index[j] = 0;
-            }
+                y += kiln_load_real(dt, call->inputs[2]->data, (uint64_t)at[1]);
+            kiln_store_real(dt, call->output->data, base + k, y);
+            kiln_odometer_next_offsets(index, nr, shape, 2, parameter_strides_of, at);
         }
     }
     return KILN_OK;
@@ -607,9 +588,10 @@ static void normalize_channel_slices(const kiln_kernel_call *call, double eps, u
         uint64_t first_channel = (o % slices_per_batch) * channels_per_slice;
         for (uint64_t k = 0; k < count; k++) {
             uint64_t c = first_channel + k / spatial;
-            double y = (load_real(dt, x->data, base + k) - mean) * inv * load_real(dt, call->inputs[1]->data, c) +
-                       load_real(dt, call->inputs[2]->data, c);
-            store_real(dt, call->output->data, base + k, y);
+            double y = (kiln_load_real(dt, x->data, base + k) - mean) * inv *
+                           kiln_load_real(dt, call->inputs[1]->data, c) +
+                       kiln_load_real(dt, call->inputs[2]->data, c);
+            kiln_store_real(dt, call->output->data, base + k, y);
         }
     }
 }
@@ -675,32 +657,18 @@ static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
             uint64_t base = o * extent * inner + i;
             double norm = 0.0;
             for (uint64_t k = 0; k < extent; k++) {
-                double v = load_real(dt, x->data, base + k * inner);
+                double v = kiln_load_real(dt, x->data, base + k * inner);
                 norm += p == 1 ? fabs(v) : v * v;
             }
             if (p == 2)
                 norm = sqrt(norm);
             for (uint64_t k = 0; k < extent; k++) {
-                double v = load_real(dt, x->data, base + k * inner);
+                double v = kiln_load_real(dt, x->data, base + k * inner);
                 /* A zero norm means every element is ±0: the result is 0, not 0/0. */
-                store_real(dt, call->output->data, base + k * inner, norm == 0.0 ? 0.0 : v / norm);
+                kiln_store_real(dt, call->output->data, base + k * inner, norm == 0.0 ? 0.0 : v / norm);
             }
         }
     return KILN_OK;
-}
-
-/* One odometer step in C order over `rank` axes, keeping a strided offset. */
-static void odometer_advance(int64_t *index, int64_t *offset, uint32_t rank, const int64_t *shape,
-                             const int64_t *stride)
-{
-    for (uint32_t a = rank; a-- > 0;) {
-        index[a]++;
-        *offset += stride[a];
-        if (index[a] < shape[a])
-            return;
-        *offset -= stride[a] * shape[a];
-        index[a] = 0;
-    }
 }
 
 static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_error *err)
@@ -741,22 +709,22 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
         int64_t index[KILN_MAX_RANK] = {0}, offset = 0;
         double sum = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
-            sum += load_real(dt, x->data, (uint64_t)(kept_offset + offset));
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            sum += kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset));
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
         double mean = sum / (double)reduced_count, squares = 0.0;
         for (uint64_t k = 0; k < reduced_count; k++) {
-            double d = load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
+            double d = kiln_load_real(dt, x->data, (uint64_t)(kept_offset + offset)) - mean;
             squares += d * d;
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
         double inv = 1.0 / sqrt(squares / (double)reduced_count + MVN_EPSILON);
         for (uint64_t k = 0; k < reduced_count; k++) {
             uint64_t at = (uint64_t)(kept_offset + offset);
-            store_real(dt, call->output->data, at, (load_real(dt, x->data, at) - mean) * inv);
-            odometer_advance(index, &offset, reduced_rank, red_shape, red_stride);
+            kiln_store_real(dt, call->output->data, at, (kiln_load_real(dt, x->data, at) - mean) * inv);
+            kiln_odometer_next_offset(index, reduced_rank, red_shape, red_stride, &offset);
         }
-        odometer_advance(kept_index, &kept_offset, kept_rank, kept_shape, kept_stride);
+        kiln_odometer_next_offset(kept_index, kept_rank, kept_shape, kept_stride, &kept_offset);
     }
     return KILN_OK;
 }

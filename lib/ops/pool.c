@@ -26,6 +26,7 @@
 #include "half_compute.h"
 #include "onednn.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 #include "window.h"
 
@@ -404,19 +405,6 @@ static kiln_status run_lp_pool(const kiln_kernel_call *call, kiln_error *err)
     return run_window_pool("lp_pool", call, POOL_LP, err);
 }
 
-static double load_real(kiln_dtype dtype, const void *data, uint64_t i)
-{
-    return dtype == KILN_F32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
-{
-    if (dtype == KILN_F32)
-        ((float *)data)[i] = (float)v;
-    else
-        ((double *)data)[i] = v;
-}
-
 /* A global pool's operands: x [N, C, spatial...] with non-empty spatial axes, the output [N, C, 1, ...]. */
 static kiln_status check_global(const char *op, const kiln_kernel_call *call, pool_kind kind, pool_reduction *r,
                                 kiln_error *err)
@@ -448,8 +436,8 @@ static kiln_status run_global(const char *op, const kiln_kernel_call *call, pool
     for (uint64_t p = 0; p < planes; p++) {
         pool_accumulator acc = {kind == POOL_MAX ? -INFINITY : 0.0, false};
         for (uint64_t i = p * plane; i < (p + 1) * plane; i++)
-            accumulate(&acc, &r, load_real(x->dtype, x->data, i));
-        store_real(y->dtype, y->data, p, finish(&acc, &r, (double)plane));
+            accumulate(&acc, &r, kiln_load_real(x->dtype, x->data, i));
+        kiln_store_real(y->dtype, y->data, p, finish(&acc, &r, (double)plane));
     }
     return KILN_OK;
 }

@@ -27,6 +27,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 /* Sanity bound on hidden_size: far above any real layer, low enough that
@@ -386,19 +387,6 @@ static kiln_status get_scratch(const kiln_kernel_call *call, const char *op, siz
     return KILN_OK;
 }
 
-static double element(const kiln_tensor *t, size_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
-static void store(kiln_tensor *t, size_t i, double v)
-{
-    if (t->dtype == KILN_F32)
-        ((float *)t->data)[i] = (float)v;
-    else
-        ((double *)t->data)[i] = v;
-}
-
 /* An activation of a clipped input (ONNX clips the input of every activation). */
 static double activate(activation f, double v, double clip)
 {
@@ -517,7 +505,7 @@ static double input_term(const direction_run *dr, size_t xt, size_t row)
     const size_t w_row = (dr->d * dr->s.rows + row) * dr->s.input;
     double sum = 0;
     for (size_t k = 0; k < dr->s.input; k++)
-        sum += element(dr->x, xt + k) * element(dr->w, w_row + k);
+        sum += kiln_tensor_load_real(dr->x, xt + k) * kiln_tensor_load_real(dr->w, w_row + k);
     return sum;
 }
 
@@ -527,7 +515,7 @@ static double recurrence_term(const direction_run *dr, const double *v, size_t r
     const size_t r_row = (dr->d * dr->s.rows + row) * dr->s.hidden;
     double sum = 0;
     for (size_t k = 0; k < dr->s.hidden; k++)
-        sum += v[k] * element(dr->r, r_row + k);
+        sum += v[k] * kiln_tensor_load_real(dr->r, r_row + k);
     return sum;
 }
 
@@ -536,7 +524,7 @@ static double bias(const direction_run *dr, size_t row, bool recurrence)
 {
     if (!dr->b)
         return 0;
-    return element(dr->b, dr->d * 2 * dr->s.rows + (recurrence ? dr->s.rows : 0) + row);
+    return kiln_tensor_load_real(dr->b, dr->d * 2 * dr->s.rows + (recurrence ? dr->s.rows : 0) + row);
 }
 
 /* One time step of batch row b: h (and c) of the row go from step t-1 to step t. */
@@ -583,8 +571,9 @@ static void step_row(direction_run *dr, cell_kind cell, size_t t, size_t b)
         g[j] = input_term(dr, xt, j) + recurrence_term(dr, h, j) + bias(dr, j, false) + bias(dr, j, true);
     const size_t p_row = dr->d * 3 * H;
     for (size_t j = 0; j < H; j++) {
-        double pi = dr->p ? element(dr->p, p_row + j) : 0, po = dr->p ? element(dr->p, p_row + H + j) : 0;
-        double pf = dr->p ? element(dr->p, p_row + 2 * H + j) : 0;
+        double pi = dr->p ? kiln_tensor_load_real(dr->p, p_row + j) : 0;
+        double po = dr->p ? kiln_tensor_load_real(dr->p, p_row + H + j) : 0;
+        double pf = dr->p ? kiln_tensor_load_real(dr->p, p_row + 2 * H + j) : 0;
         double i = activate(dr->f[0], g[j] + pi * c[j], clip);
         double f = activate(dr->f[0], g[2 * H + j] + pf * c[j], clip);
         double cell_input = activate(dr->f[1], g[3 * H + j], clip);
@@ -632,8 +621,8 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
         bool reverse = p.reverse_only || d == 1;
         for (size_t b = 0; b < s.batch; b++)
             for (size_t j = 0; j < s.hidden; j++) {
-                dr.h[b * s.hidden + j] = dr.initial_h ? element(dr.initial_h, state_at(&dr, b, j)) : 0;
-                dr.c[b * s.hidden + j] = dr.initial_c ? element(dr.initial_c, state_at(&dr, b, j)) : 0;
+                dr.h[b * s.hidden + j] = dr.initial_h ? kiln_tensor_load_real(dr.initial_h, state_at(&dr, b, j)) : 0;
+                dr.c[b * s.hidden + j] = dr.initial_c ? kiln_tensor_load_real(dr.initial_c, state_at(&dr, b, j)) : 0;
             }
         for (size_t step = 0; step < s.seq; step++) {
             size_t t = reverse ? s.seq - 1 - step : step;
@@ -641,14 +630,14 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
                 step_row(&dr, op->cell, t, b);
                 if (op->result == RESULT_ALL_HIDDEN)
                     for (size_t j = 0; j < s.hidden; j++)
-                        store(dr.y, y_at(&dr, t, b) + j, dr.h[b * s.hidden + j]);
+                        kiln_tensor_store_real(dr.y, y_at(&dr, t, b) + j, dr.h[b * s.hidden + j]);
             }
         }
         if (op->result != RESULT_ALL_HIDDEN) {
             const double *last = op->result == RESULT_LAST_CELL ? dr.c : dr.h;
             for (size_t b = 0; b < s.batch; b++)
                 for (size_t j = 0; j < s.hidden; j++)
-                    store(dr.y, state_at(&dr, b, j), last[b * s.hidden + j]);
+                    kiln_tensor_store_real(dr.y, state_at(&dr, b, j), last[b * s.hidden + j]);
         }
     }
     /* Without a state slot to keep it in (no session), the scratch was this call's own. */

@@ -18,7 +18,9 @@
 #include "attribute.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "odometer.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 #include "vector_math.h"
 
@@ -292,32 +294,6 @@ typedef struct odometer {
     int64_t offset;
 } odometer;
 
-/* Step to the next index in C order (last axis fastest), wrapping to 0. */
-static void odometer_advance(odometer *o, uint32_t rank, const int64_t *shape, const int64_t *stride)
-{
-    for (uint32_t a = rank; a-- > 0;) {
-        o->index[a]++;
-        o->offset += stride[a];
-        if (o->index[a] < shape[a])
-            return;
-        o->offset -= stride[a] * shape[a];
-        o->index[a] = 0;
-    }
-}
-
-static double load_real(kiln_dtype dtype, const void *data, int64_t i)
-{
-    return dtype == KILN_F32 ? (double)((const float *)data)[i] : ((const double *)data)[i];
-}
-
-static void store_real(kiln_dtype dtype, void *data, uint64_t i, double v)
-{
-    if (dtype == KILN_F32)
-        ((float *)data)[i] = (float)v;
-    else
-        ((double *)data)[i] = v;
-}
-
 /* ---------------------------------------------------- reduce kernels */
 
 /* Max (or min) of one slice, NaN winning; ties keep the first element. */
@@ -326,10 +302,10 @@ static double float_extreme(kiln_dtype dtype, const void *in, const reduce_plan 
     odometer r = {{0}, 0};
     double best = 0.0;
     for (uint64_t k = 0; k < p->reduced_count; k++) {
-        double x = load_real(dtype, in, base + r.offset);
+        double x = kiln_load_real(dtype, in, base + r.offset);
         if (k == 0 || (!isnan(best) && (isnan(x) || (max ? x > best : x < best))))
             best = x;
-        odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);
+        kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, &r.offset);
     }
     return best;
 }
@@ -359,7 +335,7 @@ static double float_slice(reduce_kind kind, kiln_dtype dtype, const void *in, co
     }
     odometer r = {{0}, 0};
     for (uint64_t k = 0; k < p->reduced_count; k++) {
-        double x = load_real(dtype, in, base + r.offset);
+        double x = kiln_load_real(dtype, in, base + r.offset);
         switch (kind) {
         case REDUCE_PROD: acc *= x; break;
         case REDUCE_L1: acc += fabs(x); break;
@@ -368,7 +344,7 @@ static double float_slice(reduce_kind kind, kiln_dtype dtype, const void *in, co
         case REDUCE_LOG_SUM_EXP: acc += exp(x - shift); break;
         default: acc += x; break; /* sum, mean, log_sum */
         }
-        odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);
+        kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, &r.offset);
     }
     switch (kind) {
     case REDUCE_MEAN: return p->reduced_count ? acc / (double)p->reduced_count : NAN;
@@ -383,8 +359,8 @@ static void reduce_float(reduce_kind kind, const kiln_tensor *in, const reduce_p
 {
     odometer o = {{0}, 0};
     for (uint64_t i = 0; i < p->out_count; i++) {
-        store_real(out->dtype, out->data, i, float_slice(kind, in->dtype, in->data, p, o.offset));
-        odometer_advance(&o, p->kept_rank, p->kept_shape, p->kept_stride);
+        kiln_store_real(out->dtype, out->data, i, float_slice(kind, in->dtype, in->data, p, o.offset));
+        kiln_odometer_next_offset(o.index, p->kept_rank, p->kept_shape, p->kept_stride, &o.offset);
     }
 }
 
@@ -406,10 +382,11 @@ static void reduce_float(reduce_kind kind, const kiln_tensor *in, const reduce_p
                     acc *= (uint64_t)x;                                                        \
                 else if (k == 0 || (kind == REDUCE_MAX ? x > best : x < best))                 \
                     best = x;                                                                  \
-                odometer_advance(&r, p->reduced_rank, p->reduced_shape, p->reduced_stride);    \
+                kiln_odometer_next_offset(r.index, p->reduced_rank, p->reduced_shape, p->reduced_stride, \
+                                          &r.offset);                                          \
             }                                                                                  \
             out[i] = (kind == REDUCE_SUM || kind == REDUCE_PROD) ? (T)acc : best;              \
-            odometer_advance(&o, p->kept_rank, p->kept_shape, p->kept_stride);                 \
+            kiln_odometer_next_offset(o.index, p->kept_rank, p->kept_shape, p->kept_stride, &o.offset); \
         }                                                                                      \
     }
 DEFINE_INTEGER_REDUCE(int8_t, i8)
@@ -602,24 +579,24 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
                 uint64_t best = 0;
                 (void)arg_slice(in->dtype, in->data, s, o, i, true, false, &best);
                 for (uint64_t k = 0; k < s.extent; k++)
-                    store_real(out->dtype, out->data, base + k * s.inner, k == best ? 1.0 : 0.0);
+                    kiln_store_real(out->dtype, out->data, base + k * s.inner, k == best ? 1.0 : 0.0);
                 continue;
             }
             /* Stable: shift by the slice max so exp never overflows; a NaN
              * max (any NaN in the slice) makes every output NaN. */
-            double shift = load_real(in->dtype, in->data, (int64_t)base);
+            double shift = kiln_load_real(in->dtype, in->data, (int64_t)base);
             for (uint64_t k = 1; k < s.extent; k++) {
-                double x = load_real(in->dtype, in->data, (int64_t)(base + k * s.inner));
+                double x = kiln_load_real(in->dtype, in->data, (int64_t)(base + k * s.inner));
                 if (!isnan(shift) && (isnan(x) || x > shift))
                     shift = x;
             }
             double sum = 0.0;
             for (uint64_t k = 0; k < s.extent; k++)
-                sum += exp(load_real(in->dtype, in->data, (int64_t)(base + k * s.inner)) - shift);
+                sum += exp(kiln_load_real(in->dtype, in->data, (int64_t)(base + k * s.inner)) - shift);
             double log_sum = log(sum);
             for (uint64_t k = 0; k < s.extent; k++) {
-                double x = load_real(in->dtype, in->data, (int64_t)(base + k * s.inner)) - shift;
-                store_real(out->dtype, out->data, base + k * s.inner,
+                double x = kiln_load_real(in->dtype, in->data, (int64_t)(base + k * s.inner)) - shift;
+                kiln_store_real(out->dtype, out->data, base + k * s.inner,
                            kind == AXIS_SOFTMAX ? exp(x) / sum : x - log_sum);
             }
         }

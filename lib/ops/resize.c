@@ -21,7 +21,9 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "dtype.h"
+#include "odometer.h"
 #include "op_registry.h"
+#include "real_access.h"
 #include "size_claim.h"
 
 /*
@@ -396,11 +398,6 @@ static kiln_status mismatch(kiln_error *err)
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "resize: operands do not match the op's shape rule");
 }
 
-static double load_real(const kiln_tensor *t, int64_t i)
-{
-    return t->dtype == KILN_F32 ? (double)((const float *)t->data)[i] : ((const double *)t->data)[i];
-}
-
 static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
 {
     const kiln_tensor *in = call->inputs[0];
@@ -460,7 +457,7 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
                     weight *= taps[i].weight[tap[i]];
                     offset += taps[i].index[tap[i]] * strides[i];
                 }
-                sum += weight * load_real(in, offset);
+                sum += weight * kiln_tensor_load_real(in, offset);
                 more = false;
                 for (uint32_t i = in->rank; i-- > 0;) {
                     if (++tap[i] < taps[i].count) {
@@ -470,16 +467,9 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
                     tap[i] = 0;
                 }
             }
-            if (out->dtype == KILN_F32)
-                ((float *)out->data)[e] = (float)sum;
-            else
-                ((double *)out->data)[e] = sum;
+            kiln_tensor_store_real(out, e, sum);
         }
-        for (uint32_t axis = out->rank; axis-- > 0;) {
-            if (++index[axis] < out->shape[axis])
-                break;
-            index[axis] = 0;
-        }
+        kiln_odometer_next(index, out->rank, out->shape);
     }
     return KILN_OK;
 }

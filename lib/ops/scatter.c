@@ -24,6 +24,7 @@
 #include "format/error.h"
 #include "half_compute.h"
 #include "index_range.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -309,11 +310,7 @@ static kiln_status run_scatter_elements(const kiln_kernel_call *call, kiln_error
             offset += (i == axis ? n : index[i]) * strides[i];
         write_elements((uint8_t *)out->data + (size_t)offset * width, (const uint8_t *)updates->data + e * width, 1,
                        width, reduction, combine);
-        for (uint32_t i = rank; i-- > 0;) {
-            if (++index[i] < indices->shape[i])
-                break;
-            index[i] = 0;
-        }
+        kiln_odometer_next(index, rank, indices->shape);
     }
     return KILN_OK;
 }

@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "attribute.h"
+#include "axis_product.h"
 #include "broadcast.h"
 #include "format/error.h"
 #include "half.h"
+#include "odometer.h"
 #include "op_registry.h"
 #include "size_claim.h"
 
@@ -61,41 +63,6 @@ static void format_ints(const kiln_node_attribute *attr, char *text, size_t size
     text[0] = '\0';
     for (uint32_t i = 0; attr && i < attr->count && used < size; i++)
         used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? ", " : "", (long long)attr->ints[i]);
-}
-
-/* The constant c * e, folded: c*(k*s) = (c*k)*s, constants multiply, 1*e = e, 0*e = 0. */
-static kiln_status scale_expr(const kiln_shape_context *ctx, uint32_t e, int64_t c, uint32_t *out, kiln_error *err)
-{
-    const kiln_expr *x = &ctx->pool->items[e];
-    if (c == 1) {
-        *out = e;
-        return KILN_OK;
-    }
-    int64_t k = 1;
-    uint32_t s = e;
-    if (x->kind == KILN_EXPR_CONST) {
-        int64_t v;
-        if (__builtin_mul_overflow(x->constant, c, &v))
-            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: an output size overflows", ctx->node_label);
-        return kiln_expr_const(ctx->pool, v, out, err);
-    }
-    if (c == 0)
-        return kiln_expr_const(ctx->pool, 0, out, err);
-    if (x->kind == KILN_EXPR_MUL && ctx->pool->items[x->lhs].kind == KILN_EXPR_CONST) {
-        k = ctx->pool->items[x->lhs].constant;
-        s = x->rhs;
-    }
-    int64_t factor;
-    if (__builtin_mul_overflow(k, c, &factor))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: an output size overflows", ctx->node_label);
-    if (factor == 1) {
-        *out = s;
-        return KILN_OK;
-    }
-    uint32_t cid;
-    KILN_TRY(kiln_expr_const(ctx->pool, factor, &cid, err));
-    kiln_expr mul = {.kind = KILN_EXPR_MUL, .lhs = cid, .rhs = s};
-    return kiln_expr_intern(ctx->pool, &mul, ctx->dim_count, out, err);
 }
 
 /* e + c, folded: constants add, (s + k) + c = s + (k + c), e + 0 = e. */
@@ -450,41 +417,6 @@ static const kiln_attribute_spec reshape_attributes[] = {
     {NULL, 0},
 };
 
-/*
- * The product of axes [from, to) of `shape` skipping those in `skip` (may
- * be NULL), kept small like flatten's: constants fold into one constant c,
- * the other factors multiply in axis order into s; the result is c*s.
- */
-static kiln_status axis_product(const kiln_shape_context *ctx, const kiln_shape *shape, const bool *skip,
-                                uint32_t *out, kiln_error *err)
-{
-    int64_t constant = 1;
-    uint32_t symbolic = 0;
-    bool have_symbolic = false;
-    for (uint32_t i = 0; i < shape->rank; i++) {
-        if (skip && skip[i])
-            continue;
-        uint32_t factor = shape->axes[i];
-        const kiln_expr *f = &ctx->pool->items[factor];
-        if (f->kind == KILN_EXPR_CONST) {
-            if (__builtin_mul_overflow(constant, f->constant, &constant))
-                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: the element count overflows",
-                                 ctx->node_label);
-            continue;
-        }
-        if (!have_symbolic) {
-            symbolic = factor;
-            have_symbolic = true;
-            continue;
-        }
-        kiln_expr mul = {.kind = KILN_EXPR_MUL, .lhs = symbolic, .rhs = factor};
-        KILN_TRY(kiln_expr_intern(ctx->pool, &mul, ctx->dim_count, &symbolic, err));
-    }
-    if (!have_symbolic)
-        return kiln_expr_const(ctx->pool, constant, out, err);
-    return scale_expr(ctx, symbolic, constant, out, err);
-}
-
 static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                  uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -532,7 +464,7 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
     }
     if (inferred >= 0) {
         uint32_t rest;
-        KILN_TRY(axis_product(ctx, &x->shape, copied, &rest, err));
+        KILN_TRY(kiln_axis_product(ctx, &x->shape, 0, x->shape.rank, copied, "element count", &rest, err));
         const kiln_expr *r = &ctx->pool->items[rest];
         uint32_t axis;
         if (constant == 1) {
@@ -541,7 +473,7 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
             KILN_TRY(kiln_expr_const(ctx->pool, r->constant / constant, &axis, err));
         } else if (r->kind == KILN_EXPR_MUL && is_const(ctx, r->lhs) &&
                    ctx->pool->items[r->lhs].constant % constant == 0) {
-            KILN_TRY(scale_expr(ctx, r->rhs, ctx->pool->items[r->lhs].constant / constant, &axis, err));
+            KILN_TRY(kiln_expr_scale(ctx, r->rhs, ctx->pool->items[r->lhs].constant / constant, &axis, err));
         } else {
             uint32_t divisor;
             KILN_TRY(kiln_expr_const(ctx->pool, constant, &divisor, err));
@@ -555,8 +487,8 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
      * (equal products have equal canonical polynomials). */
     char what[640], in_text[160], out_text[160];
     uint32_t in_count, out_count;
-    KILN_TRY(axis_product(ctx, &x->shape, NULL, &in_count, err));
-    KILN_TRY(axis_product(ctx, &out->shape, NULL, &out_count, err));
+    KILN_TRY(kiln_axis_product(ctx, &x->shape, 0, x->shape.rank, NULL, "element count", &in_count, err));
+    KILN_TRY(kiln_axis_product(ctx, &out->shape, 0, out->shape.rank, NULL, "element count", &out_count, err));
     kiln_format_size(ctx, in_count, in_text, sizeof in_text);
     kiln_format_size(ctx, out_count, out_text, sizeof out_text);
     snprintf(what, sizeof what, "reshape [%s] keeps the element count (input %s, output %s)", text, in_text,
@@ -717,14 +649,7 @@ static void strided_copy(const kiln_tensor *in, kiln_tensor *out, const int64_t 
     uint8_t *dst = out->data;
     for (uint64_t e = 0; e < out->element_count; e++) {
         memcpy(dst + e * width, src + (size_t)offset * width, width);
-        for (uint32_t axis = out->rank; axis-- > 0;) {
-            index[axis]++;
-            offset += strides[axis];
-            if (index[axis] < out->shape[axis])
-                break;
-            offset -= strides[axis] * index[axis];
-            index[axis] = 0;
-        }
+        kiln_odometer_next_offset(index, out->rank, out->shape, strides, &offset);
     }
 }
 
@@ -771,7 +696,7 @@ static kiln_status infer_tile(const kiln_shape_context *ctx, const kiln_value_ty
         if (attr->ints[i] < 0)
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: repeats [%s]: %lld is negative", ctx->node_label,
                              text, (long long)attr->ints[i]);
-        KILN_TRY(scale_expr(ctx, x->shape.axes[i], attr->ints[i], &out->shape.axes[i], err));
+        KILN_TRY(kiln_expr_scale(ctx, x->shape.axes[i], attr->ints[i], &out->shape.axes[i], err));
     }
     return KILN_OK;
 }
@@ -976,11 +901,7 @@ static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
             offset += s * strides[i];
         }
         memcpy(dst + e * width, inside ? src + (size_t)offset * width : fill, width);
-        for (uint32_t axis = rank; axis-- > 0;) {
-            if (++index[axis] < out->shape[axis])
-                break;
-            index[axis] = 0;
-        }
+        kiln_odometer_next(index, rank, out->shape);
     }
     return KILN_OK;
 }

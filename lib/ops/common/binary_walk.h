@@ -1,6 +1,8 @@
 /*
- * binary_walk.h — the N-ary broadcasting walk behind the binary,
- * comparison, logical, ternary and variadic ops (binary.c).
+ * binary_walk.h — the one broadcasting walk of kiln's elementwise ops with
+ * more than one operand: add, sub, mul, div (arithmetic.c, with the
+ * vectorized rows of elementwise.h) and the binary, comparison, logical,
+ * ternary and variadic ops (binary.c).
  *
  * The output is visited one row (its last axis) at a time, or a range of
  * it per thread when it is large (any element range: a range may start or
@@ -14,6 +16,7 @@
 #define KILN_LIB_OPS_BINARY_WALK_H
 
 #include "broadcast.h"
+#include "odometer.h"
 #include "parallel.h"
 
 /* The most operands a node may have (the builder's and loader's ceiling). */
@@ -31,28 +34,34 @@ typedef void (*kiln_row_kernel)(const void *const *bases, const int64_t *offsets
  * by row, calling `row` for each row or part of a row. `count` is at most
  * KILN_WALK_MAX_OPERANDS, and every operand broadcasts to `out` (the shape
  * rules proved it). Uses no heap: the run path must not allocate.
+ *
+ * Always inlined, so that kiln_walk_chunk's two-operand call is compiled
+ * for exactly two operands (see there).
  */
-static inline void kiln_walk_range(const kiln_tensor *const *operands, uint32_t count, kiln_tensor *out,
-                                   kiln_row_kernel row, uint64_t begin, uint64_t end)
+static inline __attribute__((always_inline)) void kiln_walk_range(const kiln_tensor *const *operands, uint32_t count,
+                                                                  kiln_tensor *out, kiln_row_kernel row,
+                                                                  uint64_t begin, uint64_t end)
 {
     int64_t strides[KILN_WALK_MAX_OPERANDS][KILN_MAX_RANK];
+    const int64_t *stride_rows[KILN_WALK_MAX_OPERANDS];
     const void *bases[KILN_WALK_MAX_OPERANDS];
     int64_t offsets[KILN_WALK_MAX_OPERANDS];
     int64_t starts[KILN_WALK_MAX_OPERANDS];
     int64_t steps[KILN_WALK_MAX_OPERANDS];
     int64_t index[KILN_MAX_RANK] = {0};
-    uint32_t rank = out->rank;
+    uint32_t rank = out->rank, outer_rank = rank > 0 ? rank - 1 : 0;
     uint64_t inner = rank ? (uint64_t)out->shape[rank - 1] : 1;
     uint64_t first_row = begin / inner, from = begin % inner;
     for (uint32_t j = 0; j < count; j++) {
         kiln_broadcast_strides(operands[j], out, strides[j]);
+        stride_rows[j] = strides[j];
         bases[j] = operands[j]->data;
         offsets[j] = 0;
         steps[j] = rank ? strides[j][rank - 1] : 0;
     }
     /* The odometer at the first row: mixed radix over the outer axes. */
     uint64_t rest = first_row;
-    for (uint32_t axis = rank > 0 ? rank - 1 : 0; axis-- > 0;) {
+    for (uint32_t axis = outer_rank; axis-- > 0;) {
         index[axis] = (int64_t)(rest % (uint64_t)out->shape[axis]);
         rest /= (uint64_t)out->shape[axis];
         for (uint32_t j = 0; j < count; j++)
@@ -67,17 +76,8 @@ static inline void kiln_walk_range(const kiln_tensor *const *operands, uint32_t 
         row(bases, starts, steps, count, out_row + from * width, (int64_t)n);
         done += n;
         from = 0;
-        /* Odometer over the outer axes; every operand offset follows it. */
-        for (uint32_t axis = rank > 0 ? rank - 1 : 0; axis-- > 0;) {
-            index[axis]++;
-            for (uint32_t j = 0; j < count; j++)
-                offsets[j] += strides[j][axis];
-            if (index[axis] < out->shape[axis])
-                break;
-            for (uint32_t j = 0; j < count; j++)
-                offsets[j] -= strides[j][axis] * out->shape[axis];
-            index[axis] = 0;
-        }
+        /* Every operand offset follows the odometer over the outer axes. */
+        kiln_odometer_next_offsets(index, outer_rank, out->shape, count, stride_rows, offsets);
     }
 }
 
@@ -92,7 +92,14 @@ typedef struct kiln_walk_job {
 static inline void kiln_walk_chunk(const void *vjob, uint64_t begin, uint64_t end)
 {
     const kiln_walk_job *job = vjob;
-    kiln_walk_range(job->operands, job->count, job->out, job->row, begin, end);
+    /* Two operands (add, mul, eq, ...) get a copy of the walk compiled for
+     * exactly two: its per-operand loops unroll, which is most of the
+     * per-row cost when rows are short (an NCHW tensor plus a per-channel
+     * one walks rows of W elements). */
+    if (job->count == 2)
+        kiln_walk_range(job->operands, 2, job->out, job->row, begin, end);
+    else
+        kiln_walk_range(job->operands, job->count, job->out, job->row, begin, end);
 }
 
 /* Walk all of `out`, on up to `threads` threads when it is large (parallel.h). */
@@ -103,6 +110,31 @@ static inline void kiln_walk_rows(const kiln_tensor *const *operands, uint32_t c
         return;
     kiln_walk_job job = {operands, count, out, row};
     kiln_parallel_chunks(out->element_count, threads, kiln_walk_chunk, &job);
+}
+
+/*
+ * Define `static void NAME(const void *job, uint64_t begin, uint64_t end)`:
+ * kiln_walk_chunk for two operands with row kernel `ROW` compiled in, so
+ * the row is inlined into the walk instead of called through a pointer
+ * once per row. For the hottest ops (add, mul, ...), whose rows can be a
+ * handful of elements (an NCHW tensor plus a per-channel one: rows of W).
+ * Run it with kiln_walk_rows_by.
+ */
+#define DEFINE_WALK_CHUNK_2(NAME, ROW)                                       \
+    static void NAME(const void *vjob, uint64_t begin, uint64_t end)         \
+    {                                                                        \
+        const kiln_walk_job *job = vjob;                                     \
+        kiln_walk_range(job->operands, 2, job->out, ROW, begin, end);        \
+    }
+
+/* kiln_walk_rows with the chunk function `chunk` (from DEFINE_WALK_CHUNK_2). */
+static inline void kiln_walk_rows_by(const kiln_tensor *const *operands, uint32_t count, kiln_tensor *out,
+                                     kiln_chunk_fn chunk, uint32_t threads)
+{
+    if (out->element_count == 0)
+        return;
+    kiln_walk_job job = {operands, count, out, NULL};
+    kiln_parallel_chunks(out->element_count, threads, chunk, &job);
 }
 
 #endif

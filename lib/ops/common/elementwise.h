@@ -1,72 +1,59 @@
 /*
  * elementwise.h — building blocks for elementwise kernels: the dtype lists
  * (X-macros giving code, C type, the type arithmetic happens in, suffix)
- * and a broadcasting binary loop generator.
+ * and a vectorizable row kernel for two operands, run by the one
+ * broadcasting walk (binary_walk.h) that every elementwise op with more
+ * than one operand uses.
  */
 #ifndef KILN_LIB_ELEMENTWISE_H
 #define KILN_LIB_ELEMENTWISE_H
 
-#include "broadcast.h"
+#include "binary_walk.h"
 #include "parallel.h"
 
 /*
- * Define `static void NAME(const kiln_broadcast_plan *p, const void *a,
- * const void *b, void *out, uint64_t begin, uint64_t end)` computing
- * out = EXPR for the output elements [begin, end) (flat, row-major), where
- * EXPR reads `x` (from a) and `y` (from b), both of type T. A range may
- * start and end inside a row, so any split of the output can be run on
- * several threads (parallel.h).
+ * Define a row kernel (kiln_row_kernel, binary_walk.h) `NAME` computing
+ * out[k] = EXPR for a row of n elements, where EXPR reads `x` (operand 0)
+ * and `y` (operand 1), both of type T, and `NAME_chunk`, the walk with
+ * that row compiled in (DEFINE_WALK_CHUNK_2).
  *
- * The last axis of an operand has element stride 1 or, broadcast, 0; the
- * inner loop is written once per combination so that each is a plain
- * counted loop over contiguous memory, which gcc vectorizes (KILN_SIMD).
+ * Operands are contiguous, so along a row each one steps by 1 or,
+ * broadcast, by 0. The loop is written once per combination so that each
+ * is a plain counted loop over contiguous memory, which gcc vectorizes
+ * (KILN_SIMD); binary.c's rows index by `k * step` and are not.
  */
-#define DEFINE_BINARY_LOOP(NAME, T, U, EXPR)                                                           \
-    static void NAME(const kiln_broadcast_plan *p, const void *va, const void *vb, void *vo, uint64_t begin, \
-                     uint64_t end)                                                                     \
+#define DEFINE_UNIT_STEP_ROW(NAME, T, EXPR)                                                            \
+    static void NAME(const void *const *bases, const int64_t *offsets, const int64_t *steps,           \
+                     uint32_t count, void *out, int64_t n)                                             \
     {                                                                                                  \
-        const T *a = va;                                                                               \
-        const T *b = vb;                                                                               \
-        T *o = vo;                                                                                     \
-        uint64_t inner = (uint64_t)p->inner, row = begin / inner;                                      \
-        int64_t index[KILN_MAX_RANK], ia, ib;                                                          \
-        kiln_broadcast_row_start(p, row, index, &ia, &ib);                                             \
-        bool a_steps = p->rank && p->stride_a[p->rank - 1] != 0;                                       \
-        bool b_steps = p->rank && p->stride_b[p->rank - 1] != 0;                                       \
-        uint64_t from = begin % inner, done = begin;                                                   \
-        while (done < end) {                                                                           \
-            uint64_t to = end - done < inner - from ? from + (end - done) : inner;                     \
-            T *orow = o + row * inner;                                                                 \
-            const T *arow = a + ia, *brow = b + ib;                                                    \
-            if (a_steps && b_steps) {                                                                  \
-                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
-                    T x = arow[k], y = brow[k];                                                        \
-                    orow[k] = (EXPR);                                                                  \
-                }                                                                                      \
-            } else if (a_steps) {                                                                      \
-                T y = brow[0];                                                                         \
-                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
-                    T x = arow[k];                                                                     \
-                    orow[k] = (EXPR);                                                                  \
-                }                                                                                      \
-            } else if (b_steps) {                                                                      \
-                T x = arow[0];                                                                         \
-                KILN_SIMD for (uint64_t k = from; k < to; k++) {                                       \
-                    T y = brow[k];                                                                     \
-                    orow[k] = (EXPR);                                                                  \
-                }                                                                                      \
-            } else {                                                                                   \
-                T x = arow[0], y = brow[0];                                                            \
-                KILN_SIMD for (uint64_t k = from; k < to; k++)                                         \
-                    orow[k] = (EXPR);                                                                  \
+        const T *a = (const T *)bases[0] + offsets[0];                                                 \
+        const T *b = (const T *)bases[1] + offsets[1];                                                 \
+        T *o = out;                                                                                    \
+        (void)count;                                                                                   \
+        if (steps[0] && steps[1]) {                                                                    \
+            KILN_SIMD for (int64_t k = 0; k < n; k++) {                                                \
+                T x = a[k], y = b[k];                                                                  \
+                o[k] = (EXPR);                                                                         \
             }                                                                                          \
-            done += to - from;                                                                         \
-            from = 0;                                                                                  \
-            row++;                                                                                     \
-            if (done < end && p->rank > 1)                                                             \
-                kiln_broadcast_next_row(p, index, &ia, &ib);                                           \
+        } else if (steps[0]) {                                                                         \
+            T y = b[0];                                                                                \
+            KILN_SIMD for (int64_t k = 0; k < n; k++) {                                                \
+                T x = a[k];                                                                            \
+                o[k] = (EXPR);                                                                         \
+            }                                                                                          \
+        } else if (steps[1]) {                                                                         \
+            T x = a[0];                                                                                \
+            KILN_SIMD for (int64_t k = 0; k < n; k++) {                                                \
+                T y = b[k];                                                                            \
+                o[k] = (EXPR);                                                                         \
+            }                                                                                          \
+        } else {                                                                                       \
+            T x = a[0], y = b[0];                                                                      \
+            KILN_SIMD for (int64_t k = 0; k < n; k++)                                                  \
+                o[k] = (EXPR);                                                                         \
         }                                                                                              \
-    }
+    }                                                                                                  \
+    DEFINE_WALK_CHUNK_2(NAME##_chunk, NAME)
 
 /* U is the type arithmetic happens in: the float itself, or an unsigned
  * type at least as wide as int so that wrap-around is defined behaviour. */
