@@ -1,8 +1,8 @@
 /*
  * cmd_diff.c — `kiln diff A B [--json] [--quiet]`: what changed between two
  * artifacts, classed breaking or compatible for the consumers of A
- * (interface_diff.c does the comparing; this file reads the command line
- * and prints). Exit 0 when nothing is breaking, 1 otherwise.
+ * (the library compares: kiln_diff_artifacts; this file reads the command
+ * line and prints). Exit 0 when nothing is breaking, 1 otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,6 @@
 #include "artifact_view.h"
 #include "cli.h"
 #include "options.h"
-#include "interface_diff.h"
 #include "json.h"
 #include "table.h"
 #include "term.h"
@@ -41,7 +40,7 @@ const cli_verb cli_verb_diff = {
 
 /* ------------------------------------------------------------ printing */
 
-static void print_identities_table(const identity_pair ids[3], const term_style *st)
+static void print_identities_table(const kiln_diff *d, const term_style *st)
 {
     table t;
     table_init(&t, "llll");
@@ -49,70 +48,73 @@ static void print_identities_table(const identity_pair ids[3], const term_style 
     table_add(&t, "a");
     table_add(&t, "b");
     table_add(&t, "");
-    for (int i = 0; i < 3; i++) {
+    for (uint32_t i = 0; i < 3; i++) {
+        kiln_identity_pair id;
+        kiln_diff_identity(d, i, &id);
         char ha[17] = "?", hb[17] = "?";
-        if (ids[i].known_a)
-            identity_short(ids[i].a, ha);
-        if (ids[i].known_b)
-            identity_short(ids[i].b, hb);
-        table_add(&t, ids[i].name);
+        if (id.known_a)
+            identity_short(id.a, ha);
+        if (id.known_b)
+            identity_short(id.b, hb);
+        table_add(&t, id.name);
         table_add(&t, ha);
         table_add(&t, hb);
-        table_add(&t, !ids[i].known ? "unknown" : identity_pair_equal(&ids[i]) ? "same" : "changed");
+        table_add(&t, !(id.known_a && id.known_b) ? "unknown" : kiln_identity_pair_equal(&id) ? "same" : "changed");
     }
     if (!t.failed)
         table_print(&t, stdout, "  ", st, true);
     table_free(&t);
 }
 
-static void print_class(const change_list *list, change_class class, const term_style *st)
+static void print_class(const kiln_diff *d, kiln_change_class class, const term_style *st)
 {
-    size_t n = change_count(list, class);
-    const char *colour = class == BREAKING ? st->red : st->green;
-    printf("\n%s%s%s (%zu)%s\n", st->bold, colour, class == BREAKING ? "breaking" : "compatible", n, st->reset);
+    uint32_t n = kiln_diff_class_count(d, class);
+    bool breaking = class == KILN_CHANGE_BREAKING;
+    printf("\n%s%s%s (%u)%s\n", st->bold, breaking ? st->red : st->green, breaking ? "breaking" : "compatible", n,
+           st->reset);
     if (!n)
         return;
     table t;
     table_init(&t, "lll");
-    for (size_t i = 0; i < list->count; i++) {
-        const change *c = &list->items[i];
-        if (c->class != class)
+    for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+        kiln_change_info c;
+        kiln_diff_change(d, i, &c);
+        if (c.change_class != class)
             continue;
-        table_add(&t, c->kind);
-        table_add(&t, c->subject);
-        table_add(&t, c->message);
+        table_add(&t, c.kind);
+        table_add(&t, c.subject);
+        table_add(&t, c.message);
     }
     if (!t.failed)
         table_print(&t, stdout, "  ", st, false);
     table_free(&t);
 }
 
-static void print_human(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
+static void print_human(const artifact_view *va, const artifact_view *vb, const kiln_diff *d)
 {
-    const identity_pair *ids = d->identities;
-    const char *verdict_text = d->verdict;
-    bool compared = d->compared;
+    bool compared = kiln_diff_compared(d);
     term_style st = term_style_for(stdout);
-    size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
+    uint32_t breaking = kiln_diff_class_count(d, KILN_CHANGE_BREAKING);
+    uint32_t compatible = kiln_diff_class_count(d, KILN_CHANGE_COMPATIBLE);
     printf("a  ");
     term_plain(stdout, va->path);
     printf("\nb  ");
     term_plain(stdout, vb->path);
-    printf("\n\n%sidentities%s: %s\n", st.bold, st.reset, verdict_text);
-    print_identities_table(ids, &st);
+    printf("\n\n%sidentities%s: %s\n", st.bold, st.reset, kiln_diff_verdict(d));
+    print_identities_table(d, &st);
     if (!compared)
         printf("\n%snot compared:%s the interface of %s cannot be decoded here\n", st.bold, st.reset,
                va->program ? "B" : "A");
-    print_class(&d->changes, BREAKING, &st);
-    print_class(&d->changes, COMPATIBLE, &st);
+    print_class(d, KILN_CHANGE_BREAKING, &st);
+    print_class(d, KILN_CHANGE_COMPATIBLE, &st);
     printf("\n");
     if (!compared)
-        printf("result: %sbreaking%s (compatibility cannot be shown; %zu breaking, %zu compatible)\n", st.red,
+        printf("result: %sbreaking%s (compatibility cannot be shown; %u breaking, %u compatible)\n", st.red,
                st.reset, breaking, compatible);
     else if (breaking)
-        printf("result: %sbreaking%s (%zu breaking, %zu compatible)\n", st.red, st.reset, breaking, compatible);
+        printf("result: %sbreaking%s (%u breaking, %u compatible)\n", st.red, st.reset, breaking, compatible);
     else if (compatible)
-        printf("result: %scompatible%s (0 breaking, %zu compatible)\n", st.green, st.reset, compatible);
+        printf("result: %scompatible%s (0 breaking, %u compatible)\n", st.green, st.reset, compatible);
     else
         printf("result: no differences\n");
 }
@@ -129,19 +131,19 @@ static void identity_json(json_writer *w, bool known, const uint8_t digest[32])
     json_string(w, text);
 }
 
-static void print_json(const artifact_view *va, const artifact_view *vb, const interface_diff *d)
+static void print_json(const artifact_view *va, const artifact_view *vb, const kiln_diff *d)
 {
-    const identity_pair *ids = d->identities;
-    size_t breaking = change_count(&d->changes, BREAKING), compatible = change_count(&d->changes, COMPATIBLE);
+    uint32_t breaking = kiln_diff_class_count(d, KILN_CHANGE_BREAKING);
+    uint32_t compatible = kiln_diff_class_count(d, KILN_CHANGE_COMPATIBLE);
     json_writer w;
     json_init(&w, stdout);
     json_begin_object(&w);
     json_member_string(&w, "schema", "kiln-diff/1");
     json_member_string(&w, "a", va->path);
     json_member_string(&w, "b", vb->path);
-    json_member_bool(&w, "compared", d->compared);
-    json_member_bool(&w, "breaking", breaking || !d->compared);
-    json_member_string(&w, "verdict", d->verdict);
+    json_member_bool(&w, "compared", kiln_diff_compared(d));
+    json_member_bool(&w, "breaking", kiln_diff_breaking(d));
+    json_member_string(&w, "verdict", kiln_diff_verdict(d));
     json_key(&w, "counts");
     json_begin_object(&w);
     json_member_uint(&w, "breaking", breaking);
@@ -149,30 +151,33 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const i
     json_end_object(&w);
     json_key(&w, "identities");
     json_begin_object(&w);
-    for (int i = 0; i < 3; i++) {
-        json_key(&w, ids[i].name);
+    for (uint32_t i = 0; i < 3; i++) {
+        kiln_identity_pair id;
+        kiln_diff_identity(d, i, &id);
+        json_key(&w, id.name);
         json_begin_object(&w);
         json_key(&w, "a");
-        identity_json(&w, ids[i].known_a, ids[i].a);
+        identity_json(&w, id.known_a, id.a);
         json_key(&w, "b");
-        identity_json(&w, ids[i].known_b, ids[i].b);
-        json_member_bool(&w, "equal", identity_pair_equal(&ids[i]));
+        identity_json(&w, id.known_b, id.b);
+        json_member_bool(&w, "equal", kiln_identity_pair_equal(&id));
         json_end_object(&w);
     }
     json_end_object(&w);
     /* Breaking changes first, then compatible ones, each in the order found. */
     json_key(&w, "changes");
     json_begin_array(&w);
-    for (int class = BREAKING; class <= COMPATIBLE; class++)
-        for (size_t i = 0; i < d->changes.count; i++) {
-            const change *c = &d->changes.items[i];
-            if ((int)c->class != class)
+    for (int class = KILN_CHANGE_BREAKING; class <= KILN_CHANGE_COMPATIBLE; class++)
+        for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+            kiln_change_info c;
+            kiln_diff_change(d, i, &c);
+            if ((int)c.change_class != class)
                 continue;
             json_begin_object(&w);
-            json_member_string(&w, "class", class == BREAKING ? "breaking" : "compatible");
-            json_member_string(&w, "kind", c->kind);
-            json_member_string(&w, "subject", c->subject);
-            json_member_string(&w, "message", c->message);
+            json_member_string(&w, "class", class == KILN_CHANGE_BREAKING ? "breaking" : "compatible");
+            json_member_string(&w, "kind", c.kind);
+            json_member_string(&w, "subject", c.subject);
+            json_member_string(&w, "message", c.message);
             json_end_object(&w);
         }
     json_end_array(&w);
@@ -215,16 +220,17 @@ static int cmd_diff(int argc, char **argv)
         return rc;
     }
 
-    interface_diff d;
-    if (!interface_diff_run(&va, &vb, &d)) {
-        rc = cli_error("out of memory");
+    kiln_diff *d;
+    kiln_error err;
+    if (kiln_diff_artifacts(va.artifact, vb.artifact, &d, &err) != KILN_OK) {
+        rc = cli_error("%s", err.message);
     } else {
         if (json)
-            print_json(&va, &vb, &d);
+            print_json(&va, &vb, d);
         else if (!quiet)
-            print_human(&va, &vb, &d);
-        rc = interface_diff_breaking(&d) ? CLI_FAILED : CLI_OK;
-        interface_diff_release(&d);
+            print_human(&va, &vb, d);
+        rc = kiln_diff_breaking(d) ? CLI_FAILED : CLI_OK;
+        kiln_diff_free(d);
     }
     artifact_view_close(&va);
     artifact_view_close(&vb);

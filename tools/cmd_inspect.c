@@ -56,10 +56,10 @@ typedef struct weight_storage {
 static weight_storage weight_storage_of(const artifact_view *view)
 {
     weight_storage w = {0, 0, false};
-    int64_t index = view_find_section(view, "WDAT");
+    int64_t index = kiln_artifact_find_section(view->artifact, "WDAT");
     if (index >= 0) {
         kiln_section_info s;
-        view_section(view, (uint32_t)index, &s);
+        kiln_artifact_section(view->artifact, (uint32_t)index, &s);
         w.stored = s.stored_size;
         w.raw = s.raw_size;
         w.compressed = s.compressed;
@@ -188,7 +188,7 @@ static bool emit(table *t, const term_style *st, bool header)
 static void print_header_line(const artifact_view *view, const term_style *st)
 {
     uint16_t major, minor;
-    view_format_version(view, &major, &minor);
+    kiln_artifact_format_version(view->artifact, &major, &minor);
     if (!view->program) {
         printf("%s", st->bold);
         term_plain(stdout, view->path);
@@ -196,7 +196,7 @@ static void print_header_line(const artifact_view *view, const term_style *st)
         return;
     }
     const kiln_program *p = view->program;
-    const char *producer = program_metadata_value(p, "producer");
+    const char *producer = kiln_program_metadata_value(p, "producer");
     printf("%s", st->bold);
     term_plain(stdout, kiln_program_name(p));
     printf("%s: format %u.%u, %s%s", st->reset, major, minor,
@@ -214,11 +214,11 @@ static void print_overview(const artifact_view *view, const term_style *st)
     uint8_t digest[32];
     char hex[33], size[64];
     kiln_signature_info signature;
-    format_bytes(view_file_size(view), size, sizeof size);
+    format_bytes(kiln_artifact_file_size(view->artifact), size, sizeof size);
     printf("file        ");
     term_plain(stdout, view->path);
     printf(", %s\n", size);
-    view_digest(view, digest);
+    kiln_artifact_digest(view->artifact, digest);
     identity_short(digest, hex);
     printf("identities  artifact %s", hex);
     if (view->program) {
@@ -232,7 +232,7 @@ static void print_overview(const artifact_view *view, const term_style *st)
         printf("  (program and state: not decoded here)");
     }
     printf("\n");
-    view_signature(view, &signature);
+    kiln_artifact_signature(view->artifact, &signature);
     cli_hex(signature.key_id, sizeof signature.key_id, hex);
     switch (signature.state) {
     case KILN_SIGNATURE_NONE: printf("signature   unsigned\n"); break;
@@ -437,23 +437,21 @@ static void print_semantic_checks(const kiln_program *p, const term_style *st)
 
 static bool print_ops(const kiln_program *p, const term_style *st)
 {
-    op_use *uses;
-    int64_t count = program_op_histogram(p, &uses);
-    if (count < 0)
-        return false;
+    uint32_t count = kiln_program_op_use_count(p);
     uint32_t nodes = kiln_program_node_count(p);
     table t;
     table_init(&t, "lrr");
     table_add(&t, "op");
     table_add(&t, "version");
     table_add(&t, "nodes");
-    for (int64_t i = 0; i < count; i++) {
-        table_add(&t, uses[i].name);
-        table_addf(&t, "%u", uses[i].version);
-        table_addf(&t, "%u", uses[i].nodes);
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_op_use use;
+        kiln_program_op_use(p, i, &use);
+        table_add(&t, use.name);
+        table_addf(&t, "%u", use.version);
+        table_addf(&t, "%u", use.nodes);
     }
-    free(uses);
-    headingf(st, "ops (%lld distinct, %u node%s)", (long long)count, nodes, nodes == 1 ? "" : "s");
+    headingf(st, "ops (%u distinct, %u node%s)", count, nodes, nodes == 1 ? "" : "s");
     return emit(&t, st, true);
 }
 
@@ -562,7 +560,7 @@ static void print_evidence(const kiln_program *p, const term_style *st)
 
 static bool print_sections(const artifact_view *view, const term_style *st)
 {
-    uint32_t count = view_section_count(view);
+    uint32_t count = kiln_artifact_section_count(view->artifact);
     table t;
     table_init(&t, "llrrrrl");
     table_add(&t, "type");
@@ -574,7 +572,7 @@ static bool print_sections(const artifact_view *view, const term_style *st)
     table_add(&t, "crc32");
     for (uint32_t i = 0; i < count; i++) {
         kiln_section_info s;
-        view_section(view, i, &s);
+        kiln_artifact_section(view->artifact, i, &s);
         table_add(&t, s.type);
         table_addf(&t, "%s%s", s.critical ? "critical" : "ancillary", s.compressed ? ",zlib" : "");
         table_addf(&t, "%u", s.version);
@@ -633,7 +631,6 @@ static void json_io(json_writer *w, const kiln_program *p, bool outputs)
     json_begin_array(w);
     for (uint32_t i = 0; i < count; i++) {
         kiln_io_info io;
-        shape_axes axes;
         if (outputs) {
             kiln_program_output(p, i, &io);
             kiln_program_output_shape_text(p, i, shape, sizeof shape);
@@ -641,7 +638,6 @@ static void json_io(json_writer *w, const kiln_program *p, bool outputs)
             kiln_program_input(p, i, &io);
             kiln_program_input_shape_text(p, i, shape, sizeof shape);
         }
-        shape_axes_parse(shape, &axes);
         json_begin_object(w);
         json_member_string(w, "name", io.name);
         json_member_string(w, "dtype", kiln_dtype_name(io.dtype));
@@ -649,8 +645,14 @@ static void json_io(json_writer *w, const kiln_program *p, bool outputs)
         json_member_string(w, "shape", shape);
         json_key(w, "axes");
         json_begin_array(w);
-        for (uint32_t a = 0; a < axes.rank; a++)
-            json_string(w, axes.axis[a]);
+        for (uint32_t a = 0; a < io.rank; a++) {
+            char axis[SHAPE_TEXT_SIZE];
+            if (outputs)
+                kiln_program_output_axis_text(p, i, a, axis, sizeof axis);
+            else
+                kiln_program_input_axis_text(p, i, a, axis, sizeof axis);
+            json_string(w, axis);
+        }
         json_end_array(w);
         json_end_object(w);
     }
@@ -739,22 +741,17 @@ static void json_runtime_guards(json_writer *w, const kiln_program *p)
 
 static bool json_ops(json_writer *w, const kiln_program *p)
 {
-    op_use *uses;
-    int64_t count = program_op_histogram(p, &uses);
-    if (count < 0) {
-        json_null(w); /* out of memory: the document stays well formed */
-        return false;
-    }
     json_begin_array(w);
-    for (int64_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < kiln_program_op_use_count(p); i++) {
+        kiln_op_use use;
+        kiln_program_op_use(p, i, &use);
         json_begin_object(w);
-        json_member_string(w, "name", uses[i].name);
-        json_member_uint(w, "version", uses[i].version);
-        json_member_uint(w, "nodes", uses[i].nodes);
+        json_member_string(w, "name", use.name);
+        json_member_uint(w, "version", use.version);
+        json_member_uint(w, "nodes", use.nodes);
         json_end_object(w);
     }
     json_end_array(w);
-    free(uses);
     return true;
 }
 
@@ -849,10 +846,10 @@ static void json_evidence(json_writer *w, const kiln_program *p)
 static void json_sections(json_writer *w, const artifact_view *view)
 {
     json_begin_array(w);
-    for (uint32_t i = 0; i < view_section_count(view); i++) {
+    for (uint32_t i = 0; i < kiln_artifact_section_count(view->artifact); i++) {
         kiln_section_info s;
         char crc[9];
-        view_section(view, i, &s);
+        kiln_artifact_section(view->artifact, i, &s);
         snprintf(crc, sizeof crc, "%08x", s.crc32);
         json_begin_object(w);
         json_member_string(w, "type", s.type);
@@ -895,7 +892,7 @@ static void json_identities(json_writer *w, const artifact_view *view)
     uint8_t digest[32];
     char text[IDENTITY_TEXT_SIZE];
     json_begin_object(w);
-    view_digest(view, digest);
+    kiln_artifact_digest(view->artifact, digest);
     identity_text(digest, text);
     json_member_string(w, "artifact", text);
     for (size_t i = 0; view->program && i < sizeof decoded / sizeof decoded[0]; i++) {
@@ -912,13 +909,13 @@ static void json_container(json_writer *w, const artifact_view *view)
     uint16_t major, minor;
     char key[33];
     kiln_signature_info signature;
-    view_format_version(view, &major, &minor);
+    kiln_artifact_format_version(view->artifact, &major, &minor);
     json_key(w, "format");
     json_begin_object(w);
     json_member_uint(w, "major", major);
     json_member_uint(w, "minor", minor);
     json_end_object(w);
-    json_member_uint(w, "file_size", view_file_size(view));
+    json_member_uint(w, "file_size", kiln_artifact_file_size(view->artifact));
     json_key(w, "feature_bits");
     json_begin_array(w);
     uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
@@ -929,7 +926,7 @@ static void json_container(json_writer *w, const artifact_view *view)
     json_key(w, "identities");
     json_identities(w, view);
     json_key(w, "signature");
-    view_signature(view, &signature);
+    kiln_artifact_signature(view->artifact, &signature);
     json_begin_object(w);
     json_member_string(w, "state", signature_state_name(signature.state));
     if (signature.state != KILN_SIGNATURE_NONE) {

@@ -708,6 +708,32 @@ KILN_API int kiln_program_input_shape_text(const kiln_program *program, uint32_t
                                   size_t size);
 KILN_API int kiln_program_output_shape_text(const kiln_program *program, uint32_t index, char *buffer,
                                    size_t size);
+/**
+ * Render axis `axis` of the declared shape of an input or output, e.g.
+ * "batch" or "2*n + 1" (the text between the commas of its shape text).
+ * @return the length the full text needs, like snprintf; -1 if `index` or
+ *         `axis` is out of range.
+ */
+KILN_API int kiln_program_input_axis_text(const kiln_program *program, uint32_t index, uint32_t axis,
+                                          char *buffer, size_t size);
+KILN_API int kiln_program_output_axis_text(const kiln_program *program, uint32_t index, uint32_t axis,
+                                           char *buffer, size_t size);
+/** @return the value of metadata `key`, or NULL when the program has none. */
+KILN_API const char *kiln_program_metadata_value(const kiln_program *program, const char *key);
+/** @return the index of the dim called `name` (kiln_program_dim order), or -1. */
+KILN_API int64_t kiln_program_find_dim(const kiln_program *program, const char *name);
+
+/* One (op, version) of a program and how many nodes use it. */
+typedef struct kiln_op_use {
+    const char *name;
+    uint32_t version;
+    uint32_t nodes;
+} kiln_op_use;
+
+/** Number of distinct (op, version) pairs the program's nodes use. */
+KILN_API uint32_t kiln_program_op_use_count(const kiln_program *program);
+/** Pair `index`, in the order of the first node using each. */
+KILN_API void kiln_program_op_use(const kiln_program *program, uint32_t index, kiln_op_use *out);
 
 typedef struct kiln_weight_info {
     const char *name;
@@ -806,6 +832,93 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_describe(const char *path, kil
                                                            kiln_error *err);
 /** Free what kiln_artifact_describe allocated (NULL and empty descriptions are fine). */
 KILN_API void kiln_artifact_description_release(kiln_artifact_description *description);
+
+/*
+ * An artifact opened for inspection: its program when this runtime can
+ * run it, otherwise the description of its intact container and the
+ * report saying why it cannot run here. Whatever decodes can be
+ * inspected, drawn and compared (kiln inspect, dot, diff).
+ */
+typedef struct kiln_artifact kiln_artifact;
+
+/**
+ * Open the artifact at `path` for inspection (full verification).
+ * @return KILN_OK when it is a readable artifact, runnable here or not;
+ *         otherwise the error that makes it unreadable (missing file,
+ *         damage, another format major), with *out NULL.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error *err);
+/** Free an opened artifact (NULL is fine). */
+KILN_API void kiln_artifact_close(kiln_artifact *artifact);
+/** The path it was opened from. */
+KILN_API const char *kiln_artifact_path(const kiln_artifact *artifact);
+/** Its program, or NULL when this runtime cannot run it (see the report). */
+KILN_API kiln_program *kiln_artifact_program(const kiln_artifact *artifact);
+/** Every problem found loading it (empty when it runs here; NULL only when out of memory). */
+KILN_API const kiln_report *kiln_artifact_report(const kiln_artifact *artifact);
+/** The description of its container when it cannot run here, else NULL. */
+KILN_API const kiln_artifact_description *kiln_artifact_container(const kiln_artifact *artifact);
+/** Container facts, from the program or the description. */
+KILN_API void kiln_artifact_format_version(const kiln_artifact *artifact, uint16_t *major, uint16_t *minor);
+KILN_API void kiln_artifact_digest(const kiln_artifact *artifact, uint8_t out[32]);
+KILN_API void kiln_artifact_signature(const kiln_artifact *artifact, kiln_signature_info *out);
+KILN_API uint32_t kiln_artifact_section_count(const kiln_artifact *artifact);
+KILN_API void kiln_artifact_section(const kiln_artifact *artifact, uint32_t index, kiln_section_info *out);
+/** @return the index of the first section of `type` (e.g. "WDAT"), or -1. */
+KILN_API int64_t kiln_artifact_find_section(const kiln_artifact *artifact, const char *type);
+/** Size of the file in bytes. */
+KILN_API uint64_t kiln_artifact_file_size(const kiln_artifact *artifact);
+
+/* ------------------------------------------------- interface differences */
+
+/*
+ * How B differs from A for the consumers of A (spec/compatibility.md §6):
+ * every difference of interface classed breaking or compatible, and the
+ * three identities side by side. `kiln diff` prints it.
+ */
+typedef enum kiln_change_class {
+    KILN_CHANGE_BREAKING = 0,
+    KILN_CHANGE_COMPATIBLE = 1,
+} kiln_change_class;
+
+typedef struct kiln_change_info {
+    kiln_change_class change_class;
+    const char *kind;    /* stable code (spec/inspect-json.md §3.2), e.g. "dim-narrowed" */
+    const char *subject; /* e.g. "input 'x' axis 0" */
+    const char *message;
+} kiln_change_info;
+
+/* One identity of A and of B; a side is unknown when its program cannot be decoded here. */
+typedef struct kiln_identity_pair {
+    const char *name; /* "artifact", "program" or "state" */
+    bool known_a, known_b;
+    uint8_t a[32], b[32];
+} kiln_identity_pair;
+
+typedef struct kiln_diff kiln_diff;
+
+/**
+ * Compare artifact B with artifact A (both opened for inspection).
+ * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_diff_artifacts(const kiln_artifact *a, const kiln_artifact *b,
+                                                        kiln_diff **out, kiln_error *err);
+KILN_API void kiln_diff_free(kiln_diff *diff);
+/** Changes in the order found. Strings live as long as the diff. */
+KILN_API uint32_t kiln_diff_change_count(const kiln_diff *diff);
+KILN_API void kiln_diff_change(const kiln_diff *diff, uint32_t index, kiln_change_info *out);
+/** Number of changes of one class. */
+KILN_API uint32_t kiln_diff_class_count(const kiln_diff *diff, kiln_change_class change_class);
+/** Identity `index`: 0 artifact, 1 program, 2 state. */
+KILN_API void kiln_diff_identity(const kiln_diff *diff, uint32_t index, kiln_identity_pair *out);
+/** @return true if both sides of an identity are known and equal. */
+KILN_API bool kiln_identity_pair_equal(const kiln_identity_pair *pair);
+/** The identities in words ("same program, new weights"; spec/inspect-json.md §3.1). */
+KILN_API const char *kiln_diff_verdict(const kiln_diff *diff);
+/** @return true if both programs were decoded and their interfaces compared. */
+KILN_API bool kiln_diff_compared(const kiln_diff *diff);
+/** @return true if B may break consumers of A: a breaking change, or interfaces that could not be compared. */
+KILN_API bool kiln_diff_breaking(const kiln_diff *diff);
 
 /* ------------------------------------------------------------- signatures */
 

@@ -15,6 +15,7 @@
 #include "memory_plan.h"
 #include "loader.h"
 #include "program.h"
+#include "program_info.h"
 #include "report.h"
 #include "section_decode.h"
 #include "sections.h"
@@ -317,6 +318,8 @@ static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_
     status = find_fusions(p, needed, &err);
     if (status == KILN_OK)
         status = plan_node_paths(p, needed, &err);
+    if (status == KILN_OK)
+        status = kiln_program_count_op_uses(p, &err);
     free(needed);
     if (status != KILN_OK)
         kiln_report_add_error(report, &err);
@@ -460,6 +463,7 @@ void kiln_program_free(kiln_program *program)
     free(program->channels_last_ok);
     free(program->layout_roles);
     free(program->bound_rules);
+    free(program->op_uses);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);
     kiln_mapped_file_release(&program->file);

@@ -36,6 +36,9 @@ struct kiln_program {
     kiln_bound_rule *bound_rules;
     /* The largest slot of such a result: the scratch a session converts through. */
     uint64_t channels_last_scratch_bytes;
+    /* The (op, version) pairs the nodes use, in order of first use, with their node counts (program_info.h). */
+    kiln_op_use *op_uses;
+    uint32_t op_use_count;
 
     /*
      * Weight data is read (checked, inflated) once, at open or — under the

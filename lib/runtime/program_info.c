@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "format/error.h"
-#include "program.h"
+#include "program_info.h"
 
 const char *kiln_version(void)
 {
@@ -232,4 +232,89 @@ void kiln_program_evidence_output(const kiln_program *p, uint32_t evidence, uint
     const kiln_evidence_case *c = &p->model.evidence[evidence];
     *name = c->outputs[index].name;
     *rule = c->rules[index];
+}
+
+/* The expression of axis `axis` of `shape`, rendered with the program's dim names. */
+static int axis_text(const kiln_program *p, const kiln_shape *shape, uint32_t axis, char *buffer, size_t size)
+{
+    if (axis >= shape->rank)
+        return -1;
+    const char **names = kiln_model_dim_names(&p->model);
+    if (!names)
+        return -1;
+    int length = kiln_expr_format(&p->model.exprs, shape->axes[axis], names, buffer, size);
+    free(names);
+    return length;
+}
+
+int kiln_program_input_axis_text(const kiln_program *p, uint32_t index, uint32_t axis, char *buffer, size_t size)
+{
+    if (index >= p->model.input_count)
+        return -1;
+    return axis_text(p, &p->model.inputs[index].type.shape, axis, buffer, size);
+}
+
+int kiln_program_output_axis_text(const kiln_program *p, uint32_t index, uint32_t axis, char *buffer, size_t size)
+{
+    if (index >= p->model.output_count)
+        return -1;
+    return axis_text(p, &p->model.value_types[p->model.outputs[index].value].shape, axis, buffer, size);
+}
+
+const char *kiln_program_metadata_value(const kiln_program *p, const char *key)
+{
+    for (uint32_t i = 0; i < p->model.metadata_count; i++)
+        if (strcmp(p->model.metadata[i].key, key) == 0)
+            return p->model.metadata[i].value;
+    return NULL;
+}
+
+int64_t kiln_program_find_dim(const kiln_program *p, const char *name)
+{
+    for (uint32_t d = 0; d < p->model.dim_count; d++)
+        if (strcmp(p->model.dims[d].name, name) == 0)
+            return d;
+    return -1;
+}
+
+kiln_status kiln_program_count_op_uses(kiln_program *p, kiln_error *err)
+{
+    const kiln_model *m = &p->model;
+    /* Per opset entry, its place among the uses; several entries may name one (op, version). */
+    uint32_t *use_of = malloc((m->opset_count + 1) * sizeof *use_of);
+    p->op_uses = calloc(m->opset_count + 1, sizeof *p->op_uses);
+    if (!use_of || !p->op_uses) {
+        free(use_of);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory counting the ops");
+    }
+    for (uint32_t e = 0; e < m->opset_count; e++)
+        use_of[e] = UINT32_MAX;
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        uint32_t e = m->nodes[n].op;
+        if (use_of[e] == UINT32_MAX) {
+            const kiln_opset_entry *entry = &m->opset[e];
+            uint32_t found = UINT32_MAX;
+            for (uint32_t u = 0; u < p->op_use_count && found == UINT32_MAX; u++)
+                if (p->op_uses[u].version == entry->version && strcmp(p->op_uses[u].name, entry->name) == 0)
+                    found = u;
+            if (found == UINT32_MAX) {
+                found = p->op_use_count++;
+                p->op_uses[found] = (kiln_op_use){entry->name, entry->version, 0};
+            }
+            use_of[e] = found;
+        }
+        p->op_uses[use_of[e]].nodes++;
+    }
+    free(use_of);
+    return KILN_OK;
+}
+
+uint32_t kiln_program_op_use_count(const kiln_program *p)
+{
+    return p->op_use_count;
+}
+
+void kiln_program_op_use(const kiln_program *p, uint32_t index, kiln_op_use *out)
+{
+    *out = index < p->op_use_count ? p->op_uses[index] : (kiln_op_use){NULL, 0, 0};
 }

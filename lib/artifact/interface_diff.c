@@ -24,9 +24,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include <sodium.h>
+
 
 #define SHAPE_TEXT_SIZE 1100
+
+/* A shape text "[a, 2*n + 1]" split into its axes. Axis expressions
+ * contain no commas (spec/text-format.md §3.2), so splitting is exact. */
+#define AXIS_TEXT_SIZE 512
+typedef struct shape_axes {
+    uint32_t rank;
+    char axis[KILN_MAX_RANK][AXIS_TEXT_SIZE];
+} shape_axes;
+
+static void shape_axes_parse(const char *text, shape_axes *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *at = text;
+    if (*at == '[')
+        at++;
+    while (*at == ' ')
+        at++;
+    if (*at == ']' || *at == '\0')
+        return;
+    while (out->rank < KILN_MAX_RANK) {
+        const char *end = at;
+        while (*end && *end != ',' && *end != ']')
+            end++;
+        size_t length = (size_t)(end - at);
+        while (length && at[length - 1] == ' ')
+            length--;
+        if (length >= AXIS_TEXT_SIZE)
+            length = AXIS_TEXT_SIZE - 1;
+        memcpy(out->axis[out->rank], at, length);
+        out->axis[out->rank][length] = '\0';
+        out->rank++;
+        if (*end != ',')
+            break;
+        at = end + 1;
+        while (*at == ' ')
+            at++;
+    }
+}
 
 /* ----------------------------------------------------------------- changes */
 
@@ -42,9 +81,9 @@ static char *vformat(const char *fmt, va_list args)
     return text;
 }
 
-static void add_change(change_list *list, change_class class, const char *kind, const char *subject,
+static void add_change(change_list *list, kiln_change_class class, const char *kind, const char *subject,
                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void add_change(change_list *list, change_class class, const char *kind, const char *subject,
+static void add_change(change_list *list, kiln_change_class class, const char *kind, const char *subject,
                        const char *fmt, ...)
 {
     if (list->failed)
@@ -75,7 +114,7 @@ static void add_change(change_list *list, change_class class, const char *kind, 
     list->items[list->count++] = (change){class, kind, subject_copy, message};
 }
 
-size_t change_count(const change_list *list, change_class class)
+static size_t change_count(const change_list *list, kiln_change_class class)
 {
     size_t n = 0;
     for (size_t i = 0; i < list->count; i++)
@@ -237,7 +276,7 @@ static void compare_dims(diff *d, uint32_t dim_a, uint32_t dim_b)
     /* A rename: the old name is gone from B and the new one is new. Two
      * dims that both exist in A and B and now meet on one axis are not. */
     bool same_name = strcmp(ia.name, ib.name) == 0;
-    bool renamed = !same_name && program_find_dim(d->b, ia.name) < 0 && program_find_dim(d->a, ib.name) < 0;
+    bool renamed = !same_name && kiln_program_find_dim(d->b, ia.name) < 0 && kiln_program_find_dim(d->a, ib.name) < 0;
     if (same_name)
         snprintf(subject, sizeof subject, "dim '%s'", ia.name);
     else
@@ -246,12 +285,12 @@ static void compare_dims(diff *d, uint32_t dim_a, uint32_t dim_b)
     set_text(sb, tb, sizeof tb);
     if (set_equal(sa, sb)) {
         if (renamed)
-            add_change(&d->changes, COMPATIBLE, "dim-renamed", subject, "renamed; it accepts the same sizes (%s)", ta);
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "dim-renamed", subject, "renamed; it accepts the same sizes (%s)", ta);
         return;
     }
     if (set_within(sa, sb)) {
         bool range_wider = sb.min < sa.min || sb.max > sa.max;
-        add_change(&d->changes, COMPATIBLE, range_wider ? "dim-widened" : "constraint-removed", subject,
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, range_wider ? "dim-widened" : "constraint-removed", subject,
                    "%s -> %s: accepts every size it did, and more", ta, tb);
         return;
     }
@@ -262,9 +301,9 @@ static void compare_dims(diff *d, uint32_t dim_a, uint32_t dim_b)
     if (have_example)
         snprintf(because, sizeof because, ": %lld is no longer accepted", (long long)example);
     if (range_kept)
-        add_change(&d->changes, BREAKING, "constraint-added", subject, "%s -> %s%s", ta, tb, because);
+        add_change(&d->changes, KILN_CHANGE_BREAKING, "constraint-added", subject, "%s -> %s%s", ta, tb, because);
     else
-        add_change(&d->changes, BREAKING, "dim-narrowed", subject, "%s -> %s%s", ta, tb, because);
+        add_change(&d->changes, KILN_CHANGE_BREAKING, "dim-narrowed", subject, "%s -> %s%s", ta, tb, because);
 }
 
 /* Copy `text` into `out`, replacing each identifier that names a dim of A
@@ -288,7 +327,7 @@ static void rename_dims(const diff *d, const char *text, char *out, size_t size)
         memcpy(name, at, length);
         name[length] = '\0';
         const char *replacement = name;
-        int64_t dim = program_find_dim(d->a, name);
+        int64_t dim = kiln_program_find_dim(d->a, name);
         int64_t b = dim >= 0 ? paired_b(d, (uint32_t)dim) : -1;
         kiln_dim_info info;
         if (b >= 0) {
@@ -318,7 +357,7 @@ static void remember_use(diff *d, const char *input, uint32_t axis, uint32_t dim
 static void pair_axes(diff *d, const char *name, const shape_axes *sa, const shape_axes *sb)
 {
     for (uint32_t a = 0; a < sa->rank && a < sb->rank; a++) {
-        int64_t da = program_find_dim(d->a, sa->axis[a]), db = program_find_dim(d->b, sb->axis[a]);
+        int64_t da = kiln_program_find_dim(d->a, sa->axis[a]), db = kiln_program_find_dim(d->b, sb->axis[a]);
         if (da >= 0 && db >= 0) {
             compare_dims(d, (uint32_t)da, (uint32_t)db);
             remember_use(d, name, a, (uint32_t)da, (uint32_t)db);
@@ -332,19 +371,19 @@ static void compare_axes(diff *d, const char *what, const char *name, const shap
 {
     for (uint32_t a = 0; a < sa->rank && a < sb->rank; a++) {
         const char *ta = sa->axis[a], *tb = sb->axis[a];
-        int64_t da = program_find_dim(d->a, ta), db = program_find_dim(d->b, tb);
+        int64_t da = kiln_program_find_dim(d->a, ta), db = kiln_program_find_dim(d->b, tb);
         char subject[400], renamed[AXIS_TEXT_SIZE];
         snprintf(subject, sizeof subject, "%s '%s' axis %u", what, name, a);
         if (da >= 0 && db >= 0) {
             if (output && !pair_known(d, (uint32_t)da, (uint32_t)db) && paired_b(d, (uint32_t)da) >= 0)
-                add_change(&d->changes, BREAKING, "output-shape", subject, "%s -> %s", ta, tb);
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "output-shape", subject, "%s -> %s", ta, tb);
             else if (output && !pair_known(d, (uint32_t)da, (uint32_t)db))
                 compare_dims(d, (uint32_t)da, (uint32_t)db);
             continue;
         }
         if (is_number(ta) && is_number(tb)) {
             if (strcmp(ta, tb) != 0)
-                add_change(&d->changes, BREAKING, output ? "output-shape" : "axis-size", subject, "size %s -> %s",
+                add_change(&d->changes, KILN_CHANGE_BREAKING, output ? "output-shape" : "axis-size", subject, "size %s -> %s",
                            ta, tb);
             continue;
         }
@@ -354,7 +393,7 @@ static void compare_axes(diff *d, const char *what, const char *name, const shap
             char range[96];
             set_text(s, range, sizeof range);
             if (!(set_first(s) == set_last(s) && set_first(s) == fixed))
-                add_change(&d->changes, BREAKING, "axis-fixed", subject,
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "axis-fixed", subject,
                            "fixed at %s where dim '%s' (%s) was", tb, ta, range);
             continue;
         }
@@ -363,16 +402,16 @@ static void compare_axes(diff *d, const char *what, const char *name, const shap
             char range[96];
             set_text(s, range, sizeof range);
             if (set_has(s, strtoll(ta, NULL, 10)))
-                add_change(&d->changes, COMPATIBLE, "axis-freed", subject, "dim '%s' (%s) where the size was fixed at %s",
+                add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "axis-freed", subject, "dim '%s' (%s) where the size was fixed at %s",
                            tb, range, ta);
             else
-                add_change(&d->changes, BREAKING, "axis-changed", subject, "dim '%s' (%s) does not accept the former size %s",
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "axis-changed", subject, "dim '%s' (%s) does not accept the former size %s",
                            tb, range, ta);
             continue;
         }
         rename_dims(d, ta, renamed, sizeof renamed);
         if (strcmp(renamed, tb) != 0)
-            add_change(&d->changes, BREAKING, output ? "output-shape" : "axis-changed", subject, "%s -> %s", ta, tb);
+            add_change(&d->changes, KILN_CHANGE_BREAKING, output ? "output-shape" : "axis-changed", subject, "%s -> %s", ta, tb);
     }
 }
 
@@ -391,11 +430,11 @@ static void compare_ties(diff *d)
             kiln_dim_info dim;
             if (tied_b) {
                 kiln_program_dim(d->b, u->dim_b, &dim);
-                add_change(&d->changes, BREAKING, "constraint-added", subject, "must now be equal (dim '%s')",
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "constraint-added", subject, "must now be equal (dim '%s')",
                            dim.name);
             } else {
                 kiln_program_dim(d->a, u->dim_a, &dim);
-                add_change(&d->changes, COMPATIBLE, "constraint-removed", subject,
+                add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "constraint-removed", subject,
                            "no longer need to be equal (they shared dim '%s')", dim.name);
             }
         }
@@ -499,33 +538,33 @@ static void compare_checks(diff *d, uint32_t ia, uint32_t ib, const char *name)
         range_text(&ca, ra, sizeof ra);
         range_text(&cb, rb, sizeof rb);
         if (!ca.has_range)
-            add_change(&d->changes, BREAKING, "check-added", subject, "values must now lie in %s", rb);
+            add_change(&d->changes, KILN_CHANGE_BREAKING, "check-added", subject, "values must now lie in %s", rb);
         else if (!cb.has_range)
-            add_change(&d->changes, COMPATIBLE, "check-removed", subject, "the range %s is no longer checked", ra);
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "check-removed", subject, "the range %s is no longer checked", ra);
         else if (cb.min <= ca.min && cb.max >= ca.max && (cb.min < ca.min || cb.max > ca.max))
-            add_change(&d->changes, COMPATIBLE, "check-widened", subject, "range %s -> %s", ra, rb);
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "check-widened", subject, "range %s -> %s", ra, rb);
         else if (cb.min != ca.min || cb.max != ca.max)
-            add_change(&d->changes, BREAKING, "check-narrowed", subject, "range %s -> %s", ra, rb);
+            add_change(&d->changes, KILN_CHANGE_BREAKING, "check-narrowed", subject, "range %s -> %s", ra, rb);
     }
     if (ca.finite_only != cb.finite_only)
-        add_change(&d->changes, cb.finite_only ? BREAKING : COMPATIBLE, cb.finite_only ? "check-added" : "check-removed",
+        add_change(&d->changes, cb.finite_only ? KILN_CHANGE_BREAKING : KILN_CHANGE_COMPATIBLE, cb.finite_only ? "check-added" : "check-removed",
                    subject, cb.finite_only ? "values must now be finite" : "values need no longer be finite");
     if (ca.category_count || cb.category_count) {
         if (!ca.category_count)
-            add_change(&d->changes, BREAKING, "check-added", subject, "values must now be one of %u categories",
+            add_change(&d->changes, KILN_CHANGE_BREAKING, "check-added", subject, "values must now be one of %u categories",
                        cb.category_count);
         else if (!cb.category_count)
-            add_change(&d->changes, COMPATIBLE, "check-removed", subject, "categories are no longer checked");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "check-removed", subject, "categories are no longer checked");
         else if (!categories_within(&ca, &cb))
-            add_change(&d->changes, BREAKING, "check-narrowed", subject, "categories %u -> %u: some are no longer accepted",
+            add_change(&d->changes, KILN_CHANGE_BREAKING, "check-narrowed", subject, "categories %u -> %u: some are no longer accepted",
                        ca.category_count, cb.category_count);
         else if (!categories_within(&cb, &ca))
-            add_change(&d->changes, COMPATIBLE, "check-widened", subject, "categories %u -> %u: every former one still accepted",
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "check-widened", subject, "categories %u -> %u: every former one still accepted",
                        ca.category_count, cb.category_count);
     }
     if (strcmp(ca.unit ? ca.unit : "", cb.unit ? cb.unit : "") != 0 ||
         strcmp(ca.description ? ca.description : "", cb.description ? cb.description : "") != 0)
-        add_change(&d->changes, COMPATIBLE, "check-documentation", subject, "unit or description changed");
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "check-documentation", subject, "unit or description changed");
 }
 
 static bool compare_io(diff *d)
@@ -561,18 +600,18 @@ static bool compare_io(diff *d)
             int64_t j = in_a.match[i];
             snprintf(subject, sizeof subject, "input '%s'", x->name);
             if (j < 0) {
-                add_change(&d->changes, BREAKING, "input-removed", subject, "removed (was %s%s)", kiln_dtype_name(x->dtype),
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "input-removed", subject, "removed (was %s%s)", kiln_dtype_name(x->dtype),
                            in_a.shape[i]);
                 continue;
             }
             const kiln_io_info *y = &in_b.info[j];
             if (in_renamed[i])
-                add_change(&d->changes, BREAKING, "input-renamed", subject, "renamed to '%s'", y->name);
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "input-renamed", subject, "renamed to '%s'", y->name);
             if (x->dtype != y->dtype)
-                add_change(&d->changes, BREAKING, "input-dtype", subject, "dtype %s -> %s", kiln_dtype_name(x->dtype),
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "input-dtype", subject, "dtype %s -> %s", kiln_dtype_name(x->dtype),
                            kiln_dtype_name(y->dtype));
             if (x->rank != y->rank) {
-                add_change(&d->changes, BREAKING, "input-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "input-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
                            in_a.shape[i], in_b.shape[j]);
             } else {
                 shape_axes_parse(in_a.shape[i], axes_a);
@@ -584,7 +623,7 @@ static bool compare_io(diff *d)
         for (uint32_t j = 0; ok && j < in_b.count; j++)
             if (in_b.match[j] < 0) {
                 snprintf(subject, sizeof subject, "input '%s'", in_b.info[j].name);
-                add_change(&d->changes, BREAKING, "input-added", subject, "added: %s%s, which consumers of A do not pass",
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "input-added", subject, "added: %s%s, which consumers of A do not pass",
                            kiln_dtype_name(in_b.info[j].dtype), in_b.shape[j]);
             }
         if (ok)
@@ -595,18 +634,18 @@ static bool compare_io(diff *d)
             int64_t j = out_a.match[i];
             snprintf(subject, sizeof subject, "output '%s'", x->name);
             if (j < 0) {
-                add_change(&d->changes, BREAKING, "output-removed", subject, "removed (was %s%s)",
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "output-removed", subject, "removed (was %s%s)",
                            kiln_dtype_name(x->dtype), out_a.shape[i]);
                 continue;
             }
             const kiln_io_info *y = &out_b.info[j];
             if (out_renamed[i])
-                add_change(&d->changes, BREAKING, "output-renamed", subject, "renamed to '%s'", y->name);
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "output-renamed", subject, "renamed to '%s'", y->name);
             if (x->dtype != y->dtype)
-                add_change(&d->changes, BREAKING, "output-dtype", subject, "dtype %s -> %s", kiln_dtype_name(x->dtype),
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "output-dtype", subject, "dtype %s -> %s", kiln_dtype_name(x->dtype),
                            kiln_dtype_name(y->dtype));
             if (x->rank != y->rank) {
-                add_change(&d->changes, BREAKING, "output-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
+                add_change(&d->changes, KILN_CHANGE_BREAKING, "output-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
                            out_a.shape[i], out_b.shape[j]);
             } else {
                 shape_axes_parse(out_a.shape[i], axes_a);
@@ -617,7 +656,7 @@ static bool compare_io(diff *d)
         for (uint32_t j = 0; ok && j < out_b.count; j++)
             if (out_b.match[j] < 0) {
                 snprintf(subject, sizeof subject, "output '%s'", out_b.info[j].name);
-                add_change(&d->changes, COMPATIBLE, "output-added", subject, "added: %s%s",
+                add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "output-added", subject, "added: %s%s",
                            kiln_dtype_name(out_b.info[j].dtype), out_b.shape[j]);
             }
         free(axes_a);
@@ -640,7 +679,7 @@ static void compare_unpaired_dims(diff *d)
             continue;
         kiln_dim_info dim;
         kiln_program_dim(d->a, i, &dim);
-        int64_t j = program_find_dim(d->b, dim.name);
+        int64_t j = kiln_program_find_dim(d->b, dim.name);
         if (j >= 0)
             compare_dims(d, i, (uint32_t)j);
     }
@@ -667,10 +706,10 @@ static void compare_derived(diff *d)
             /* A derived dim is a name for an expression: what it changes
              * for consumers shows in the axes compared above. */
             if (found < 0)
-                add_change(&d->changes, COMPATIBLE, s ? "derived-dim-added" : "derived-dim-removed", subject, "%s (= %s)",
+                add_change(&d->changes, KILN_CHANGE_COMPATIBLE, s ? "derived-dim-added" : "derived-dim-removed", subject, "%s (= %s)",
                            s ? "added" : "removed", expression);
             else if (s == 0 && strcmp(expression, other_expression) != 0)
-                add_change(&d->changes, COMPATIBLE, "derived-dim-changed", subject, "%s -> %s", expression,
+                add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "derived-dim-changed", subject, "%s -> %s", expression,
                            other_expression);
         }
     }
@@ -682,59 +721,56 @@ static void compare_metadata(diff *d)
 {
     char subject[300];
     if (strcmp(kiln_program_name(d->a), kiln_program_name(d->b)) != 0)
-        add_change(&d->changes, COMPATIBLE, "name-changed", "program", "name '%s' -> '%s'", kiln_program_name(d->a),
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "name-changed", "program", "name '%s' -> '%s'", kiln_program_name(d->a),
                    kiln_program_name(d->b));
     for (uint32_t i = 0; i < kiln_program_metadata_count(d->a); i++) {
         const char *key, *value;
         kiln_program_metadata(d->a, i, &key, &value);
-        const char *other = program_metadata_value(d->b, key);
+        const char *other = kiln_program_metadata_value(d->b, key);
         snprintf(subject, sizeof subject, "metadata '%s'", key);
         if (!other)
-            add_change(&d->changes, COMPATIBLE, "metadata-removed", subject, "removed (was \"%s\")", value);
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "metadata-removed", subject, "removed (was \"%s\")", value);
         else if (strcmp(value, other) != 0)
-            add_change(&d->changes, COMPATIBLE, "metadata-changed", subject, "\"%s\" -> \"%s\"", value, other);
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "metadata-changed", subject, "\"%s\" -> \"%s\"", value, other);
     }
     for (uint32_t i = 0; i < kiln_program_metadata_count(d->b); i++) {
         const char *key, *value;
         kiln_program_metadata(d->b, i, &key, &value);
         snprintf(subject, sizeof subject, "metadata '%s'", key);
-        if (!program_metadata_value(d->a, key))
-            add_change(&d->changes, COMPATIBLE, "metadata-added", subject, "added: \"%s\"", value);
+        if (!kiln_program_metadata_value(d->a, key))
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "metadata-added", subject, "added: \"%s\"", value);
     }
 }
 
-static bool compare_ops(diff *d)
+static bool op_used(const kiln_program *p, const kiln_op_use *use)
 {
-    op_use *ua, *ub;
-    int64_t na = program_op_histogram(d->a, &ua);
-    if (na < 0)
-        return false;
-    int64_t nb = program_op_histogram(d->b, &ub);
-    if (nb < 0) {
-        free(ua);
-        return false;
+    for (uint32_t i = 0; i < kiln_program_op_use_count(p); i++) {
+        kiln_op_use u;
+        kiln_program_op_use(p, i, &u);
+        if (u.version == use->version && strcmp(u.name, use->name) == 0)
+            return true;
     }
+    return false;
+}
+
+static void compare_ops(diff *d)
+{
     char subject[300];
-    for (int64_t j = 0; j < nb; j++) {
-        bool found = false;
-        for (int64_t i = 0; i < na && !found; i++)
-            found = ua[i].version == ub[j].version && strcmp(ua[i].name, ub[j].name) == 0;
-        snprintf(subject, sizeof subject, "op %s v%u", ub[j].name, ub[j].version);
-        if (!found)
-            add_change(&d->changes, COMPATIBLE, "op-added", subject, "now used by %u node%s (this runtime implements it)",
-                       ub[j].nodes, ub[j].nodes == 1 ? "" : "s");
+    for (uint32_t j = 0; j < kiln_program_op_use_count(d->b); j++) {
+        kiln_op_use ub;
+        kiln_program_op_use(d->b, j, &ub);
+        snprintf(subject, sizeof subject, "op %s v%u", ub.name, ub.version);
+        if (!op_used(d->a, &ub))
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "op-added", subject,
+                       "now used by %u node%s (this runtime implements it)", ub.nodes, ub.nodes == 1 ? "" : "s");
     }
-    for (int64_t i = 0; i < na; i++) {
-        bool found = false;
-        for (int64_t j = 0; j < nb && !found; j++)
-            found = ua[i].version == ub[j].version && strcmp(ua[i].name, ub[j].name) == 0;
-        snprintf(subject, sizeof subject, "op %s v%u", ua[i].name, ua[i].version);
-        if (!found)
-            add_change(&d->changes, COMPATIBLE, "op-removed", subject, "no longer used");
+    for (uint32_t i = 0; i < kiln_program_op_use_count(d->a); i++) {
+        kiln_op_use ua;
+        kiln_program_op_use(d->a, i, &ua);
+        snprintf(subject, sizeof subject, "op %s v%u", ua.name, ua.version);
+        if (!op_used(d->b, &ua))
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "op-removed", subject, "no longer used");
     }
-    free(ua);
-    free(ub);
-    return true;
 }
 
 static bool same_rule(const kiln_compare_rule *x, const kiln_compare_rule *y)
@@ -767,7 +803,7 @@ static bool same_case(const kiln_program *a, uint32_t ca, const kiln_program *b,
     return true;
 }
 
-static void compare_evidence(diff *d, const artifact_view *va, const artifact_view *vb)
+static void compare_evidence(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
 {
     char subject[300];
     bool described_change = false;
@@ -776,10 +812,10 @@ static void compare_evidence(diff *d, const artifact_view *va, const artifact_vi
         int64_t other = find_case(d->b, name);
         snprintf(subject, sizeof subject, "evidence '%s'", name);
         if (other < 0) {
-            add_change(&d->changes, COMPATIBLE, "evidence-removed", subject, "removed");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "evidence-removed", subject, "removed");
             described_change = true;
         } else if (!same_case(d->a, c, d->b, (uint32_t)other)) {
-            add_change(&d->changes, COMPATIBLE, "evidence-changed", subject, "expected outputs or rules changed");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "evidence-changed", subject, "expected outputs or rules changed");
             described_change = true;
         }
     }
@@ -787,18 +823,18 @@ static void compare_evidence(diff *d, const artifact_view *va, const artifact_vi
         const char *name = kiln_program_evidence_name(d->b, c);
         snprintf(subject, sizeof subject, "evidence '%s'", name);
         if (find_case(d->a, name) < 0) {
-            add_change(&d->changes, COMPATIBLE, "evidence-added", subject, "added");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "evidence-added", subject, "added");
             described_change = true;
         }
     }
     /* Same cases by name and rule, but other bytes: the tensors changed. */
-    int64_t ea = view_find_section(va, "EVID"), eb = view_find_section(vb, "EVID");
+    int64_t ea = kiln_artifact_find_section(va, "EVID"), eb = kiln_artifact_find_section(vb, "EVID");
     if (!described_change && ea >= 0 && eb >= 0) {
         kiln_section_info sa, sb;
-        view_section(va, (uint32_t)ea, &sa);
-        view_section(vb, (uint32_t)eb, &sb);
+        kiln_artifact_section(va, (uint32_t)ea, &sa);
+        kiln_artifact_section(vb, (uint32_t)eb, &sb);
         if (sa.crc32 != sb.crc32 || sa.raw_size != sb.raw_size)
-            add_change(&d->changes, COMPATIBLE, "evidence-changed", "evidence", "the stored inputs or expected values changed");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "evidence-changed", "evidence", "the stored inputs or expected values changed");
     }
 }
 
@@ -854,7 +890,7 @@ static void compare_weights_table(diff *d)
         int64_t j = find_weight(sorted_b, count_b, wa.name);
         snprintf(subject, sizeof subject, "weight '%s'", wa.name);
         if (j < 0) {
-            add_change(&d->changes, COMPATIBLE, "weight-removed", subject, "removed");
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "weight-removed", subject, "removed");
             continue;
         }
         kiln_program_weight(d->b, (uint32_t)j, &wb);
@@ -862,7 +898,7 @@ static void compare_weights_table(diff *d)
         for (uint32_t k = 0; same && k < wa.rank; k++)
             same = wa.shape[k] == wb.shape[k];
         if (!same)
-            add_change(&d->changes, COMPATIBLE, "weight-changed", subject,
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "weight-changed", subject,
                        "kind, dtype or shape changed (%llu -> %llu bytes)", (unsigned long long)wa.byte_size,
                        (unsigned long long)wb.byte_size);
     }
@@ -871,7 +907,7 @@ static void compare_weights_table(diff *d)
         kiln_program_weight(d->b, j, &wb);
         snprintf(subject, sizeof subject, "weight '%s'", wb.name);
         if (find_weight(sorted_a, count_a, wb.name) < 0)
-            add_change(&d->changes, COMPATIBLE, "weight-added", subject, "added (%llu bytes)",
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "weight-added", subject, "added (%llu bytes)",
                        (unsigned long long)wb.byte_size);
     }
     free(sorted_a);
@@ -880,7 +916,7 @@ static void compare_weights_table(diff *d)
 
 /* ---------------------------------------------------------- identities */
 
-static void collect_identities(const artifact_view *va, const artifact_view *vb, identity_pair out[3])
+static void collect_identities(const kiln_artifact *va, const kiln_artifact *vb, kiln_identity_pair out[3])
 {
     static const char *const names[] = {"artifact", "program", "state"};
     static const kiln_identity kinds[] = {KILN_IDENTITY_ARTIFACT, KILN_IDENTITY_PROGRAM, KILN_IDENTITY_STATE};
@@ -888,35 +924,34 @@ static void collect_identities(const artifact_view *va, const artifact_view *vb,
         memset(&out[i], 0, sizeof out[i]);
         out[i].name = names[i];
         if (i == 0) {
-            view_digest(va, out[i].a);
-            view_digest(vb, out[i].b);
+            kiln_artifact_digest(va, out[i].a);
+            kiln_artifact_digest(vb, out[i].b);
             out[i].known_a = out[i].known_b = true;
         } else {
-            if (va->program) {
-                kiln_program_identity(va->program, kinds[i], out[i].a);
+            if (kiln_artifact_program(va)) {
+                kiln_program_identity(kiln_artifact_program(va), kinds[i], out[i].a);
                 out[i].known_a = true;
             }
-            if (vb->program) {
-                kiln_program_identity(vb->program, kinds[i], out[i].b);
+            if (kiln_artifact_program(vb)) {
+                kiln_program_identity(kiln_artifact_program(vb), kinds[i], out[i].b);
                 out[i].known_b = true;
             }
         }
-        out[i].known = out[i].known_a && out[i].known_b;
     }
 }
 
-bool identity_pair_equal(const identity_pair *p)
+bool kiln_identity_pair_equal(const kiln_identity_pair *p)
 {
-    return p->known && memcmp(p->a, p->b, 32) == 0;
+    return p->known_a && p->known_b && memcmp(p->a, p->b, 32) == 0;
 }
 
-static const char *verdict(const identity_pair ids[3], bool same_signature)
+static const char *verdict(const kiln_identity_pair ids[3], bool same_signature)
 {
-    if (identity_pair_equal(&ids[0]))
+    if (kiln_identity_pair_equal(&ids[0]))
         return same_signature ? "identical artifacts" : "identical but for the signature";
-    if (!ids[1].known)
+    if (!(ids[1].known_a && ids[1].known_b))
         return "not comparable: a program cannot be decoded here";
-    bool program = identity_pair_equal(&ids[1]), state = identity_pair_equal(&ids[2]);
+    bool program = kiln_identity_pair_equal(&ids[1]), state = kiln_identity_pair_equal(&ids[2]);
     if (program && state)
         return "same program and weights";
     if (program)
@@ -926,84 +961,84 @@ static const char *verdict(const identity_pair ids[3], bool same_signature)
     return "different program and weights";
 }
 
-static void compare_identities(diff *d, const identity_pair ids[3])
+static void compare_identities(diff *d, const kiln_identity_pair ids[3])
 {
-    if (!ids[1].known || identity_pair_equal(&ids[0]))
+    if (!(ids[1].known_a && ids[1].known_b) || kiln_identity_pair_equal(&ids[0]))
         return;
-    bool program = identity_pair_equal(&ids[1]), state = identity_pair_equal(&ids[2]);
+    bool program = kiln_identity_pair_equal(&ids[1]), state = kiln_identity_pair_equal(&ids[2]);
     if (program && !state)
-        add_change(&d->changes, COMPATIBLE, "weights-changed", "weights",
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "weights-changed", "weights",
                    "same program, new weights: the state identity changed, the program identity did not");
     if (!program)
-        add_change(&d->changes, COMPATIBLE, "program-changed", "program",
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "program-changed", "program",
                    "the program identity changed (ops, graph, weights table or contract; "
                    "interface changes are listed separately)");
 }
 
-static void compare_signature(diff *d, const artifact_view *va, const artifact_view *vb)
+static void compare_signature(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
 {
     kiln_signature_info sa, sb;
-    view_signature(va, &sa);
-    view_signature(vb, &sb);
+    kiln_artifact_signature(va, &sa);
+    kiln_artifact_signature(vb, &sb);
     bool signed_a = sa.state != KILN_SIGNATURE_NONE, signed_b = sb.state != KILN_SIGNATURE_NONE;
     char hex[33];
-    cli_hex(sb.key_id, sizeof sb.key_id, hex);
+    sodium_bin2hex(hex, sizeof hex, sb.key_id, sizeof sb.key_id);
     if (signed_a && !signed_b)
-        add_change(&d->changes, COMPATIBLE, "signature-changed", "signature", "B is unsigned (A was signed)");
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "signature-changed", "signature", "B is unsigned (A was signed)");
     else if (!signed_a && signed_b)
-        add_change(&d->changes, COMPATIBLE, "signature-changed", "signature", "B is signed by key %s (A was unsigned)", hex);
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "signature-changed", "signature", "B is signed by key %s (A was unsigned)", hex);
     else if (signed_a && memcmp(sa.key_id, sb.key_id, sizeof sa.key_id) != 0)
-        add_change(&d->changes, COMPATIBLE, "signature-changed", "signature", "B is signed by another key, %s", hex);
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "signature-changed", "signature", "B is signed by another key, %s", hex);
 }
 
-static void compare_format(diff *d, const artifact_view *va, const artifact_view *vb)
+static void compare_format(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
 {
     uint16_t ma, na, mb, nb;
-    view_format_version(va, &ma, &na);
-    view_format_version(vb, &mb, &nb);
+    kiln_artifact_format_version(va, &ma, &na);
+    kiln_artifact_format_version(vb, &mb, &nb);
     if (ma != mb || na != nb)
-        add_change(&d->changes, COMPATIBLE, "format-changed", "format", "format %u.%u -> %u.%u", ma, na, mb, nb);
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "format-changed", "format", "format %u.%u -> %u.%u", ma, na, mb, nb);
 }
 
 /* B cannot run here: each reason is breaking for a consumer on this runtime. */
-static void note_unrunnable(diff *d, const artifact_view *view, const char *which)
+static void note_unrunnable(diff *d, const kiln_artifact *view, const char *which)
 {
     char subject[64];
     snprintf(subject, sizeof subject, "%s", which);
-    for (uint32_t i = 0; view->report && i < kiln_report_count(view->report); i++) {
+    for (uint32_t i = 0; kiln_artifact_report(view) && i < kiln_report_count(kiln_artifact_report(view)); i++) {
         kiln_problem_info p;
-        kiln_report_problem(view->report, i, &p);
+        kiln_report_problem(kiln_artifact_report(view), i, &p);
         if (p.severity == KILN_SEVERITY_ERROR)
-            add_change(&d->changes, BREAKING, p.code, subject, "cannot run here: %s%s%s", p.location,
+            add_change(&d->changes, KILN_CHANGE_BREAKING, p.code, subject, "cannot run here: %s%s%s", p.location,
                        p.location[0] ? ": " : "", p.message);
     }
 }
 
 /* ------------------------------------------------------------ running */
 
-bool interface_diff_run(const artifact_view *va, const artifact_view *vb, interface_diff *out)
+bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, interface_diff *out)
 {
     diff d;
     memset(&d, 0, sizeof d);
     memset(out, 0, sizeof *out);
-    d.a = va->program;
-    d.b = vb->program;
+    d.a = kiln_artifact_program(va);
+    d.b = kiln_artifact_program(vb);
     collect_identities(va, vb, out->identities);
-    const identity_pair *ids = out->identities;
-    out->compared = va->program && vb->program;
+    const kiln_identity_pair *ids = out->identities;
+    out->compared = kiln_artifact_program(va) && kiln_artifact_program(vb);
     bool ok = true;
     compare_format(&d, va, vb);
-    if (!vb->program)
+    if (!kiln_artifact_program(vb))
         note_unrunnable(&d, vb, "B");
     if (out->compared) {
         compare_identities(&d, ids);
         ok = compare_io(&d);
         compare_unpaired_dims(&d);
         compare_derived(&d);
-        ok = compare_ops(&d) && ok;
+        compare_ops(&d);
         compare_metadata(&d);
         compare_evidence(&d, va, vb);
-        if (!identity_pair_equal(&ids[1]))
+        if (!kiln_identity_pair_equal(&ids[1]))
             compare_weights_table(&d);
     }
     size_t before = d.changes.count;
@@ -1013,19 +1048,19 @@ bool interface_diff_run(const artifact_view *va, const artifact_view *vb, interf
     free(d.pairs);
     free(d.uses);
     if (!ok || d.failed || d.changes.failed) {
-        interface_diff_release(out);
+        kiln_interface_diff_release(out);
         return false;
     }
     return true;
 }
 
-void interface_diff_release(interface_diff *diff)
+void kiln_interface_diff_release(interface_diff *diff)
 {
     free_changes(&diff->changes);
     memset(diff, 0, sizeof *diff);
 }
 
-bool interface_diff_breaking(const interface_diff *diff)
+bool kiln_interface_diff_breaking(const interface_diff *diff)
 {
-    return !diff->compared || change_count(&diff->changes, BREAKING) > 0;
+    return !diff->compared || change_count(&diff->changes, KILN_CHANGE_BREAKING) > 0;
 }

@@ -1,0 +1,203 @@
+/*
+ * test_artifact_api.c — inspecting and comparing artifacts through the
+ * public API alone (<kiln/kiln.h>): kiln_artifact_open and its container
+ * facts, the program's op uses, metadata, dims and axis texts, and
+ * kiln_diff_artifacts classing a widened and a narrowed dim as
+ * spec/compatibility.md §6 says.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kiln/kiln.h>
+
+static char directory[] = "/tmp/kiln-artifact-api-XXXXXX";
+
+/* y = 2*x + 1 on x: f64[batch, 2], batch in lo..hi, saved to `path`. */
+static void save_scale(const char *path, int64_t lo, int64_t hi)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value x, two, one, doubled, y;
+    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "producer", "test_artifact_api", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", lo, hi, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
+    kiln_builder_free(b);
+}
+
+static void path_in(char *out, size_t size, const char *name)
+{
+    snprintf(out, size, "%s/%s", directory, name);
+}
+
+static void opened_artifact_answers(void **state)
+{
+    (void)state;
+    char path[256];
+    path_in(path, sizeof path, "scale.kiln");
+    save_scale(path, 2, 4);
+    kiln_artifact *a = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    assert_string_equal(kiln_artifact_path(a), path);
+    kiln_program *p = kiln_artifact_program(a);
+    assert_non_null(p);
+    assert_null(kiln_artifact_container(a)); /* it runs here */
+    assert_int_equal(kiln_report_count(kiln_artifact_report(a)), 0);
+
+    uint16_t major, minor;
+    kiln_artifact_format_version(a, &major, &minor);
+    assert_int_equal(major, 1);
+    uint8_t digest[32], expected[32];
+    kiln_artifact_digest(a, digest);
+    kiln_program_artifact_digest(p, expected);
+    assert_memory_equal(digest, expected, 32);
+    struct stat info;
+    assert_int_equal(stat(path, &info), 0);
+    assert_int_equal(kiln_artifact_file_size(a), (uint64_t)info.st_size);
+    int64_t wdat = kiln_artifact_find_section(a, "WDAT");
+    assert_true(wdat >= 0 && wdat < kiln_artifact_section_count(a));
+    kiln_section_info section;
+    kiln_artifact_section(a, (uint32_t)wdat, &section);
+    assert_string_equal(section.type, "WDAT");
+    assert_int_equal(kiln_artifact_find_section(a, "NOPE"), -1);
+
+    /* mul then add, one node each, in order of first use. */
+    assert_int_equal(kiln_program_op_use_count(p), 2);
+    kiln_op_use use;
+    kiln_program_op_use(p, 0, &use);
+    assert_string_equal(use.name, "mul");
+    assert_int_equal(use.nodes, 1);
+    kiln_program_op_use(p, 1, &use);
+    assert_string_equal(use.name, "add");
+    assert_string_equal(kiln_program_metadata_value(p, "producer"), "test_artifact_api");
+    assert_null(kiln_program_metadata_value(p, "no-such-key"));
+    assert_int_equal(kiln_program_find_dim(p, "batch"), 0);
+    assert_int_equal(kiln_program_find_dim(p, "seq"), -1);
+    char axis[64];
+    assert_int_equal(kiln_program_input_axis_text(p, 0, 0, axis, sizeof axis), 5);
+    assert_string_equal(axis, "batch");
+    assert_true(kiln_program_output_axis_text(p, 0, 1, axis, sizeof axis) > 0);
+    assert_string_equal(axis, "2");
+    assert_int_equal(kiln_program_input_axis_text(p, 0, 2, axis, sizeof axis), -1);
+    assert_int_equal(kiln_program_input_axis_text(p, 1, 0, axis, sizeof axis), -1);
+    kiln_artifact_close(a);
+    kiln_artifact_close(NULL);
+}
+
+static void unreadable_artifact_is_an_error(void **state)
+{
+    (void)state;
+    char path[256];
+    path_in(path, sizeof path, "missing.kiln");
+    kiln_artifact *a = (kiln_artifact *)1;
+    kiln_error err;
+    assert_int_not_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    assert_null(a);
+    assert_non_null(strstr(err.message, "missing.kiln"));
+}
+
+/* Count the changes of `kind` in d, checking each has `class`. */
+static uint32_t changes_of(const kiln_diff *d, const char *kind, kiln_change_class class)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+        kiln_change_info c;
+        kiln_diff_change(d, i, &c);
+        if (strcmp(c.kind, kind) == 0) {
+            assert_int_equal(c.change_class, class);
+            n++;
+        }
+    }
+    return n;
+}
+
+static void diff_classes_dim_changes(void **state)
+{
+    (void)state;
+    char base[256], wide[256], narrow[256];
+    path_in(base, sizeof base, "base.kiln");
+    path_in(wide, sizeof wide, "wide.kiln");
+    path_in(narrow, sizeof narrow, "narrow.kiln");
+    save_scale(base, 2, 4);
+    save_scale(wide, 1, 8);
+    save_scale(narrow, 2, 3);
+    kiln_artifact *a, *w, *n;
+    kiln_error err;
+    assert_int_equal(kiln_artifact_open(base, &a, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(wide, &w, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(narrow, &n, &err), KILN_OK);
+
+    kiln_diff *d;
+    assert_int_equal(kiln_diff_artifacts(a, a, &d, &err), KILN_OK);
+    assert_true(kiln_diff_compared(d));
+    assert_false(kiln_diff_breaking(d));
+    assert_int_equal(kiln_diff_change_count(d), 0);
+    assert_string_equal(kiln_diff_verdict(d), "identical artifacts");
+    kiln_identity_pair id;
+    kiln_diff_identity(d, 0, &id);
+    assert_string_equal(id.name, "artifact");
+    assert_true(kiln_identity_pair_equal(&id));
+    kiln_diff_free(d);
+
+    assert_int_equal(kiln_diff_artifacts(a, w, &d, &err), KILN_OK);
+    assert_false(kiln_diff_breaking(d));
+    assert_int_equal(changes_of(d, "dim-widened", KILN_CHANGE_COMPATIBLE), 1);
+    assert_int_equal(kiln_diff_class_count(d, KILN_CHANGE_BREAKING), 0);
+    kiln_diff_identity(d, 1, &id);
+    assert_string_equal(id.name, "program");
+    assert_false(kiln_identity_pair_equal(&id)); /* the contract is part of the program identity */
+    kiln_diff_free(d);
+
+    assert_int_equal(kiln_diff_artifacts(a, n, &d, &err), KILN_OK);
+    assert_true(kiln_diff_breaking(d));
+    assert_int_equal(changes_of(d, "dim-narrowed", KILN_CHANGE_BREAKING), 1);
+    assert_int_equal(kiln_diff_class_count(d, KILN_CHANGE_BREAKING), 1);
+    kiln_diff_free(d);
+    kiln_diff_free(NULL);
+
+    assert_int_equal(kiln_diff_artifacts(a, NULL, &d, &err), KILN_ERR_INVALID_ARGUMENT);
+    kiln_artifact_close(a);
+    kiln_artifact_close(w);
+    kiln_artifact_close(n);
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"scale.kiln", "base.kiln", "wide.kiln", "narrow.kiln"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[256];
+        path_in(path, sizeof path, names[i]);
+        unlink(path);
+    }
+    rmdir(directory);
+    return 0;
+}
+
+int main(void)
+{
+    if (!mkdtemp(directory))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(opened_artifact_answers),
+        cmocka_unit_test(unreadable_artifact_is_an_error),
+        cmocka_unit_test(diff_classes_dim_changes),
+    };
+    return cmocka_run_group_tests(tests, NULL, cleanup);
+}
