@@ -13,7 +13,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "progress.h"
+#include "progress_bar.h"
 
 static int cmd_asm(int argc, char **argv);
 

@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "options.h"
-#include "progress.h"
+#include "progress_bar.h"
 
 static int cmd_sign(int argc, char **argv);
 

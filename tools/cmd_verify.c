@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "options.h"
 #include "json.h"
-#include "progress.h"
+#include "progress_bar.h"
 
 static int cmd_verify(int argc, char **argv);
 

@@ -1,5 +1,5 @@
-/* progress.c — the stderr progress bar (see progress.h). */
-#include "progress.h"
+/* progress_bar.c — the stderr progress bar (see progress_bar.h). */
+#include "progress_bar.h"
 
 #include <stdio.h>
 #include <time.h>

@@ -1,10 +1,10 @@
 /*
- * progress.h — a progress bar on stderr for long passes over large
+ * progress_bar.h — a progress bar on stderr for long passes over large
  * artifacts (verifying, signing, compressing, writing). Drawn only when
  * stderr is a terminal, the pass is large, and --quiet was not given.
  */
-#ifndef KILN_TOOLS_PROGRESS_H
-#define KILN_TOOLS_PROGRESS_H
+#ifndef KILN_TOOLS_PROGRESS_BAR_H
+#define KILN_TOOLS_PROGRESS_BAR_H
 
 #include <stdbool.h>
 #include <stdint.h>
