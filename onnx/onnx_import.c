@@ -193,6 +193,8 @@ static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_
     if (!im->dim_declared)
         return onnx_no_memory(err);
     kiln_status status = kiln_builder_new(program_name, &im->builder, err);
+    if (status == KILN_OK && im->options->non_strict)
+        status = kiln_builder_set_strict(im->builder, false, err);
     if (status == KILN_OK)
         status = record_metadata(im, err);
     if (status == KILN_OK)

@@ -96,9 +96,14 @@ typedef struct kiln_onnx_options {
     const kiln_tensor *const *known_inputs;
     /* Ceilings for reading the model (NULL: kiln_onnx_limits_default). */
     const kiln_onnx_limits *limits;
+    /* false (default): every precondition of the shape rules must be
+     * proven over the declared dims, or the import is refused with a
+     * counterexample. true: a precondition that cannot be proven is stored
+     * as a runtime guard, checked before every run (spec/contract.md §4.2). */
+    bool non_strict;
 } kiln_onnx_options;
 
-/** Fill `options` with the defaults above: no dims, no external data, no known inputs, default limits. */
+/** Fill `options` with the defaults above: no dims, no external data, no known inputs, default limits, strict. */
 KILN_API void kiln_onnx_options_default(kiln_onnx_options *options);
 
 /* --------------------------------------------------------------- models */

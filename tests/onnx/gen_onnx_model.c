@@ -47,16 +47,25 @@ static Onnx__ModelProto *unsupported_model(void)
                       (Onnx__ValueInfoProto *[]){onnx_value("y", 1, 0, NULL), NULL}, NULL);
 }
 
+/* y = a + b, a: f32[p], b: f32[q]: a broadcast no declared range of p and q proves. */
+static Onnx__ModelProto *broadcast_model(void)
+{
+    return onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Add", "add", L("a", "b"), L("y"), NULL), NULL},
+                      (Onnx__ValueInfoProto *[]){onnx_value("a", 1, 1, L("p")), onnx_value("b", 1, 1, L("q")), NULL},
+                      (Onnx__ValueInfoProto *[]){onnx_value("y", 1, 0, NULL), NULL}, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_onnx_model deep-chain|dense|unsupported OUT.onnx [ADDS]\n");
+        fprintf(stderr, "usage: gen_onnx_model deep-chain|dense|unsupported|broadcast OUT.onnx [ADDS]\n");
         return 2;
     }
     Onnx__ModelProto *model = strcmp(argv[1], "deep-chain") == 0
                                   ? onnx_deep_symbolic_chain(argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 10000)
                               : strcmp(argv[1], "dense") == 0       ? dense_model()
                               : strcmp(argv[1], "unsupported") == 0 ? unsupported_model()
+                              : strcmp(argv[1], "broadcast") == 0   ? broadcast_model()
                                                                     : NULL;
     if (!model) {
         fprintf(stderr, "gen_onnx_model: unknown model '%s'\n", argv[1]);

@@ -22,7 +22,7 @@
 #include <kiln/kiln.h>
 #include <kiln/onnx.h>
 
-static const char *dense_path, *unsupported_path;
+static const char *dense_path, *unsupported_path, *broadcast_path;
 
 /* Run the dense model's program on x[r][i] = r + i (2 rows) and compare with the sum computed here. */
 static void check_dense_program(const kiln_program *program)
@@ -223,20 +223,77 @@ static void misuse_is_an_error(void **state)
     assert_null(kiln_onnx_result_take_builder(NULL));
 }
 
+/* Run y = a + b with a of size p and b of size q; @return the run's status. */
+static kiln_status run_broadcast(const kiln_program *program, int64_t p, int64_t q, kiln_error *err)
+{
+    kiln_session *session;
+    kiln_tensor *a, *b;
+    assert_int_equal(kiln_session_new(program, NULL, &session, err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, &p, &a, err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, &q, &b, err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "a", a, err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "b", b, err), KILN_OK);
+    kiln_status status = kiln_session_run(session, err);
+    kiln_tensor_free(a);
+    kiln_tensor_free(b);
+    kiln_session_free(session);
+    return status;
+}
+
+/* Strict (the default) refuses a broadcast it cannot prove; non-strict stores it as a runtime guard. */
+static void non_strict_stores_what_it_cannot_prove(void **state)
+{
+    (void)state;
+    kiln_onnx_dim dims[] = {{.name = "p", .min = 1, .max = 8}, {.name = "q", .min = 1, .max = 8}};
+    kiln_onnx_options options;
+    kiln_onnx_options_default(&options);
+    assert_false(options.non_strict);
+    options.dims = dims;
+    options.dim_count = 2;
+    kiln_onnx_result *result = NULL;
+    kiln_error err;
+    /* Refused in the report of what cannot be imported, with the node and a counterexample. */
+    assert_int_equal(kiln_onnx_import_file(broadcast_path, &options, &result, &err), KILN_ERR_UNSUPPORTED_OP);
+    assert_int_equal(kiln_onnx_result_unsupported_count(result), 1);
+    assert_non_null(strstr(kiln_onnx_result_unsupported(result, 0), "counterexample: p=3, q=2"));
+    kiln_onnx_result_free(result);
+
+    options.non_strict = true;
+    if (kiln_onnx_import_file(broadcast_path, &options, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    void *encoded;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(kiln_onnx_result_builder(result), &encoded, &size, &err), KILN_OK);
+    kiln_onnx_result_free(result);
+    kiln_program *program;
+    if (kiln_program_load_memory(encoded, size, NULL, &program, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    free(encoded);
+    assert_false(kiln_program_is_strict(program));
+    assert_int_equal(kiln_program_runtime_guard_count(program), 1);
+    assert_int_equal(run_broadcast(program, 3, 3, &err), KILN_OK);
+    /* The stored guard is the claim the shape rule needed: equal sizes (spec/contract.md §4.2). */
+    assert_int_not_equal(run_broadcast(program, 3, 2, &err), KILN_OK);
+    assert_non_null(strstr(err.message, "runtime guard"));
+    kiln_program_free(program);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_onnx_api DENSE.onnx UNSUPPORTED.onnx\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_onnx_api DENSE.onnx UNSUPPORTED.onnx BROADCAST.onnx\n");
         return 2;
     }
     dense_path = argv[1];
     unsupported_path = argv[2];
+    broadcast_path = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(imports_a_file_then_saves_loads_and_runs),
         cmocka_unit_test(imports_from_memory_then_encodes_loads_and_runs),
         cmocka_unit_test(the_report_lists_every_unsupported_op),
         cmocka_unit_test(the_model_handle_describes_the_graph),
         cmocka_unit_test(misuse_is_an_error),
+        cmocka_unit_test(non_strict_stores_what_it_cannot_prove),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
