@@ -18,18 +18,42 @@
 #include "section_runtime_guards.h"
 #include "sections.h"
 
-/* Every section type this runtime knows; EVID, CHKS, RGRD and PLAN are optional. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, RGRD, PLAN, SECTION_COUNT };
+/* A decoder of a section that needs nothing but its bytes, the limits and the model. */
+typedef kiln_status (*section_decoder)(const uint8_t *data, size_t size, const kiln_limits *limits, kiln_model *m,
+                                       kiln_error *err);
 
-static const uint32_t known_types[SECTION_COUNT] = {
-    KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_WTAB,
-    KILN_SECTION_GRPH, KILN_SECTION_WDAT, KILN_SECTION_EVID, KILN_SECTION_CHKS, KILN_SECTION_RGRD,
-    KILN_SECTION_PLAN,
+/* Every section type this runtime knows, required ones first. */
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, SECTION_COUNT };
+
+/*
+ * The required sections are read all at once and decoded in a fixed order
+ * by kiln_model_decode, some of them recording compatibility problems on
+ * the way; WDAT is only located. The optional ones are then each read and
+ * decoded in the order of this table, by the decoder it names. Whether a
+ * known section is critical is not judged on reading (spec/format.md §6),
+ * and every minor of the major is read: how the writer stores each section
+ * and from which minor is section_encode.c's table.
+ */
+static const struct known_section {
+    uint32_t type;
+    section_decoder decode_optional; /* NULL for a required section */
+} known[SECTION_COUNT] = {
+    [META] = {KILN_SECTION_META, NULL},
+    [OPST] = {KILN_SECTION_OPST, NULL},
+    [DIMS] = {KILN_SECTION_DIMS, NULL},
+    [IOSG] = {KILN_SECTION_IOSG, NULL},
+    [WTAB] = {KILN_SECTION_WTAB, NULL},
+    [GRPH] = {KILN_SECTION_GRPH, NULL},
+    [WDAT] = {KILN_SECTION_WDAT, NULL},
+    [EVID] = {KILN_SECTION_EVID, kiln_evidence_decode},
+    [CHKS] = {KILN_SECTION_CHKS, kiln_input_checks_decode},
+    [PLAN] = {KILN_SECTION_PLAN, kiln_stored_plan_decode},
+    [RGRD] = {KILN_SECTION_RGRD, kiln_runtime_guards_decode},
 };
 
 static bool optional_section(int kind)
 {
-    return kind == EVID || kind == CHKS || kind == RGRD || kind == PLAN;
+    return known[kind].decode_optional != NULL;
 }
 
 /*
@@ -50,7 +74,7 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
         kiln_fourcc_text(s->type, name);
         snprintf(location, sizeof location, "section %u (%s)", i, name);
         for (int k = 0; k < SECTION_COUNT; k++)
-            if (known_types[k] == s->type)
+            if (known[k].type == s->type)
                 kind = k;
         if (kind < 0) {
             if (s->flags & KILN_SECTION_CRITICAL) {
@@ -83,7 +107,7 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
     }
     for (int k = 0; k < SECTION_COUNT; k++) {
         char name[5];
-        kiln_fourcc_text(known_types[k], name);
+        kiln_fourcc_text(known[k].type, name);
         if (index_of[k] < 0 && !optional_section(k))
             return kiln_fail(err, KILN_ERR_MALFORMED, "required section '%s' is missing", name);
     }
@@ -125,21 +149,21 @@ static kiln_status decode_required(const kiln_container *c, const int64_t *index
     return status;
 }
 
-/* Read and decode one optional section, when present. */
-static kiln_status decode_optional(const kiln_container *c, int64_t index, const kiln_limits *limits,
-                                   kiln_section_check check, kiln_model *m,
-                                   kiln_status (*decode)(const uint8_t *data, size_t size, const kiln_limits *limits,
-                                                         kiln_model *m, kiln_error *err),
-                                   kiln_error *err)
+/* Read and decode each optional section present, in table order. */
+static kiln_status decode_optional(const kiln_container *c, const int64_t *index_of, const kiln_limits *limits,
+                                   kiln_section_check check, kiln_model *m, kiln_error *err)
 {
-    if (index < 0)
-        return KILN_OK;
-    kiln_section_view view = {0};
-    kiln_status status = kiln_container_section(c, (uint32_t)index, check, &view, err);
-    if (status == KILN_OK)
-        status = decode(view.data, view.size, limits, m, err);
-    kiln_section_view_release(&view);
-    return status;
+    for (int k = 0; k < SECTION_COUNT; k++) {
+        if (!optional_section(k) || index_of[k] < 0)
+            continue;
+        kiln_section_view view = {0};
+        kiln_status status = kiln_container_section(c, (uint32_t)index_of[k], check, &view, err);
+        if (status == KILN_OK)
+            status = known[k].decode_optional(view.data, view.size, limits, m, err);
+        kiln_section_view_release(&view);
+        KILN_TRY(status);
+    }
+    return KILN_OK;
 }
 
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
@@ -151,10 +175,7 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     if (unreadable)
         return KILN_OK; /* sections at unknown versions: recorded, not decoded */
     KILN_TRY(decode_required(c, index_of, limits, check, m, report, &unsupported, err));
-    KILN_TRY(decode_optional(c, index_of[EVID], limits, check, m, kiln_evidence_decode, err));
-    KILN_TRY(decode_optional(c, index_of[CHKS], limits, check, m, kiln_input_checks_decode, err));
-    KILN_TRY(decode_optional(c, index_of[PLAN], limits, check, m, kiln_stored_plan_decode, err));
-    KILN_TRY(decode_optional(c, index_of[RGRD], limits, check, m, kiln_runtime_guards_decode, err));
+    KILN_TRY(decode_optional(c, index_of, limits, check, m, err));
     if (m->mode != KILN_MODE_INFERENCE) {
         kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_MODE, "mode-unsupported", "section META",
                         "program '%s' is a training-mode artifact; this runtime runs inference only", m->name);
