@@ -17,6 +17,26 @@
 /* Section order in the file (spec/format.md §7). */
 enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, EVID, PLAN, WDAT, SECTION_COUNT };
 
+/*
+ * How each section is stored, and the format minor that introduced it: a
+ * file is written at the oldest minor that has every section it holds, so
+ * that a runtime of that minor reads it. Evidence is a check and the plan
+ * a convenience, not semantics: a runtime that does not know them may skip
+ * them, so they are ancillary; every other section is critical.
+ */
+static const struct {
+    uint32_t type;
+    bool critical;
+    uint8_t since_minor;
+} layout[SECTION_COUNT] = {
+    [META] = {KILN_SECTION_META, true, 0},  [OPST] = {KILN_SECTION_OPST, true, 0},
+    [DIMS] = {KILN_SECTION_DIMS, true, 0},  [IOSG] = {KILN_SECTION_IOSG, true, 0},
+    [CHKS] = {KILN_SECTION_CHKS, true, 0},  [RGRD] = {KILN_SECTION_RGRD, true, 1},
+    [WTAB] = {KILN_SECTION_WTAB, true, 0},  [GRPH] = {KILN_SECTION_GRPH, true, 0},
+    [EVID] = {KILN_SECTION_EVID, false, 0}, [PLAN] = {KILN_SECTION_PLAN, false, 1},
+    [WDAT] = {KILN_SECTION_WDAT, true, 0},
+};
+
 /* Encode every section of `m` that the file holds into parts[], marking it in present[]. */
 static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_writer *parts, bool *present,
                                    kiln_error *err)
@@ -49,11 +69,6 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
                               kiln_writer *out, kiln_progress *progress, kiln_error *err)
 {
-    static const uint32_t types[SECTION_COUNT] = {
-        KILN_SECTION_META, KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS,
-        KILN_SECTION_RGRD, KILN_SECTION_WTAB, KILN_SECTION_GRPH, KILN_SECTION_EVID, KILN_SECTION_PLAN,
-        KILN_SECTION_WDAT,
-    };
     kiln_writer parts[SECTION_COUNT];
     bool present[SECTION_COUNT];
     kiln_section_spec specs[SECTION_COUNT];
@@ -62,20 +77,21 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool 
         kiln_writer_init(&parts[i]);
     kiln_status status = encode_sections(m, store_memory_plan, parts, present, err);
     uint32_t count = 0;
+    uint16_t minor = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
         if (!present[i])
             continue;
         status = kiln_writer_finish(&parts[i], err);
         specs[count++] = (kiln_section_spec){
-            .type = types[i],
-            /* Evidence is a check and the plan a convenience, not semantics: a
-             * runtime that does not know them may skip them, so they are ancillary. */
-            .flags = i == EVID || i == PLAN ? 0 : KILN_SECTION_CRITICAL,
+            .type = layout[i].type,
+            .flags = layout[i].critical ? KILN_SECTION_CRITICAL : 0,
             .version = KILN_PROGRAM_SECTION_VERSION,
             .data = parts[i].data,
             .size = parts[i].size,
             .compression_level = i == WDAT ? weight_compression_level : 0,
         };
+        if (layout[i].since_minor > minor)
+            minor = layout[i].since_minor;
     }
     if (progress) {
         /* Every section is hashed; the weights are also compressed when asked. */
@@ -84,10 +100,8 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool 
             progress->total += specs[i].size * (specs[i].compression_level > 0 ? 2 : 1);
     }
     if (status == KILN_OK)
-        /* A file is written at the oldest minor that has what it uses:
-         * runtime guards and the stored plan arrived in 1.1. */
-        status = kiln_container_encode_progress(specs, count, m->non_strict || store_memory_plan ? 1 : 0,
-                                                kiln_model_required_features(m), out, progress, err);
+        status = kiln_container_encode_progress(specs, count, minor, kiln_model_required_features(m), out, progress,
+                                                err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;
