@@ -4,6 +4,8 @@
 
 #include "format/container.h"
 #include "model.h"
+/* kiln_model_bind_weights, the second half of decoding, is declared there. */
+#include "section_weights.h"
 
 struct kiln_report;
 
@@ -18,13 +20,11 @@ struct kiln_report;
  * a single fatal problem that the report does not hold yet.
  * The weight data section is located and its size checked against the
  * weights table but not read: *weight_section receives its index, and
- * kiln_model_bind_weights later points the weights into its bytes.
+ * kiln_model_bind_weights (section_weights.h) later points the weights
+ * into its bytes.
  */
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
                               kiln_model *m, uint32_t *weight_section, struct kiln_report *report,
                               kiln_error *err);
-
-/* Point every weight at its bytes inside the raw weight data `data`. */
-void kiln_model_bind_weights(kiln_model *m, const uint8_t *data);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * sections.h — the program's section types (their encoders: section_encode.h,
- * their decoders: section_decode.h).
+ * sections.h — the program's section types. Each has its encoder and
+ * decoder in section_<name>.c (section_meta.c, ...); section_encode.h
+ * assembles them into an artifact, section_decode.h reads them back.
  * Byte layouts are normative in spec/format.md §7.
  */
 #ifndef KILN_LIB_SECTIONS_H
