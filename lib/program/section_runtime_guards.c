@@ -25,7 +25,8 @@ kiln_status kiln_runtime_guards_decode(const uint8_t *data, size_t size, const k
     kiln_reader r;
     kiln_reader_init(&r, data, size, "section RGRD");
     uint32_t count;
-    KILN_TRY(kiln_read_count(&r, KILN_MAX_RUNTIME_GUARDS, 29, "runtime guards", &count, err));
+    /* node 4 + kind 1 + a 4 + b 4 + k 8 + the text's length 4: 25 bytes at least (format.md §7.10). */
+    KILN_TRY(kiln_read_count(&r, KILN_MAX_RUNTIME_GUARDS, 25, "runtime guards", &count, err));
     m->non_strict = true;
     for (uint32_t i = 0; i < count; i++) {
         kiln_runtime_guard g = {0};

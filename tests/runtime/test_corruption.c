@@ -1092,6 +1092,52 @@ static void test_runtime_guards_are_checked_at_load(void **state)
     artifact_release(&good);
 }
 
+/*
+ * A guard record is 25 bytes when its text is empty (spec/format.md
+ * §7.10): the count check must not ask for more. The artifact's own guard,
+ * re-stored with the texts "" and "k=4", still loads. (The decoder once
+ * required 29 bytes per record and refused both.)
+ */
+static void test_runtime_guard_with_short_text_loads(void **state)
+{
+    (void)state;
+    artifact good = encode_non_strict();
+    kiln_section_spec specs[PART_COUNT + 2];
+    uint32_t count = split_sections(&good, specs, PART_COUNT + 2);
+    const uint8_t *stored = NULL;
+    for (uint32_t i = 0; i < count; i++)
+        if (specs[i].type == KILN_SECTION_RGRD)
+            stored = specs[i].data;
+    assert_non_null(stored);
+    kiln_reader r;
+    uint32_t guards, node, a, b;
+    uint8_t kind;
+    int64_t k;
+    kiln_error err;
+    kiln_reader_init(&r, stored, 25, "RGRD");
+    assert_int_equal(kiln_read_u32(&r, &guards, &err), KILN_OK);
+    assert_int_equal(guards, 1);
+    assert_int_equal(kiln_read_u32(&r, &node, &err), KILN_OK);
+    assert_int_equal(kiln_read_u8(&r, &kind, &err), KILN_OK);
+    assert_int_equal(kiln_read_u32(&r, &a, &err), KILN_OK);
+    assert_int_equal(kiln_read_u32(&r, &b, &err), KILN_OK);
+    assert_int_equal(kiln_read_i64(&r, &k, &err), KILN_OK);
+    static const char *const texts[] = {"", "k=4"};
+    for (size_t t = 0; t < 2; t++) {
+        kiln_writer w;
+        kiln_writer_init(&w);
+        kiln_write_u32(&w, 1);
+        write_guard(&w, node, kind, a, b, k, texts[t]);
+        artifact shorter = replace_guards(&good, &w);
+        load_result loaded = load_bytes(shorter.bytes, shorter.size, NULL);
+        if (loaded.status != KILN_OK)
+            fail_msg("text '%s': %s", texts[t], loaded.err.message);
+        artifact_release(&shorter);
+        kiln_writer_release(&w);
+    }
+    artifact_release(&good);
+}
+
 static void test_newer_minor_unknown_ancillary_loads(void **state)
 {
     (void)state;
@@ -2626,6 +2672,7 @@ int main(void)
         cmocka_unit_test(test_newer_major_refused),
         cmocka_unit_test(test_newer_minor_unknown_ancillary_loads),
         cmocka_unit_test(test_runtime_guards_are_checked_at_load),
+        cmocka_unit_test(test_runtime_guard_with_short_text_loads),
         cmocka_unit_test(test_newer_minor_unknown_critical_refused),
         cmocka_unit_test(test_unknown_feature_bits_refused),
         cmocka_unit_test(test_half_precision_feature_bit),
