@@ -432,6 +432,15 @@ typedef struct kiln_save_options {
      */
     bool store_memory_plan;
     void *progress_user;
+    /*
+     * The limits of the readers the artifact is meant for (NULL, the
+     * default: kiln_limits_default). An artifact with more metadata, dims,
+     * inputs, outputs, evidence cases, ... or longer strings than they
+     * accept is not written: KILN_ERR_LIMIT names what is over which limit.
+     * Readers that load with raised limits are named here with the same
+     * raised limits.
+     */
+    const kiln_limits *reader_limits;
 } kiln_save_options;
 
 /** Fill `options` with the defaults above. */

@@ -24,6 +24,7 @@
 #include "format/file_io.h"
 #include "half.h"
 #include "op_registry.h"
+#include "reader_limits.h"
 #include "section_encode.h"
 #include "sections.h"
 #include "shape_canon.h"
@@ -905,8 +906,18 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
     if (options->compression_level < 0 || options->compression_level > 9)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
                          options->compression_level);
+    kiln_limits reader_limits;
+    kiln_limits_default(&reader_limits);
+    if (options->reader_limits) {
+        if (options->reader_limits->struct_size != sizeof reader_limits)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                             "save options: reader_limits were not initialised with kiln_limits_default");
+        reader_limits = *options->reader_limits;
+    }
     KILN_TRY(choose_timestamp(options, &timestamp, err));
     kiln_status status = seal_model(b, &sealed, err);
+    if (status == KILN_OK)
+        status = kiln_model_fits_reader_limits(&sealed, &reader_limits, err);
     if (status == KILN_OK && timestamp >= 0)
         status = stamp(&sealed, timestamp, err);
     if (status != KILN_OK) {
