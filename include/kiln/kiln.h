@@ -159,6 +159,9 @@ typedef struct kiln_limits {
     uint64_t max_weight_bytes;    /* default 16 GiB */
     uint64_t max_decompressed_bytes; /* default 16 GiB per compressed section */
     uint64_t max_arena_bytes;     /* default 4 GiB */
+    /* default 256 MiB: the raw bytes of every compressed section but the
+     * weight data, together (the weight data's own bound is its weights) */
+    uint64_t max_decompressed_program_bytes;
 } kiln_limits;
 
 /** Fill `limits` with the defaults listed above. */

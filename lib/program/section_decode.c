@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "format/checked_math.h"
 #include "format/error.h"
 #include "model_check.h"
 #include "report.h"
@@ -115,8 +116,52 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
 }
 
 /*
- * Read the required sections but WDAT, all of them before any is decoded
- * (spec/format.md §10.3 steps 5-11), and decode them; the opset is
+ * Every compressed section but the weight data is inflated into memory
+ * when it is read (and an unknown one when its hash is checked): their raw
+ * sizes together are bounded before any is inflated, so that a small file
+ * cannot ask for gigabytes (zlib inflates up to 1032 bytes per stored
+ * byte). The weight data is bounded by its weights (kiln_weights_decode).
+ */
+static kiln_status check_inflation_budget(const kiln_container *c, const kiln_limits *limits, kiln_error *err)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < c->section_count; i++) {
+        const kiln_section_entry *s = &c->sections[i];
+        if (!(s->flags & KILN_SECTION_COMPRESSED) || s->type == KILN_SECTION_WDAT)
+            continue;
+        if (!kiln_add_u64(total, s->raw_size, &total) || total > limits->max_decompressed_program_bytes)
+            return kiln_fail(err, KILN_ERR_LIMIT,
+                             "the compressed program sections inflate to more than %llu bytes together "
+                             "(kiln_limits.max_decompressed_program_bytes)",
+                             (unsigned long long)limits->max_decompressed_program_bytes);
+    }
+    return KILN_OK;
+}
+
+/* One required section's decoder, with what kiln_model_decode hands it. */
+static kiln_status decode_one(int kind, const kiln_section_view *v, const kiln_container *c, const int64_t *index_of,
+                              const kiln_limits *limits, kiln_model *m, kiln_report *report, uint32_t *unsupported,
+                              kiln_error *err)
+{
+    switch (kind) {
+    case META: return kiln_meta_decode(v->data, v->size, limits, m, err);
+    case OPST: return kiln_opset_decode(v->data, v->size, limits, m, report, unsupported, err);
+    case DIMS: return kiln_dims_decode(v->data, v->size, limits, m, err);
+    case IOSG: return kiln_io_signature_decode(v->data, v->size, limits, c->features, m, report, unsupported, err);
+    case WTAB: {
+        const kiln_section_entry *data = &c->sections[index_of[WDAT]];
+        return kiln_weights_decode(v->data, v->size, data->raw_size, (data->flags & KILN_SECTION_COMPRESSED) != 0,
+                                   limits, c->features, m, report, unsupported, err);
+    }
+    case GRPH: return kiln_graph_decode(v->data, v->size, limits, m, err);
+    default: return KILN_OK;
+    }
+}
+
+/*
+ * Read and decode the required sections but WDAT, one at a time, in the
+ * order of spec/format.md §10.3 steps 5-11, each released before the next
+ * is read: at most one inflated section is held at once. The opset is
  * checked against the registry before the graph is read. Problems that
  * keep the program from being typed are recorded in *unsupported.
  */
@@ -124,29 +169,17 @@ static kiln_status decode_required(const kiln_container *c, const int64_t *index
                                    kiln_section_check check, kiln_model *m, kiln_report *report,
                                    uint32_t *unsupported, kiln_error *err)
 {
-    kiln_section_view views[SECTION_COUNT] = {{0}};
-    kiln_status status = KILN_OK;
+    static const int order[] = {META, OPST, DIMS, IOSG, WTAB, GRPH};
     /* Weight data is not read here: the caller decides when (lazy policy). */
-    for (int k = 0; k < SECTION_COUNT && status == KILN_OK; k++)
-        if (k != WDAT && !optional_section(k))
-            status = kiln_container_section(c, (uint32_t)index_of[k], check, &views[k], err);
-    if (status == KILN_OK)
-        status = kiln_meta_decode(views[META].data, views[META].size, limits, m, err);
-    if (status == KILN_OK)
-        status = kiln_opset_decode(views[OPST].data, views[OPST].size, limits, m, report, unsupported, err);
-    if (status == KILN_OK)
-        status = kiln_dims_decode(views[DIMS].data, views[DIMS].size, limits, m, err);
-    if (status == KILN_OK)
-        status = kiln_io_signature_decode(views[IOSG].data, views[IOSG].size, limits, c->features, m, report,
-                                          unsupported, err);
-    if (status == KILN_OK)
-        status = kiln_weights_decode(views[WTAB].data, views[WTAB].size, c->sections[index_of[WDAT]].raw_size,
-                                     limits, c->features, m, report, unsupported, err);
-    if (status == KILN_OK)
-        status = kiln_graph_decode(views[GRPH].data, views[GRPH].size, limits, m, err);
-    for (int k = 0; k < SECTION_COUNT; k++)
-        kiln_section_view_release(&views[k]);
-    return status;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        kiln_section_view view = {0};
+        kiln_status status = kiln_container_section(c, (uint32_t)index_of[order[i]], check, &view, err);
+        if (status == KILN_OK)
+            status = decode_one(order[i], &view, c, index_of, limits, m, report, unsupported, err);
+        kiln_section_view_release(&view);
+        KILN_TRY(status);
+    }
+    return KILN_OK;
 }
 
 /* Read and decode each optional section present, in table order. */
@@ -172,6 +205,7 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     int64_t index_of[SECTION_COUNT];
     uint32_t unsupported = 0, unreadable = 0;
     KILN_TRY(locate_sections(c, index_of, report, &unreadable, err));
+    KILN_TRY(check_inflation_budget(c, limits, err));
     if (unreadable)
         return KILN_OK; /* sections at unknown versions: recorded, not decoded */
     KILN_TRY(decode_required(c, index_of, limits, check, m, report, &unsupported, err));

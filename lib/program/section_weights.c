@@ -52,12 +52,12 @@ static kiln_status check_weight_bytes(const kiln_weight_decl *w, uint64_t data_s
     return KILN_OK;
 }
 
-kiln_status kiln_weights_decode(const uint8_t *data, size_t size, uint64_t data_size, const kiln_limits *limits,
-                                uint64_t features, kiln_model *m, kiln_report *report, uint32_t *unsupported,
-                                kiln_error *err)
+kiln_status kiln_weights_decode(const uint8_t *data, size_t size, uint64_t data_size, bool data_compressed,
+                                const kiln_limits *limits, uint64_t features, kiln_model *m, kiln_report *report,
+                                uint32_t *unsupported, kiln_error *err)
 {
     kiln_reader r;
-    uint64_t total = 0;
+    uint64_t total = 0, packed = 0;
     kiln_reader_init(&r, data, size, "section WTAB");
     KILN_SECTION_READ_ARRAY(&r, limits->max_weights, 23, "weights", m->weights, m->weight_count, err);
     for (uint32_t i = 0; i < m->weight_count; i++) {
@@ -79,7 +79,18 @@ kiln_status kiln_weights_decode(const uint8_t *data, size_t size, uint64_t data_
         if (!kiln_add_u64(total, w->byte_size, &total) || total > limits->max_weight_bytes)
             return kiln_fail(err, KILN_ERR_LIMIT, "weights exceed the limit of %llu bytes",
                              (unsigned long long)limits->max_weight_bytes);
+        uint64_t slot;
+        if (!kiln_align_up_u64(w->byte_size, KILN_WEIGHT_ALIGNMENT, &slot) || !kiln_add_u64(packed, slot, &packed))
+            return kiln_fail(err, KILN_ERR_LIMIT, "weights exceed the limit of %llu bytes",
+                             (unsigned long long)limits->max_weight_bytes);
     }
+    /* Compressed weight data is inflated into memory: it may hold no more
+     * than its weights packed at 64-byte alignment, as the writer lays
+     * them out (spec/format.md §7.7), so padding cannot ask for memory. */
+    if (data_compressed && data_size > packed)
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "section WDAT: compressed weight data inflates to %llu bytes; its weights need %llu",
+                         (unsigned long long)data_size, (unsigned long long)packed);
     return kiln_reader_expect_end(&r, err);
 }
 

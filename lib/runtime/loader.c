@@ -39,6 +39,7 @@ void kiln_limits_default(kiln_limits *limits)
     limits->max_attributes = 64;
     limits->max_weight_bytes = UINT64_C(16) << 30;
     limits->max_decompressed_bytes = UINT64_C(16) << 30;
+    limits->max_decompressed_program_bytes = UINT64_C(256) << 20;
     limits->max_arena_bytes = UINT64_C(4) << 30;
 }
 

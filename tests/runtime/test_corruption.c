@@ -1352,16 +1352,18 @@ static void test_compressed_weights_load_and_run(void **state)
     artifact_release(&a);
 }
 
-/* The scale program with WDAT padded by 64 zero bytes that no weight uses
- * (136 bytes), so a raw size one short of the stream still holds every
- * weight and only the inflate check can refuse it. */
+/* The scale program with WDAT padded by 56 zero bytes that no weight uses
+ * (128 bytes: its two 8-byte weights packed at 64-byte alignment, the most
+ * compressed weight data may inflate to, spec/format.md §7.7), so a raw
+ * size one short of the stream still holds every weight and only the
+ * inflate check can refuse it. */
 static void parts_init_padded_scale(program_parts *p)
 {
     parts_init_scale(p);
-    kiln_write_zeros(&p->part[WDAT], 64);
+    kiln_write_zeros(&p->part[WDAT], 56);
 }
 
-enum { PADDED_WDAT_SIZE = 136 };
+enum { PADDED_WDAT_SIZE = 128 };
 
 /*
  * The padded scale program whose WDAT stores the `size` bytes `stored`,
@@ -1459,19 +1461,26 @@ static void test_compressed_stream_sizes(void **state)
 
     /* A raw size one short of, or one past, what the stream inflates to. */
     a = scale_with_stored_wdat(w.stream, w.stream_size, PADDED_WDAT_SIZE - 1, w.hash);
-    expect_weights_refused(&a, KILN_ERR_MALFORMED, "does not inflate to exactly 135 bytes");
-    artifact_release(&a);
-    a = scale_with_stored_wdat(w.stream, w.stream_size, PADDED_WDAT_SIZE + 1, w.hash);
-    expect_weights_refused(&a, KILN_ERR_MALFORMED, "does not inflate to exactly 137 bytes");
+    expect_weights_refused(&a, KILN_ERR_MALFORMED, "does not inflate to exactly 127 bytes");
     artifact_release(&a);
 
-    /* The largest raw size zlib could encode in these bytes passes the
-     * parse and fails the inflate; one more is refused before allocating. */
+    /* A raw size past what the weights need, up to the largest zlib could
+     * encode in these bytes, passes the parse and is refused by the weights
+     * table before anything is inflated, under every policy (issue #20
+     * point 4: padding must not ask for memory). One more than zlib can
+     * encode is refused by the parse. */
     uint64_t ceiling = (uint64_t)w.stream_size * KILN_MAX_COMPRESSION_RATIO + 64;
-    a = scale_with_stored_wdat(w.stream, w.stream_size, ceiling, w.hash);
-    snprintf(word, sizeof word, "does not inflate to exactly %llu bytes", (unsigned long long)ceiling);
-    expect_weights_refused(&a, KILN_ERR_MALFORMED, word);
-    artifact_release(&a);
+    const uint64_t beyond[] = {PADDED_WDAT_SIZE + 1, ceiling};
+    for (size_t b = 0; b < 2; b++) {
+        a = scale_with_stored_wdat(w.stream, w.stream_size, beyond[b], w.hash);
+        snprintf(word, sizeof word, "compressed weight data inflates to %llu bytes; its weights need %d",
+                 (unsigned long long)beyond[b], PADDED_WDAT_SIZE);
+        for (int p = 0; p < 3; p++) {
+            kiln_load_options options = options_for(all_policies[p]);
+            expect_load(a.bytes, a.size, &options, KILN_ERR_MALFORMED, word);
+        }
+        artifact_release(&a);
+    }
     a = scale_with_stored_wdat(w.stream, w.stream_size, ceiling + 1, w.hash);
     snprintf(word, sizeof word, "section 6 (WDAT): raw size %llu is more than zlib can encode in %zu bytes",
              (unsigned long long)(ceiling + 1), w.stream_size);
@@ -1497,7 +1506,7 @@ static void test_compressed_stream_damage(void **state)
     memcpy(buffer, w.stream, w.stream_size);
     memcpy(buffer + w.stream_size, "\0\0\0", 3);
     artifact a = scale_with_stored_wdat(buffer, w.stream_size + 3, PADDED_WDAT_SIZE, w.hash);
-    expect_weights_refused(&a, KILN_ERR_MALFORMED, "does not inflate to exactly 136 bytes");
+    expect_weights_refused(&a, KILN_ERR_MALFORMED, "does not inflate to exactly 128 bytes");
     artifact_release(&a);
     memcpy(buffer + w.stream_size, w.stream, w.stream_size);
     a = scale_with_stored_wdat(buffer, 2 * w.stream_size, PADDED_WDAT_SIZE, w.hash);
@@ -1618,6 +1627,13 @@ static void test_compressed_program_section(void **state)
         assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
         assert_int_equal(kiln_program_dim_count(program), 1);
         expect_scale_runs(program);
+        kiln_program_free(program);
+        /* The inflated program sections together are bounded before any is
+         * inflated (kiln_limits.max_decompressed_program_bytes). */
+        options.limits.max_decompressed_program_bytes = raw_size - 1;
+        expect_load(a.bytes, a.size, &options, KILN_ERR_LIMIT, "max_decompressed_program_bytes");
+        options.limits.max_decompressed_program_bytes = raw_size;
+        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
         kiln_program_free(program);
     }
     /* Under NONE the program sections keep their CRC check. */
