@@ -619,9 +619,10 @@ static kiln_status run_cumsum(const kiln_kernel_call *call, kiln_error *err)
     uint32_t axis = (uint32_t)(a < 0 ? a + x->rank : a);
     bool exclusive = kiln_attribute_int(call->attributes, call->attribute_count, "exclusive", 0) != 0;
     bool reverse = kiln_attribute_int(call->attributes, call->attribute_count, "reverse", 0) != 0;
-    int64_t outer = product(x->shape, 0, axis), n = x->shape[axis], inner = product(x->shape, axis + 1, x->rank);
+    /* Before the products: those of an empty x may overflow ((0, 2^62, 4)). */
     if (x->element_count == 0)
         return KILN_OK;
+    int64_t outer = product(x->shape, 0, axis), n = x->shape[axis], inner = product(x->shape, axis + 1, x->rank);
     switch (x->dtype) {
     case KILN_F32: cumsum_f32(x->data, out->data, outer, n, inner, exclusive, reverse); break;
     case KILN_F64: cumsum_f64(x->data, out->data, outer, n, inner, exclusive, reverse); break;
@@ -784,9 +785,11 @@ static kiln_status run_trilu(const kiln_kernel_call *call, kiln_error *err)
         return mismatch("trilu", err);
     bool upper = kiln_attribute_int(call->attributes, call->attribute_count, "upper", 1) != 0;
     int64_t k = kiln_attribute_int(call->attributes, call->attribute_count, "k", 0);
+    if (x->element_count == 0)
+        return KILN_OK; /* rows * cols below may overflow for an empty x */
     int64_t rows = x->shape[x->rank - 2], cols = x->shape[x->rank - 1];
     size_t width = kiln_dtype_size(x->dtype);
-    uint64_t matrices = rows > 0 && cols > 0 ? x->element_count / (uint64_t)(rows * cols) : 0;
+    uint64_t matrices = x->element_count / (uint64_t)(rows * cols);
     for (uint64_t m = 0; m < matrices; m++)
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
@@ -925,6 +928,10 @@ static void block_move(const kiln_tensor *depth_form, const kiln_tensor *space_f
     int64_t h_count = depth_form->shape[2], w_count = depth_form->shape[3];
     int64_t dc = depth_form->shape[1], sh = space_form->shape[2], sw = space_form->shape[3];
     size_t width = kiln_dtype_size(depth_form->dtype);
+    /* The loops below run b*b times per channel even when the planes are
+     * empty; b can be 3037000499 (b*b near 2^63) with no element at all. */
+    if (depth_form->element_count == 0)
+        return;
     for (int64_t n = 0; n < n_count; n++)
         for (int64_t c = 0; c < c_count; c++)
             for (int64_t i = 0; i < b; i++)
