@@ -172,17 +172,18 @@ static kiln_status run_gather(const kiln_kernel_call *call, kiln_error *err)
         if (out->shape[i] != expected)
             return mismatch("gather", err);
     }
-    int64_t outer = product(data->shape, 0, axis), extent = data->shape[axis];
-    int64_t inner = product(data->shape, axis + 1, data->rank);
+    int64_t extent = data->shape[axis];
     uint64_t count = indices->element_count;
-    size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
     /* Check every index before writing anything. */
     for (uint64_t j = 0; j < count; j++) {
         int64_t n;
         KILN_TRY(kiln_normalise_index("gather", indices, j, kiln_index_at(indices, j), extent, &n, err));
     }
+    /* Before the products: those of an empty data may overflow. */
     if (out->element_count == 0)
         return KILN_OK;
+    int64_t outer = product(data->shape, 0, axis), inner = product(data->shape, axis + 1, data->rank);
+    size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
     uint8_t *o = out->data;
     const uint8_t *d = data->data;
     for (int64_t p = 0; p < outer; p++)
@@ -248,7 +249,10 @@ static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error 
         if (out->shape[i] != indices->shape[i] || (i != axis && indices->shape[i] > data->shape[i]))
             return mismatch("gather_elements", err);
         strides[i] = stride;
-        stride *= data->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, data->shape[i], &stride))
+            stride = 0;
     }
     size_t width = kiln_dtype_size(data->dtype);
     int64_t index[KILN_MAX_RANK] = {0};
@@ -319,6 +323,10 @@ static kiln_status run_gather_nd(const kiln_kernel_call *call, kiln_error *err)
         if (out->shape[i] != expected)
             return mismatch("gather_nd", err);
     }
+    /* An empty result reads no index: with k = 0, indices (2^63-1, 0) ask
+     * for 2^63-1 tuples of nothing. */
+    if (out->element_count == 0)
+        return KILN_OK;
     int64_t tuples = product(indices->shape, 0, indices->rank - 1);
     int64_t inner = product(data->shape, (uint32_t)k, data->rank);
     size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
@@ -500,7 +508,10 @@ static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
         first[i] = 0;
         step[i] = 1;
         strides[i] = stride;
-        stride *= x->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, x->shape[i], &stride))
+            stride = 0;
     }
     int64_t expected[KILN_MAX_RANK];
     memcpy(expected, x->shape, sizeof expected);
@@ -739,6 +750,10 @@ static kiln_status run_one_hot(const kiln_kernel_call *call, kiln_error *err)
     if (!value_fits(dtype, on) || !value_fits(dtype, off))
         return kiln_fail(err, KILN_ERR_RUNTIME, "one_hot: on_value %g or off_value %g does not fit dtype %s", on,
                          off, kiln_dtype_name(dtype));
+    /* An empty result has nothing to mark; the depth loop below would still
+     * run `depth` (up to 2^63-1) times over an empty inner block. */
+    if (out->element_count == 0)
+        return KILN_OK;
     int64_t outer = product(indices->shape, 0, axis), inner = product(indices->shape, axis, indices->rank);
     for (int64_t p = 0; p < outer; p++)
         for (int64_t d = 0; d < depth; d++)

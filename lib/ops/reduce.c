@@ -264,15 +264,22 @@ static void coalesce(uint32_t *rank, int64_t *shape, int64_t *stride)
 
 static void reduce_plan_init(const kiln_tensor *in, const bool *reduced, reduce_plan *p)
 {
+    memset(p, 0, sizeof *p);
+    p->out_count = 1;
+    p->reduced_count = 1;
+    if (in->element_count == 0) {
+        /* Counts only: every sum is empty, so no stride is ever used, and
+         * those of (0, 2^63-1, 2^63-1) overflow. */
+        for (uint32_t a = 0; a < in->rank; a++)
+            *(reduced[a] ? &p->reduced_count : &p->out_count) *= (uint64_t)in->shape[a];
+        return;
+    }
     int64_t stride[KILN_MAX_RANK];
     int64_t s = 1;
     for (uint32_t a = in->rank; a-- > 0;) {
         stride[a] = s;
         s *= in->shape[a];
     }
-    memset(p, 0, sizeof *p);
-    p->out_count = 1;
-    p->reduced_count = 1;
     for (uint32_t a = 0; a < in->rank; a++) {
         if (reduced[a]) {
             p->reduced_shape[p->reduced_rank] = in->shape[a];

@@ -117,7 +117,10 @@ static void strides_of(const kiln_tensor *t, int64_t *strides)
     int64_t stride = 1;
     for (uint32_t i = t->rank; i-- > 0;) {
         strides[i] = stride;
-        stride *= t->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, t->shape[i], &stride))
+            stride = 0;
     }
 }
 

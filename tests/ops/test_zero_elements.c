@@ -9,9 +9,11 @@
  * space_to_depth (blocksize 3037000499: b*b steps per channel), all seven
  * rnn/gru/lstm ops (2^63 steps of batch 0), softmax, log_softmax, hardmax,
  * top_k and top_k_indices along axis 0 of (0, INT64_MAX), concat along
- * axis 1 of (INT64_MAX, 0) and batch_norm of (INT64_MAX, 0, 2); and, in the
- * sanitizer build, signed overflow in the stride arithmetic of cumsum,
- * trilu and pad on (0, INT64_MAX, INT64_MAX).
+ * axis 1 of (INT64_MAX, 0), batch_norm of (INT64_MAX, 0, 2), one_hot of
+ * depth INT64_MAX along axis 0 of (0) and gather_nd of indices
+ * (INT64_MAX, 0); and, in the sanitizer build, signed overflow in the
+ * stride and size arithmetic of cumsum, trilu, pad, reductions, transpose,
+ * slice, gather_nd and matmul on (0, INT64_MAX, INT64_MAX).
  *
  * For every op of the registry, the table below gives calls whose operands
  * have no elements and one huge extent, as far as the op's shape rule admits
@@ -161,6 +163,40 @@ static const recipe recipes[] = {
     {"argmax", "f32[H,0]", "axis=0", ANY},
     {"argmin", "f32[0,H]", "axis=1;keepdims=0", ANY},
     {"argmin", "f32[H,0]", "axis=0", ANY},
+
+    /* Two huge extents: row-major strides of these overflow int64. */
+    {"reduce_sum", "f32[0,H,H]", "axes=1", ANY},
+    {"reduce_max", "f32[0,H,H]", "axes=2", ANY},
+    {"argmax", "f32[0,H,H]", "axis=2", ANY},
+    {"mean_variance_norm", "f32[0,H,H]", "axes=1", ANY},
+    {"layer_norm", "f32[0,H,H,2] f32[2]", "axis=3", ANY},
+    {"instance_norm", "f32[0,2,H,H] f32[2] f32[2]", "", ANY},
+    {"transpose", "f32[0,H,H]", "perm=2,0,1", ANY},
+    {"concat", "f32[0,H,H] f32[0,H,H]", "axis=0", ANY},
+    {"expand", "f32[0,1,1]", "shape=0,H,H", ANY},
+    {"tile", "f32[0,1,1]", "repeats=1,H,H", ANY},
+    {"pad", "f32[0,H,H]", "pads=0,0,0,0,0,0", ANY},
+    {"slice", "f32[0,H,H]", "starts=1;ends=H;axes=2", ANY},
+    {"gather", "f32[0,H,H] i64[2]", "axis=1", ANY},
+    {"gather_elements", "f32[0,H,H] i64[0,H,H]", "axis=2", ANY},
+    {"gather_nd", "f32[0,H,H] i64[0,H,1]", "", ANY},
+    {"scatter_elements", "f32[0,H,H] i64[0,H,H] f32[0,H,H]", "axis=1", ANY},
+    {"top_k", "f32[0,H,H]", "axis=1;k=2", ANY},
+    {"matmul", "f32[0,H,H] f32[0,H,0]", "", ANY},
+    {"einsum", "f32[0,H,H]", "equation=bij->bji", ANY},
+    {"einsum", "f32[0,H,H] f32[0,H,H]", "equation=bij,bij->b", ANY},
+    {"reverse_sequence", "f32[0,H,H] i64[0]", "batch_axis=0;time_axis=1", ANY},
+    {"max_pool", "f32[0,2,H,H]", "kernel_shape=1,1", ANY},
+    {"avg_pool", "f32[0,2,H,H]", "kernel_shape=1,1", ANY},
+    {"global_avg_pool", "f32[0,2,H,H]", "", ANY},
+    {"conv", "f32[0,2,H,H] f32[3,2,1,1]", "", ANY},
+    {"resize", "f32[0,1,H,H]", "scales=1,1,1,1", ANY},
+    {"depth_to_space", "f32[0,4,H,H]", "blocksize=1", ANY},
+    {"cumsum", "f32[0,H,H]", "axis=2", ANY},
+    {"one_hot", "i64[0,H]", "depth=H", ANY},
+    {"one_hot", "i64[0]", "depth=H;axis=0", ANY},
+    {"gather_nd", "f32[0] i64[H,0]", "", ANY},
+    {"det", "f32[0,H,H,2,2]", "", ANY},
 
     /* linalg */
     {"matmul", "f32[0,H] f32[H,0]", "", ANY},
