@@ -172,17 +172,18 @@ static kiln_status run_gather(const kiln_kernel_call *call, kiln_error *err)
         if (out->shape[i] != expected)
             return mismatch("gather", err);
     }
-    int64_t outer = product(data->shape, 0, axis), extent = data->shape[axis];
-    int64_t inner = product(data->shape, axis + 1, data->rank);
+    int64_t extent = data->shape[axis];
     uint64_t count = indices->element_count;
-    size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
     /* Check every index before writing anything. */
     for (uint64_t j = 0; j < count; j++) {
         int64_t n;
         KILN_TRY(kiln_normalise_index("gather", indices, j, kiln_index_at(indices, j), extent, &n, err));
     }
+    /* Before the products: those of an empty data may overflow. */
     if (out->element_count == 0)
         return KILN_OK;
+    int64_t outer = product(data->shape, 0, axis), inner = product(data->shape, axis + 1, data->rank);
+    size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
     uint8_t *o = out->data;
     const uint8_t *d = data->data;
     for (int64_t p = 0; p < outer; p++)
@@ -248,7 +249,10 @@ static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error 
         if (out->shape[i] != indices->shape[i] || (i != axis && indices->shape[i] > data->shape[i]))
             return mismatch("gather_elements", err);
         strides[i] = stride;
-        stride *= data->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, data->shape[i], &stride))
+            stride = 0;
     }
     size_t width = kiln_dtype_size(data->dtype);
     int64_t index[KILN_MAX_RANK] = {0};
@@ -319,6 +323,10 @@ static kiln_status run_gather_nd(const kiln_kernel_call *call, kiln_error *err)
         if (out->shape[i] != expected)
             return mismatch("gather_nd", err);
     }
+    /* An empty result reads no index: with k = 0, indices (2^63-1, 0) ask
+     * for 2^63-1 tuples of nothing. */
+    if (out->element_count == 0)
+        return KILN_OK;
     int64_t tuples = product(indices->shape, 0, indices->rank - 1);
     int64_t inner = product(data->shape, (uint32_t)k, data->rank);
     size_t width = kiln_dtype_size(data->dtype), chunk = (size_t)inner * width;
@@ -500,7 +508,10 @@ static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
         first[i] = 0;
         step[i] = 1;
         strides[i] = stride;
-        stride *= x->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, x->shape[i], &stride))
+            stride = 0;
     }
     int64_t expected[KILN_MAX_RANK];
     memcpy(expected, x->shape, sizeof expected);
@@ -619,9 +630,10 @@ static kiln_status run_cumsum(const kiln_kernel_call *call, kiln_error *err)
     uint32_t axis = (uint32_t)(a < 0 ? a + x->rank : a);
     bool exclusive = kiln_attribute_int(call->attributes, call->attribute_count, "exclusive", 0) != 0;
     bool reverse = kiln_attribute_int(call->attributes, call->attribute_count, "reverse", 0) != 0;
-    int64_t outer = product(x->shape, 0, axis), n = x->shape[axis], inner = product(x->shape, axis + 1, x->rank);
+    /* Before the products: those of an empty x may overflow ((0, 2^62, 4)). */
     if (x->element_count == 0)
         return KILN_OK;
+    int64_t outer = product(x->shape, 0, axis), n = x->shape[axis], inner = product(x->shape, axis + 1, x->rank);
     switch (x->dtype) {
     case KILN_F32: cumsum_f32(x->data, out->data, outer, n, inner, exclusive, reverse); break;
     case KILN_F64: cumsum_f64(x->data, out->data, outer, n, inner, exclusive, reverse); break;
@@ -738,6 +750,10 @@ static kiln_status run_one_hot(const kiln_kernel_call *call, kiln_error *err)
     if (!value_fits(dtype, on) || !value_fits(dtype, off))
         return kiln_fail(err, KILN_ERR_RUNTIME, "one_hot: on_value %g or off_value %g does not fit dtype %s", on,
                          off, kiln_dtype_name(dtype));
+    /* An empty result has nothing to mark; the depth loop below would still
+     * run `depth` (up to 2^63-1) times over an empty inner block. */
+    if (out->element_count == 0)
+        return KILN_OK;
     int64_t outer = product(indices->shape, 0, axis), inner = product(indices->shape, axis, indices->rank);
     for (int64_t p = 0; p < outer; p++)
         for (int64_t d = 0; d < depth; d++)
@@ -784,9 +800,11 @@ static kiln_status run_trilu(const kiln_kernel_call *call, kiln_error *err)
         return mismatch("trilu", err);
     bool upper = kiln_attribute_int(call->attributes, call->attribute_count, "upper", 1) != 0;
     int64_t k = kiln_attribute_int(call->attributes, call->attribute_count, "k", 0);
+    if (x->element_count == 0)
+        return KILN_OK; /* rows * cols below may overflow for an empty x */
     int64_t rows = x->shape[x->rank - 2], cols = x->shape[x->rank - 1];
     size_t width = kiln_dtype_size(x->dtype);
-    uint64_t matrices = rows > 0 && cols > 0 ? x->element_count / (uint64_t)(rows * cols) : 0;
+    uint64_t matrices = x->element_count / (uint64_t)(rows * cols);
     for (uint64_t m = 0; m < matrices; m++)
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
@@ -925,6 +943,10 @@ static void block_move(const kiln_tensor *depth_form, const kiln_tensor *space_f
     int64_t h_count = depth_form->shape[2], w_count = depth_form->shape[3];
     int64_t dc = depth_form->shape[1], sh = space_form->shape[2], sw = space_form->shape[3];
     size_t width = kiln_dtype_size(depth_form->dtype);
+    /* The loops below run b*b times per channel even when the planes are
+     * empty; b can be 3037000499 (b*b near 2^63) with no element at all. */
+    if (depth_form->element_count == 0)
+        return;
     for (int64_t n = 0; n < n_count; n++)
         for (int64_t c = 0; c < c_count; c++)
             for (int64_t i = 0; i < b; i++)

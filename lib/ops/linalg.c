@@ -140,7 +140,10 @@ static void batch_strides(const kiln_tensor *t, uint32_t t_batch_rank, int64_t m
         }
         int64_t extent = t->shape[i - offset];
         strides[i] = (extent == 1 && batch_shape[i] != 1) ? 0 : stride;
-        stride *= extent;
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, extent, &stride))
+            stride = 0;
     }
 }
 
@@ -194,11 +197,14 @@ static kiln_status run_matmul(const kiln_kernel_call *call, kiln_error *err)
     KILN_HALF_IN_F32(call, run_matmul, err);
     int64_t m = z.m, k = z.k, n = z.n;
     uint32_t batch_rank = z.batch_rank;
+    /* Before m * k and k * n: with an empty result they may overflow
+     * (k = 2^63-1 between empty operands); with elements, k is 0 or the
+     * operands hold m * k and k * n elements. */
+    if (out->element_count == 0)
+        return KILN_OK;
     int64_t stride_a[KILN_MAX_RANK], stride_b[KILN_MAX_RANK], index[KILN_MAX_RANK] = {0};
     batch_strides(a, z.a_batch_rank, m * k, out->shape, batch_rank, stride_a);
     batch_strides(b, z.b_batch_rank, k * n, out->shape, batch_rank, stride_b);
-    if (out->element_count == 0)
-        return KILN_OK;
     uint64_t batches = out->element_count / (uint64_t)(m * n);
     size_t width = kiln_dtype_size(out->dtype);
     const int64_t *strides[2] = {stride_a, stride_b};
@@ -494,7 +500,9 @@ static kiln_status run_transpose(const kiln_kernel_call *call, kiln_error *err)
     int64_t stride = 1;
     for (uint32_t i = in->rank; i-- > 0;) {
         strides[i] = stride;
-        stride *= in->shape[i];
+        /* Only an empty x overflows ((0, 2^63-1, 2^63-1)); it moves nothing. */
+        if (__builtin_mul_overflow(stride, in->shape[i], &stride))
+            stride = 0;
     }
     for (uint32_t i = 0; i < out->rank; i++) {
         if (out->shape[i] != in->shape[perm[i]])

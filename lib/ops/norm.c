@@ -450,6 +450,8 @@ static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
     if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: %s", why);
     KILN_TRY(check_per_channel("batch_norm", call, 1, 5, x->shape[1], err));
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     /* A channels-last x (layout.h) gives a channels-last result: the session knows. */
     bool channels_last = call->context && (call->context->channels_last_operands & 1u);
     if (x->dtype == KILN_F32)
@@ -534,6 +536,8 @@ static kiln_status run_layer_norm(const kiln_kernel_call *call, kiln_error *err)
         (has_bias && !parameter_strides(call->inputs[2], x, axis, bias_stride)))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "layer_norm: scale and bias must broadcast to x.shape[%u:]",
                          axis);
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     uint32_t nr = x->rank - axis;
     const int64_t *shape = x->shape + axis;
     uint64_t inner = extent_from(x, axis);
@@ -614,6 +618,8 @@ static kiln_status run_group_norm(const kiln_kernel_call *call, kiln_error *err)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "group_norm: %lld channels are not divisible by %lld groups",
                          (long long)channels, (long long)groups);
     KILN_TRY(check_per_channel("group_norm", call, 1, 3, channels, err));
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     normalize_channel_slices(call, eps, (uint64_t)groups, (uint64_t)(channels / groups), extent_from(x, 2));
     return KILN_OK;
 }
@@ -631,6 +637,8 @@ static kiln_status run_instance_norm(const kiln_kernel_call *call, kiln_error *e
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "instance_norm: %s", why);
     int64_t channels = x->shape[1];
     KILN_TRY(check_per_channel("instance_norm", call, 1, 3, channels, err));
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     if (channels > 0)
         normalize_channel_slices(call, eps, (uint64_t)channels, 1, extent_from(x, 2));
     return KILN_OK;
@@ -647,6 +655,8 @@ static kiln_status run_lp_norm(const kiln_kernel_call *call, kiln_error *err)
     if (!resolve_axis(call->attributes, call->attribute_count, x->rank, &axis, why, sizeof why) ||
         !resolve_p(call->attributes, call->attribute_count, &p, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "lp_norm: %s", why);
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     uint64_t extent = (uint64_t)x->shape[axis], inner = extent_from(x, axis + 1);
     if (extent == 0 || inner == 0)
         return KILN_OK;
@@ -680,6 +690,8 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
     KILN_TRY(check_call("mean_variance_norm", call, 0, err));
     if (!resolve_mvn_axes(call->attributes, call->attribute_count, x->rank, reduced, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "mean_variance_norm: %s", why);
+    if (x->element_count == 0)
+        return KILN_OK; /* no work, however large its other axes */
     int64_t stride[KILN_MAX_RANK];
     int64_t s = 1;
     for (uint32_t a = x->rank; a-- > 0;) {

@@ -591,6 +591,10 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
     run_sizes s;
     KILN_TRY(check_operands(call, op, &p, &s, err));
+    /* An empty result (batch 0 or hidden size 0) needs no step: without
+     * this, a sequence of 2^63-1 empty steps runs for ever. */
+    if (call->output->element_count == 0)
+        return KILN_OK;
     /* Scratch: h and c of every batch row, one row's gates, GRU's r (.) h. */
     size_t state, count;
     if (!kiln_mul_size(s.batch, s.hidden, &state) || !kiln_mul_size(state, 2, &count) ||

@@ -264,15 +264,22 @@ static void coalesce(uint32_t *rank, int64_t *shape, int64_t *stride)
 
 static void reduce_plan_init(const kiln_tensor *in, const bool *reduced, reduce_plan *p)
 {
+    memset(p, 0, sizeof *p);
+    p->out_count = 1;
+    p->reduced_count = 1;
+    if (in->element_count == 0) {
+        /* Counts only: every sum is empty, so no stride is ever used, and
+         * those of (0, 2^63-1, 2^63-1) overflow. */
+        for (uint32_t a = 0; a < in->rank; a++)
+            *(reduced[a] ? &p->reduced_count : &p->out_count) *= (uint64_t)in->shape[a];
+        return;
+    }
     int64_t stride[KILN_MAX_RANK];
     int64_t s = 1;
     for (uint32_t a = in->rank; a-- > 0;) {
         stride[a] = s;
         s *= in->shape[a];
     }
-    memset(p, 0, sizeof *p);
-    p->out_count = 1;
-    p->reduced_count = 1;
     for (uint32_t a = 0; a < in->rank; a++) {
         if (reduced[a]) {
             p->reduced_shape[p->reduced_rank] = in->shape[a];
@@ -549,7 +556,9 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
     axis_split s = split_at(in, axis);
     if (arg) {
         KILN_TRY(check_output(op, out, KILN_I64, s.outer * s.inner, err));
-        if (s.extent == 0 && s.outer * s.inner > 0)
+        if (out->element_count == 0)
+            return KILN_OK;
+        if (s.extent == 0)
             return kiln_fail(err, KILN_ERR_RUNTIME, "%s: empty axis %u has no element to select", op, axis);
         int64_t *indices = out->data;
         for (uint64_t o = 0; o < s.outer; o++)
@@ -561,6 +570,10 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
         return KILN_OK;
     }
     KILN_TRY(check_output(op, out, in->dtype, in->element_count, err));
+    /* No elements, no work: the slices below are counted by the other axes,
+     * which an empty input may still make huge ((0, 2^63-1) along axis 0). */
+    if (in->element_count == 0)
+        return KILN_OK;
     /* Fast path (spec/opset.md, "Fast paths": vector-math): f32 softmax
      * over contiguous slices, within 1 ulp of the loops below. */
     if (kind == AXIS_SOFTMAX && in->dtype == KILN_F32 && s.inner == 1 && s.extent > 0 && call->context &&

@@ -426,7 +426,10 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
             q[i] = in->shape[i];
         }
         strides[i] = stride;
-        stride *= in->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, in->shape[i], &stride))
+            stride = 0;
     }
     if (out->element_count == 0)
         return KILN_OK;

@@ -298,7 +298,10 @@ static kiln_status run_scatter_elements(const kiln_kernel_call *call, kiln_error
     int64_t strides[KILN_MAX_RANK], stride = 1;
     for (uint32_t i = rank; i-- > 0;) {
         strides[i] = stride;
-        stride *= data->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, data->shape[i], &stride))
+            stride = 0;
     }
     size_t width = kiln_dtype_size(data->dtype);
     int64_t index[KILN_MAX_RANK] = {0};

@@ -117,7 +117,10 @@ static void strides_of(const kiln_tensor *t, int64_t *strides)
     int64_t stride = 1;
     for (uint32_t i = t->rank; i-- > 0;) {
         strides[i] = stride;
-        stride *= t->shape[i];
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, t->shape[i], &stride))
+            stride = 0;
     }
 }
 
@@ -590,6 +593,10 @@ static kiln_status run_concat(const kiln_kernel_call *call, kiln_error *err)
     }
     if (total != out->shape[axis])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "concat: the inputs' axis %u sizes do not add up", axis);
+    /* An empty result copies nothing, but its axes before `axis` may still
+     * multiply to 2^63 (shape (2^63-1, 0) along axis 1): no loop over them. */
+    if (out->element_count == 0)
+        return KILN_OK;
     size_t width = kiln_dtype_size(out->dtype);
     uint64_t outer = 1;
     size_t inner = width;
@@ -870,12 +877,18 @@ static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
     for (uint32_t i = 0; i < rank; i++) {
         int64_t n = in->shape[i];
         bool padded = begins[i] > 0 || ends[i] > 0;
-        if (out->shape[i] != n + begins[i] + ends[i] || begins[i] < 0 || ends[i] < 0 ||
+        int64_t padded_size;
+        if (__builtin_add_overflow(n, begins[i], &padded_size) ||
+            __builtin_add_overflow(padded_size, ends[i], &padded_size) || out->shape[i] != padded_size ||
+            begins[i] < 0 || ends[i] < 0 ||
             (padded && mode == PAD_EDGE && n < 1) ||
             (padded && mode == PAD_REFLECT && (n <= begins[i] || n <= ends[i])))
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "pad: axis %u (size %lld) does not fit the pads", i,
                              (long long)n);
     }
+    /* Nothing to write; and the strides of an empty input may overflow. */
+    if (out->element_count == 0)
+        return KILN_OK;
     size_t width = kiln_dtype_size(out->dtype);
     uint8_t fill[8] = {0};
     pad_fill(out->dtype, value, fill);

@@ -129,6 +129,9 @@ void kiln_broadcast_strides(const kiln_tensor *t, const kiln_tensor *out, int64_
         }
         int64_t extent = t->shape[i - offset];
         strides[i] = (extent == 1 && out->shape[i] != 1) ? 0 : stride;
-        stride *= extent;
+        /* Overflows only for an empty tensor ((0, 2^63-1, 2^63-1)), whose strides
+         * address nothing. */
+        if (__builtin_mul_overflow(stride, extent, &stride))
+            stride = 0;
     }
 }
