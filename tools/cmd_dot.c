@@ -14,6 +14,7 @@
 #include "artifact_view.h"
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_dot(int argc, char **argv);
 
@@ -153,8 +154,8 @@ static int cmd_dot(int argc, char **argv)
             kiln_problem_info problem;
             kiln_report_problem(view.report, i, &problem);
             if (problem.severity == KILN_SEVERITY_ERROR)
-                fprintf(stderr, "  %s %s%s%s\n", problem.code, problem.location, problem.location[0] ? ": " : "",
-                        problem.message);
+                term_printf(stderr, "  %s %s%s%s\n", problem.code, problem.location, problem.location[0] ? ": " : "",
+                            problem.message);
         }
         rc = CLI_FAILED;
     } else {

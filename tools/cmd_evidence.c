@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_evidence(int argc, char **argv);
 
@@ -179,7 +180,7 @@ static int cmd_evidence(int argc, char **argv)
                                        (const kiln_tensor *const *)expected->tensors, rules, &err) != KILN_OK)
             rc = cli_error("%s: %s", path, err.message);
         else if (!cli_quiet)
-            printf("added evidence '%s' to %s\n", name, out_path ? out_path : path);
+            term_printf(stdout, "added evidence '%s' to %s\n", name, out_path ? out_path : path);
     }
     free(rules);
     release(inputs);

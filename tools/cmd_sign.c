@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "options.h"
 #include "progress_bar.h"
+#include "term.h"
 
 static int cmd_sign(int argc, char **argv);
 
@@ -78,6 +79,6 @@ static int cmd_sign(int argc, char **argv)
     kiln_key_id(&public_key, id);
     cli_hex(id, sizeof id, id_hex);
     if (!cli_quiet)
-        printf("signed %s with key id %s\n", out_path ? out_path : path, id_hex);
+        term_printf(stdout, "signed %s with key id %s\n", out_path ? out_path : path, id_hex);
     return CLI_OK;
 }
