@@ -18,7 +18,9 @@ const cli_verb cli_verb_sign = {
     "usage: kiln sign FILE --key PREFIX.key [-o OUT]\n\n"
     "Verify FILE in full, then sign its digest. Only the trailer changes, so\n"
     "digests and identities stay the same. FILE is replaced atomically unless\n"
-    "-o names another output.\n\n"
+    "-o names another output; the new file keeps the old one's mode (and its\n"
+    "owner and group where allowed). If the output is a symbolic link, the file\n"
+    "it points to is signed and the link is left as it is.\n\n"
     "options:\n"
     "  --key PATH     the secret key written by 'kiln keygen'\n"
     "  -o, --output OUT  write the signed artifact to OUT instead\n",
