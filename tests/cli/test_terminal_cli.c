@@ -58,9 +58,9 @@ static kiln_tensor *filled(int64_t batch, double value)
 }
 
 /*
- * y = 2*x + 1 for x: f64[batch, 2], batch in 2..4 (the seed example), with
- * input name `input`, a metadata value `note`, and, when `case_name` is not
- * NULL, one evidence case: x = ones(batch, 2), y expected `expected`
+ * y = 2*x + 1 for x: f64[batch, 2], batch in 2..4 (the seed example), named
+ * "scale" and CSI, with input name `input`, a metadata value `note`, and,
+ * when `case_name` is not NULL, one evidence case: x = ones(batch, 2), y expected `expected`
  * everywhere. The builder does not run evidence, so a case that fails or
  * cannot run (batch outside the domain) is sealed as it is.
  */
@@ -72,7 +72,8 @@ static void build_scale(const char *path, const char *input, const char *note, c
     kiln_value x, two, one, doubled, y;
     char full[512];
     snprintf(full, sizeof full, "%s/%s", harness_work_dir, path);
-    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
+    /* Program names are printable text, which still admits C1 controls. */
+    assert_int_equal(kiln_builder_new("scale\302\233", &b, &err), KILN_OK);
     assert_int_equal(kiln_builder_set_metadata(b, "note", note, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_input(b, input, KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
