@@ -1,14 +1,17 @@
 /* file_io.c — atomic writes and read-only mappings (POSIX). */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath is an XSI extension of POSIX.1-2008 */
 #include "file_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -53,6 +56,109 @@ static char *directory_of(const char *path)
     return dir;
 }
 
+/*
+ * Where the bytes for `path` go, as open(path, O_WRONLY | O_CREAT |
+ * O_TRUNC) would write them: a symbolic link is followed to its target
+ * (so the link stays a link and the file it names is replaced), anything
+ * else is `path` itself. `*existing` says whether the destination exists,
+ * and `info` describes it then. A link whose target cannot be resolved (it
+ * dangles, loops, or its directory is unreadable) is refused rather than
+ * replaced by a regular file, and so is a destination that is not a
+ * regular file (a directory, a FIFO, a device).
+ */
+static kiln_status resolve_destination(const char *path, char **target, bool *existing, struct stat *info,
+                                       kiln_error *err)
+{
+    struct stat link_info;
+    *target = NULL;
+    *existing = false;
+    if (lstat(path, &link_info) != 0) {
+        if (errno != ENOENT)
+            return io_fail(err, "cannot stat", path);
+        *target = strdup(path);
+    } else if (S_ISLNK(link_info.st_mode)) {
+        *target = realpath(path, NULL);
+        if (!*target)
+            return io_fail(err, "cannot resolve the symbolic link", path);
+    } else {
+        *target = strdup(path);
+    }
+    if (!*target)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
+    if (stat(*target, info) == 0) {
+        *existing = true;
+        if (!S_ISREG(info->st_mode))
+            return kiln_fail(err, KILN_ERR_IO, "'%s' exists and is not a regular file", *target);
+    } else if (errno != ENOENT) {
+        return io_fail(err, "cannot stat", *target);
+    }
+    return KILN_OK;
+}
+
+/* A 64-bit mixer (splitmix64's finaliser): spreads a counter, the time
+ * and the process id over the temporary file's name. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15u;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+#define TEMP_SUFFIX ".tmp-XXXXXX"
+#define TEMP_ATTEMPTS 100
+
+/*
+ * Create `temp_path` (`path` followed by TEMP_SUFFIX, whose X's are
+ * replaced) exclusively, with `mode`: the kernel applies the umask (and a
+ * default ACL) itself, so the process umask is never read or changed. A
+ * name that exists is retried with another. O_EXCL refuses a symbolic
+ * link planted at the name. @return the descriptor, or -1 with errno.
+ */
+static int create_temp(char *temp_path, size_t path_len, mode_t mode)
+{
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static atomic_uint_fast64_t counter;
+    for (int attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t bits = mix(atomic_fetch_add(&counter, 1) ^ mix((uint64_t)now.tv_nsec) ^
+                            mix((uint64_t)now.tv_sec ^ (uint64_t)getpid() << 32));
+        char *x = temp_path + path_len + sizeof TEMP_SUFFIX - 7;
+        for (int i = 0; i < 6; i++, bits /= 62)
+            x[i] = letters[bits % 62];
+        int fd = open(temp_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/*
+ * Give the new file the owner, group and mode of the file it replaces,
+ * so that rewriting an artifact in place (signing it, adding evidence)
+ * does not make a private file readable to others. The owner and the
+ * group are kept where the process may set them (root; a group the user
+ * belongs to) and left as created otherwise; the set-user-ID and
+ * set-group-ID bits are kept only with the owner and group they belong to.
+ */
+static kiln_status keep_attributes(int fd, const struct stat *old, const char *temp_path, kiln_error *err)
+{
+    mode_t mode = old->st_mode & 07777;
+    if (fchown(fd, old->st_uid, old->st_gid) != 0) {
+        if (errno != EPERM)
+            return io_fail(err, "cannot set the owner of", temp_path);
+        mode &= (mode_t)~(S_ISUID | S_ISGID);
+        if (fchown(fd, (uid_t)-1, old->st_gid) != 0 && errno != EPERM)
+            return io_fail(err, "cannot set the group of", temp_path);
+    }
+    /* After fchown, which may clear the set-ID bits. */
+    if (fchmod(fd, mode) != 0)
+        return io_fail(err, "cannot set the mode of", temp_path);
+    return KILN_OK;
+}
+
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err)
 {
     kiln_byte_range whole = {data, size};
@@ -68,28 +174,32 @@ kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *par
 kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_range *parts, size_t count,
                                              kiln_progress *progress, kiln_error *err)
 {
-    size_t path_len = strlen(path);
-    char *temp_path = malloc(path_len + 16);
-    char *dir = directory_of(path);
-    kiln_status status = KILN_OK;
+    char *target = NULL, *temp_path = NULL, *dir = NULL;
+    bool existing;
+    struct stat old;
     int fd = -1;
+    kiln_status status = resolve_destination(path, &target, &existing, &old, err);
+    if (status != KILN_OK)
+        goto done;
+    size_t target_len = strlen(target);
+    temp_path = malloc(target_len + sizeof TEMP_SUFFIX);
+    dir = directory_of(target);
     if (!temp_path || !dir) {
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
         goto done;
     }
-    memcpy(temp_path, path, path_len);
-    memcpy(temp_path + path_len, ".tmp-XXXXXX", 12);
-    fd = mkstemp(temp_path);
+    memcpy(temp_path, target, target_len);
+    memcpy(temp_path + target_len, TEMP_SUFFIX, sizeof TEMP_SUFFIX);
+    /* A replacement starts private and gets the old file's attributes
+     * before any byte is written; a new file gets what a plain open()
+     * would give: 0666 less the umask, applied by the kernel. */
+    fd = create_temp(temp_path, target_len, existing ? 0600 : 0666);
     if (fd < 0) {
-        status = io_fail(err, "cannot create a temporary file beside", path);
+        status = io_fail(err, "cannot create a temporary file beside", target);
         goto done;
     }
-    /* mkstemp creates 0600; an artifact is not secret, so use the usual
-     * umask-governed mode a plain open() would give. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0)
-        status = io_fail(err, "cannot set the mode of", temp_path);
+    if (existing)
+        status = keep_attributes(fd, &old, temp_path, err);
     for (size_t i = 0; status == KILN_OK && i < count; i++)
         status = write_all(fd, parts[i].data, parts[i].size, temp_path, progress, err);
     if (status == KILN_OK && fsync(fd) != 0)
@@ -97,19 +207,20 @@ kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_r
     if (close(fd) != 0 && status == KILN_OK)
         status = io_fail(err, "cannot close", temp_path);
     fd = -1;
-    if (status == KILN_OK && rename(temp_path, path) != 0)
-        status = io_fail(err, "cannot rename the temporary file to", path);
+    if (status == KILN_OK && rename(temp_path, target) != 0)
+        status = io_fail(err, "cannot rename the temporary file to", target);
     if (status != KILN_OK) {
         unlink(temp_path);
         goto done;
     }
-    int dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
         /* Persist the rename itself; a failure here does not tear the file. */
         (void)fsync(dir_fd);
         close(dir_fd);
     }
 done:
+    free(target);
     free(temp_path);
     free(dir);
     return status;

@@ -3,8 +3,14 @@
  *
  * Writing never leaves a torn file at the destination: bytes go to a
  * temporary file in the same directory, which is fsynced and renamed over
- * the destination, and then the directory is fsynced. Reading maps the file
- * read-only, so large weight sections are paged in on demand.
+ * the destination, and then the directory is fsynced. Otherwise the
+ * destination is treated as open(O_CREAT | O_TRUNC, 0666) would treat it
+ * (spec/security.md §10.2): a symbolic link is written through to its
+ * target, a new file gets 0666 less the umask (applied by the kernel: the
+ * process umask is never changed, so other threads are unaffected), and a
+ * replaced file keeps its mode, and its owner and group where allowed.
+ * Reading maps the file read-only, so large weight sections are paged in
+ * on demand.
  */
 #ifndef KILN_FORMAT_FILE_IO_H
 #define KILN_FORMAT_FILE_IO_H
@@ -16,7 +22,9 @@
 
 #include "progress.h"
 
-/* Atomically replace `path` with `size` bytes. */
+/* Atomically replace `path` (or the file it links to) with `size` bytes.
+ * A link that cannot be resolved, and a destination that is not a regular
+ * file, are refused (KILN_ERR_IO). */
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err);
 
 typedef struct kiln_byte_range {

@@ -8,14 +8,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "term.h"
+
 bool cli_quiet = false;
 
+/* Messages quote artifacts (names in library messages, paths): every
+ * string argument goes through the terminal escaper. */
 int cli_error(const char *fmt, ...)
 {
     va_list args;
     fputs("kiln: error: ", stderr);
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    term_vprintf(stderr, fmt, args);
     va_end(args);
     fputc('\n', stderr);
     return CLI_FAILED;
@@ -26,7 +30,7 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     va_list args;
     fputs("kiln: error: ", stderr);
     va_start(args, fmt);
-    vfprintf(stderr, fmt, args);
+    term_vprintf(stderr, fmt, args);
     va_end(args);
     fprintf(stderr, "\nTry 'kiln %s --help'.\n", verb);
     return CLI_USAGE;

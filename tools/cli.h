@@ -20,10 +20,13 @@ enum {
 /* Set by --quiet/-q on any verb: no progress, no chatter, only results and errors. */
 extern bool cli_quiet;
 
-/* Print "kiln: error: <message>" to stderr. @return CLI_FAILED. */
+/* Print "kiln: error: <message>" to stderr, every %s and %c argument
+ * escaped by term_escape (term.h): library messages quote artifacts.
+ * @return CLI_FAILED. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print "kiln: error: <message>" and a hint to run --help. @return CLI_USAGE. */
+/* Print "kiln: error: <message>" (escaped as by cli_error) and a hint to
+ * run --help. @return CLI_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

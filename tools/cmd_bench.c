@@ -21,6 +21,7 @@
 #include "options.h"
 #include "json.h"
 #include "sample_inputs.h"
+#include "term.h"
 
 static int cmd_bench(int argc, char **argv);
 
@@ -406,12 +407,13 @@ static void print_json(const kiln_program *program, const bench_args *args, cons
 static void print_text(const kiln_program *program, const bench_args *args, const bench_result *r,
                        kiln_tensor *const *tensors, const bool *generated)
 {
-    printf("bench: %s, %ld runs after %ld warm-up, %u thread%s (%s waits)%s\n", args->path, args->runs, args->warmup,
-           r->threads, r->threads == 1 ? "" : "s", kiln_thread_wait_policy(), args->reference ? ", reference kernels" : "");
+    term_printf(stdout, "bench: %s, %ld runs after %ld warm-up, %u thread%s (%s waits)%s\n", args->path, args->runs,
+                args->warmup, r->threads, r->threads == 1 ? "" : "s", kiln_thread_wait_policy(),
+                args->reference ? ", reference kernels" : "");
     for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
         kiln_io_info io;
         kiln_program_input(program, i, &io);
-        printf("input      %s: %s ", io.name, kiln_dtype_name(io.dtype));
+        term_printf(stdout, "input      %s: %s ", io.name, kiln_dtype_name(io.dtype));
         print_shape(stdout, tensors[i]);
         printf(" (%s)\n", generated[i] ? "random" : "file");
     }

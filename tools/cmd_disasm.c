@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_disasm(int argc, char **argv);
 
@@ -89,7 +90,7 @@ static int write_directory(const kiln_program *program, const char *dir)
         snprintf(path, length, "%s/%s.ktxt", dir, stem);
         rc = write_text(path, text);
         if (rc == CLI_OK)
-            printf("%s\n", path);
+            term_printf(stdout, "%s\n", path);
     }
     free(path);
     free(stem);

@@ -14,6 +14,7 @@
 #include "artifact_view.h"
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_dot(int argc, char **argv);
 
@@ -37,10 +38,18 @@ const cli_verb cli_verb_dot = {
 #define SHAPE_TEXT_SIZE 1100
 
 /* Text inside a DOT double-quoted string: quotes and backslashes escaped,
- * control bytes replaced (a label line break is written by the caller). */
+ * control characters (C0, DEL, and C1 in UTF-8, as term.h counts them)
+ * replaced by '?', since DOT has no escape for them and the graph is
+ * often printed to a terminal (a label line break is written by the
+ * caller). */
 static void dot_text(FILE *out, const char *text)
 {
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+            fputc('?', out);
+            c++;
+            continue;
+        }
         if (*c == '"' || *c == '\\')
             fputc('\\', out);
         fputc(*c < 0x20 || *c == 0x7f ? '?' : *c, out);
@@ -153,8 +162,8 @@ static int cmd_dot(int argc, char **argv)
             kiln_problem_info problem;
             kiln_report_problem(view.report, i, &problem);
             if (problem.severity == KILN_SEVERITY_ERROR)
-                fprintf(stderr, "  %s %s%s%s\n", problem.code, problem.location, problem.location[0] ? ": " : "",
-                        problem.message);
+                term_printf(stderr, "  %s %s%s%s\n", problem.code, problem.location, problem.location[0] ? ": " : "",
+                            problem.message);
         }
         rc = CLI_FAILED;
     } else {

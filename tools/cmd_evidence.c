@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_evidence(int argc, char **argv);
 
@@ -19,8 +20,11 @@ const cli_verb cli_verb_evidence = {
     "Add a named evidence case to FILE: every input of the program, and the\n"
     "outputs it must produce. 'kiln verify' replays each case on the runtime at\n"
     "hand and fails if an output falls outside its rule. The case must run\n"
-    "here when added. FILE is replaced atomically unless -o is given; a\n"
-    "signature is dropped (the digest changes), so sign again afterwards.\n\n"
+    "here when added. FILE is replaced atomically unless -o is given; the new\n"
+    "file keeps the old one's mode (and its owner and group where allowed), and\n"
+    "a symbolic link is written through to the file it points to, which is\n"
+    "replaced while the link stays. A signature is dropped (the digest\n"
+    "changes), so sign again afterwards.\n\n"
     "options:\n"
     "  --name NAME          the case's name (unique within the artifact)\n"
     "  --input NAME=PATH    an input of the case (repeat for every input)\n"
@@ -179,7 +183,7 @@ static int cmd_evidence(int argc, char **argv)
                                        (const kiln_tensor *const *)expected->tensors, rules, &err) != KILN_OK)
             rc = cli_error("%s: %s", path, err.message);
         else if (!cli_quiet)
-            printf("added evidence '%s' to %s\n", name, out_path ? out_path : path);
+            term_printf(stdout, "added evidence '%s' to %s\n", name, out_path ? out_path : path);
     }
     free(rules);
     release(inputs);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "onnx_options.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_import_onnx(int argc, char **argv);
 
@@ -123,8 +124,8 @@ static int cmd_import_onnx(int argc, char **argv)
     }
     uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);
     if (!cli_quiet)
-        printf("wrote %s (%u input%s, %u output%s)\n", args.output, inputs, inputs == 1 ? "" : "s", outputs,
-               outputs == 1 ? "" : "s");
+        term_printf(stdout, "wrote %s (%u input%s, %u output%s)\n", args.output, inputs, inputs == 1 ? "" : "s",
+                    outputs, outputs == 1 ? "" : "s");
     rc = CLI_OK;
 done:
     kiln_onnx_result_free(result);

@@ -23,19 +23,16 @@ const cli_verb cli_verb_keygen = {
     "text files: 'kiln-ed25519-secret-v1 BASE64' and 'kiln-ed25519-public-v1 BASE64'.\n\n"
     "options:\n"
     "  --out PREFIX   where to write the two files\n"
-    "  --force        replace existing files (refused by default)\n",
+    "  --force        replace existing files (refused by default): each is\n"
+    "                 replaced by a new file renamed over it, never rewritten\n"
+    "                 in place; a symbolic link is replaced, not followed\n",
     cmd_keygen,
 };
 
-/* Create `path` with `mode` and write `text`; refuse to replace unless `force`. */
-static int write_key_file(const char *path, const char *text, mode_t mode, bool force)
+/* Give `fd` exactly `mode` (the umask may have taken bits from it), write
+ * `text`, fsync and close. @return CLI_OK, or CLI_FAILED after the error. */
+static int fill_key_file(int fd, const char *path, const char *text, mode_t mode)
 {
-    int flags = O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, mode);
-    if (fd < 0)
-        return errno == EEXIST ? cli_error("'%s' exists; pass --force to replace it", path)
-                               : cli_error("cannot create '%s': %s", path, strerror(errno));
-    /* open() does not change the mode of a file that already existed. */
     if (fchmod(fd, mode) != 0) {
         close(fd);
         return cli_error("cannot set the mode of '%s': %s", path, strerror(errno));
@@ -45,6 +42,57 @@ static int write_key_file(const char *path, const char *text, mode_t mode, bool 
     if (close(fd) != 0 || !ok)
         return cli_error("cannot write '%s': %s", path, strerror(errno));
     return CLI_OK;
+}
+
+/* fsync the directory holding `path`, so a rename into it survives a crash;
+ * a failure does not tear the file and is not reported. */
+static void sync_directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+/*
+ * Write `text` to `path` with exactly `mode`. Without `force` the file is
+ * created exclusively, so an existing file (or link) is never touched. With
+ * `force` a new file is written beside the old one (mkstemp: private from
+ * the start) and renamed over it. The old inode is never written: a
+ * descriptor opened on the old file, perhaps while it was readable to
+ * others, cannot read the new secret key through it. A symbolic link at
+ * `path` is replaced, not followed.
+ */
+static int write_key_file(const char *path, const char *text, mode_t mode, bool force)
+{
+    if (!force) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, mode);
+        if (fd < 0)
+            return errno == EEXIST ? cli_error("'%s' exists; pass --force to replace it", path)
+                                   : cli_error("cannot create '%s': %s", path, strerror(errno));
+        return fill_key_file(fd, path, text, mode);
+    }
+    size_t length = strlen(path);
+    char *temp_path = malloc(length + sizeof ".tmp-XXXXXX");
+    if (!temp_path)
+        return cli_error("out of memory");
+    memcpy(temp_path, path, length);
+    memcpy(temp_path + length, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
+    int fd = mkstemp(temp_path);
+    int rc = fd < 0 ? cli_error("cannot create a temporary file beside '%s': %s", path, strerror(errno))
+                    : fill_key_file(fd, temp_path, text, mode);
+    if (rc == CLI_OK && rename(temp_path, path) != 0)
+        rc = cli_error("cannot replace '%s': %s", path, strerror(errno));
+    if (rc == CLI_OK)
+        sync_directory_of(path);
+    else if (fd >= 0)
+        unlink(temp_path);
+    free(temp_path);
+    return rc;
 }
 
 typedef struct keygen_args {

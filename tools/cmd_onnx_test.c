@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "onnx_options.h"
+#include "term.h"
 
 static int cmd_onnx_test(int argc, char **argv);
 
@@ -514,9 +515,9 @@ static int cmd_onnx_test(int argc, char **argv)
         int length;
         const char *name = case_name(dirs[d], &length);
         if (outcome == CASE_PASS)
-            printf("pass %.*s\n", length, name);
+            term_printf(stdout, "pass %.*s\n", length, name);
         else
-            printf("%s %.*s: %s\n", outcome == CASE_FAIL ? "fail" : "skip", length, name, message);
+            term_printf(stdout, "%s %.*s: %s\n", outcome == CASE_FAIL ? "fail" : "skip", length, name, message);
         fflush(stdout);
     }
     printf("%u passed, %u failed, %u skipped\n", counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_SKIP]);

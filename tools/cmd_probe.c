@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "options.h"
 #include "sample_inputs.h"
+#include "term.h"
 
 static int cmd_probe(int argc, char **argv);
 
@@ -140,7 +141,7 @@ static void probe_valid(probe *p, const int64_t *values, const char *kind)
     if (status == KILN_OK && outputs_match(p, values, problem, sizeof problem)) {
         p->valid_ok++;
         if (!p->quiet)
-            printf("ok      %-8s %s: ran, outputs as declared\n", kind, where);
+            term_printf(stdout, "ok      %-8s %s: ran, outputs as declared\n", kind, where);
         return;
     }
     if (status == KILN_ERR_SHAPE_GUARD && !kiln_program_is_strict(p->program)) {
@@ -148,13 +149,13 @@ static void probe_valid(probe *p, const int64_t *values, const char *kind)
          * guards the artifact declares did, as a non-strict program may. */
         p->valid_guarded++;
         if (!p->quiet)
-            printf("guarded %-8s %s: %s\n", kind, where, err.message);
+            term_printf(stdout, "guarded %-8s %s: %s\n", kind, where, err.message);
         return;
     }
     if (status != KILN_OK)
         snprintf(problem, sizeof problem, "%s", err.message);
     p->valid_failed++;
-    printf("FAIL    %-8s %s: %s\n", kind, where, problem);
+    term_printf(stdout, "FAIL    %-8s %s: %s\n", kind, where, problem);
 }
 
 static void probe_outside(probe *p, const int64_t *values, const char *kind)
@@ -167,15 +168,15 @@ static void probe_outside(probe *p, const int64_t *values, const char *kind)
     if (!formed) {
         p->skipped++;
         if (!p->quiet)
-            printf("skip    %-8s %s: no input shape can be formed\n", kind, where);
+            term_printf(stdout, "skip    %-8s %s: no input shape can be formed\n", kind, where);
     } else if (status == KILN_ERR_SHAPE_GUARD) {
         p->outside_ok++;
         if (!p->quiet)
-            printf("ok      %-8s %s: refused: %s\n", kind, where, err.message);
+            term_printf(stdout, "ok      %-8s %s: refused: %s\n", kind, where, err.message);
     } else {
         p->outside_failed++;
-        printf("FAIL    %-8s %s: %s\n", kind, where,
-               status == KILN_OK ? "ran, but it lies outside the declared domain" : err.message);
+        term_printf(stdout, "FAIL    %-8s %s: %s\n", kind, where,
+                    status == KILN_OK ? "ran, but it lies outside the declared domain" : err.message);
     }
 }
 

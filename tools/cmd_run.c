@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 static int cmd_run(int argc, char **argv);
 
@@ -90,7 +91,7 @@ static int write_outputs(const kiln_session *session, const char *dir)
         char shape[128];
         kiln_tensor_format_shape(out, shape, sizeof shape);
         if (!cli_quiet)
-            printf("%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
+            term_printf(stdout, "%s: %s %s\n", name, kiln_dtype_name(kiln_tensor_dtype(out)), shape);
         if (!dir)
             continue;
         size_t length = strlen(dir) + strlen(name) + 6;

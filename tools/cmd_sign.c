@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "options.h"
 #include "progress_bar.h"
+#include "term.h"
 
 static int cmd_sign(int argc, char **argv);
 
@@ -17,7 +18,9 @@ const cli_verb cli_verb_sign = {
     "usage: kiln sign FILE --key PREFIX.key [-o OUT]\n\n"
     "Verify FILE in full, then sign its digest. Only the trailer changes, so\n"
     "digests and identities stay the same. FILE is replaced atomically unless\n"
-    "-o names another output.\n\n"
+    "-o names another output; the new file keeps the old one's mode (and its\n"
+    "owner and group where allowed). If the output is a symbolic link, the file\n"
+    "it points to is signed and the link is left as it is.\n\n"
     "options:\n"
     "  --key PATH     the secret key written by 'kiln keygen'\n"
     "  -o, --output OUT  write the signed artifact to OUT instead\n",
@@ -78,6 +81,6 @@ static int cmd_sign(int argc, char **argv)
     kiln_key_id(&public_key, id);
     cli_hex(id, sizeof id, id_hex);
     if (!cli_quiet)
-        printf("signed %s with key id %s\n", out_path ? out_path : path, id_hex);
+        term_printf(stdout, "signed %s with key id %s\n", out_path ? out_path : path, id_hex);
     return CLI_OK;
 }

@@ -12,6 +12,7 @@
 #include "options.h"
 #include "json.h"
 #include "progress_bar.h"
+#include "term.h"
 
 static int cmd_verify(int argc, char **argv);
 
@@ -124,20 +125,21 @@ static void print_rule(FILE *f, const kiln_compare_rule *rule)
         fprintf(f, ", NaN unequal");
 }
 
+/* Case names and messages come from the artifact: term_printf escapes them. */
 static void print_evidence(FILE *f, const kiln_program *program, const evidence_outcome *out)
 {
     fprintf(f, "evidence   %u case%s, %u failed\n", out->case_count, out->case_count == 1 ? "" : "s", out->failed);
     for (uint32_t c = 0; c < out->case_count; c++) {
         const char *name = kiln_program_evidence_name(program, c);
         if (out->status[c] != KILN_OK) {
-            fprintf(f, "  %-16s FAIL  %s\n", name, out->message[c]);
+            term_printf(f, "  %-16s FAIL  %s\n", name, out->message[c]);
             continue;
         }
         for (uint32_t o = 0; o < kiln_program_evidence_output_count(program, c); o++) {
             const kiln_evidence_result *r = &out->results[c][o];
-            fprintf(f, "  %-16s %s  %s: max abs error %.3g, max rel error %.3g, %llu of %llu outside (",
-                    o ? "" : name, r->passed ? "pass" : "FAIL", r->output, r->max_abs_error, r->max_rel_error,
-                    (unsigned long long)r->mismatches, (unsigned long long)r->elements);
+            term_printf(f, "  %-16s %s  %s: max abs error %.3g, max rel error %.3g, %llu of %llu outside (",
+                        o ? "" : name, r->passed ? "pass" : "FAIL", r->output, r->max_abs_error, r->max_rel_error,
+                        (unsigned long long)r->mismatches, (unsigned long long)r->elements);
             print_rule(f, &r->rule);
             fprintf(f, ")\n");
         }
@@ -197,8 +199,8 @@ static void print_problems(FILE *out, const kiln_report *report)
     for (uint32_t i = 0; i < kiln_report_count(report); i++) {
         kiln_problem_info p;
         kiln_report_problem(report, i, &p);
-        fprintf(out, "  %-7s %-24s %s%s%s\n", problem_severity_name(p.severity), p.code, p.location,
-                p.location[0] ? ": " : "", p.message);
+        term_printf(out, "  %-7s %-24s %s%s%s\n", problem_severity_name(p.severity), p.code, p.location,
+                    p.location[0] ? ": " : "", p.message);
     }
 }
 
@@ -301,7 +303,7 @@ static void print_report(const kiln_program *program, const kiln_report *report,
     kiln_program_artifact_digest(program, digest);
     cli_hex(digest, sizeof digest, hex);
     kiln_program_signature(program, &signature);
-    printf("artifact   %s\n", path);
+    term_printf(stdout, "artifact   %s\n", path);
     printf("structure  ok (format %u.%u, %u sections)\n", major, minor, kiln_program_section_count(program));
     printf("digest     ok blake2b-256:%s\n", hex);
     printf("sections   ok (CRC32 and BLAKE2b-256 of every section, zero gaps)\n");

@@ -77,7 +77,14 @@ void json_end_array(json_writer *w)
     end(w, false);
 }
 
-/* The one JSON string escaper of the tools. */
+/*
+ * The one JSON string escaper of the tools. JSON is its own format, so it
+ * does not share the terminal escaper (term.h), but it is as safe on a
+ * terminal: besides the C0 controls JSON requires escaping, DEL and the
+ * C1 controls (U+0080..U+009F in UTF-8, which some terminals obey like
+ * ESC [) are written as \u escapes, which every JSON reader decodes to
+ * the same characters.
+ */
 static void write_escaped(FILE *out, const char *text)
 {
     fputc('"', out);
@@ -89,10 +96,14 @@ static void write_escaped(FILE *out, const char *text)
         case '\r': fputs("\\r", out); break;
         case '\t': fputs("\\t", out); break;
         default:
-            if (*c < 0x20)
+            if (*c < 0x20 || *c == 0x7f) {
                 fprintf(out, "\\u%04x", *c);
-            else
+            } else if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+                fprintf(out, "\\u%04x", c[1]); /* U+0080..U+009F */
+                c++;
+            } else {
                 fputc(*c, out);
+            }
         }
     }
     fputc('"', out);

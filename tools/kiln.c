@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "wait_policy.h"
+#include "term.h"
 
 static const cli_verb *const verbs[] = {
     &cli_verb_inspect,
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
         argv[kept] = NULL;
         return verbs[i]->main(kept - 1, argv + 1);
     }
-    fprintf(stderr, "kiln: error: unknown verb '%s'\n", argv[1]);
+    term_printf(stderr, "kiln: error: unknown verb '%s'\n", argv[1]);
     fprintf(stderr, "Try 'kiln --help'.\n");
     return CLI_USAGE;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx_options.h"
+#include "term.h"
 
 static bool parse_size(const char *text, const char *end, int64_t *out)
 {
@@ -41,5 +42,5 @@ bool onnx_options_parse_dim(char *text, kiln_onnx_dim *out)
 void onnx_options_print_report(FILE *out, const kiln_onnx_result *result)
 {
     for (uint32_t i = 0; i < kiln_onnx_result_unsupported_count(result); i++)
-        fprintf(out, "  %s\n", kiln_onnx_result_unsupported(result, i));
+        term_printf(out, "  %s\n", kiln_onnx_result_unsupported(result, i));
 }

@@ -12,16 +12,16 @@ void table_init(table *t, const char *align)
     t->columns = strlen(align);
 }
 
-static void append(table *t, char *cell)
+/* Take `text` (heap, owned) as the next cell, in its terminal-safe form:
+ * cells hold names and messages from the artifact. */
+static void append(table *t, char *text)
 {
-    if (!cell || t->failed) {
-        free(cell);
+    char *cell = text && !t->failed ? term_escape_dup(text, 0) : NULL;
+    free(text);
+    if (!cell) {
         t->failed = true;
         return;
     }
-    for (unsigned char *c = (unsigned char *)cell; *c; c++)
-        if (*c < 0x20 || *c == 0x7f)
-            *c = '?';
     if (t->count == t->capacity) {
         size_t capacity = t->capacity ? 2 * t->capacity : 32;
         char **cells = realloc(t->cells, capacity * sizeof *cells);

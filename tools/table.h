@@ -23,7 +23,7 @@ typedef struct table {
 /* Start a table whose columns are aligned as `align` says (e.g. "llr"). */
 void table_init(table *t, const char *align);
 
-/* Append one cell (copied; control bytes become '?'). */
+/* Append one cell (copied, control characters escaped by term_escape). */
 void table_add(table *t, const char *text);
 void table_addf(table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

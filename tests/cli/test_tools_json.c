@@ -130,11 +130,12 @@ static void strings_are_escaped(void **state)
     json_string(&c.w, "say \"hi\"\\now");
     json_string(&c.w, "tab\there\nline\rend");
     json_string(&c.w, "\x01\x1f\x7f");
+    json_string(&c.w, "csi \xc2\x9b end \xc2\xa0");
     json_string(&c.w, "caf\xc3\xa9 \xe2\x86\x92");
     json_string(&c.w, "");
     json_end_array(&c.w);
-    expect(&c, "[\"say \\\"hi\\\"\\\\now\", \"tab\\there\\nline\\rend\", \"\\u0001\\u001f\x7f\", "
-               "\"caf\xc3\xa9 \xe2\x86\x92\", \"\"]\n");
+    expect(&c, "[\"say \\\"hi\\\"\\\\now\", \"tab\\there\\nline\\rend\", \"\\u0001\\u001f\\u007f\", "
+               "\"csi \\u009b end \xc2\xa0\", \"caf\xc3\xa9 \xe2\x86\x92\", \"\"]\n");
 }
 
 static void keys_go_through_the_same_escaper(void **state)
