@@ -201,6 +201,24 @@ static void external_data_stays_inside_its_directory(void **state)
     assert_non_null(strstr(err.message, "outside the data directory"));
     assert_int_equal(import_external("missing.bin", dir, &err), KILN_ERR_IO);
 
+    /*
+     * Regression: a FIFO inside the directory was opened (blocking until a
+     * writer came, i.e. forever) before its type was checked. Now it is
+     * refused by type; the alarm turns a hang back into a failure.
+     */
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo.bin", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20);
+    assert_int_equal(import_external("fifo.bin", dir, &err), KILN_ERR_IO);
+    assert_non_null(strstr(err.message, "is a FIFO, not a regular file"));
+    /* The model file itself too. */
+    Onnx__ModelProto *model;
+    assert_int_equal(onnx_model_read(fifo, NULL, &model, &err), KILN_ERR_IO);
+    assert_non_null(strstr(err.message, "is a FIFO, not a regular file"));
+    alarm(0);
+    unlink(fifo);
+
     unlink(link);
     unlink(path);
     unlink(outside);
