@@ -20,6 +20,7 @@
 
 #include "onnx_error.h"
 #include "onnx_model.h"
+#include "onnx_nesting.h"
 
 void kiln_onnx_limits_default(kiln_onnx_limits *limits)
 {
@@ -31,6 +32,11 @@ void kiln_onnx_limits_default(kiln_onnx_limits *limits)
     limits->max_node_inputs = 64;
     limits->max_graph_values = 1024;
     limits->max_tensor_bytes = UINT64_C(4) << 30;
+    /* A real model nests 7 levels (model, graph, value info, type, tensor
+     * type, shape, dim) plus 3 per control-flow subgraph: 64 allows 19
+     * subgraphs inside one another, and keeps protobuf-c's recursion to
+     * about 60 KB of stack (onnx_nesting.c has the measurement). */
+    limits->max_nesting_depth = 64;
 }
 
 static const kiln_onnx_limits *limits_or_default(const kiln_onnx_limits *limits, kiln_onnx_limits *storage)
@@ -193,6 +199,14 @@ kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx
     if (size > limits->max_file_bytes)
         return onnx_fail(err, KILN_ERR_LIMIT, "the model is %zu bytes, over the limit of %llu", size,
                          (unsigned long long)limits->max_file_bytes);
+    /* Measured before unpacking: the unpack recurses once per level. */
+    kiln_error cause;
+    kiln_status depth = onnx_check_nesting(&onnx__model_proto__descriptor, bytes, size, limits->max_nesting_depth,
+                                           "the model", &cause);
+    if (depth == KILN_ERR_MALFORMED)
+        return onnx_fail(err, KILN_ERR_MALFORMED, "not an ONNX model: %s", cause.message);
+    if (depth != KILN_OK)
+        return onnx_fail(err, depth, "%s", cause.message);
     Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, size, bytes);
     if (!model)
         return onnx_fail(err, KILN_ERR_MALFORMED, "not an ONNX model: the bytes do not decode as a ModelProto");
@@ -548,8 +562,11 @@ kiln_status onnx_tensor_read_file(const char *path, const kiln_onnx_limits *limi
     kiln_status status = read_file(path, limits->max_file_bytes, &bytes, &size, err);
     if (status != KILN_OK)
         return status;
-    Onnx__TensorProto *tensor = onnx__tensor_proto__unpack(NULL, size, bytes);
+    status = onnx_check_nesting(&onnx__tensor_proto__descriptor, bytes, size, limits->max_nesting_depth, path, err);
+    Onnx__TensorProto *tensor = status == KILN_OK ? onnx__tensor_proto__unpack(NULL, size, bytes) : NULL;
     free(bytes);
+    if (status != KILN_OK && status != KILN_ERR_MALFORMED)
+        return status;
     if (!tensor)
         return onnx_fail(err, KILN_ERR_MALFORMED, "%s: not a serialized ONNX TensorProto", path);
     status = onnx_tensor_to_kiln(tensor, NULL, limits, out, err);
