@@ -121,13 +121,15 @@ kiln_status onnx_check_nesting(const ProtobufCMessageDescriptor *root, const uin
             continue;
         }
         size_t at = pos;
-        uint64_t tag;
-        if (!read_varint(bytes, &pos, top->end, 5, &tag) || (uint32_t)(tag >> 3) == 0) {
+        uint64_t tag = 0;
+        bool read = read_varint(bytes, &pos, top->end, 5, &tag);
+        unsigned wire = (unsigned)(tag & 7);
+        unsigned number = (unsigned)(tag >> 3); /* 35 bits at most, so 32 after the shift */
+        if (!read || number == 0) {
             status = malformed(err, what, at, "a bad field tag");
             break;
         }
-        unsigned wire = (unsigned)(tag & 7);
-        const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(top->type, (unsigned)(tag >> 3));
+        const ProtobufCFieldDescriptor *field = protobuf_c_message_descriptor_get_field(top->type, number);
         /* Only a length-delimited value of a message field is unpacked as a message. */
         bool is_message = field && field->type == PROTOBUF_C_TYPE_MESSAGE && wire == 2;
         size_t message_end;

@@ -343,7 +343,8 @@ uint8_t *onnx_nested_if_bytes(uint32_t levels, size_t *size)
         wrap_field(&w, 1);                                 /* GraphProto.node */
     }
     put_message_field(&w, 12, &onnx_value("y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL)->base);
-    put_message_field(&w, 11, &onnx_value("c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, (const char *const[]){NULL})->base);
+    const char *const scalar[] = {NULL};
+    put_message_field(&w, 11, &onnx_value("c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, scalar)->base);
     wrap_field(&w, 7);                                     /* ModelProto.graph */
     Onnx__OperatorSetIdProto opset;
     onnx__operator_set_id_proto__init(&opset);
