@@ -6,18 +6,21 @@
  * element count and byte size with overflow-checked arithmetic before any
  * allocation, and each data field's length against that byte size.
  */
-/* realpath() is X/Open. */
+/* realpath() is X/Open; O_CLOEXEC and O_NOFOLLOW POSIX.1-2008. */
 #define _XOPEN_SOURCE 700
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx_error.h"
 #include "onnx_model.h"
+#include "onnx_nesting.h"
 
 void kiln_onnx_limits_default(kiln_onnx_limits *limits)
 {
@@ -29,6 +32,11 @@ void kiln_onnx_limits_default(kiln_onnx_limits *limits)
     limits->max_node_inputs = 64;
     limits->max_graph_values = 1024;
     limits->max_tensor_bytes = UINT64_C(4) << 30;
+    /* A real model nests 7 levels (model, graph, value info, type, tensor
+     * type, shape, dim) plus 3 per control-flow subgraph: 64 allows 19
+     * subgraphs inside one another, and keeps protobuf-c's recursion to
+     * about 60 KB of stack (onnx_nesting.c has the measurement). */
+    limits->max_nesting_depth = 64;
 }
 
 static const kiln_onnx_limits *limits_or_default(const kiln_onnx_limits *limits, kiln_onnx_limits *storage)
@@ -39,33 +47,83 @@ static const kiln_onnx_limits *limits_or_default(const kiln_onnx_limits *limits,
     return storage;
 }
 
-/* Read a whole regular file of at most `max_bytes` bytes. */
+/* What a file that is not a regular one is, for the message that refuses it. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISLNK(mode)  ? "a symbolic link"
+                            : "not a regular file";
+}
+
+/*
+ * Open `path` (with `extra` open flags) for reading, as a regular file
+ * only. O_NONBLOCK because opening a FIFO for reading otherwise waits for a
+ * writer forever, and a device such as /dev/zero never ends; both are
+ * refused after fstat, before anything is read. A regular file ignores the
+ * flag, so its reads still block and return whole.
+ */
+static kiln_status open_regular(const char *path, int extra, int *fd_out, struct stat *st, kiln_error *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | extra);
+    if (fd < 0)
+        return onnx_fail(err, KILN_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fstat(fd, st) != 0) {
+        int cause = errno;
+        close(fd);
+        return onnx_fail(err, KILN_ERR_IO, "cannot stat '%s': %s", path, strerror(cause));
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return onnx_fail(err, KILN_ERR_IO, "'%s' is %s, not a regular file", path, file_kind(st->st_mode));
+    }
+    *fd_out = fd;
+    return KILN_OK;
+}
+
+/* Read exactly `length` bytes from `fd` into `data`; false on an error or an early end (a file that shrank). */
+static bool read_exactly(int fd, void *data, size_t length)
+{
+    size_t done = 0;
+    while (done < length) {
+        size_t chunk = length - done < ((size_t)1 << 30) ? length - done : (size_t)1 << 30;
+        ssize_t got = read(fd, (uint8_t *)data + done, chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        done += (size_t)got;
+    }
+    return true;
+}
+
+/* Read a whole regular file of at most `max_bytes` bytes: its size as fstat gives it, never more. */
 static kiln_status read_file(const char *path, uint64_t max_bytes, uint8_t **out, size_t *size, kiln_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return onnx_fail(err, KILN_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    int fd;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return onnx_fail(err, KILN_ERR_IO, "'%s' is not a regular file", path);
-    }
+    kiln_status status = open_regular(path, 0, &fd, &st, err);
+    if (status != KILN_OK)
+        return status;
     if ((uint64_t)st.st_size > max_bytes || (uint64_t)st.st_size > SIZE_MAX - 1) {
-        fclose(f);
+        close(fd);
         return onnx_fail(err, KILN_ERR_LIMIT, "'%s' is %lld bytes, over the limit of %llu", path,
                          (long long)st.st_size, (unsigned long long)max_bytes);
     }
     size_t length = (size_t)st.st_size;
     uint8_t *bytes = malloc(length ? length : 1);
     if (!bytes) {
-        fclose(f);
+        close(fd);
         return onnx_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory reading '%s'", path);
     }
-    size_t got = fread(bytes, 1, length, f);
-    fclose(f);
-    if (got != length) {
+    bool whole = read_exactly(fd, bytes, length);
+    close(fd);
+    if (!whole) {
         free(bytes);
-        return onnx_fail(err, KILN_ERR_IO, "cannot read '%s'", path);
+        return onnx_fail(err, KILN_ERR_IO, "cannot read the %zu bytes of '%s'", length, path);
     }
     *out = bytes;
     *size = length;
@@ -141,6 +199,14 @@ kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx
     if (size > limits->max_file_bytes)
         return onnx_fail(err, KILN_ERR_LIMIT, "the model is %zu bytes, over the limit of %llu", size,
                          (unsigned long long)limits->max_file_bytes);
+    /* Measured before unpacking: the unpack recurses once per level. */
+    kiln_error cause;
+    kiln_status depth = onnx_check_nesting(&onnx__model_proto__descriptor, bytes, size, limits->max_nesting_depth,
+                                           "the model", &cause);
+    if (depth == KILN_ERR_MALFORMED)
+        return onnx_fail(err, KILN_ERR_MALFORMED, "not an ONNX model: %s", cause.message);
+    if (depth != KILN_OK)
+        return onnx_fail(err, depth, "%s", cause.message);
     Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, size, bytes);
     if (!model)
         return onnx_fail(err, KILN_ERR_MALFORMED, "not an ONNX model: the bytes do not decode as a ModelProto");
@@ -350,7 +416,7 @@ static kiln_status check_location_text(const Onnx__TensorProto *tensor, const ch
  * bytes at its offset, and position it there: all before the tensor is
  * allocated, so a tensor claiming more data than exists allocates nothing.
  */
-static kiln_status open_external(const Onnx__TensorProto *tensor, const char *dir, uint64_t bytes, FILE **out,
+static kiln_status open_external(const Onnx__TensorProto *tensor, const char *dir, uint64_t bytes, int *out,
                                  kiln_error *err)
 {
     const char *location = external_entry(tensor, "location");
@@ -388,23 +454,23 @@ static kiln_status open_external(const Onnx__TensorProto *tensor, const char *di
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "tensor '%s': external data location '%s' resolves to '%s', outside the data directory '%s'",
                          tensor_label(tensor), location, file_real, dir_real);
-    FILE *f = fopen(file_real, "rb");
-    if (!f)
-        return onnx_fail(err, KILN_ERR_IO, "cannot open '%s': %s", file_real, strerror(errno));
+    /* file_real holds no symbolic link now: O_NOFOLLOW refuses one put in its place since. */
+    int fd;
     struct stat st;
-    bool fits = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= offset &&
-                (uint64_t)st.st_size - offset >= bytes;
-    if (!fits) {
-        fclose(f);
+    status = open_regular(file_real, O_NOFOLLOW, &fd, &st, err);
+    if (status != KILN_OK)
+        return status;
+    if ((uint64_t)st.st_size < offset || (uint64_t)st.st_size - offset < bytes) {
+        close(fd);
         return onnx_fail(err, KILN_ERR_TRUNCATED,
                          "tensor '%s': external file '%s' has fewer than %llu bytes at offset %llu",
                          tensor_label(tensor), location, (unsigned long long)bytes, (unsigned long long)offset);
     }
-    if (offset > (uint64_t)LONG_MAX || fseek(f, (long)offset, SEEK_SET) != 0) {
-        fclose(f);
+    if (offset > (uint64_t)INT64_MAX || lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        close(fd);
         return onnx_fail(err, KILN_ERR_IO, "cannot seek in '%s'", file_real);
     }
-    *out = f;
+    *out = fd;
     return KILN_OK;
 }
 
@@ -441,7 +507,7 @@ kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *ext
     uint64_t bytes = count * element;
     bool external = tensor->has_data_location && tensor->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     /* Every source is checked to hold the whole tensor before the tensor is allocated. */
-    FILE *external_file = NULL;
+    int external_file = -1;
     kiln_status status = KILN_OK;
     if (external) {
         status = open_external(tensor, external_data_dir, bytes, &external_file, err);
@@ -461,15 +527,15 @@ kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *ext
     kiln_tensor *result;
     status = kiln_tensor_new(dtype, (uint32_t)tensor->n_dims, tensor->dims, &result, err);
     if (status != KILN_OK) {
-        if (external_file)
-            fclose(external_file);
+        if (external_file >= 0)
+            close(external_file);
         return status;
     }
     void *data = kiln_tensor_data(result);
     if (external) {
-        if (bytes && fread(data, 1, (size_t)bytes, external_file) != bytes)
+        if (!read_exactly(external_file, data, (size_t)bytes))
             status = onnx_fail(err, KILN_ERR_IO, "tensor '%s': cannot read its external data", tensor_label(tensor));
-        fclose(external_file);
+        close(external_file);
     } else if (tensor->has_raw_data) {
         if (bytes)
             memcpy(data, tensor->raw_data.data, (size_t)bytes);
@@ -496,8 +562,11 @@ kiln_status onnx_tensor_read_file(const char *path, const kiln_onnx_limits *limi
     kiln_status status = read_file(path, limits->max_file_bytes, &bytes, &size, err);
     if (status != KILN_OK)
         return status;
-    Onnx__TensorProto *tensor = onnx__tensor_proto__unpack(NULL, size, bytes);
+    status = onnx_check_nesting(&onnx__tensor_proto__descriptor, bytes, size, limits->max_nesting_depth, path, err);
+    Onnx__TensorProto *tensor = status == KILN_OK ? onnx__tensor_proto__unpack(NULL, size, bytes) : NULL;
     free(bytes);
+    if (status != KILN_OK && status != KILN_ERR_MALFORMED)
+        return status;
     if (!tensor)
         return onnx_fail(err, KILN_ERR_MALFORMED, "%s: not a serialized ONNX TensorProto", path);
     status = onnx_tensor_to_kiln(tensor, NULL, limits, out, err);

@@ -47,7 +47,7 @@ extern "C" {
 #define KILN_ONNX_MIN_OPSET 1
 #define KILN_ONNX_MAX_OPSET 17
 
-/* Ceilings checked before (file size) or right after (counts) decoding. */
+/* Ceilings checked before (file size, nesting) or right after (counts) decoding. */
 typedef struct kiln_onnx_limits {
     size_t struct_size;
     uint64_t max_file_bytes;    /* default 2 GiB - 1: protobuf's own ceiling */
@@ -57,6 +57,10 @@ typedef struct kiln_onnx_limits {
     uint32_t max_node_inputs;   /* default 64 per node (inputs and outputs each) */
     uint32_t max_graph_values;  /* default 1024 graph inputs or outputs */
     uint64_t max_tensor_bytes;  /* default 4 GiB per tensor */
+    /* default 64: how deep protobuf messages may nest (the model is level 1,
+     * each If/Loop/Scan subgraph adds 3), checked on the bytes before they
+     * are decoded, since decoding recurses once per level; at least 1 */
+    uint32_t max_nesting_depth;
 } kiln_onnx_limits;
 
 /** Fill `limits` with the defaults above (struct_size included). */

@@ -26,7 +26,10 @@ extern "C" {
  * multiple_of and derived dims), inputs, weights, ops with their
  * attributes, outputs and evidence cases. Weight and evidence files named
  * by `file "PATH"` are read relative to `base_dir` (NULL: the current
- * directory); absolute paths are refused.
+ * directory) and only from inside it: absolute paths, `..` components and
+ * symbolic links resolving outside it are refused, and so are files that
+ * are not regular (FIFOs, devices, directories) and files larger than a
+ * .npy of the declared type can be (spec/text-format.md §4, "Files").
  *
  * Errors name the place as "SOURCE:LINE:COLUMN: message", where SOURCE is
  * `source_name` (NULL: "<text>"), LINE and COLUMN count from 1 and COLUMN
@@ -41,8 +44,10 @@ extern "C" {
  *         later version), KILN_ERR_UNSUPPORTED_OP,
  *         KILN_ERR_INVALID_PROGRAM (names, literals, attributes the op
  *         registry refuses, files and evidence that disagree with their
- *         declaration), KILN_ERR_IO / KILN_ERR_NPY (weight and evidence files),
- *         KILN_ERR_LIMIT, KILN_ERR_OUT_OF_MEMORY, or any builder error.
+ *         declaration, paths leaving base_dir), KILN_ERR_IO / KILN_ERR_NPY
+ *         (weight and evidence files), KILN_ERR_LIMIT (among others, a
+ *         file too large for its declaration), KILN_ERR_OUT_OF_MEMORY, or
+ *         any builder error.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_text_assemble(const char *text, size_t size,
                                                        const char *source_name,

@@ -16,10 +16,17 @@
  * outputs, so that an evidence tensor that does not fit the program is
  * refused at its own line and column.
  */
+/* realpath() is X/Open. */
+#define _XOPEN_SOURCE 700
+
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "builder.h"
 #include "format/error.h"
@@ -689,33 +696,181 @@ static kiln_status parse_input(parser *p)
     return end_statement(p, "'input'");
 }
 
-/* Join a file path onto the text's directory; refuse absolute paths so a
- * text and its files stay a relocatable bundle. */
-static kiln_status file_path(parser *p, const char *path, kiln_text_position at, char **out)
+/* ------------------------------------------------------ file references */
+
+/*
+ * A `file "PATH"` names a .npy inside the text's folder (base_dir): a text
+ * and its files are one bundle, and assembling a bundle from elsewhere must
+ * not embed the rest of the machine (`../../home/u/secret.npy`), hang (a
+ * FIFO) or read until memory runs out (/dev/zero). So PATH is relative with
+ * no `..` component (refused from the text alone, before the file system is
+ * asked anything); its resolved path (realpath: symbolic links followed)
+ * lies inside the resolved folder; it is opened with O_NONBLOCK (opening a
+ * FIFO does not wait for a writer) and O_NOFOLLOW (a link put in place of
+ * the checked file is refused), must be a regular file (fstat), and its
+ * size, bounded by what the declaration can hold, is all that is read.
+ * A folder changed while it is read (a directory on the path swapped for a
+ * link between the check and the open) is not defended against: whoever
+ * can write the folder can write its files.
+ */
+
+/* The largest .npy overhead lib/core/npy.c accepts: magic, version, a u32
+ * header length (12 bytes) and a header of at most 1 MiB (NPY_MAX_HEADER_SIZE). */
+#define NPY_MAX_OVERHEAD (12 + ((uint64_t)1 << 20))
+
+/* The most element bytes a file reference may hold, and what says so in a message. */
+typedef struct file_bound {
+    uint64_t data_bytes;
+    const char *what;
+} file_bound;
+
+/* a * b for a byte count, UINT64_MAX when it overflows (no file is that large). */
+static uint64_t times_saturating(uint64_t a, int64_t b)
 {
-    *out = NULL;
+    if (b <= 0)
+        return 0;
+    return a > UINT64_MAX / (uint64_t)b ? UINT64_MAX : a * (uint64_t)b;
+}
+
+/* Refuse what the text alone shows to leave the folder. */
+static kiln_status check_file_text(parser *p, const char *path, kiln_text_position at)
+{
     if (!path[0])
         return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "the file path is empty");
     if (path[0] == '/')
         return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM,
                        "file '%s' is an absolute path; paths are relative to the text file", path);
+    for (const char *part = path; *part;) {
+        size_t length = strcspn(part, "/");
+        if (length == 2 && part[0] == '.' && part[1] == '.')
+            return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM,
+                           "file '%s' leaves the text's folder ('..'); files must lie in the folder of the "
+                           "text or below it", path);
+        part += length;
+        part += *part == '/';
+    }
+    return KILN_OK;
+}
+
+/* *out (caller frees): the real path of `path` under the text's folder, checked to lie inside it. */
+static kiln_status resolve_inside(parser *p, const char *path, kiln_text_position at, char **out)
+{
+    const char *folder = p->base_dir && p->base_dir[0] ? p->base_dir : ".";
+    char *folder_real = realpath(folder, NULL);
+    if (!folder_real)
+        return FAIL_AT(p, at, KILN_ERR_IO, "file '%s': the text's folder '%s': %s", path, folder, strerror(errno));
     kiln_text_buffer joined;
     kiln_text_buffer_init(&joined);
-    if (p->base_dir && p->base_dir[0])
-        kiln_text_buffer_printf(&joined, "%s/", p->base_dir);
-    kiln_text_buffer_puts(&joined, path);
-    *out = kiln_text_buffer_take(&joined);
-    return *out ? KILN_OK : no_memory(p);
+    kiln_text_buffer_printf(&joined, "%s/%s", folder_real, path);
+    kiln_status status = joined.failed ? no_memory(p) : KILN_OK;
+    char *file_real = status == KILN_OK ? realpath(joined.data, NULL) : NULL;
+    if (status == KILN_OK && !file_real)
+        status = FAIL_AT(p, at, errno == ENOMEM ? KILN_ERR_OUT_OF_MEMORY : KILN_ERR_IO, "cannot open file '%s': %s",
+                         path, strerror(errno));
+    size_t folder_length = strlen(folder_real);
+    bool inside = file_real && strncmp(file_real, folder_real, folder_length) == 0 &&
+                  (file_real[folder_length] == '/' || strcmp(folder_real, "/") == 0);
+    if (status == KILN_OK && !inside)
+        status = FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM,
+                         "file '%s' resolves to '%s', outside the text's folder '%s' (a symbolic link leading "
+                         "out); copy the file into the folder",
+                         path, file_real, folder_real);
+    kiln_text_buffer_release(&joined);
+    free(folder_real);
+    if (status != KILN_OK) {
+        free(file_real);
+        return status;
+    }
+    *out = file_real;
+    return KILN_OK;
+}
+
+static const char *file_kind(mode_t mode)
+{
+    return S_ISDIR(mode)    ? "a directory"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+/* Read the `size` bytes of regular file `fd`; a shorter read (the file shrank) is an error. */
+static bool read_exactly(int fd, uint8_t *data, size_t size)
+{
+    size_t done = 0;
+    while (done < size) {
+        size_t chunk = size - done < ((size_t)1 << 30) ? size - done : (size_t)1 << 30;
+        ssize_t got = read(fd, data + done, chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return false;
+        done += (size_t)got;
+    }
+    return true;
+}
+
+/* Open `resolved` (the real path of `path`) as a regular file of at most bound's bytes and read it whole. */
+static kiln_status read_regular(parser *p, const char *path, const char *resolved, kiln_text_position at,
+                                const file_bound *bound, uint8_t **bytes, size_t *size)
+{
+    int fd = open(resolved, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return FAIL_AT(p, at, KILN_ERR_IO, "cannot open file '%s': %s", path, strerror(errno));
+    struct stat st;
+    kiln_status status = KILN_OK;
+    uint64_t most = bound->data_bytes > UINT64_MAX - NPY_MAX_OVERHEAD ? UINT64_MAX
+                                                                       : bound->data_bytes + NPY_MAX_OVERHEAD;
+    if (fstat(fd, &st) != 0)
+        status = FAIL_AT(p, at, KILN_ERR_IO, "cannot stat file '%s': %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        status = FAIL_AT(p, at, KILN_ERR_IO, "file '%s' is %s, not a regular file", path, file_kind(st.st_mode));
+    else if ((uint64_t)st.st_size > most || (uint64_t)st.st_size > SIZE_MAX)
+        status = FAIL_AT(p, at, KILN_ERR_LIMIT, "file '%s' is %llu bytes, more than a .npy of %s can be (at most %llu)",
+                         path, (unsigned long long)st.st_size, bound->what, (unsigned long long)most);
+    *bytes = status == KILN_OK ? malloc(st.st_size ? (size_t)st.st_size : 1) : NULL;
+    if (status == KILN_OK && !*bytes)
+        status = no_memory(p);
+    if (status == KILN_OK && !read_exactly(fd, *bytes, (size_t)st.st_size))
+        status = FAIL_AT(p, at, KILN_ERR_IO, "cannot read the %llu bytes of file '%s'", (unsigned long long)st.st_size,
+                         path);
+    close(fd);
+    if (status != KILN_OK) {
+        free(*bytes);
+        *bytes = NULL;
+        return status;
+    }
+    *size = (size_t)st.st_size;
+    return KILN_OK;
+}
+
+/* The .npy `path` names, confined and bounded as the section comment says. */
+static kiln_status read_npy_file(parser *p, const char *path, kiln_text_position at, const file_bound *bound,
+                                 kiln_tensor **tensor)
+{
+    char *resolved = NULL;
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    KILN_TRY(check_file_text(p, path, at));
+    KILN_TRY(resolve_inside(p, path, at, &resolved));
+    kiln_status status = read_regular(p, path, resolved, at, bound, &bytes, &size);
+    free(resolved);
+    kiln_error cause;
+    if (status == KILN_OK && kiln_npy_read_memory(bytes, size, tensor, &cause) != KILN_OK)
+        status = FAIL_AT(p, at, cause.code, "file '%s': %s", path, cause.message);
+    free(bytes);
+    return status;
 }
 
 /*
- * `file "PATH"` (the current token is `file`): read the .npy. *path
- * receives the path as written (caller frees) and *at its place.
+ * `file "PATH"` (the current token is `file`): read the .npy, of at most
+ * bound's bytes. *path receives the path as written (caller frees) and *at
+ * its place.
  */
-static kiln_status read_file_value(parser *p, kiln_tensor **tensor, char **path, kiln_text_position *at)
+static kiln_status read_file_value(parser *p, const file_bound *bound, kiln_tensor **tensor, char **path,
+                                   kiln_text_position *at)
 {
-    kiln_error cause;
-    char *full = NULL;
     *tensor = NULL;
     *path = NULL;
     KILN_TRY(advance(p)); /* 'file' */
@@ -723,10 +878,7 @@ static kiln_status read_file_value(parser *p, kiln_tensor **tensor, char **path,
         return expected(p, "the file path as a string after 'file'");
     *at = p->token.at;
     KILN_TRY(copy_string(p, path));
-    kiln_status status = file_path(p, *path, *at, &full);
-    if (status == KILN_OK && kiln_npy_read_file(full, tensor, &cause) != KILN_OK)
-        status = fail_with(p, *at, &cause);
-    free(full);
+    kiln_status status = read_npy_file(p, *path, *at, bound, tensor);
     if (status == KILN_OK)
         status = advance(p);
     if (status != KILN_OK) {
@@ -748,13 +900,21 @@ static bool tensor_is(const kiln_tensor *tensor, kiln_dtype dtype, uint32_t rank
 }
 
 /* `file "PATH"` for a declaration of type dtype[extents]: read the .npy
- * and check it holds that type. */
+ * (no larger than that type needs) and check it holds that type. */
 static kiln_status read_declared_file(parser *p, const char *name, kiln_dtype dtype, uint32_t rank,
                                       const int64_t *extents, kiln_tensor **tensor)
 {
     char *path;
     kiln_text_position at;
-    KILN_TRY(read_file_value(p, tensor, &path, &at));
+    kiln_text_buffer type;
+    kiln_text_buffer_init(&type);
+    describe_type(&type, dtype, rank, extents);
+    file_bound bound = {kiln_dtype_size(dtype), type.data && !type.failed ? type.data : "the declared type"};
+    for (uint32_t a = 0; a < rank; a++)
+        bound.data_bytes = times_saturating(bound.data_bytes, extents[a]);
+    kiln_status read = read_file_value(p, &bound, tensor, &path, &at);
+    kiln_text_buffer_release(&type);
+    KILN_TRY(read);
     kiln_status status = KILN_OK;
     if (!tensor_is(*tensor, dtype, rank, extents)) {
         kiln_text_buffer held, declared;
@@ -1494,6 +1654,39 @@ static kiln_status parse_typed_evidence_value(parser *p, const evidence_block *e
     return status;
 }
 
+/*
+ * How large the file of an evidence entry written without its type may be:
+ * an input at its dims' upper bounds (sound bounds of each axis); an
+ * output, whose shape follows from the inputs, as large as one value of a
+ * session may be (max_arena_bytes of the default limits: the memory plan
+ * refuses a program whose computed value would need more). `what` holds the
+ * words for the message.
+ */
+static file_bound evidence_file_bound(parser *p, const evidence_entry *entry, kiln_text_buffer *what)
+{
+    if (entry->is_output) {
+        kiln_limits limits;
+        kiln_limits_default(&limits);
+        kiln_text_buffer_printf(what, "output '%s' (one value of a session: max_arena_bytes)", entry->name);
+        return (file_bound){limits.max_arena_bytes, what->failed ? "an output" : what->data};
+    }
+    const text_input *in = &p->input_types[entry->input];
+    kiln_interval *ranges = malloc((p->dim_count ? p->dim_count : 1) * sizeof *ranges);
+    uint64_t bytes = kiln_dtype_size(in->dtype);
+    for (uint32_t d = 0; ranges && d < p->dim_count; d++)
+        ranges[d] = (kiln_interval){p->dim_domains[d].min, p->dim_domains[d].max};
+    for (uint32_t a = 0; a < in->rank; a++) {
+        kiln_interval axis;
+        bytes = ranges && kiln_expr_bounds(&p->shapes, in->axes[a], ranges, &axis) ? times_saturating(bytes, axis.hi)
+                                                                                   : UINT64_MAX;
+    }
+    free(ranges);
+    kiln_text_buffer_printf(what, "input '%s' ", entry->name);
+    describe_input(p, what, in);
+    kiln_text_buffer_puts(what, " at its dims' upper bounds");
+    return (file_bound){bytes, what->failed ? "an input" : what->data};
+}
+
 /* `NAME = file "PATH"` (the current token is the '='). */
 static kiln_status parse_evidence_file(parser *p, const evidence_block *e, evidence_entry *entry, kiln_value output)
 {
@@ -1505,8 +1698,13 @@ static kiln_status parse_evidence_file(parser *p, const evidence_block *e, evide
                            entry->name);
         return expected(p, "file \"PATH\" after '=' (or NAME: DTYPE[EXTENTS] = [v, ...])");
     }
+    kiln_text_buffer what;
+    kiln_text_buffer_init(&what);
+    file_bound bound = evidence_file_bound(p, entry, &what);
     char *path;
-    KILN_TRY(read_file_value(p, &entry->tensor, &path, &entry->at));
+    kiln_status read = read_file_value(p, &bound, &entry->tensor, &path, &entry->at);
+    kiln_text_buffer_release(&what);
+    KILN_TRY(read);
     free(path);
     const kiln_tensor *t = entry->tensor;
     return check_evidence_type(p, e, entry, output, kiln_tensor_dtype(t), kiln_tensor_rank(t), kiln_tensor_shape(t));

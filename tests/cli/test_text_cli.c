@@ -156,6 +156,52 @@ static void non_strict_text_guards_and_reports(void **state)
     assert_contains(r.err, "late.ktxt:5:1: strictness must be chosen before the first op");
 }
 
+/*
+ * Regression: `kiln asm` read `file "../x.npy"` from outside the text's
+ * folder and waited forever on a FIFO inside it. Now both are refused with
+ * exit 1, nothing is written, and `timeout` turns a hang back into a
+ * failure (exit 124).
+ */
+static void asm_reads_files_only_from_the_texts_folder(void **state)
+{
+    (void)state;
+    command_result r;
+    int64_t shape[1] = {2};
+    kiln_tensor *w;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, shape, &w, &err), KILN_OK);
+    memset(kiln_tensor_data(w), 0, 2 * sizeof(float));
+    char path[512];
+    run(&r, "mkdir -p confined/in && rm -f confined/in/fifo.npy && mkfifo confined/in/fifo.npy");
+    assert_int_equal(r.exit_code, 0);
+    snprintf(path, sizeof path, "%s/confined/secret.npy", harness_work_dir);
+    assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
+    snprintf(path, sizeof path, "%s/confined/in/w.npy", harness_work_dir);
+    assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
+    kiln_tensor_free(w);
+    const char *texts[][2] = {{"w.npy", NULL},
+                              {"../secret.npy", "file '../secret.npy' leaves the text's folder ('..')"},
+                              {"fifo.npy", "file 'fifo.npy' is a FIFO, not a regular file"}};
+    for (int i = 0; i < 3; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "kiln 1.0\nprogram \"c\"\ninput x: f32[2]\nweight w: f32[2] = file \"%s\"\n%%0 = add(x, w)\n"
+                 "output y = %%0\n",
+                 texts[i][0]);
+        write_work_file("confined/in/c.ktxt", text);
+        run(&r, "rm -f c.kiln && timeout 20 '%s' asm confined/in/c.ktxt -o c.kiln", kiln_binary);
+        if (!texts[i][1]) {
+            assert_int_equal(r.exit_code, 0);
+            assert_true(exists("c.kiln"));
+            continue;
+        }
+        assert_int_equal(r.exit_code, 1);
+        assert_contains(r.err, "confined/in/c.ktxt:4:25: ");
+        assert_contains(r.err, texts[i][1]);
+        assert_false(exists("c.kiln"));
+    }
+}
+
 static void disasm_to_a_directory_round_trips_weights(void **state)
 {
     (void)state;
@@ -388,6 +434,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(assembled_scale_runs),
         cmocka_unit_test(broken_text_exits_1_and_writes_nothing),
         cmocka_unit_test(disasm_prints_the_canonical_text),
+        cmocka_unit_test(asm_reads_files_only_from_the_texts_folder),
         cmocka_unit_test(disasm_to_a_directory_round_trips_weights),
         cmocka_unit_test(non_strict_text_guards_and_reports),
         cmocka_unit_test(tour_assembles_verifies_and_round_trips),

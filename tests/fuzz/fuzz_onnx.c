@@ -4,6 +4,9 @@
  * data is refused (no directory is given), so no input makes the target
  * read the file system. A model that imports is also sealed and loaded
  * back: the importer must never build a program the loader refuses.
+ * run.sh lets inputs grow to 200 KB (libFuzzer's default is 4 KB), room for
+ * the thousands of nested subgraphs that once overflowed protobuf-c's
+ * recursive unpack (crashers/onnx-nested-if-3000).
  */
 #include <stddef.h>
 #include <stdint.h>

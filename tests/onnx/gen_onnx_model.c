@@ -8,7 +8,10 @@
  *   gen_onnx_model dense OUT.onnx               y = Relu(x W + b), x: f32[batch, 4],
  *       W[i][j] = i - j, b[j] = j (3 columns)
  *   gen_onnx_model unsupported OUT.onnx         Relu beside three ops kiln lacks
+ *   gen_onnx_model nested-if OUT.onnx [LEVELS]  onnx_nested_if_bytes (default 3000
+ *       levels; it made tests/fuzz/crashers/onnx-nested-if-3000)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,21 +61,24 @@ static Onnx__ModelProto *broadcast_model(void)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_onnx_model deep-chain|dense|unsupported|broadcast OUT.onnx [ADDS]\n");
+        fprintf(stderr, "usage: gen_onnx_model deep-chain|dense|unsupported|broadcast|nested-if OUT.onnx [ADDS|LEVELS]\n");
         return 2;
     }
-    Onnx__ModelProto *model = strcmp(argv[1], "deep-chain") == 0
+    bool nested_if = strcmp(argv[1], "nested-if") == 0;
+    Onnx__ModelProto *model = nested_if ? NULL
+                              : strcmp(argv[1], "deep-chain") == 0
                                   ? onnx_deep_symbolic_chain(argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 10000)
                               : strcmp(argv[1], "dense") == 0       ? dense_model()
                               : strcmp(argv[1], "unsupported") == 0 ? unsupported_model()
                               : strcmp(argv[1], "broadcast") == 0   ? broadcast_model()
                                                                     : NULL;
-    if (!model) {
+    if (!model && !nested_if) {
         fprintf(stderr, "gen_onnx_model: unknown model '%s'\n", argv[1]);
         return 2;
     }
     size_t size;
-    uint8_t *bytes = onnx_pack(model, &size);
+    uint8_t *bytes = nested_if ? onnx_nested_if_bytes(argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 3000, &size)
+                               : onnx_pack(model, &size);
     FILE *f = fopen(argv[2], "wb");
     int ok = f && fwrite(bytes, 1, size, f) == size;
     ok = f && fclose(f) == 0 && ok;

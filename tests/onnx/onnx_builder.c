@@ -262,3 +262,96 @@ Onnx__ModelProto *onnx_deep_symbolic_chain(uint32_t adds)
                       (Onnx__ValueInfoProto *const[]){onnx_value(out, 7, 1, NULL), NULL},
                       (Onnx__TensorProto *const[]){onnx_tensor_i64("one", 1, one_shape, one_value), NULL});
 }
+
+/* Protobuf bytes written back to front: bytes[pos, capacity) holds what is written so far. */
+typedef struct backward_writer {
+    uint8_t *bytes;
+    size_t pos;
+    size_t capacity;
+} backward_writer;
+
+static void put_bytes(backward_writer *w, const void *data, size_t size)
+{
+    if (size > w->pos)
+        abort(); /* the capacity estimate below was too small */
+    w->pos -= size;
+    memcpy(w->bytes + w->pos, data, size);
+}
+
+static void put_varint(backward_writer *w, uint64_t value)
+{
+    uint8_t encoded[10];
+    size_t n = 0;
+    do {
+        encoded[n] = (uint8_t)(value & 0x7f);
+        value >>= 7;
+        if (value)
+            encoded[n] |= 0x80;
+        n++;
+    } while (value);
+    put_bytes(w, encoded, n);
+}
+
+/* A varint field: its value, then (before it) its tag. */
+static void put_varint_field(backward_writer *w, uint32_t field, uint64_t value)
+{
+    put_varint(w, value);
+    put_varint(w, (uint64_t)field << 3);
+}
+
+static void put_string_field(backward_writer *w, uint32_t field, const char *value)
+{
+    put_bytes(w, value, strlen(value));
+    put_varint(w, strlen(value));
+    put_varint(w, (uint64_t)field << 3 | 2);
+}
+
+/* Make everything written so far the value of length-delimited field `field`. */
+static void wrap_field(backward_writer *w, uint32_t field)
+{
+    put_varint(w, w->capacity - w->pos);
+    put_varint(w, (uint64_t)field << 3 | 2);
+}
+
+/* A message packed by protobuf-c (shallow ones only) as field `field`. */
+static void put_message_field(backward_writer *w, uint32_t field, const ProtobufCMessage *message)
+{
+    size_t size = protobuf_c_message_get_packed_size(message);
+    uint8_t *packed = take(size);
+    protobuf_c_message_pack(message, packed);
+    put_bytes(w, packed, size);
+    put_varint(w, size);
+    put_varint(w, (uint64_t)field << 3 | 2);
+}
+
+uint8_t *onnx_nested_if_bytes(uint32_t levels, size_t *size)
+{
+    /* Under 48 bytes per level (the fields below and three 3-byte lengths at 114 KB) and a few hundred around. */
+    backward_writer w = {.capacity = (size_t)levels * 48 + 512};
+    w.bytes = take(w.capacity);
+    w.pos = w.capacity;
+    /* Each nested message is the last field of its parent, so it ends where the bytes end. */
+    put_string_field(&w, 2, "innermost");                  /* GraphProto.name */
+    for (uint32_t level = 0; level < levels; level++) {
+        wrap_field(&w, 6);                                 /* AttributeProto.g */
+        put_varint_field(&w, 20, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+        put_string_field(&w, 1, "then_branch");
+        wrap_field(&w, 5);                                 /* NodeProto.attribute */
+        put_string_field(&w, 4, "If");
+        put_string_field(&w, 2, "y");
+        put_string_field(&w, 1, "c");
+        wrap_field(&w, 1);                                 /* GraphProto.node */
+    }
+    put_message_field(&w, 12, &onnx_value("y", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL)->base);
+    const char *const scalar[] = {NULL};
+    put_message_field(&w, 11, &onnx_value("c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, scalar)->base);
+    wrap_field(&w, 7);                                     /* ModelProto.graph */
+    Onnx__OperatorSetIdProto opset;
+    onnx__operator_set_id_proto__init(&opset);
+    opset.has_version = 1;
+    opset.version = 13;
+    put_message_field(&w, 8, &opset.base);
+    put_varint_field(&w, 1, 8);                            /* ModelProto.ir_version */
+    *size = w.capacity - w.pos;
+    return w.bytes + w.pos;
+}

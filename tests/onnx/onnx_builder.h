@@ -51,6 +51,18 @@ Onnx__ModelProto *onnx_model(int64_t ir_version, int64_t opset, Onnx__NodeProto 
  */
 Onnx__ModelProto *onnx_deep_symbolic_chain(uint32_t adds);
 
+/*
+ * The bytes of a model whose graph is one If node (input c, output y) whose
+ * then_branch is a graph holding one such If, `levels` Ifs deep in all: the
+ * innermost graph is then 2 + 3 * levels messages deep (model, then graph,
+ * node, attribute per level). Written directly, back to front, because
+ * protobuf-c's pack recurses once per level just as its unpack does. With
+ * 3000 levels (about 114 KB) the unpack overflowed the stack of the importer
+ * (tests/fuzz/crashers/onnx-nested-if-3000, written by gen_onnx_model
+ * nested-if). Arena memory.
+ */
+uint8_t *onnx_nested_if_bytes(uint32_t levels, size_t *size);
+
 /* The serialized bytes of `model` (arena memory). */
 uint8_t *onnx_pack(const Onnx__ModelProto *model, size_t *size);
 

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kiln/onnx.h>
+
 #include "onnx_builder.h"
 #include "onnx_import.h"
 #include "onnx_model.h"
@@ -200,6 +202,24 @@ static void external_data_stays_inside_its_directory(void **state)
     assert_int_equal(import_external("link.bin", dir, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(err.message, "outside the data directory"));
     assert_int_equal(import_external("missing.bin", dir, &err), KILN_ERR_IO);
+
+    /*
+     * Regression: a FIFO inside the directory was opened (blocking until a
+     * writer came, i.e. forever) before its type was checked. Now it is
+     * refused by type; the alarm turns a hang back into a failure.
+     */
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo.bin", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20);
+    assert_int_equal(import_external("fifo.bin", dir, &err), KILN_ERR_IO);
+    assert_non_null(strstr(err.message, "is a FIFO, not a regular file"));
+    /* The model file itself too. */
+    Onnx__ModelProto *model;
+    assert_int_equal(onnx_model_read(fifo, NULL, &model, &err), KILN_ERR_IO);
+    assert_non_null(strstr(err.message, "is a FIFO, not a regular file"));
+    alarm(0);
+    unlink(fifo);
 
     unlink(link);
     unlink(path);
@@ -916,6 +936,100 @@ static void deep_symbolic_chain_imports(void **state)
     onnx_result_release(&result);
 }
 
+/* ------------------------------------------------------------- nesting */
+
+/* Decode `bytes` under a nesting limit of `max_depth` (0: the default). */
+static kiln_status decode_nested(const uint8_t *bytes, size_t size, uint32_t max_depth, kiln_error *err)
+{
+    kiln_onnx_limits limits;
+    kiln_onnx_limits_default(&limits);
+    if (max_depth)
+        limits.max_nesting_depth = max_depth;
+    Onnx__ModelProto *model = NULL;
+    kiln_status status = onnx_model_decode(bytes, size, &limits, &model, err);
+    if (model)
+        onnx__model_proto__free_unpacked(model, NULL);
+    return status;
+}
+
+/*
+ * Regression: protobuf-c's unpack recurses once per nested message, and a
+ * 114 KB model of 3000 If branches nested in one another (9002 messages
+ * deep) overflowed the stack. Now the depth is measured on the bytes first:
+ * the model is refused at level 65, naming the limit; 20 levels (62 deep)
+ * decode and are then refused for what they are, control flow.
+ */
+static void nested_subgraphs_are_refused_before_decoding(void **state)
+{
+    (void)state;
+    kiln_onnx_limits defaults;
+    kiln_onnx_limits_default(&defaults);
+    assert_int_equal(defaults.max_nesting_depth, 64);
+    kiln_error err;
+    size_t size;
+    uint8_t *bytes = onnx_nested_if_bytes(3000, &size);
+    assert_int_equal(decode_nested(bytes, size, 0, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "the model nests messages deeper than the limit of 64"));
+    assert_non_null(strstr(err.message, "opens level 65"));
+    assert_non_null(strstr(err.message, "kiln_onnx_limits.max_nesting_depth"));
+    /* Through the public API too. */
+    kiln_onnx_model *public_model = NULL;
+    assert_int_equal(kiln_onnx_model_decode(bytes, size, NULL, &public_model, &err), KILN_ERR_LIMIT);
+    assert_null(public_model);
+
+    /* The boundary: the innermost graph of 20 levels is 2 + 3 * 20 = 62 deep. */
+    bytes = onnx_nested_if_bytes(20, &size);
+    assert_int_equal(decode_nested(bytes, size, 62, &err), KILN_OK);
+    assert_int_equal(decode_nested(bytes, size, 61, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "field 'g' of onnx.AttributeProto"));
+    assert_non_null(strstr(err.message, "opens level 62"));
+    assert_int_equal(decode_nested(bytes, size, 0, &err), KILN_OK);
+    kiln_onnx_result *result = NULL;
+    assert_int_equal(kiln_onnx_import_memory(bytes, size, NULL, &result, &err), KILN_ERR_UNSUPPORTED_OP);
+    assert_int_equal(kiln_onnx_result_unsupported_count(result), 1);
+    assert_non_null(strstr(kiln_onnx_result_unsupported(result, 0), "control flow is not supported"));
+    kiln_onnx_result_free(result);
+    bytes = onnx_nested_if_bytes(21, &size);
+    assert_int_equal(decode_nested(bytes, size, 0, &err), KILN_ERR_LIMIT);
+    assert_int_equal(decode_nested(bytes, size, 65, &err), KILN_OK);
+
+    /* The other unbounded path: a TypeProto's sequence_type holds a TypeProto (2 levels each). */
+    Onnx__ModelProto *typed = relu_model(L("2"), 1);
+    Onnx__TypeProto *type = typed->graph->input[0]->type;
+    for (int level = 0; level < 40; level++) {
+        Onnx__TypeProto__Sequence *sequence = malloc(sizeof *sequence);
+        Onnx__TypeProto *outer = malloc(sizeof *outer);
+        assert_true(sequence && outer);
+        onnx__type_proto__sequence__init(sequence);
+        onnx__type_proto__init(outer);
+        sequence->elem_type = type;
+        outer->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+        outer->sequence_type = sequence;
+        type = outer;
+    }
+    Onnx__TypeProto *kept = typed->graph->input[0]->type;
+    typed->graph->input[0]->type = type;
+    bytes = onnx_pack(typed, &size);
+    assert_int_equal(decode_nested(bytes, size, 0, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "of onnx.TypeProto"));
+    for (Onnx__TypeProto *t = type; t != kept;) {
+        Onnx__TypeProto *inner = t->sequence_type->elem_type;
+        free(t->sequence_type);
+        free(t);
+        t = inner;
+    }
+    typed->graph->input[0]->type = kept;
+
+    /* Malformed bytes inside a nested message are refused by the scan, as protobuf-c would refuse them. */
+    bytes = onnx_nested_if_bytes(2, &size);
+    assert_int_equal(decode_nested(bytes, size - 1, 0, &err), KILN_ERR_MALFORMED);
+    assert_non_null(strstr(err.message, "not an ONNX model"));
+    kiln_onnx_limits zero = defaults;
+    zero.max_nesting_depth = 0;
+    Onnx__ModelProto *model = NULL;
+    assert_int_equal(onnx_model_decode(bytes, size, &zero, &model, &err), KILN_ERR_LIMIT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -933,6 +1047,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
         cmocka_unit_test_teardown(deep_symbolic_chain_imports, release_arena),
+        cmocka_unit_test_teardown(nested_subgraphs_are_refused_before_decoding, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kiln/kiln.h>
@@ -1270,6 +1271,118 @@ static void malformed_texts_fail_at_the_right_place(void **state)
     free(dir);
 }
 
+/* ------------------------------------------------ files stay in the folder */
+
+/* Assemble `text` with its files under `dir`; the builder is freed. */
+static kiln_status assemble_in(const char *dir, const char *text, kiln_error *err)
+{
+    kiln_builder *b = NULL;
+    kiln_status status = kiln_text_assemble(text, strlen(text), "t.ktxt", dir, &b, err);
+    kiln_builder_free(b);
+    return status;
+}
+
+/* Expect `text` under `dir` to fail with `code` and a message holding `fragment`. */
+static void expect_refused(const char *dir, const char *text, kiln_status code, const char *fragment)
+{
+    kiln_error err;
+    kiln_status status = assemble_in(dir, text, &err);
+    if (status != code || !strstr(err.message, fragment))
+        fail_msg("expected status %d and \"%s\"\n  got status %d: %s", (int)code, fragment, (int)status,
+                 status == KILN_OK ? "(assembled)" : err.message);
+}
+
+#define WEIGHT_FILE(path) HEAD "input x: f32[2]\nweight w: f32[2] = file \"" path "\"\n%0 = add(x, w)\noutput y = %0\n"
+
+/*
+ * Regression: `file "PATH"` was joined onto the text's folder and read with
+ * no further check, so a text embedded any readable .npy (`../../x.npy`, or
+ * a link leading out), hung on a FIFO, and read /dev/zero until realloc
+ * failed. Now files are confined to the folder, must be regular files and
+ * may be no larger than their declaration allows; the alarm turns a hang
+ * back into a failure.
+ */
+static void file_references_stay_in_the_folder(void **state)
+{
+    (void)state;
+    char *root = make_dir("confine");
+    char *dir = path_in(root, "text");
+    char *sub = path_in(dir, "sub");
+    char command[1024];
+    snprintf(command, sizeof command, "mkdir -p '%s'", sub);
+    assert_int_equal(system(command), 0);
+    float values[2] = {1.5f, -2.0f};
+    kiln_tensor *w = tensor_of(KILN_F32, 1, (const int64_t[]){2}, values);
+    kiln_error err;
+    const char *files[] = {"w.npy", "sub/w.npy", "../secret.npy"};
+    for (int i = 0; i < 3; i++) {
+        char *path = path_in(dir, files[i]);
+        assert_int_equal(kiln_npy_write_file(path, w, &err), KILN_OK);
+        free(path);
+    }
+    kiln_tensor_free(w);
+    char *link_out = path_in(dir, "link.npy"), *link_in = path_in(dir, "inlink.npy");
+    char *fifo = path_in(dir, "fifo.npy"), *big = path_in(dir, "big.npy");
+    char *dir_link = path_in(root, "text-link");
+    assert_int_equal(symlink("../secret.npy", link_out), 0);
+    assert_int_equal(symlink("sub/w.npy", link_in), 0);
+    assert_int_equal(symlink("text", dir_link), 0);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    /* A sparse gigabyte: a regular file as large as /dev/zero is endless, read by no one. */
+    FILE *f = fopen(big, "wb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (1L << 30) - 1, SEEK_SET), 0);
+    assert_int_equal(fputc(0, f), 0);
+    assert_int_equal(fclose(f), 0);
+
+    alarm(20);
+    /* Inside the folder, directly, below it, through a link that stays inside, and from a linked folder. */
+    assert_int_equal(assemble_in(dir, WEIGHT_FILE("w.npy"), &err), KILN_OK);
+    assert_int_equal(assemble_in(dir, WEIGHT_FILE("sub/w.npy"), &err), KILN_OK);
+    assert_int_equal(assemble_in(dir, WEIGHT_FILE("./sub//w.npy"), &err), KILN_OK);
+    assert_int_equal(assemble_in(dir, WEIGHT_FILE("inlink.npy"), &err), KILN_OK);
+    assert_int_equal(assemble_in(dir_link, WEIGHT_FILE("w.npy"), &err), KILN_OK);
+    /* Out of it. */
+    expect_refused(dir, WEIGHT_FILE("../secret.npy"), KILN_ERR_INVALID_PROGRAM, "t.ktxt:4:25: file '../secret.npy' "
+                                                                                 "leaves the text's folder ('..')");
+    expect_refused(dir, WEIGHT_FILE("sub/../w.npy"), KILN_ERR_INVALID_PROGRAM, "leaves the text's folder");
+    expect_refused(dir, WEIGHT_FILE("../../../../../../../../dev/zero"), KILN_ERR_INVALID_PROGRAM,
+                   "leaves the text's folder");
+    expect_refused(dir, WEIGHT_FILE("/dev/zero"), KILN_ERR_INVALID_PROGRAM, "is an absolute path");
+    expect_refused(dir, WEIGHT_FILE("link.npy"), KILN_ERR_INVALID_PROGRAM, "outside the text's folder");
+    expect_refused(dir_link, WEIGHT_FILE("link.npy"), KILN_ERR_INVALID_PROGRAM, "outside the text's folder");
+    /* Not regular files. */
+    expect_refused(dir, WEIGHT_FILE("fifo.npy"), KILN_ERR_IO, "file 'fifo.npy' is a FIFO, not a regular file");
+    expect_refused(dir, WEIGHT_FILE("sub"), KILN_ERR_IO, "file 'sub' is a directory, not a regular file");
+    /* Larger than the declaration can be: refused from its size, before it is read. */
+    expect_refused(dir, WEIGHT_FILE("big.npy"), KILN_ERR_LIMIT,
+                   "file 'big.npy' is 1073741824 bytes, more than a .npy of f32[2] can be");
+    expect_refused(dir,
+                   HEAD "dim n in 1..4\ninput x: f32[n, 2]\n%0 = neg(x)\noutput y = %0\n"
+                        "evidence \"e\" { x = file \"big.npy\" }\n",
+                   KILN_ERR_LIMIT, "more than a .npy of input 'x' f32[n, 2] at its dims' upper bounds can be");
+    expect_refused(dir,
+                   HEAD "input x: f32[2]\n%0 = neg(x)\noutput y = %0\n"
+                        "evidence \"e\" { x = file \"w.npy\"  y = file \"fifo.npy\" }\n",
+                   KILN_ERR_IO, "is a FIFO");
+    expect_refused(dir,
+                   HEAD "input x: f32[2]\n%0 = neg(x)\noutput y = %0\n"
+                        "evidence \"e\" { x: f32[2] = file \"link.npy\" }\n",
+                   KILN_ERR_INVALID_PROGRAM, "outside the text's folder");
+    alarm(0);
+
+    unlink(fifo);
+    unlink(big);
+    free(link_out);
+    free(link_in);
+    free(fifo);
+    free(big);
+    free(dir_link);
+    free(sub);
+    free(dir);
+    free(root);
+}
+
 /* Every prefix and many one-byte mutations of a valid text: no crash, and
  * every failure names a place. */
 static void damaged_texts_never_crash(void **state)
@@ -1360,6 +1473,7 @@ int main(void)
         cmocka_unit_test(evidence_with_rules_per_output_is_refused),
         cmocka_unit_test(attributes_print_in_stored_order),
         cmocka_unit_test(malformed_texts_fail_at_the_right_place),
+        cmocka_unit_test(file_references_stay_in_the_folder),
         cmocka_unit_test(damaged_texts_never_crash),
         cmocka_unit_test(arguments_are_checked),
     };
