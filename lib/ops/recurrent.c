@@ -402,6 +402,9 @@ static double activate(activation f, double v, double clip)
 }
 
 /* The sizes of one run, read from x and checked against the other operands. */
+/* The most multiply-adds a recurrence over an x without input features may take: about a second here. */
+#define KILN_RECURRENT_EMPTY_INPUT_WORK 1e9
+
 typedef struct run_sizes {
     size_t seq, batch, input, hidden, rows; /* rows = gates * hidden */
 } run_sizes;
@@ -595,6 +598,18 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
      * this, a sequence of 2^63-1 empty steps runs for ever. */
     if (call->output->element_count == 0)
         return KILN_OK;
+    /* With no input features (x [seq, batch, 0]) x holds no element, so its
+     * size bounds nothing, yet a last-state op still has a result after
+     * seq steps: an empty x of 2^63-1 steps would run for ever. Such a
+     * recurrence is refused beyond about a second of work (spec/ops/recurrent.md). */
+    if (s.input == 0) {
+        double work = (double)s.seq * (double)s.batch * (double)s.rows * (double)s.hidden;
+        if (work > KILN_RECURRENT_EMPTY_INPUT_WORK)
+            return kiln_fail(err, KILN_ERR_LIMIT,
+                             "%s: x has no input features, so its %zu steps read nothing; more than %.0f "
+                             "multiply-adds of recurrence over no input are refused",
+                             op->name, s.seq, (double)KILN_RECURRENT_EMPTY_INPUT_WORK);
+    }
     /* Scratch: h and c of every batch row, one row's gates, GRU's r (.) h. */
     size_t state, count;
     if (!kiln_mul_size(s.batch, s.hidden, &state) || !kiln_mul_size(state, 2, &count) ||

@@ -15,10 +15,12 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attribute.h"
 #include "half.h"
@@ -683,6 +685,58 @@ static void family_ops_are_registered(void **state)
     assert_int_equal(kiln_ops_recurrent.count, 7);
 }
 
+/* Watchdog for the empty-input test: a recurrence that runs on fails instead of hanging the suite. */
+static void on_alarm(int signal)
+{
+    (void)signal;
+    static const char message[] = "a recurrence over no input ran for 5 s\n";
+    if (write(2, message, sizeof message - 1) < 0)
+        _exit(3);
+    _exit(2);
+}
+
+/*
+ * x [seq, 1, 0] has no element however long seq is, and a last-state op
+ * still has a result: 2^63-1 steps over no input are refused at once (issue
+ * #20 point 2), a few of them still run (zero weights: every state 0).
+ */
+static void empty_input_recurrence_is_bounded(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *op;
+        int64_t gates;
+    } ops[] = {{"rnn_last_hidden", 1}, {"gru_last_hidden", 3}, {"lstm_last_hidden", 4}, {"lstm_last_cell", 4}};
+    signal(SIGALRM, on_alarm);
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        const int64_t H = 2, G = ops[o].gates;
+        const int64_t lengths[] = {INT64_MAX, 3};
+        for (int l = 0; l < 2; l++) {
+            kiln_tensor *t[3] = {new_tensor(KILN_F32, 3, (int64_t[]){lengths[l], 1, 0}),
+                                 new_tensor(KILN_F32, 3, (int64_t[]){1, G * H, 0}),
+                                 new_tensor(KILN_F32, 3, (int64_t[]){1, G * H, H})};
+            kiln_tensor *out = new_poisoned_tensor(KILN_F32, 3, (int64_t[]){1, 1, H});
+            kiln_node_attribute hidden = {.name = "hidden_size", .type = KILN_ATTRIBUTE_INT, .i = H};
+            kiln_kernel_call call = {(const kiln_tensor *const *)t, 3, out, &hidden, 1, NULL};
+            kiln_error err;
+            alarm(5);
+            kiln_status status = kiln_op_find(ops[o].op)->run(&call, &err);
+            alarm(0);
+            if (l == 0) {
+                assert_int_equal(status, KILN_ERR_LIMIT);
+                assert_non_null(strstr(err.message, "no input features"));
+            } else {
+                assert_int_equal(status, KILN_OK);
+                for (int64_t j = 0; j < H; j++)
+                    assert_true(((const float *)out->data)[j] == 0.0f);
+            }
+            for (int i = 0; i < 3; i++)
+                kiln_tensor_free(t[i]);
+            kiln_tensor_free(out);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -695,6 +749,7 @@ int main(void)
         cmocka_unit_test(kernels_refuse_bad_operands),
         cmocka_unit_test(shape_rules),
         cmocka_unit_test(a_program_uses_every_result),
+        cmocka_unit_test(empty_input_recurrence_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
