@@ -396,6 +396,10 @@ bool kiln_text_quote(kiln_text_buffer *out, const char *bytes)
         } else if (*s < 0x80) {
             kiln_text_buffer_append(out, s, 1);
             s++;
+        } else if (s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) {
+            /* A C1 control (U+0080..U+009F): some terminals obey it as ESC [, so it is spelled out. */
+            kiln_text_buffer_printf(out, "\\x%02x\\x%02x", s[0], s[1]);
+            s += 2;
         } else if ((run = utf8_sequence_length(s)) != 0) {
             kiln_text_buffer_append(out, s, run);
             s += run;

@@ -178,6 +178,36 @@ static void scale_text_seals_the_same_bytes_as_the_c_example(void **state)
     free(from_text);
 }
 
+/*
+ * A C1 control (U+0080..U+009F, UTF-8 C2 80..C2 9F) in a string is printed
+ * as two \\xHH escapes, never raw (some terminals obey U+009B as ESC [),
+ * and reads back to the same bytes; other UTF-8 is printed as is.
+ */
+static void c1_controls_are_spelled_out(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_new("c1", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "note", "csi\xc2\x9b" "2J, e\xcc\x81t\xc3\xa9", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    void *bytes, *again;
+    size_t size, again_size;
+    seal_builder(b, &bytes, &size);
+    kiln_builder_free(b);
+    char *text = disassemble(bytes, size, NULL);
+    assert_contains(text, "csi\\xc2\\x9b2J, e\xcc\x81t\xc3\xa9");
+    assert_null(strstr(text, "\xc2\x9b"));
+    seal_text(text, NULL, &again, &again_size);
+    assert_same_bytes(bytes, size, again, again_size);
+    free(text);
+    free(bytes);
+    free(again);
+}
+
 static void disassembly_is_canonical_and_a_fixed_point(void **state)
 {
     (void)state;
@@ -1459,6 +1489,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scale_text_seals_the_same_bytes_as_the_c_example),
         cmocka_unit_test(disassembly_is_canonical_and_a_fixed_point),
+        cmocka_unit_test(c1_controls_are_spelled_out),
         cmocka_unit_test(every_dtype_round_trips_through_files),
         cmocka_unit_test(float_constants_inline_exactly),
         cmocka_unit_test(literal_spelling_reads_back_bit_for_bit),
