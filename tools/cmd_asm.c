@@ -20,20 +20,23 @@ static int cmd_asm(int argc, char **argv);
 const cli_verb cli_verb_asm = {
     "asm",
     "assemble a text program (.ktxt) into an artifact",
-    "usage: kiln asm TEXT -o FILE [--compress[=LEVEL]] [--memory-plan]\n\n"
+    "usage: kiln asm TEXT -o FILE [--compress[=LEVEL]] [--memory-plan] [--files-dir DIR]\n\n"
     "Parse the text program TEXT (spec/text-format.md), check it against the\n"
     "static shape contract, and seal it into the artifact FILE. Weight and\n"
     "evidence files named in TEXT (file \"PATH\") are read relative to TEXT's\n"
-    "directory; 'kiln verify FILE' replays the evidence cases. When TEXT is\n"
-    "'-', the text is read from standard input and paths are relative to the\n"
-    "current directory. Nothing is written if parsing or a check fails; errors\n"
-    "name the place as TEXT:LINE:COLUMN.\n\n"
+    "directory, and only from inside it: no absolute path, no '..', no link\n"
+    "leading out, regular files only; 'kiln verify FILE' replays the evidence\n"
+    "cases. When TEXT is '-', the text is read from standard input and paths\n"
+    "are relative to the current directory. Nothing is written if parsing or a\n"
+    "check fails; errors name the place as TEXT:LINE:COLUMN.\n\n"
     "options:\n"
     "  -o, --output FILE   the artifact to write (required)\n"
     "  --compress[=LEVEL]  store the weight data zlib-compressed at LEVEL 1..9\n"
     "                      (default 6); it is inflated into memory when loaded\n"
     "  --memory-plan       store the memory plan in the artifact (section PLAN,\n"
-    "                      format 1.1); without it a loader plans the arena\n",
+    "                      format 1.1); without it a loader plans the arena\n"
+    "  --files-dir DIR     read the files the text names from inside DIR instead\n"
+    "                      of TEXT's directory\n",
     cmd_asm,
 };
 
@@ -80,6 +83,7 @@ static char *directory_of(const char *path)
 
 typedef struct asm_args {
     const char *output;
+    const char *files_dir; /* NULL: TEXT's directory */
     int compression; /* 0: stored uncompressed */
     bool memory_plan;
 } asm_args;
@@ -103,6 +107,8 @@ static const cli_option asm_option_list[] = {
      .twice = "the output is given twice", .offset = offsetof(asm_args, output)},
     {.name = "--compress", .arity = CLI_OPTIONAL_VALUE, .handle = take_compress},
     {.name = "--memory-plan", .arity = CLI_FLAG, .offset = offsetof(asm_args, memory_plan)},
+    {.name = "--files-dir", .arity = CLI_VALUE, .repeat = CLI_ONCE, .twice = "--files-dir is given twice",
+     .offset = offsetof(asm_args, files_dir)},
 };
 
 static const cli_options asm_options = CLI_OPTIONS("asm", asm_option_list, 1);
@@ -111,7 +117,7 @@ static int parse_args(int argc, char **argv, const char **text_path, asm_args *a
 {
     int operands;
     *text_path = NULL;
-    *args = (asm_args){NULL, 0, false};
+    *args = (asm_args){NULL, NULL, 0, false};
     int rc = cli_parse_options(&asm_options, argc, argv, args, text_path, &operands);
     if (rc != CLI_OK)
         return rc;
@@ -156,7 +162,7 @@ static int cmd_asm(int argc, char **argv)
         fclose(f);
     if (rc != CLI_OK)
         return rc;
-    char *base_dir = from_stdin ? strdup(".") : directory_of(text_path);
+    char *base_dir = args.files_dir ? strdup(args.files_dir) : from_stdin ? strdup(".") : directory_of(text_path);
     kiln_builder *builder = NULL;
     kiln_error err;
     if (!base_dir) {

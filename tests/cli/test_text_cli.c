@@ -200,6 +200,14 @@ static void asm_reads_files_only_from_the_texts_folder(void **state)
         assert_contains(r.err, texts[i][1]);
         assert_false(exists("c.kiln"));
     }
+    /* --files-dir names the folder instead: secret.npy is read from confined/, and only from there. */
+    write_work_file("confined/in/c.ktxt", "kiln 1.0\nprogram \"c\"\ninput x: f32[2]\n"
+                                          "weight w: f32[2] = file \"secret.npy\"\n%0 = add(x, w)\noutput y = %0\n");
+    run(&r, "rm -f c.kiln && '%s' asm confined/in/c.ktxt -o c.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    run(&r, "rm -f c.kiln && '%s' asm confined/in/c.ktxt -o c.kiln --files-dir confined", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_true(exists("c.kiln"));
 }
 
 static void disasm_to_a_directory_round_trips_weights(void **state)
