@@ -159,6 +159,9 @@ typedef struct kiln_limits {
     uint64_t max_weight_bytes;    /* default 16 GiB */
     uint64_t max_decompressed_bytes; /* default 16 GiB per compressed section */
     uint64_t max_arena_bytes;     /* default 4 GiB */
+    /* Work, not memory: */
+    uint64_t max_proof_steps;     /* default 100000000: expression nodes the shape prover may
+                                     evaluate while checking one program (about 0.3 s here) */
 } kiln_limits;
 
 /** Fill `limits` with the defaults listed above. */

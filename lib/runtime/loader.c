@@ -16,6 +16,7 @@
 #include "loader.h"
 #include "program.h"
 #include "program_info.h"
+#include "proof_budget.h"
 #include "report.h"
 #include "section_decode.h"
 #include "sections.h"
@@ -40,6 +41,7 @@ void kiln_limits_default(kiln_limits *limits)
     limits->max_weight_bytes = UINT64_C(16) << 30;
     limits->max_decompressed_bytes = UINT64_C(16) << 30;
     limits->max_arena_bytes = UINT64_C(4) << 30;
+    limits->max_proof_steps = KILN_DEFAULT_MAX_PROOF_STEPS;
 }
 
 void kiln_load_options_default(kiln_load_options *options)
