@@ -1077,6 +1077,129 @@ static void semantic_checks_guard_values(void **state)
 }
 
 /* Checks are part of the contract, so they are part of the program identity. */
+/* A session over identity(v), v: dtype[1], with the range min..max on v. */
+static kiln_session *range_checked_session(kiln_dtype dtype, double min, double max, kiln_program **program)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value v, y;
+    assert_int_equal(kiln_builder_new("range", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "v", dtype, "[1]", &v, &err), KILN_OK);
+    kiln_input_check check;
+    kiln_input_check_default(&check);
+    check.has_range = true;
+    check.min = min;
+    check.max = max;
+    assert_int_equal(kiln_builder_set_input_check(b, "v", &check, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "identity", 1, &v, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *session = session_from_builder(b, program);
+    kiln_builder_free(b);
+    return session;
+}
+
+/* Run with v = the 8 bytes at `value` (an int64_t or a uint64_t). */
+static kiln_status run_with(kiln_session *session, kiln_dtype dtype, const void *value, kiln_error *err)
+{
+    kiln_tensor *v = make_tensor(dtype, 1, (int64_t[]){1}, 0);
+    memcpy(kiln_tensor_data(v), value, 8);
+    kiln_status status = kiln_session_set_input(session, "v", v, err);
+    if (status == KILN_OK)
+        status = kiln_session_run(session, err);
+    kiln_tensor_free(v);
+    return status;
+}
+
+static void expect_i64(kiln_session *session, int64_t value, bool inside)
+{
+    kiln_error err;
+    kiln_status status = run_with(session, KILN_I64, &value, &err);
+    if (status != (inside ? KILN_OK : KILN_ERR_INPUT_CHECK))
+        fail_msg("i64 %lld: expected %s, got %d (%s)", (long long)value, inside ? "inside" : "outside", (int)status,
+                 status ? err.message : "");
+}
+
+static void expect_u64(kiln_session *session, uint64_t value, bool inside)
+{
+    kiln_error err;
+    kiln_status status = run_with(session, KILN_U64, &value, &err);
+    if (status != (inside ? KILN_OK : KILN_ERR_INPUT_CHECK))
+        fail_msg("u64 %llu: expected %s, got %d (%s)", (unsigned long long)value, inside ? "inside" : "outside",
+                 (int)status, status ? err.message : "");
+}
+
+/*
+ * Issue 20, point 9: integer values are compared with the range exactly,
+ * not through double (where 2^53 + 1 rounds to 2^53 and passed 0..2^53),
+ * at the boundaries of i64 and u64 and past them.
+ */
+static void integer_ranges_are_compared_exactly(void **state)
+{
+    (void)state;
+    kiln_program *program;
+    kiln_error err;
+    const int64_t two_53 = INT64_C(1) << 53;
+    kiln_session *s = range_checked_session(KILN_I64, 0, 9007199254740992.0, &program); /* 0..2^53 */
+    expect_i64(s, two_53, true);
+    expect_i64(s, 0, true);
+    expect_i64(s, two_53 + 1, false);
+    int64_t value = two_53 + 1;
+    assert_int_equal(run_with(s, KILN_I64, &value, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message, "input 'v' element [0]: 9007199254740993 is outside the range 0..9007199254740992");
+    expect_i64(s, -1, false);
+    expect_i64(s, INT64_MAX, false);
+    expect_i64(s, INT64_MIN, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+
+    /* -2^53..2^63 - 1024 (the largest double below 2^63), fractional bounds, the whole of i64. */
+    s = range_checked_session(KILN_I64, -9007199254740992.0, 9223372036854774784.0, &program);
+    expect_i64(s, -two_53, true);
+    expect_i64(s, -two_53 - 1, false); /* rounds to -2^53 in double */
+    expect_i64(s, INT64_C(9223372036854774784), true);
+    expect_i64(s, INT64_C(9223372036854774785), false); /* rounds to the bound in double */
+    expect_i64(s, INT64_MAX, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_I64, -0.5, 10.5, &program);
+    expect_i64(s, -1, false);
+    expect_i64(s, 0, true);
+    expect_i64(s, 10, true);
+    expect_i64(s, 11, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_I64, -INFINITY, 9223372036854775808.0, &program); /* ..2^63: all of i64 */
+    expect_i64(s, INT64_MIN, true);
+    expect_i64(s, INT64_MAX, true);
+    kiln_session_free(s);
+    kiln_program_free(program);
+
+    /* u64 past INT64_MAX: 0..2^63 refuses 2^63 + 1; 2^63 + 2048.. refuses 2^63 + 2047; ..2^64 takes all. */
+    s = range_checked_session(KILN_U64, 0, 9223372036854775808.0, &program);
+    expect_u64(s, UINT64_C(1) << 63, true);
+    expect_u64(s, (UINT64_C(1) << 63) + 1, false);
+    uint64_t big = (UINT64_C(1) << 63) + 1;
+    assert_int_equal(run_with(s, KILN_U64, &big, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message,
+                        "input 'v' element [0]: 9223372036854775809 is outside the range 0..9.2233720368547758e+18");
+    expect_u64(s, UINT64_MAX, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_U64, 9223372036854777856.0, 18446744073709551616.0, &program);
+    expect_u64(s, (UINT64_C(1) << 63) + 2047, false); /* rounds up to the bound in double */
+    expect_u64(s, (UINT64_C(1) << 63) + 2048, true);
+    expect_u64(s, UINT64_MAX, true);
+    expect_u64(s, 0, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_U64, -1e300, 18446744073709549568.0, &program); /* ..the largest double below 2^64 */
+    expect_u64(s, 0, true);
+    expect_u64(s, UINT64_C(18446744073709549568), true);
+    expect_u64(s, UINT64_C(18446744073709549569), false); /* rounds to 2^64 in double: was refused, still is */
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static void semantic_checks_change_the_program_identity(void **state)
 {
     (void)state;
@@ -1166,6 +1289,7 @@ int main(void)
         cmocka_unit_test(an_op_may_overwrite_its_input_variable),
         cmocka_unit_test(semantic_checks_guard_values),
         cmocka_unit_test(bad_semantic_checks_are_refused),
+        cmocka_unit_test(integer_ranges_are_compared_exactly),
         cmocka_unit_test(semantic_checks_change_the_program_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
