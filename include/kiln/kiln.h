@@ -161,7 +161,7 @@ typedef struct kiln_limits {
     uint64_t max_arena_bytes;     /* default 4 GiB */
     /* Work, not memory: */
     uint64_t max_proof_steps;     /* default 100000000: expression nodes the shape prover may
-                                     evaluate while checking one program (about 0.3 s here) */
+                                     evaluate while checking one program (0.3-0.5 s here) */
     uint64_t max_replay_nodes;    /* default 1048576: nodes evidence replay may run, counted over
                                      cases 0..i for case i (all the cases of a 1024-node program) */
 } kiln_limits;
