@@ -162,6 +162,11 @@ typedef struct kiln_limits {
     /* default 256 MiB: the raw bytes of every compressed section but the
      * weight data, together (the weight data's own bound is its weights) */
     uint64_t max_decompressed_program_bytes;
+    /* Work, not memory: */
+    uint64_t max_proof_steps;     /* default 100000000: expression nodes the shape prover may
+                                     evaluate while checking one program (0.3-0.5 s here) */
+    uint64_t max_replay_nodes;    /* default 1048576: nodes evidence replay may run, counted over
+                                     cases 0..i for case i (all the cases of a 1024-node program) */
 } kiln_limits;
 
 /** Fill `limits` with the defaults listed above. */
@@ -541,8 +546,13 @@ typedef struct kiln_evidence_result {
 /**
  * Run evidence case `index` on this runtime and compare each expected
  * output. `results` has room for kiln_program_evidence_output_count items.
+ * Replaying cases 0..index must run at most limits.max_replay_nodes nodes
+ * (the program's node count times index + 1), the limits it was loaded
+ * with: `kiln verify` replays every case in order, so that bounds its
+ * work whatever the artifact holds.
  * @return KILN_OK when the case ran (each result says pass or fail), or
- *         the error that kept it from running (e.g. a guard refused its inputs).
+ *         the error that kept it from running (e.g. a guard refused its
+ *         inputs; KILN_ERR_LIMIT past max_replay_nodes).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_program_replay_evidence(const kiln_program *program, uint32_t index,
                                                                  kiln_evidence_result *results, kiln_error *err);

@@ -33,11 +33,19 @@ static int64_t pick_value(const kiln_dim_decl *d, pick_mode mode, const kiln_gri
     }
 }
 
-/* Odometer over the involved dims; dim i takes counts[i] values picked by modes[i] (and axes[i]). */
+/* How one search pays for its points (see proof_budget.h). */
+typedef struct search_cost {
+    kiln_proof_budget *budget;
+    uint64_t per_point;
+} search_cost;
+
+/* Odometer over the involved dims; dim i takes counts[i] values picked by
+ * modes[i] (and axes[i]). Stops, finding nothing, when the budget cannot
+ * pay for the next point. */
 static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                    const uint32_t *involved, uint32_t involved_count, const pick_mode *modes,
                    const kiln_grid_axis *axes, const uint64_t *counts, kiln_domain_predicate holds, void *context,
-                   int64_t *dim_values, bool *bound)
+                   search_cost cost, int64_t *dim_values, bool *bound)
 {
     uint64_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
     for (uint32_t d = 0; d < dim_count; d++) {
@@ -45,6 +53,8 @@ static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32
         bound[d] = true;
     }
     for (;;) {
+        if (!kiln_proof_budget_spend(cost.budget, cost.per_point))
+            return false;
         for (uint32_t i = 0; i < involved_count; i++)
             dim_values[involved[i]] = pick_value(&dims[involved[i]], modes[i], axes ? &axes[i] : NULL, counters[i]);
         if (!holds(pool, dim_values, bound, context))
@@ -63,14 +73,20 @@ static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32
 bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
                                      uint32_t dim_count, const uint32_t *involved,
                                      uint32_t involved_count, kiln_domain_predicate holds,
-                                     void *context, int64_t *dim_values, bool *bound)
+                                     void *context, kiln_proof_budget *budget, uint64_t point_cost,
+                                     int64_t *dim_values, bool *bound)
 {
     uint64_t points = 1;
     bool exhaustive = true;
     pick_mode modes[KILN_DOMAIN_MAX_INVOLVED];
     uint64_t counts[KILN_DOMAIN_MAX_INVOLVED];
+    kiln_proof_budget own;
     if (involved_count > KILN_DOMAIN_MAX_INVOLVED)
         return false;
+    if (!budget) {
+        kiln_proof_budget_init(&own, KILN_DEFAULT_MAX_PROOF_STEPS);
+        budget = &own;
+    }
     for (uint32_t i = 0; i < involved_count && exhaustive; i++) {
         uint64_t size = value_count(&dims[involved[i]]);
         if (size > KILN_DOMAIN_ENUMERATION_LIMIT || points * size > KILN_DOMAIN_ENUMERATION_LIMIT)
@@ -82,14 +98,14 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
         modes[i] = exhaustive ? PICK_ALL : PICK_SAMPLES;
         counts[i] = exhaustive ? value_count(&dims[involved[i]]) : 4;
     }
-    return search(pool, dims, dim_count, involved, involved_count, modes, NULL, counts, holds, context, dim_values,
-                  bound);
+    return search(pool, dims, dim_count, involved, involved_count, modes, NULL, counts, holds, context,
+                  (search_cost){budget, point_cost}, dim_values, bound);
 }
 
 bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                              const uint32_t *involved, uint32_t involved_count, const kiln_grid_axis *axes,
-                             kiln_domain_predicate holds, void *context, int64_t *dim_values, bool *bound,
-                             bool *searched)
+                             kiln_domain_predicate holds, void *context, kiln_proof_budget *budget,
+                             uint64_t point_cost, int64_t *dim_values, bool *bound, bool *searched)
 {
     pick_mode modes[KILN_DOMAIN_MAX_INVOLVED];
     uint64_t counts[KILN_DOMAIN_MAX_INVOLVED];
@@ -104,7 +120,13 @@ bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *di
             points > KILN_DOMAIN_ENUMERATION_LIMIT)
             return false;
     }
-    *searched = true;
-    return search(pool, dims, dim_count, involved, involved_count, modes, axes, counts, holds, context, dim_values,
-                  bound);
+    kiln_proof_budget own;
+    if (!budget) {
+        kiln_proof_budget_init(&own, KILN_DEFAULT_MAX_PROOF_STEPS);
+        budget = &own;
+    }
+    bool found = search(pool, dims, dim_count, involved, involved_count, modes, axes, counts, holds, context,
+                        (search_cost){budget, point_cost}, dim_values, bound);
+    *searched = found || !budget->exhausted;
+    return found;
 }

@@ -1,8 +1,8 @@
 /*
  * shape_context.h — what a shape rule sees while it derives an output type
  * and proves its preconditions: the expression pool, the declared dims,
- * the node's label and attributes, and (non-strict) where to defer a
- * claim it cannot prove.
+ * the node's label and attributes, (non-strict) where to defer a claim it
+ * cannot prove, and the work budget its proofs draw on.
  */
 #ifndef KILN_LIB_SHAPE_CONTEXT_H
 #define KILN_LIB_SHAPE_CONTEXT_H
@@ -11,6 +11,7 @@
 
 #include "claim_guard.h"
 #include "dim.h"
+#include "proof_budget.h"
 #include "shape_expr.h"
 
 struct kiln_node_attribute;
@@ -28,6 +29,12 @@ typedef struct kiln_shape_context {
      * program. NULL: strict. */
     kiln_guard_list *deferred;
     uint32_t node;
+    /* The budget every search of this program check draws on
+     * (proof_budget.h), shared by all nodes so that it bounds the whole
+     * check. NULL: each claim gets a fresh budget of
+     * KILN_DEFAULT_MAX_PROOF_STEPS (a builder checking one node; the
+     * whole program is checked again with one budget when it is sealed). */
+    kiln_proof_budget *budget;
 } kiln_shape_context;
 
 #endif

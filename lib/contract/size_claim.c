@@ -54,7 +54,16 @@ static bool proven_directly(const kiln_shape_context *ctx, const kiln_interval *
     }
 }
 
-typedef enum verdict { UNDECIDED, PROVEN, REFUTED } verdict;
+typedef enum verdict { UNDECIDED, PROVEN, REFUTED, OUT_OF_BUDGET } verdict;
+
+/* Steps one point of the domain costs: the expression nodes claim_holds evaluates. */
+static uint64_t point_cost(const kiln_shape_context *ctx, const kiln_size_claim *c)
+{
+    uint64_t cost = ctx->pool->items[c->a].tree_size;
+    if (c->kind == KILN_CLAIM_EQUAL)
+        cost += ctx->pool->items[c->b].tree_size;
+    return cost;
+}
 
 static int64_t gcd(int64_t a, int64_t b)
 {
@@ -153,6 +162,59 @@ static int dim_degree(kiln_expr_pool *pool, const kiln_poly *p, uint32_t d, int 
 }
 
 /*
+ * Whether dim d enters `p` only through terms of d alone (c*d, c*d*d),
+ * never with another atom and never inside a division or remainder (the
+ * caller checks that): then P = a*d*d + b*d + (terms without d), and the
+ * minimum of P over d does not depend on the other variables. Sets a and b.
+ */
+static bool separable_quadratic(const kiln_expr_pool *pool, const kiln_poly *p, uint32_t d, int64_t *a, int64_t *b)
+{
+    *a = *b = 0;
+    for (uint32_t t = 0; t < p->term_count; t++) {
+        const kiln_poly_term *term = &p->terms[t];
+        uint32_t uses = 0;
+        for (uint32_t j = 0; j < term->degree; j++) {
+            const kiln_expr *atom = &pool->items[term->atoms[j]];
+            uses += atom->kind == KILN_EXPR_DIM && atom->dim == d;
+        }
+        if (uses == 0)
+            continue;
+        if (uses != term->degree || uses > 2)
+            return false; /* d times another atom, or d cubed */
+        *(uses == 2 ? a : b) = term->coefficient;
+    }
+    return true;
+}
+
+/* a*(2x + m) + b >= 0, i.e. a*x*x + b*x rises (or stays) from x to x + m; for a > 0, x >= 0, m >= 1. */
+static bool rises_after(int64_t a, int64_t b, int64_t x, int64_t m)
+{
+    int64_t twice, span, product, sum;
+    if (__builtin_mul_overflow(x, 2, &twice) || __builtin_add_overflow(twice, m, &span) ||
+        __builtin_mul_overflow(a, span, &product))
+        return true; /* a*(2x + m) is past 2^63, so it outweighs any b */
+    return __builtin_add_overflow(product, b, &sum) || sum >= 0; /* product > 0: only b > 0 can overflow it */
+}
+
+/*
+ * The value of first, first + m, ..., last where a*x*x + b*x (a > 0) is
+ * smallest: its steps f(x + m) - f(x) = m*(a*(2x + m) + b) grow with x,
+ * so it is the first x after which f does not fall (binary search).
+ */
+static int64_t convex_minimum(int64_t a, int64_t b, int64_t first, int64_t last, int64_t m)
+{
+    uint64_t lo = 0, hi = (uint64_t)((last - first) / m); /* the answer's index lies in lo..hi */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rises_after(a, b, first + (int64_t)mid * m, m))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return first + (int64_t)lo * m;
+}
+
+/*
  * The decision procedure (spec/contract.md §4.1). Dims are independent;
  * dim d takes the values first, first+m, ..., last (m its multiple_of).
  * Let P be a - b (EQUAL), a (MULTIPLE_OF) or a - k (AT_LEAST), as a
@@ -171,11 +233,18 @@ static int dim_degree(kiln_expr_pool *pool, const kiln_poly *p, uint32_t d, int 
  *    steps (every k steps of t).
  *  - P >= 0 with no variable squared: P is affine in each, so its minimum
  *    over the box is at a corner (first and last value of each).
+ *    A variable d may also be squared if it is separable
+ *    (separable_quadratic: P = a*d*d + b*d + terms without d): P's
+ *    minimum over d is then at the same value of d whatever the others
+ *    are, the value convex_minimum finds when a > 0, an end when a < 0.
+ *    So sum(d_i*d_i - d_i) >= 0 is decided on one point.
  * The grids are searched with the original expressions, so a
- * counterexample found is a real point of the domain.
+ * counterexample found is a real point of the domain. Their points are
+ * paid for from `budget`; OUT_OF_BUDGET when it runs out.
  */
 static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_size_claim *c,
-                                    const uint32_t *involved, uint32_t involved_count, int64_t *values, bool *bound)
+                                    const uint32_t *involved, uint32_t involved_count, kiln_proof_budget *budget,
+                                    int64_t *values, bool *bound)
 {
     uint32_t target = c->a, k_id;
     kiln_error ignored;
@@ -195,13 +264,18 @@ static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_si
     bool *in_atom = calloc(ctx->dim_count + 1, sizeof *in_atom);
     int64_t period = 1;
     int degree[KILN_DOMAIN_MAX_INVOLVED];
+    bool separable[KILN_DOMAIN_MAX_INVOLVED];
+    int64_t square_coefficient[KILN_DOMAIN_MAX_INVOLVED], linear_coefficient[KILN_DOMAIN_MAX_INVOLVED];
     bool decidable = poly && in_atom && kiln_expr_to_poly(ctx->pool, target, poly) == KILN_OK &&
                      scan_atoms(ctx->pool, poly, 1, &period, in_atom, 0);
     uint64_t classes = 1;
     for (uint32_t i = 0; decidable && i < involved_count; i++) {
         const kiln_dim_decl *dim = &ctx->dims[involved[i]];
         degree[i] = dim_degree(ctx->pool, poly, involved[i], 0);
-        decidable = degree[i] >= 0 && !(c->kind == KILN_CLAIM_AT_LEAST && degree[i] > 1);
+        separable[i] = c->kind == KILN_CLAIM_AT_LEAST && degree[i] > 1 && !in_atom[involved[i]] &&
+                       separable_quadratic(ctx->pool, poly, involved[i], &square_coefficient[i],
+                                           &linear_coefficient[i]);
+        decidable = degree[i] >= 0 && !(c->kind == KILN_CLAIM_AT_LEAST && degree[i] > 1 && !separable[i]);
         if (decidable && in_atom[involved[i]])
             decidable = (period = lcm_capped(period, dim->multiple_of)) > 0;
     }
@@ -220,6 +294,12 @@ static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_si
     kiln_grid_axis axes[KILN_DOMAIN_MAX_INVOLVED];
     verdict result = PROVEN;
     for (;;) {
+        /* Visiting a class costs a step per variable even when it is empty:
+         * 4096 classes of nothing, on every node, would be unbounded work too. */
+        if (!kiln_proof_budget_spend(budget, involved_count)) {
+            result = OUT_OF_BUDGET;
+            break;
+        }
         bool empty = false;
         for (uint32_t i = 0; i < involved_count && !empty; i++) {
             const kiln_dim_decl *dim = &ctx->dims[involved[i]];
@@ -239,15 +319,23 @@ static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_si
                 wanted = (uint64_t)degree[i] + 1;
             else if (c->kind == KILN_CLAIM_MULTIPLE_OF)
                 wanted = in_atom[involved[i]] ? (uint64_t)c->k : (uint64_t)(c->k / gcd(step % c->k, c->k));
-            else
-                wanted = 0; /* AT_LEAST, affine in this variable: its ends */
+            else if (separable[i] && square_coefficient[i] > 0) {
+                first = last = convex_minimum(square_coefficient[i], linear_coefficient[i], first, last, step);
+                wanted = 1;
+            } else
+                wanted = 0; /* AT_LEAST, affine (or concave and separable) in this variable: its ends */
             axes[i] = (kiln_grid_axis){first, step, last, wanted < available ? wanted : available, wanted == 0};
         }
         if (!empty) {
             bool searched;
             if (kiln_domain_search_grid(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, axes,
-                                        claim_holds, (void *)c, values, bound, &searched)) {
+                                        claim_holds, (void *)c, budget, point_cost(ctx, c), values, bound,
+                                        &searched)) {
                 result = REFUTED;
+                break;
+            }
+            if (!searched && budget->exhausted) {
+                result = OUT_OF_BUDGET;
                 break;
             }
             uint64_t grid = 1;
@@ -313,6 +401,26 @@ static void format_dims(const kiln_shape_context *ctx, const uint32_t *involved,
     }
 }
 
+/*
+ * The refusal when the budget ran out before the claim was decided.
+ * `sampled`: the claim was past enumeration, so the search cut short was
+ * only looking for a counterexample, and a larger budget cannot prove it.
+ */
+static kiln_status out_of_budget(const kiln_shape_context *ctx, const kiln_proof_budget *budget, const char *what,
+                                 const uint32_t *involved, uint32_t involved_count, bool sampled, kiln_error *err)
+{
+    char dims[256];
+    format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);
+    return kiln_fail(err, KILN_ERR_LIMIT,
+                     "%s: cannot decide within the proof budget (%llu steps; kiln_limits.max_proof_steps) whether "
+                     "%s over the declared domain (dims: %s); %s",
+                     ctx->node_label, (unsigned long long)budget->limit, what, dims,
+                     sampled ? "the domain is too large to be checked point by point, so a larger budget could "
+                               "only find a counterexample: declare narrower dims or a simpler size"
+                             : "raise kiln_limits.max_proof_steps where the program is loaded, or declare "
+                               "narrower dims");
+}
+
 kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size_claim *claim, const char *what,
                                   const char *advice, kiln_error *err)
 {
@@ -358,9 +466,22 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
         /* else: it holds; only the bounds of its constants overflowed */
         goto done;
     }
-    verdict decided = decide_by_polynomial(ctx, claim, involved, involved_count, values, bound);
+    kiln_proof_budget own, *budget = ctx->budget;
+    if (!budget) {
+        kiln_proof_budget_init(&own, KILN_DEFAULT_MAX_PROOF_STEPS);
+        budget = &own;
+    }
+    verdict decided = decide_by_polynomial(ctx, claim, involved, involved_count, budget, values, bound);
     if (decided == PROVEN)
         goto done;
+    /* Out of budget is refused even when non-strict: whether a claim
+     * becomes a guard must not depend on the budget of the runtime that
+     * checks the program, or one runtime would store guards another
+     * proves or misses. */
+    if (decided == OUT_OF_BUDGET) {
+        status = out_of_budget(ctx, budget, what, involved, involved_count, false, err);
+        goto done;
+    }
     if (ctx->deferred) {
         /* Non-strict: the claim becomes a runtime guard instead of a refusal. */
         kiln_runtime_guard guard = {ctx->node, claim->kind, claim->a, claim->b, claim->k, (char *)what};
@@ -369,13 +490,16 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
     }
     if (decided == REFUTED ||
         kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, claim_holds,
-                                        (void *)claim, values, bound)) {
+                                        (void *)claim, budget, point_cost(ctx, claim), values, bound)) {
         char dims[256], point[256];
         format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);
         format_dims(ctx, involved, involved_count, values, point, sizeof point);
         status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                            "%s: cannot prove that %s over the declared domain (dims: %s); counterexample: %s%s%s",
                            ctx->node_label, what, dims, point, sep, advice);
+    } else if (budget->exhausted) {
+        status = out_of_budget(ctx, budget, what, involved, involved_count,
+                               points > KILN_DOMAIN_ENUMERATION_LIMIT, err);
     } else if (points > KILN_DOMAIN_ENUMERATION_LIMIT) {
         char dims[256];
         format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);

@@ -20,6 +20,11 @@
  *   "<node>: cannot prove that <what> over the declared domain (dims: ...);
  *    counterexample: n=3. <advice>"
  * or, when no dim is involved, "<node>: it is not true that <what>. <advice>".
+ * Every point looked at is paid for from ctx->budget (proof_budget.h);
+ * when it runs out before the claim is decided, strict or not, fail with
+ * KILN_ERR_LIMIT: "<node>: cannot decide within the proof budget (N
+ * steps; kiln_limits.max_proof_steps) whether <what> over the declared
+ * domain (dims: ...); ...".
  * `what` states the claim in words ("x axis 1 size c is divisible by 2");
  * `advice` (may be NULL) suggests a declaration; the domain is never
  * narrowed silently. When the context is non-strict (ctx->deferred), a

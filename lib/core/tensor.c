@@ -13,6 +13,7 @@ kiln_status kiln_shape_sizes(kiln_dtype dtype, uint32_t rank, const int64_t *sha
 {
     size_t element_size = kiln_dtype_size(dtype);
     uint64_t count = 1, bytes;
+    bool empty = false;
     if (element_size == 0)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown dtype code %d", (int)dtype);
     if (rank > KILN_MAX_RANK)
@@ -21,9 +22,16 @@ kiln_status kiln_shape_sizes(kiln_dtype dtype, uint32_t rank, const int64_t *sha
         if (shape[i] < 0)
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "axis %u has negative extent %lld",
                              i, (long long)shape[i]);
+        empty = empty || shape[i] == 0;
+    }
+    /* A zero extent anywhere means no elements, whatever the others: the
+     * product is not formed, so (H, H, 0) is not refused as an overflow
+     * while (0, H, H), whose running product stays 0, is accepted. */
+    for (uint32_t i = 0; !empty && i < rank; i++)
         if (!kiln_mul_u64(count, (uint64_t)shape[i], &count))
             return kiln_fail(err, KILN_ERR_LIMIT, "element count overflows 64 bits");
-    }
+    if (empty)
+        count = 0;
     if (!kiln_mul_u64(count, element_size, &bytes) || bytes > SIZE_MAX)
         return kiln_fail(err, KILN_ERR_LIMIT, "tensor of %llu elements is too large to address",
                          (unsigned long long)count);

@@ -99,19 +99,19 @@ static bool dim_bindable_from_inputs(const kiln_model *m, uint32_t dim)
  * negative for p, q >= 1, though its interval reaches below 0).
  */
 static kiln_status check_axis_size(kiln_model *m, const char *label, uint32_t axis, const kiln_interval *ranges,
-                                   kiln_error *err)
+                                   kiln_proof_budget *budget, kiln_error *err)
 {
     kiln_interval bounds;
     if (!kiln_expr_bounds(&m->exprs, axis, ranges, &bounds))
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: size can overflow 64 bits over the domain", label);
     if (bounds.lo >= 0)
         return KILN_OK;
-    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0, NULL, 0};
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0, NULL, 0, budget};
     kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, axis, 0, 0};
     return kiln_prove_size_claim(&ctx, &claim, "the size is not negative", NULL, err);
 }
 
-static kiln_status check_inputs(kiln_model *m, kiln_interval *ranges, kiln_error *err)
+static kiln_status check_inputs(kiln_model *m, kiln_interval *ranges, kiln_proof_budget *budget, kiln_error *err)
 {
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_input_decl *in = &m->inputs[i];
@@ -132,7 +132,7 @@ static kiln_status check_inputs(kiln_model *m, kiln_interval *ranges, kiln_error
                 return kiln_fail(err, KILN_ERR_MALFORMED, "input '%s' axis %u: bad expression id", in->name, a);
             char label[96];
             snprintf(label, sizeof label, "input '%s' axis %u", in->name, a);
-            KILN_TRY(check_axis_size(m, label, axis, ranges, err));
+            KILN_TRY(check_axis_size(m, label, axis, ranges, budget, err));
             for (uint32_t d = 0; d < m->dim_count; d++)
                 if (kiln_expr_uses_dim(&m->exprs, axis, d) && !dim_bindable_from_inputs(m, d))
                     return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
@@ -198,7 +198,7 @@ static kiln_status check_value_names_unique(const kiln_model *m, kiln_error *err
 
 /* `unproven` collects, for a non-strict model, what the shape rules could not prove. */
 static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_guard_list *unproven,
-                               kiln_error *err)
+                               kiln_proof_budget *budget, kiln_error *err)
 {
     const kiln_value_type *operand_types[64];
     uint32_t first = kiln_model_first_node_value(m);
@@ -228,14 +228,15 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
         kiln_shape_context ctx = {&m->exprs,        m->dims,
                                   m->dim_count,     label,
                                   node->attributes, node->attribute_count,
-                                  m->non_strict ? unproven : NULL, n};
+                                  m->non_strict ? unproven : NULL, n,
+                                  budget};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
         KILN_TRY(kiln_shape_make_canonical(&m->exprs, &result->shape, err));
         for (uint32_t a = 0; a < result->shape.rank; a++) {
             char axis_label[128];
             snprintf(axis_label, sizeof axis_label, "%s: output axis %u", label, a);
-            KILN_TRY(check_axis_size(m, axis_label, result->shape.axes[a], ranges, err));
+            KILN_TRY(check_axis_size(m, axis_label, result->shape.axes[a], ranges, budget, err));
         }
     }
     return KILN_OK;
@@ -259,9 +260,11 @@ static kiln_status check_outputs(const kiln_model *m, kiln_error *err)
     return KILN_OK;
 }
 
-kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
+kiln_status kiln_model_infer(kiln_model *m, uint64_t max_proof_steps, kiln_error *err)
 {
     kiln_status status;
+    kiln_proof_budget budget; /* one for the whole program, so that it bounds the whole check */
+    kiln_proof_budget_init(&budget, max_proof_steps);
     kiln_interval *ranges = malloc((m->dim_count ? m->dim_count : 1) * sizeof *ranges);
     free(m->value_types);
     m->value_types = calloc(kiln_model_value_count(m) ? kiln_model_value_count(m) : 1,
@@ -276,7 +279,7 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         ranges[d].hi = m->dims[d].max;
     }
     if (status == KILN_OK)
-        status = check_inputs(m, ranges, err);
+        status = check_inputs(m, ranges, &budget, err);
     if (status == KILN_OK)
         status = kiln_model_check_semantic_checks(m, err);
     /* Artifacts written before expressions were canonical may store an
@@ -291,7 +294,7 @@ kiln_status kiln_model_infer(kiln_model *m, kiln_error *err)
         status = check_value_names_unique(m, err);
     kiln_guard_list unproven = {0};
     if (status == KILN_OK)
-        status = check_nodes(m, ranges, &unproven, err);
+        status = check_nodes(m, ranges, &unproven, &budget, err);
     if (status == KILN_OK)
         status = kiln_runtime_guards_check(m, &unproven, err);
     kiln_guard_list_release(&unproven);

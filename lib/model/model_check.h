@@ -12,9 +12,12 @@
 /*
  * Check the whole model and derive value_types: names, dims, inputs
  * (axes are constants or declared dims, or expressions over dims that
- * also appear bare), weights, op arity and shape rules, outputs.
+ * also appear bare), weights, op arity and shape rules, outputs. Every
+ * proof of the check draws on one budget of `max_proof_steps`
+ * (kiln_limits.max_proof_steps; proof_budget.h): a claim still undecided
+ * when it runs out refuses the program with KILN_ERR_LIMIT.
  */
-kiln_status kiln_model_infer(kiln_model *m, kiln_error *err);
+kiln_status kiln_model_infer(kiln_model *m, uint64_t max_proof_steps, kiln_error *err);
 
 /* Each check refers to an input once, in input order, and fits its dtype. */
 kiln_status kiln_model_check_semantic_checks(const kiln_model *m, kiln_error *err);

@@ -9,6 +9,7 @@
 #include "dtype.h"
 #include "format/error.h"
 #include "half.h"
+#include "integer_range.h"
 
 void kiln_input_check_release(kiln_input_check_decl *check)
 {
@@ -54,58 +55,74 @@ kiln_status kiln_input_check_copy(uint32_t input, const kiln_input_check *from, 
 
 /* ---------------------------------------------------------- enforcing */
 
-/* Element `i` as a double, and (for integer dtypes) exactly as an int64. */
-static double element(const kiln_tensor *t, uint64_t i, int64_t *exact, bool *exact_ok)
+/* One input value: a double for every dtype, and for integer dtypes (bool
+ * included) the exact value, signed or unsigned as its dtype is. */
+typedef struct element_value {
+    double real;
+    bool integer;
+    bool is_unsigned;
+    int64_t s; /* integer && !is_unsigned */
+    uint64_t u; /* integer && is_unsigned */
+} element_value;
+
+static element_value element(const kiln_tensor *t, uint64_t i)
 {
     const uint8_t *p = (const uint8_t *)t->data + i * kiln_dtype_size(t->dtype);
-    *exact_ok = true;
+    element_value e = {.real = NAN};
     switch (t->dtype) {
-#define INTEGER(CODE, T)                       \
-    case CODE: {                               \
-        T v;                                   \
-        memcpy(&v, p, sizeof v);               \
-        *exact = (int64_t)v;                   \
-        return (double)v;                      \
+#define SIGNED(CODE, T)                                          \
+    case CODE: {                                                 \
+        T v;                                                     \
+        memcpy(&v, p, sizeof v);                                 \
+        return (element_value){(double)v, true, false, v, 0};    \
     }
-        INTEGER(KILN_I8, int8_t)
-        INTEGER(KILN_I16, int16_t)
-        INTEGER(KILN_I32, int32_t)
-        INTEGER(KILN_I64, int64_t)
-        INTEGER(KILN_U8, uint8_t)
-        INTEGER(KILN_U16, uint16_t)
-        INTEGER(KILN_U32, uint32_t)
-        INTEGER(KILN_BOOL, uint8_t)
-#undef INTEGER
-    case KILN_U64: {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        *exact_ok = v <= INT64_MAX;
-        *exact = (int64_t)(v & INT64_MAX);
-        return (double)v;
+#define UNSIGNED(CODE, T)                                        \
+    case CODE: {                                                 \
+        T v;                                                     \
+        memcpy(&v, p, sizeof v);                                 \
+        return (element_value){(double)v, true, true, 0, v};     \
     }
+        SIGNED(KILN_I8, int8_t)
+        SIGNED(KILN_I16, int16_t)
+        SIGNED(KILN_I32, int32_t)
+        SIGNED(KILN_I64, int64_t)
+        UNSIGNED(KILN_U8, uint8_t)
+        UNSIGNED(KILN_U16, uint16_t)
+        UNSIGNED(KILN_U32, uint32_t)
+        UNSIGNED(KILN_U64, uint64_t)
+        UNSIGNED(KILN_BOOL, uint8_t)
+#undef SIGNED
+#undef UNSIGNED
     case KILN_F32: {
         float v;
         memcpy(&v, p, sizeof v);
-        *exact_ok = false;
-        return v;
+        e.real = v;
+        return e;
     }
     case KILN_F64: {
         double v;
         memcpy(&v, p, sizeof v);
-        *exact_ok = false;
-        return v;
+        e.real = v;
+        return e;
     }
     case KILN_F16:
     case KILN_BF16: {
         uint16_t v;
         memcpy(&v, p, sizeof v);
-        *exact_ok = false;
-        return t->dtype == KILN_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
+        e.real = t->dtype == KILN_F16 ? kiln_f16_to_f32(v) : kiln_bf16_to_f32(v);
+        return e;
     }
     default:
-        *exact_ok = false;
-        return NAN;
+        return e;
     }
+}
+
+/* Integers are compared exactly (integer_range.h); through double, 2^53 + 1 passed 0..2^53. */
+static bool in_range(const kiln_input_check_decl *c, const element_value *e)
+{
+    if (!e->integer)
+        return e->real >= c->min && e->real <= c->max; /* NaN is outside */
+    return e->is_unsigned ? kiln_u64_in_range(e->u, c->min, c->max) : kiln_i64_in_range(e->s, c->min, c->max);
 }
 
 /* "[1, 2]": the multi-index of flat element `i`. */
@@ -124,8 +141,11 @@ static void format_index(const kiln_tensor *t, uint64_t i, char *out, size_t siz
         snprintf(out + used, size - used, "]");
 }
 
-static bool in_categories(const kiln_input_check_decl *c, int64_t value)
+static bool in_categories(const kiln_input_check_decl *c, const element_value *e)
 {
+    if (!e->integer || (e->is_unsigned && e->u > INT64_MAX))
+        return false; /* categories are int64 */
+    int64_t value = e->is_unsigned ? (int64_t)e->u : e->s;
     return bsearch(&value, c->categories, c->category_count, sizeof value, compare_i64) != NULL;
 }
 
@@ -133,25 +153,26 @@ kiln_status kiln_input_check_enforce(const kiln_input_check_decl *c, const char 
                                      kiln_error *err)
 {
     for (uint64_t i = 0; i < t->element_count; i++) {
-        int64_t exact = 0;
-        bool exact_ok = false;
-        double v = element(t, i, &exact, &exact_ok);
+        element_value e = element(t, i);
         const char *rule = NULL;
         char detail[160] = "";
-        if (c->finite_only && !isfinite(v))
+        if (c->finite_only && !isfinite(e.real))
             rule = "is not finite";
-        else if (c->has_range && !(v >= c->min && v <= c->max))
+        else if (c->has_range && !in_range(c, &e))
             snprintf(detail, sizeof detail, "is outside the range %.17g..%.17g", c->min, c->max), rule = detail;
-        else if (c->category_count && !(exact_ok && in_categories(c, exact)))
+        else if (c->category_count && !in_categories(c, &e))
             rule = "is not one of the declared categories";
         if (!rule)
             continue;
         char where[KILN_MAX_RANK * 22 + 4];
         format_index(t, i, where, sizeof where);
-        if (exact_ok)
+        if (e.integer && e.is_unsigned)
+            return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %llu %s", name, where,
+                             (unsigned long long)e.u, rule);
+        if (e.integer)
             return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %lld %s", name, where,
-                             (long long)exact, rule);
-        return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %.17g %s", name, where, v, rule);
+                             (long long)e.s, rule);
+        return kiln_fail(err, KILN_ERR_INPUT_CHECK, "input '%s' element %s: %.17g %s", name, where, e.real, rule);
     }
     return KILN_OK;
 }

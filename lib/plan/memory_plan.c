@@ -15,18 +15,31 @@ typedef struct slot {
     uint64_t offset;
 } slot;
 
-/* Bytes of value `v` at the domain's upper bound. */
+/*
+ * Bytes of value `v` at the domain's upper bound. An axis whose upper
+ * bound is 0 makes the value empty at every point, whatever the other
+ * extents: it needs no bytes, so the product is not even formed ([H, 0]
+ * with a huge H was refused as an overflow while [0, H] was accepted).
+ */
 static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ranges, uint32_t v,
                                    const kiln_limits *limits, uint64_t *out, kiln_error *err)
 {
     const kiln_value_type *type = &m->value_types[v];
-    uint64_t bytes = kiln_dtype_size(type->dtype);
+    uint64_t extents[KILN_MAX_RANK];
+    bool empty = false;
+    if (type->shape.rank > KILN_MAX_RANK)
+        return kiln_fail(err, KILN_ERR_LIMIT, "value %u: rank %u exceeds %d", v, type->shape.rank, KILN_MAX_RANK);
     for (uint32_t a = 0; a < type->shape.rank; a++) {
         kiln_interval bounds;
-        if (!kiln_expr_bounds(&m->exprs, type->shape.axes[a], ranges, &bounds) || bounds.hi < 0 ||
-            !kiln_mul_u64(bytes, (uint64_t)bounds.hi, &bytes))
-            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the domain's upper bound overflows", v);
+        if (!kiln_expr_bounds(&m->exprs, type->shape.axes[a], ranges, &bounds) || bounds.hi < 0)
+            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: the upper bound of axis %u overflows", v, a);
+        extents[a] = (uint64_t)bounds.hi;
+        empty = empty || bounds.hi == 0;
     }
+    uint64_t bytes = empty ? 0 : kiln_dtype_size(type->dtype);
+    for (uint32_t a = 0; !empty && a < type->shape.rank; a++)
+        if (!kiln_mul_u64(bytes, extents[a], &bytes))
+            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the domain's upper bound overflows", v);
     if (bytes > limits->max_arena_bytes || !kiln_align_up_u64(bytes, KILN_ARENA_ALIGNMENT, &bytes))
         return kiln_fail(err, KILN_ERR_LIMIT, "value %u needs %llu bytes, over the arena limit of %llu",
                          v, (unsigned long long)bytes, (unsigned long long)limits->max_arena_bytes);

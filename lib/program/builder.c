@@ -553,7 +553,7 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     kiln_value_type result;
     kiln_shape_context ctx = {&m->exprs,        m->dims,         m->dim_count,
                               label,            owned_attributes, attribute_count,
-                              m->non_strict ? &m->guards : NULL, m->node_count};
+                              m->non_strict ? &m->guards : NULL, m->node_count, NULL};
     uint32_t guards_before = m->guards.count;
     if (status == KILN_OK)
         status = op->infer(&ctx, operand_types, input_count, &result, err);
@@ -815,7 +815,8 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         kiln_model_release(out);
         return no_memory(err);
     }
-    return kiln_model_infer(out, err);
+    /* The default budget: an artifact the default loader cannot check is not written. */
+    return kiln_model_infer(out, KILN_DEFAULT_MAX_PROOF_STEPS, err);
 }
 
 void kiln_save_options_default(kiln_save_options *options)

@@ -224,6 +224,6 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         return kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",
                          (unsigned long long)values, limits->max_values);
     *weight_section = (uint32_t)index_of[WDAT];
-    KILN_TRY(kiln_model_infer(m, err));
+    KILN_TRY(kiln_model_infer(m, limits->max_proof_steps, err));
     return kiln_section_check_half_feature(c, m, report, err);
 }

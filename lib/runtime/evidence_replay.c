@@ -22,12 +22,38 @@ uint32_t kiln_program_evidence_output_count(const kiln_program *p, uint32_t inde
     return index < p->model.evidence_count ? p->model.evidence[index].output_count : 0;
 }
 
+/*
+ * The replay budget (issue 20, point 10): an artifact may hold 1024 cases
+ * of a 10^6-node program, 15 minutes of `kiln verify` at 1.3 s a case.
+ * Case `index` runs only if cases 0..index together run at most
+ * max_replay_nodes nodes. Counting the cases before it, rather than
+ * keeping a running total, keeps the program immutable and shareable
+ * across threads, and bounds any caller that replays the cases in order,
+ * as `kiln verify` does; nodes, not elements, because an element count is
+ * known only once a case's inputs bind the dims, and a session's work per
+ * node is already bounded by its arena (max_arena_bytes).
+ */
+static kiln_status check_replay_budget(const kiln_program *p, uint32_t index, kiln_error *err)
+{
+    uint64_t nodes = p->model.node_count ? p->model.node_count : 1;
+    uint64_t total = nodes * ((uint64_t)index + 1); /* both below 2^32: no overflow */
+    if (total <= p->limits.max_replay_nodes)
+        return KILN_OK;
+    return kiln_fail(err, KILN_ERR_LIMIT,
+                     "evidence '%s' (case %u of %u) is not replayed: replaying cases 0..%u of this %u-node program "
+                     "runs %llu nodes, over kiln_limits.max_replay_nodes (%llu); load it with a larger limit to "
+                     "replay this case",
+                     p->model.evidence[index].name, index, p->model.evidence_count, index, p->model.node_count,
+                     (unsigned long long)total, (unsigned long long)p->limits.max_replay_nodes);
+}
+
 kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, kiln_evidence_result *results,
                                          kiln_error *err)
 {
     if (index >= p->model.evidence_count)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence case %u does not exist (%u cases)", index,
                          p->model.evidence_count);
+    KILN_TRY(check_replay_budget(p, index, err));
     const kiln_evidence_case *c = &p->model.evidence[index];
     kiln_session *session;
     KILN_TRY(kiln_session_new(p, NULL, &session, err));

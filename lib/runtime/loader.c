@@ -16,6 +16,7 @@
 #include "loader.h"
 #include "program.h"
 #include "program_info.h"
+#include "proof_budget.h"
 #include "report.h"
 #include "section_decode.h"
 #include "sections.h"
@@ -41,6 +42,11 @@ void kiln_limits_default(kiln_limits *limits)
     limits->max_decompressed_bytes = UINT64_C(16) << 30;
     limits->max_decompressed_program_bytes = UINT64_C(256) << 20;
     limits->max_arena_bytes = UINT64_C(4) << 30;
+    limits->max_proof_steps = KILN_DEFAULT_MAX_PROOF_STEPS;
+    /* Every case of a program of up to 1024 nodes (an artifact holds at
+     * most max_outputs = 1024 cases); one case of a 10^6-node program,
+     * which runs in about 1.3 s here. */
+    limits->max_replay_nodes = UINT64_C(1) << 20;
 }
 
 void kiln_load_options_default(kiln_load_options *options)

@@ -247,7 +247,13 @@ static void version_describes_the_runtime(void **state)
     for (size_t i = 0; json_at(ops, i); i++)
         found_neg = found_neg || strcmp(json_get(json_at(ops, i), "name")->string, "neg") == 0;
     assert_true(found_neg);
-    assert_true(json_get(json_get(json, "limits"), "max_nodes")->number > 0);
+    const json_value *limits = json_get(json, "limits");
+    assert_true(json_get(limits, "max_nodes")->number > 0);
+    /* The work budgets of issue 20 are limits like the others. */
+    assert_non_null(json_get(limits, "max_proof_steps"));
+    assert_true(json_get(limits, "max_proof_steps")->number == 100000000);
+    assert_non_null(json_get(limits, "max_replay_nodes"));
+    assert_true(json_get(limits, "max_replay_nodes")->number == 1048576);
     json_free(json);
     run(&r, "'%s' version --bogus", kiln_binary);
     assert_int_equal(r.exit_code, 2);

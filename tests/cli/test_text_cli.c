@@ -422,6 +422,61 @@ static void help_exits_0_and_files_rejected_exit_1(void **state)
     assert_int_equal(r.exit_code, 1);
 }
 
+/*
+ * Write `name`: `dims` dims d_i in 0..10 bound by rank-8 inputs, and an
+ * input x whose one axis is the sum of `term` over the dims (the term
+ * names its dim through every %s), then neg(x). Issue 20, point 1.
+ */
+static void write_sum_of_terms(const char *name, int dims, const char *term)
+{
+    static char text[16384];
+    char axis[8192] = "";
+    size_t used = (size_t)snprintf(text, sizeof text, "kiln 1.0\nprogram \"prover\"\n");
+    for (int d = 0; d < dims; d++) {
+        char dim[16];
+        snprintf(dim, sizeof dim, "d%d", d);
+        used += (size_t)snprintf(text + used, sizeof text - used, "dim %s in 0..10\n", dim);
+        size_t at = strlen(axis);
+        at += (size_t)snprintf(axis + at, sizeof axis - at, "%s", d ? " + " : "");
+        snprintf(axis + at, sizeof axis - at, term, dim, dim, dim, dim, dim);
+    }
+    for (int i = 0; i * 8 < dims; i++) {
+        used += (size_t)snprintf(text + used, sizeof text - used, "input bind%d: f32[", i);
+        for (int a = 0; a < 8; a++)
+            used += (size_t)snprintf(text + used, sizeof text - used, "%sd%d", a ? ", " : "",
+                                     8 * i + a < dims ? 8 * i + a : dims - 1);
+        used += (size_t)snprintf(text + used, sizeof text - used, "]\n");
+    }
+    snprintf(text + used, sizeof text - used, "input x: f32[%s]\n%%0 = neg(x)\noutput y = %%0\n", axis);
+    write_work_file(name, text);
+}
+
+/*
+ * Issue 20, point 1, from text: a never-negative axis the prover used to
+ * search 4^24 sample points for (hours) is decided at once, and what it
+ * still cannot decide stops at the proof budget with a message naming
+ * the limit. Before the fix the 10-dim text was refused after 4^10 points.
+ */
+static void assembling_a_hard_size_claim_is_bounded(void **state)
+{
+    (void)state;
+    command_result r;
+    write_sum_of_terms("squares10.ktxt", 10, "%s*%s - %s");
+    run(&r, "'%s' asm squares10.ktxt -o squares10.kiln", kiln_binary);
+    assert_string_equal(r.err, "");
+    assert_int_equal(r.exit_code, 0);
+    write_sum_of_terms("squares.ktxt", 24, "%s*%s - %s");
+    run(&r, "'%s' asm squares.ktxt -o squares.kiln && '%s' inspect squares.kiln", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "x");
+    write_sum_of_terms("cubes.ktxt", 24, "%s*%s*%s - %s*%s");
+    run(&r, "'%s' asm cubes.ktxt -o cubes.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "input 'x' axis 0: cannot decide within the proof budget (100000000 steps; "
+                           "kiln_limits.max_proof_steps) whether the size is not negative");
+    assert_false(exists("cubes.kiln"));
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -451,6 +506,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(evidence_errors_and_failures),
         cmocka_unit_test(usage_errors_exit_2),
         cmocka_unit_test(help_exits_0_and_files_rejected_exit_1),
+        cmocka_unit_test(assembling_a_hard_size_claim_is_bounded),
     };
     int failures = cmocka_run_group_tests(tests, NULL, NULL);
     harness_cleanup();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <kiln/kiln.h>
 
@@ -510,6 +511,132 @@ static void claims_are_decided_beyond_enumeration(void **state)
     assert_non_null(strstr(err.message, "counterexample: p=1000, q=1"));
 }
 
+/*
+ * Issue 20, point 1: `dims` dims d_i in 0..10, bound by rank-8 inputs, and
+ * an input x whose one axis is the sum over i of `term` with d_i for each
+ * %s (e.g. "%s*%s - %s"), then neg(x). Encoding seals it, which checks the
+ * whole program with the builder's default proof budget.
+ */
+static kiln_status build_sum_of_terms(int dims, const char *term, void **bytes, size_t *size, kiln_error *err)
+{
+    kiln_builder *b;
+    kiln_value v, y;
+    char name[16], shape[256], axis[4096] = "[";
+    assert_int_equal(kiln_builder_new("prover_budget", &b, err), KILN_OK);
+    for (int d = 0; d < dims; d++) {
+        snprintf(name, sizeof name, "d%d", d);
+        assert_int_equal(kiln_builder_add_dim(b, name, 0, 10, err), KILN_OK);
+        size_t used = strlen(axis);
+        used += (size_t)snprintf(axis + used, sizeof axis - used, "%s", d ? " + " : "");
+        /* the term names the dim up to five times */
+        snprintf(axis + used, sizeof axis - used, term, name, name, name, name, name);
+    }
+    strcat(axis, "]");
+    for (int i = 0; i * 8 < dims; i++) {
+        size_t used = (size_t)snprintf(shape, sizeof shape, "[");
+        for (int a = 0; a < 8; a++)
+            used += (size_t)snprintf(shape + used, sizeof shape - used, "%sd%d", a ? ", " : "",
+                                     8 * i + a < dims ? 8 * i + a : dims - 1);
+        strcat(shape, "]");
+        snprintf(name, sizeof name, "bind%d", i);
+        assert_int_equal(kiln_builder_add_input(b, name, KILN_F32, shape, &v, err), KILN_OK);
+    }
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, axis, &v, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &v, &y, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
+    *bytes = NULL;
+    kiln_status status = kiln_builder_encode(b, bytes, size, err);
+    kiln_builder_free(b);
+    return status;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/*
+ * Issue 20, point 1. sum(d_i*d_i - d_i) is never negative, but its
+ * interval reaches below 0, so "the size is not negative" goes to the
+ * prover. It used to be undecided (a squared variable) and the
+ * counterexample search walked all 4^N sample points (N = 24: hours);
+ * each square of one dim alone is now minimised exactly (spec/contract.md
+ * §4.1), so it is decided on one point, and what is still undecided
+ * stops at the proof budget.
+ */
+static void sums_of_squares_are_decided_and_searches_are_bounded(void **state)
+{
+    (void)state;
+    kiln_error err;
+    void *bytes;
+    size_t size;
+    struct timespec start;
+    /* Decided exactly: accepted (refused as too many points before), and refused at the real minimum. */
+    assert_int_equal(build_sum_of_terms(10, "%s*%s - %s", &bytes, &size, &err), KILN_OK);
+    free(bytes);
+    assert_int_equal(build_sum_of_terms(3, "%s*(%s - 1)", &bytes, &size, &err), KILN_OK);
+    free(bytes);
+    assert_int_equal(build_sum_of_terms(10, "%s*%s - 2*%s", &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "input 'x' axis 0: cannot prove that the size is not negative"));
+    assert_non_null(strstr(err.message, "counterexample: d0=1, d1=1, d2=1"));
+    assert_int_equal(build_sum_of_terms(2, "7*%s - %s*%s", &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: d0=10, d1=0")); /* concave: at an end */
+
+    /* The artifact of the issue: 24 dims; built, loaded and checked again in well under a second. */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    assert_int_equal(build_sum_of_terms(24, "%s*%s - %s", &bytes, &size, &err), KILN_OK);
+    kiln_program *program;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    kiln_program_free(program);
+    free(bytes);
+    assert_true(seconds_since(&start) < 10);
+
+    /* Cubes are still undecided: the search stops at the budget, with a message naming the limit. */
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    assert_int_equal(build_sum_of_terms(24, "%s*%s*%s - %s*%s", &bytes, &size, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "input 'x' axis 0: cannot decide within the proof budget (100000000 steps; "
+                                        "kiln_limits.max_proof_steps) whether the size is not negative over the "
+                                        "declared domain (dims: d0 in 0..10, "));
+    assert_true(seconds_since(&start) < 10);
+}
+
+/* The proof budget is a load limit: a program whose check needs a search loads only with the steps it needs. */
+static void the_proof_budget_is_a_load_limit(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_builder *b;
+    kiln_value s, x, y;
+    void *bytes;
+    size_t size;
+    kiln_program *program = NULL;
+    assert_int_equal(kiln_builder_new("budget", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "p", 0, 1000, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "q", 1, 1000, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "s", KILN_F32, "[p, q]", &s, &err), KILN_OK);
+    /* never negative, though its interval is: decided on the 4 corners */
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[p*q - p]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+
+    kiln_load_options options;
+    kiln_load_options_default(&options);
+    assert_int_equal(options.limits.max_proof_steps, 100000000);
+    options.limits.max_proof_steps = 3; /* less than one corner costs (the tree p*q - p) */
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, &err), KILN_ERR_LIMIT);
+    assert_null(program);
+    assert_non_null(strstr(err.message, "input 'x' axis 0: cannot decide within the proof budget (3 steps; "
+                                        "kiln_limits.max_proof_steps) whether the size is not negative"));
+    options.limits.max_proof_steps = 100; /* four corners of 5 steps, and the one residue class */
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, &err), KILN_OK);
+    kiln_program_free(program);
+    free(bytes);
+}
+
 /* matmul of a: [3, k] by w: [4, 5] for k in 2..8, strict or not. */
 static kiln_status build_inner_k(bool strict, kiln_program **program, kiln_error *err)
 {
@@ -950,6 +1077,129 @@ static void semantic_checks_guard_values(void **state)
 }
 
 /* Checks are part of the contract, so they are part of the program identity. */
+/* A session over identity(v), v: dtype[1], with the range min..max on v. */
+static kiln_session *range_checked_session(kiln_dtype dtype, double min, double max, kiln_program **program)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value v, y;
+    assert_int_equal(kiln_builder_new("range", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "v", dtype, "[1]", &v, &err), KILN_OK);
+    kiln_input_check check;
+    kiln_input_check_default(&check);
+    check.has_range = true;
+    check.min = min;
+    check.max = max;
+    assert_int_equal(kiln_builder_set_input_check(b, "v", &check, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "identity", 1, &v, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_session *session = session_from_builder(b, program);
+    kiln_builder_free(b);
+    return session;
+}
+
+/* Run with v = the 8 bytes at `value` (an int64_t or a uint64_t). */
+static kiln_status run_with(kiln_session *session, kiln_dtype dtype, const void *value, kiln_error *err)
+{
+    kiln_tensor *v = make_tensor(dtype, 1, (int64_t[]){1}, 0);
+    memcpy(kiln_tensor_data(v), value, 8);
+    kiln_status status = kiln_session_set_input(session, "v", v, err);
+    if (status == KILN_OK)
+        status = kiln_session_run(session, err);
+    kiln_tensor_free(v);
+    return status;
+}
+
+static void expect_i64(kiln_session *session, int64_t value, bool inside)
+{
+    kiln_error err;
+    kiln_status status = run_with(session, KILN_I64, &value, &err);
+    if (status != (inside ? KILN_OK : KILN_ERR_INPUT_CHECK))
+        fail_msg("i64 %lld: expected %s, got %d (%s)", (long long)value, inside ? "inside" : "outside", (int)status,
+                 status ? err.message : "");
+}
+
+static void expect_u64(kiln_session *session, uint64_t value, bool inside)
+{
+    kiln_error err;
+    kiln_status status = run_with(session, KILN_U64, &value, &err);
+    if (status != (inside ? KILN_OK : KILN_ERR_INPUT_CHECK))
+        fail_msg("u64 %llu: expected %s, got %d (%s)", (unsigned long long)value, inside ? "inside" : "outside",
+                 (int)status, status ? err.message : "");
+}
+
+/*
+ * Issue 20, point 9: integer values are compared with the range exactly,
+ * not through double (where 2^53 + 1 rounds to 2^53 and passed 0..2^53),
+ * at the boundaries of i64 and u64 and past them.
+ */
+static void integer_ranges_are_compared_exactly(void **state)
+{
+    (void)state;
+    kiln_program *program;
+    kiln_error err;
+    const int64_t two_53 = INT64_C(1) << 53;
+    kiln_session *s = range_checked_session(KILN_I64, 0, 9007199254740992.0, &program); /* 0..2^53 */
+    expect_i64(s, two_53, true);
+    expect_i64(s, 0, true);
+    expect_i64(s, two_53 + 1, false);
+    int64_t value = two_53 + 1;
+    assert_int_equal(run_with(s, KILN_I64, &value, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message, "input 'v' element [0]: 9007199254740993 is outside the range 0..9007199254740992");
+    expect_i64(s, -1, false);
+    expect_i64(s, INT64_MAX, false);
+    expect_i64(s, INT64_MIN, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+
+    /* -2^53..2^63 - 1024 (the largest double below 2^63), fractional bounds, the whole of i64. */
+    s = range_checked_session(KILN_I64, -9007199254740992.0, 9223372036854774784.0, &program);
+    expect_i64(s, -two_53, true);
+    expect_i64(s, -two_53 - 1, false); /* rounds to -2^53 in double */
+    expect_i64(s, INT64_C(9223372036854774784), true);
+    expect_i64(s, INT64_C(9223372036854774785), false); /* rounds to the bound in double */
+    expect_i64(s, INT64_MAX, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_I64, -0.5, 10.5, &program);
+    expect_i64(s, -1, false);
+    expect_i64(s, 0, true);
+    expect_i64(s, 10, true);
+    expect_i64(s, 11, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_I64, -INFINITY, 9223372036854775808.0, &program); /* ..2^63: all of i64 */
+    expect_i64(s, INT64_MIN, true);
+    expect_i64(s, INT64_MAX, true);
+    kiln_session_free(s);
+    kiln_program_free(program);
+
+    /* u64 past INT64_MAX: 0..2^63 refuses 2^63 + 1; 2^63 + 2048.. refuses 2^63 + 2047; ..2^64 takes all. */
+    s = range_checked_session(KILN_U64, 0, 9223372036854775808.0, &program);
+    expect_u64(s, UINT64_C(1) << 63, true);
+    expect_u64(s, (UINT64_C(1) << 63) + 1, false);
+    uint64_t big = (UINT64_C(1) << 63) + 1;
+    assert_int_equal(run_with(s, KILN_U64, &big, &err), KILN_ERR_INPUT_CHECK);
+    assert_string_equal(err.message,
+                        "input 'v' element [0]: 9223372036854775809 is outside the range 0..9.2233720368547758e+18");
+    expect_u64(s, UINT64_MAX, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_U64, 9223372036854777856.0, 18446744073709551616.0, &program);
+    expect_u64(s, (UINT64_C(1) << 63) + 2047, false); /* rounds up to the bound in double */
+    expect_u64(s, (UINT64_C(1) << 63) + 2048, true);
+    expect_u64(s, UINT64_MAX, true);
+    expect_u64(s, 0, false);
+    kiln_session_free(s);
+    kiln_program_free(program);
+    s = range_checked_session(KILN_U64, -1e300, 18446744073709549568.0, &program); /* ..the largest double below 2^64 */
+    expect_u64(s, 0, true);
+    expect_u64(s, UINT64_C(18446744073709549568), true);
+    expect_u64(s, UINT64_C(18446744073709549569), false); /* rounds to 2^64 in double: was refused, still is */
+    kiln_session_free(s);
+    kiln_program_free(program);
+}
+
 static void semantic_checks_change_the_program_identity(void **state)
 {
     (void)state;
@@ -1027,6 +1277,8 @@ int main(void)
         cmocka_unit_test(matmul_inner_sizes_equal_by_enumeration_are_accepted),
         cmocka_unit_test(a_claim_over_too_many_dims_is_refused),
         cmocka_unit_test(claims_are_decided_beyond_enumeration),
+        cmocka_unit_test(sums_of_squares_are_decided_and_searches_are_bounded),
+        cmocka_unit_test(the_proof_budget_is_a_load_limit),
         cmocka_unit_test(non_strict_programs_guard_what_they_cannot_prove),
         cmocka_unit_test(non_strict_broadcast_and_constant_claims),
         cmocka_unit_test(unprovable_broadcast_is_refused_at_build),
@@ -1037,6 +1289,7 @@ int main(void)
         cmocka_unit_test(an_op_may_overwrite_its_input_variable),
         cmocka_unit_test(semantic_checks_guard_values),
         cmocka_unit_test(bad_semantic_checks_are_refused),
+        cmocka_unit_test(integer_ranges_are_compared_exactly),
         cmocka_unit_test(semantic_checks_change_the_program_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

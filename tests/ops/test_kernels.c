@@ -1114,6 +1114,7 @@ static void fixture_init(shape_fixture *f)
     f->ctx.attribute_count = 0;
     f->ctx.deferred = NULL; /* strict */
     f->ctx.node = 7;
+    f->ctx.budget = NULL; /* a default budget per claim */
 }
 
 static uint32_t constant_axis(shape_fixture *f, int64_t value)

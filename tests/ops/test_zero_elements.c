@@ -549,7 +549,8 @@ static bool infer_output(const kiln_op_def *def, const operand *in, uint32_t cou
             assert_int_equal(kiln_expr_const(&pool, in[i].shape[a], &types[i].shape.axes[a], err), KILN_OK);
         pointers[i] = &types[i];
     }
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (zero elements)", attributes->items, attributes->count, NULL, 0};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (zero elements)", attributes->items, attributes->count, NULL, 0,
+                              NULL};
     kiln_value_type type;
     bool ok = def->infer(&ctx, pointers, count, &type, err) == KILN_OK;
     if (ok) {

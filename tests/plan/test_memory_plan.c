@@ -119,6 +119,65 @@ static void a_chain_needs_two_slots(void **state)
     kiln_program_free(program);
 }
 
+/* neg(x) for x: f32 of `shape`, h in 1..2^62; the status of encoding and loading it. */
+static kiln_status load_neg(const char *shape, kiln_program **program, kiln_error *err)
+{
+    kiln_builder *b;
+    kiln_value x, y;
+    void *bytes = NULL;
+    size_t size;
+    *program = NULL;
+    assert_int_equal(kiln_builder_new("empty", &b, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "h", 1, INT64_C(1) << 62, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
+    kiln_status status = kiln_builder_encode(b, &bytes, &size, err);
+    kiln_builder_free(b);
+    if (status == KILN_OK)
+        status = kiln_program_load_memory(bytes, size, NULL, program, err);
+    free(bytes);
+    return status;
+}
+
+/*
+ * Issue 20, point 10: a value with a zero extent holds no elements, so it
+ * needs no bytes whatever its other extents and wherever the zero stands.
+ * [h, 0] with h up to 2^62 was refused as "size overflows" (4 * 2^62
+ * overflowed before the 0 was reached) while [0, h] was accepted; the
+ * same held for kiln_tensor_new.
+ */
+static void zero_element_values_need_no_bytes_in_any_axis_order(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_program *program;
+    const char *shapes[] = {"[0, h]", "[h, 0]", "[h, h, 0]", "[h, 0, h]"};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (load_neg(shapes[i], &program, &err) != KILN_OK)
+            fail_msg("%s: %s", shapes[i], err.message);
+        assert_int_equal(kiln_program_arena_bytes(program), 0);
+        kiln_program_free(program);
+    }
+    /* Not empty: still refused, and as what it is. */
+    assert_int_equal(load_neg("[h, 1]", &program, &err), KILN_ERR_LIMIT);
+    assert_null(program);
+
+    const int64_t huge = INT64_MAX;
+    const int64_t orders[][3] = {{0, huge, huge}, {huge, 0, huge}, {huge, huge, 0}};
+    for (size_t i = 0; i < 3; i++) {
+        kiln_tensor *t = NULL;
+        if (kiln_tensor_new(KILN_F32, 3, orders[i], &t, &err) != KILN_OK)
+            fail_msg("order %zu: %s", i, err.message);
+        assert_int_equal(kiln_tensor_element_count(t), 0);
+        assert_int_equal(kiln_tensor_byte_size(t), 0);
+        kiln_tensor_free(t);
+    }
+    kiln_tensor *t = NULL;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){huge, 2}, &t, &err), KILN_ERR_LIMIT);
+    assert_null(t);
+}
+
 /* Long-lived values keep their slots: a = -x is read again at the end,
  * so it overlaps every result in between. */
 static void long_lived_values_are_not_overwritten(void **state)
@@ -641,6 +700,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_chain_needs_two_slots),
+        cmocka_unit_test(zero_element_values_need_no_bytes_in_any_axis_order),
         cmocka_unit_test(long_lived_values_are_not_overwritten),
         cmocka_unit_test(running_allocates_nothing),
         cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),

@@ -1781,6 +1781,76 @@ static void test_limit_max_decompressed_bytes(void **state)
                  (int)KILN_ERR_LIMIT, (int)r.status, r.status ? r.err.message : "");
 }
 
+/* y = x negated `nodes` times, x: f32[2], with `cases` evidence cases; encoded. */
+static blob encode_neg_chain(uint32_t nodes, uint32_t cases)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_new("chain", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[2]", &x, &err), KILN_OK);
+    y = x;
+    for (uint32_t n = 0; n < nodes; n++)
+        assert_int_equal(kiln_builder_add_op(b, "neg", 1, &y, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_tensor *in, *out;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, (int64_t[]){2}, &in, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, (int64_t[]){2}, &out, &err), KILN_OK);
+    const char *in_name = "x", *out_name = "y";
+    kiln_compare_rule exact = {KILN_COMPARE_EXACT, 0, 0, false};
+    for (uint32_t c = 0; c < cases; c++) {
+        char name[16];
+        float *i = kiln_tensor_data(in), *o = kiln_tensor_data(out);
+        i[0] = (float)c;
+        i[1] = 1;
+        o[0] = nodes % 2 ? -i[0] : i[0];
+        o[1] = nodes % 2 ? -i[1] : i[1];
+        snprintf(name, sizeof name, "case%u", c);
+        assert_int_equal(kiln_builder_add_evidence(b, name, 1, &in_name, (const kiln_tensor *const[]){in}, 1,
+                                                   &out_name, (const kiln_tensor *const[]){out}, &exact, &err),
+                         KILN_OK);
+    }
+    kiln_tensor_free(in);
+    kiln_tensor_free(out);
+    blob result = {0};
+    assert_int_equal(kiln_builder_encode(b, (void **)&result.bytes, &result.size, &err), KILN_OK);
+    kiln_builder_free(b);
+    return result;
+}
+
+/*
+ * Issue 20, point 10: replaying evidence is bounded. An artifact may hold
+ * 1024 cases of a 10^6-node program (15 minutes of `kiln verify`); case i
+ * replays only if cases 0..i run at most max_replay_nodes nodes in all.
+ */
+static void test_limit_max_replay_nodes(void **state)
+{
+    (void)state;
+    blob chain = encode_neg_chain(100, 3);
+    kiln_load_options options = options_for(KILN_VERIFY_FULL);
+    assert_int_equal(options.limits.max_replay_nodes, 1048576);
+    options.limits.max_replay_nodes = 250; /* two cases of 100 nodes, not three */
+    kiln_program *program;
+    kiln_error err;
+    kiln_evidence_result result;
+    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, &options, &program, &err), KILN_OK);
+    for (uint32_t c = 0; c < 2; c++) {
+        assert_int_equal(kiln_program_replay_evidence(program, c, &result, &err), KILN_OK);
+        assert_true(result.passed);
+    }
+    assert_int_equal(kiln_program_replay_evidence(program, 2, &result, &err), KILN_ERR_LIMIT);
+    assert_string_equal(err.message, "evidence 'case2' (case 2 of 3) is not replayed: replaying cases 0..2 of this "
+                                     "100-node program runs 300 nodes, over kiln_limits.max_replay_nodes (250); load "
+                                     "it with a larger limit to replay this case");
+    kiln_program_free(program);
+    /* The default replays every case of it. */
+    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, NULL, &program, &err), KILN_OK);
+    for (uint32_t c = 0; c < 3; c++)
+        assert_int_equal(kiln_program_replay_evidence(program, c, &result, &err), KILN_OK);
+    kiln_program_free(program);
+    blob_release(&chain);
+}
+
 /* ===================================================== (i) concurrency */
 
 enum { THREADS = 4 };
@@ -1907,6 +1977,7 @@ int main(void)
         cmocka_unit_test(test_limit_max_values),
         cmocka_unit_test(test_limit_max_attributes),
         cmocka_unit_test(test_limit_max_decompressed_bytes),
+        cmocka_unit_test(test_limit_max_replay_nodes),
         /* (i) concurrency */
         cmocka_unit_test(test_concurrent_lazy_sessions),
     };

@@ -44,7 +44,9 @@ static bool find_counterexample(const kiln_shape_context *ctx, uint32_t a, uint3
     broadcast_pair pair = {a, b};
     if (values && bound &&
         kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count,
-                                        sizes_broadcast, &pair, values, bound)) {
+                                        sizes_broadcast, &pair, ctx->budget,
+                                        (uint64_t)ctx->pool->items[a].tree_size + ctx->pool->items[b].tree_size,
+                                        values, bound)) {
         size_t used = 0;
         text[0] = '\0';
         for (uint32_t i = 0; i < involved_count && used < size; i++)
