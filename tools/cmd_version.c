@@ -2,6 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef KILN_HAVE_ONNX
+#include <kiln/onnx.h>
+#endif
+
 #include "cli.h"
 #include "options.h"
 #include "json.h"
@@ -45,6 +49,23 @@ static size_t limit_rows(limit_row *rows)
     return n;
 }
 
+/* The ONNX importer's reading limits (kiln_onnx_limits), when it is built in; 0 rows otherwise. */
+static size_t onnx_limit_rows(limit_row *rows)
+{
+    size_t n = 0;
+#ifdef KILN_HAVE_ONNX
+    kiln_onnx_limits l;
+    kiln_onnx_limits_default(&l);
+#define ROW(field) rows[n++] = (limit_row){#field, (unsigned long long)l.field}
+    ROW(max_file_bytes); ROW(max_nodes); ROW(max_initializers); ROW(max_attributes); ROW(max_node_inputs);
+    ROW(max_graph_values); ROW(max_tensor_bytes); ROW(max_nesting_depth);
+#undef ROW
+#else
+    (void)rows;
+#endif
+    return n;
+}
+
 static void print_text(void)
 {
     uint16_t major, minor;
@@ -74,7 +95,12 @@ static void print_text(void)
     printf("\nlimits (defaults)\n");
     size_t n = limit_rows(rows);
     for (size_t i = 0; i < n; i++)
-        printf("  %-24s %llu\n", rows[i].name, rows[i].value);
+        printf("  %-30s %llu\n", rows[i].name, rows[i].value);
+    n = onnx_limit_rows(rows);
+    if (n)
+        printf("\nONNX import limits (defaults)\n");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-30s %llu\n", rows[i].name, rows[i].value);
 }
 
 static void print_json(void)
@@ -126,6 +152,14 @@ static void print_json(void)
         json_member_uint(&w, rows[i].name, rows[i].value);
     }
     json_end_object(&w);
+    n = onnx_limit_rows(rows);
+    if (n) {
+        json_key(&w, "onnx_limits");
+        json_begin_object(&w);
+        for (size_t i = 0; i < n; i++)
+            json_member_uint(&w, rows[i].name, rows[i].value);
+        json_end_object(&w);
+    }
     json_end_object(&w);
     json_finish(&w);
 }

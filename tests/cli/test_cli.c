@@ -254,6 +254,11 @@ static void version_describes_the_runtime(void **state)
     assert_true(json_get(limits, "max_proof_steps")->number == 100000000);
     assert_non_null(json_get(limits, "max_replay_nodes"));
     assert_true(json_get(limits, "max_replay_nodes")->number == 1048576);
+    assert_true(json_get(limits, "max_decompressed_program_bytes")->number == 268435456.0);
+    /* The importer's reading limits, with the nesting bound, when it is built in. */
+    const json_value *onnx = json_get(json, "onnx_limits");
+    if (onnx)
+        assert_true(json_get(onnx, "max_nesting_depth")->number == 64);
     json_free(json);
     run(&r, "'%s' version --bogus", kiln_binary);
     assert_int_equal(r.exit_code, 2);
