@@ -112,7 +112,7 @@ static const struct {
     {"log_softmax", "f32", "axis=1"}, {"hardmax", "f32", "axis=0"}, {"hardmax", "f32", "axis=1"},
     {"trilu", "f32", "upper=1"}, {"trilu", "f32", "upper=0;k=-3"},
 };
-static const char *const unary_shapes[] = {"[H,0]", "[0,H]", "[0,H,2]", "[0,H,H]"};
+static const char *const unary_shapes[] = {"[H,0]", "[0,H]", "[0,H,2]", "[0,H,H]", "[H,H,0]", "[H,0,H]"};
 
 /* Elementwise ops of two operands (broadcasting): each runs on the pairs below. */
 static const struct {
@@ -127,7 +127,8 @@ static const struct {
     {"min", "f32", ""}, {"sum", "f32", ""}, {"mean", "f32", ""},
 };
 static const char *const binary_shapes[][2] = {
-    {"[H,0]", "[H,0]"}, {"[H,0]", "[1,0]"}, {"[0,H,2]", "[0,1,2]"}, {"[0,H]", "[]"}, {"[2,0,H]", "[1,0,1]"}, {"[0,H,H]", "[0,1,H]"}};
+    {"[H,0]", "[H,0]"}, {"[H,0]", "[1,0]"}, {"[0,H,2]", "[0,1,2]"}, {"[0,H]", "[]"}, {"[2,0,H]", "[1,0,1]"}, {"[0,H,H]", "[0,1,H]"},
+    {"[H,H,0]", "[1,H,0]"}, {"[H,0,H]", "[H,0,1]"}};
 
 /* Everything else, one call per line. */
 static const recipe recipes[] = {
@@ -528,6 +529,10 @@ static bool is_huge(const operand *o)
 static uint64_t element_count(const operand *o)
 {
     uint64_t count = 1;
+    /* A zero extent empties the operand whatever the others (H * H would overflow first). */
+    for (uint32_t a = 0; a < o->rank; a++)
+        if (o->shape[a] == 0)
+            return 0;
     for (uint32_t a = 0; a < o->rank; a++)
         if (__builtin_mul_overflow(count, (uint64_t)o->shape[a], &count))
             return UINT64_MAX;
