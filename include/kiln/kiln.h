@@ -926,12 +926,12 @@ typedef struct kiln_diff kiln_diff;
 KILN_API KILN_NODISCARD kiln_status kiln_diff_artifacts(const kiln_artifact *a, const kiln_artifact *b,
                                                         kiln_diff **out, kiln_error *err);
 KILN_API void kiln_diff_free(kiln_diff *diff);
-/** Changes in the order found. Strings live as long as the diff. */
+/** Changes in the order found. Strings live as long as the diff; an index out of range gives NULL strings. */
 KILN_API uint32_t kiln_diff_change_count(const kiln_diff *diff);
 KILN_API void kiln_diff_change(const kiln_diff *diff, uint32_t index, kiln_change_info *out);
 /** Number of changes of one class. */
 KILN_API uint32_t kiln_diff_class_count(const kiln_diff *diff, kiln_change_class change_class);
-/** Identity `index`: 0 artifact, 1 program, 2 state. */
+/** Identity `index`: 0 artifact, 1 program, 2 state (another index: a zeroed pair, name NULL). */
 KILN_API void kiln_diff_identity(const kiln_diff *diff, uint32_t index, kiln_identity_pair *out);
 /** @return true if both sides of an identity are known and equal. */
 KILN_API bool kiln_identity_pair_equal(const kiln_identity_pair *pair);

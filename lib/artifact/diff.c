@@ -38,6 +38,10 @@ uint32_t kiln_diff_change_count(const kiln_diff *d)
 
 void kiln_diff_change(const kiln_diff *d, uint32_t index, kiln_change_info *out)
 {
+    if (index >= d->result.changes.count) {
+        *out = (kiln_change_info){KILN_CHANGE_BREAKING, NULL, NULL, NULL};
+        return;
+    }
     const change *c = &d->result.changes.items[index];
     *out = (kiln_change_info){c->class, c->kind, c->subject, c->message};
 }
@@ -52,7 +56,11 @@ uint32_t kiln_diff_class_count(const kiln_diff *d, kiln_change_class change_clas
 
 void kiln_diff_identity(const kiln_diff *d, uint32_t index, kiln_identity_pair *out)
 {
-    *out = d->result.identities[index < 3 ? index : 0];
+    if (index >= 3) {
+        *out = (kiln_identity_pair){0};
+        return;
+    }
+    *out = d->result.identities[index];
 }
 
 const char *kiln_diff_verdict(const kiln_diff *d)

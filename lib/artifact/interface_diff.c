@@ -29,42 +29,26 @@
 
 #define SHAPE_TEXT_SIZE 1100
 
-/* A shape text "[a, 2*n + 1]" split into its axes. Axis expressions
- * contain no commas (spec/text-format.md §3.2), so splitting is exact. */
+/* The axis expressions of one input's or output's declared shape, as text. */
 #define AXIS_TEXT_SIZE 512
 typedef struct shape_axes {
     uint32_t rank;
     char axis[KILN_MAX_RANK][AXIS_TEXT_SIZE];
 } shape_axes;
 
-static void shape_axes_parse(const char *text, shape_axes *out)
+static void shape_axes_of(const kiln_program *p, bool output, uint32_t index, shape_axes *out)
 {
+    kiln_io_info io;
     memset(out, 0, sizeof *out);
-    const char *at = text;
-    if (*at == '[')
-        at++;
-    while (*at == ' ')
-        at++;
-    if (*at == ']' || *at == '\0')
-        return;
-    while (out->rank < KILN_MAX_RANK) {
-        const char *end = at;
-        while (*end && *end != ',' && *end != ']')
-            end++;
-        size_t length = (size_t)(end - at);
-        while (length && at[length - 1] == ' ')
-            length--;
-        if (length >= AXIS_TEXT_SIZE)
-            length = AXIS_TEXT_SIZE - 1;
-        memcpy(out->axis[out->rank], at, length);
-        out->axis[out->rank][length] = '\0';
-        out->rank++;
-        if (*end != ',')
-            break;
-        at = end + 1;
-        while (*at == ' ')
-            at++;
-    }
+    if (output)
+        kiln_program_output(p, index, &io);
+    else
+        kiln_program_input(p, index, &io);
+    for (out->rank = 0; out->rank < io.rank && out->rank < KILN_MAX_RANK; out->rank++)
+        if (output)
+            kiln_program_output_axis_text(p, index, out->rank, out->axis[out->rank], AXIS_TEXT_SIZE);
+        else
+            kiln_program_input_axis_text(p, index, out->rank, out->axis[out->rank], AXIS_TEXT_SIZE);
 }
 
 /* ----------------------------------------------------------------- changes */
@@ -591,8 +575,8 @@ static bool compare_io(diff *d)
             int64_t j = in_a.match[i];
             if (j < 0 || in_a.info[i].dtype != in_b.info[j].dtype || in_a.info[i].rank != in_b.info[j].rank)
                 continue;
-            shape_axes_parse(in_a.shape[i], axes_a);
-            shape_axes_parse(in_b.shape[j], axes_b);
+            shape_axes_of(d->a, false, i, axes_a);
+            shape_axes_of(d->b, false, (uint32_t)j, axes_b);
             pair_axes(d, in_a.info[i].name, axes_a, axes_b);
         }
         for (uint32_t i = 0; ok && i < in_a.count; i++) {
@@ -614,8 +598,8 @@ static bool compare_io(diff *d)
                 add_change(&d->changes, KILN_CHANGE_BREAKING, "input-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
                            in_a.shape[i], in_b.shape[j]);
             } else {
-                shape_axes_parse(in_a.shape[i], axes_a);
-                shape_axes_parse(in_b.shape[j], axes_b);
+                shape_axes_of(d->a, false, i, axes_a);
+                shape_axes_of(d->b, false, (uint32_t)j, axes_b);
                 compare_axes(d, "input", x->name, axes_a, axes_b, false);
             }
             compare_checks(d, i, (uint32_t)j, x->name);
@@ -648,8 +632,8 @@ static bool compare_io(diff *d)
                 add_change(&d->changes, KILN_CHANGE_BREAKING, "output-rank", subject, "rank %u -> %u (%s -> %s)", x->rank, y->rank,
                            out_a.shape[i], out_b.shape[j]);
             } else {
-                shape_axes_parse(out_a.shape[i], axes_a);
-                shape_axes_parse(out_b.shape[j], axes_b);
+                shape_axes_of(d->a, true, i, axes_a);
+                shape_axes_of(d->b, true, (uint32_t)j, axes_b);
                 compare_axes(d, "output", x->name, axes_a, axes_b, true);
             }
         }

@@ -153,6 +153,12 @@ static void diff_classes_dim_changes(void **state)
     kiln_diff_identity(d, 0, &id);
     assert_string_equal(id.name, "artifact");
     assert_true(kiln_identity_pair_equal(&id));
+    kiln_diff_identity(d, 3, &id);
+    assert_null(id.name);
+    assert_false(kiln_identity_pair_equal(&id));
+    kiln_change_info none;
+    kiln_diff_change(d, 0, &none); /* no change at all */
+    assert_null(none.kind);
     kiln_diff_free(d);
 
     assert_int_equal(kiln_diff_artifacts(a, w, &d, &err), KILN_OK);
