@@ -68,6 +68,13 @@ KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 /** @return the size of one element in bytes, or 0 for an unknown dtype. */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 
+/**
+ * Write `bytes` as people read it: "512 bytes" below 1 KiB, else one
+ * decimal in binary units ("8.0 GiB", "1.5 MiB").
+ * @return the length the full text needs, like snprintf.
+ */
+KILN_API int kiln_format_bytes(uint64_t bytes, char *buffer, size_t size);
+
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
@@ -140,7 +147,11 @@ KILN_API KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const 
 /* ------------------------------------------------------------------ limits */
 
 /* Ceilings applied while loading. Every one is checked before the
- * allocation it bounds (max_arena_bytes against the memory plan at open). */
+ * allocation it bounds. One is a session's: max_arena_bytes is the
+ * default limit of the arena of every session of the program (checked at
+ * kiln_session_new, which may set its own), not a condition of loading:
+ * a program too large to run at the upper bound of its domain still loads,
+ * inspects and runs in sessions that narrow its dims. */
 typedef struct kiln_limits {
     size_t struct_size;
     uint32_t max_sections;        /* default 64 */
@@ -158,7 +169,7 @@ typedef struct kiln_limits {
     uint32_t max_attributes;      /* default 64 per node */
     uint64_t max_weight_bytes;    /* default 16 GiB */
     uint64_t max_decompressed_bytes; /* default 16 GiB per compressed section */
-    uint64_t max_arena_bytes;     /* default 4 GiB */
+    uint64_t max_arena_bytes;     /* default 4 GiB: sessions' default (kiln_session_options) */
     /* default 256 MiB: the raw bytes of every compressed section but the
      * weight data, together (the weight data's own bound is its weights) */
     uint64_t max_decompressed_program_bytes;
@@ -809,10 +820,12 @@ KILN_API uint32_t kiln_program_output_value(const kiln_program *program, uint32_
  */
 KILN_API int kiln_program_node_shape_text(const kiln_program *program, uint32_t node, char *buffer,
                                           size_t size);
-/** Bytes of the session arena planned at the upper bound of the declared domain. */
+/** Bytes of the arena of a session at the upper bound of the declared
+ *  domain (whatever the limits; UINT64_MAX if a size there overflows 64 bits). */
 KILN_API uint64_t kiln_program_arena_bytes(const kiln_program *program);
 /** Sum of the sizes of every node result at the upper bound of the domain,
- *  each rounded up to 64 bytes: what the arena would hold without sharing. */
+ *  each rounded up to 64 bytes: what the arena would hold without sharing
+ *  (UINT64_MAX as kiln_program_arena_bytes). */
 KILN_API uint64_t kiln_program_intermediate_bytes(const kiln_program *program);
 /** @return true if the arena layout is the one stored in the artifact
  *  (section PLAN, checked at load), false if this runtime planned it. */
@@ -982,6 +995,14 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign_with_options(const char *
 
 /* ----------------------------------------------------------------- running */
 
+/* A dim's range in a session: `name` (a declared dim, not a derived one)
+ * takes min..max, inside the artifact's range for it. */
+typedef struct kiln_dim_bound {
+    const char *name;
+    int64_t min;
+    int64_t max;
+} kiln_dim_bound;
+
 typedef struct kiln_session_options {
     size_t struct_size;
     /* Threads one run may use (oneDNN and large elementwise loops); 0 =
@@ -992,16 +1013,43 @@ typedef struct kiln_session_options {
     /* Run only the portable reference kernels, never a fast path (oneDNN):
      * to compare the two, or to rule a fast path out. Default false. */
     bool reference_kernels;
+    /* The session's own bound on some dims, inside the artifact's ranges
+     * (NULL/0: the whole declared domain). The arena is planned for this
+     * bound, and a run outside it is refused, naming the session's range
+     * and the artifact's. */
+    const kiln_dim_bound *dims;
+    uint32_t dim_count;
+    /* The largest arena the session may allocate; 0 (default): the
+     * program's load limit, kiln_limits.max_arena_bytes (4 GiB unless set). */
+    uint64_t max_arena_bytes;
 } kiln_session_options;
 
 KILN_API void kiln_session_options_default(kiln_session_options *options);
+
+/**
+ * The arena kiln_session_new would allocate with `options` (NULL =
+ * defaults), without allocating it: the dims are checked as the session
+ * checks them, the arena planned for the session's bound and compared
+ * with its limit. Over the limit, the error names the dims at the bound,
+ * the bytes needed and narrowings that fit, e.g. "the arena at batch=64,
+ * seq=2048 needs 8.0 GiB (...), over the limit of 4.0 GiB; with
+ * seq=1..512 it needs 2.0 GiB: narrow the session's dims or raise its
+ * arena limit".
+ * @return KILN_OK with *arena_bytes set; KILN_ERR_INVALID_ARGUMENT for a
+ *         bad narrowing; KILN_ERR_LIMIT over the limit (*arena_bytes is
+ *         then the bytes needed, UINT64_MAX if they overflow 64 bits).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_session_arena(const kiln_program *program,
+                                                               const kiln_session_options *options,
+                                                               uint64_t *arena_bytes, kiln_error *err);
 
 /* Per-thread execution state for one program: inputs, arena, outputs. */
 typedef struct kiln_session kiln_session;
 
 /**
  * Create a session. Buffers for every intermediate are sized for the upper
- * bound of the declared domain now, so kiln_session_run allocates nothing
+ * bound of the session's dims now (the declared domain, or the narrowing
+ * options->dims asks for), so kiln_session_run allocates nothing
  * in kiln's code, with one documented exception: a fast path (oneDNN
  * matmul/gemm) builds its primitive the first time a node runs at a new
  * shape, and keeps it (up to 8 shapes per node, least recently used
@@ -1009,12 +1057,48 @@ typedef struct kiln_session kiln_session;
  * execute call may still allocate small bookkeeping; sessions with
  * reference_kernels set, and builds without oneDNN, allocate nothing.
  * The program must outlive the session.
+ * @return KILN_OK; KILN_ERR_LIMIT when the arena is over the session's
+ *         limit (the message is kiln_program_session_arena's, with a
+ *         narrowing that fits); KILN_ERR_INVALID_ARGUMENT for a bad
+ *         narrowing (an unknown dim, a range outside the artifact's).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_new(const kiln_program *program,
                                             const kiln_session_options *options,
                                             kiln_session **out, kiln_error *err);
 
 KILN_API void kiln_session_free(kiln_session *session);
+
+/**
+ * The sizes `tensors` give the dims: check them against the contract as a
+ * run would (every declared input given once by `names`; dtype, rank and
+ * each axis against its dim or constant) and write each dim's value into
+ * values[d] (kiln_program_dim order), with bound[d] true for every dim an
+ * input binds. A session narrowed to exactly these values (dims min = max)
+ * runs these inputs in the smallest arena: what a one-off run needs.
+ * @return KILN_OK, or the error kiln_session_run would give for these
+ *         inputs' shapes (KILN_ERR_SHAPE_GUARD, KILN_ERR_MISSING_INPUT, ...).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_bind_dims(const kiln_program *program, const char *const *names,
+                                                           const kiln_tensor *const *tensors, uint32_t count,
+                                                           int64_t *values, bool *bound, kiln_error *err);
+
+/**
+ * kiln_session_new narrowed to the sizes `tensors` give the dims
+ * (kiln_program_bind_dims: each dim's range is the one value they bind),
+ * so its arena is the smallest that runs them: for a one-off run, such as
+ * replaying a known-input case. `options` (NULL = defaults) must not
+ * narrow dims itself.
+ * @return KILN_OK; the error kiln_session_run would give for these inputs'
+ *         shapes; or one of kiln_session_new's.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_session_new_for_inputs(const kiln_program *program,
+                                                                const kiln_session_options *options,
+                                                                const char *const *names,
+                                                                const kiln_tensor *const *tensors, uint32_t count,
+                                                                kiln_session **out, kiln_error *err);
+
+/** @return the bytes of the arena `session` allocated (planned for its dims' upper bound). */
+KILN_API uint64_t kiln_session_arena_bytes(const kiln_session *session);
 
 /** @return the threads each run of `session` may use (>= 1). */
 KILN_API uint32_t kiln_session_threads(const kiln_session *session);

@@ -16,13 +16,13 @@ typedef struct slot {
 } slot;
 
 /*
- * Bytes of value `v` at the domain's upper bound. An axis whose upper
+ * Bytes of value `v` at the upper bound of `ranges`. An axis whose upper
  * bound is 0 makes the value empty at every point, whatever the other
  * extents: it needs no bytes, so the product is not even formed ([H, 0]
  * with a huge H was refused as an overflow while [0, H] was accepted).
  */
 static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ranges, uint32_t v,
-                                   const kiln_limits *limits, uint64_t *out, kiln_error *err)
+                                   uint64_t max_arena_bytes, uint64_t *out, kiln_error *err)
 {
     const kiln_value_type *type = &m->value_types[v];
     uint64_t extents[KILN_MAX_RANK];
@@ -39,10 +39,12 @@ static kiln_status max_value_bytes(const kiln_model *m, const kiln_interval *ran
     uint64_t bytes = empty ? 0 : kiln_dtype_size(type->dtype);
     for (uint32_t a = 0; !empty && a < type->shape.rank; a++)
         if (!kiln_mul_u64(bytes, extents[a], &bytes))
-            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the domain's upper bound overflows", v);
-    if (bytes > limits->max_arena_bytes || !kiln_align_up_u64(bytes, KILN_ARENA_ALIGNMENT, &bytes))
+            return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the upper bound overflows 64 bits", v);
+    if (!kiln_align_up_u64(bytes, KILN_ARENA_ALIGNMENT, &bytes))
+        return kiln_fail(err, KILN_ERR_LIMIT, "value %u: its size at the upper bound overflows 64 bits", v);
+    if (bytes > max_arena_bytes)
         return kiln_fail(err, KILN_ERR_LIMIT, "value %u needs %llu bytes, over the arena limit of %llu",
-                         v, (unsigned long long)bytes, (unsigned long long)limits->max_arena_bytes);
+                         v, (unsigned long long)bytes, (unsigned long long)max_arena_bytes);
     *out = bytes;
     return KILN_OK;
 }
@@ -110,17 +112,19 @@ static void set_lifetimes(const kiln_model *m, slot *slots)
             slots[m->outputs[o].value - first].last_use = m->node_count;
 }
 
-kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint64_t *offsets, uint64_t *sizes,
-                            kiln_arena_plan *plan, kiln_error *err)
+kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, uint64_t max_arena_bytes,
+                            uint64_t *offsets, uint64_t *sizes, kiln_arena_plan *plan, kiln_error *err)
 {
     uint32_t first = kiln_model_first_node_value(m);
-    kiln_interval *ranges = calloc(m->dim_count ? m->dim_count : 1, sizeof *ranges);
+    kiln_interval *domain = ranges ? NULL : calloc(m->dim_count ? m->dim_count : 1, sizeof *domain);
     slot *slots = calloc(m->node_count ? m->node_count : 1, sizeof *slots);
     kiln_status status = KILN_OK;
-    if (!ranges || !slots)
+    if ((!ranges && !domain) || !slots)
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
-    for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
-        ranges[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
+    for (uint32_t d = 0; status == KILN_OK && domain && d < m->dim_count; d++)
+        domain[d] = (kiln_interval){m->dims[d].min, m->dims[d].max};
+    if (!ranges)
+        ranges = domain;
     uint64_t total = 0;
     if (status == KILN_OK)
         set_lifetimes(m, slots);
@@ -139,7 +143,7 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
     free(readers);
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
         slots[n].node = n;
-        status = max_value_bytes(m, ranges, first + n, limits, &slots[n].bytes, err);
+        status = max_value_bytes(m, ranges, first + n, max_arena_bytes, &slots[n].bytes, err);
         if (status == KILN_OK && !kiln_add_u64(total, slots[n].bytes, &total))
             status = kiln_fail(err, KILN_ERR_LIMIT, "the intermediates' total size overflows");
     }
@@ -162,28 +166,24 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_limits *limits, uint
         if (sizes)
             sizes[slots[i].node] = slots[i].bytes;
     }
-    if (status == KILN_OK && arena > limits->max_arena_bytes)
-        status = kiln_fail(err, KILN_ERR_LIMIT,
-                           "the arena for the domain's upper bound needs %llu bytes, over the limit of %llu",
-                           (unsigned long long)arena, (unsigned long long)limits->max_arena_bytes);
+    if (status == KILN_OK && arena > max_arena_bytes)
+        status = kiln_fail(err, KILN_ERR_LIMIT, "the arena at the upper bound needs %llu bytes, over the limit of %llu",
+                           (unsigned long long)arena, (unsigned long long)max_arena_bytes);
     if (status == KILN_OK) {
         plan->arena_bytes = arena;
         plan->intermediate_bytes = total;
     }
-    free(ranges);
+    free(domain);
     free(slots);
     return status;
 }
 
-kiln_status kiln_check_stored_plan(const kiln_model *m, const kiln_limits *limits, const uint64_t *needed,
-                                   const kiln_stored_plan *stored, kiln_error *err)
+kiln_status kiln_check_stored_plan(const kiln_model *m, const uint64_t *needed, const kiln_stored_plan *stored,
+                                   kiln_error *err)
 {
     if (stored->count != m->node_count)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "it has %u slots for %u node results", stored->count,
                          m->node_count);
-    if (stored->arena_bytes > limits->max_arena_bytes)
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "its arena of %llu bytes is over the limit of %llu",
-                         (unsigned long long)stored->arena_bytes, (unsigned long long)limits->max_arena_bytes);
     /* Checking every pair is quadratic: past the sharing limit the runtime's own plan is used. */
     if (m->node_count > KILN_PLAN_SHARING_LIMIT)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "it covers more than %d results, too many to check",

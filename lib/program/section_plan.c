@@ -9,11 +9,9 @@
 
 kiln_status kiln_stored_plan_encode(const kiln_model *m, kiln_writer *w, kiln_error *err)
 {
-    kiln_limits limits;
     kiln_arena_plan plan;
-    kiln_limits_default(&limits);
     uint64_t *offsets = calloc(m->node_count + 1, sizeof *offsets), *sizes = calloc(m->node_count + 1, sizeof *sizes);
-    kiln_status status = offsets && sizes ? kiln_plan_arena(m, &limits, offsets, sizes, &plan, err)
+    kiln_status status = offsets && sizes ? kiln_plan_arena(m, NULL, UINT64_MAX, offsets, sizes, &plan, err)
                                           : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the memory plan");
     if (status == KILN_OK) {
         kiln_write_u64(w, plan.arena_bytes);

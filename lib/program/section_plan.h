@@ -7,8 +7,10 @@
 
 /*
  * Append the PLAN payload of `m` to `w`: the memory plan (memory_plan.h)
- * at the domain's upper bound, as planned with the default limits.
- * @return the planner's failure (KILN_ERR_LIMIT), or KILN_ERR_OUT_OF_MEMORY
+ * at the domain's upper bound, with no size limit (a session checks the
+ * arena it allocates against its own).
+ * @return the planner's failure (KILN_ERR_LIMIT: a size overflows 64 bits),
+ *         or KILN_ERR_OUT_OF_MEMORY
  */
 kiln_status kiln_stored_plan_encode(const kiln_model *m, kiln_writer *w, kiln_error *err);
 

@@ -55,15 +55,30 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
                          p->model.evidence_count);
     KILN_TRY(check_replay_budget(p, index, err));
     const kiln_evidence_case *c = &p->model.evidence[index];
-    kiln_session *session;
-    KILN_TRY(kiln_session_new(p, NULL, &session, err));
+    kiln_session *session = NULL;
     kiln_tensor *views = calloc(c->input_count + 1, sizeof *views);
-    kiln_status status = views ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
-    for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++) {
+    if (!views)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
+    for (uint32_t i = 0; i < c->input_count; i++) {
         const kiln_evidence_tensor *t = &c->inputs[i];
         kiln_tensor_view_init(&views[i], t->dtype, t->rank, t->shape, t->data);
-        status = kiln_session_set_input(session, t->name, &views[i], err);
     }
+    /* A case runs at one point of the domain: in a session narrowed to it,
+     * so the case of a program whose arena at the upper bound is over the
+     * limit needs only the case's own arena. */
+    const char **names = calloc(c->input_count + 1, sizeof *names);
+    const kiln_tensor **tensors = calloc(c->input_count + 1, sizeof *tensors);
+    kiln_status status = names && tensors ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
+    for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++) {
+        names[i] = c->inputs[i].name;
+        tensors[i] = &views[i];
+    }
+    if (status == KILN_OK)
+        status = kiln_session_new_for_inputs(p, NULL, names, tensors, c->input_count, &session, err);
+    free(names);
+    free(tensors);
+    for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++)
+        status = kiln_session_set_input(session, c->inputs[i].name, &views[i], err);
     if (status == KILN_OK)
         status = kiln_session_run(session, err);
     for (uint32_t o = 0; status == KILN_OK && o < c->output_count; o++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "format/error.h"
+#include "program.h"
 
 /* Renders expression `expr` for a message ("?" if out of memory). Only on
  * failure paths: it allocates, and guarding must not. */
@@ -149,5 +150,42 @@ kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_tensor *const *inp
                                                dim_bound, err);
         }
     }
+    return status;
+}
+
+kiln_status kiln_program_bind_dims(const kiln_program *program, const char *const *names,
+                                   const kiln_tensor *const *tensors, uint32_t count, int64_t *values, bool *bound,
+                                   kiln_error *err)
+{
+    if (!program || (count && (!names || !tensors)) || (program->model.dim_count && (!values || !bound)))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program, names, tensors, values and bound must not be NULL");
+    const kiln_model *m = &program->model;
+    const kiln_tensor **inputs = calloc(m->input_count + 1, sizeof *inputs);
+    kiln_binding_site *sites = calloc(m->dim_count + 1, sizeof *sites);
+    kiln_status status = inputs && sites ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory binding dims");
+    for (uint32_t k = 0; status == KILN_OK && k < count; k++) {
+        uint32_t i = 0;
+        while (i < m->input_count && (!names[k] || strcmp(m->inputs[i].name, names[k]) != 0))
+            i++;
+        if (i == m->input_count)
+            status = kiln_fail(err, KILN_ERR_UNKNOWN_INPUT, "'%s' is not an input of program '%s'",
+                               names[k] ? names[k] : "(null)", m->name);
+        else if (inputs[i])
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s' is given twice", names[k]);
+        else if (!tensors[k])
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input '%s': the tensor is NULL", names[k]);
+        else
+            inputs[i] = tensors[k];
+    }
+    for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++)
+        if (!inputs[i])
+            status = kiln_fail(err, KILN_ERR_MISSING_INPUT, "missing input '%s': every declared input must be given",
+                               m->inputs[i].name);
+    if (status == KILN_OK) {
+        memset(bound, 0, m->dim_count * sizeof *bound);
+        status = kiln_guard_inputs(m, inputs, values, bound, sites, err);
+    }
+    free(inputs);
+    free(sites);
     return status;
 }

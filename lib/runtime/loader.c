@@ -250,8 +250,13 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     p->container.progress = NULL;
 }
 
-/* The conv and activation pairs a session may run as one: those the plan in use keeps apart (fusion.h). */
-static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_error *err)
+/*
+ * The conv and activation pairs a session may run as one (fusion.h). A
+ * plan this runtime makes keeps every pair apart; a stored plan only
+ * those it happens to, so a pair is fused only where the stored plan
+ * allows it (sessions that plan their own arena keep this subset).
+ */
+static kiln_status find_fusions(kiln_program *p, kiln_error *err)
 {
     const kiln_model *m = &p->model;
     uint32_t *readers;
@@ -260,8 +265,8 @@ static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_err
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the fused activations");
     KILN_TRY(kiln_fusion_readers(m, &readers, err));
     for (uint32_t n = 0; n < m->node_count; n++)
-        if (kiln_fusion_pair(m, n, readers, &p->fusions[n]) &&
-            !kiln_fusion_plan_allows(m, n, p->arena_offsets, sizes))
+        if (kiln_fusion_pair(m, n, readers, &p->fusions[n]) && p->plan_stored &&
+            !kiln_fusion_plan_allows(m, n, p->arena_offsets, p->slot_sizes))
             p->fusions[n].kind = KILN_ACTIVATION_NONE;
     free(readers);
     return KILN_OK;
@@ -269,10 +274,10 @@ static kiln_status find_fusions(kiln_program *p, const uint64_t *sizes, kiln_err
 
 /*
  * Per node, what a run would otherwise decide by op name: the results that
- * may stay channels-last (layout.h) with the scratch to convert them, how
- * each node reads channels-last operands, and its bound rule (value_bound.h).
+ * may stay channels-last (layout.h), how each node reads channels-last
+ * operands, and its bound rule (value_bound.h).
  */
-static kiln_status plan_node_paths(kiln_program *p, const uint64_t *sizes, kiln_error *err)
+static kiln_status plan_node_paths(kiln_program *p, kiln_error *err)
 {
     const kiln_model *m = &p->model;
     KILN_TRY(kiln_layout_plan(m, &p->channels_last_ok, err));
@@ -281,8 +286,6 @@ static kiln_status plan_node_paths(kiln_program *p, const uint64_t *sizes, kiln_
     if (!p->layout_roles || !p->bound_rules)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
     for (uint32_t n = 0; n < m->node_count; n++) {
-        if (p->channels_last_ok[n] && sizes[n] > p->channels_last_scratch_bytes)
-            p->channels_last_scratch_bytes = sizes[n];
         p->layout_roles[n] = kiln_layout_role_of(m, n);
         p->bound_rules[n] = kiln_bound_rule_of(m, n);
     }
@@ -290,30 +293,43 @@ static kiln_status plan_node_paths(kiln_program *p, const uint64_t *sizes, kiln_
 }
 
 /*
- * This runtime's plan, replaced by the artifact's stored one (PLAN) when
+ * The memory plan at the upper bound of the whole domain, with no size
+ * limit: it describes the program (inspect) and serves every session that
+ * does not narrow a dim. Its size is checked by each session against the
+ * session's own limit, so a program too large to run at its upper bound
+ * still loads, and runs in narrowed sessions. Should a size overflow 64
+ * bits, there is no such plan (a warning): every session must narrow.
+ * This runtime's plan is replaced by the artifact's stored one (PLAN) when
  * that checks out; a stored plan that does not is only a warning: it is
  * ancillary, and the runtime's own plan is as good.
  */
-static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_report *report)
+static kiln_status plan_memory(kiln_program *p, kiln_report *report)
 {
     kiln_error err;
     uint32_t count = p->model.node_count;
-    uint64_t *needed = calloc(count + 1, sizeof *needed);
     p->arena_offsets = calloc(count + 1, sizeof *p->arena_offsets);
-    kiln_status status = needed && p->arena_offsets ? KILN_OK
-                                                    : kiln_fail(&err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the memory plan");
-    if (status == KILN_OK)
-        status = kiln_plan_arena(&p->model, limits, p->arena_offsets, needed, &p->arena_plan, &err);
-    if (status != KILN_OK) {
-        kiln_report_add(report, KILN_SEVERITY_ERROR, err.code,
-                        err.code == KILN_ERR_LIMIT ? "arena-over-limit" : kiln_problem_code_for(err.code),
-                        "memory plan", "%s", err.message);
-        free(needed);
+    p->slot_sizes = calloc(count + 1, sizeof *p->slot_sizes);
+    if (!p->slot_sizes || !p->arena_offsets) {
+        kiln_fail(&err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the memory plan");
+        kiln_report_add_error(report, &err);
+        return err.code;
+    }
+    kiln_status status = kiln_plan_arena(&p->model, NULL, UINT64_MAX, p->arena_offsets, p->slot_sizes,
+                                         &p->arena_plan, &err);
+    p->domain_planned = status == KILN_OK;
+    if (status == KILN_ERR_LIMIT) {
+        kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "arena-unbounded", "memory plan",
+                        "%s: no session can run the whole domain; a session must narrow a dim", err.message);
+        p->arena_plan.arena_bytes = UINT64_MAX;
+        p->arena_plan.intermediate_bytes = UINT64_MAX;
+        status = KILN_OK;
+    } else if (status != KILN_OK) {
+        kiln_report_add_error(report, &err);
         return status;
     }
     const kiln_stored_plan *stored = &p->model.stored_plan;
-    if (stored->present) {
-        if (kiln_check_stored_plan(&p->model, limits, needed, stored, &err) == KILN_OK) {
+    if (stored->present && p->domain_planned) {
+        if (kiln_check_stored_plan(&p->model, p->slot_sizes, stored, &err) == KILN_OK) {
             memcpy(p->arena_offsets, stored->offsets, count * sizeof *p->arena_offsets);
             p->arena_plan.arena_bytes = stored->arena_bytes;
             p->plan_stored = true;
@@ -322,12 +338,11 @@ static kiln_status plan_memory(kiln_program *p, const kiln_limits *limits, kiln_
                             "the stored memory plan is not used (%s); this runtime's own plan is", err.message);
         }
     }
-    status = find_fusions(p, needed, &err);
+    status = find_fusions(p, &err);
     if (status == KILN_OK)
-        status = plan_node_paths(p, needed, &err);
+        status = plan_node_paths(p, &err);
     if (status == KILN_OK)
         status = kiln_program_count_op_uses(p, &err);
-    free(needed);
     if (status != KILN_OK)
         kiln_report_add_error(report, &err);
     return status;
@@ -344,7 +359,7 @@ static void open_sections(kiln_program *p, const kiln_load_options *options, kil
     if (report->error_count)
         return;
     compute_identities(p);
-    if (plan_memory(p, limits, report) != KILN_OK)
+    if (plan_memory(p, report) != KILN_OK)
         return;
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
         (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
@@ -466,6 +481,7 @@ void kiln_program_free(kiln_program *program)
         return;
     kiln_model_release(&program->model);
     free(program->arena_offsets);
+    free(program->slot_sizes);
     free(program->fusions);
     free(program->channels_last_ok);
     free(program->layout_roles);

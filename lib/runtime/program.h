@@ -23,9 +23,13 @@ struct kiln_program {
     kiln_signature_info signature;
     uint8_t program_identity[32];
     uint8_t state_identity[32];
-    kiln_arena_plan arena_plan;
-    uint64_t *arena_offsets; /* per node result: the stored plan's when it checked out, else this runtime's */
-    bool plan_stored;        /* the offsets come from the artifact's PLAN section */
+    /* The memory plan at the upper bound of the whole domain (memory_plan.h), made with no
+     * size limit: sessions that do not narrow a dim use it, after checking its size. */
+    kiln_arena_plan arena_plan; /* UINT64_MAX bytes when there is no such plan */
+    uint64_t *arena_offsets;    /* per node result: the stored plan's when it checked out, else this runtime's */
+    uint64_t *slot_sizes;       /* per node result: this runtime's slot at the domain's upper bound */
+    bool domain_planned;        /* false when a size at the upper bound overflows 64 bits */
+    bool plan_stored;           /* the offsets come from the artifact's PLAN section */
     /* Per node: the activation a conv may apply for the next node (fusion.h); kind NONE for most. */
     kiln_fused_activation *fusions;
     /* Per node, decided at load so that a run compares no op names: its result may be left
@@ -34,8 +38,6 @@ struct kiln_program {
     bool *channels_last_ok;
     kiln_layout_role *layout_roles;
     kiln_bound_rule *bound_rules;
-    /* The largest slot of such a result: the scratch a session converts through. */
-    uint64_t channels_last_scratch_bytes;
     /* The (op, version) pairs the nodes use, in order of first use, with their node counts (program_info.h). */
     kiln_op_use *op_uses;
     uint32_t op_use_count;

@@ -1,8 +1,9 @@
 /*
  * session.c — running a loaded program.
  *
- * A session sizes one buffer per op result for the upper bound of the
- * declared domain when it is created, so a run only guards, binds dims,
+ * A session sizes one buffer per op result for the upper bound of its
+ * dims (the declared domain, or its own narrowing of it: session_bound.h)
+ * when it is created, so a run only guards, binds dims,
  * computes concrete shapes and calls kernels: it allocates nothing. The
  * exception is a fast path's first run of a node at a new shape, which
  * builds what it keeps in the node's state slot (kernel_context.h).
@@ -26,6 +27,7 @@
 #include "loader.h"
 #include "program.h"
 #include "session.h"
+#include "session_bound.h"
 #include "stored_guards.h"
 #include "value_bound.h"
 
@@ -34,7 +36,7 @@ struct kiln_session {
     const kiln_model *model;
     const kiln_tensor **bound_inputs; /* per declared input; borrowed */
     kiln_tensor *values;              /* a view per value */
-    uint64_t *arena_offsets;          /* per node result */
+    kiln_session_bound bound;         /* its dims' ranges and the arena planned for them */
     uint8_t *arena;
     size_t arena_size;
     int64_t *dim_values;
@@ -43,7 +45,7 @@ struct kiln_session {
     const kiln_tensor **operands;     /* scratch for one node's inputs */
     kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
     bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
-    void *layout_scratch;             /* program->channels_last_scratch_bytes, to convert through */
+    void *layout_scratch;             /* the largest channels-last result's slot, to convert through */
     double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
     bool check_inputs;                /* enforce the semantic input checks */
@@ -58,14 +60,24 @@ void kiln_session_options_default(kiln_session_options *options)
 
 static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
-    /* The program planned the arena when it was loaded (or read the plan
-     * the artifact stores): a session only allocates it. */
-    memcpy(s->arena_offsets, s->program->arena_offsets, s->model->node_count * sizeof *s->arena_offsets);
-    s->arena_size = (size_t)s->program->arena_plan.arena_bytes;
+    s->arena_size = (size_t)s->bound.arena_bytes;
+    if (s->arena_size != s->bound.arena_bytes)
+        return kiln_fail(err, KILN_ERR_LIMIT, "a %llu-byte arena does not fit this process's address space",
+                         (unsigned long long)s->bound.arena_bytes);
     s->arena = aligned_alloc(KILN_ARENA_ALIGNMENT, s->arena_size ? s->arena_size : KILN_ARENA_ALIGNMENT);
     if (!s->arena)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", s->arena_size);
     return KILN_OK;
+}
+
+/* The scratch a session converts channels-last results through: the largest slot of one (layout.h). */
+static uint64_t channels_last_scratch_bytes(const kiln_session *s)
+{
+    uint64_t bytes = 0;
+    for (uint32_t n = 0; n < s->model->node_count; n++)
+        if (s->program->channels_last_ok[n] && s->bound.sizes[n] > bytes)
+            bytes = s->bound.sizes[n];
+    return bytes;
 }
 
 kiln_status kiln_session_new(const kiln_program *program, const kiln_session_options *options,
@@ -90,7 +102,6 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->context.reference_only = options && options->reference_kernels;
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
     s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
-    s->arena_offsets = calloc(m->node_count + 1, sizeof *s->arena_offsets);
     s->dim_values = calloc(m->dim_count + 1, sizeof *s->dim_values);
     s->dim_bound = calloc(m->dim_count + 1, sizeof *s->dim_bound);
     s->binding_sites = calloc(m->dim_count + 1, sizeof *s->binding_sites);
@@ -98,14 +109,16 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
     s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
-    /* Only oneDNN's kernels write channels-last data: without them nothing is ever converted. */
-    bool converts = !s->context.reference_only && kiln_onednn_enabled() && program->channels_last_scratch_bytes;
-    if (converts)
-        s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)program->channels_last_scratch_bytes);
     kiln_status status = KILN_OK;
-    if (!s->bound_inputs || !s->values || !s->arena_offsets || !s->dim_values || !s->dim_bound ||
-        !s->binding_sites || !s->operands || !s->node_states || !s->channels_last || !s->bounds ||
-        (converts && !s->layout_scratch))
+    if (!s->bound_inputs || !s->values || !s->dim_values || !s->dim_bound || !s->binding_sites || !s->operands ||
+        !s->node_states || !s->channels_last || !s->bounds)
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    if (status == KILN_OK)
+        status = kiln_session_bound_resolve(program, options, &s->bound, NULL, err);
+    /* Only oneDNN's kernels write channels-last data: without them nothing is ever converted. */
+    uint64_t scratch = status == KILN_OK ? channels_last_scratch_bytes(s) : 0;
+    if (scratch && !s->context.reference_only && kiln_onednn_enabled() &&
+        !(s->layout_scratch = aligned_alloc(KILN_ARENA_ALIGNMENT, (size_t)scratch)))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = allocate_arena(s, err);
@@ -131,7 +144,7 @@ void kiln_session_free(kiln_session *s)
         return;
     free(s->bound_inputs);
     free(s->values);
-    free(s->arena_offsets);
+    kiln_session_bound_release(&s->bound);
     free(s->arena);
     free(s->dim_values);
     free(s->dim_bound);
@@ -151,6 +164,11 @@ void kiln_session_free(kiln_session *s)
 double kiln_session_value_bound(const kiln_session *s, uint32_t value)
 {
     return value < kiln_model_value_count(s->model) ? s->bounds[value] : INFINITY;
+}
+
+uint64_t kiln_session_arena_bytes(const kiln_session *s)
+{
+    return s->bound.arena_bytes;
 }
 
 uint32_t kiln_session_threads(const kiln_session *s)
@@ -213,7 +231,7 @@ static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, k
     for (uint32_t a = 0; a < type->shape.rank; a++)
         KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
     *out = &s->values[value];
-    kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->arena_offsets[n]);
+    kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->bound.offsets[n]);
     return KILN_OK;
 }
 
@@ -291,6 +309,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     s->has_outputs = false;
     KILN_TRY(check_all_bound(s, err));
     KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    KILN_TRY(kiln_session_bound_check(s->program, &s->bound, s->dim_values, s->dim_bound, s->binding_sites, err));
     KILN_TRY(kiln_runtime_guards_hold(m, s->dim_values, s->dim_bound, err));
     if (s->check_inputs)
         for (uint32_t i = 0; i < m->check_count; i++)

@@ -159,9 +159,24 @@ static void zero_element_values_need_no_bytes_in_any_axis_order(void **state)
         assert_int_equal(kiln_program_arena_bytes(program), 0);
         kiln_program_free(program);
     }
-    /* Not empty: still refused, and as what it is. */
-    assert_int_equal(load_neg("[h, 1]", &program, &err), KILN_ERR_LIMIT);
-    assert_null(program);
+    /* Not empty: 4 * 2^62 bytes overflow 64 bits. The program still loads
+     * (issue 15: limits belong to sessions), with no plan for its whole
+     * domain; a session over it is refused as what it is, and one that
+     * narrows h runs. */
+    assert_int_equal(load_neg("[h, 1]", &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_arena_bytes(program), UINT64_MAX);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "the arena at h=4611686018427387904 needs more than 2^64 bytes"));
+    assert_non_null(strstr(err.message, "with h=1.."));
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.dims = (kiln_dim_bound[]){{"h", 1, 1000}};
+    options.dim_count = 1;
+    assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
+    assert_int_equal(kiln_session_arena_bytes(session), 4000 + 32); /* f32[1000, 1], 64-byte aligned */
+    kiln_session_free(session);
+    kiln_program_free(program);
 
     const int64_t huge = INT64_MAX;
     const int64_t orders[][3] = {{0, huge, huge}, {huge, 0, huge}, {huge, huge, 0}};
@@ -452,6 +467,26 @@ static void running_allocates_nothing(void **state)
         assert_int_equal(kiln_session_run(session, &err), KILN_ERR_SHAPE_GUARD);
     }
     assert_int_equal(allocations - before, 0);
+    /* A session narrowed to batch 2..8 (issue 15) plans its own, smaller
+     * arena; its runs allocate nothing either, nor does refusing batch 16,
+     * inside the artifact's domain but outside the session's. */
+    kiln_session *narrow;
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.dims = (kiln_dim_bound[]){{"batch", 2, 8}};
+    options.dim_count = 1;
+    assert_int_equal(kiln_session_new(program, &options, &narrow, &err), KILN_OK);
+    assert_true(kiln_session_arena_bytes(narrow) < kiln_program_arena_bytes(program));
+    before = allocations;
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(kiln_session_set_input(narrow, "x", small, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(narrow, &err), KILN_OK);
+        assert_int_equal(kiln_session_set_input(narrow, "x", large, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(narrow, &err), KILN_ERR_SHAPE_GUARD);
+    }
+    assert_int_equal(allocations - before, 0);
+    assert_non_null(strstr(err.message, "16 is outside this session's 2..8"));
+    kiln_session_free(narrow);
     /* And the runs computed y = (x + 1)^2. */
     assert_int_equal(kiln_session_set_input(session, "x", large, &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_OK);

@@ -390,26 +390,35 @@ static void future_files_meet_the_version_policy(void **state)
                   (const char *[]){"input 'x': dtype f16 is not supported by this runtime"}, 1);
 }
 
-/* The memory plan is checked against the caller's arena limit at open. */
-static void arena_over_the_limit_is_reported(void **state)
+/*
+ * The arena limit belongs to sessions (issue 15): a golden program loads
+ * whatever the limit, and its sessions are held to it: the load limit is
+ * their default, which a session's own max_arena_bytes replaces.
+ */
+static void arena_over_the_limit_is_a_session_error(void **state)
 {
     (void)state;
     char *path = golden_path("v1.0/weights.kiln");
     kiln_load_options options;
     kiln_program *program;
     kiln_report *report;
+    kiln_session *session;
     kiln_error err;
     kiln_load_options_default(&options);
     options.limits.max_arena_bytes = 64;
-    assert_int_equal(kiln_program_load_with_report(path, &options, &program, &report, &err), KILN_ERR_LIMIT);
-    assert_null(program);
-    kiln_problem_info p;
-    assert_int_equal(kiln_report_count(report), 1);
-    kiln_report_problem(report, 0, &p);
-    assert_string_equal(p.code, "arena-over-limit");
-    assert_string_equal(p.location, "memory plan");
-    assert_non_null(strstr(p.message, "over the arena limit of 64"));
+    assert_int_equal(kiln_program_load_with_report(path, &options, &program, &report, &err), KILN_OK);
+    assert_int_equal(kiln_report_count(report), 0);
+    assert_true(kiln_program_arena_bytes(program) > 64);
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_ERR_LIMIT);
+    assert_non_null(strstr(err.message, "over the limit of 64 bytes"));
+    kiln_session_options session_options;
+    kiln_session_options_default(&session_options);
+    session_options.max_arena_bytes = kiln_program_arena_bytes(program);
+    assert_int_equal(kiln_session_new(program, &session_options, &session, &err), KILN_OK);
+    assert_int_equal(kiln_session_arena_bytes(session), kiln_program_arena_bytes(program));
+    kiln_session_free(session);
     kiln_report_free(report);
+    kiln_program_free(program);
     free(path);
 }
 
@@ -429,7 +438,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(writer_reproduces_the_goldens),
         cmocka_unit_test(every_golden_artifact_refuses_truncation_and_bit_flips),
         cmocka_unit_test(future_files_meet_the_version_policy),
-        cmocka_unit_test(arena_over_the_limit_is_reported),
+        cmocka_unit_test(arena_over_the_limit_is_a_session_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
