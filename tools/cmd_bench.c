@@ -3,9 +3,9 @@
  * latency (min and median), throughput, arena bytes and peak RSS.
  *
  * Inputs come from .npy files or, for every input not given, are made up
- * inside the contract (sample_inputs.h): at the dims given with --dim,
- * else at each dim's largest value, so a bench measures the worst case the
- * contract allows unless told otherwise. Each run is timed on its own
+ * inside the contract (sample_inputs.h) at the upper bound of the
+ * session's dims: the artifact's largest sizes, or those of the narrowing
+ * --dim asks for, so a bench measures the worst case its session allows. Each run is timed on its own
  * (CLOCK_MONOTONIC) around kiln_session_run only: binding inputs is not
  * part of it, and the warm-up runs build whatever a fast path keeps.
  */
@@ -21,6 +21,7 @@
 #include "options.h"
 #include "json.h"
 #include "sample_inputs.h"
+#include "session_args.h"
 #include "term.h"
 
 static int cmd_bench(int argc, char **argv);
@@ -28,23 +29,25 @@ static int cmd_bench(int argc, char **argv);
 const cli_verb cli_verb_bench = {
     "bench",
     "measure latency, throughput and memory of running a program",
-    "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=VALUE]...\n"
-    "                  [--threads N] [--runs N] [--warmup N] [--reference] [--json]\n\n"
+    "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=MIN..MAX]...\n"
+    "                  [--max-arena SIZE] [--threads N] [--runs N] [--warmup N]\n"
+    "                  [--reference] [--json]\n\n"
     "Load FILE, bind its inputs, run it --warmup times untimed, then --runs\n"
     "times, timing each run, and print the minimum and median latency, the\n"
     "throughput (runs per second of the timed runs), the session arena's\n"
     "size and the process's peak resident memory. Inputs not given with\n"
     "--input are random values inside the contract (respecting each input's\n"
-    "range, finiteness and categories) at the dims given with --dim, else at\n"
-    "each dim's largest value.\n\n"
+    "range, finiteness and categories) at the upper bound of the session's\n"
+    "dims: each dim's largest value, or the largest --dim allows (--dim\n"
+    "NAME=N runs at N).\n\n"
     "options:\n"
-    "  --input NAME=PATH   bind input NAME to the array in PATH (repeatable)\n"
-    "  --dim NAME=VALUE    size of dim NAME for generated inputs (repeatable)\n"
-    "  --threads N         threads per run (default: the runtime default)\n"
-    "  --runs N            timed runs (default 100)\n"
-    "  --warmup N          untimed runs first (default 5)\n"
-    "  --reference         run the portable reference kernels only (no oneDNN)\n"
-    "  --json              print one JSON object instead of text\n",
+    "  --input NAME=PATH    bind input NAME to the array in PATH (repeatable)\n"
+    SESSION_ARGS_USAGE
+    "  --threads N          threads per run (default: the runtime default)\n"
+    "  --runs N             timed runs (default 100)\n"
+    "  --warmup N           untimed runs first (default 5)\n"
+    "  --reference          run the portable reference kernels only (no oneDNN)\n"
+    "  --json               print one JSON object instead of text\n",
     cmd_bench,
 };
 
@@ -54,10 +57,9 @@ enum { MAX_RUNS = 100000000, MAX_THREADS = 1024 };
 
 typedef struct bench_args {
     const char *path;
-    int input_count, dim_count;
+    int input_count;
     const char **input_names, **input_paths;
-    const char **dim_names;
-    int64_t *dim_values;
+    session_args session;
     uint32_t threads;
     long runs, warmup;
     bool reference, json;
@@ -111,24 +113,14 @@ static int take_input(void *target, const char *value)
     return CLI_OK;
 }
 
-/* --dim NAME=VALUE: each dim once; whether it is a dim of the program is
- * known only once it is loaded (choose_dims). */
 static int take_dim(void *target, const char *value)
 {
-    bench_args *args = target;
-    char *name, *end;
-    int rc = split_pair("--dim", value, "NAME=VALUE", &name, &value);
-    if (rc != CLI_OK)
-        return rc;
-    args->dim_names[args->dim_count++] = name; /* owned by args from here on */
-    errno = 0;
-    long long n = strtoll(value, &end, 10);
-    if (end == value || *end || errno)
-        return cli_usage_error("bench", "--dim %s takes a whole number, got '%s'", name, value);
-    args->dim_values[args->dim_count - 1] = n;
-    if (listed(args->dim_names, args->dim_count - 1, name))
-        return cli_usage_error("bench", "dim '%s' is given twice", name);
-    return CLI_OK;
+    return session_args_take_dim(&((bench_args *)target)->session, value);
+}
+
+static int take_max_arena(void *target, const char *value)
+{
+    return session_args_take_max_arena(&((bench_args *)target)->session, value);
 }
 
 static int take_threads(void *target, const char *value)
@@ -153,6 +145,7 @@ static int take_warmup(void *target, const char *value)
 static const cli_option bench_option_list[] = {
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
+    {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
     {.name = "--threads", .arity = CLI_VALUE, .handle = take_threads},
     {.name = "--runs", .arity = CLI_VALUE, .handle = take_runs},
     {.name = "--warmup", .arity = CLI_VALUE, .handle = take_warmup},
@@ -171,9 +164,8 @@ static int parse_args(int argc, char **argv, bench_args *args)
     args->warmup = 5;
     args->input_names = calloc((size_t)argc, sizeof *args->input_names);
     args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
-    args->dim_names = calloc((size_t)argc, sizeof *args->dim_names);
-    args->dim_values = calloc((size_t)argc, sizeof *args->dim_values);
-    if (!args->input_names || !args->input_paths || !args->dim_names || !args->dim_values)
+    args->session.verb = "bench";
+    if (!args->input_names || !args->input_paths)
         return cli_error("out of memory");
     int rc = cli_parse_options(&bench_options, argc, argv, args, &args->path, &operands);
     if (rc != CLI_OK)
@@ -187,60 +179,26 @@ static void free_args(bench_args *args)
 {
     for (int k = 0; k < args->input_count; k++)
         free((char *)args->input_names[k]);
-    for (int k = 0; k < args->dim_count; k++)
-        free((char *)args->dim_names[k]);
     free(args->input_names);
     free(args->input_paths);
-    free(args->dim_names);
-    free(args->dim_values);
+    session_args_release(&args->session);
 }
 
 /*
- * The value of every dim for generated inputs: --dim's, checked against
- * the domain, else the largest. Unknown dim names are usage errors.
+ * The value of every dim for generated inputs: the largest the session
+ * allows (its --dim maximum, else the artifact's), honouring multiple_of.
+ * The session has checked the narrowing, so some value fits.
  */
-static int choose_dims(const kiln_program *program, const bench_args *args, int64_t *values)
+static void choose_dims(const kiln_program *program, const bench_args *args, int64_t *values)
 {
-    uint32_t count = kiln_program_dim_count(program);
-    for (int k = 0; k < args->dim_count; k++) {
-        bool found = false;
-        for (uint32_t d = 0; d < count && !found; d++) {
-            kiln_dim_info dim;
-            kiln_program_dim(program, d, &dim);
-            found = strcmp(dim.name, args->dim_names[k]) == 0;
-        }
-        if (!found) {
-            char known[512] = "";
-            size_t used = 0;
-            for (uint32_t d = 0; d < count && used < sizeof known; d++) {
-                kiln_dim_info dim;
-                kiln_program_dim(program, d, &dim);
-                used += (size_t)snprintf(known + used, sizeof known - used, "%s'%s'", d ? ", " : "", dim.name);
-            }
-            return cli_usage_error("bench", "--dim: '%s' is not a dim of %s (dims: %s)", args->dim_names[k],
-                                   args->path, count ? known : "none");
-        }
-    }
-    for (uint32_t d = 0; d < count; d++) {
+    for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
         kiln_dim_info dim;
         kiln_program_dim(program, d, &dim);
+        for (uint32_t k = 0; k < args->session.dim_count; k++)
+            if (strcmp(dim.name, args->session.dims[k].name) == 0)
+                dim.max = args->session.dims[k].max;
         values[d] = sample_dim_last(&dim);
-        for (int k = 0; k < args->dim_count; k++) {
-            if (strcmp(dim.name, args->dim_names[k]) != 0)
-                continue;
-            int64_t v = args->dim_values[k];
-            if (v < dim.min || v > dim.max || v % dim.multiple_of != 0) {
-                if (dim.multiple_of > 1)
-                    return cli_error("--dim %s=%lld is outside %lld..%lld (multiple of %lld)", dim.name,
-                                     (long long)v, (long long)dim.min, (long long)dim.max,
-                                     (long long)dim.multiple_of);
-                return cli_error("--dim %s=%lld is outside %lld..%lld", dim.name, (long long)v,
-                                 (long long)dim.min, (long long)dim.max);
-            }
-            values[d] = v;
-        }
     }
-    return CLI_OK;
 }
 
 /* Read or make every input and bind it. tensors[i] is input i's. */
@@ -444,10 +402,9 @@ static int cmd_bench(int argc, char **argv)
     kiln_session_options_default(&options);
     options.threads = args.threads;
     options.reference_kernels = args.reference;
-    if (kiln_session_new(program, &options, &session, &err) != KILN_OK) {
-        rc = cli_error("%s", err.message);
+    session_args_apply(&args.session, &options);
+    if ((rc = session_args_new_session(&args.session, program, &options, &session)) != CLI_OK)
         goto done;
-    }
     uint32_t inputs = kiln_program_input_count(program);
     tensors = calloc(inputs + 1, sizeof *tensors);
     generated = calloc(inputs + 1, sizeof *generated);
@@ -457,13 +414,13 @@ static int cmd_bench(int argc, char **argv)
         rc = cli_error("out of memory");
         goto done;
     }
-    if ((rc = choose_dims(program, &args, dim_values)) != CLI_OK ||
-        (rc = bind_inputs(program, session, &args, dim_values, tensors, generated)) != CLI_OK ||
+    choose_dims(program, &args, dim_values);
+    if ((rc = bind_inputs(program, session, &args, dim_values, tensors, generated)) != CLI_OK ||
         (rc = measure(session, &args, times)) != CLI_OK)
         goto done;
     bench_result result = {0};
     summarise(&args, times, &result);
-    result.arena_bytes = kiln_program_arena_bytes(program);
+    result.arena_bytes = kiln_session_arena_bytes(session);
     result.threads = kiln_session_threads(session);
     if (args.json)
         print_json(program, &args, &result, dim_values, tensors, generated);

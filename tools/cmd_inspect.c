@@ -7,11 +7,13 @@
  * unknown critical section or feature bit, training mode) is still shown as
  * far as its container goes, with the reasons under "cannot run here:".
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena_report.h"
 #include "artifact_view.h"
 #include "cli.h"
 #include "options.h"
@@ -501,24 +503,84 @@ static bool print_weights(const artifact_view *view, const term_style *st)
     return ok;
 }
 
-static void print_memory_plan(const kiln_program *p, const term_style *st)
+/* "8.1 GiB", or "over 2^64 bytes" for a size that overflows. */
+static void arena_text(uint64_t bytes, char *out, size_t size)
 {
-    char arena[64], sum[64];
+    if (bytes == UINT64_MAX)
+        snprintf(out, size, "over 2^64 bytes");
+    else
+        kiln_format_bytes(bytes, out, size);
+}
+
+/* Per dim, the arena with that dim at its first, middle and last value, the others at their largest. */
+static bool print_arena_growth(const kiln_program *p, const term_style *st)
+{
+    table t;
+    table_init(&t, "llrrrl");
+    table_add(&t, "dim");
+    table_add(&t, "range");
+    table_add(&t, "at min");
+    table_add(&t, "at mid");
+    table_add(&t, "at max");
+    table_add(&t, "grows as");
+    for (uint32_t d = 0; d < kiln_program_dim_count(p); d++) {
+        arena_growth g;
+        if (!arena_growth_of(p, d, &g)) {
+            table_free(&t);
+            return false;
+        }
+        table_add(&t, g.dim.name);
+        table_addf(&t, "%lld..%lld", (long long)g.dim.min, (long long)g.dim.max);
+        for (int k = 0; k < 3; k++) {
+            char amount[32];
+            arena_text(g.bytes[k], amount, sizeof amount);
+            table_addf(&t, "%s=%lld: %s", g.dim.name, (long long)g.at[k], amount);
+        }
+        if (isnan(g.degree))
+            table_add(&t, "-");
+        else if (fabs(g.degree) < 0.05)
+            table_add(&t, "constant");
+        else
+            table_addf(&t, "~%s^%.1f", g.dim.name, g.degree);
+    }
+    printf("  how it grows: each dim from its smallest to its largest value, the others at their largest\n");
+    return emit(&t, st, true);
+}
+
+static bool print_memory_plan(const kiln_program *p, const term_style *st)
+{
+    char arena[64], sum[64], where[256], message[KILN_ERROR_MESSAGE_SIZE];
     uint64_t arena_bytes = kiln_program_arena_bytes(p), intermediate_bytes = kiln_program_intermediate_bytes(p);
     uint32_t nodes = kiln_program_node_count(p);
-    format_bytes(arena_bytes, arena, sizeof arena);
-    format_bytes(intermediate_bytes, sum, sizeof sum);
+    arena_upper_bound_text(p, where, sizeof where);
     heading(st, kiln_program_memory_plan_stored(p) ? "memory plan (at the domain's upper bound, stored in the artifact)"
                                                    : "memory plan (at the domain's upper bound)");
-    if (intermediate_bytes)
-        printf("  arena          %s (%.2f of the intermediates)\n", arena,
-               (double)arena_bytes / (double)intermediate_bytes);
+    printf("  upper bound    %s\n", where);
+    if (arena_bytes == UINT64_MAX) {
+        printf("  arena          over 2^64 bytes: every session must narrow a dim\n");
+    } else {
+        format_bytes(arena_bytes, arena, sizeof arena);
+        format_bytes(intermediate_bytes, sum, sizeof sum);
+        if (intermediate_bytes)
+            printf("  arena          %s (%.2f of the intermediates)\n", arena,
+                   (double)arena_bytes / (double)intermediate_bytes);
+        else
+            printf("  arena          %s\n", arena);
+        printf("  intermediates  %s in %u result%s", sum, nodes, nodes == 1 ? "" : "s");
+        if (arena_bytes < intermediate_bytes)
+            printf(" (sharing saves %llu bytes)", (unsigned long long)(intermediate_bytes - arena_bytes));
+        printf("\n");
+    }
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    char limit[32];
+    kiln_format_bytes(limits.max_arena_bytes, limit, sizeof limit);
+    if (arena_default_session_fits(p, message, sizeof message))
+        printf("  sessions       fit the default arena limit (%s) over the whole domain\n", limit);
     else
-        printf("  arena          %s\n", arena);
-    printf("  intermediates  %s in %u result%s", sum, nodes, nodes == 1 ? "" : "s");
-    if (arena_bytes < intermediate_bytes)
-        printf(" (sharing saves %llu bytes)", (unsigned long long)(intermediate_bytes - arena_bytes));
-    printf("\n");
+        term_printf(stdout, "  sessions       %snarrow a dim or raise the limit:%s %s\n", st->yellow, st->reset,
+                    message);
+    return kiln_program_dim_count(p) == 0 || print_arena_growth(p, st);
 }
 
 static void rule_text(const kiln_compare_rule *rule, char *out, size_t size)
@@ -611,7 +673,7 @@ static int print_human(const artifact_view *view, bool quiet)
         print_runtime_guards(p, &st);
         ok = print_ops(p, &st) && ok;
         ok = print_weights(view, &st) && ok;
-        print_memory_plan(p, &st);
+        ok = print_memory_plan(p, &st) && ok;
         print_evidence(p, &st);
     } else {
         printf("\n%snot shown:%s this runtime cannot decode the program, so its metadata, inputs,\n"
@@ -804,14 +866,67 @@ static bool json_weights(json_writer *w, const artifact_view *view)
     return true;
 }
 
-static void json_memory_plan(json_writer *w, const kiln_program *p)
+/* A byte count, or null when it overflows 64 bits. */
+static void json_member_bytes(json_writer *w, const char *key, uint64_t bytes)
 {
+    if (bytes == UINT64_MAX)
+        {
+        json_key(w, key);
+        json_null(w);
+    }
+    else
+        json_member_uint(w, key, bytes);
+}
+
+static bool json_memory_plan(json_writer *w, const kiln_program *p)
+{
+    char message[KILN_ERROR_MESSAGE_SIZE];
+    kiln_limits limits;
+    kiln_limits_default(&limits);
     json_begin_object(w);
     json_member_bool(w, "stored", kiln_program_memory_plan_stored(p));
-    json_member_uint(w, "arena_bytes", kiln_program_arena_bytes(p));
-    json_member_uint(w, "intermediate_bytes", kiln_program_intermediate_bytes(p));
+    json_member_bytes(w, "arena_bytes", kiln_program_arena_bytes(p));
+    json_member_bytes(w, "intermediate_bytes", kiln_program_intermediate_bytes(p));
     json_member_uint(w, "intermediate_count", kiln_program_node_count(p));
+    json_key(w, "upper_bound");
+    json_begin_object(w);
+    for (uint32_t d = 0; d < kiln_program_dim_count(p); d++) {
+        kiln_dim_info dim;
+        kiln_program_dim(p, d, &dim);
+        json_member_int(w, dim.name, dim.max - dim.max % dim.multiple_of);
+    }
     json_end_object(w);
+    json_member_uint(w, "default_limit_bytes", limits.max_arena_bytes);
+    bool fits = arena_default_session_fits(p, message, sizeof message);
+    json_member_bool(w, "fits_default_limit", fits);
+    if (!fits)
+        json_member_string(w, "narrowing_needed", message);
+    json_key(w, "growth");
+    json_begin_array(w);
+    bool ok = true;
+    for (uint32_t d = 0; ok && d < kiln_program_dim_count(p); d++) {
+        arena_growth g;
+        ok = arena_growth_of(p, d, &g);
+        if (!ok)
+            break;
+        json_begin_object(w);
+        json_member_string(w, "dim", g.dim.name);
+        static const char *const keys[3][2] = {{"min", "arena_at_min_bytes"}, {"mid", "arena_at_mid_bytes"},
+                                                {"max", "arena_at_max_bytes"}};
+        for (int k = 0; k < 3; k++) {
+            json_member_int(w, keys[k][0], g.at[k]);
+            json_member_bytes(w, keys[k][1], g.bytes[k]);
+        }
+        json_key(w, "degree");
+        if (isnan(g.degree))
+            json_null(w);
+        else
+            json_fixed(w, g.degree, 2);
+        json_end_object(w);
+    }
+    json_end_array(w);
+    json_end_object(w);
+    return ok;
 }
 
 static void json_evidence(json_writer *w, const kiln_program *p)
@@ -967,7 +1082,7 @@ static bool json_program(json_writer *w, const artifact_view *view)
     json_key(w, "weights");
     ok = json_weights(w, view) && ok;
     json_key(w, "memory_plan");
-    json_memory_plan(w, p);
+    ok = json_memory_plan(w, p) && ok;
     json_key(w, "evidence");
     json_evidence(w, p);
     return ok;

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "options.h"
 #include "sample_inputs.h"
+#include "session_args.h"
 #include "term.h"
 
 static int cmd_probe(int argc, char **argv);
@@ -19,17 +20,21 @@ static int cmd_probe(int argc, char **argv);
 const cli_verb cli_verb_probe = {
     "probe",
     "run the declared domain's corners and just-outside sizes",
-    "usage: kiln probe FILE [--seed N] [--quiet]\n\n"
+    "usage: kiln probe FILE [--seed N] [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n"
+    "                  [--quiet]\n\n"
     "Run FILE at every corner of its declared domain (each dim at its first\n"
     "and last value; at most 256 corners, else the all-min and all-max ones\n"
     "plus each dim flipped alone) and at 3 random interior points, with random\n"
     "inputs that satisfy the semantic checks. Every output must have its\n"
     "declared shape and dtype. Then, for each dim, sizes just outside its\n"
     "domain (one below, one above, one off its multiple) must be refused by a\n"
-    "guard. Exit 0 if all of this holds, 1 otherwise.\n\n"
+    "guard. With --dim, the domain probed is the session's narrowing of the\n"
+    "artifact's, and sizes just outside it must be refused by the session.\n"
+    "Exit 0 if all of this holds, 1 otherwise.\n\n"
     "options:\n"
-    "  --seed N    seed of the random inputs and interior points (default 1)\n"
-    "  --quiet     print only failures and the summary\n",
+    "  --seed N             seed of the random inputs and interior points (default 1)\n"
+    SESSION_ARGS_USAGE
+    "  --quiet              print only failures and the summary\n",
     cmd_probe,
 };
 
@@ -42,6 +47,7 @@ typedef struct probe {
     bool quiet;
     unsigned valid_ok, valid_failed, outside_ok, outside_failed, skipped;
     unsigned valid_guarded; /* non-strict programs: valid points their runtime guards refuse */
+    session_args session_args;
 } probe;
 
 static uint64_t next_random(probe *p)
@@ -246,8 +252,20 @@ static int take_seed(void *args, const char *value)
     return CLI_OK;
 }
 
+static int take_dim(void *args, const char *value)
+{
+    return session_args_take_dim(&((probe *)args)->session_args, value);
+}
+
+static int take_max_arena(void *args, const char *value)
+{
+    return session_args_take_max_arena(&((probe *)args)->session_args, value);
+}
+
 static const cli_option probe_option_list[] = {
     {.name = "--seed", .arity = CLI_VALUE, .handle = take_seed},
+    {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
+    {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
 };
 
 static const cli_options probe_options = CLI_OPTIONS("probe", probe_option_list, 1);
@@ -258,25 +276,38 @@ static int cmd_probe(int argc, char **argv)
     probe p = {0};
     p.random_state = 1;
     p.quiet = cli_quiet;
+    p.session_args.verb = "probe";
     int operands;
-    int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
-    if (rc != CLI_OK)
-        return rc;
-    if (!path)
-        return cli_usage_error("probe", "missing FILE");
-    kiln_program *program;
+    kiln_program *program = NULL;
     kiln_error err;
-    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        return cli_error("%s: %s", path, err.message);
+    int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
+    if (rc == CLI_OK && !path)
+        rc = cli_usage_error("probe", "missing FILE");
+    if (rc == CLI_OK && kiln_program_load(path, NULL, &program, &err) != KILN_OK)
+        rc = cli_error("%s: %s", path, err.message);
+    if (rc != CLI_OK) {
+        session_args_release(&p.session_args);
+        return rc;
+    }
     p.program = program;
     p.dim_count = kiln_program_dim_count(program);
     p.dims = calloc(p.dim_count + 1, sizeof *p.dims);
     if (!p.dims)
         rc = cli_error("out of memory");
-    for (uint32_t d = 0; rc == CLI_OK && d < p.dim_count; d++)
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    session_args_apply(&p.session_args, &options);
+    if (rc == CLI_OK)
+        rc = session_args_new_session(&p.session_args, program, &options, &p.session);
+    /* The domain probed: the session's, the artifact's narrowed as --dim says (checked by the session). */
+    for (uint32_t d = 0; rc == CLI_OK && d < p.dim_count; d++) {
         kiln_program_dim(program, d, &p.dims[d]);
-    if (rc == CLI_OK && kiln_session_new(program, NULL, &p.session, &err) != KILN_OK)
-        rc = cli_error("%s: %s", path, err.message);
+        for (uint32_t k = 0; k < p.session_args.dim_count; k++)
+            if (strcmp(p.dims[d].name, p.session_args.dims[k].name) == 0) {
+                p.dims[d].min = p.session_args.dims[k].min;
+                p.dims[d].max = p.session_args.dims[k].max;
+            }
+    }
     if (rc == CLI_OK) {
         probe_domain(&p);
         printf("probe: %u valid points ran as declared, %u outside points refused, %u failed, %u skipped",
@@ -289,5 +320,6 @@ static int cmd_probe(int argc, char **argv)
     kiln_session_free(p.session);
     free(p.dims);
     kiln_program_free(program);
+    session_args_release(&p.session_args);
     return rc;
 }

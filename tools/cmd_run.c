@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "session_args.h"
 #include "term.h"
 
 static int cmd_run(int argc, char **argv);
@@ -12,13 +13,17 @@ static int cmd_run(int argc, char **argv);
 const cli_verb cli_verb_run = {
     "run",
     "check inputs against the contract, run, and write outputs as .npy",
-    "usage: kiln run FILE --input NAME=PATH.npy ... [--output-dir DIR]\n\n"
+    "usage: kiln run FILE --input NAME=PATH.npy ... [--output-dir DIR]\n"
+    "                [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n\n"
     "Load and verify FILE, read each input from a .npy file, check every input\n"
-    "against the declared contract (dtype, rank, each axis against its dim),\n"
-    "run the program, and print each output's name, dtype and shape.\n\n"
+    "against the declared contract (dtype, rank, each axis against its dim) and\n"
+    "its semantic checks, run the program, and print each output's name, dtype\n"
+    "and shape. The session's arena is planned for the upper bound of its dims:\n"
+    "the artifact's whole domain, or the narrowing --dim asks for.\n\n"
     "options:\n"
-    "  --input NAME=PATH   bind input NAME to the array in PATH (repeatable)\n"
-    "  --output-dir DIR    also write each output to DIR/NAME.npy (DIR is created)\n",
+    "  --input NAME=PATH    bind input NAME to the array in PATH (repeatable)\n"
+    "  --output-dir DIR     also write each output to DIR/NAME.npy (DIR is created)\n"
+    SESSION_ARGS_USAGE,
     cmd_run,
 };
 
@@ -28,6 +33,7 @@ typedef struct run_args {
     int input_count;
     const char **input_names;
     const char **input_paths;
+    session_args session;
 } run_args;
 
 /* --input NAME=PATH: each input once. */
@@ -49,9 +55,21 @@ static int take_input(void *target, const char *value)
     return CLI_OK;
 }
 
+static int take_dim(void *target, const char *value)
+{
+    return session_args_take_dim(&((run_args *)target)->session, value);
+}
+
+static int take_max_arena(void *target, const char *value)
+{
+    return session_args_take_max_arena(&((run_args *)target)->session, value);
+}
+
 static const cli_option run_option_list[] = {
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--output-dir", .arity = CLI_VALUE, .offset = offsetof(run_args, output_dir)},
+    {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
+    {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
 };
 
 static const cli_options run_options = CLI_OPTIONS("run", run_option_list, 1);
@@ -61,6 +79,7 @@ static int parse_args(int argc, char **argv, run_args *args)
 {
     int operands;
     memset(args, 0, sizeof *args);
+    args->session.verb = "run";
     args->input_names = calloc((size_t)argc, sizeof *args->input_names);
     args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
     if (!args->input_names || !args->input_paths)
@@ -79,6 +98,7 @@ static void free_args(run_args *args)
         free((char *)args->input_names[k]);
     free(args->input_names);
     free(args->input_paths);
+    session_args_release(&args->session);
 }
 
 static int write_outputs(const kiln_session *session, const char *dir)
@@ -122,10 +142,11 @@ static int cmd_run(int argc, char **argv)
         rc = cli_error("%s: %s", args.path, err.message);
         goto done;
     }
-    if (kiln_session_new(program, NULL, &session, &err) != KILN_OK) {
-        rc = cli_error("%s", err.message);
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    session_args_apply(&args.session, &options);
+    if ((rc = session_args_new_session(&args.session, program, &options, &session)) != CLI_OK)
         goto done;
-    }
     tensors = calloc((size_t)args.input_count + 1, sizeof *tensors);
     if (!tensors) {
         rc = cli_error("out of memory");
