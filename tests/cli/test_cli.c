@@ -172,6 +172,63 @@ static void rejected_inputs_and_files_exit_1(void **state)
     assert_contains(r.err, "truncated");
 }
 
+/*
+ * Issue 15: a program whose arena at the upper bound is over the session's
+ * limit runs in sessions the command line narrows (--dim, --max-arena), and
+ * inspect and verify say how large the arena is and what fits.
+ */
+static void sessions_are_narrowed_from_the_command_line(void **state)
+{
+    (void)state;
+    command_result r;
+    /* Two f32[batch, 1024] results live at once: 8 KiB per row, 32 MiB at batch 4096. */
+    write_work_file("rows.ktxt", "kiln 1.0\n"
+                                 "program \"rows\"\n"
+                                 "dim batch in 1..4096\n"
+                                 "input x: f32[batch, 1024]\n"
+                                 "const one: f32[] = 1\n"
+                                 "%0 = add(x, one)\n"
+                                 "%1 = mul(%0, x)\n"
+                                 "%2 = add(%1, %1)\n"
+                                 "output z = %2\n");
+    run(&r, "'%s' asm rows.ktxt -o rows.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' probe rows.kiln --max-arena 16M", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: the arena at batch=4096 needs 32.0 MiB (33554432 bytes), over the limit of "
+                           "16.0 MiB; with batch=1..2048 it needs 16.0 MiB: narrow the session's dims or raise its "
+                           "arena limit");
+    assert_contains(r.err, "kiln: hint: narrow a dim with 'kiln probe ... --dim NAME=MIN..MAX'");
+    run(&r, "'%s' probe rows.kiln --max-arena 16M --dim batch=1..2048", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "ok      outside  batch=2049: refused: input 'x' axis 0 (batch): 2049 is outside this "
+                           "session's 1..2048 (the artifact allows 1..4096");
+    assert_contains(r.out, "0 failed");
+    run(&r, "'%s' bench rows.kiln --max-arena 16M --dim batch=3 --runs 2 --warmup 0 --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "\"arena_bytes\": 24576"); /* 3 rows of 8 KiB */
+    assert_contains(r.out, "\"shape\": [3, 1024]");
+    run(&r, "'%s' bench rows.kiln --max-arena 16G --runs 1 --warmup 0 --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "\"arena_bytes\": 33554432");
+
+    run(&r, "'%s' inspect rows.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  upper bound    batch=4096\n  arena          33554432 bytes (32.0 MiB)");
+    assert_contains(r.out, "  sessions       fit the default arena limit (4.0 GiB) over the whole domain");
+    assert_contains(r.out, "batch  1..4096  batch=1: 8.0 KiB  batch=2048: 16.0 MiB  batch=4096: 32.0 MiB  ~batch^1.0");
+    run(&r, "'%s' inspect rows.kiln --json", kiln_binary);
+    assert_contains(r.out, "\"upper_bound\": {\"batch\": 4096}, \"default_limit_bytes\": 4294967296, "
+                           "\"fits_default_limit\": true, \"growth\": [{\"dim\": \"batch\", \"min\": 1, "
+                           "\"arena_at_min_bytes\": 8192, \"mid\": 2048, \"arena_at_mid_bytes\": 16777216, "
+                           "\"max\": 4096, \"arena_at_max_bytes\": 33554432, \"degree\": 1.00}]");
+    run(&r, "'%s' verify rows.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "arena      ok (32.0 MiB over the whole domain, within the default limit)");
+    run(&r, "'%s' verify rows.kiln --json", kiln_binary);
+    assert_contains(r.out, "\"arena\": {\"bytes\": 33554432, \"fits_default_limit\": true}");
+}
+
 static void keygen_sign_verify(void **state)
 {
     (void)state;
@@ -559,6 +616,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(usage_errors_exit_2),
         cmocka_unit_test(help_and_version_exit_0),
         cmocka_unit_test(rejected_inputs_and_files_exit_1),
+        cmocka_unit_test(sessions_are_narrowed_from_the_command_line),
         cmocka_unit_test(keygen_sign_verify),
         cmocka_unit_test(version_describes_the_runtime),
         cmocka_unit_test(verify_json_reports_every_problem),
