@@ -25,6 +25,25 @@ int cli_error(const char *fmt, ...)
     return CLI_FAILED;
 }
 
+void cli_warning(const char *fmt, ...)
+{
+    va_list args;
+    fputs("kiln: warning: ", stderr);
+    va_start(args, fmt);
+    term_vprintf(stderr, fmt, args);
+    va_end(args);
+    fputc('\n', stderr);
+}
+
+void cli_warn_signature_removed(const kiln_signature_info *removed)
+{
+    if (removed->state == KILN_SIGNATURE_NONE)
+        return;
+    char key_id[2 * sizeof removed->key_id + 1];
+    cli_hex(removed->key_id, sizeof removed->key_id, key_id);
+    cli_warning("removed the signature by key %s; sign again with kiln sign", key_id);
+}
+
 int cli_usage_error(const char *verb, const char *fmt, ...)
 {
     va_list args;

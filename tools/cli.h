@@ -25,6 +25,14 @@ extern bool cli_quiet;
  * @return CLI_FAILED. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print "kiln: warning: <message>" to stderr, escaped as by cli_error;
+ * for what the user must know though the verb succeeded. */
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Warn that a rewrite removed `removed`, the signature the file had
+ * (nothing when it had none): the new digest is not signed. */
+void cli_warn_signature_removed(const kiln_signature_info *removed);
+
 /* Print "kiln: error: <message>" (escaped as by cli_error) and a hint to
  * run --help. @return CLI_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -71,6 +79,7 @@ extern const cli_verb cli_verb_keygen;
 extern const cli_verb cli_verb_sign;
 extern const cli_verb cli_verb_version;
 extern const cli_verb cli_verb_evidence;
+extern const cli_verb cli_verb_check;
 extern const cli_verb cli_verb_probe;
 extern const cli_verb cli_verb_bench;
 

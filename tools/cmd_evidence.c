@@ -23,8 +23,8 @@ const cli_verb cli_verb_evidence = {
     "here when added. FILE is replaced atomically unless -o is given; the new\n"
     "file keeps the old one's mode (and its owner and group where allowed), and\n"
     "a symbolic link is written through to the file it points to, which is\n"
-    "replaced while the link stays. A signature is dropped (the digest\n"
-    "changes), so sign again afterwards.\n\n"
+    "replaced while the link stays. A signature is removed (the digest\n"
+    "changes; said on stderr with its key id), so sign again afterwards.\n\n"
     "options:\n"
     "  --name NAME          the case's name (unique within the artifact)\n"
     "  --input NAME=PATH    an input of the case (repeat for every input)\n"
@@ -174,6 +174,18 @@ static int cmd_evidence(int argc, char **argv)
         rc = read_all(inputs);
     if (rc == CLI_OK)
         rc = read_all(expected);
+    /* Which key signed FILE, to say so when adding the case removes the
+     * signature; describing costs one more pass over the file. */
+    kiln_signature_info signature = {.state = KILN_SIGNATURE_NONE};
+    if (rc == CLI_OK) {
+        kiln_artifact_description description;
+        kiln_error err;
+        if (kiln_artifact_describe(path, &description, &err) != KILN_OK)
+            rc = cli_error("%s: %s", path, err.message);
+        else
+            signature = description.signature;
+        kiln_artifact_description_release(&description);
+    }
     if (rc == CLI_OK) {
         kiln_error err;
         if (kiln_artifact_add_evidence(path, out_path, name, (uint32_t)inputs->count,
@@ -182,7 +194,9 @@ static int cmd_evidence(int argc, char **argv)
                                        (const char *const *)expected->names,
                                        (const kiln_tensor *const *)expected->tensors, rules, &err) != KILN_OK)
             rc = cli_error("%s: %s", path, err.message);
-        else if (!cli_quiet)
+        else
+            cli_warn_signature_removed(&signature);
+        if (rc == CLI_OK && !cli_quiet)
             term_printf(stdout, "added evidence '%s' to %s\n", name, out_path ? out_path : path);
     }
     free(rules);

@@ -7,6 +7,7 @@
 
 #include <kiln/onnx.h>
 
+#include "check_specs.h"
 #include "cli.h"
 #include "onnx_options.h"
 #include "options.h"
@@ -18,7 +19,7 @@ const cli_verb cli_verb_import_onnx = {
     "import-onnx",
     "convert an ONNX model into a kiln artifact",
     "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX]... [--allow-external-data DIR]\n"
-    "                        [--non-strict]\n\n"
+    "                        [--non-strict] [--check 'NAME: RULE, ...']...\n\n"
     "Read an ONNX model (IR versions 3..10, default-domain opsets 1..17), translate\n"
     "every node into kiln ops and seal the program. Symbolic input sizes (dim_param)\n"
     "become kiln dims: each needs --dim with its inclusive range, and every\n"
@@ -32,7 +33,12 @@ const cli_verb cli_verb_import_onnx = {
     "  --non-strict                 store a precondition that cannot be proven over\n"
     "                               the declared dims as a runtime guard checked before\n"
     "                               every run, instead of refusing the model\n"
-    "                               (spec/contract.md section 4.2)\n",
+    "                               (spec/contract.md section 4.2)\n"
+    "  --check 'NAME: RULE, ...'    semantic checks of input NAME (its kiln or ONNX\n"
+    "                               name), checked before every run; rules: range\n"
+    "                               MIN..MAX, finite, categories A, B, ..., unit TEXT,\n"
+    "                               description \"TEXT\" (repeatable, one per input;\n"
+    "                               e.g. --check 'x: range 0..1, finite')\n",
     cmd_import_onnx,
 };
 
@@ -42,6 +48,7 @@ typedef struct import_args {
     bool non_strict;
     kiln_onnx_dim *dims;
     uint32_t dim_count;
+    check_specs checks;
 } import_args;
 
 /* --dim NAME=MIN..MAX, once per name. */
@@ -58,11 +65,17 @@ static int take_dim(void *vargs, const char *value)
     return CLI_OK;
 }
 
+static int take_check(void *vargs, const char *value)
+{
+    return check_specs_take(&((import_args *)vargs)->checks, "import-onnx", value);
+}
+
 static const cli_option import_option_list[] = {
     {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(import_args, output)},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
     {.name = "--allow-external-data", .arity = CLI_VALUE, .offset = offsetof(import_args, external_dir)},
     {.name = "--non-strict", .arity = CLI_FLAG, .offset = offsetof(import_args, non_strict)},
+    {.name = "--check", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_check},
 };
 
 static const cli_options import_options = CLI_OPTIONS("import-onnx", import_option_list, 1);
@@ -83,6 +96,51 @@ static int parse_args(int argc, char **argv, import_args *args, const char **mod
         return cli_usage_error("import-onnx", "missing MODEL.onnx");
     if (!args->output)
         return cli_usage_error("import-onnx", "missing -o OUT.kiln");
+    return CLI_OK;
+}
+
+/* The kiln name of the input `name` names, by its kiln or its ONNX name; NULL if none. */
+static const char *imported_input(kiln_onnx_result *result, const char *name)
+{
+    uint32_t count = kiln_onnx_result_input_count(result);
+    for (uint32_t i = 0; i < count; i++)
+        if (strcmp(kiln_onnx_result_input_kiln_name(result, i), name) == 0)
+            return kiln_onnx_result_input_kiln_name(result, i);
+    for (uint32_t i = 0; i < count; i++)
+        if (strcmp(kiln_onnx_result_input_onnx_name(result, i), name) == 0)
+            return kiln_onnx_result_input_kiln_name(result, i);
+    return NULL;
+}
+
+/* "a, b (ONNX 'b:0')": what --check may name. */
+static void print_inputs(kiln_onnx_result *result)
+{
+    uint32_t count = kiln_onnx_result_input_count(result);
+    for (uint32_t i = 0; i < count; i++) {
+        const char *kiln_name = kiln_onnx_result_input_kiln_name(result, i);
+        const char *onnx_name = kiln_onnx_result_input_onnx_name(result, i);
+        term_printf(stderr, "%s%s", i ? ", " : "", kiln_name);
+        if (strcmp(kiln_name, onnx_name) != 0)
+            term_printf(stderr, " (ONNX '%s')", onnx_name);
+    }
+    fputs(count ? "\n" : "none\n", stderr);
+}
+
+/* Set every --check on the imported program before it is sealed. */
+static int apply_checks(kiln_onnx_result *result, const check_specs *checks)
+{
+    kiln_builder *builder = kiln_onnx_result_builder(result);
+    for (uint32_t i = 0; i < checks->count; i++) {
+        const char *input = imported_input(result, checks->inputs[i]);
+        kiln_error err;
+        if (!input) {
+            int rc = cli_error("--check: '%s' is not an input of the model; its inputs are:", checks->inputs[i]);
+            print_inputs(result);
+            return rc;
+        }
+        if (kiln_builder_set_input_check(builder, input, &checks->checks[i], &err) != KILN_OK)
+            return cli_error("--check '%s: ...': %s", checks->inputs[i], err.message);
+    }
     return CLI_OK;
 }
 
@@ -118,6 +176,9 @@ static int cmd_import_onnx(int argc, char **argv)
         rc = cli_error("%s: %s", model_path, err.message);
         goto done;
     }
+    rc = apply_checks(result, &args.checks);
+    if (rc != CLI_OK)
+        goto done;
     if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
         rc = cli_error("%s: %s", args.output, err.message);
         goto done;
@@ -131,5 +192,6 @@ done:
     kiln_onnx_result_free(result);
     kiln_onnx_model_free(model);
     free(args.dims);
+    check_specs_release(&args.checks);
     return rc;
 }

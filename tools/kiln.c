@@ -14,6 +14,7 @@ static const cli_verb *const verbs[] = {
     &cli_verb_sign,
     &cli_verb_version,
     &cli_verb_evidence,
+    &cli_verb_check,
     &cli_verb_probe,
     &cli_verb_bench,
     &cli_verb_asm,

@@ -573,7 +573,8 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_replay_evidence(const kiln_prog
  * and write the result atomically to `out_path` (NULL: replace `path`).
  * The case is checked like kiln_builder_add_evidence and must be able to
  * run. Other sections are copied byte for byte; a signature is dropped,
- * since the digest changes (sign again).
+ * since the digest changes (sign again). Semantic checks are added the
+ * same way by kiln_artifact_add_input_checks (after kiln_signature_info).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path,
                                                                const char *name, uint32_t input_count,
@@ -686,6 +687,40 @@ typedef struct kiln_signature_info {
 } kiln_signature_info;
 
 KILN_API void kiln_program_signature(const kiln_program *program, kiln_signature_info *out);
+
+/* Beside kiln_artifact_add_evidence: it reports a removed signature. */
+/**
+ * Set the semantic checks of inputs of the artifact at `path` (verified in
+ * full first) and write the result atomically to `out_path` (NULL: replace
+ * `path`; the new file keeps the old one's mode). `inputs[i]` gets
+ * `checks[i]`, judged as kiln_builder_set_input_check judges it; a check
+ * the input already had is replaced whole, checks of other inputs are
+ * kept. Every stored evidence case must satisfy the new checks, else the
+ * artifact is not written and the error names the case, the input, the
+ * element and the rule; with `force` such cases are kept (kiln verify will
+ * then fail them) and the first one found is described in
+ * *forced_violation. Other sections are copied byte for byte; a signature
+ * is dropped, since the digest changes (sign again).
+ *
+ * @param replaced          NULL, or `count` entries: true where the input
+ *                          had a check that is now replaced
+ * @param removed_signature NULL, or the signature the artifact had (state
+ *                          KILN_SIGNATURE_NONE if unsigned) and the
+ *                          written file no longer has
+ * @param forced_violation  NULL, or (with `force`) the first kept evidence
+ *                          case that breaks a new check; code KILN_OK if none
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a NULL argument, no
+ *         checks, an input named twice or a name that is not an input (the
+ *         message lists the inputs); KILN_ERR_INVALID_PROGRAM for a check
+ *         the input cannot take; KILN_ERR_INPUT_CHECK for evidence that
+ *         breaks a new check; or a load or write error.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_path,
+                                                                   uint32_t count, const char *const *inputs,
+                                                                   const kiln_input_check *checks, bool force,
+                                                                   bool *replaced,
+                                                                   kiln_signature_info *removed_signature,
+                                                                   kiln_error *forced_violation, kiln_error *err);
 
 KILN_API uint32_t kiln_program_metadata_count(const kiln_program *program);
 /** Key and value of metadata entry `index` (sorted by key). */

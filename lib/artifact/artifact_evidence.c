@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact_rewrite.h"
 #include "evidence_check.h"
 #include "section_evidence.h"
 #include "format/error.h"
@@ -31,47 +32,18 @@ static kiln_status admit_case(kiln_program *p, kiln_evidence_case *c, kiln_error
     return status;
 }
 
-/* Re-encode the container with a new EVID section in the writer's place for it. */
+/* Write the artifact again with the new EVID section, just before the
+ * weight data (where the writer put evidence before PLAN existed). */
 static kiln_status rewrite(const kiln_program *p, const char *path, kiln_error *err)
 {
-    const kiln_container *c = &p->container;
-    kiln_writer evidence, out;
+    kiln_writer evidence;
     kiln_writer_init(&evidence);
-    kiln_writer_init(&out);
     kiln_evidence_encode(&p->model, &evidence);
-    kiln_section_spec *specs = calloc(c->section_count + 1, sizeof *specs);
-    kiln_status status = specs ? kiln_writer_finish(&evidence, err)
-                               : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory rewriting the artifact");
-    uint32_t count = 0;
-    const kiln_section_spec new_evidence = {
-        .type = KILN_SECTION_EVID,
-        .flags = 0,
-        .version = KILN_PROGRAM_SECTION_VERSION,
-        .data = evidence.data,
-        .size = evidence.size,
-    };
-    for (uint32_t i = 0; status == KILN_OK && i < c->section_count; i++) {
-        const kiln_section_entry *s = &c->sections[i];
-        if (s->type == KILN_SECTION_EVID)
-            continue;
-        if (s->type == KILN_SECTION_WDAT)
-            specs[count++] = new_evidence; /* evidence sits just before the weight data */
-        specs[count++] = (kiln_section_spec){
-            .type = s->type,
-            .flags = s->flags,
-            .version = s->version,
-            .data = c->bytes + s->offset,
-            .size = (size_t)s->stored_size,
-            .copy_of = s,
-        };
-    }
+    kiln_status status = kiln_writer_finish(&evidence, err);
     if (status == KILN_OK)
-        status = kiln_container_encode_progress(specs, count, c->minor, c->features, &out, NULL, err); /* keeps the minor */
-    if (status == KILN_OK)
-        status = kiln_atomic_write_file(path, out.data, out.size, err);
-    free(specs);
+        status = kiln_artifact_rewrite_section(p, KILN_SECTION_EVID, false, &evidence,
+                                               (kiln_section_place){KILN_SECTION_WDAT, false}, path, err);
     kiln_writer_release(&evidence);
-    kiln_writer_release(&out);
     return status;
 }
 

@@ -330,3 +330,38 @@ kiln_status kiln_model_check_semantic_checks(const kiln_model *m, kiln_error *er
     }
     return KILN_OK;
 }
+
+kiln_status kiln_model_set_input_check(kiln_model *m, kiln_input_check_decl *decl, bool *replaced,
+                                       kiln_error *err)
+{
+    if (replaced)
+        *replaced = false;
+    kiln_model probe = *m;
+    probe.checks = decl;
+    probe.check_count = 1;
+    kiln_status status = kiln_model_check_semantic_checks(&probe, err);
+    if (status != KILN_OK) {
+        kiln_input_check_release(decl);
+        return status;
+    }
+    uint32_t at = 0;
+    while (at < m->check_count && m->checks[at].input < decl->input)
+        at++;
+    if (at < m->check_count && m->checks[at].input == decl->input) {
+        kiln_input_check_release(&m->checks[at]);
+        m->checks[at] = *decl;
+        if (replaced)
+            *replaced = true;
+        return KILN_OK;
+    }
+    kiln_input_check_decl *grown = realloc(m->checks, ((size_t)m->check_count + 1) * sizeof *grown);
+    if (!grown) {
+        kiln_input_check_release(decl);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for input checks");
+    }
+    m->checks = grown;
+    memmove(&m->checks[at + 1], &m->checks[at], (m->check_count - at) * sizeof *m->checks);
+    m->checks[at] = *decl;
+    m->check_count++;
+    return KILN_OK;
+}

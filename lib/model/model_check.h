@@ -22,4 +22,14 @@ kiln_status kiln_model_infer(kiln_model *m, uint64_t max_proof_steps, kiln_error
 /* Each check refers to an input once, in input order, and fits its dtype. */
 kiln_status kiln_model_check_semantic_checks(const kiln_model *m, kiln_error *err);
 
+/*
+ * Give input decl->input the check `decl`, judged against that input alone
+ * (so an error names it), replacing a check it had (*replaced, may be
+ * NULL, tells) and keeping checks sorted by input. The builder and
+ * kiln_artifact_add_input_checks both set checks here. The model takes
+ * `decl` over, also on error (it is released then).
+ */
+kiln_status kiln_model_set_input_check(kiln_model *m, kiln_input_check_decl *decl, bool *replaced,
+                                       kiln_error *err);
+
 #endif

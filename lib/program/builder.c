@@ -266,34 +266,8 @@ kiln_status kiln_builder_set_input_check(kiln_builder *b, const char *input, con
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "'%s' is not an input", input ? input : "(null)");
     kiln_input_check_decl decl;
     KILN_TRY(kiln_input_check_copy(index, check, &decl, err));
-    /* Judge it now, against this input alone, so the error points here. */
-    kiln_model probe = *m;
-    probe.checks = &decl;
-    probe.check_count = 1;
-    kiln_status status = kiln_model_check_semantic_checks(&probe, err);
-    if (status != KILN_OK) {
-        kiln_input_check_release(&decl);
-        return status;
-    }
-    /* Keep checks sorted by input, one per input. */
-    uint32_t at = 0;
-    while (at < m->check_count && m->checks[at].input < index)
-        at++;
-    if (at < m->check_count && m->checks[at].input == index) {
-        kiln_input_check_release(&m->checks[at]);
-        m->checks[at] = decl;
-        return KILN_OK;
-    }
-    kiln_input_check_decl *grown = realloc(m->checks, (m->check_count + 1) * sizeof *grown);
-    if (!grown) {
-        kiln_input_check_release(&decl);
-        return no_memory(err);
-    }
-    m->checks = grown;
-    memmove(&m->checks[at + 1], &m->checks[at], (m->check_count - at) * sizeof *m->checks);
-    m->checks[at] = decl;
-    m->check_count++;
-    return KILN_OK;
+    /* Judged now, against this input alone, so the error points here. */
+    return kiln_model_set_input_check(m, &decl, NULL, err);
 }
 
 static kiln_status new_value(kiln_builder *b, enum value_kind kind, uint32_t index, kiln_value *out,

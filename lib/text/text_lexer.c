@@ -291,8 +291,10 @@ kiln_status kiln_lexer_next(kiln_lexer *lx, kiln_token *out, kiln_error *err)
     }
     if (is_digit(c) || (c == '-' && is_digit(peek(lx, 1))))
         return lex_number(lx, out, err);
+    /* -inf ends like a number: before a blank, punctuation, or the '..' of
+     * a range (`range -inf..0`), though '.' alone would continue a name. */
     if (c == '-' && peek(lx, 1) == 'i' && peek(lx, 2) == 'n' && peek(lx, 3) == 'f' &&
-        !is_word_char(peek(lx, 4))) {
+        (!is_word_char(peek(lx, 4)) || (peek(lx, 4) == '.' && peek(lx, 5) == '.'))) {
         for (int i = 0; i < 4; i++)
             advance(lx);
         finish(lx, out, KILN_TOKEN_FLOAT, start);
@@ -370,6 +372,23 @@ void kiln_lexer_expression(kiln_lexer *lx, kiln_token *out)
     out->kind = KILN_TOKEN_SHAPE;
     out->text = lx->text + start;
     out->length = end - start;
+}
+
+void kiln_lexer_bare_unit(kiln_lexer *lx, kiln_token *out)
+{
+    while (!at_end(lx) && (peek(lx, 0) == ' ' || peek(lx, 0) == '\t' || peek(lx, 0) == '\r'))
+        advance(lx);
+    size_t start = lx->offset;
+    out->at = lx->at;
+    /* A blank ends it, so `unit m/s finite` is two rules; a unit with
+     * blanks in it is written as a string. */
+    while (!at_end(lx)) {
+        unsigned char c = peek(lx, 0);
+        if (c <= ' ' || c == 0x7f || c == ',' || c == '"' || c == '#')
+            break;
+        advance(lx);
+    }
+    finish(lx, out, KILN_TOKEN_SHAPE, start);
 }
 
 bool kiln_token_describe(const kiln_token *token, kiln_text_buffer *out)

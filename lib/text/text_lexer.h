@@ -81,6 +81,16 @@ kiln_status kiln_lexer_shape(kiln_lexer *lexer, const kiln_token *open, kiln_tok
 void kiln_lexer_expression(kiln_lexer *lexer, kiln_token *out);
 
 /**
+ * Just after the word `unit` of a check (spec/text-format.md §3.1), read a
+ * bare unit: the run of bytes after the blanks that follows, up to a blank,
+ * ',', '"', '#', a control byte or the end, e.g. `m/s` (the usual token
+ * rules would refuse '/'). *out is a KILN_TOKEN_SHAPE placed where it
+ * starts; it is empty, and nothing is consumed but the blanks, when the
+ * next byte cannot start one (a '"' opens a quoted unit instead).
+ */
+void kiln_lexer_bare_unit(kiln_lexer *lexer, kiln_token *out);
+
+/**
  * Fill `err` with "SOURCE:LINE:COLUMN: message".
  * @return code.
  */

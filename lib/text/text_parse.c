@@ -34,6 +34,7 @@
 #include "op_registry.h"
 #include "shape_parse.h"
 #include "tensor.h"
+#include "text_check.h"
 #include "text_literal.h"
 #include "text_lexer.h"
 #include "text_symbols.h"
@@ -71,6 +72,7 @@ typedef struct parser {
     kiln_text_symbols inputs;   /* input names -> index into input_types */
     kiln_text_symbols outputs;  /* output names -> kiln_value */
     kiln_text_symbols cases;    /* evidence case names */
+    kiln_text_symbols checked;  /* inputs given a check so far */
     char **dim_names;
     text_dim *dim_domains;
     uint32_t dim_count, dim_capacity;
@@ -694,6 +696,44 @@ static kiln_status parse_input(parser *p)
     free(shape);
     KILN_TRY(status);
     return end_statement(p, "'input'");
+}
+
+/*
+ * `check NAME [:] RULE, ...`: the semantic checks of a declared input, in
+ * the grammar text_check.c reads (also for the tools' one-line specs).
+ * Each input has at most one check statement, so no rule is silently
+ * replaced by a later line.
+ */
+static kiln_status parse_check(parser *p)
+{
+    kiln_error cause;
+    kiln_text_position name_at;
+    kiln_check_spec spec = {0};
+    kiln_check_cursor cursor = {.lexer = &p->lexer, .token = &p->token, .source = p->source, .err = p->err};
+    KILN_TRY(advance(p));
+    if (p->token.kind == KILN_TOKEN_WORD &&
+        !kiln_text_symbols_find(&p->inputs, p->token.text, p->token.length)) {
+        const kiln_text_symbol *value = kiln_text_symbols_find(&p->values, p->token.text, p->token.length);
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM,
+                       "'%.*s' is not %s; a check applies to an input declared before it",
+                       (int)(p->token.length > 64 ? 64 : p->token.length), p->token.text,
+                       value ? "an input but a stored tensor" : "a declared input");
+    }
+    const kiln_text_symbol *earlier =
+        p->token.kind == KILN_TOKEN_WORD ? kiln_text_symbols_find(&p->checked, p->token.text, p->token.length) : NULL;
+    if (earlier)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM,
+                       "input '%.*s' already has a check at line %zu; give all its rules in one check statement",
+                       (int)(p->token.length > 64 ? 64 : p->token.length), p->token.text, earlier->at.line);
+    KILN_TRY(kiln_text_check_parse_name(&cursor, false, &spec.input, &name_at));
+    kiln_status status = kiln_text_check_parse_rules(&cursor, false, &spec);
+    if (status == KILN_OK && kiln_builder_set_input_check(p->builder, spec.input, &spec.check, &cause) != KILN_OK)
+        status = fail_with(p, name_at, &cause);
+    if (status == KILN_OK)
+        status = kiln_text_symbols_add(&p->checked, spec.input, strlen(spec.input), 0, name_at, p->err);
+    kiln_check_spec_release(&spec);
+    KILN_TRY(status);
+    return end_statement(p, "'check'");
 }
 
 /* ------------------------------------------------------ file references */
@@ -1994,8 +2034,7 @@ static kiln_status parse_statement(parser *p)
     if (kiln_token_is_word(t, "output"))
         return parse_output(p);
     if (kiln_token_is_word(t, "check"))
-        return FAIL_AT(p, t->at, KILN_ERR_UNKNOWN_CRITICAL,
-                       "semantic check ('check') is not supported by this kiln version");
+        return parse_check(p);
     if (kiln_token_is_word(t, "evidence"))
         return parse_evidence(p);
     if (kiln_token_is_word(t, "program"))
@@ -2003,7 +2042,7 @@ static kiln_status parse_statement(parser *p)
     if (kiln_token_is_word(t, "kiln"))
         return FAIL_AT(p, t->at, KILN_ERR_MALFORMED, "the header 'kiln " KILN_TEXT_VERSION "' appears only once");
     return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
-                   "unknown statement '%.*s'; expected meta, mode, dim, input, weight, buffer, const, "
+                   "unknown statement '%.*s'; expected meta, mode, dim, input, check, weight, buffer, const, "
                    "output, evidence or %%result = op(...)",
                    (int)(t->length > 64 ? 64 : t->length), t->text);
 }
@@ -2038,7 +2077,8 @@ kiln_status kiln_text_assemble(const char *text, size_t size, const char *source
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_text_assemble: text is NULL");
     parser p = {.source = source_name ? source_name : "<text>", .base_dir = base_dir, .err = err};
     kiln_lexer_init(&p.lexer, text, size, p.source);
-    kiln_text_symbols *tables[] = {&p.values, &p.results, &p.metadata, &p.dims, &p.inputs, &p.outputs, &p.cases};
+    kiln_text_symbols *tables[] = {&p.values, &p.results, &p.metadata, &p.dims, &p.inputs, &p.outputs, &p.cases,
+                                   &p.checked};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         kiln_text_symbols_init(tables[i]);
     kiln_expr_pool_init(&p.shapes);

@@ -3,7 +3,8 @@
  * form of spec/text-format.md §5.
  *
  * Everything printed is what the artifact stores, in the order it stores
- * it: metadata (sorted), dims, derived dims, inputs, weights, nodes
+ * it: metadata (sorted), dims, derived dims, inputs, their semantic
+ * checks, weights, nodes
  * (results numbered %0, %1, ... by node index, attributes in stored
  * order), outputs and evidence cases. Reassembling the text replays the
  * same builder calls in the same order, and the writer is deterministic,
@@ -250,6 +251,63 @@ static bool format_attribute_float(double value, char out[KILN_TEXT_LITERAL_MAX 
     return true;
 }
 
+/* ---------------------------------------------------------------- checks */
+
+/* One bound of a range, as a float literal. `inf..` would read as one name
+ * ('.' continues a name), so a minimum of inf is followed by a blank. */
+static bool print_bound(printer *pr, double value, bool is_min)
+{
+    char literal[KILN_TEXT_LITERAL_MAX + 2];
+    if (!format_attribute_float(value, literal))
+        return false;
+    kiln_text_buffer_puts(&pr->out, literal);
+    if (is_min && strcmp(literal, "inf") == 0)
+        kiln_text_buffer_puts(&pr->out, " ");
+    return true;
+}
+
+/* `check NAME: RULE, ...` per checked input, in input order (§5). */
+static kiln_status print_checks(printer *pr)
+{
+    const kiln_model *m = pr->model;
+    for (uint32_t i = 0; i < m->check_count; i++) {
+        const kiln_input_check_decl *c = &m->checks[i];
+        const char *separator = " ";
+        kiln_text_buffer_printf(&pr->out, "check %s:", m->inputs[c->input].name);
+        if (c->has_range) {
+            kiln_text_buffer_printf(&pr->out, "%srange ", separator);
+            if (!print_bound(pr, c->min, true) || !kiln_text_buffer_puts(&pr->out, "..") ||
+                !print_bound(pr, c->max, false))
+                return kiln_fail(pr->err, KILN_ERR_INVALID_ARGUMENT,
+                                 "input '%s': the range of its check has no literal", m->inputs[c->input].name);
+            separator = ", ";
+        }
+        if (c->finite_only) {
+            kiln_text_buffer_printf(&pr->out, "%sfinite", separator);
+            separator = ", ";
+        }
+        if (c->category_count) {
+            kiln_text_buffer_printf(&pr->out, "%scategories [", separator);
+            for (uint32_t k = 0; k < c->category_count; k++)
+                kiln_text_buffer_printf(&pr->out, "%s%lld", k ? ", " : "", (long long)c->categories[k]);
+            kiln_text_buffer_puts(&pr->out, "]");
+            separator = ", ";
+        }
+        /* Always quoted: a bare unit is only a convenience for writers. */
+        if (c->unit[0]) {
+            kiln_text_buffer_printf(&pr->out, "%sunit ", separator);
+            kiln_text_quote(&pr->out, c->unit);
+            separator = ", ";
+        }
+        if (c->description[0]) {
+            kiln_text_buffer_printf(&pr->out, "%sdescription ", separator);
+            kiln_text_quote(&pr->out, c->description);
+        }
+        kiln_text_buffer_puts(&pr->out, "\n");
+    }
+    return KILN_OK;
+}
+
 static kiln_status unprintable_attribute(printer *pr, uint32_t node, const kiln_node_attribute *a, const char *why)
 {
     return kiln_fail(pr->err, KILN_ERR_INVALID_ARGUMENT,
@@ -477,7 +535,7 @@ kiln_status kiln_text_disassemble(const kiln_program *program, const char *weigh
     if (!pr.dim_names)
         return no_memory(err);
     print_header(&pr);
-    kiln_status status = KILN_OK;
+    kiln_status status = print_checks(&pr);
     for (uint32_t i = 0; status == KILN_OK && i < pr.model->weight_count; i++)
         status = print_weight(&pr, &pr.model->weights[i]);
     if (status == KILN_OK)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,62 @@ static void import_lists_every_problem_then_succeeds_with_dims(void **state)
     assert_contains(r.out, "seq    1..128");
 }
 
+/* --check sets semantic checks on the imported program: enforced at run,
+ * by kiln or ONNX input name; bad specs and unknown inputs refused. */
+static void import_with_checks(void **state)
+{
+    (void)state;
+    write_model("sig.onnx",
+                onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Sigmoid", "s", L("x:0"), L("y"), NULL), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("x:0", F32, 1, L("2")), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL));
+    write_npy_f32("half.npy", 2, (const float[]){0.5f, 0.25f});
+    write_npy_f32("over.npy", 2, (const float[]){0.5f, 1.5f});
+    write_npy_f32("nan.npy", 2, (const float[]){0.5f, NAN});
+    command_result r;
+    run(&r, "%s import-onnx sig.onnx -o sig.kiln", kiln);
+    assert_int_equal(r.exit_code, 0);
+    /* An unknown name: the inputs are listed, with the ONNX name where the
+     * kiln name differs ('x:0' is not an identifier). */
+    run(&r, "%s import-onnx sig.onnx -o sig-checked.kiln --check 'nope: finite'", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: --check: 'nope' is not an input of the model; its inputs are:\n");
+    assert_contains(r.err, " (ONNX 'x:0')\n");
+    assert_false(exists("sig-checked.kiln"));
+
+    write_model("plain.onnx",
+                onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Sigmoid", "s", L("x"), L("y"), NULL), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 1, L("2")), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL));
+    /* 0.5 runs; 1.5 and NaN are refused naming the input. */
+    run(&r, "%s import-onnx plain.onnx -o checked.kiln --check 'x: range 0..1, finite, unit m/s'", kiln);
+    if (r.exit_code != 0)
+        fail_msg("import exited %d: %s", r.exit_code, r.err);
+    run(&r, "mkdir -p out && %s run checked.kiln --input x=half.npy --output-dir out", kiln);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "%s run checked.kiln --input x=over.npy --output-dir out", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "input 'x' element [1]: 1.5 is outside the range 0..1");
+    run(&r, "%s run checked.kiln --input x=nan.npy --output-dir out", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "input 'x' element [1]: nan is not finite");
+    run(&r, "%s disasm checked.kiln", kiln);
+    assert_contains(r.out, "check x: range 0.0..1.0, finite, unit \"m/s\"\n");
+
+    /* Categories need an integer input: the builder's refusal, exit 1, nothing written. */
+    run(&r, "%s import-onnx plain.onnx -o cat.kiln --check 'x: categories 0, 1'", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "input 'x': categories need an integer input, not f32");
+    assert_false(exists("cat.kiln"));
+    run(&r, "%s import-onnx plain.onnx -o bad.kiln --check 'x: range 2..1'", kiln);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "range 2..1 is empty: its minimum exceeds its maximum; write range 1..2");
+    run(&r, "%s import-onnx plain.onnx -o bad.kiln --check 'x: finite' --check 'x: range 0..1'", kiln);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "--check names input 'x' twice");
+    assert_false(exists("bad.kiln"));
+}
+
 static void onnx_test_classifies_cases(void **state)
 {
     (void)state;
@@ -191,6 +248,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(import_usage_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(import_lists_every_problem_then_succeeds_with_dims, setup, teardown),
+        cmocka_unit_test_setup_teardown(import_with_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(onnx_test_classifies_cases, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

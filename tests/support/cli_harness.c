@@ -84,6 +84,20 @@ void write_work_file(const char *name, const char *text)
     assert_int_equal(fclose(f), 0);
 }
 
+void write_npy_f32(const char *name, uint32_t count, const float *values)
+{
+    char path[512];
+    kiln_tensor *t;
+    kiln_error err;
+    int64_t shape[1] = {count};
+    snprintf(path, sizeof path, "%s/%s", harness_work_dir, name);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 1, shape, &t, &err), KILN_OK);
+    memcpy(kiln_tensor_data(t), values, count * sizeof *values);
+    if (kiln_npy_write_file(path, t, &err) != KILN_OK)
+        fail_msg("writing %s: %s", name, err.message);
+    kiln_tensor_free(t);
+}
+
 void assert_scale_output(const char *name)
 {
     char path[512];

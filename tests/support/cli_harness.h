@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct command_result {
     int exit_code;
@@ -37,5 +38,7 @@ void assert_scale_output(const char *name);
 bool exists(const char *name);
 /* Write `text` to `name` in the scratch directory. */
 void write_work_file(const char *name, const char *text);
+/* Write an f32 .npy of shape [count] holding `values` to `name` in the scratch directory. */
+void write_npy_f32(const char *name, uint32_t count, const float *values);
 
 #endif

@@ -762,6 +762,231 @@ static void dims_multiple_of_and_derived_dims_round_trip(void **state)
     free(twice);
 }
 
+/* ----------------------------------------------------------------- checks */
+
+/* Every kind of rule, in both spellings of categories and units, in an
+ * order and layout the canonical form normalises. */
+static const char checks_text[] =
+    "kiln 1.0\n"
+    "program \"checks\"\n"
+    "dim n in 1..4\n"
+    "input x: f32[n]\n"
+    "input ids: i64[n]\n"
+    "input v: f64[n]\n"
+    "input h: f16[n]\n"
+    "input u: u8[n]\n"
+    "input e: f32[n]\n"
+    "input w: f64[n]\n"
+    "input q: f32[n]\n"
+    "check x range 0.0..1.0 finite   # the spelling without ':' and ','\n"
+    "check ids: categories 7, -3, 7, 0  unit m/s description \"ids, \\\"q\\\" \xc3\xa9\"\n"
+    "check v: unit \"meters per second\", range -inf..1e300, finite\n"
+    "check h: range -0.0 .. 65504\n"
+    "check u: categories [1, 2, 255,]\n"
+    "check e:\n"
+    "check w: range inf ..inf\n"
+    "check q: range 0.1..0.30000000000000004, description \"tab\\there\"\n"
+    "%0 = neg(x)\n"
+    "output y = %0\n"
+    "output i = ids\n"
+    "output vv = v\n"
+    "output hh = h\n"
+    "output uu = u\n"
+    "output ee = e\n"
+    "output ww = w\n"
+    "output qq = q\n";
+
+static const char checks_canonical[] =
+    "kiln 1.0\n"
+    "program \"checks\"\n"
+    "mode inference\n"
+    "dim n in 1..4\n"
+    "input x: f32[n]\n"
+    "input ids: i64[n]\n"
+    "input v: f64[n]\n"
+    "input h: f16[n]\n"
+    "input u: u8[n]\n"
+    "input e: f32[n]\n"
+    "input w: f64[n]\n"
+    "input q: f32[n]\n"
+    "check x: range 0.0..1.0, finite\n"
+    "check ids: categories [-3, 0, 7], unit \"m/s\", description \"ids, \\\"q\\\" \xc3\xa9\"\n"
+    "check v: range -inf..1e+300, finite, unit \"meters per second\"\n"
+    "check h: range -0.0..65504.0\n"
+    "check u: categories [1, 2, 255]\n"
+    "check e:\n"
+    "check w: range inf ..inf\n"
+    "check q: range 0.1..0.30000000000000004, description \"tab\\there\"\n"
+    "%0 = neg(x)\n"
+    "output y = %0\n"
+    "output i = ids\n"
+    "output vv = v\n"
+    "output hh = h\n"
+    "output uu = u\n"
+    "output ee = e\n"
+    "output ww = w\n"
+    "output qq = q\n";
+
+static void set_check(kiln_builder *b, const char *input, const kiln_input_check *check)
+{
+    kiln_error err;
+    if (kiln_builder_set_input_check(b, input, check, &err) != KILN_OK)
+        fail_msg("check of '%s': %s", input, err.message);
+}
+
+/* The checks of checks_text through the C builder. */
+static void seal_checks_with_the_builder(void **bytes, size_t *size)
+{
+    static const struct {
+        const char *name;
+        kiln_dtype dtype;
+    } inputs[] = {{"x", KILN_F32}, {"ids", KILN_I64}, {"v", KILN_F64}, {"h", KILN_F16},
+                  {"u", KILN_U8},  {"e", KILN_F32},   {"w", KILN_F64}, {"q", KILN_F32}};
+    static const char *const outputs[] = {"i", "vv", "hh", "uu", "ee", "ww", "qq"};
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value values[8], y;
+    assert_int_equal(kiln_builder_new("checks", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "n", 1, 4, &err), KILN_OK);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(kiln_builder_add_input(b, inputs[i].name, inputs[i].dtype, "[n]", &values[i], &err), KILN_OK);
+    kiln_input_check c;
+    kiln_input_check_default(&c);
+    c.has_range = true, c.min = 0, c.max = 1, c.finite_only = true;
+    set_check(b, "x", &c);
+    kiln_input_check_default(&c);
+    static const int64_t categories[] = {7, -3, 0};
+    c.category_count = 3, c.categories = categories, c.unit = "m/s", c.description = "ids, \"q\" \xc3\xa9";
+    set_check(b, "ids", &c);
+    kiln_input_check_default(&c);
+    c.has_range = true, c.min = -INFINITY, c.max = 1e300, c.finite_only = true, c.unit = "meters per second";
+    set_check(b, "v", &c);
+    kiln_input_check_default(&c);
+    c.has_range = true, c.min = -0.0, c.max = 65504;
+    set_check(b, "h", &c);
+    kiln_input_check_default(&c);
+    static const int64_t bytes_allowed[] = {255, 1, 2};
+    c.category_count = 3, c.categories = bytes_allowed;
+    set_check(b, "u", &c);
+    kiln_input_check_default(&c);
+    set_check(b, "e", &c);
+    c.has_range = true, c.min = INFINITY, c.max = INFINITY;
+    set_check(b, "w", &c);
+    kiln_input_check_default(&c);
+    c.has_range = true, c.min = 0.1, c.max = 0.30000000000000004, c.description = "tab\there";
+    set_check(b, "q", &c);
+    assert_int_equal(kiln_builder_add_op(b, "neg", 1, (kiln_value[]){values[0]}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(kiln_builder_add_output(b, outputs[i], values[i + 1], &err), KILN_OK);
+    seal_builder(b, bytes, size);
+    kiln_builder_free(b);
+}
+
+static void checks_round_trip_byte_exact(void **state)
+{
+    (void)state;
+    void *from_text, *from_c, *again;
+    size_t text_size, c_size, again_size;
+    seal_text(checks_text, NULL, &from_text, &text_size);
+    seal_checks_with_the_builder(&from_c, &c_size);
+    assert_same_bytes(from_c, c_size, from_text, text_size);
+
+    char *canonical = disassemble(from_text, text_size, NULL);
+    assert_string_equal(canonical, checks_canonical);
+    seal_text(canonical, NULL, &again, &again_size);
+    assert_same_bytes(from_text, text_size, again, again_size);
+    char *twice = disassemble(again, again_size, NULL);
+    assert_string_equal(twice, canonical);
+
+    /* The bounds come back bit for bit, -0.0 included. */
+    kiln_program *program;
+    kiln_error err;
+    kiln_input_check c;
+    assert_int_equal(kiln_program_load_memory(again, again_size, NULL, &program, &err), KILN_OK);
+    assert_true(kiln_program_input_check(program, 3, &c));
+    assert_true(c.has_range && c.min == 0 && signbit(c.min) && c.max == 65504);
+    assert_true(kiln_program_input_check(program, 7, &c));
+    assert_true(c.min == 0.1 && c.max == 0.30000000000000004);
+    assert_string_equal(c.description, "tab\there");
+    kiln_program_free(program);
+    free(from_text);
+    free(from_c);
+    free(again);
+    free(canonical);
+    free(twice);
+}
+
+/* A one-line spec reads like the text statement after 'check'. */
+static void check_specs_parse(void **state)
+{
+    (void)state;
+    kiln_check_spec spec;
+    kiln_error err;
+    assert_int_equal(kiln_check_spec_parse("x: range 0..1, finite", &spec, &err), KILN_OK);
+    assert_string_equal(spec.input, "x");
+    assert_true(spec.check.has_range && spec.check.min == 0 && spec.check.max == 1 && spec.check.finite_only);
+    assert_int_equal(spec.check.category_count, 0);
+    assert_null(spec.check.unit);
+    kiln_check_spec_release(&spec);
+    assert_null(spec.input);
+    assert_int_equal(kiln_check_spec_parse("ids: categories 0,1,2", &spec, &err), KILN_OK);
+    assert_int_equal(spec.check.category_count, 3);
+    assert_int_equal(spec.check.categories[2], 2);
+    kiln_check_spec_release(&spec);
+    assert_int_equal(kiln_check_spec_parse("v: range -10..10, unit m/s", &spec, &err), KILN_OK);
+    assert_true(spec.check.min == -10 && spec.check.max == 10);
+    assert_string_equal(spec.check.unit, "m/s");
+    kiln_check_spec_release(&spec);
+    assert_int_equal(kiln_check_spec_parse("  k: categories 3, 4, unit \"1\", description \"a, b\" ", &spec, &err),
+                     KILN_OK);
+    assert_int_equal(spec.check.category_count, 2);
+    assert_string_equal(spec.check.unit, "1");
+    assert_string_equal(spec.check.description, "a, b");
+    kiln_check_spec_release(&spec);
+    kiln_check_spec_release(NULL);
+
+    static const struct {
+        const char *spec;
+        kiln_status code;
+        const char *message;
+    } bad[] = {
+        {"x range 0..1", KILN_ERR_MALFORMED,
+         "check 'x range 0..1': column 3: expected ':' after the input's name (write NAME: RULE, ..., e.g. x: range "
+         "0..1, finite), found 'range'"},
+        {"x: rnage 0..1", KILN_ERR_MALFORMED,
+         "check 'x: rnage 0..1': column 4: unknown check rule 'rnage'; the rules are range MIN..MAX, finite, "
+         "categories A, B, ..., unit TEXT or description \"TEXT\""},
+        {"x: range 1..0", KILN_ERR_INVALID_PROGRAM,
+         "check 'x: range 1..0': column 4: range 1..0 is empty: its minimum exceeds its maximum; write range 0..1"},
+        {"x: range nan..1", KILN_ERR_INVALID_PROGRAM,
+         "check 'x: range nan..1': column 10: the minimum of a range cannot be NaN"},
+        {"x: range 0..nan", KILN_ERR_INVALID_PROGRAM, "column 13: the maximum of a range cannot be NaN"},
+        {"x:", KILN_ERR_MALFORMED, "check 'x:': column 3: expected a rule: range MIN..MAX"},
+        {"", KILN_ERR_MALFORMED, "check '': column 1: the check is empty; write NAME: RULE, ..."},
+        {": finite", KILN_ERR_MALFORMED, "column 1: expected the name of the input to check"},
+        {"x: finite\ny: finite", KILN_ERR_MALFORMED, "check 'x: finite?y: finite': column 10: a check is one line"},
+        {"x: range 0..1,", KILN_ERR_MALFORMED, "column 15: expected a rule after ','"},
+        {"x: unit m/s, unit s", KILN_ERR_INVALID_PROGRAM, "column 14: 'unit' is given twice in this check"},
+        {"x: range 0..1 @", KILN_ERR_MALFORMED, "column 15: unexpected character '@'"},
+        {"x: categories 1, 2.5", KILN_ERR_MALFORMED, "column 18: expected a rule after ','"},
+        {"x: categories", KILN_ERR_MALFORMED, "expected the integer categories after 'categories'"},
+        {"x: range 0..1 1", KILN_ERR_MALFORMED, "column 15: expected ',' or a rule"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memset(&spec, 0x5a, sizeof spec);
+        kiln_status status = kiln_check_spec_parse(bad[i].spec, &spec, &err);
+        if (status != bad[i].code || !strstr(err.message, bad[i].message))
+            fail_msg("spec \"%s\": expected status %d and \"%s\"\n  got %d: %s", bad[i].spec, (int)bad[i].code,
+                     bad[i].message, (int)status, err.message);
+        assert_null(spec.input);
+        assert_null(spec.check.categories);
+        assert_null(spec.check.unit);
+    }
+    assert_int_equal(kiln_check_spec_parse(NULL, &spec, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_check_spec_parse("x: finite", NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+}
+
 /* --------------------------------------------------------------- evidence */
 
 static kiln_tensor *tensor_of(kiln_dtype dtype, uint32_t rank, const int64_t *shape, const void *values)
@@ -1162,8 +1387,46 @@ static const bad_text bad_texts[] = {
      "a derived dim is one expression, found 2"},
     {"derived dim in a weight shape", HEAD "dim n in 1..4\ndim m = 2*n\nweight w: f32[m] = [1]\n",
      KILN_ERR_INVALID_PROGRAM, "5:8", "weight 'w' axis 0 uses dim 'n'; weight shapes are static"},
-    {"check", HEAD "input x: f32[2]\ncheck x in 0..1\n", KILN_ERR_UNKNOWN_CRITICAL, "4:1",
-     "semantic check ('check') is not supported by this kiln version"},
+    {"check with an unknown rule", HEAD "input x: f32[2]\ncheck x in 0..1\n", KILN_ERR_MALFORMED, "4:9",
+     "unknown check rule 'in'; the rules are range MIN..MAX, finite, categories"},
+    {"check of an undeclared input", HEAD "input x: f32[2]\ncheck y: finite\n", KILN_ERR_INVALID_PROGRAM, "4:7",
+     "'y' is not a declared input; a check applies to an input declared before it"},
+    {"check of a weight", HEAD "const w: f32[] = 1\ncheck w: finite\n", KILN_ERR_INVALID_PROGRAM, "4:7",
+     "'w' is not an input but a stored tensor"},
+    {"check given twice", HEAD "input x: f32[2]\ncheck x: finite\ncheck x: range 0..1\n", KILN_ERR_INVALID_PROGRAM,
+     "5:7", "input 'x' already has a check at line 4; give all its rules in one check statement"},
+    {"check range reversed", HEAD "input x: f32[2]\ncheck x: range 1..0\n", KILN_ERR_INVALID_PROGRAM, "4:10",
+     "range 1..0 is empty: its minimum exceeds its maximum; write range 0..1"},
+    {"check range NaN", HEAD "input x: f32[2]\ncheck x: range nan ..1\n", KILN_ERR_INVALID_PROGRAM, "4:16",
+     "the minimum of a range cannot be NaN"},
+    {"check range NaN glued", HEAD "input x: f32[2]\ncheck x: range 0..nan\n", KILN_ERR_INVALID_PROGRAM, "4:19",
+     "the maximum of a range cannot be NaN"},
+    {"check range without '..'", HEAD "input x: f32[2]\ncheck x: range 0 1\n", KILN_ERR_MALFORMED, "4:18",
+     "expected '..' between the bounds of the range (range MIN..MAX), found '1'"},
+    {"check range overflow", HEAD "input x: f32[2]\ncheck x: range 0..1e999\n", KILN_ERR_INVALID_PROGRAM, "4:19",
+     "the maximum of the range, 1e999, does not fit f64"},
+    {"check rule twice", HEAD "input x: f32[2]\ncheck x: finite, finite\n", KILN_ERR_INVALID_PROGRAM, "4:18",
+     "'finite' is given twice in this check"},
+    {"check finite on integers", HEAD "input x: i32[2]\ncheck x: finite\n", KILN_ERR_INVALID_PROGRAM, "4:7",
+     "input 'x': a finite-only check needs a float input, not i32"},
+    {"check categories on floats", HEAD "input x: f32[2]\ncheck x: categories 1, 2\n", KILN_ERR_INVALID_PROGRAM,
+     "4:7", "input 'x': categories need an integer input, not f32"},
+    {"check categories empty", HEAD "input x: i32[2]\ncheck x: categories []\n", KILN_ERR_INVALID_PROGRAM, "4:21",
+     "an empty category list admits no value"},
+    {"check categories not integers", HEAD "input x: i32[2]\ncheck x: categories 1.5\n", KILN_ERR_MALFORMED,
+     "4:21", "expected the integer categories after 'categories'"},
+    {"check trailing comma", HEAD "input x: f32[2]\ncheck x: finite,\n", KILN_ERR_MALFORMED, "4:17",
+     "expected a rule after ',': range MIN..MAX"},
+    {"check junk after a rule", HEAD "input x: f32[2]\ncheck x: finite 3\n", KILN_ERR_MALFORMED, "4:17",
+     "expected ',' or a rule: range MIN..MAX"},
+    {"check unit missing", HEAD "input x: f32[2]\ncheck x: unit\n", KILN_ERR_MALFORMED, "4:14",
+     "expected the unit after 'unit'"},
+    {"check empty unit", HEAD "input x: f32[2]\ncheck x: unit \"\"\n", KILN_ERR_INVALID_PROGRAM, "4:10",
+     "the unit is empty"},
+    {"check description bare", HEAD "input x: f32[2]\ncheck x: description speed\n", KILN_ERR_MALFORMED, "4:22",
+     "expected the description as a string after 'description'"},
+    {"check inf glued to '..'", HEAD "input x: f32[2]\ncheck x: range inf..inf\n", KILN_ERR_MALFORMED, "4:16",
+     "write a blank between 'inf' and '..'"},
     {"evidence missing an input", EVIDENCE_HEAD "evidence \"e\" { x: f64[1, 2] = [1, 2]  y: f64[1, 2] = [1, 2] }\n",
      KILN_ERR_INVALID_PROGRAM, "9:1", "evidence 'e' does not give input 's'"},
     {"evidence naming an unknown value", EVIDENCE_HEAD "evidence \"e\" { q = file \"w.npy\" }\n",
@@ -1499,6 +1762,8 @@ int main(void)
         cmocka_unit_test(the_tour_parses_as_written),
         cmocka_unit_test(layout_comments_and_names_are_free),
         cmocka_unit_test(dims_multiple_of_and_derived_dims_round_trip),
+        cmocka_unit_test(checks_round_trip_byte_exact),
+        cmocka_unit_test(check_specs_parse),
         cmocka_unit_test(evidence_round_trips),
         cmocka_unit_test(evidence_as_users_write_it),
         cmocka_unit_test(evidence_with_rules_per_output_is_refused),
