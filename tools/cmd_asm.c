@@ -11,6 +11,7 @@
 
 #include <kiln/text.h>
 
+#include "arena_report.h"
 #include "cli.h"
 #include "options.h"
 #include "progress_bar.h"
@@ -174,6 +175,8 @@ static int cmd_asm(int argc, char **argv)
         /* Sealing runs the whole-program contract check; its messages name
          * the input, node or output concerned. */
         rc = cli_error("%s: %s", text_path, err.message);
+    } else {
+        arena_report_after_write(args.output);
     }
     kiln_builder_free(builder);
     free(base_dir);

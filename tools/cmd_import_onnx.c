@@ -7,6 +7,7 @@
 
 #include <kiln/onnx.h>
 
+#include "arena_report.h"
 #include "check_specs.h"
 #include "cli.h"
 #include "onnx_options.h"
@@ -187,6 +188,7 @@ static int cmd_import_onnx(int argc, char **argv)
     if (!cli_quiet)
         term_printf(stdout, "wrote %s (%u input%s, %u output%s)\n", args.output, inputs, inputs == 1 ? "" : "s",
                     outputs, outputs == 1 ? "" : "s");
+    arena_report_after_write(args.output);
     rc = CLI_OK;
 done:
     kiln_onnx_result_free(result);

@@ -193,6 +193,16 @@ static void sessions_are_narrowed_from_the_command_line(void **state)
                                  "output z = %2\n");
     run(&r, "'%s' asm rows.ktxt -o rows.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "arena at the upper bound (batch=4096): 32.0 MiB\n");
+    assert_string_equal(r.err, "");
+    /* At a million rows a session over the whole domain would not fit: said when the artifact is built. */
+    run(&r, "sed 's/1..4096/1..1000000/' rows.ktxt > million.ktxt && '%s' asm million.ktxt -o million.kiln",
+        kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "arena at the upper bound (batch=1000000): 7.6 GiB\n");
+    assert_contains(r.err, "kiln: warning: a session over the whole domain will not fit the default arena limit: the "
+                           "arena at batch=1000000 needs 7.6 GiB (8192000000 bytes), over the limit of 4.0 GiB; with "
+                           "batch=1..524288 it needs 4.0 GiB");
     run(&r, "'%s' probe rows.kiln --max-arena 16M", kiln_binary);
     assert_int_equal(r.exit_code, 1);
     assert_contains(r.err, "kiln: error: the arena at batch=4096 needs 32.0 MiB (33554432 bytes), over the limit of "
