@@ -14,7 +14,7 @@ contract is checked at several points of its domain. Weights are random
 (fixed seed); batch-norm statistics are random too, so that the
 normalisation is not an identity.
 
-    python3 tests/onnx-torch/export.py tests/onnx-torch            # mlp, cnn, encoder
+    python3 tests/onnx-torch/export.py tests/onnx-torch            # mlp, cnn, encoder, encoder256
     python3 tests/onnx-torch/export.py /tmp/onnx-torch --large     # resnet18, mobilenet_v2
 
 Then, for example:
@@ -77,6 +77,19 @@ class Encoder(nn.Module):
         return self.layer(x)
 
 
+class Encoder256(nn.Module):
+    """nn.TransformerEncoderLayer(256, 4, 1024): the size of an ordinary
+    encoder block, whose attention scores at batch 64 and sequence length
+    2048 need gigabytes (spec/contract.md section 9: sessions at real sizes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -91,11 +104,19 @@ def write_tensor(path, array):
         f.write(onnx.numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
 
 
-def export_case(out_dir, name, model, example_shapes, dynamic_axes):
-    """Export `model` at the first shape, then run it at every shape into test_data_set_N."""
+def export_case(out_dir, name, model, example_shapes, dynamic_axes, weight_step=None):
+    """Export `model` at the first shape, then run it at every shape into test_data_set_N.
+
+    With `weight_step`, every parameter is rounded to a multiple of it first:
+    the raw floats of a large model then compress well in git, and the
+    program stays a real one (PyTorch's outputs are computed after rounding)."""
     torch.manual_seed(1234)
     generator = torch.Generator().manual_seed(4321)
     randomize_batch_norm(model, generator)
+    if weight_step:
+        with torch.no_grad():
+            for p in model.parameters():
+                p.copy_(torch.round(p / weight_step) * weight_step)
     model.eval()
     case = os.path.join(out_dir, name)
     shutil.rmtree(case, ignore_errors=True)
@@ -144,6 +165,8 @@ def main():
     export_case(args.out_dir, "cnn", Cnn(), [(2, 3, 16, 16), (1, 3, 16, 16), (7, 3, 16, 16)], {0: "batch"})
     export_case(args.out_dir, "encoder", Encoder(), [(2, 5, 32), (1, 1, 32), (3, 17, 32), (4, 128, 32)],
                 {0: "batch", 1: "seq"})
+    export_case(args.out_dir, "encoder256", Encoder256(), [(2, 5, 256), (1, 17, 256)], {0: "batch", 1: "seq"},
+                weight_step=1.0 / 256)
 
 
 if __name__ == "__main__":
