@@ -86,9 +86,7 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     *out = NULL;
     if (!program)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
-    if (options && options->struct_size != sizeof *options)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "session options were not initialised with kiln_session_options_default");
+    KILN_TRY(kiln_session_options_check(options, err));
     const kiln_model *m = &program->model;
     /* Under the lazy policy this is where the weights are first checked. */
     KILN_TRY(kiln_program_prepare_weights(program, err));

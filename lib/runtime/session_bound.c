@@ -355,6 +355,14 @@ kiln_status kiln_session_bound_resolve(const kiln_program *p, const kiln_session
     return status;
 }
 
+kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err)
+{
+    if (options && options->struct_size != sizeof *options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "session options were not initialised with kiln_session_options_default");
+    return KILN_OK;
+}
+
 void kiln_session_bound_release(kiln_session_bound *bound)
 {
     free(bound->ranges);
@@ -391,9 +399,7 @@ kiln_status kiln_program_session_arena(const kiln_program *program, const kiln_s
     uint64_t needed = 0;
     if (!program || !arena_bytes)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program and arena_bytes must not be NULL");
-    if (options && options->struct_size != sizeof *options)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "session options were not initialised with kiln_session_options_default");
+    KILN_TRY(kiln_session_options_check(options, err));
     kiln_status status = kiln_session_bound_resolve(program, options, &bound, &needed, err);
     *arena_bytes = needed;
     if (status == KILN_OK)
@@ -408,9 +414,7 @@ kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_
     *out = NULL;
     if (!program)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
-    if (options && options->struct_size != sizeof *options)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "session options were not initialised with kiln_session_options_default");
+    KILN_TRY(kiln_session_options_check(options, err));
     if (options && options->dim_count)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options narrow dims already: the inputs' sizes narrow them here");

@@ -36,6 +36,9 @@ kiln_status kiln_session_bound_resolve(const kiln_program *program, const kiln_s
 
 void kiln_session_bound_release(kiln_session_bound *bound);
 
+/* `options` (NULL: defaults) initialised by kiln_session_options_default, or KILN_ERR_INVALID_ARGUMENT. */
+kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err);
+
 /*
  * After the input guard has bound the dims (input_guard.h): each bound dim
  * inside the session's range, else KILN_ERR_SHAPE_GUARD naming the input

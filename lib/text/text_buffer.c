@@ -100,3 +100,13 @@ char *kiln_text_buffer_take(kiln_text_buffer *buffer)
     kiln_text_buffer_init(buffer);
     return text;
 }
+
+char *kiln_text_copy(const char *bytes, size_t length)
+{
+    char *copy = malloc(length + 1);
+    if (copy) {
+        memcpy(copy, bytes, length);
+        copy[length] = '\0';
+    }
+    return copy;
+}

@@ -44,4 +44,7 @@ bool kiln_text_buffer_printf(kiln_text_buffer *buffer, const char *fmt, ...) KIL
  */
 char *kiln_text_buffer_take(kiln_text_buffer *buffer);
 
+/* A NUL-terminated heap copy of `length` bytes (a token's text); NULL if out of memory. */
+char *kiln_text_copy(const char *bytes, size_t length);
+
 #endif

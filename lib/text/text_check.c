@@ -68,16 +68,6 @@ static kiln_status expected(kiln_check_cursor *c, const char *what)
     return status;
 }
 
-static char *copy_bytes(const char *bytes, size_t length)
-{
-    char *copy = malloc(length + 1);
-    if (copy) {
-        memcpy(copy, bytes, length);
-        copy[length] = '\0';
-    }
-    return copy;
-}
-
 kiln_status kiln_text_check_parse_name(kiln_check_cursor *c, bool colon_required, char **name,
                                        kiln_text_position *at)
 {
@@ -85,7 +75,7 @@ kiln_status kiln_text_check_parse_name(kiln_check_cursor *c, bool colon_required
     if (c->token->kind != KILN_TOKEN_WORD)
         return expected(c, "the name of the input to check (NAME: RULE, ...)");
     *at = c->token->at;
-    if (!(*name = copy_bytes(c->token->text, c->token->length)))
+    if (!(*name = kiln_text_copy(c->token->text, c->token->length)))
         return no_memory(c);
     kiln_status status = advance(c);
     if (status == KILN_OK && c->token->kind == KILN_TOKEN_COLON)
@@ -226,13 +216,13 @@ static kiln_status parse_unit(kiln_check_cursor *c, kiln_text_position unit_at, 
     kiln_lexer_bare_unit(c->lexer, &bare);
     char *unit = NULL;
     if (bare.length > 0) {
-        unit = copy_bytes(bare.text, bare.length);
+        unit = kiln_text_copy(bare.text, bare.length);
     } else {
         KILN_TRY(advance(c));
         if (c->token->kind != KILN_TOKEN_STRING)
             return expected(c, "the unit after 'unit' (unit m/s, or unit \"TEXT\" when it has blanks or commas)");
         const kiln_text_buffer *value = &c->lexer->string;
-        unit = copy_bytes(value->data ? value->data : "", value->data ? value->length : 0);
+        unit = kiln_text_copy(value->data ? value->data : "", value->data ? value->length : 0);
     }
     if (!unit)
         return no_memory(c);
@@ -248,7 +238,7 @@ static kiln_status parse_description(kiln_check_cursor *c, kiln_text_position at
     if (c->token->kind != KILN_TOKEN_STRING)
         return expected(c, "the description as a string after 'description' (description \"TEXT\")");
     const kiln_text_buffer *value = &c->lexer->string;
-    char *text = copy_bytes(value->data ? value->data : "", value->data ? value->length : 0);
+    char *text = kiln_text_copy(value->data ? value->data : "", value->data ? value->length : 0);
     if (!text)
         return no_memory(c);
     check->description = text;

@@ -165,20 +165,10 @@ static kiln_status end_statement(parser *p, const char *statement)
     return advance(p);
 }
 
-static char *copy_bytes(const char *bytes, size_t length)
-{
-    char *copy = malloc(length + 1);
-    if (copy) {
-        memcpy(copy, bytes, length);
-        copy[length] = '\0';
-    }
-    return copy;
-}
-
 /* Copy the current token's text (a name or a literal). */
 static kiln_status copy_token(parser *p, char **out)
 {
-    *out = copy_bytes(p->token.text, p->token.length);
+    *out = kiln_text_copy(p->token.text, p->token.length);
     return *out ? KILN_OK : no_memory(p);
 }
 
@@ -186,7 +176,7 @@ static kiln_status copy_token(parser *p, char **out)
 static kiln_status copy_string(parser *p, char **out)
 {
     const kiln_text_buffer *value = &p->lexer.string;
-    *out = copy_bytes(value->data ? value->data : "", value->data ? value->length : 0);
+    *out = kiln_text_copy(value->data ? value->data : "", value->data ? value->length : 0);
     return *out ? KILN_OK : no_memory(p);
 }
 
@@ -361,7 +351,7 @@ static kiln_status parse_shape(parser *p, char **text, uint32_t *rank, uint32_t 
     if (p->token.kind != KILN_TOKEN_LBRACKET)
         return expected(p, "'[' and a shape after the dtype");
     KILN_TRY(kiln_lexer_shape(&p->lexer, &p->token, &shape, p->err));
-    *text = copy_bytes(shape.text, shape.length);
+    *text = kiln_text_copy(shape.text, shape.length);
     if (!*text)
         return no_memory(p);
     if (kiln_shape_parse_with_aliases(*text, (const char *const *)p->dim_names, p->dim_count, p->derived,
@@ -542,7 +532,7 @@ static kiln_status remember_dim(parser *p, const char *name, kiln_text_position 
     if (!grown)
         return no_memory(p);
     p->dim_domains = grown;
-    if (!(p->dim_names[p->dim_count] = copy_bytes(name, strlen(name))))
+    if (!(p->dim_names[p->dim_count] = kiln_text_copy(name, strlen(name))))
         return no_memory(p);
     p->dim_domains[p->dim_count] = domain;
     p->dim_count++;
@@ -563,7 +553,7 @@ static kiln_status parse_derived_dim(parser *p, const char *name, kiln_text_posi
     if (expression.length == 0)
         return FAIL_AT(p, equals_at, KILN_ERR_MALFORMED, "expected a shape expression after '=' (dim %s = EXPR)",
                        name);
-    char *text = copy_bytes(expression.text, expression.length);
+    char *text = kiln_text_copy(expression.text, expression.length);
     if (!text)
         return no_memory(p);
     kiln_status status = KILN_OK;
@@ -582,7 +572,7 @@ static kiln_status parse_derived_dim(parser *p, const char *name, kiln_text_posi
     if (!grown)
         return no_memory(p);
     p->derived = grown;
-    if (!(p->derived_names[p->derived_count] = copy_bytes(name, strlen(name))))
+    if (!(p->derived_names[p->derived_count] = kiln_text_copy(name, strlen(name))))
         return no_memory(p);
     p->derived[p->derived_count] = (kiln_shape_alias){p->derived_names[p->derived_count], axes[0]};
     p->derived_count++;
@@ -1123,7 +1113,7 @@ static kiln_status attribute_number(parser *p, const kiln_token *token, bool as_
         *f = (double)*i;
         return KILN_OK;
     }
-    char *text = copy_bytes(token->text, token->length);
+    char *text = kiln_text_copy(token->text, token->length);
     if (!text)
         return no_memory(p);
     uint8_t element[8] = {0};
@@ -1269,7 +1259,7 @@ static kiln_status parse_attribute(parser *p, call *c, const kiln_token *name)
         return no_memory(p);
     text_attribute *a = &c->attributes[c->attribute_count];
     memset(a, 0, sizeof *a);
-    if (!(a->name = copy_bytes(name->text, name->length)))
+    if (!(a->name = kiln_text_copy(name->text, name->length)))
         return no_memory(p);
     a->view.name = a->name;
     c->attribute_count++; /* released with the call from here on */
@@ -1310,7 +1300,7 @@ static kiln_status parse_argument(parser *p, call *c, const kiln_op_def *op)
             o.value = symbol->value;
         } else if (kiln_text_is_literal_word(name.text, name.length)) {
             o.is_literal = true;
-            if (!(o.literal = copy_bytes(name.text, name.length)))
+            if (!(o.literal = kiln_text_copy(name.text, name.length)))
                 return no_memory(p);
         } else {
             return FAIL_AT(p, name.at, KILN_ERR_INVALID_PROGRAM, "'%.*s' is not a declared input or weight",
@@ -1758,7 +1748,7 @@ static kiln_status parse_evidence_entry(parser *p, evidence_block *e, const kiln
     KILN_TRY(evidence_role(p, e, name, &entry, &output));
     if (!reserve((void **)&e->entries, &e->capacity, e->count, sizeof *e->entries))
         return no_memory(p);
-    if (!(entry.name = copy_bytes(name->text, name->length)))
+    if (!(entry.name = kiln_text_copy(name->text, name->length)))
         return no_memory(p);
     kiln_status status = p->token.kind == KILN_TOKEN_COLON ? parse_typed_evidence_value(p, e, &entry, output)
                                                           : parse_evidence_file(p, e, &entry, output);
