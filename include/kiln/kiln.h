@@ -99,7 +99,34 @@ typedef struct kiln_tensor kiln_tensor;
 KILN_API KILN_NODISCARD kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
                                            kiln_tensor **out, kiln_error *err);
 
-/** Release a tensor made by kiln_tensor_new or kiln_npy_read_*. */
+/**
+ * Wrap caller memory as a tensor without copying it: `size` bytes at
+ * `data`, C order, native little-endian, exactly the bytes `shape` needs
+ * in `dtype`. The tensor borrows `data`, which must stay valid and
+ * unchanged while the tensor is in use (bound to a session, until its run
+ * completes); kiln_tensor_free frees the wrapper only. `data` must be
+ * aligned to the element size (kernels read elements in place) and may be
+ * NULL only when the shape holds no element. This is how a binding hands
+ * a NumPy array's own buffer to a session.
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT (a size that does not match
+ *         the shape, misaligned or NULL data, an unknown dtype), KILN_ERR_LIMIT
+ *         (size overflow) or KILN_ERR_OUT_OF_MEMORY (the wrapper).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_tensor_wrap(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                                                     void *data, size_t size, kiln_tensor **out, kiln_error *err);
+
+/**
+ * Point a wrapper made by kiln_tensor_wrap at other memory, with the same
+ * checks, allocating nothing: a binding that runs many times reuses one
+ * wrapper per input. On failure the wrapper is unchanged.
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT (as kiln_tensor_wrap, or a
+ *         tensor that owns its data) or KILN_ERR_LIMIT.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_tensor_rewrap(kiln_tensor *tensor, kiln_dtype dtype, uint32_t rank,
+                                                       const int64_t *shape, void *data, size_t size,
+                                                       kiln_error *err);
+
+/** Release a tensor made by kiln_tensor_new, kiln_tensor_wrap or kiln_npy_read_* (NULL is a no-op). */
 KILN_API void kiln_tensor_free(kiln_tensor *tensor);
 
 KILN_API kiln_dtype kiln_tensor_dtype(const kiln_tensor *tensor);

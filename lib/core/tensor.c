@@ -80,6 +80,53 @@ kiln_status kiln_tensor_new(kiln_dtype dtype, uint32_t rank, const int64_t *shap
     return KILN_OK;
 }
 
+/* The checks of kiln_tensor_wrap and kiln_tensor_rewrap; *bytes the size the shape needs. */
+static kiln_status check_borrowed(kiln_dtype dtype, uint32_t rank, const int64_t *shape, const void *data,
+                                  size_t size, kiln_error *err)
+{
+    uint64_t count;
+    size_t bytes;
+    if (kiln_dtype_size(dtype) == 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "dtype %d is not a kiln dtype", (int)dtype);
+    if (rank > 0 && !shape)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "shape is NULL for rank %u", rank);
+    KILN_TRY(kiln_shape_sizes(dtype, rank, shape, &count, &bytes, err));
+    if (size != bytes)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "the buffer holds %zu bytes; a %s tensor of this shape needs %zu", size,
+                         kiln_dtype_name(dtype), bytes);
+    if (!data && bytes)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "data is NULL for a %zu-byte tensor", bytes);
+    if ((uintptr_t)data % kiln_dtype_size(dtype) != 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "data at %p is not aligned to the %zu-byte elements of %s: copy it to an aligned buffer",
+                         data, kiln_dtype_size(dtype), kiln_dtype_name(dtype));
+    return KILN_OK;
+}
+
+kiln_status kiln_tensor_wrap(kiln_dtype dtype, uint32_t rank, const int64_t *shape, void *data, size_t size,
+                             kiln_tensor **out, kiln_error *err)
+{
+    *out = NULL;
+    KILN_TRY(check_borrowed(dtype, rank, shape, data, size, err));
+    kiln_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a tensor");
+    kiln_tensor_view_init(t, dtype, rank, shape, data);
+    *out = t;
+    return KILN_OK;
+}
+
+kiln_status kiln_tensor_rewrap(kiln_tensor *tensor, kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                               void *data, size_t size, kiln_error *err)
+{
+    if (!tensor || tensor->owns_data)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "only a tensor made by kiln_tensor_wrap can be rewrapped");
+    KILN_TRY(check_borrowed(dtype, rank, shape, data, size, err));
+    kiln_tensor_view_init(tensor, dtype, rank, shape, data);
+    return KILN_OK;
+}
+
 void kiln_tensor_free(kiln_tensor *tensor)
 {
     if (!tensor)
