@@ -1,0 +1,45 @@
+"""kiln: sealed, checksummed tensor programs with a shape contract, from Python.
+
+    import kiln, numpy, torch
+    batch = kiln.Dim("batch", min=2, max=4)
+    artifact = kiln.export(Scale(), (torch.ones(2, 2, dtype=torch.float64),),
+                           dynamic_shapes={"x": {0: batch}},
+                           checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
+    artifact.save("scale.kiln")
+    program = kiln.load("scale.kiln")
+    program.run(x=numpy.ones((3, 2)))["y"]        # 3.0 everywhere
+    program.run(x=numpy.ones((5, 2)))             # kiln.ContractError: input 'x' axis 0 (batch): 5 is outside 2..4
+
+The package is ctypes over libkiln (and libkiln-onnx for export); see
+README.md, "Python", and spec/contract.md for what the contract means.
+"""
+from . import _lib
+from .contract import Check, Dim
+from .errors import (ArgumentError, AuthenticityError, CompatibilityError, ContractError, Error, EvidenceError,
+                     FileError, InputCheckError, IntegrityError, LimitError, OutOfMemory, ProgramError, RunError,
+                     UnsupportedError)
+from .export import Artifact, export
+from .keys import PublicKey, SecretKey, keygen, sign
+from .program import Io, Program, Session, load
+from .verify import verify
+
+__version__ = _lib.kiln.kiln_version().decode()
+
+__all__ = [
+    "Artifact", "Check", "Dim", "Io", "Program", "PublicKey", "SecretKey", "Session", "export", "keygen", "load",
+    "sign", "verify", "inspect", "format_bytes",
+    "Error", "ArgumentError", "AuthenticityError", "CompatibilityError", "ContractError", "EvidenceError",
+    "FileError", "InputCheckError", "IntegrityError", "LimitError", "OutOfMemory", "ProgramError", "RunError",
+    "UnsupportedError",
+]
+
+
+def inspect(path):
+    """The data of `kiln inspect --json PATH` (spec/inspect-json.md)."""
+    from .inspect import inspect_path
+    return inspect_path(path)
+
+
+def format_bytes(count):
+    """A byte count as kiln prints it: "512 bytes", "8.1 GiB"."""
+    return _lib.format_bytes(count)

@@ -1,0 +1,361 @@
+"""Loading artifacts and running them with NumPy arrays.
+
+A Program is the loaded, verified, immutable program: shared freely across
+threads. Running needs a Session (the arena, the bound inputs); a Program
+keeps one per thread behind `run` and `__call__`, created on first use
+with the options given to `load`, so that threads never share one. The GIL
+is released while the C library runs.
+"""
+import collections
+import ctypes
+import os
+import threading
+
+from . import _lib, _tensors
+from .contract import Check, Dim
+from .errors import ArgumentError, raise_for
+
+Io = collections.namedtuple("Io", "name dtype shape rank")
+Io.__doc__ = """An input or output: its name, NumPy dtype, shape text over the dims ("[batch, 2]") and rank."""
+
+Problem = collections.namedtuple("Problem", "severity code location message")
+
+VERIFY_POLICIES = {"full": 0, "none": 1, "lazy": 2}
+
+
+def _text(function, handle, index):
+    """The text a kiln_*_text(handle, index, buffer, size) function writes, whatever its length."""
+    size = 256
+    while True:
+        buffer = ctypes.create_string_buffer(size)
+        needed = function(handle, index, buffer, size)
+        if needed < size:
+            return buffer.value.decode()
+        size = needed + 1
+
+
+def _problems(report):
+    out = []
+    for i in range(_lib.kiln.kiln_report_count(report)):
+        info = _lib.ProblemInfo()
+        _lib.kiln.kiln_report_problem(report, i, ctypes.byref(info))
+        out.append(Problem("error" if info.severity == 0 else "warning", info.code.decode(),
+                           info.location.decode(), info.message.decode()))
+    return out
+
+
+def read_public_key(key):
+    """A kiln public key from its text ("kiln-ed25519-pub:..."), a path to a .pub file, or bytes of 32."""
+    from .keys import PublicKey
+    if isinstance(key, PublicKey):
+        return key
+    return PublicKey.parse(key)
+
+
+def _load_options(verify, trusted_keys, require_signature, limits):
+    options = _lib.LoadOptions()
+    _lib.kiln.kiln_load_options_default(ctypes.byref(options))
+    if verify not in VERIFY_POLICIES:
+        raise ArgumentError("verify must be one of %s, got %r" % (", ".join(VERIFY_POLICIES), verify), 1)
+    options.verify = VERIFY_POLICIES[verify]
+    for name, value in (limits or {}).items():
+        if not hasattr(options.limits, name) or name == "struct_size":
+            raise ArgumentError("%r is not a kiln limit (kiln_limits)" % name, 1)
+        setattr(options.limits, name, value)
+    keys = [read_public_key(k) for k in trusted_keys or ()]
+    key_array = (_lib.PublicKey * max(len(keys), 1))()
+    for i, key in enumerate(keys):
+        key_array[i] = key._struct
+    options.trusted_keys = ctypes.cast(key_array, ctypes.POINTER(_lib.PublicKey))
+    options.trusted_key_count = len(keys)
+    options.require_signature = bool(require_signature)
+    return options, key_array
+
+
+def load(source, *, verify="full", trusted_keys=(), require_signature=False, limits=None, dims=None,
+         max_arena=None, threads=None):
+    """Load and verify an artifact: a path, or its bytes.
+
+    verify: "full" (every checksum and hash now, the default), "lazy"
+    (weights when first run) or "none". trusted_keys: public keys (text,
+    .pub paths or kiln.PublicKey) whose signatures are accepted (another
+    signer is refused); require_signature: refuse unsigned artifacts.
+    limits: {kiln_limits field: value}. dims ({"seq": (1, 512)}), max_arena
+    (bytes) and threads are the defaults of the sessions `run` creates.
+    Raises the kiln.Error subclass of the first problem, whose message
+    names every incompatibility found."""
+    options, keys = _load_options(verify, trusted_keys, require_signature, limits)
+    handle, report, error = ctypes.c_void_p(), ctypes.c_void_p(), _lib.Error()
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        status = _lib.kiln.kiln_program_load_memory_with_report(data, len(data), ctypes.byref(options),
+                                                                ctypes.byref(handle), ctypes.byref(report),
+                                                                ctypes.byref(error))
+        origin = "<memory>"
+    else:
+        origin = os.fspath(source)
+        status = _lib.kiln.kiln_program_load_with_report(origin.encode(), ctypes.byref(options), ctypes.byref(handle),
+                                                         ctypes.byref(report), ctypes.byref(error))
+    del keys
+    problems = _problems(report) if report.value else []
+    if report.value:
+        _lib.kiln.kiln_report_free(report)
+    if status != 0:
+        try:
+            raise_for(status, error)
+        except Exception as exc:
+            exc.problems = problems
+            raise
+    return Program(handle, origin, problems, dims=dims, max_arena=max_arena, threads=threads)
+
+
+class Program:
+    """A loaded, verified program: its interface, and `run` over NumPy arrays."""
+
+    def __init__(self, handle, origin, problems, dims=None, max_arena=None, threads=None):
+        self._handle = handle
+        self.origin = origin
+        self.warnings = [p for p in problems if p.severity == "warning"]
+        self._session_defaults = dict(dims=dims, max_arena=max_arena, threads=threads)
+        self._local = threading.local()
+        kiln = _lib.kiln
+        self.name = kiln.kiln_program_name(handle).decode()
+        self.inputs = [self._io(kiln.kiln_program_input, kiln.kiln_program_input_shape_text, i)
+                       for i in range(kiln.kiln_program_input_count(handle))]
+        self.outputs = [self._io(kiln.kiln_program_output, kiln.kiln_program_output_shape_text, i)
+                        for i in range(kiln.kiln_program_output_count(handle))]
+        self.dims = []
+        for d in range(kiln.kiln_program_dim_count(handle)):
+            info = _lib.DimInfo()
+            kiln.kiln_program_dim(handle, d, ctypes.byref(info))
+            self.dims.append(Dim(info.name.decode(), min=info.min, max=info.max, multiple_of=info.multiple_of))
+        self.metadata = {}
+        for m in range(kiln.kiln_program_metadata_count(handle)):
+            key, value = ctypes.c_char_p(), ctypes.c_char_p()
+            kiln.kiln_program_metadata(handle, m, ctypes.byref(key), ctypes.byref(value))
+            self.metadata[key.value.decode()] = value.value.decode()
+        self.checks = {}
+        for i, io in enumerate(self.inputs):
+            check = _lib.InputCheck()
+            if kiln.kiln_program_input_check(handle, i, ctypes.byref(check)):
+                self.checks[io.name] = Check(
+                    range=(check.min, check.max) if check.has_range else None, finite=check.finite_only,
+                    categories=[check.categories[k] for k in range(check.category_count)] or None,
+                    unit=check.unit.decode() if check.unit else None,
+                    description=check.description.decode() if check.description else None)
+        self.evidence = [kiln.kiln_program_evidence_name(handle, c).decode()
+                         for c in range(kiln.kiln_program_evidence_count(handle))]
+
+    def _io(self, describe, shape_text, index):
+        info = _lib.IoInfo()
+        describe(self._handle, index, ctypes.byref(info))
+        return Io(info.name.decode(), _tensors.numpy_dtype(info.dtype), _text(shape_text, self._handle, index),
+                  info.rank)
+
+    @property
+    def arena_bytes(self):
+        """The arena of a session over the whole declared domain (None if it overflows 64 bits)."""
+        value = _lib.kiln.kiln_program_arena_bytes(self._handle)
+        return None if value == 2 ** 64 - 1 else value
+
+    @property
+    def signature(self):
+        """(state, key id hex): state "unsigned", "verified" or "unverified"."""
+        info = _lib.SignatureInfo()
+        _lib.kiln.kiln_program_signature(self._handle, ctypes.byref(info))
+        state = {0: "unsigned", 1: "verified", 2: "unverified"}[info.state]
+        return state, (bytes(info.key_id).hex() if info.state else None)
+
+    def session(self, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
+                skip_input_checks=False, fit=None):
+        """A new Session (one thread at a time): dims {"seq": (1, 512) or 512} narrows the
+        domain it runs, max_arena (bytes) is its arena limit. fit={input name: array} instead
+        narrows every dim to the size those inputs give it: the smallest arena that runs them."""
+        return Session(self, dims=dims, max_arena=max_arena, threads=threads, reference_kernels=reference_kernels,
+                       skip_input_checks=skip_input_checks, fit=fit)
+
+    def _thread_session(self):
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = Session(self, **self._session_defaults)
+        return session
+
+    def run(self, *args, **inputs):
+        """Run on NumPy arrays, by input name (or position); return {output name: new array}.
+        Inputs outside the contract raise kiln.ContractError with the C message."""
+        return self._thread_session().run(*args, **inputs)
+
+    def __call__(self, *args, **inputs):
+        """As run, returning the outputs as a tuple in declared order."""
+        return tuple(self._thread_session().run(*args, **inputs).values())
+
+    def replay_evidence(self):
+        """Run every stored known-input case; return [(case, [result dict per output])], raising
+        kiln.EvidenceError for the first case that does not hold."""
+        from .verify import replay_all
+        return replay_all(self)
+
+    def inspect(self):
+        """The data of `kiln inspect --json` for this artifact (spec/inspect-json.md)."""
+        from .inspect import inspect_program
+        return inspect_program(self)
+
+    def close(self):
+        """Free the program now (it must not be used afterwards; sessions of it must be gone)."""
+        self._local = threading.local()
+        if self._handle:
+            _lib.kiln.kiln_program_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle and _lib is not None and _lib.kiln is not None:
+            self._local = None
+            _lib.kiln.kiln_program_free(handle)
+
+    def __repr__(self):
+        return "<kiln.Program %r: %s -> %s>" % (
+            self.name, ", ".join("%s %s%s" % (i.name, _dtype_name(i.dtype), i.shape) for i in self.inputs),
+            ", ".join("%s %s%s" % (o.name, _dtype_name(o.dtype), o.shape) for o in self.outputs))
+
+
+def _dtype_name(dtype):
+    code = _tensors.CODES.get(dtype.str)
+    return _tensors.NAMES.get(code, str(dtype))
+
+
+class Session:
+    """The state of running one program on one thread at a time: its arena
+    (sized once for the upper bound of its dims) and its bound inputs."""
+
+    def __init__(self, program, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
+                 skip_input_checks=False, fit=None):
+        self.program = program  # keeps the program alive while the session is
+        options = _lib.SessionOptions()
+        _lib.kiln.kiln_session_options_default(ctypes.byref(options))
+        bounds = []
+        for name, value in (dims or {}).items():
+            low, high = (value, value) if isinstance(value, int) else value
+            bounds.append(_lib.DimBound(name.encode(), int(low), int(high)))
+        self._bounds = (_lib.DimBound * max(len(bounds), 1))(*bounds)
+        options.dims = ctypes.cast(self._bounds, ctypes.POINTER(_lib.DimBound))
+        options.dim_count = len(bounds)
+        options.max_arena_bytes = int(max_arena or 0)
+        options.threads = int(threads or 0)
+        options.reference_kernels = bool(reference_kernels)
+        options.skip_input_checks = bool(skip_input_checks)
+        handle, error = ctypes.c_void_p(), _lib.Error()
+        if fit is None:
+            status = _lib.kiln.kiln_session_new(program._handle, ctypes.byref(options), ctypes.byref(handle),
+                                                ctypes.byref(error))
+        else:
+            status = self._new_fitted(program, options, fit, handle, error)
+        if status == 13:  # KILN_ERR_LIMIT: say how to narrow from Python
+            error.message = (error.message.decode("utf-8", "replace") +
+                             " (from Python: kiln.load(..., dims={'NAME': (MIN, MAX)}) or "
+                             "program.session(dims=..., max_arena=BYTES))").encode()[:_lib.ERROR_MESSAGE_SIZE - 1]
+        raise_for(status, error)
+        self._handle = handle
+        self._error = _lib.Error()
+        kiln = _lib.kiln
+        self._input_names = [io.name for io in program.inputs]
+        self._input_keys = [io.name.encode() for io in program.inputs]
+        self._output_names = [kiln.kiln_session_output_name(handle, o).decode()
+                              for o in range(kiln.kiln_session_output_count(handle))]
+        self._wrappers = [None] * len(self._input_names)
+        self._shape = (ctypes.c_int64 * _lib.MAX_RANK)()
+        self._arrays = [None] * len(self._input_names)  # borrowed by the session until the next run
+
+    @staticmethod
+    def _new_fitted(program, options, fit, handle, error):
+        """kiln_session_new_for_inputs over the arrays of `fit` (wrapped, not copied)."""
+        kiln = _lib.kiln
+        wrappers, arrays = [], []
+        try:
+            for value in fit.values():
+                array, code = _tensors.as_input(value)
+                shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+                wrapper = ctypes.c_void_p()
+                raise_for(kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
+                                                ctypes.byref(wrapper), ctypes.byref(error)), error)
+                wrappers.append(wrapper)
+                arrays.append(array)
+            names = (ctypes.c_char_p * max(len(fit), 1))(*(n.encode() for n in fit))
+            tensors = (ctypes.c_void_p * max(len(fit), 1))(*(w.value for w in wrappers))
+            options.dim_count = 0
+            return kiln.kiln_session_new_for_inputs(program._handle, ctypes.byref(options), names, tensors, len(fit),
+                                                    ctypes.byref(handle), ctypes.byref(error))
+        finally:
+            for wrapper in wrappers:
+                kiln.kiln_tensor_free(wrapper)
+
+    @property
+    def arena_bytes(self):
+        return _lib.kiln.kiln_session_arena_bytes(self._handle)
+
+    @property
+    def threads(self):
+        return _lib.kiln.kiln_session_threads(self._handle)
+
+    def _inputs_by_index(self, args, inputs):
+        if len(args) > len(self._input_names):
+            raise ArgumentError("program %r takes %d input%s, %d given" % (
+                self.program.name, len(self._input_names), "" if len(self._input_names) == 1 else "s",
+                len(args)), 1)
+        values = list(args) + [None] * (len(self._input_names) - len(args))
+        for name, value in inputs.items():
+            try:
+                index = self._input_names.index(name)
+            except ValueError:
+                raise ArgumentError("'%s' is not an input of program '%s' (inputs: %s)" % (
+                    name, self.program.name, ", ".join("'%s'" % n for n in self._input_names)), 21) from None
+            if values[index] is not None:
+                raise ArgumentError("input '%s' is given twice" % name, 1)
+            values[index] = value
+        missing = [n for n, v in zip(self._input_names, values) if v is None]
+        if missing:
+            from .errors import ContractError
+            raise ContractError("missing input%s %s: every declared input must be set" % (
+                "" if len(missing) == 1 else "s", ", ".join("'%s'" % n for n in missing)), 20)
+        return values
+
+    def run(self, *args, **inputs):
+        """Run on NumPy arrays (by position or by name); return {output name: new array}."""
+        kiln, error, shape = _lib.kiln, self._error, self._shape
+        values = self._inputs_by_index(args, inputs)
+        for i, value in enumerate(values):
+            array, code = _tensors.as_input(value)
+            if array.ndim > _lib.MAX_RANK:
+                from .errors import ContractError
+                raise ContractError("input '%s': rank %d is over kiln's %d" % (
+                    self._input_names[i], array.ndim, _lib.MAX_RANK), 18)
+            for a, extent in enumerate(array.shape):
+                shape[a] = extent
+            wrapper = self._wrappers[i]
+            if wrapper is None:
+                wrapper = ctypes.c_void_p()
+                raise_for(kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
+                                                ctypes.byref(wrapper), ctypes.byref(error)), error)
+                self._wrappers[i] = wrapper
+                raise_for(kiln.kiln_session_set_input(self._handle, self._input_keys[i], wrapper,
+                                                      ctypes.byref(error)), error)
+            else:
+                raise_for(kiln.kiln_tensor_rewrap(wrapper, code, array.ndim, shape, array.ctypes.data, array.nbytes,
+                                                  ctypes.byref(error)), error)
+            self._arrays[i] = array
+        raise_for(kiln.kiln_session_run(self._handle, ctypes.byref(error)), error)
+        return {name: _tensors.output_array(kiln.kiln_session_output(self._handle, o))
+                for o, name in enumerate(self._output_names)}
+
+    def close(self):
+        if self._handle:
+            for wrapper in self._wrappers:
+                if wrapper is not None:
+                    _lib.kiln.kiln_tensor_free(wrapper)
+            self._wrappers = []
+            _lib.kiln.kiln_session_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and _lib is not None and _lib.kiln is not None:
+            self.close()
