@@ -109,10 +109,62 @@ def load(source, *, verify="full", trusted_keys=(), require_signature=False, lim
     return Program(handle, origin, problems, dims=dims, max_arena=max_arena, threads=threads)
 
 
+class _SessionHandle:
+    """A session's C handle and its input wrappers, freed exactly once."""
+
+    __slots__ = ("handle", "wrappers")
+
+    def __init__(self, handle):
+        self.handle, self.wrappers = handle, []
+
+    def release(self):
+        if self.handle:
+            for wrapper in self.wrappers:
+                if wrapper is not None:
+                    _lib.kiln.kiln_tensor_free(wrapper)
+            self.wrappers = []
+            _lib.kiln.kiln_session_free(self.handle)
+            self.handle = None
+
+
+class _Owned:
+    """Owns a program's C handle and those of its live sessions. A session
+    must be freed before its program; the garbage collector may finalize a
+    cycle holding both in any order, so whichever finalizer runs first does
+    it right: this one frees the sessions still registered, then the
+    program; a session's own close unregisters it."""
+
+    __slots__ = ("handle", "sessions", "lock")
+
+    def __init__(self, handle):
+        self.handle, self.sessions, self.lock = handle, set(), threading.Lock()
+
+    def add(self, session_handle):
+        with self.lock:
+            self.sessions.add(session_handle)
+
+    def release_session(self, session_handle):
+        with self.lock:
+            self.sessions.discard(session_handle)
+            session_handle.release()
+
+    def __del__(self):
+        if _lib is None or _lib.kiln is None:
+            return
+        with self.lock:
+            for session_handle in list(self.sessions):
+                session_handle.release()
+            self.sessions.clear()
+            if self.handle:
+                _lib.kiln.kiln_program_free(self.handle)
+                self.handle = None
+
+
 class Program:
     """A loaded, verified program: its interface, and `run` over NumPy arrays."""
 
     def __init__(self, handle, origin, problems, dims=None, max_arena=None, threads=None):
+        self._owner = _Owned(handle)
         self._handle = handle
         self.origin = origin
         self.warnings = [p for p in problems if p.severity == "warning"]
@@ -201,17 +253,10 @@ class Program:
         return inspect_program(self)
 
     def close(self):
-        """Free the program now (it must not be used afterwards; sessions of it must be gone)."""
+        """Let the program go: it is freed now, or when the last Session made from it is."""
         self._local = threading.local()
-        if self._handle:
-            _lib.kiln.kiln_program_free(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle and _lib is not None and _lib.kiln is not None:
-            self._local = None
-            _lib.kiln.kiln_program_free(handle)
+        self._owner = None
+        self._handle = None
 
     def __repr__(self):
         return "<kiln.Program %r: %s -> %s>" % (
@@ -230,7 +275,8 @@ class Session:
 
     def __init__(self, program, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
                  skip_input_checks=False, fit=None):
-        self.program = program  # keeps the program alive while the session is
+        self._program_owner = program._owner  # the program outlives the session
+        self._program_name = program.name
         options = _lib.SessionOptions()
         _lib.kiln.kiln_session_options_default(ctypes.byref(options))
         bounds = []
@@ -255,6 +301,8 @@ class Session:
                              " (from Python: kiln.load(..., dims={'NAME': (MIN, MAX)}) or "
                              "program.session(dims=..., max_arena=BYTES))").encode()[:_lib.ERROR_MESSAGE_SIZE - 1]
         raise_for(status, error)
+        self._cell = _SessionHandle(handle)
+        self._program_owner.add(self._cell)
         self._handle = handle
         self._error = _lib.Error()
         kiln = _lib.kiln
@@ -262,7 +310,7 @@ class Session:
         self._input_keys = [io.name.encode() for io in program.inputs]
         self._output_names = [kiln.kiln_session_output_name(handle, o).decode()
                               for o in range(kiln.kiln_session_output_count(handle))]
-        self._wrappers = [None] * len(self._input_names)
+        self._wrappers = self._cell.wrappers = [None] * len(self._input_names)
         self._shape = (ctypes.c_int64 * _lib.MAX_RANK)()
         self._arrays = [None] * len(self._input_names)  # borrowed by the session until the next run
 
@@ -300,7 +348,7 @@ class Session:
     def _inputs_by_index(self, args, inputs):
         if len(args) > len(self._input_names):
             raise ArgumentError("program %r takes %d input%s, %d given" % (
-                self.program.name, len(self._input_names), "" if len(self._input_names) == 1 else "s",
+                self._program_name, len(self._input_names), "" if len(self._input_names) == 1 else "s",
                 len(args)), 1)
         values = list(args) + [None] * (len(self._input_names) - len(args))
         for name, value in inputs.items():
@@ -308,7 +356,7 @@ class Session:
                 index = self._input_names.index(name)
             except ValueError:
                 raise ArgumentError("'%s' is not an input of program '%s' (inputs: %s)" % (
-                    name, self.program.name, ", ".join("'%s'" % n for n in self._input_names)), 21) from None
+                    name, self._program_name, ", ".join("'%s'" % n for n in self._input_names)), 21) from None
             if values[index] is not None:
                 raise ArgumentError("input '%s' is given twice" % name, 1)
             values[index] = value
@@ -348,14 +396,12 @@ class Session:
                 for o, name in enumerate(self._output_names)}
 
     def close(self):
-        if self._handle:
-            for wrapper in self._wrappers:
-                if wrapper is not None:
-                    _lib.kiln.kiln_tensor_free(wrapper)
-            self._wrappers = []
-            _lib.kiln.kiln_session_free(self._handle)
+        """Free the session now (it must not be used afterwards)."""
+        if getattr(self, "_cell", None) is not None:
+            self._program_owner.release_session(self._cell)
+            self._cell = None
             self._handle = None
 
     def __del__(self):
-        if getattr(self, "_handle", None) and _lib is not None and _lib.kiln is not None:
+        if _lib is not None and _lib.kiln is not None:
             self.close()
