@@ -213,27 +213,44 @@ def _compare(actual, expected, rule):
             "max_abs_error": float(finite.max()) if finite.size else 0.0, "max_rel_error": -1.0}
 
 
-_NODE = re.compile(r"node \d+ '[^']*' \([^)]*\)|node \d+ \([^)]*\)")
-_COUNTEREXAMPLE = re.compile(r"counterexample:? ([^;)]*)")
+_NODE = re.compile(r"^node \d+ '[^']*' \([^)]*\)|^node \d+ \([^)]*\)")
+_COUNTEREXAMPLE = re.compile(r"counterexample: (.*?)(?:\. |;|$)")
+
+
+def _refusal(construct):
+    """(node, claim, counterexample) of a construct the contract checker refused, else None."""
+    found = _COUNTEREXAMPLE.search(construct)
+    if not found:
+        return None
+    node = _NODE.search(construct)
+    claim = construct[node.end():].lstrip(": ") if node else construct
+    claim = claim[:claim.find("; counterexample")] if "; counterexample" in claim else claim
+    return (node.group(0) if node else None), claim, found.group(1).strip()
 
 
 def _import_error(status, error, result):
-    """The exception for a failed import: every unsupported construct, or the checker's refusal
-    with the node, the claim and the counterexample picked out of its message."""
+    """The exception for a failed import: the contract checker's refusal (kiln.ProgramError with
+    .node, .claim and .counterexample), or every construct kiln cannot express (UnsupportedError)."""
     onnx = _lib.onnx
     message = error.message.decode("utf-8", "replace")
     count = onnx.kiln_onnx_result_unsupported_count(result) if result else 0
-    if count:
-        constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
+    constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
+    refusals = [r for r in map(_refusal, constructs) if r]
+    if refusals and len(refusals) == len(constructs):
+        node, claim, counterexample = refusals[0]
+        exc = ProgramError("the shape contract cannot be proven over the declared domain:\n  %s" %
+                           "\n  ".join(constructs), 16)
+        exc.node, exc.claim, exc.counterexample, exc.constructs = node, claim, counterexample, constructs
+        return exc
+    if constructs:
         return UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
             count, "" if count == 1 else "s", "\n  ".join(constructs)), status, constructs)
     from .errors import from_status
+    if "needs a declaration (--dim" in message:
+        message += " (from Python: give that axis a kiln.Dim in dynamic_shapes)"
     exc = from_status(status, message)
-    node = _NODE.search(message)
-    counterexample = _COUNTEREXAMPLE.search(message)
-    exc.node = node.group(0) if node else None
-    exc.counterexample = counterexample.group(1).strip() if counterexample else None
-    exc.claim = message
+    refusal = _refusal(message)
+    exc.node, exc.claim, exc.counterexample = refusal if refusal else (None, message, None)
     return exc
 
 
@@ -307,6 +324,15 @@ def _encode(builder):
         _lib.libc.free(data)
 
 
+def _default_output_names(count, input_names):
+    """y (or y0, y1, ... for several outputs), unless an input is called so: then out, out0, ..."""
+    for stem in ("y", "out", "output"):
+        candidates = [stem] if count == 1 else ["%s%d" % (stem, i) for i in range(count)]
+        if not set(candidates) & set(input_names):
+            return candidates
+    return ["kiln_output_%d" % i for i in range(count)]
+
+
 def _case_name(point, kind):
     if not point:
         return kind
@@ -357,13 +383,17 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
     examples = [a.detach().cpu().numpy() for a in args]
     first_outputs = _eager(module, names, dict(zip(names, examples)), torch)
     if output_names is None:
-        output_names = ["y"] if len(first_outputs) == 1 else ["y%d" % i for i in range(len(first_outputs))]
+        output_names = _default_output_names(len(first_outputs), names)
     dynamic_axes = {n: {axis: d.name for axis, d in axes.items()} for n, axes in axes_of.items()}
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's tracer warnings speak of torch internals
-        torch.onnx.export(module, args, buffer, input_names=names, output_names=list(output_names),
-                          dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=True)
+        try:
+            torch.onnx.export(module, args, buffer, input_names=names, output_names=list(output_names),
+                              dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=True)
+        except torch.onnx.errors.UnsupportedOperatorError as exc:
+            raise UnsupportedError("PyTorch cannot export this module to ONNX opset %d: %s" % (opset, exc), 15,
+                                   [str(exc)]) from exc
     model = buffer.getvalue()
 
     onnx_dims = (_lib.OnnxDim * max(len(dims), 1))(
