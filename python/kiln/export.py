@@ -307,6 +307,25 @@ def _encode(builder):
         _lib.libc.free(data)
 
 
+def _output_names(given, count, input_names):
+    """The outputs' names: `given`, else "y" (or y0, y1, ...), else "output" when an input is called so.
+    An output may not share an input's name: torch.onnx.export would rename the input ("y" becomes
+    "y.1") and its dynamic axes would go to the output, leaving the input's dims undeclared."""
+    if given is not None:
+        clash = sorted(set(given) & set(input_names))
+        if clash:
+            raise ArgumentError("output name%s %s %s also an input's: give outputs other names" % (
+                "" if len(clash) == 1 else "s", ", ".join("'%s'" % n for n in clash),
+                "is" if len(clash) == 1 else "are"), 1)
+        return list(given)
+    base = "y"
+    while True:
+        names = [base] if count == 1 else ["%s%d" % (base, i) for i in range(count)]
+        if not set(names) & set(input_names):
+            return names
+        base = "output" if base == "y" else base + "_"
+
+
 def _case_name(point, kind):
     if not point:
         return kind
@@ -356,8 +375,7 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
     onnx, kiln = _lib.onnx, _lib.kiln
     examples = [a.detach().cpu().numpy() for a in args]
     first_outputs = _eager(module, names, dict(zip(names, examples)), torch)
-    if output_names is None:
-        output_names = ["y"] if len(first_outputs) == 1 else ["y%d" % i for i in range(len(first_outputs))]
+    output_names = _output_names(output_names, len(first_outputs), names)
     dynamic_axes = {n: {axis: d.name for axis, d in axes.items()} for n, axes in axes_of.items()}
     buffer = io.BytesIO()
     with warnings.catch_warnings():
