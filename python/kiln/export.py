@@ -214,27 +214,44 @@ def _compare(actual, expected, rule):
 
 
 _NODE = re.compile(r"node \d+ '[^']*' \([^)]*\)|node \d+ \([^)]*\)")
-_COUNTEREXAMPLE = re.compile(r"counterexample:? ([^;)]*)")
+# "counterexample: batch=3, n=2. Use the same dim ...": the point only, not the advice after it.
+_COUNTEREXAMPLE = re.compile(r"counterexample:? ((?:[\w.]+=-?\d+)(?:, [\w.]+=-?\d+)*)")
+# The importer reports a node the contract checker refused (KILN_ERR_INVALID_PROGRAM in the
+# builder) as a construct it could not import: "node 0 '/Add' (Add): kiln refuses add: CLAIM".
+_REFUSAL = re.compile(r"kiln refuses [\w.]+: (.*cannot prove that .*)")
+
+INVALID_PROGRAM = 16  # kiln_status KILN_ERR_INVALID_PROGRAM: what the checker returns when it refuses
+
+
+def _refusal_details(exc, message):
+    """Set exc.node, exc.claim and exc.counterexample from a refusal's `message` (None when absent)."""
+    node = _NODE.search(message)
+    refusal = _REFUSAL.search(message)
+    counterexample = _COUNTEREXAMPLE.search(message)
+    exc.node = node.group(0) if node else None
+    exc.claim = refusal.group(1) if refusal else message
+    exc.counterexample = counterexample.group(1) if counterexample else None
+    return exc
 
 
 def _import_error(status, error, result):
-    """The exception for a failed import: every unsupported construct, or the checker's refusal
-    with the node, the claim and the counterexample picked out of its message."""
+    """The exception for a failed import: the checker's refusal (ProgramError) with the node, the
+    claim and the counterexample picked out of its message, or every unsupported construct."""
     onnx = _lib.onnx
     message = error.message.decode("utf-8", "replace")
     count = onnx.kiln_onnx_result_unsupported_count(result) if result else 0
     if count:
         constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
-        return UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
+        refusals = [c for c in constructs if _REFUSAL.search(c)]
+        if len(refusals) == count:  # every construct is importable; the declared domain is what fails
+            exc = ProgramError("\n".join(refusals), INVALID_PROGRAM)
+            exc.constructs = constructs
+            return _refusal_details(exc, refusals[0])
+        exc = UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
             count, "" if count == 1 else "s", "\n  ".join(constructs)), status, constructs)
+        return _refusal_details(exc, refusals[0] if refusals else "")
     from .errors import from_status
-    exc = from_status(status, message)
-    node = _NODE.search(message)
-    counterexample = _COUNTEREXAMPLE.search(message)
-    exc.node = node.group(0) if node else None
-    exc.counterexample = counterexample.group(1).strip() if counterexample else None
-    exc.claim = message
-    return exc
+    return _refusal_details(from_status(status, message), message)
 
 
 def _set_check(builder, kiln_name, check):
