@@ -35,8 +35,9 @@ def numpy_dtype(code):
 
 
 def kiln_dtype(array):
-    """The kiln dtype code of `array`, or None when kiln has no such dtype."""
-    return CODES.get(array.dtype.newbyteorder("<").str if array.dtype.byteorder == "=" else array.dtype.str)
+    """The kiln dtype code of `array` whatever its byte order (as_input converts big-endian
+    arrays), or None when kiln has no such dtype."""
+    return CODES.get(array.dtype.newbyteorder("<").str)
 
 
 def as_input(value):
