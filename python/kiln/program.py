@@ -13,7 +13,7 @@ import threading
 
 from . import _lib, _tensors
 from .contract import Check, Dim
-from .errors import ArgumentError, raise_for
+from .errors import ArgumentError, ContractError, raise_for
 
 Io = collections.namedtuple("Io", "name dtype shape rank")
 Io.__doc__ = """An input or output: its name, NumPy dtype, shape text over the dims ("[batch, 2]") and rank."""
@@ -355,14 +355,14 @@ class Session:
             try:
                 index = self._input_names.index(name)
             except ValueError:
-                raise ArgumentError("'%s' is not an input of program '%s' (inputs: %s)" % (
+                # KILN_ERR_UNKNOWN_INPUT, and the class and message kiln_session_set_input gives it
+                raise ContractError("'%s' is not an input of program '%s' (inputs: %s)" % (
                     name, self._program_name, ", ".join("'%s'" % n for n in self._input_names)), 21) from None
             if values[index] is not None:
                 raise ArgumentError("input '%s' is given twice" % name, 1)
             values[index] = value
         missing = [n for n, v in zip(self._input_names, values) if v is None]
         if missing:
-            from .errors import ContractError
             raise ContractError("missing input%s %s: every declared input must be set" % (
                 "" if len(missing) == 1 else "s", ", ".join("'%s'" % n for n in missing)), 20)
         return values
@@ -374,7 +374,6 @@ class Session:
         for i, value in enumerate(values):
             array, code = _tensors.as_input(value)
             if array.ndim > _lib.MAX_RANK:
-                from .errors import ContractError
                 raise ContractError("input '%s': rank %d is over kiln's %d" % (
                     self._input_names[i], array.ndim, _lib.MAX_RANK), 18)
             for a, extent in enumerate(array.shape):
