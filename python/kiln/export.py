@@ -195,22 +195,34 @@ def _eager(module, names, inputs, torch):
 
 
 def _compare(actual, expected, rule):
-    """The figures of kiln_evidence_result for one output, computed here."""
+    """The figures of kiln_evidence_result for one output, computed here as kiln_evidence_compare
+    (lib/model/evidence.c) computes them for a sealed case, so that a case compared without being
+    sealed passes or fails as it would in `kiln verify`: NaN matches NaN only under nan_equal, an
+    infinity matches only itself, and the error figures are over the pairs where both values are
+    finite (the relative one where the expected value is not 0)."""
     if actual.shape != expected.shape:
         return {"passed": False, "elements": expected.size, "mismatches": expected.size,
                 "max_abs_error": float("inf"), "max_rel_error": float("inf"),
                 "problem": "shape %s, expected %s" % (actual.shape, expected.shape)}
-    if rule["kind"] == "exact":
-        bad = actual != expected
-        diff = numpy.zeros(expected.shape)
-    else:
-        a, e = actual.astype(numpy.float64), expected.astype(numpy.float64)
-        with numpy.errstate(invalid="ignore", over="ignore"):
-            diff = numpy.abs(a - e)
-            bad = ~(diff <= rule["atol"] + rule["rtol"] * numpy.abs(e))
-    finite = diff[numpy.isfinite(diff)]
-    return {"passed": not bool(bad.any()), "elements": int(expected.size), "mismatches": int(bad.sum()),
-            "max_abs_error": float(finite.max()) if finite.size else 0.0, "max_rel_error": -1.0}
+    floating = expected.dtype.kind == "f"
+    a, e = actual.astype(numpy.float64), expected.astype(numpy.float64)
+    with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = numpy.abs(a - e)
+        if rule["kind"] == "exact" or not floating:
+            good = actual == expected
+        else:
+            good = numpy.where(numpy.isinf(a) | numpy.isinf(e), a == e,
+                               diff <= rule["atol"] + rule["rtol"] * numpy.abs(e))
+        if floating:
+            nan = numpy.isnan(a) | numpy.isnan(e)
+            good = numpy.where(nan, bool(rule.get("nan_equal", False)) & numpy.isnan(a) & numpy.isnan(e), good)
+        finite = numpy.isfinite(a) & numpy.isfinite(e)
+        relative = finite & (e != 0)
+        max_abs = float(diff[finite].max()) if finite.any() else 0.0
+        max_rel = float((diff[relative] / numpy.abs(e[relative])).max()) if relative.any() else 0.0
+    mismatches = int(numpy.count_nonzero(~good))
+    return {"passed": mismatches == 0, "elements": int(expected.size), "mismatches": mismatches,
+            "max_abs_error": max_abs, "max_rel_error": max_rel}
 
 
 _NODE = re.compile(r"node \d+ '[^']*' \([^)]*\)|node \d+ \([^)]*\)")
