@@ -52,7 +52,8 @@ def as_input(value):
     if code is None:
         raise_unsupported(array)
     if not (array.flags.c_contiguous and array.flags.aligned) or array.dtype.byteorder == ">":
-        array = numpy.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        # A copy, not ascontiguousarray: that returns a misaligned C-contiguous array as it is.
+        array = numpy.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=True)
     return array, code
 
 
