@@ -8,6 +8,7 @@ is released while the C library runs.
 """
 import collections
 import ctypes
+import numbers
 import os
 import threading
 
@@ -281,7 +282,7 @@ class Session:
         _lib.kiln.kiln_session_options_default(ctypes.byref(options))
         bounds = []
         for name, value in (dims or {}).items():
-            low, high = (value, value) if isinstance(value, int) else value
+            low, high = (value, value) if isinstance(value, numbers.Integral) else value  # numpy ints too
             bounds.append(_lib.DimBound(name.encode(), int(low), int(high)))
         self._bounds = (_lib.DimBound * max(len(bounds), 1))(*bounds)
         options.dims = ctypes.cast(self._bounds, ctypes.POINTER(_lib.DimBound))
