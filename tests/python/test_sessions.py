@@ -104,3 +104,10 @@ def test_a_session_can_only_narrow(program):
         program.session(dims={"batch": (0, 3)})
     with pytest.raises(kiln.ArgumentError, match="'seq' is not a dim of program"):
         program.session(dims={"seq": (1, 3)})
+
+
+def test_a_numpy_integer_is_one_size(program):
+    lengths = numpy.array([2, 5, 3])
+    session = program.session(dims={"batch": lengths.max()})
+    assert session.arena_bytes == program.session(dims={"batch": (5, 5)}).arena_bytes
+    assert session.run(x=rows(5))["y"].shape == (5, 4)
