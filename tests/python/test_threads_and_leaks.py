@@ -27,7 +27,7 @@ def test_one_program_shared_by_four_threads():
     module, program = MLP(0), export_mlp(0).load()
     runs, threads = 200, 4
     start = threading.Barrier(threads)
-    failures, sessions = [], set()
+    failures, sessions = [], []  # the sessions themselves: kept alive, their ids cannot be reused
     lock = threading.Lock()
 
     def work(worker):
@@ -41,7 +41,7 @@ def test_one_program_shared_by_four_threads():
                 if y.shape != (batch, 4) or not numpy.allclose(y, mlp_reference(module, x), rtol=1e-4, atol=1e-4):
                     raise AssertionError("thread %d run %d (batch %d): wrong result" % (worker, i, batch))
             with lock:
-                sessions.add(id(program._thread_session()))
+                sessions.append(program._thread_session())
         except BaseException as exc:  # noqa: B902 - reported by the main thread
             with lock:
                 failures.append(exc)
@@ -52,7 +52,7 @@ def test_one_program_shared_by_four_threads():
     for w in workers:
         w.join()
     assert failures == []
-    assert len(sessions) == threads  # a session per thread, none shared
+    assert len({id(session) for session in sessions}) == threads  # a session per thread, none shared
 
 
 class MatMul(torch.nn.Module):
