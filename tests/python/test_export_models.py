@@ -2,6 +2,7 @@
 in eager PyTorch, at sizes across the declared domain and at its
 boundaries, and carry the domain's corners as sealed, passing evidence."""
 import itertools
+import sys
 
 import numpy
 import pytest
@@ -160,6 +161,8 @@ def test_dim_of_takes_duck_typed_dims():
     assert kiln.Dim.of(NamedDim("seq", 4, 30, multiple_of=4)) == kiln.Dim("seq", 4, 30, multiple_of=4)
     with pytest.raises(ValueError, match="no upper bound"):
         kiln.Dim.of(TorchStyleDim("batch", 1, float("inf")))
+    with pytest.raises(ValueError, match="no upper bound"):  # torch.export.Dim("batch") without max=
+        kiln.Dim.of(TorchStyleDim("batch", 2, sys.maxsize - 1))
     with pytest.raises(TypeError, match="is not a dim"):
         kiln.Dim.of(object())
 
