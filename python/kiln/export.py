@@ -28,7 +28,7 @@ from . import _lib, _tensors
 from .contract import Check, Dim
 from .errors import ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, raise_for
 
-# Cases, largest first, are sealed until their tensors reach this many bytes; the rest are compared only.
+# Cases, smallest first, are sealed while their tensors fit in this many bytes; the rest are compared only.
 DEFAULT_EVIDENCE_BYTES = 32 << 20
 
 # More dims than this: the all-smallest and all-largest corners and each dim alone at its largest.
