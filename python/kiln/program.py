@@ -63,6 +63,9 @@ def _load_options(verify, trusted_keys, require_signature, limits):
         if not hasattr(options.limits, name) or name == "struct_size":
             raise ArgumentError("%r is not a kiln limit (kiln_limits)" % name, 1)
         setattr(options.limits, name, value)
+    from .keys import PublicKey
+    if isinstance(trusted_keys, (str, bytes, os.PathLike, PublicKey)):
+        trusted_keys = [trusted_keys]  # one key, not a sequence of characters
     keys = [read_public_key(k) for k in trusted_keys or ()]
     key_array = (_lib.PublicKey * max(len(keys), 1))()
     for i, key in enumerate(keys):
