@@ -89,3 +89,12 @@ def test_cli_keys_sign_for_python_and_python_keys_for_the_cli(tmp_path, scale_pa
     assert done.returncode == 0, done.stderr
     assert kiln.load(scale_path, trusted_keys=[tmp_path / "py.pub"]).signature[0] == "verified"
     assert run_kiln("verify", scale_path, "--trust", tmp_path / "cli.pub").returncode == 1
+
+
+@pytest.mark.parametrize("trust", ["path", "PublicKey", "text"])
+def test_one_trusted_key_needs_no_list(tmp_path, scale_path, trust):
+    public, _ = kiln.keygen(tmp_path / "signer")
+    kiln.sign(scale_path, tmp_path / "signer.key")
+    key = {"path": tmp_path / "signer.pub", "PublicKey": public, "text": public.text()}[trust]
+    assert kiln.load(scale_path, trusted_keys=key).signature == ("verified", public.key_id)
+    assert kiln.verify(scale_path, trust=key, require_signature=True)["signature"]["state"] == "verified"
