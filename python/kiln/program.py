@@ -46,7 +46,7 @@ def _problems(report):
 
 
 def read_public_key(key):
-    """A kiln public key from its text ("kiln-ed25519-pub:..."), a path to a .pub file, or bytes of 32."""
+    """A kiln public key: a kiln.PublicKey, its text ("kiln-ed25519-public-v1 ...", str or bytes) or a .pub path."""
     from .keys import PublicKey
     if isinstance(key, PublicKey):
         return key
