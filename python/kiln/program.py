@@ -202,6 +202,12 @@ class Program:
         self.evidence = [kiln.kiln_program_evidence_name(handle, c).decode()
                          for c in range(kiln.kiln_program_evidence_count(handle))]
 
+    def _open_handle(self):
+        """The C program; kiln.ArgumentError once close() let it go (the C library is never given NULL)."""
+        if self._handle is None:
+            raise ArgumentError("program '%s' is closed" % self.name, 1)
+        return self._handle
+
     def _io(self, describe, shape_text, index):
         info = _lib.IoInfo()
         describe(self._handle, index, ctypes.byref(info))
@@ -211,14 +217,14 @@ class Program:
     @property
     def arena_bytes(self):
         """The arena of a session over the whole declared domain (None if it overflows 64 bits)."""
-        value = _lib.kiln.kiln_program_arena_bytes(self._handle)
+        value = _lib.kiln.kiln_program_arena_bytes(self._open_handle())
         return None if value == 2 ** 64 - 1 else value
 
     @property
     def signature(self):
         """(state, key id hex): state "unsigned", "verified" or "unverified"."""
         info = _lib.SignatureInfo()
-        _lib.kiln.kiln_program_signature(self._handle, ctypes.byref(info))
+        _lib.kiln.kiln_program_signature(self._open_handle(), ctypes.byref(info))
         state = {0: "unsigned", 1: "verified", 2: "unverified"}[info.state]
         return state, (bytes(info.key_id).hex() if info.state else None)
 
@@ -257,7 +263,8 @@ class Program:
         return inspect_program(self)
 
     def close(self):
-        """Let the program go: it is freed now, or when the last Session made from it is."""
+        """Let the program go: it is freed now, or when the last Session made from it is; using the
+        Program afterwards raises kiln.ArgumentError (its Sessions still run)."""
         self._local = threading.local()
         self._owner = None
         self._handle = None
@@ -296,7 +303,7 @@ class Session:
         options.skip_input_checks = bool(skip_input_checks)
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
-            status = _lib.kiln.kiln_session_new(program._handle, ctypes.byref(options), ctypes.byref(handle),
+            status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),
                                                 ctypes.byref(error))
         else:
             status = self._new_fitted(program, options, fit, handle, error)
@@ -335,19 +342,25 @@ class Session:
             names = (ctypes.c_char_p * max(len(fit), 1))(*(n.encode() for n in fit))
             tensors = (ctypes.c_void_p * max(len(fit), 1))(*(w.value for w in wrappers))
             options.dim_count = 0
-            return kiln.kiln_session_new_for_inputs(program._handle, ctypes.byref(options), names, tensors, len(fit),
+            return kiln.kiln_session_new_for_inputs(program._open_handle(), ctypes.byref(options), names, tensors, len(fit),
                                                     ctypes.byref(handle), ctypes.byref(error))
         finally:
             for wrapper in wrappers:
                 kiln.kiln_tensor_free(wrapper)
 
+    def _open_handle(self):
+        """The C session; kiln.ArgumentError once close() freed it (the C library is never given NULL)."""
+        if self._handle is None:
+            raise ArgumentError("this session of program '%s' is closed" % self._program_name, 1)
+        return self._handle
+
     @property
     def arena_bytes(self):
-        return _lib.kiln.kiln_session_arena_bytes(self._handle)
+        return _lib.kiln.kiln_session_arena_bytes(self._open_handle())
 
     @property
     def threads(self):
-        return _lib.kiln.kiln_session_threads(self._handle)
+        return _lib.kiln.kiln_session_threads(self._open_handle())
 
     def _inputs_by_index(self, args, inputs):
         if len(args) > len(self._input_names):
@@ -374,6 +387,7 @@ class Session:
     def run(self, *args, **inputs):
         """Run on NumPy arrays (by position or by name); return {output name: new array}."""
         kiln, error, shape = _lib.kiln, self._error, self._shape
+        self._open_handle()
         values = self._inputs_by_index(args, inputs)
         for i, value in enumerate(values):
             array, code = _tensors.as_input(value)
@@ -399,7 +413,7 @@ class Session:
                 for o, name in enumerate(self._output_names)}
 
     def close(self):
-        """Free the session now (it must not be used afterwards)."""
+        """Free the session now; running it afterwards raises kiln.ArgumentError."""
         if getattr(self, "_cell", None) is not None:
             self._program_owner.release_session(self._cell)
             self._cell = None
