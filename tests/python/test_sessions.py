@@ -2,7 +2,11 @@
 arena for the narrower bound and refuses sizes outside it, kiln.load sets
 the defaults of the sessions Program.run makes, an arena limit too small
 for the domain is a LimitError that says how to narrow, and fit= plans for
-exactly the sizes of given inputs."""
+exactly the sizes of given inputs; a closed program or session refuses to
+be used (a session made before its program was closed still runs)."""
+import subprocess
+import sys
+
 import numpy
 import pytest
 
@@ -111,3 +115,30 @@ def test_a_numpy_integer_is_one_size(program):
     session = program.session(dims={"batch": lengths.max()})
     assert session.arena_bytes == program.session(dims={"batch": (5, 5)}).arena_bytes
     assert session.run(x=rows(5))["y"].shape == (5, 4)
+
+
+USE_AFTER_CLOSE = {
+    "session.run": "s = program.session(); s.run(x=x); s.close(); s.run(x=x)",
+    "session.arena_bytes": "s = program.session(); s.close(); s.arena_bytes",
+    "program.arena_bytes": "program.close(); program.arena_bytes",
+    "program.signature": "program.close(); program.signature",
+    "program.run": "program.close(); program.run(x=x)",
+    "program.replay_evidence": "program.close(); program.replay_evidence()",
+}
+
+
+@pytest.mark.parametrize("use", sorted(USE_AFTER_CLOSE))
+def test_a_closed_object_refuses_to_be_used(scale_path, use):
+    # In a child process: a regression would crash the interpreter (it once did), not fail this suite.
+    code = ("import kiln, numpy\nprogram = kiln.load(%r)\nx = numpy.ones((2, 2))\n"
+            "try:\n    %s\nexcept kiln.ArgumentError as e:\n    print(e)\n" % (str(scale_path), USE_AFTER_CLOSE[use]))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() in ("program 'Scale' is closed", "this session of program 'Scale' is closed")
+
+
+def test_a_session_outlives_its_closed_program(scale_path):
+    program = kiln.load(scale_path)
+    session = program.session()
+    program.close()
+    assert session.run(x=numpy.ones((2, 2)))["y"].tolist() == [[3.0, 3.0], [3.0, 3.0]]
