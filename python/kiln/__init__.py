@@ -19,6 +19,9 @@ from .errors import (ArgumentError, AuthenticityError, CompatibilityError, Contr
                      FileError, InputCheckError, IntegrityError, LimitError, OutOfMemory, ProgramError, RunError,
                      UnsupportedError)
 from .export import Artifact, export
+# Loaded now, before `inspect` below is defined: a submodule imported later
+# (program.inspect() imports it) would be bound over the function kiln.inspect.
+from . import inspect as _inspect_module  # noqa: E402
 from .keys import PublicKey, SecretKey, keygen, sign
 from .program import Io, Program, Session, load
 from .verify import verify
@@ -36,8 +39,7 @@ __all__ = [
 
 def inspect(path):
     """The data of `kiln inspect --json PATH` (spec/inspect-json.md)."""
-    from .inspect import inspect_path
-    return inspect_path(path)
+    return _inspect_module.inspect_path(path)
 
 
 def format_bytes(count):

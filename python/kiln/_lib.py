@@ -9,7 +9,6 @@ libkiln.so and libkiln-onnx.so), else the paths meson wrote into
 ``_paths.py`` when it built or installed this package.
 """
 import ctypes
-import ctypes.util
 import os
 
 from . import _paths
@@ -321,7 +320,11 @@ try:
 except OSError:  # a kiln built without the ONNX importer
     onnx = None
 
-libc = ctypes.CDLL(ctypes.util.find_library("c"))
+# The process's free(), the one libkiln's malloc() pairs with: looked up in the
+# global scope (dlopen(NULL)), where a preloaded allocator (ASan, jemalloc)
+# comes first. libc's own handle would give glibc's free, which aborts on
+# memory such an allocator gave.
+libc = ctypes.CDLL(None)
 libc.free.argtypes = [ctypes.c_void_p]
 libc.free.restype = None
 

@@ -35,8 +35,9 @@ def numpy_dtype(code):
 
 
 def kiln_dtype(array):
-    """The kiln dtype code of `array`, or None when kiln has no such dtype."""
-    return CODES.get(array.dtype.newbyteorder("<").str if array.dtype.byteorder == "=" else array.dtype.str)
+    """The kiln dtype code of `array` whatever its byte order (as_input converts big-endian
+    arrays), or None when kiln has no such dtype."""
+    return CODES.get(array.dtype.newbyteorder("<").str)
 
 
 def as_input(value):
@@ -51,7 +52,8 @@ def as_input(value):
     if code is None:
         raise_unsupported(array)
     if not (array.flags.c_contiguous and array.flags.aligned) or array.dtype.byteorder == ">":
-        array = numpy.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        # A copy, not ascontiguousarray: that returns a misaligned C-contiguous array as it is.
+        array = numpy.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=True)
     return array, code
 
 

@@ -1,5 +1,15 @@
 """What a user declares about a program's inputs: bounded dims and semantic checks."""
 import math
+import sys
+
+
+def _unbounded(high):
+    """Whether a foreign dim's max means "no upper bound": an infinity (float or symbolic), or the
+    sys.maxsize - 1 that torch.export.Dim(name) stores when it is given no max."""
+    try:
+        return math.isinf(high) or int(high) >= sys.maxsize - 1
+    except (TypeError, ValueError, OverflowError):
+        return True
 
 
 class Dim:
@@ -34,7 +44,7 @@ class Dim:
         if name is None or low is None or high is None:
             raise TypeError("%r is not a dim: give kiln.Dim(name, min=, max=) or an object with name, min and max"
                             % (value,))
-        if isinstance(high, float) and math.isinf(high):
+        if _unbounded(high):
             raise ValueError("dim %r has no upper bound: kiln dims are bounded, give max=" % name)
         return cls(str(name), min=int(low), max=int(high), multiple_of=int(getattr(value, "multiple_of", 1) or 1))
 

@@ -28,7 +28,7 @@ from . import _lib, _tensors
 from .contract import Check, Dim
 from .errors import ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, raise_for
 
-# Cases, largest first, are sealed until their tensors reach this many bytes; the rest are compared only.
+# Cases, smallest first, are sealed while their tensors fit in this many bytes; the rest are compared only.
 DEFAULT_EVIDENCE_BYTES = 32 << 20
 
 # More dims than this: the all-smallest and all-largest corners and each dim alone at its largest.
@@ -195,63 +195,77 @@ def _eager(module, names, inputs, torch):
 
 
 def _compare(actual, expected, rule):
-    """The figures of kiln_evidence_result for one output, computed here."""
+    """The figures of kiln_evidence_result for one output, computed here as kiln_evidence_compare
+    (lib/model/evidence.c) computes them for a sealed case, so that a case compared without being
+    sealed passes or fails as it would in `kiln verify`: NaN matches NaN only under nan_equal, an
+    infinity matches only itself, and the error figures are over the pairs where both values are
+    finite (the relative one where the expected value is not 0)."""
     if actual.shape != expected.shape:
         return {"passed": False, "elements": expected.size, "mismatches": expected.size,
                 "max_abs_error": float("inf"), "max_rel_error": float("inf"),
                 "problem": "shape %s, expected %s" % (actual.shape, expected.shape)}
-    if rule["kind"] == "exact":
-        bad = actual != expected
-        diff = numpy.zeros(expected.shape)
-    else:
-        a, e = actual.astype(numpy.float64), expected.astype(numpy.float64)
-        with numpy.errstate(invalid="ignore", over="ignore"):
-            diff = numpy.abs(a - e)
-            bad = ~(diff <= rule["atol"] + rule["rtol"] * numpy.abs(e))
-    finite = diff[numpy.isfinite(diff)]
-    return {"passed": not bool(bad.any()), "elements": int(expected.size), "mismatches": int(bad.sum()),
-            "max_abs_error": float(finite.max()) if finite.size else 0.0, "max_rel_error": -1.0}
+    floating = expected.dtype.kind == "f"
+    a, e = actual.astype(numpy.float64), expected.astype(numpy.float64)
+    with numpy.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        diff = numpy.abs(a - e)
+        if rule["kind"] == "exact" or not floating:
+            good = actual == expected
+        else:
+            good = numpy.where(numpy.isinf(a) | numpy.isinf(e), a == e,
+                               diff <= rule["atol"] + rule["rtol"] * numpy.abs(e))
+        if floating:
+            nan = numpy.isnan(a) | numpy.isnan(e)
+            good = numpy.where(nan, bool(rule.get("nan_equal", False)) & numpy.isnan(a) & numpy.isnan(e), good)
+        finite = numpy.isfinite(a) & numpy.isfinite(e)
+        relative = finite & (e != 0)
+        max_abs = float(diff[finite].max()) if finite.any() else 0.0
+        max_rel = float((diff[relative] / numpy.abs(e[relative])).max()) if relative.any() else 0.0
+    mismatches = int(numpy.count_nonzero(~good))
+    return {"passed": mismatches == 0, "elements": int(expected.size), "mismatches": mismatches,
+            "max_abs_error": max_abs, "max_rel_error": max_rel}
 
 
-_NODE = re.compile(r"^node \d+ '[^']*' \([^)]*\)|^node \d+ \([^)]*\)")
-_COUNTEREXAMPLE = re.compile(r"counterexample: (.*?)(?:\. |;|$)")
+_NODE = re.compile(r"node \d+ '[^']*' \([^)]*\)|node \d+ \([^)]*\)")
+# "counterexample: batch=3, n=2. Use the same dim ...": the point only, not the advice after it.
+_COUNTEREXAMPLE = re.compile(r"counterexample:? ((?:[\w.]+=-?\d+)(?:, [\w.]+=-?\d+)*)")
+# The importer reports a node the contract checker refused (KILN_ERR_INVALID_PROGRAM in the
+# builder) as a construct it could not import: "node 0 '/Add' (Add): kiln refuses add: CLAIM".
+_REFUSAL = re.compile(r"kiln refuses [\w.]+: (.*cannot prove that .*)")
+
+INVALID_PROGRAM = 16  # kiln_status KILN_ERR_INVALID_PROGRAM: what the checker returns when it refuses
 
 
-def _refusal(construct):
-    """(node, claim, counterexample) of a construct the contract checker refused, else None."""
-    found = _COUNTEREXAMPLE.search(construct)
-    if not found:
-        return None
-    node = _NODE.search(construct)
-    claim = construct[node.end():].lstrip(": ") if node else construct
-    claim = claim[:claim.find("; counterexample")] if "; counterexample" in claim else claim
-    return (node.group(0) if node else None), claim, found.group(1).strip()
+def _refusal_details(exc, message):
+    """Set exc.node, exc.claim and exc.counterexample from a refusal's `message` (None when absent)."""
+    node = _NODE.search(message)
+    refusal = _REFUSAL.search(message)
+    counterexample = _COUNTEREXAMPLE.search(message)
+    exc.node = node.group(0) if node else None
+    exc.claim = refusal.group(1) if refusal else message
+    exc.counterexample = counterexample.group(1) if counterexample else None
+    return exc
 
 
 def _import_error(status, error, result):
-    """The exception for a failed import: the contract checker's refusal (kiln.ProgramError with
-    .node, .claim and .counterexample), or every construct kiln cannot express (UnsupportedError)."""
+    """The exception for a failed import: the checker's refusal (ProgramError) with the node, the
+    claim and the counterexample picked out of its message, or every unsupported construct."""
     onnx = _lib.onnx
     message = error.message.decode("utf-8", "replace")
     count = onnx.kiln_onnx_result_unsupported_count(result) if result else 0
-    constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
-    refusals = [r for r in map(_refusal, constructs) if r]
-    if refusals and len(refusals) == len(constructs):
-        node, claim, counterexample = refusals[0]
-        exc = ProgramError("the shape contract cannot be proven over the declared domain:\n  %s" %
-                           "\n  ".join(constructs), 16)
-        exc.node, exc.claim, exc.counterexample, exc.constructs = node, claim, counterexample, constructs
-        return exc
-    if constructs:
-        return UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
+    if count:
+        constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
+        refusals = [c for c in constructs if _REFUSAL.search(c)]
+        if len(refusals) == count:  # every construct is importable; the declared domain is what fails
+            exc = ProgramError("\n".join(refusals), INVALID_PROGRAM)
+            exc.constructs = constructs
+            return _refusal_details(exc, refusals[0])
+        exc = UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
             count, "" if count == 1 else "s", "\n  ".join(constructs)), status, constructs)
+        return _refusal_details(exc, refusals[0] if refusals else "")
     from .errors import from_status
     if "needs a declaration (--dim" in message:
         message += " (from Python: give that axis a kiln.Dim in dynamic_shapes)"
-    exc = from_status(status, message)
-    refusal = _refusal(message)
-    exc.node, exc.claim, exc.counterexample = refusal if refusal else (None, message, None)
-    return exc
+    return _refusal_details(from_status(status, message), message)
 
 
 def _set_check(builder, kiln_name, check):
@@ -324,13 +338,23 @@ def _encode(builder):
         _lib.libc.free(data)
 
 
-def _default_output_names(count, input_names):
-    """y (or y0, y1, ... for several outputs), unless an input is called so: then out, out0, ..."""
-    for stem in ("y", "out", "output"):
-        candidates = [stem] if count == 1 else ["%s%d" % (stem, i) for i in range(count)]
-        if not set(candidates) & set(input_names):
-            return candidates
-    return ["kiln_output_%d" % i for i in range(count)]
+def _output_names(given, count, input_names):
+    """The outputs' names: `given`, else "y" (or y0, y1, ...), else "output" when an input is called so.
+    An output may not share an input's name: torch.onnx.export would rename the input ("y" becomes
+    "y.1") and its dynamic axes would go to the output, leaving the input's dims undeclared."""
+    if given is not None:
+        clash = sorted(set(given) & set(input_names))
+        if clash:
+            raise ArgumentError("output name%s %s %s also an input's: give outputs other names" % (
+                "" if len(clash) == 1 else "s", ", ".join("'%s'" % n for n in clash),
+                "is" if len(clash) == 1 else "are"), 1)
+        return list(given)
+    base = "y"
+    while True:
+        names = [base] if count == 1 else ["%s%d" % (base, i) for i in range(count)]
+        if not set(names) & set(input_names):
+            return names
+        base = "output" if base == "y" else base + "_"
 
 
 def _case_name(point, kind):
@@ -382,8 +406,7 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
     onnx, kiln = _lib.onnx, _lib.kiln
     examples = [a.detach().cpu().numpy() for a in args]
     first_outputs = _eager(module, names, dict(zip(names, examples)), torch)
-    if output_names is None:
-        output_names = _default_output_names(len(first_outputs), names)
+    output_names = _output_names(output_names, len(first_outputs), names)
     dynamic_axes = {n: {axis: d.name for axis, d in axes.items()} for n, axes in axes_of.items()}
     buffer = io.BytesIO()
     with warnings.catch_warnings():

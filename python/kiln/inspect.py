@@ -14,14 +14,15 @@ def kiln_binary():
 
 
 def inspect_path(path):
-    """The parsed output of `kiln inspect --json PATH` (spec/inspect-json.md)."""
+    """The parsed output of `kiln inspect --json PATH` (spec/inspect-json.md), also for a file that
+    cannot be read (missing, damaged: the command exits 1 with "readable" false and a "message")."""
     binary = kiln_binary()
     if not os.path.exists(binary):
         raise FileError("the kiln command is not at '%s' (set KILN_BINARY)" % binary, 3)
     done = subprocess.run([binary, "inspect", "--json", os.fspath(path)], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise Error(done.stderr.strip() or "kiln inspect exited %d" % done.returncode, 0)
-    return json.loads(done.stdout)
+    if done.returncode in (0, 1) and done.stdout.strip():
+        return json.loads(done.stdout)
+    raise Error(done.stderr.strip() or "kiln inspect exited %d" % done.returncode, 0)
 
 
 def inspect_program(program):

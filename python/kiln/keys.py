@@ -80,18 +80,32 @@ def keygen(prefix=None):
     raise_for(_lib.kiln.kiln_key_generate(ctypes.byref(public), ctypes.byref(secret), ctypes.byref(error)), error)
     pair = PublicKey(public), SecretKey(secret)
     if prefix is not None:
-        prefix = os.fspath(prefix)
-        for path, text, mode in ((prefix + ".key", pair[1].text(), 0o600), (prefix + ".pub", pair[0].text(), 0o644)):
+        _write_pair(os.fspath(prefix), pair)
+    return pair
+
+
+def _write_pair(prefix, pair):
+    """PREFIX.key (mode 0600) and PREFIX.pub, both or neither: both files are created (never
+    replacing one) before either is written, so an existing PREFIX.pub leaves no new PREFIX.key."""
+    files = ((prefix + ".key", pair[1].text(), 0o600), (prefix + ".pub", pair[0].text(), 0o644))
+    descriptors = []
+    try:
+        for path, _, mode in files:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+                descriptors.append(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
             except FileExistsError:
                 raise FileError("'%s' exists; remove it or choose another prefix" % path, 3) from None
-            with os.fdopen(fd, "w") as f:
-                os.fchmod(f.fileno(), mode)
-                f.write(text + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-    return pair
+    except BaseException:
+        for fd, (path, _, _) in zip(descriptors, files):
+            os.close(fd)
+            os.unlink(path)
+        raise
+    for fd, (_, text, mode) in zip(descriptors, files):
+        with os.fdopen(fd, "w") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(text + "\n")
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def sign(path, key, out=None):

@@ -8,12 +8,13 @@ is released while the C library runs.
 """
 import collections
 import ctypes
+import numbers
 import os
 import threading
 
 from . import _lib, _tensors
 from .contract import Check, Dim
-from .errors import ArgumentError, raise_for
+from .errors import ArgumentError, ContractError, raise_for
 
 Io = collections.namedtuple("Io", "name dtype shape rank")
 Io.__doc__ = """An input or output: its name, NumPy dtype, shape text over the dims ("[batch, 2]") and rank."""
@@ -45,7 +46,7 @@ def _problems(report):
 
 
 def read_public_key(key):
-    """A kiln public key from its text ("kiln-ed25519-pub:..."), a path to a .pub file, or bytes of 32."""
+    """A kiln public key: a kiln.PublicKey, its text ("kiln-ed25519-public-v1 ...", str or bytes) or a .pub path."""
     from .keys import PublicKey
     if isinstance(key, PublicKey):
         return key
@@ -62,6 +63,9 @@ def _load_options(verify, trusted_keys, require_signature, limits):
         if not hasattr(options.limits, name) or name == "struct_size":
             raise ArgumentError("%r is not a kiln limit (kiln_limits)" % name, 1)
         setattr(options.limits, name, value)
+    from .keys import PublicKey
+    if isinstance(trusted_keys, (str, bytes, os.PathLike, PublicKey)):
+        trusted_keys = [trusted_keys]  # one key, not a sequence of characters
     keys = [read_public_key(k) for k in trusted_keys or ()]
     key_array = (_lib.PublicKey * max(len(keys), 1))()
     for i, key in enumerate(keys):
@@ -198,6 +202,12 @@ class Program:
         self.evidence = [kiln.kiln_program_evidence_name(handle, c).decode()
                          for c in range(kiln.kiln_program_evidence_count(handle))]
 
+    def _open_handle(self):
+        """The C program; kiln.ArgumentError once close() let it go (the C library is never given NULL)."""
+        if self._handle is None:
+            raise ArgumentError("program '%s' is closed" % self.name, 1)
+        return self._handle
+
     def _io(self, describe, shape_text, index):
         info = _lib.IoInfo()
         describe(self._handle, index, ctypes.byref(info))
@@ -207,14 +217,14 @@ class Program:
     @property
     def arena_bytes(self):
         """The arena of a session over the whole declared domain (None if it overflows 64 bits)."""
-        value = _lib.kiln.kiln_program_arena_bytes(self._handle)
+        value = _lib.kiln.kiln_program_arena_bytes(self._open_handle())
         return None if value == 2 ** 64 - 1 else value
 
     @property
     def signature(self):
         """(state, key id hex): state "unsigned", "verified" or "unverified"."""
         info = _lib.SignatureInfo()
-        _lib.kiln.kiln_program_signature(self._handle, ctypes.byref(info))
+        _lib.kiln.kiln_program_signature(self._open_handle(), ctypes.byref(info))
         state = {0: "unsigned", 1: "verified", 2: "unverified"}[info.state]
         return state, (bytes(info.key_id).hex() if info.state else None)
 
@@ -253,7 +263,8 @@ class Program:
         return inspect_program(self)
 
     def close(self):
-        """Let the program go: it is freed now, or when the last Session made from it is."""
+        """Let the program go: it is freed now, or when the last Session made from it is; using the
+        Program afterwards raises kiln.ArgumentError (its Sessions still run)."""
         self._local = threading.local()
         self._owner = None
         self._handle = None
@@ -281,7 +292,7 @@ class Session:
         _lib.kiln.kiln_session_options_default(ctypes.byref(options))
         bounds = []
         for name, value in (dims or {}).items():
-            low, high = (value, value) if isinstance(value, int) else value
+            low, high = (value, value) if isinstance(value, numbers.Integral) else value  # numpy ints too
             bounds.append(_lib.DimBound(name.encode(), int(low), int(high)))
         self._bounds = (_lib.DimBound * max(len(bounds), 1))(*bounds)
         options.dims = ctypes.cast(self._bounds, ctypes.POINTER(_lib.DimBound))
@@ -292,7 +303,7 @@ class Session:
         options.skip_input_checks = bool(skip_input_checks)
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
-            status = _lib.kiln.kiln_session_new(program._handle, ctypes.byref(options), ctypes.byref(handle),
+            status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),
                                                 ctypes.byref(error))
         else:
             status = self._new_fitted(program, options, fit, handle, error)
@@ -331,19 +342,25 @@ class Session:
             names = (ctypes.c_char_p * max(len(fit), 1))(*(n.encode() for n in fit))
             tensors = (ctypes.c_void_p * max(len(fit), 1))(*(w.value for w in wrappers))
             options.dim_count = 0
-            return kiln.kiln_session_new_for_inputs(program._handle, ctypes.byref(options), names, tensors, len(fit),
+            return kiln.kiln_session_new_for_inputs(program._open_handle(), ctypes.byref(options), names, tensors, len(fit),
                                                     ctypes.byref(handle), ctypes.byref(error))
         finally:
             for wrapper in wrappers:
                 kiln.kiln_tensor_free(wrapper)
 
+    def _open_handle(self):
+        """The C session; kiln.ArgumentError once close() freed it (the C library is never given NULL)."""
+        if self._handle is None:
+            raise ArgumentError("this session of program '%s' is closed" % self._program_name, 1)
+        return self._handle
+
     @property
     def arena_bytes(self):
-        return _lib.kiln.kiln_session_arena_bytes(self._handle)
+        return _lib.kiln.kiln_session_arena_bytes(self._open_handle())
 
     @property
     def threads(self):
-        return _lib.kiln.kiln_session_threads(self._handle)
+        return _lib.kiln.kiln_session_threads(self._open_handle())
 
     def _inputs_by_index(self, args, inputs):
         if len(args) > len(self._input_names):
@@ -355,14 +372,14 @@ class Session:
             try:
                 index = self._input_names.index(name)
             except ValueError:
-                raise ArgumentError("'%s' is not an input of program '%s' (inputs: %s)" % (
+                # KILN_ERR_UNKNOWN_INPUT, and the class and message kiln_session_set_input gives it
+                raise ContractError("'%s' is not an input of program '%s' (inputs: %s)" % (
                     name, self._program_name, ", ".join("'%s'" % n for n in self._input_names)), 21) from None
             if values[index] is not None:
                 raise ArgumentError("input '%s' is given twice" % name, 1)
             values[index] = value
         missing = [n for n, v in zip(self._input_names, values) if v is None]
         if missing:
-            from .errors import ContractError
             raise ContractError("missing input%s %s: every declared input must be set" % (
                 "" if len(missing) == 1 else "s", ", ".join("'%s'" % n for n in missing)), 20)
         return values
@@ -370,11 +387,11 @@ class Session:
     def run(self, *args, **inputs):
         """Run on NumPy arrays (by position or by name); return {output name: new array}."""
         kiln, error, shape = _lib.kiln, self._error, self._shape
+        self._open_handle()
         values = self._inputs_by_index(args, inputs)
         for i, value in enumerate(values):
             array, code = _tensors.as_input(value)
             if array.ndim > _lib.MAX_RANK:
-                from .errors import ContractError
                 raise ContractError("input '%s': rank %d is over kiln's %d" % (
                     self._input_names[i], array.ndim, _lib.MAX_RANK), 18)
             for a, extent in enumerate(array.shape):
@@ -396,7 +413,7 @@ class Session:
                 for o, name in enumerate(self._output_names)}
 
     def close(self):
-        """Free the session now (it must not be used afterwards)."""
+        """Free the session now; running it afterwards raises kiln.ArgumentError."""
         if getattr(self, "_cell", None) is not None:
             self._program_owner.release_session(self._cell)
             self._cell = None

@@ -14,10 +14,10 @@ def _rule(rule):
 def replay_case(program, index):
     """Run stored case `index` on this runtime: [{output, passed, rule, elements, mismatches,
     max_abs_error, max_rel_error}] per expected output."""
-    kiln = _lib.kiln
-    count = kiln.kiln_program_evidence_output_count(program._handle, index)
+    kiln, handle = _lib.kiln, program._open_handle()
+    count = kiln.kiln_program_evidence_output_count(handle, index)
     results, error = (_lib.EvidenceResult * max(count, 1))(), _lib.Error()
-    raise_for(kiln.kiln_program_replay_evidence(program._handle, index, results, ctypes.byref(error)), error)
+    raise_for(kiln.kiln_program_replay_evidence(handle, index, results, ctypes.byref(error)), error)
     return [{"output": r.output.decode(), "passed": r.passed, "rule": _rule(r.rule), "elements": r.elements,
              "mismatches": r.mismatches, "max_abs_error": r.max_abs_error, "max_rel_error": r.max_rel_error}
             for r in results[:count]]
@@ -25,6 +25,7 @@ def replay_case(program, index):
 
 def replay_all(program):
     """Replay every case; [(case name, results)], or kiln.EvidenceError naming the first that fails."""
+    program._open_handle()  # a closed program is an ArgumentError, not a failing case
     out = []
     for index, name in enumerate(program.evidence):
         try:

@@ -1,14 +1,6 @@
 """Fixtures of the Python package's tests: the package from the build tree
 (meson sets PYTHONPATH), the kiln command it was built with, the source tree,
-and the seed's Scale module.
-
-In a sanitizer build (KILN_SANITIZED=1) the instrumented library runs in an
-uninstrumented interpreter with the ASan runtime preloaded. PyTorch's JIT
-tracer aborts under that runtime, so there kiln.export skips the test that
-calls it, and the seed artifact is assembled from text by the kiln command
-instead: every test that needs no export (loading, running, sessions,
-errors, keys, zero copy, threads) still runs the library under ASan+UBSan.
-"""
+the seed's Scale module and a small MLP with weights."""
 import os
 import subprocess
 
@@ -20,27 +12,6 @@ import numpy  # noqa: E402
 import kiln  # noqa: E402
 
 SOURCE_ROOT = os.environ.get("KILN_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
-SANITIZED = os.environ.get("KILN_SANITIZED") == "1"
-
-# The seed program with its check, as text: what kiln.export makes of Scale, bar the evidence.
-SCALE_TEXT = """kiln 1.0
-program "Scale"
-dim batch in 2..4
-input x: f64[batch, 2]
-check x: range -1000000.0..1000000.0, finite
-const two: f64[] = 2
-const one: f64[] = 1
-%0 = mul(x, two)
-%1 = add(%0, one)
-output y = %1
-"""
-
-if SANITIZED:
-    def _export_skips(*args, **kwargs):
-        pytest.skip("kiln.export runs PyTorch's JIT tracer, which aborts under the preloaded ASan runtime; "
-                    "the plain build runs this test")
-
-    kiln.export = _export_skips
 
 
 class Scale(torch.nn.Module):
@@ -50,14 +21,38 @@ class Scale(torch.nn.Module):
         return 2 * x + 1
 
 
+class MLP(torch.nn.Module):
+    """8 -> 16 -> ReLU -> 4, its weights drawn from `seed`: the suite's small program with weights."""
+
+    def __init__(self, seed=0):
+        super().__init__()
+        self.hidden = torch.nn.Linear(8, 16)
+        self.out = torch.nn.Linear(16, 4)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for parameter in self.parameters():
+                parameter.copy_(torch.randn(parameter.shape, generator=generator) * 0.5)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.hidden(x)))
+
+
+def mlp_batch():
+    return kiln.Dim("batch", min=1, max=16)
+
+
+def mlp_example(batch=3):
+    """An input of the MLP: the same values every time."""
+    return torch.randn(batch, 8, generator=torch.Generator().manual_seed(1))
+
+
+def export_mlp(seed=0, **options):
+    """The MLP of `seed`, exported with a dynamic batch 1..16 at an example of batch 3."""
+    return kiln.export(MLP(seed), (mlp_example(),), dynamic_shapes={"x": {0: mlp_batch()}}, **options)
+
+
 @pytest.fixture
-def scale_artifact(tmp_path):
-    if SANITIZED:
-        text = tmp_path / "scale.ktxt"
-        text.write_text(SCALE_TEXT)
-        subprocess.run([os.environ["KILN_BINARY"], "asm", str(text), "-o", str(tmp_path / "asm.kiln")], check=True,
-                       capture_output=True)
-        return kiln.Artifact((tmp_path / "asm.kiln").read_bytes(), [])
+def scale_artifact():
     batch = kiln.Dim("batch", min=2, max=4)
     return kiln.export(Scale(), (torch.ones(2, 2, dtype=torch.float64),), dynamic_shapes={"x": {0: batch}},
                        checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
@@ -71,8 +66,32 @@ def scale_path(tmp_path, scale_artifact):
 
 
 @pytest.fixture
+def mlp_artifact():
+    return export_mlp()
+
+
+@pytest.fixture
+def mlp_path(tmp_path, mlp_artifact):
+    path = tmp_path / "mlp.kiln"
+    mlp_artifact.save(path)
+    return path
+
+
+@pytest.fixture
 def kiln_binary():
-    return os.environ.get("KILN_BINARY", "kiln")
+    """The kiln command: KILN_BINARY (meson sets it), else the one the package was built with."""
+    binary = os.environ.get("KILN_BINARY") or kiln._inspect_module.kiln_binary()
+    if not os.path.exists(binary):
+        pytest.skip("the kiln command is not at '%s' (set KILN_BINARY)" % binary)
+    return binary
+
+
+@pytest.fixture
+def run_kiln(kiln_binary):
+    """run_kiln(VERB, ARGS...): the finished `kiln` process, its output as text."""
+    def run(*args):
+        return subprocess.run([kiln_binary] + [os.fspath(a) for a in args], capture_output=True, text=True)
+    return run
 
 
 @pytest.fixture
@@ -80,4 +99,4 @@ def source_root():
     return SOURCE_ROOT
 
 
-__all__ = ["Scale", "numpy"]
+__all__ = ["MLP", "Scale", "export_mlp", "mlp_batch", "mlp_example", "numpy"]
