@@ -83,3 +83,16 @@ def output_array(tensor):
     if size:
         ctypes.memmove(out.ctypes.data, kiln.kiln_tensor_const_data(tensor), size)
     return out
+
+
+def wrap(value):
+    """A kiln tensor over `value`'s buffer (converted once by as_input if it must be):
+    (handle, array). The caller keeps `array` alive while the tensor is used and frees
+    the handle with kiln_tensor_free (the buffer stays the array's)."""
+    from .errors import raise_for
+    array, code = as_input(value)
+    shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
+    handle, error = ctypes.c_void_p(), _lib.Error()
+    raise_for(_lib.kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
+                                         ctypes.byref(handle), ctypes.byref(error)), error)
+    return handle, array

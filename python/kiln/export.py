@@ -286,32 +286,18 @@ def _set_check(builder, kiln_name, check):
                                                      ctypes.byref(error)), error)
 
 
-def _wrap(array):
-    """A kiln tensor over `array`'s buffer (the builder copies what it keeps)."""
-    array, code = _tensors.as_input(array)
-    shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
-    handle, error = ctypes.c_void_p(), _lib.Error()
-    raise_for(_lib.kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
-                                         ctypes.byref(handle), ctypes.byref(error)), error)
-    return handle, array
-
-
 def _add_evidence(builder, case_name, kiln_inputs, outputs, rules):
     kiln = _lib.kiln
     handles, keep = [], []
     try:
-        in_handles = []
-        for array in kiln_inputs.values():
-            handle, kept = _wrap(array)
-            handles.append(handle)
-            keep.append(kept)
-            in_handles.append(handle)
-        out_handles = []
-        for array in outputs.values():
-            handle, kept = _wrap(array)
-            handles.append(handle)
-            keep.append(kept)
-            out_handles.append(handle)
+        def wrap_all(arrays):
+            for array in arrays:
+                handle, kept = _tensors.wrap(array)
+                handles.append(handle)
+                keep.append(kept)  # the buffers stay alive until the builder has copied them
+            return handles[-len(arrays):] if arrays else []
+        in_handles = wrap_all(list(kiln_inputs.values()))
+        out_handles = wrap_all(list(outputs.values()))
         in_names = (ctypes.c_char_p * len(kiln_inputs))(*(n.encode() for n in kiln_inputs))
         out_names = (ctypes.c_char_p * len(outputs))(*(n.encode() for n in outputs))
         in_array = (ctypes.c_void_p * len(in_handles))(*(h.value for h in in_handles))

@@ -332,11 +332,7 @@ class Session:
         wrappers, arrays = [], []
         try:
             for value in fit.values():
-                array, code = _tensors.as_input(value)
-                shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
-                wrapper = ctypes.c_void_p()
-                raise_for(kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
-                                                ctypes.byref(wrapper), ctypes.byref(error)), error)
+                wrapper, array = _tensors.wrap(value)
                 wrappers.append(wrapper)
                 arrays.append(array)
             names = (ctypes.c_char_p * max(len(fit), 1))(*(n.encode() for n in fit))
@@ -397,10 +393,8 @@ class Session:
             for a, extent in enumerate(array.shape):
                 shape[a] = extent
             wrapper = self._wrappers[i]
-            if wrapper is None:
-                wrapper = ctypes.c_void_p()
-                raise_for(kiln.kiln_tensor_wrap(code, array.ndim, shape, array.ctypes.data, array.nbytes,
-                                                ctypes.byref(wrapper), ctypes.byref(error)), error)
+            if wrapper is None:  # the first run: a wrapper the next runs point elsewhere (rewrap)
+                wrapper, array = _tensors.wrap(array)
                 self._wrappers[i] = wrapper
                 raise_for(kiln.kiln_session_set_input(self._handle, self._input_keys[i], wrapper,
                                                       ctypes.byref(error)), error)
