@@ -220,6 +220,15 @@ class Program:
         value = _lib.kiln.kiln_program_arena_bytes(self._open_handle())
         return None if value == 2 ** 64 - 1 else value
 
+    def session_arena(self, *, dims=None, max_arena=None):
+        """The arena a session with these options would allocate, without allocating it
+        (kiln_program_session_arena): bytes, or kiln.LimitError naming the narrowings that fit."""
+        options, bounds = _session_options(dims, max_arena, None, False, False)
+        value, error = ctypes.c_uint64(), _lib.Error()
+        raise_for(_lib.kiln.kiln_program_session_arena(self._open_handle(), ctypes.byref(options),
+                                                       ctypes.byref(value), ctypes.byref(error)), error)
+        return value.value
+
     @property
     def signature(self):
         """(state, key id hex): state "unsigned", "verified" or "unverified"."""
@@ -280,6 +289,25 @@ def _dtype_name(dtype):
     return _tensors.NAMES.get(code, str(dtype))
 
 
+def _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks):
+    """kiln_session_options for these arguments, and the kiln_dim_bound array it points at (keep it
+    alive as long as the options). dims: {name: (min, max) or one size}."""
+    options = _lib.SessionOptions()
+    _lib.kiln.kiln_session_options_default(ctypes.byref(options))
+    bounds = []
+    for name, value in (dims or {}).items():
+        low, high = (value, value) if isinstance(value, numbers.Integral) else value  # numpy ints too
+        bounds.append(_lib.DimBound(name.encode(), int(low), int(high)))
+    bound_array = (_lib.DimBound * max(len(bounds), 1))(*bounds)
+    options.dims = ctypes.cast(bound_array, ctypes.POINTER(_lib.DimBound))
+    options.dim_count = len(bounds)
+    options.max_arena_bytes = int(max_arena or 0)
+    options.threads = int(threads or 0)
+    options.reference_kernels = bool(reference_kernels)
+    options.skip_input_checks = bool(skip_input_checks)
+    return options, bound_array
+
+
 class Session:
     """The state of running one program on one thread at a time: its arena
     (sized once for the upper bound of its dims) and its bound inputs."""
@@ -288,19 +316,7 @@ class Session:
                  skip_input_checks=False, fit=None):
         self._program_owner = program._owner  # the program outlives the session
         self._program_name = program.name
-        options = _lib.SessionOptions()
-        _lib.kiln.kiln_session_options_default(ctypes.byref(options))
-        bounds = []
-        for name, value in (dims or {}).items():
-            low, high = (value, value) if isinstance(value, numbers.Integral) else value  # numpy ints too
-            bounds.append(_lib.DimBound(name.encode(), int(low), int(high)))
-        self._bounds = (_lib.DimBound * max(len(bounds), 1))(*bounds)
-        options.dims = ctypes.cast(self._bounds, ctypes.POINTER(_lib.DimBound))
-        options.dim_count = len(bounds)
-        options.max_arena_bytes = int(max_arena or 0)
-        options.threads = int(threads or 0)
-        options.reference_kernels = bool(reference_kernels)
-        options.skip_input_checks = bool(skip_input_checks)
+        options, self._bounds = _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks)
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
             status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),

@@ -136,3 +136,22 @@ def test_infinite_outputs_match_themselves_sealed_or_not(budget):
     assert all(c["results"][0]["passed"] for c in artifact.evidence)
     assert numpy.isneginf(artifact.load().run(x=x.numpy())["y"]).sum() == 2
 
+
+
+class Gram(torch.nn.Module):
+    """x @ x^T over a sequence: a seq x seq result, 16 GiB at seq = 65536."""
+
+    def forward(self, x):
+        return torch.matmul(x, x.transpose(0, 1))
+
+
+def test_corners_over_the_arena_limit_are_left_out_and_said_so():
+    seq = kiln.Dim("seq", min=1, max=65536)
+    with pytest.warns(UserWarning, match="evidence case 'corner seq=65536' left out: the arena at seq=65536 needs"):
+        artifact = kiln.export(Gram(), (torch.ones(3, 2),), dynamic_shapes={"x": {0: seq}})
+    cases = {c["name"]: c for c in artifact.evidence}
+    assert cases["example"]["sealed"] and cases["corner seq=1"]["sealed"]
+    left_out = cases["corner seq=65536"]
+    assert not left_out["sealed"] and left_out["results"] is None
+    assert "over the limit of 4.0 GiB" in left_out["skipped"]
+    assert sorted(artifact.load().evidence) == ["corner seq=1", "example"]  # sealed smallest first
