@@ -386,9 +386,15 @@ static void evidence_replays_and_catches_a_perturbed_output(void **state)
     assert_contains(r.out, "evidence   1 case, 0 failed");
     assert_contains(r.out, "ones             pass  y: max abs error 0");
 
-    /* Expect ones where the program gives threes: outside any small tolerance. */
+    /* Expect ones where the program gives threes: outside any small
+     * tolerance, so adding it is refused; --force seals it anyway. */
     run(&r, "'%s' evidence add with_evidence.kiln --name wrong --input x='%s/examples/ones_3x2_f64.npy' "
             "--expect y='%s/examples/ones_3x2_f64.npy' --atol 0.5 --rtol 0 -o perturbed.kiln",
+        kiln_binary, source_root, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_false(exists("perturbed.kiln"));
+    run(&r, "'%s' evidence add with_evidence.kiln --name wrong --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y='%s/examples/ones_3x2_f64.npy' --atol 0.5 --rtol 0 --force -o perturbed.kiln",
         kiln_binary, source_root, source_root);
     assert_int_equal(r.exit_code, 0);
     run(&r, "'%s' verify perturbed.kiln", kiln_binary);
