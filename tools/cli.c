@@ -123,3 +123,40 @@ int cli_make_directory(const char *dir)
         return CLI_OK;
     return cli_error("cannot create directory '%s': %s", dir, strerror(errno == EEXIST ? ENOTDIR : errno));
 }
+
+/* One step of cli_make_directories: `prefix` is DIR up to a separator. */
+static int make_one_level(const char *dir, const char *prefix)
+{
+    struct stat info;
+    if (mkdir(prefix, 0777) == 0)
+        return CLI_OK;
+    int cause = errno;
+    if (cause == EEXIST && stat(prefix, &info) == 0 && S_ISDIR(info.st_mode))
+        return CLI_OK;
+    if (cause == EEXIST)
+        return strcmp(prefix, dir) == 0
+                   ? cli_error("cannot create directory '%s': it exists and is not a directory", dir)
+                   : cli_error("cannot create directory '%s': '%s' exists and is not a directory", dir, prefix);
+    return cli_error("cannot create directory '%s': %s", prefix, strerror(cause));
+}
+
+int cli_make_directories(const char *dir)
+{
+    if (!dir[0])
+        return cli_error("cannot create a directory with an empty name");
+    char *prefix = strdup(dir);
+    if (!prefix)
+        return cli_error("out of memory");
+    int rc = CLI_OK;
+    /* Each separator after the first character ends a parent ("/a/b":
+     * "/a"; "a//b": "a", then "a/" which exists). */
+    for (char *slash = strchr(prefix + 1, '/'); rc == CLI_OK && slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        rc = make_one_level(dir, prefix);
+        *slash = '/';
+    }
+    if (rc == CLI_OK)
+        rc = make_one_level(dir, prefix);
+    free(prefix);
+    return rc;
+}

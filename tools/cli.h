@@ -55,6 +55,11 @@ bool cli_is_help(const char *arg);
  * error itself. @return CLI_OK or CLI_FAILED. */
 int cli_make_directory(const char *dir);
 
+/* Creates directory DIR and any of its parents that do not exist (mkdir -p);
+ * a part of the path that exists but is not a directory is an error naming
+ * it, reported here. @return CLI_OK or CLI_FAILED. */
+int cli_make_directories(const char *dir);
+
 /* A verb: its name, one-line summary, usage text, and entry point. */
 typedef struct cli_verb {
     const char *name;

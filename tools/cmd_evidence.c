@@ -1,6 +1,6 @@
 /*
  * cmd_evidence.c — `kiln evidence add FILE --name N --input x=a.npy ...
- * --expect y=b.npy ... [--atol A] [--rtol R] [--exact] [-o OUT]`.
+ * --expect y=b.npy ... [--atol A] [--rtol R] [--exact] [--force] [-o OUT]`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +16,14 @@ const cli_verb cli_verb_evidence = {
     "evidence",
     "embed a known-input case that kiln verify replays",
     "usage: kiln evidence add FILE --name NAME --input NAME=PATH.npy ... --expect NAME=PATH.npy ...\n"
-    "                         [--atol A] [--rtol R] [--exact] [--nan-unequal] [-o OUT]\n\n"
+    "                         [--atol A] [--rtol R] [--exact] [--nan-unequal] [--force] [-o OUT]\n\n"
     "Add a named evidence case to FILE: every input of the program, and the\n"
     "outputs it must produce. 'kiln verify' replays each case on the runtime at\n"
-    "hand and fails if an output falls outside its rule. The case must run\n"
-    "here when added. FILE is replaced atomically unless -o is given; the new\n"
+    "hand and fails if an output falls outside its rule. The case is replayed\n"
+    "here when added and must hold: if an output falls outside its rule, nothing\n"
+    "is written and the error names each failing output with its figures\n"
+    "(--force seals it anyway, with a warning). FILE is replaced atomically\n"
+    "unless -o is given; the new\n"
     "file keeps the old one's mode (and its owner and group where allowed), and\n"
     "a symbolic link is written through to the file it points to, which is\n"
     "replaced while the link stays. A signature is removed (the digest\n"
@@ -33,6 +36,8 @@ const cli_verb cli_verb_evidence = {
     "                       (defaults 1e-6 and 1e-5; integer outputs are exact)\n"
     "  --exact              require equal values instead\n"
     "  --nan-unequal        a NaN never matches (default: NaN matches NaN)\n"
+    "  --force              seal a case that fails on this runtime (kiln verify will\n"
+    "                       then fail the artifact here)\n"
     "  -o, --output OUT     write the result to OUT instead of replacing FILE\n",
     cmd_evidence,
 };
@@ -98,6 +103,7 @@ static int parse_number(const char *text, const char *option, double *out)
 
 typedef struct evidence_args {
     const char *name, *out_path;
+    bool force;
     kiln_compare_rule rule;
     named_files inputs, expected;
 } evidence_args;
@@ -145,9 +151,63 @@ static const cli_option evidence_option_list[] = {
     {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(evidence_args, out_path)},
     {.name = "--exact", .arity = CLI_FLAG, .handle = take_exact},
     {.name = "--nan-unequal", .arity = CLI_FLAG, .handle = take_nan_unequal},
+    {.name = "--force", .arity = CLI_FLAG, .offset = offsetof(evidence_args, force)},
 };
 
 static const cli_options evidence_options = CLI_OPTIONS("evidence", evidence_option_list, 1);
+
+/* The rule as the comparison applies it (integer outputs are exact). */
+static void describe_rule(const kiln_compare_rule *rule, const kiln_tensor *expected, char *text, size_t size)
+{
+    kiln_dtype dtype = kiln_tensor_dtype(expected);
+    bool floating = dtype == KILN_F32 || dtype == KILN_F64 || dtype == KILN_F16 || dtype == KILN_BF16;
+    if (rule->kind == KILN_COMPARE_EXACT || !floating)
+        snprintf(text, size, "exact");
+    else
+        snprintf(text, size, "atol %g + rtol %g%s", rule->atol, rule->rtol, rule->nan_equal ? "" : ", NaN unequal");
+}
+
+/* A case sealed by --force although it fails here: one warning per failing
+ * output, with the figures the refusal would have given. */
+static void warn_forced(const char *name, const named_files *expected, const kiln_evidence_result *results)
+{
+    for (int o = 0; o < expected->count; o++) {
+        const kiln_evidence_result *r = &results[o];
+        if (r->passed)
+            continue;
+        char rule[96];
+        describe_rule(&r->rule, expected->tensors[o], rule, sizeof rule);
+        cli_warning("sealed because of --force: evidence '%s' does not hold on this runtime: output '%s': %llu of "
+                    "%llu elements outside %s (max abs error %.3g, max rel error %.3g); kiln verify will fail it here",
+                    name, expected->names[o], (unsigned long long)r->mismatches, (unsigned long long)r->elements, rule,
+                    r->max_abs_error, r->max_rel_error);
+    }
+}
+
+static int add_case(const char *path, const evidence_args *args, const kiln_compare_rule *rules)
+{
+    const named_files *inputs = &args->inputs, *expected = &args->expected;
+    kiln_evidence_result *results = calloc((size_t)expected->count, sizeof *results);
+    if (!results)
+        return cli_error("out of memory");
+    kiln_signature_info removed;
+    kiln_error err;
+    int rc = CLI_OK;
+    if (kiln_artifact_add_evidence_with_results(
+            path, args->out_path, args->name, (uint32_t)inputs->count, (const char *const *)inputs->names,
+            (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count,
+            (const char *const *)expected->names, (const kiln_tensor *const *)expected->tensors, rules, args->force,
+            results, &removed, &err) != KILN_OK) {
+        rc = cli_error("%s: %s", path, err.message);
+    } else {
+        warn_forced(args->name, expected, results);
+        cli_warn_signature_removed(&removed);
+        if (!cli_quiet)
+            term_printf(stdout, "added evidence '%s' to %s\n", args->name, args->out_path ? args->out_path : path);
+    }
+    free(results);
+    return rc;
+}
 
 static int cmd_evidence(int argc, char **argv)
 {
@@ -163,7 +223,6 @@ static int cmd_evidence(int argc, char **argv)
         rc = cli_parse_options(&evidence_options, argc - 1, argv + 1, &args, &path, &operands);
     if (rc == CLI_OK && (!path || !args.name || !expected->count))
         rc = cli_usage_error("evidence", "FILE, --name and at least one --expect are required");
-    const char *name = args.name, *out_path = args.out_path;
     kiln_compare_rule rule = args.rule;
     kiln_compare_rule *rules = calloc((size_t)argc, sizeof *rules);
     if (rc == CLI_OK && !rules)
@@ -174,31 +233,8 @@ static int cmd_evidence(int argc, char **argv)
         rc = read_all(inputs);
     if (rc == CLI_OK)
         rc = read_all(expected);
-    /* Which key signed FILE, to say so when adding the case removes the
-     * signature; describing costs one more pass over the file. */
-    kiln_signature_info signature = {.state = KILN_SIGNATURE_NONE};
-    if (rc == CLI_OK) {
-        kiln_artifact_description description;
-        kiln_error err;
-        if (kiln_artifact_describe(path, &description, &err) != KILN_OK)
-            rc = cli_error("%s: %s", path, err.message);
-        else
-            signature = description.signature;
-        kiln_artifact_description_release(&description);
-    }
-    if (rc == CLI_OK) {
-        kiln_error err;
-        if (kiln_artifact_add_evidence(path, out_path, name, (uint32_t)inputs->count,
-                                       (const char *const *)inputs->names,
-                                       (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count,
-                                       (const char *const *)expected->names,
-                                       (const kiln_tensor *const *)expected->tensors, rules, &err) != KILN_OK)
-            rc = cli_error("%s: %s", path, err.message);
-        else
-            cli_warn_signature_removed(&signature);
-        if (rc == CLI_OK && !cli_quiet)
-            term_printf(stdout, "added evidence '%s' to %s\n", name, out_path ? out_path : path);
-    }
+    if (rc == CLI_OK)
+        rc = add_case(path, &args, rules);
     free(rules);
     release(inputs);
     release(expected);

@@ -598,10 +598,18 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_replay_evidence(const kiln_prog
 /**
  * Add an evidence case to the artifact at `path` (verified in full first)
  * and write the result atomically to `out_path` (NULL: replace `path`).
- * The case is checked like kiln_builder_add_evidence and must be able to
- * run. Other sections are copied byte for byte; a signature is dropped,
- * since the digest changes (sign again). Semantic checks are added the
- * same way by kiln_artifact_add_input_checks (after kiln_signature_info).
+ * The strict form of kiln_artifact_add_evidence_with_results (declared
+ * after kiln_signature_info), with `force` false: the case is checked like
+ * kiln_builder_add_evidence, replayed on this runtime, and refused unless
+ * every expected output holds under its rule. Other sections are copied
+ * byte for byte; a signature is dropped, since the digest changes (sign
+ * again). Semantic checks are added the same way by
+ * kiln_artifact_add_input_checks.
+ * @return KILN_OK; KILN_ERR_RUNTIME when the case runs but an output falls
+ *         outside its rule (the message names the case, each failing
+ *         output, its figures and rule); the error that kept the case from
+ *         running (e.g. KILN_ERR_SHAPE_GUARD); or a check, load or write
+ *         error.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path,
                                                                const char *name, uint32_t input_count,
@@ -715,7 +723,33 @@ typedef struct kiln_signature_info {
 
 KILN_API void kiln_program_signature(const kiln_program *program, kiln_signature_info *out);
 
-/* Beside kiln_artifact_add_evidence: it reports a removed signature. */
+/**
+ * kiln_artifact_add_evidence, choosing what a case that fails here does
+ * and reporting what was done. The case is replayed on this runtime and
+ * each expected output compared under its rule; if one falls outside it,
+ * nothing is written and KILN_ERR_RUNTIME is returned, unless `force`: then
+ * the case is sealed as given (kiln verify will fail the artifact here,
+ * which is what a case recorded for another runtime, or a known
+ * regression, may want).
+ *
+ * @param results           NULL, or `output_count` entries: the figures of
+ *                          expected output o (passed, elements, mismatches,
+ *                          max abs/rel error, rule; `output` is
+ *                          output_names[o]), filled whenever the case ran,
+ *                          also when it is refused; zeroed otherwise
+ * @param removed_signature NULL, or the signature the artifact had (state
+ *                          KILN_SIGNATURE_NONE if unsigned) and the
+ *                          written file no longer has; zeroed unless written
+ * @return KILN_OK (with `force`, also for a case that fails here: see
+ *         `results`); KILN_ERR_RUNTIME for a failing case without `force`;
+ *         or any error of kiln_artifact_add_evidence.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_results(
+    const char *path, const char *out_path, const char *name, uint32_t input_count, const char *const *input_names,
+    const kiln_tensor *const *inputs, uint32_t output_count, const char *const *output_names,
+    const kiln_tensor *const *expected, const kiln_compare_rule *rules, bool force, kiln_evidence_result *results,
+    kiln_signature_info *removed_signature, kiln_error *err);
+
 /**
  * Set the semantic checks of inputs of the artifact at `path` (verified in
  * full first) and write the result atomically to `out_path` (NULL: replace

@@ -3,7 +3,8 @@
  * public API alone (<kiln/kiln.h>): kiln_artifact_open and its container
  * facts, the program's op uses, metadata, dims and axis texts, and
  * kiln_diff_artifacts classing a widened and a narrowed dim as
- * spec/compatibility.md §6 says.
+ * spec/compatibility.md §6 says, and kiln_artifact_add_evidence_with_results
+ * refusing a case that fails here unless forced (compatibility §5).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -183,10 +184,112 @@ static void diff_classes_dim_changes(void **state)
     kiln_artifact_close(n);
 }
 
+/* A (3, 2) f64 tensor holding `value` everywhere but its last element. */
+static kiln_tensor *filled_3x2(double value, double last)
+{
+    kiln_tensor *t = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (const int64_t[]){3, 2}, &t, &err), KILN_OK);
+    double *data = kiln_tensor_data(t);
+    for (int i = 0; i < 6; i++)
+        data[i] = i == 5 ? last : value;
+    return t;
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0;
+}
+
+/* y = 2x + 1 gives 3 for ones: an expected 3.1 is refused unless forced,
+ * and the results say what the comparison found either way. */
+static void evidence_add_compares_at_add_time(void **state)
+{
+    (void)state;
+    char path[256], refused[256], forced[256], signed_path[256];
+    path_in(path, sizeof path, "evidence.kiln");
+    path_in(refused, sizeof refused, "evidence-refused.kiln");
+    path_in(forced, sizeof forced, "evidence-forced.kiln");
+    path_in(signed_path, sizeof signed_path, "evidence-signed.kiln");
+    save_scale(path, 2, 4);
+    kiln_tensor *x = filled_3x2(1.0, 1.0), *wrong = filled_3x2(3.0, 3.1), *right = filled_3x2(3.0, 3.0);
+    const char *in[] = {"x"}, *out[] = {"y"};
+    kiln_compare_rule rule = {KILN_COMPARE_TOLERANCE, 0.01, 0, true};
+    kiln_evidence_result result;
+    kiln_signature_info removed = {.state = KILN_SIGNATURE_VERIFIED};
+    kiln_error err;
+
+    /* Refused: nothing written, the figures reported and named in the message. */
+    assert_int_equal(kiln_artifact_add_evidence_with_results(path, refused, "wrong", 1, in,
+                                                             (const kiln_tensor *const[]){x}, 1, out,
+                                                             (const kiln_tensor *const[]){wrong}, &rule, false,
+                                                             &result, &removed, &err),
+                     KILN_ERR_RUNTIME);
+    assert_false(file_exists(refused));
+    assert_int_equal(removed.state, KILN_SIGNATURE_NONE);
+    assert_string_equal(result.output, "y");
+    assert_false(result.passed);
+    assert_int_equal(result.elements, 6);
+    assert_int_equal(result.mismatches, 1);
+    assert_true(result.max_abs_error > 0.099 && result.max_abs_error < 0.101);
+    assert_true(result.rule.atol == 0.01);
+    assert_non_null(strstr(err.message, "evidence 'wrong' does not hold on this runtime: output 'y': 1 of 6 "
+                                        "elements outside atol 0.01 + rtol 0 (max abs error 0.1, max rel error 0.0323)"));
+    /* The strict wrapper refuses it the same way. */
+    assert_int_equal(kiln_artifact_add_evidence(path, refused, "wrong", 1, in, (const kiln_tensor *const[]){x}, 1,
+                                                out, (const kiln_tensor *const[]){wrong}, &rule, &err),
+                     KILN_ERR_RUNTIME);
+    assert_false(file_exists(refused));
+
+    /* Forced: written, the same figures reported; replaying it fails. */
+    assert_int_equal(kiln_artifact_add_evidence_with_results(path, forced, "wrong", 1, in,
+                                                             (const kiln_tensor *const[]){x}, 1, out,
+                                                             (const kiln_tensor *const[]){wrong}, &rule, true,
+                                                             &result, &removed, &err),
+                     KILN_OK);
+    assert_false(result.passed);
+    assert_int_equal(result.mismatches, 1);
+    kiln_program *p = NULL;
+    assert_int_equal(kiln_program_load(forced, NULL, &p, &err), KILN_OK);
+    assert_int_equal(kiln_program_evidence_count(p), 1);
+    kiln_evidence_result replayed;
+    assert_int_equal(kiln_program_replay_evidence(p, 0, &replayed, &err), KILN_OK);
+    assert_false(replayed.passed);
+    kiln_program_free(p);
+
+    /* A case that holds, added to a signed artifact: the signature removed is reported. */
+    kiln_public_key public_key;
+    kiln_secret_key secret_key;
+    assert_int_equal(kiln_key_generate(&public_key, &secret_key, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_sign(path, signed_path, &secret_key, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_add_evidence_with_results(signed_path, NULL, "right", 1, in,
+                                                             (const kiln_tensor *const[]){x}, 1, out,
+                                                             (const kiln_tensor *const[]){right}, &rule, false,
+                                                             &result, &removed, &err),
+                     KILN_OK);
+    assert_true(result.passed);
+    assert_int_equal(result.mismatches, 0);
+    assert_true(result.max_abs_error == 0);
+    assert_int_equal(removed.state, KILN_SIGNATURE_UNVERIFIED);
+    uint8_t key_id[16];
+    kiln_key_id(&public_key, key_id);
+    assert_memory_equal(removed.key_id, key_id, 16);
+    assert_int_equal(kiln_program_load(signed_path, NULL, &p, &err), KILN_OK);
+    assert_int_equal(kiln_program_replay_evidence(p, 0, &replayed, &err), KILN_OK);
+    assert_true(replayed.passed);
+    kiln_program_free(p);
+
+    kiln_tensor_free(x);
+    kiln_tensor_free(wrong);
+    kiln_tensor_free(right);
+}
+
 static int cleanup(void **state)
 {
     (void)state;
-    static const char *const names[] = {"scale.kiln", "base.kiln", "wide.kiln", "narrow.kiln"};
+    static const char *const names[] = {"scale.kiln", "base.kiln", "wide.kiln", "narrow.kiln",
+                                          "evidence.kiln", "evidence-forced.kiln", "evidence-signed.kiln"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[256];
         path_in(path, sizeof path, names[i]);
@@ -204,6 +307,7 @@ int main(void)
         cmocka_unit_test(opened_artifact_answers),
         cmocka_unit_test(unreadable_artifact_is_an_error),
         cmocka_unit_test(diff_classes_dim_changes),
+        cmocka_unit_test(evidence_add_compares_at_add_time),
     };
     return cmocka_run_group_tests(tests, NULL, cleanup);
 }

@@ -71,7 +71,7 @@ static void run_writes_outputs_equal_to_the_expected_values(void **state)
     run(&r, "mkdir -p out && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir out",
         kiln_binary, source_root);
     assert_int_equal(r.exit_code, 0);
-    assert_string_equal(r.out, "y: f64 (3, 2)\n");
+    assert_string_equal(r.out, "y: f64 (3, 2) -> out/y.npy\n");
     assert_scale_output("out/y.npy");
 }
 
@@ -86,7 +86,7 @@ static void run_creates_the_output_directory_and_refuses_a_file_in_its_place(voi
     run(&r, "touch not-a-dir && '%s' run scale.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir not-a-dir",
         kiln_binary, source_root);
     assert_int_equal(r.exit_code, 1);
-    assert_contains(r.err, "kiln: error: cannot create directory 'not-a-dir': Not a directory\n");
+    assert_contains(r.err, "kiln: error: cannot create directory 'not-a-dir': it exists and is not a directory\n");
 }
 
 static void run_rejects_a_batch_outside_the_contract(void **state)
@@ -386,9 +386,15 @@ static void evidence_replays_and_catches_a_perturbed_output(void **state)
     assert_contains(r.out, "evidence   1 case, 0 failed");
     assert_contains(r.out, "ones             pass  y: max abs error 0");
 
-    /* Expect ones where the program gives threes: outside any small tolerance. */
+    /* Expect ones where the program gives threes: outside any small
+     * tolerance, so adding it is refused; --force seals it anyway. */
     run(&r, "'%s' evidence add with_evidence.kiln --name wrong --input x='%s/examples/ones_3x2_f64.npy' "
             "--expect y='%s/examples/ones_3x2_f64.npy' --atol 0.5 --rtol 0 -o perturbed.kiln",
+        kiln_binary, source_root, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_false(exists("perturbed.kiln"));
+    run(&r, "'%s' evidence add with_evidence.kiln --name wrong --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y='%s/examples/ones_3x2_f64.npy' --atol 0.5 --rtol 0 --force -o perturbed.kiln",
         kiln_binary, source_root, source_root);
     assert_int_equal(r.exit_code, 0);
     run(&r, "'%s' verify perturbed.kiln", kiln_binary);

@@ -41,7 +41,7 @@ static void assembled_scale_runs(void **state)
             "'%s' run s.kiln --input x='%s/examples/ones_3x2_f64.npy' --output-dir out",
         kiln_binary, source_root, kiln_binary, source_root);
     assert_int_equal(r.exit_code, 0);
-    assert_string_equal(r.out, "y: f64 (3, 2)\n");
+    assert_string_equal(r.out, "y: f64 (3, 2) -> out/y.npy\n");
     assert_scale_output("out/y.npy");
 }
 

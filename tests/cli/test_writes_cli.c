@@ -9,7 +9,10 @@
  *    leaving its target unsigned);
  *  - keygen --force writes new key files and renames them over the old
  *    ones (it used to rewrite the old inode, so a descriptor opened while
- *    the file was readable to others could read the new secret key).
+ *    the file was readable to others could read the new secret key);
+ *  - evidence add refuses a case that fails on this runtime and leaves
+ *    the file as it was, unless --force (issue 19, point 3: a wrong
+ *    expectation used to be sealed, and only kiln verify found it).
  *
  * Usage: test_writes_cli KILN_BINARY SCALE_BINARY SOURCE_ROOT
  */
@@ -207,6 +210,77 @@ static void keygen_force_replaces_a_symbolic_link(void **state)
     assert_string_equal(r.out, "elsewhere\n");
 }
 
+/* ev/y.npy (3.0 everywhere) with its last element made `last`: the
+ * elements of a little-endian f64 .npy end the file. */
+static void write_expected_with_last(const char *name, double last)
+{
+    char from[512], to[512];
+    snprintf(from, sizeof from, "%s/ev/y.npy", harness_work_dir);
+    snprintf(to, sizeof to, "%s/%s", harness_work_dir, name);
+    FILE *in = fopen(from, "rb");
+    assert_non_null(in);
+    unsigned char bytes[4096];
+    size_t size = fread(bytes, 1, sizeof bytes, in);
+    fclose(in);
+    assert_true(size > 6 * sizeof last && size < sizeof bytes);
+    memcpy(bytes + size - sizeof last, &last, sizeof last);
+    FILE *out = fopen(to, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, size, out), size);
+    fclose(out);
+}
+
+/* An expected 3.1 where the program gives 3.0: refused, exit 1, the file
+ * byte for byte as it was; --force seals it (and kiln verify then fails
+ * it); a right expectation is added. */
+static void evidence_add_refuses_a_case_that_fails_here(void **state)
+{
+    (void)state;
+    command_result r;
+    write_expected_with_last("y-wrong.npy", 3.1);
+    run_ok("cp scale.kiln checked.kiln && cp scale.kiln checked-before.kiln");
+    run(&r, "'%s' evidence add checked.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y=y-wrong.npy",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.out, "");
+    assert_contains(r.err, "kiln: error: checked.kiln: evidence 'ones' does not hold on this runtime: output 'y': "
+                           "1 of 6 elements outside atol 1e-06 + rtol 1e-05 (max abs error 0.1, max rel error "
+                           "0.0323); correct the expected values, or force it to seal the case anyway "
+                           "(kiln evidence add --force; kiln verify will then fail it)\n");
+    run_ok("cmp checked.kiln checked-before.kiln");
+
+    /* Exact comparison: the rule is named as such. */
+    run(&r, "'%s' evidence add checked.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y=y-wrong.npy --exact -o never.kiln",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "output 'y': 1 of 6 elements outside exact (max abs error 0.1");
+    assert_false(exists("never.kiln"));
+
+    run(&r, "'%s' evidence add checked.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y=y-wrong.npy --force -o forced.kiln",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "added evidence 'ones' to forced.kiln\n");
+    assert_string_equal(r.err, "kiln: warning: sealed because of --force: evidence 'ones' does not hold on this "
+                               "runtime: output 'y': 1 of 6 elements outside atol 1e-06 + rtol 1e-05 (max abs "
+                               "error 0.1, max rel error 0.0323); kiln verify will fail it here\n");
+    run_ok("cmp checked.kiln checked-before.kiln");
+    run(&r, "'%s' verify forced.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "ones             FAIL  y: max abs error 0.1");
+
+    run(&r, "'%s' evidence add checked.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
+            "--expect y=ev/y.npy --exact",
+        kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.err, "");
+    run(&r, "'%s' verify checked.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "ones             pass  y: max abs error 0");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 4) {
@@ -227,6 +301,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(evidence_add_writes_through_a_symbolic_link),
         cmocka_unit_test(keygen_force_writes_new_files),
         cmocka_unit_test(keygen_force_replaces_a_symbolic_link),
+        cmocka_unit_test(evidence_add_refuses_a_case_that_fails_here),
     };
     int failed = cmocka_run_group_tests(tests, setup, NULL);
     harness_cleanup();
