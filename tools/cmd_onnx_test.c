@@ -118,24 +118,6 @@ static uint32_t list_data_sets(const char *dir, char ***out)
     return count;
 }
 
-/* The value of an f16 bit pattern (IEEE 754 binary16), decoded field by field. */
-static double f16_value(uint16_t bits)
-{
-    int exponent = (bits >> 10) & 0x1F, fraction = bits & 0x3FF;
-    double magnitude = exponent == 0    ? ldexp(fraction, -24) /* zero or subnormal */
-                       : exponent == 31 ? (fraction ? NAN : INFINITY)
-                                        : ldexp(fraction + 1024, exponent - 25);
-    return bits & 0x8000 ? -magnitude : magnitude;
-}
-
-/* The value of a bf16 bit pattern: the top half of an f32. */
-static double bf16_value(uint16_t bits)
-{
-    uint32_t wide = (uint32_t)bits << 16;
-    float value;
-    memcpy(&value, &wide, sizeof value);
-    return value;
-}
 
 /*
  * One unit in the last place of bf16 at `value` (8 significant bits). A
@@ -161,8 +143,8 @@ static double element_as_double(const kiln_tensor *t, uint64_t i)
     switch (kiln_tensor_dtype(t)) {
     case KILN_F32: return ((const float *)p)[i];
     case KILN_F64: return ((const double *)p)[i];
-    case KILN_F16: return f16_value(((const uint16_t *)p)[i]);
-    case KILN_BF16: return bf16_value(((const uint16_t *)p)[i]);
+    case KILN_F16: return kiln_f16_to_f32(((const uint16_t *)p)[i]);
+    case KILN_BF16: return kiln_bf16_to_f32(((const uint16_t *)p)[i]);
     default: return 0;
     }
 }

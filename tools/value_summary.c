@@ -9,24 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The value of an f16 bit pattern (IEEE 754 binary16), decoded field by field. */
-static double f16_value(uint16_t bits)
-{
-    int exponent = (bits >> 10) & 0x1F, fraction = bits & 0x3FF;
-    double magnitude = exponent == 0    ? ldexp(fraction, -24) /* zero or subnormal */
-                       : exponent == 31 ? (fraction ? NAN : INFINITY)
-                                        : ldexp(fraction + 1024, exponent - 25);
-    return bits & 0x8000 ? -magnitude : magnitude;
-}
-
-/* The value of a bf16 bit pattern: the top half of an f32. */
-static double bf16_value(uint16_t bits)
-{
-    uint32_t wide = (uint32_t)bits << 16;
-    float value;
-    memcpy(&value, &wide, sizeof value);
-    return value;
-}
 
 static bool is_float(kiln_dtype dtype)
 {
@@ -43,8 +25,8 @@ static double float_at(kiln_dtype dtype, const void *data, uint64_t i)
     switch (dtype) {
     case KILN_F32: return ((const float *)data)[i];
     case KILN_F64: return ((const double *)data)[i];
-    case KILN_F16: return f16_value(((const uint16_t *)data)[i]);
-    default: return bf16_value(((const uint16_t *)data)[i]);
+    case KILN_F16: return kiln_f16_to_f32(((const uint16_t *)data)[i]);
+    default: return kiln_bf16_to_f32(((const uint16_t *)data)[i]);
     }
 }
 

@@ -69,6 +69,16 @@ KILN_API const char *kiln_dtype_name(kiln_dtype dtype);
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype);
 
 /**
+ * Widen an f16 bit pattern (IEEE 754 binary16) to f32. Exact for every
+ * pattern: zeros, subnormals, normals and infinities keep their value and
+ * sign; a NaN stays a NaN with its sign and its payload's top bits.
+ */
+KILN_API float kiln_f16_to_f32(uint16_t bits);
+
+/** Widen a bf16 bit pattern to f32: exact for every pattern (a bf16 is the top half of an f32). */
+KILN_API float kiln_bf16_to_f32(uint16_t bits);
+
+/**
  * Write `bytes` as people read it: "512 bytes" below 1 KiB, else one
  * decimal in binary units ("8.0 GiB", "1.5 MiB").
  * @return the length the full text needs, like snprintf.

@@ -14,12 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Widen an f16 bit pattern to f32. Exact for every pattern: zeros, subnormals,
- * normals and infinities keep their value and sign; a NaN stays a NaN with
- * its sign and its payload in the top payload bits of the f32 NaN.
- */
-float kiln_f16_to_f32(uint16_t bits);
+#include <kiln/kiln.h>
+
+/* kiln_f16_to_f32 and kiln_bf16_to_f32 are public (<kiln/kiln.h>): tools decode half values too. */
 
 /*
  * Narrow an f32 to the nearest f16, ties to even (IEEE 754 default
@@ -30,8 +27,6 @@ float kiln_f16_to_f32(uint16_t bits);
  */
 uint16_t kiln_f32_to_f16(float value);
 
-/* Widen a bf16 bit pattern to f32: exact for every pattern (a bf16 is the top half of an f32). */
-float kiln_bf16_to_f32(uint16_t bits);
 
 /*
  * Narrow an f32 to the nearest bf16, ties to even: values past the largest
