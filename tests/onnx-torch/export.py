@@ -32,6 +32,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 OPSET = 14
 
@@ -97,6 +98,19 @@ class SliceFlip(nn.Module):
 
     def forward(self, x):
         return x[:, :-1] * 2.0, torch.flip(x, [1]) + 1.0, x[:, ::2] - 1.0
+
+
+class DropoutMask(nn.Module):
+    """Issue #17 pattern 4: F.dropout(x, 0.0, training=True), as Swin-T's
+    attention calls it, exports a Dropout (training_mode, ratio 0) whose
+    mask output nothing reads, over the symbolic batch and seq."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.linear(F.dropout(x, 0.0, training=True))
 
 
 def randomize_batch_norm(model, generator):
@@ -202,6 +216,8 @@ def main():
     export_case(args.out_dir, "slice_flip", SliceFlip(), [(2, 5, 3), (1, 1, 3), (4, 16, 3), (3, 2, 3)],
                 {0: "batch", 1: "seq"},
                 output_axes=[{0: "batch", 1: "seq_less_1"}, {0: "batch", 1: "seq"}, {0: "batch", 1: "half_seq"}])
+    export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
 
 if __name__ == "__main__":

@@ -280,12 +280,27 @@ static void constructs_kiln_cannot_match_are_refused(void **state)
     Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "4", "4")), NULL};
     const int64_t two[] = {2, 2};
 
-    /* MaxPool's indices output. */
-    expect_refusal(one_node(12,
-                            onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
-                                      (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, two), NULL}),
-                            image, NULL),
+    /* MaxPool's indices output, when the graph reads it; unread, it is not needed. */
+    expect_refusal(onnx_model(8, 12,
+                              (Onnx__NodeProto *[]){onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
+                                                              (Onnx__AttributeProto *[]){
+                                                                  onnx_attr_ints("kernel_shape", 2, two), NULL}),
+                                                    NULL},
+                              image,
+                              (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL),
+                                                         onnx_value("indices", I64, 0, NULL),
+                                                         NULL},
+                              NULL),
                    "output 1 ('indices', the indices of the maxima) is not supported");
+    kiln_onnx_result unread;
+    kiln_error unread_err;
+    if (import(one_node(12,
+                        onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
+                                  (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, two), NULL}),
+                        image, NULL),
+               &unread, &unread_err) != KILN_OK)
+        fail_msg("%s", unread_err.message);
+    onnx_result_release(&unread);
 
     /* Resize-10 and Upsample define no coordinate transformation for linear. */
     const int64_t four[] = {4};
