@@ -113,6 +113,33 @@ class DropoutMask(nn.Module):
         return self.linear(F.dropout(x, 0.0, training=True))
 
 
+class UNet(nn.Module):
+    """Issue #17 pattern 6: three 2x downsamplings undone by transposed
+    convolutions, each concatenated with its skip connection; h and w
+    dynamic. The concatenations hold only when h and w are multiples of 8
+    (h = 20 pools to 10, 5, 2 and comes back as 4, 8, 16): imported with
+    --dim h=16..32:8 --dim w=16..32:8."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.ModuleList([nn.Conv2d(c, 2, 3, padding=1) for c in (1, 2, 2)])
+        self.bottom = nn.Conv2d(2, 2, 3, padding=1)
+        self.up = nn.ModuleList([nn.ConvTranspose2d(2, 2, 2, stride=2) for _ in range(3)])
+        self.merge = nn.ModuleList([nn.Conv2d(4, 2, 3, padding=1) for _ in range(3)])
+        self.out = nn.Conv2d(2, 1, 1)
+
+    def forward(self, x):
+        skips = []
+        for conv in self.down:
+            x = torch.relu(conv(x))
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = torch.relu(self.bottom(x))
+        for up, merge, skip in zip(self.up, self.merge, reversed(skips)):
+            x = torch.relu(merge(torch.cat([up(x), skip], 1)))
+        return self.out(x)
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -216,6 +243,8 @@ def main():
     export_case(args.out_dir, "slice_flip", SliceFlip(), [(2, 5, 3), (1, 1, 3), (4, 16, 3), (3, 2, 3)],
                 {0: "batch", 1: "seq"},
                 output_axes=[{0: "batch", 1: "seq_less_1"}, {0: "batch", 1: "seq"}, {0: "batch", 1: "half_seq"}])
+    export_case(args.out_dir, "unet", UNet(), [(2, 1, 16, 24), (1, 1, 16, 16), (2, 1, 32, 32), (1, 1, 24, 16)],
+                {0: "batch", 2: "h", 3: "w"}, output_axes=[{0: "batch", 2: "h", 3: "w"}])
     export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
