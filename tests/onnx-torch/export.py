@@ -140,6 +140,23 @@ class UNet(nn.Module):
         return self.out(x)
 
 
+class ChannelShuffle(nn.Module):
+    """Issue #17 pattern 5: ShuffleNetV2's channel shuffle between grouped
+    convolutions, x.view(batch, groups, c // groups, h, w).transpose(1, 2)
+    .contiguous().view(batch, -1, h, w), with batch, h and w dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(4, 6, 3, padding=1, groups=2)
+        self.second = nn.Conv2d(6, 6, 1, groups=3)
+
+    def forward(self, x):
+        x = torch.relu(self.first(x))
+        batch, channels, h, w = x.size()
+        x = x.view(batch, 3, channels // 3, h, w).transpose(1, 2).contiguous().view(batch, -1, h, w)
+        return self.second(x)
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -245,6 +262,9 @@ def main():
                 output_axes=[{0: "batch", 1: "seq_less_1"}, {0: "batch", 1: "seq"}, {0: "batch", 1: "half_seq"}])
     export_case(args.out_dir, "unet", UNet(), [(2, 1, 16, 24), (1, 1, 16, 16), (2, 1, 32, 32), (1, 1, 24, 16)],
                 {0: "batch", 2: "h", 3: "w"}, output_axes=[{0: "batch", 2: "h", 3: "w"}])
+    export_case(args.out_dir, "channel_shuffle", ChannelShuffle(),
+                [(2, 4, 5, 6), (1, 4, 1, 1), (3, 4, 12, 12), (2, 4, 7, 3)], {0: "batch", 2: "h", 3: "w"},
+                output_axes=[{0: "batch", 2: "h", 3: "w"}])
     export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
