@@ -48,7 +48,8 @@ bool onnx_fold_constant_node(onnx_importer *im, const Onnx__NodeProto *proto, co
     }
     kiln_onnx_options no_options = {0};
     kiln_onnx_result scratch_result = {0};
-    onnx_importer sub = {.model = im->model, .options = &no_options, .limits = im->limits, .result = &scratch_result};
+    onnx_importer sub = {.model = im->model, .options = &no_options, .limits = im->limits, .result = &scratch_result,
+                         .read_names = im->read_names};
     kiln_error sub_err;
     kiln_tensor *outputs[16] = {0};
     kiln_program *program = NULL;

@@ -106,6 +106,30 @@ static kiln_status mark_outputs_broken(onnx_importer *im, const Onnx__NodeProto 
     return KILN_OK;
 }
 
+/*
+ * Record every value the graph reads: the inputs of every node and the
+ * graph outputs (onnx_node_output_read). The names stay borrowed from the
+ * model.
+ */
+static kiln_status collect_read_names(onnx_importer *im, kiln_error *err)
+{
+    const Onnx__GraphProto *g = im->model->graph;
+    uint64_t expected = g->n_output;
+    for (size_t i = 0; i < g->n_node; i++)
+        expected += g->node[i]->n_input;
+    if (!onnx_names_init(&im->read_table, expected))
+        return onnx_no_memory(err);
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++)
+            if (g->node[i]->input[k][0] && !onnx_names_put(&im->read_table, g->node[i]->input[k], 0))
+                return onnx_no_memory(err);
+    for (size_t i = 0; i < g->n_output; i++)
+        if (g->output[i]->name && !onnx_names_put(&im->read_table, g->output[i]->name, 0))
+            return onnx_no_memory(err);
+    im->read_names = &im->read_table;
+    return KILN_OK;
+}
+
 static kiln_status import_node(onnx_importer *im, size_t index, int64_t opset, kiln_error *err)
 {
     const Onnx__NodeProto *proto = im->model->graph->node[index];
@@ -201,6 +225,8 @@ static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_
         status = add_initializers(im, err);
     if (status == KILN_OK)
         status = onnx_graph_inputs_add(im, err);
+    if (status == KILN_OK)
+        status = collect_read_names(im, err);
     int64_t opset = onnx_model_default_opset(im->model);
     im->opset = opset;
     for (size_t i = 0; status == KILN_OK && i < g->n_node; i++)

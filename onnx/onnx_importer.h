@@ -67,6 +67,9 @@ struct onnx_importer {
     uint32_t entry_count, entry_capacity;
     onnx_name_table by_onnx_name;
     onnx_name_table kiln_names;  /* input and weight names given out */
+    onnx_name_table read_table;  /* every value a node or the graph's outputs read */
+    /* read_table, or for a scratch importer (onnx_fold.c) its parent's; NULL: every named value counts as read */
+    const onnx_name_table *read_names;
     char **owned_names;     /* storage of kiln_names' keys */
     uint32_t owned_count;
     char **report;

@@ -157,11 +157,11 @@ uint32_t onnx_map_present_inputs(const onnx_node *node)
     return n;
 }
 
-/* Outputs after the first that a node may declare but that kiln has no value for. */
+/* Outputs after the first that a node may declare but that kiln has no value for: refused only when read. */
 kiln_status onnx_map_refuse_extra_outputs(onnx_node *node, uint32_t kept)
 {
     for (size_t o = kept; o < node->proto->n_output; o++)
-        if (node->proto->output[o][0])
+        if (onnx_node_output_read(node, (uint32_t)o))
             return onnx_node_unsupported(node, "output %zu ('%s') is not supported (only the first %u)", o,
                                          node->proto->output[o], kept);
     return KILN_OK;

@@ -126,8 +126,8 @@ kiln_status onnx_map_layer_norm(onnx_node *node, const char *kiln_op)
         status = onnx_attrs_copy(node, &list, skip);
     if (status == KILN_OK)
         status = onnx_map_emit_output(node, kiln_op, count, inputs, &list);
-    bool wants_mean = node->proto->n_output > 1 && node->proto->output[1][0];
-    bool wants_inv = node->proto->n_output > 2 && node->proto->output[2][0];
+    bool wants_mean = onnx_node_output_read(node, 1);
+    bool wants_inv = onnx_node_output_read(node, 2);
     if (status != KILN_OK || (!wants_mean && !wants_inv))
         return status;
     kiln_dtype dtype;
@@ -282,7 +282,7 @@ kiln_status onnx_map_topk(onnx_node *node, const char *kiln_op)
     onnx_attrs_int(&list, "sorted", onnx_node_int(node, "sorted", 1));
     static const char *const ops[2] = {"top_k", "top_k_indices"};
     for (uint32_t o = 0; o < 2 && o < (uint32_t)node->proto->n_output; o++) {
-        if (!node->proto->output[o][0])
+        if (!onnx_node_output_read(node, o))
             continue;
         kiln_value result;
         status = onnx_node_emit(node, ops[o], 1, &x, list.count, list.items, &result);
@@ -411,7 +411,7 @@ kiln_status onnx_map_recurrent(onnx_node *node, const char *kiln_op)
     snprintf(last_hidden, sizeof last_hidden, "%s_last_hidden", kiln_op);
     const char *ops[3] = {kiln_op, last_hidden, last_cell};
     for (uint32_t o = 0; o < (lstm ? 3u : 2u) && o < (uint32_t)node->proto->n_output; o++) {
-        if (!node->proto->output[o][0])
+        if (!onnx_node_output_read(node, o))
             continue;
         kiln_value result;
         status = onnx_node_emit(node, ops[o], count, operands, list.count, list.items, &result);
@@ -435,7 +435,7 @@ kiln_status onnx_map_window(onnx_node *node, const char *kiln_op)
     uint32_t count = onnx_map_present_inputs(node);
     onnx_attrs list = {0};
     kiln_status status = count < 1 || count > 3 ? onnx_node_unsupported(node, "%u inputs", count) : KILN_OK;
-    if (status == KILN_OK && node->proto->n_output > 1 && node->proto->output[1][0])
+    if (status == KILN_OK && onnx_node_output_read(node, 1))
         status = onnx_node_unsupported(node, "output 1 ('%s', the indices of the maxima) is not supported",
                                        node->proto->output[1]);
     if (status == KILN_OK)

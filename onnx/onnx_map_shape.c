@@ -11,7 +11,9 @@
 
 /*
  * Identity, and Dropout in inference: a copy, and its optional mask output
- * all true (nothing is dropped), for inputs of constant shape. Dropout in
+ * all true (nothing is dropped), emitted only when something reads it
+ * (Swin-T's 24 Dropouts name a mask nothing reads): a constant expanded to
+ * a constant shape, or over symbolic axes computed from x itself. Dropout in
  * training mode with a ratio of exactly 0 is the same (it keeps every
  * element and scales by 1 / (1 - 0)); any other ratio draws random numbers.
  */
@@ -35,16 +37,27 @@ kiln_status onnx_map_identity(onnx_node *node, const char *kiln_op)
         status = onnx_map_refuse_extra_outputs(node, dropout ? 2 : 1);
     if (status == KILN_OK)
         status = onnx_map_emit_output(node, kiln_op, 1, &x, NULL);
-    if (status != KILN_OK || !dropout || node->proto->n_output < 2 || !node->proto->output[1][0])
+    if (status != KILN_OK || !dropout || !onnx_node_output_read(node, 1))
         return status;
     kiln_dtype dtype;
     uint32_t rank;
     int64_t sizes[KILN_MAX_RANK];
-    kiln_value truth, mask;
+    kiln_value truth, mask, pair[2];
+    bool symbolic = false;
     status = onnx_node_type(node, x, &dtype, &rank, sizes);
     for (uint32_t a = 0; status == KILN_OK && a < rank; a++)
-        if (sizes[a] < 0)
-            return onnx_node_unsupported(node, "the mask output of an input with symbolic axis %u", a);
+        symbolic = symbolic || sizes[a] < 0;
+    if (status == KILN_OK && symbolic) {
+        /* All true at x's symbolic shape: cast(x) or not(cast(x)), true
+         * for every element, NaN included (a NaN casts to true). */
+        pair[0] = x;
+        status = onnx_map_cast_to(node, &pair[0], KILN_BOOL);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "not", 1, &pair[0], 0, NULL, &pair[1]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &mask);
+        return status == KILN_OK ? onnx_node_set_output(node, 1, mask) : status;
+    }
     if (status == KILN_OK)
         status = onnx_node_scalar(node, KILN_BOOL, 1.0, &truth);
     onnx_attrs list = {0};

@@ -140,6 +140,101 @@ static int64_t split_position(onnx_node *node, const char *const *target, uint32
     return -1;
 }
 
+/* Transpose x by `perm` (rank entries); the identity permutation emits nothing. */
+static kiln_status transpose_by(onnx_node *node, kiln_value x, const int64_t *perm, uint32_t rank, kiln_value *out)
+{
+    bool identity = true;
+    for (uint32_t i = 0; i < rank; i++)
+        identity = identity && perm[i] == (int64_t)i;
+    if (identity) {
+        *out = x;
+        return KILN_OK;
+    }
+    onnx_attrs list = {0};
+    onnx_attrs_ints(&list, "perm", perm, rank);
+    return onnx_node_emit(node, "transpose", 1, &x, list.count, list.items, out);
+}
+
+/*
+ * Reshape x (axis sizes `axis`, rank `rank`) to `target` (`count` sizes)
+ * when the target keeps x's leading sizes (a prefix, same texts) and its
+ * trailing sizes (a suffix) and changes only the axes between them into
+ * constant sizes (at most one of them inferred, -1, or symbolic and then
+ * checked): ShuffleNet's channel shuffle, [batch, c, h, w] to [batch, g,
+ * c/g, h, w] and back, with h and w symbolic. kiln's reshape copies a size
+ * only at the same position (0), so the suffix axes are moved before the
+ * middle by a transpose, the middle reshaped, and the suffix moved back:
+ * row-major order within the middle block is what the reshape keeps, and
+ * the transposes only carry the suffix axes around it, so the elements
+ * are those of ONNX's reshape.
+ * @return KILN_OK with *done set when this form applies (the output set),
+ *         else KILN_OK with *done false, or an error.
+ */
+static kiln_status reshape_around_suffix(onnx_node *node, kiln_value x, char axis[][SIZE_TEXT], uint32_t rank,
+                                         const char *const *target, uint32_t count, bool *done)
+{
+    *done = false;
+    uint32_t prefix = 0, suffix = 0, shortest = rank < count ? rank : count;
+    while (prefix < shortest && strcmp(target[prefix], axis[prefix]) == 0)
+        prefix++;
+    while (prefix + suffix < shortest && strcmp(target[count - 1 - suffix], axis[rank - 1 - suffix]) == 0)
+        suffix++;
+    uint32_t middle = count - prefix - suffix, inferred = 0;
+    if (suffix == 0 || middle == 0 || rank - prefix - suffix == 0 || count > KILN_MAX_RANK)
+        return KILN_OK;
+    int64_t shape[KILN_MAX_RANK], perm[KILN_MAX_RANK];
+    for (uint32_t i = 0; i < prefix + suffix; i++)
+        shape[i] = 0; /* the copied sizes, moved in front */
+    for (uint32_t i = 0; i < middle; i++) {
+        int64_t *size = &shape[prefix + suffix + i];
+        if (!size_constant(target[prefix + i], size))
+            *size = -1;
+        if (*size == 0 || *size < -1)
+            return KILN_OK;
+        inferred += *size == -1;
+    }
+    if (inferred > 1)
+        return KILN_OK;
+    /* x's axes as prefix, suffix, middle. */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < prefix; i++)
+        perm[n++] = i;
+    for (uint32_t i = rank - suffix; i < rank; i++)
+        perm[n++] = i;
+    for (uint32_t i = prefix; i < rank - suffix; i++)
+        perm[n++] = i;
+    kiln_value front, reshaped, y;
+    kiln_status status = transpose_by(node, x, perm, rank, &front);
+    onnx_attrs list = {0};
+    onnx_attrs_ints(&list, "shape", shape, count);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "reshape", 1, &front, list.count, list.items, &reshaped);
+    /* Back: prefix, middle, suffix. */
+    n = 0;
+    for (uint32_t i = 0; i < prefix; i++)
+        perm[n++] = i;
+    for (uint32_t i = 0; i < middle; i++)
+        perm[n++] = prefix + suffix + i;
+    for (uint32_t i = 0; i < suffix; i++)
+        perm[n++] = prefix + i;
+    if (status == KILN_OK)
+        status = transpose_by(node, reshaped, perm, count, &y);
+    for (uint32_t i = 0; status == KILN_OK && i < count; i++) {
+        char got[SIZE_TEXT];
+        int64_t ignored;
+        status = onnx_node_axis_text(node, y, i, got, sizeof got);
+        if (status == KILN_OK && strcmp(target[i], "-1") != 0 && !(size_constant(target[i], &ignored) && ignored < 0) &&
+            strcmp(got, target[i]) != 0)
+            return onnx_node_unsupported(node, "reshaping around the kept trailing sizes gives %s at axis %u, not the "
+                                               "target's %s",
+                                         got, i, target[i]);
+    }
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 0, y);
+    *done = status == KILN_OK;
+    return status;
+}
+
 /*
  * Reshape to a symbolic target (spec/onnx-import.md §3): each size is a
  * constant, the input's size at the same position (kiln's 0: copy) or, for
@@ -195,6 +290,10 @@ kiln_status onnx_map_symbolic_reshape(onnx_node *node, const char *kiln_op)
             }
             return status == KILN_OK ? onnx_node_set_output(node, 0, y) : status;
         }
+        bool done;
+        status = reshape_around_suffix(node, x, axis, rank, target, count, &done);
+        if (status != KILN_OK || done)
+            return status;
         return onnx_node_unsupported(node, "the target shape [%s] needs %u inferred sizes: %s%s; kiln's reshape "
                                            "infers at most one (-1), the others must be constants or the input's "
                                            "size at the same position, and they do not split one input axis",

@@ -20,6 +20,7 @@ typedef kiln_status (*onnx_map_fn)(onnx_node *node, const char *kiln_op);
 typedef struct onnx_op_mapping {
     const char *onnx_op;
     int64_t min_opset, max_opset; /* inclusive */
+    int64_t onnx_since;           /* the opset ONNX adds the op in, when it is after 7; else 0 (or 1) */
     onnx_map_fn map;
     const char *kiln_op; /* handed to map: the kiln op for simple renames */
 } onnx_op_mapping;

@@ -22,6 +22,13 @@ bool onnx_node_has_input(const onnx_node *node, uint32_t index)
     return node_input_name(node, index)[0] != '\0';
 }
 
+bool onnx_node_output_read(const onnx_node *node, uint32_t index)
+{
+    const onnx_name_table *read = node->importer->read_names;
+    return index < node->proto->n_output && node->proto->output[index][0] &&
+           (!read || onnx_names_find(read, node->proto->output[index], NULL));
+}
+
 kiln_status onnx_node_unsupported(onnx_node *node, const char *fmt, ...)
 {
     char reason[768];

@@ -36,6 +36,14 @@ typedef struct onnx_node {
 /** @return true if input `index` is present (ONNX marks omitted optional inputs with ""). */
 bool onnx_node_has_input(const onnx_node *node, uint32_t index);
 
+/**
+ * @return true if output `index` is read: named, and an input of some node
+ * or a graph output. An inference program needs no result nothing reads
+ * (Dropout's mask, TopK's indices, an LSTM's last cell), so a mapping
+ * emits only the outputs this says are read.
+ */
+bool onnx_node_output_read(const onnx_node *node, uint32_t index);
+
 /** Input `index` as a kiln value (initializers and constants become weights on first use). */
 kiln_status onnx_node_input(onnx_node *node, uint32_t index, kiln_value *out);
 

@@ -19,16 +19,19 @@ static int cmd_import_onnx(int argc, char **argv);
 const cli_verb cli_verb_import_onnx = {
     "import-onnx",
     "convert an ONNX model into a kiln artifact",
-    "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX]... [--allow-external-data DIR]\n"
+    "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX[:K]]... [--allow-external-data DIR]\n"
     "                        [--non-strict] [--check 'NAME: RULE, ...']...\n\n"
     "Read an ONNX model (IR versions 3..10, default-domain opsets 1..17), translate\n"
     "every node into kiln ops and seal the program. Symbolic input sizes (dim_param)\n"
     "become kiln dims: each needs --dim with its inclusive range, and every\n"
     "undeclared one is listed. Every construct kiln cannot express is listed at\n"
-    "once (node, op, reason); then nothing is written.\n\n"
+    "once (node, op, reason); then nothing is written. When a shape precondition\n"
+    "fails at some point of the declared dims, the --dim flags with a multiple_of\n"
+    "under which the model imports are suggested, if there are such.\n\n"
     "options:\n"
     "  -o, --output OUT.kiln        the artifact to write\n"
-    "  --dim NAME=MIN..MAX          bounds of the symbolic size NAME (repeatable)\n"
+    "  --dim NAME=MIN..MAX[:K]      bounds of the symbolic size NAME, and with :K only\n"
+    "                               the multiples of K in them (repeatable)\n"
     "  --allow-external-data DIR    read tensors stored outside the model, from files\n"
     "                               inside DIR only (refused without this option)\n"
     "  --non-strict                 store a precondition that cannot be proven over\n"
@@ -52,13 +55,15 @@ typedef struct import_args {
     check_specs checks;
 } import_args;
 
-/* --dim NAME=MIN..MAX, once per name. */
+/* --dim NAME=MIN..MAX[:K], once per name. */
 static int take_dim(void *vargs, const char *value)
 {
     import_args *args = vargs;
     kiln_onnx_dim bound;
     if (!onnx_options_parse_dim((char *)value, &bound))
-        return cli_usage_error("import-onnx", "--dim takes NAME=MIN..MAX with 0 <= MIN <= MAX, got '%s'", value);
+        return cli_usage_error("import-onnx",
+                               "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1, got '%s'",
+                               value);
     for (uint32_t d = 0; d < args->dim_count; d++)
         if (strcmp(args->dims[d].name, bound.name) == 0)
             return cli_usage_error("import-onnx", "--dim %s is given twice", bound.name);
@@ -171,6 +176,7 @@ static int cmd_import_onnx(int argc, char **argv)
     if (status == KILN_ERR_UNSUPPORTED_OP && unsupported) {
         rc = cli_error("%s: %u construct%s cannot be imported:", model_path, unsupported, unsupported == 1 ? "" : "s");
         onnx_options_print_report(stderr, result);
+        onnx_options_suggest_multiple_of(stderr, model, &options, result);
         goto done;
     }
     if (status != KILN_OK) {

@@ -26,7 +26,7 @@ static int cmd_onnx_test(int argc, char **argv);
 const cli_verb cli_verb_onnx_test = {
     "onnx-test",
     "run ONNX test case directories and compare the outputs",
-    "usage: kiln onnx-test DIR... [--dim NAME=MIN..MAX]... [--rtol R] [--atol A]\n\n"
+    "usage: kiln onnx-test DIR... [--dim NAME=MIN..MAX[:K]]... [--rtol R] [--atol A]\n\n"
     "Each DIR holds model.onnx and test_data_set_N/ directories of input_K.pb and\n"
     "output_K.pb tensors. Every data set is imported (sizes that no --dim bounds take\n"
     "the data's sizes), sealed, loaded, run and compared: floats within rtol 1e-3 and\n"
@@ -36,7 +36,9 @@ const cli_verb cli_verb_onnx_test = {
     "kiln cannot import), then 'N passed, N failed, N skipped'. Exit status 1 if\n"
     "any case failed.\n\n"
     "options:\n"
-    "  --dim NAME=MIN..MAX   bounds of the symbolic size NAME (repeatable)\n"
+    "  --dim NAME=MIN..MAX[:K]\n"
+    "                        bounds of the symbolic size NAME, and with :K only\n"
+    "                        the multiples of K in them (repeatable)\n"
     "  --rtol R, --atol A    the float tolerances (default 1e-3 and 1e-7, ONNX's for its\n"
     "                        node tests; a deep network's f32 outputs may need an atol\n"
     "                        near a few ulps of their largest magnitude)\n",
@@ -491,7 +493,10 @@ static int cmd_onnx_test(int argc, char **argv)
         }
         if (taken) {
             if (!onnx_options_parse_dim((char *)value, &dims[dim_count])) {
-                rc = cli_usage_error("onnx-test", "--dim takes NAME=MIN..MAX with 0 <= MIN <= MAX, got '%s'", value);
+                rc = cli_usage_error("onnx-test",
+                                     "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1, "
+                                     "got '%s'",
+                                     value);
                 goto done;
             }
             dim_count++;

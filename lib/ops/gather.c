@@ -426,6 +426,42 @@ static const char *slice_read(const kiln_node_attribute *attributes, uint32_t at
     return NULL;
 }
 
+/*
+ * Whether a slice with a step other than 1 takes a symbolic axis whole,
+ * over sizes in `bounds`: for step k > 0 from start 0 (or a start clamped
+ * to 0 everywhere) to the end, for step -k from the last element (start
+ * -1, or a start clamped to size - 1 everywhere) to the beginning (an end
+ * below -size everywhere: INT64_MIN, or PyTorch's -INT64_MAX for
+ * torch.flip). Either visits ceil(size / k) elements (slice_whole_size).
+ */
+static bool slice_is_whole(const kiln_interval *bounds, int64_t start, int64_t end, int64_t step)
+{
+    if (step == INT64_MIN || bounds->hi >= INT64_MAX)
+        return false;
+    int64_t hi = bounds->hi;
+    return step > 0 ? (start == 0 || start <= -hi) && end >= hi : (start == -1 || start >= hi - 1) && end < -hi;
+}
+
+/*
+ * ceil(size / k) for a whole-axis slice of step +-k: `size` itself for
+ * k = 1, else (size + k - 1) floordiv k; at size 0 both are 0, as ONNX's
+ * clamping gives.
+ */
+static kiln_status slice_whole_size(const kiln_shape_context *ctx, uint32_t size, int64_t step, uint32_t *out,
+                                    kiln_error *err)
+{
+    int64_t k = step > 0 ? step : -step;
+    if (k == 1) {
+        *out = size;
+        return KILN_OK;
+    }
+    uint32_t pad, summed, divisor;
+    KILN_TRY(make_const(ctx, k - 1, &pad, err));
+    KILN_TRY(make_binary(ctx, KILN_EXPR_ADD, size, pad, &summed, err));
+    KILN_TRY(make_const(ctx, k, &divisor, err));
+    return make_binary(ctx, KILN_EXPR_FLOORDIV, summed, divisor, out, err);
+}
+
 static kiln_status infer_slice(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
@@ -460,11 +496,14 @@ static kiln_status infer_slice(const kiln_shape_context *ctx, const kiln_value_t
         char what[64], text[128];
         kiln_format_size(ctx, size, text, sizeof text);
         snprintf(what, sizeof what, "input axis %u", a);
-        if (step != 1) {
+        if (step != 1 && bounded && slice_is_whole(&iv, start, end, step)) {
+            status = slice_whole_size(ctx, size, step, &out->shape.axes[a], err);
+        } else if (step != 1) {
             status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
-                               "%s: slice of symbolic axis %u (%s) with step %lld is not supported; only step 1 "
-                               "slices a symbolic axis",
-                               ctx->node_label, a, text, (long long)step);
+                                   "%s: slice %lld..%lld of symbolic axis %u (%s) with step %lld is not supported; "
+                                   "a step other than 1 slices a symbolic axis only whole (from its first element "
+                                   "to the end, or for a negative step from its last to the beginning)",
+                                   ctx->node_label, (long long)start, (long long)end, a, text, (long long)step);
         } else if (start >= 0 && end >= 0 && bounded && iv.lo >= end) {
             status = make_const(ctx, end > start ? end - start : 0, &out->shape.axes[a], err);
         } else if (start >= 0 && to_end) {
@@ -481,6 +520,20 @@ static kiln_status infer_slice(const kiln_shape_context *ctx, const kiln_value_t
                 status = make_const(ctx, -start, &out->shape.axes[a], err);
         } else if (start >= 0 && end >= 0) {
             status = prove_at_least(ctx, what, size, end, err);
+            if (status == KILN_OK)
+                status = make_const(ctx, end > start ? end - start : 0, &out->shape.axes[a], err);
+        } else if (start >= 0 && end < 0 && end != INT64_MIN && start <= INT64_MAX + end) {
+            /* x[:, s:-k]: with size >= s + k the clamped end size - k is at
+             * least the start, so exactly size - k - s elements remain. */
+            uint32_t cut;
+            status = prove_at_least(ctx, what, size, start - end, err);
+            if (status == KILN_OK)
+                status = make_const(ctx, start - end, &cut, err);
+            if (status == KILN_OK)
+                status = make_binary(ctx, KILN_EXPR_SUB, size, cut, &out->shape.axes[a], err);
+        } else if (start < 0 && end < 0 && start != INT64_MIN && end != INT64_MIN) {
+            /* x[:, -j:-k]: with size >= j neither bound is clamped. */
+            status = prove_at_least(ctx, what, size, -start, err);
             if (status == KILN_OK)
                 status = make_const(ctx, end > start ? end - start : 0, &out->shape.axes[a], err);
         } else {

@@ -32,6 +32,7 @@ import onnx
 import onnx.numpy_helper
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 OPSET = 14
 
@@ -90,6 +91,72 @@ class Encoder256(nn.Module):
         return self.layer(x)
 
 
+class SliceFlip(nn.Module):
+    """Issue #17 pattern 8: x[:, :-1] (Slice to the end -1 of the symbolic
+    seq), torch.flip on seq (Slice from -1 to -INT64_MAX, step -1) and
+    x[:, ::2] (a whole-axis step 2), with batch and seq dynamic."""
+
+    def forward(self, x):
+        return x[:, :-1] * 2.0, torch.flip(x, [1]) + 1.0, x[:, ::2] - 1.0
+
+
+class DropoutMask(nn.Module):
+    """Issue #17 pattern 4: F.dropout(x, 0.0, training=True), as Swin-T's
+    attention calls it, exports a Dropout (training_mode, ratio 0) whose
+    mask output nothing reads, over the symbolic batch and seq."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.linear(F.dropout(x, 0.0, training=True))
+
+
+class UNet(nn.Module):
+    """Issue #17 pattern 6: three 2x downsamplings undone by transposed
+    convolutions, each concatenated with its skip connection; h and w
+    dynamic. The concatenations hold only when h and w are multiples of 8
+    (h = 20 pools to 10, 5, 2 and comes back as 4, 8, 16): imported with
+    --dim h=16..32:8 --dim w=16..32:8."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.ModuleList([nn.Conv2d(c, 2, 3, padding=1) for c in (1, 2, 2)])
+        self.bottom = nn.Conv2d(2, 2, 3, padding=1)
+        self.up = nn.ModuleList([nn.ConvTranspose2d(2, 2, 2, stride=2) for _ in range(3)])
+        self.merge = nn.ModuleList([nn.Conv2d(4, 2, 3, padding=1) for _ in range(3)])
+        self.out = nn.Conv2d(2, 1, 1)
+
+    def forward(self, x):
+        skips = []
+        for conv in self.down:
+            x = torch.relu(conv(x))
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = torch.relu(self.bottom(x))
+        for up, merge, skip in zip(self.up, self.merge, reversed(skips)):
+            x = torch.relu(merge(torch.cat([up(x), skip], 1)))
+        return self.out(x)
+
+
+class ChannelShuffle(nn.Module):
+    """Issue #17 pattern 5: ShuffleNetV2's channel shuffle between grouped
+    convolutions, x.view(batch, groups, c // groups, h, w).transpose(1, 2)
+    .contiguous().view(batch, -1, h, w), with batch, h and w dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Conv2d(4, 6, 3, padding=1, groups=2)
+        self.second = nn.Conv2d(6, 6, 1, groups=3)
+
+    def forward(self, x):
+        x = torch.relu(self.first(x))
+        batch, channels, h, w = x.size()
+        x = x.view(batch, 3, channels // 3, h, w).transpose(1, 2).contiguous().view(batch, -1, h, w)
+        return self.second(x)
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -104,12 +171,17 @@ def write_tensor(path, array):
         f.write(onnx.numpy_helper.from_array(np.ascontiguousarray(array)).SerializeToString())
 
 
-def export_case(out_dir, name, model, example_shapes, dynamic_axes, weight_step=None):
+def export_case(out_dir, name, model, example_shapes, dynamic_axes, weight_step=None, output_axes=None):
     """Export `model` at the first shape, then run it at every shape into test_data_set_N.
 
     With `weight_step`, every parameter is rounded to a multiple of it first:
     the raw floats of a large model then compress well in git, and the
-    program stays a real one (PyTorch's outputs are computed after rounding)."""
+    program stays a real one (PyTorch's outputs are computed after rounding).
+    `output_axes` lists the dynamic axes of each output (default: one output
+    y with a dynamic batch); a model with several outputs returns a tuple."""
+    if output_axes is None:
+        output_axes = [{0: "batch"}]
+    output_names = ["y"] if len(output_axes) == 1 else ["y%d" % i for i in range(len(output_axes))]
     torch.manual_seed(1234)
     generator = torch.Generator().manual_seed(4321)
     randomize_batch_norm(model, generator)
@@ -126,22 +198,28 @@ def export_case(out_dir, name, model, example_shapes, dynamic_axes, weight_step=
     # without them, nn.TransformerEncoderLayer takes a fused fast path that
     # has no ONNX export.
     torch.onnx.export(model, (example,), os.path.join(case, "model.onnx"), opset_version=OPSET,
-                          input_names=["x"], output_names=["y"], dynamic_axes={"x": dynamic_axes, "y": {0: "batch"}},
+                          input_names=["x"], output_names=output_names,
+                          dynamic_axes=dict({"x": dynamic_axes}, **dict(zip(output_names, output_axes))),
                           do_constant_folding=True)
     onnx.checker.check_model(onnx.load(os.path.join(case, "model.onnx")))
     reference = copy.deepcopy(model).double()
     for n, shape in enumerate(example_shapes):
         x = torch.randn(shape, generator=generator)
-        y = model(x).detach()
+        ys = model(x)
+        ys = [t.detach() for t in (ys if isinstance(ys, tuple) else (ys,))]
         # How far f32 rounding alone moves the outputs: the scale of
         # tolerance a comparison with another f32 runtime needs.
-        exact = reference(x.double()).detach()
-        print("%s data set %d: max |y| %.3g, PyTorch f32 vs f64: max abs difference %.3g" %
-              (name, n, exact.abs().max().item(), (y.double() - exact).abs().max().item()))
+        exacts = reference(x.double())
+        exacts = [t.detach() for t in (exacts if isinstance(exacts, tuple) else (exacts,))]
+        for y, exact in zip(ys, exacts):
+            if exact.numel():
+                print("%s data set %d: max |y| %.3g, PyTorch f32 vs f64: max abs difference %.3g" %
+                      (name, n, exact.abs().max().item(), (y.double() - exact).abs().max().item()))
         data = os.path.join(case, "test_data_set_%d" % n)
         os.makedirs(data)
         write_tensor(os.path.join(data, "input_0.pb"), x.numpy())
-        write_tensor(os.path.join(data, "output_0.pb"), y.numpy())
+        for k, y in enumerate(ys):
+            write_tensor(os.path.join(data, "output_%d.pb" % k), y.numpy())
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(case) for f in fs)
     print("%s: %d bytes" % (case, size))
 
@@ -150,8 +228,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir")
     parser.add_argument("--large", action="store_true", help="torchvision resnet18 and mobilenet_v2 instead")
+    parser.add_argument("--only", help="comma-separated case names to write (default: all)")
     args = parser.parse_args()
     torch.manual_seed(1234)
+    if args.only:
+        wanted = set(args.only.split(","))
+        write = export_case
+
+        def export_case_if_wanted(out_dir, name, *rest, **options):
+            if name in wanted:
+                write(out_dir, name, *rest, **options)
+
+        globals()["export_case"] = export_case_if_wanted
     if args.large:
         import torchvision
 
@@ -167,6 +255,18 @@ def main():
                 {0: "batch", 1: "seq"})
     export_case(args.out_dir, "encoder256", Encoder256(), [(2, 5, 256), (1, 17, 256)], {0: "batch", 1: "seq"},
                 weight_step=1.0 / 256)
+    # Issue #17: dynamic-axis patterns of real exports, at the bounds of
+    # the domains onnx_torch.sh declares and inside them.
+    export_case(args.out_dir, "slice_flip", SliceFlip(), [(2, 5, 3), (1, 1, 3), (4, 16, 3), (3, 2, 3)],
+                {0: "batch", 1: "seq"},
+                output_axes=[{0: "batch", 1: "seq_less_1"}, {0: "batch", 1: "seq"}, {0: "batch", 1: "half_seq"}])
+    export_case(args.out_dir, "unet", UNet(), [(2, 1, 16, 24), (1, 1, 16, 16), (2, 1, 32, 32), (1, 1, 24, 16)],
+                {0: "batch", 2: "h", 3: "w"}, output_axes=[{0: "batch", 2: "h", 3: "w"}])
+    export_case(args.out_dir, "channel_shuffle", ChannelShuffle(),
+                [(2, 4, 5, 6), (1, 4, 1, 1), (3, 4, 12, 12), (2, 4, 7, 3)], {0: "batch", 2: "h", 3: "w"},
+                output_axes=[{0: "batch", 2: "h", 3: "w"}])
+    export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/bin/sh
 # onnx_torch.sh — kiln onnx-test over the PyTorch exports of tests/onnx-torch
 # (written by tests/onnx-torch/export.py: dynamic batch, and sequence length
-# for the encoder). Every case must pass at every data set: a skip (an op or
+# for the encoder and the issue #17 cases). Every case must pass at every data set: a skip (an op or
 # a symbolic shape the importer no longer takes) fails the test too.
 # Exit 77 (skipped) when this kiln has no ONNX importer.
 #
@@ -21,4 +21,13 @@ check() {
 }
 check "$cases/mlp" "$cases/cnn" --dim batch=1..64
 check "$cases/encoder" --dim batch=1..64 --dim seq=1..128
+# Issue #17: the dynamic-axis patterns of real exports, one case each.
+check "$cases/slice_flip" "$cases/dropout_mask" --dim batch=1..4 --dim seq=1..16
+check "$cases/unet" --dim batch=1..2 --dim h=16..32:8 --dim w=16..32:8
+check "$cases/channel_shuffle" --dim batch=1..3 --dim h=1..12 --dim w=1..12
+# Without multiple_of the UNet is refused (h = 20 breaks a skip connection),
+# and import-onnx names the --dim flags under which it imports.
+hint=$("$kiln" import-onnx "$cases/unet/model.onnx" -o /dev/null --dim batch=1..2 --dim h=16..32 --dim w=16..32 2>&1)
+echo "$hint"
+echo "$hint" | grep -q 'hint: the model imports with --dim h=16..32:8 --dim w=16..32:8' || status=1
 exit $status

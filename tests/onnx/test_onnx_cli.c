@@ -106,6 +106,11 @@ static void import_usage_errors(void **state)
     run(&r, "%s import-onnx m.onnx -o out.kiln --dim batch=4..2", kiln);
     assert_int_equal(r.exit_code, 2);
     assert_contains(r.err, "--dim takes NAME=MIN..MAX");
+    run(&r, "%s import-onnx m.onnx -o out.kiln --dim batch=1..8:0", kiln);
+    assert_int_equal(r.exit_code, 2);
+    assert_contains(r.err, "NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1");
+    run(&r, "%s import-onnx m.onnx -o out.kiln --dim batch=1..8:", kiln);
+    assert_int_equal(r.exit_code, 2);
     run(&r, "%s import-onnx missing.onnx -o out.kiln", kiln);
     assert_int_equal(r.exit_code, 1);
     assert_contains(r.err, "kiln: error: cannot open 'missing.onnx'");
@@ -143,6 +148,24 @@ static void import_lists_every_problem_then_succeeds_with_dims(void **state)
     run(&r, "%s import-onnx dyn.onnx -o dyn.kiln --dim batch=1..8 --dim seq=1..128", kiln);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "wrote dyn.kiln (1 input, 1 output)");
+
+    /* A precondition false somewhere in the domain: the hint names the
+     * --dim flag under which the model imports, and with it, it does. */
+    write_model("blocks.onnx",
+                onnx_model(8, 13,
+                           (Onnx__NodeProto *[]){onnx_node("SpaceToDepth", "s", L("x"), L("y"),
+                                                           (Onnx__AttributeProto *[]){
+                                                               onnx_attr_int("blocksize", 2), NULL}),
+                                                 NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 4, L("n", "1", "h", "4")), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL));
+    run(&r, "%s import-onnx blocks.onnx -o blocks.kiln --dim n=1..4 --dim h=2..16", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "counterexample: h=3");
+    assert_contains(r.err, "hint: the model imports with --dim h=2..16:2 (sizes restricted to multiples of 2)");
+    assert_false(exists("blocks.kiln"));
+    run(&r, "%s import-onnx blocks.onnx -o blocks.kiln --dim n=1..4 --dim h=2..16:2", kiln);
+    assert_int_equal(r.exit_code, 0);
     run(&r, "%s inspect dyn.kiln", kiln);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "[batch, seq]");

@@ -904,6 +904,54 @@ static void constant_of_symbolic_shape_takes_the_value_shape(void **state)
 }
 
 /*
+ * Dropout's mask over a symbolic axis (issue #17 pattern 4): unread, it is
+ * not translated at all (one output); read (a graph output), it is all
+ * true at x's shape, NaN elements included, at the bounds of batch.
+ */
+static void dropout_mask_over_symbolic_axes(void **state)
+{
+    (void)state;
+    Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 2, L("batch", "3")), NULL};
+    Onnx__ValueInfoProto *y_only[] = {onnx_value("y", F32, 0, NULL), NULL};
+    Onnx__ValueInfoProto *y_and_mask[] = {onnx_value("y", F32, 0, NULL),
+                                          onnx_value("mask", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, NULL), NULL};
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+    kiln_onnx_result result;
+    kiln_error err;
+    for (int read = 0; read < 2; read++) {
+        Onnx__ModelProto *m =
+            onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Dropout", "drop", L("x"), L("y", "mask"), NULL), NULL},
+                       x, read ? y_and_mask : y_only, NULL);
+        if (import(m, &options, &result, &err) != KILN_OK)
+            fail_msg("%s", err.message);
+        kiln_program *program = load(&result);
+        assert_int_equal(kiln_program_output_count(program), read ? 2 : 1);
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+        for (int64_t batch = 1; read && batch <= 8; batch += 7) {
+            kiln_tensor *xt;
+            assert_int_equal(kiln_tensor_new(KILN_F32, 2, (const int64_t[]){batch, 3}, &xt, &err), KILN_OK);
+            float *xs = kiln_tensor_data(xt);
+            for (int64_t i = 0; i < batch * 3; i++)
+                xs[i] = (float)i - 1;
+            xs[0] = NAN;
+            assert_int_equal(kiln_session_set_input(session, "x", xt, &err), KILN_OK);
+            assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+            const kiln_tensor *mask = kiln_session_output(session, 1);
+            assert_int_equal(kiln_tensor_dtype(mask), KILN_BOOL);
+            assert_int_equal(kiln_tensor_shape(mask)[0], batch);
+            for (int64_t i = 0; i < batch * 3; i++)
+                assert_int_equal(((const uint8_t *)kiln_tensor_const_data(mask))[i], 1);
+            kiln_tensor_free(xt);
+        }
+        kiln_session_free(session);
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
+}
+
+/*
  * Regression: a symbolic size used as data is translated with its
  * symbolic ancestors; the translation recursed once per ancestor, and
  * Shape then 10,000 chained Adds overflowed the stack of kiln import-onnx
@@ -1046,6 +1094,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_expand_target_is_folded, release_arena),
         cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
+        cmocka_unit_test_teardown(dropout_mask_over_symbolic_axes, release_arena),
         cmocka_unit_test_teardown(deep_symbolic_chain_imports, release_arena),
         cmocka_unit_test_teardown(nested_subgraphs_are_refused_before_decoding, release_arena),
     };

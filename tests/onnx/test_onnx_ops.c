@@ -280,12 +280,27 @@ static void constructs_kiln_cannot_match_are_refused(void **state)
     Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "4", "4")), NULL};
     const int64_t two[] = {2, 2};
 
-    /* MaxPool's indices output. */
-    expect_refusal(one_node(12,
-                            onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
-                                      (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, two), NULL}),
-                            image, NULL),
+    /* MaxPool's indices output, when the graph reads it; unread, it is not needed. */
+    expect_refusal(onnx_model(8, 12,
+                              (Onnx__NodeProto *[]){onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
+                                                              (Onnx__AttributeProto *[]){
+                                                                  onnx_attr_ints("kernel_shape", 2, two), NULL}),
+                                                    NULL},
+                              image,
+                              (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL),
+                                                         onnx_value("indices", I64, 0, NULL),
+                                                         NULL},
+                              NULL),
                    "output 1 ('indices', the indices of the maxima) is not supported");
+    kiln_onnx_result unread;
+    kiln_error unread_err;
+    if (import(one_node(12,
+                        onnx_node("MaxPool", "p", L("x"), L("y", "indices"),
+                                  (Onnx__AttributeProto *[]){onnx_attr_ints("kernel_shape", 2, two), NULL}),
+                        image, NULL),
+               &unread, &unread_err) != KILN_OK)
+        fail_msg("%s", unread_err.message);
+    onnx_result_release(&unread);
 
     /* Resize-10 and Upsample define no coordinate transformation for linear. */
     const int64_t four[] = {4};
@@ -807,6 +822,35 @@ static void old_opsets_map_only_unchanged_ops(void **state)
                    "unsupported op Add (opset 6): mapped for opsets 7.. only");
 }
 
+/*
+ * An op does not exist below the opset ONNX adds it in (issue #17: a model
+ * stamped opset 14 used Mish, added in 18, and was imported): Mish at 14
+ * and at 17 (the newest opset the importer takes), HardSwish at 13 and
+ * Trilu at 13 are refused naming that opset, while HardSwish and Trilu at
+ * 14, where ONNX defines them, are looked up as usual.
+ */
+static void ops_are_refused_below_the_opset_that_adds_them(void **state)
+{
+    (void)state;
+    Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 2, L("2", "2")), NULL};
+    expect_refusal(one_node(14, onnx_node("Mish", "m", L("x"), L("y"), NULL), x, NULL),
+                   "unsupported op Mish (opset 14): ONNX defines it from opset 18");
+    expect_refusal(one_node(17, onnx_node("Mish", "m", L("x"), L("y"), NULL), x, NULL),
+                   "unsupported op Mish (opset 17): ONNX defines it from opset 18");
+    expect_refusal(one_node(13, onnx_node("HardSwish", "h", L("x"), L("y"), NULL), x, NULL),
+                   "unsupported op HardSwish (opset 13): ONNX defines it from opset 14");
+    expect_refusal(one_node(13, onnx_node("Trilu", "t", L("x"), L("y"), NULL), x, NULL),
+                   "unsupported op Trilu (opset 13): ONNX defines it from opset 14");
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import(one_node(14, onnx_node("HardSwish", "h", L("x"), L("y"), NULL), x, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+    if (import(one_node(14, onnx_node("Trilu", "t", L("x"), L("y"), NULL), x, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+}
+
 /* A STRINGS attribute over `storage` (the values are not copied). */
 static Onnx__AttributeProto *attr_strings(const char *name, size_t count, ProtobufCBinaryData *storage,
                                           const char *const *values)
@@ -908,6 +952,7 @@ int main(void)
         cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
         cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
+        cmocka_unit_test_teardown(ops_are_refused_below_the_opset_that_adds_them, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
         cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),

@@ -679,6 +679,67 @@ static void end_to_end_slice(void **state)
     }
 }
 
+/*
+ * The slices of a symbolic axis PyTorch exports with dynamic axes (issue
+ * #17): x[:-1] (end -1), x[1:-2], x[-3:-1], torch.flip (step -1 from -1 to
+ * -INT64_MAX), and whole-axis strides. Each symbolic size is checked
+ * against the clamping reference (slice_positions) at every n of the
+ * domain 1..6 — the kernel itself refuses an output whose size the shape
+ * rule got wrong — and the elements against it too.
+ */
+static void symbolic_slices_match_the_reference_at_every_size(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t start, end, step;
+        const char *shape;
+    } cases[] = {
+        {0, -1, 1, "[n - 1, 3]"},
+        {0, -6, 1, "[n - 6, 3]"}, /* needs n >= 6: built over n in 6..6 below */
+        {-1, -1, 1, "[0, 3]"},
+        {-1, INT64_MIN, -1, "[n, 3]"},
+        {-1, -INT64_MAX, -1, "[n, 3]"},
+        {INT64_MAX, INT64_MIN, -1, "[n, 3]"},
+        {-1, INT64_MIN, -2, "[(n + 1) / 2, 3]"},
+        {0, INT64_MAX, 3, "[(n + 2) / 3, 3]"},
+        {-6, 6, 2, "[(n + 1) / 2, 3]"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        built p = {0};
+        kiln_attribute attrs[] = {
+            {.name = "starts", .type = KILN_ATTRIBUTE_INTS, .ints = &cases[c].start, .count = 1},
+            {.name = "ends", .type = KILN_ATTRIBUTE_INTS, .ints = &cases[c].end, .count = 1},
+            {.name = "steps", .type = KILN_ATTRIBUTE_INTS, .ints = &cases[c].step, .count = 1},
+        };
+        kiln_error err;
+        kiln_value x_value, y;
+        int64_t first = cases[c].end == -6 ? 6 : 1;
+        p.builder = new_builder();
+        assert_int_equal(kiln_builder_add_dim(p.builder, "n", first, 6, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_input(p.builder, "x", KILN_I64, "[n, 3]", &x_value, &err), KILN_OK);
+        kiln_status status = kiln_builder_add_op_with_attributes(p.builder, "slice", 1, &x_value, 3, attrs, &y, &err);
+        if (status != KILN_OK)
+            print_error("case %zu: %s\n", c, err.message);
+        assert_int_equal(status, KILN_OK);
+        assert_int_equal(kiln_builder_add_output(p.builder, "y", y, &err), KILN_OK);
+        open_session(&p);
+        assert_output_text(p.program, cases[c].shape);
+        for (int64_t n = first; n <= 6; n++) {
+            int64_t positions[8];
+            int64_t rows = slice_positions(n, cases[c].start, cases[c].end, cases[c].step, positions);
+            kiln_tensor *x = random_tensor(KILN_I64, 2, (int64_t[]){n, 3});
+            assert_int_equal(run_session(&p, x, NULL, &err), KILN_OK);
+            const kiln_tensor *out = kiln_session_output(p.session, 0);
+            assert_int_equal(kiln_tensor_shape(out)[0], rows);
+            for (int64_t r = 0; r < rows; r++)
+                assert_memory_equal((const int64_t *)kiln_tensor_const_data(out) + r * 3,
+                                    (int64_t *)x->data + positions[r] * 3, 3 * sizeof(int64_t));
+            kiln_tensor_free(x);
+        }
+        close_built(&p);
+    }
+}
+
 static void end_to_end_cumsum_one_hot_trilu(void **state)
 {
     (void)state;
@@ -785,12 +846,20 @@ static void slice_refuses_unsupported_forms(void **state)
 {
     (void)state;
     kiln_error err;
-    /* Negative step on a symbolic axis. */
-    assert_int_equal(try_slice("[n]", -1, INT64_MIN, -1, &err), KILN_ERR_INVALID_PROGRAM);
+    /* A step other than 1 that does not take a symbolic axis whole. */
+    assert_int_equal(try_slice("[n]", -2, INT64_MIN, -1, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "node 0 (slice)"));
     assert_non_null(strstr(err.message, "step -1"));
-    /* Negative end on a symbolic axis. */
-    assert_int_equal(try_slice("[n]", 0, -1, 1, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_int_equal(try_slice("[n]", 1, INT64_MAX, 2, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "only whole"));
+    /* A negative end past the start on the smallest axis: where m + end <
+     * start ONNX clamps the slice to empty, which m - 3 would not say. */
+    assert_int_equal(try_slice("[m]", 1, -2, 1, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: m=2"));
+    assert_int_equal(try_slice("[m]", -3, -1, 1, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "counterexample: m=2"));
+    /* A negative start with a positive finite end stays unsupported. */
+    assert_int_equal(try_slice("[n]", -1, 3, 1, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "not supported"));
     /* Start beyond the smallest axis: counterexample. */
     assert_int_equal(try_slice("[m]", 3, INT64_MAX, 1, &err), KILN_ERR_INVALID_PROGRAM);
@@ -882,6 +951,7 @@ int main(void)
         cmocka_unit_test(trilu_matches_reference),
         cmocka_unit_test(block_ops_match_reference),
         cmocka_unit_test(end_to_end_gather),
+        cmocka_unit_test(symbolic_slices_match_the_reference_at_every_size),
         cmocka_unit_test(end_to_end_gather_elements_and_nd),
         cmocka_unit_test(end_to_end_slice),
         cmocka_unit_test(end_to_end_cumsum_one_hot_trilu),
