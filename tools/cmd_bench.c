@@ -321,32 +321,18 @@ static int read_input_files(bench_state *st, const bench_args *args)
     return CLI_OK;
 }
 
-/*
- * The sizes to run: when every input is a file, the sizes they bind (a
- * dim no input binds at its minimum); otherwise bench_sizes_choose's, which
- * the files, if any, must agree with.
- */
-static int choose_sizes(bench_state *st, const bench_args *args)
+/* Seconds on the monotonic clock. */
+static double now_seconds(void)
 {
-    kiln_error err;
-    if ((uint32_t)args->input_count < st->input_count)
-        return bench_sizes_choose(st->program, &args->session, st->dim_values, st->sources, &st->evidence_case);
-    if (kiln_program_bind_dims(st->program, st->names, (const kiln_tensor *const *)st->tensors, st->input_count,
-                               st->dim_values, st->bound, &err) != KILN_OK)
-        return cli_error("%s", err.message);
-    for (uint32_t d = 0; d < st->dim_count; d++) {
-        kiln_dim_info dim;
-        kiln_program_dim(st->program, d, &dim);
-        st->sources[d] = st->bound[d] ? SIZE_FROM_FILES : SIZE_FROM_MINIMUM;
-        if (!st->bound[d])
-            st->dim_values[d] = sample_dim_first(&dim);
-    }
-    return CLI_OK;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* The session's dims: those named by --dim keep the bound given (a range
- * is the user's to choose); every other is pinned to the size run, so the
- * arena is the one these sizes need. */
+ * is the user's to choose); every other is pinned to its value in
+ * st->dim_values, so the arena is the one those sizes need. Names --dim
+ * gives that are no dim are passed on for the session to refuse. */
 static uint32_t build_narrowing(bench_state *st, const bench_args *args)
 {
     uint32_t count = 0;
@@ -368,9 +354,52 @@ static uint32_t build_narrowing(bench_state *st, const bench_args *args)
     return count;
 }
 
-/* Make every input not read from a file at the chosen sizes, check the
- * sizes all inputs give together, and bind them. */
-static int bind_inputs(bench_state *st)
+/* Open the session over build_narrowing's dims, timing it into *ms.
+ * @return CLI_OK, or CLI_FAILED after session_args_new_session's report. */
+static int open_session(bench_state *st, const bench_args *args, double *ms)
+{
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.threads = args->threads;
+    options.reference_kernels = args->reference;
+    session_args_apply(&args->session, &options);
+    options.dims = st->narrowing;
+    options.dim_count = build_narrowing(st, args);
+    double start = now_seconds();
+    int rc = session_args_new_session(&args->session, st->program, &options, &st->session);
+    *ms = (now_seconds() - start) * 1e3;
+    return rc;
+}
+
+/*
+ * Whether the shape of input `index` depends on dim `d` near `values`:
+ * its shape changes when d moves (by one, and to twice plus one, so that
+ * a division like d/2 moves too). Used only to say where a size came from.
+ */
+static bool input_depends_on_dim(const kiln_program *program, uint32_t index, const int64_t *values, uint32_t d,
+                                 int64_t *moved)
+{
+    kiln_error err;
+    int64_t shape[KILN_MAX_RANK], shape_moved[KILN_MAX_RANK];
+    kiln_io_info io;
+    kiln_program_input(program, index, &io);
+    if (kiln_program_input_shape_at(program, index, values, shape, &err) != KILN_OK)
+        return true;
+    memcpy(moved, values, kiln_program_dim_count(program) * sizeof *moved);
+    int64_t steps[2] = {1, values[d] + 1};
+    for (int s = 0; s < 2; s++) {
+        if (values[d] > INT64_MAX - steps[s])
+            return true;
+        moved[d] = values[d] + steps[s];
+        if (kiln_program_input_shape_at(program, index, moved, shape_moved, &err) != KILN_OK ||
+            memcmp(shape, shape_moved, io.rank * sizeof *shape) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* Make every input not read from a file, at the sizes in st->dim_values. */
+static int make_inputs(bench_state *st)
 {
     kiln_error err;
     uint64_t random_state = 1;
@@ -386,26 +415,89 @@ static int bind_inputs(bench_state *st)
             return cli_error("input '%s': %s", io.name, err.message);
         sample_fill_input(st->program, i, st->tensors[i], &random_state);
     }
-    /* The sizes reported are the ones the bound inputs give, files included. */
-    if (kiln_program_bind_dims(st->program, st->names, (const kiln_tensor *const *)st->tensors, st->input_count,
-                               st->dim_values, st->bound, &err) != KILN_OK) {
-        cli_error("%s", err.message);
-        fprintf(stderr, "kiln: hint: inputs not given with --input are made at the sizes chosen for them; "
-                        "give the files' sizes with --dim NAME=N\n");
+    return CLI_OK;
+}
+
+/*
+ * Inputs that do not fit together: when --dim was given, the session is
+ * asked first, since a --dim outside the artifact's range (which made the
+ * inputs wrong) is the mistake to name; otherwise the binding's error,
+ * with how to make the generated inputs match files.
+ */
+static int explain_bad_sizes(bench_state *st, const bench_args *args, const kiln_error *err)
+{
+    double unused_ms;
+    if (args->session.dim_count > 0 && open_session(st, args, &unused_ms) != CLI_OK)
         return CLI_FAILED;
+    cli_error("%s", err->message);
+    if (args->input_count > 0 && (uint32_t)args->input_count < st->input_count)
+        fprintf(stderr, "kiln: hint: inputs not given with --input are made at small sizes (kiln bench --help), "
+                        "which files sharing a dim must agree with: give their size with --dim NAME=N\n");
+    return CLI_FAILED;
+}
+
+/*
+ * The sizes to run and the inputs at them: when every input is a file,
+ * the sizes they bind (a dim none binds at its minimum); otherwise
+ * bench_sizes_choose's, at which the missing inputs are made. Either way
+ * the sizes kept are those all the inputs bind together, and a dim a file
+ * input's shape depends on is said to come from the files.
+ */
+static int choose_sizes(bench_state *st, const bench_args *args)
+{
+    kiln_error err;
+    bool all_files = (uint32_t)args->input_count == st->input_count;
+    int rc = CLI_OK;
+    for (uint32_t d = 0; all_files && d < st->dim_count; d++) {
+        /* What explain_bad_sizes pins the dims to if the files do not fit. */
+        kiln_dim_info dim;
+        kiln_program_dim(st->program, d, &dim);
+        st->dim_values[d] = sample_dim_first(&dim);
     }
+    if (!all_files && ((rc = bench_sizes_choose(st->program, &args->session, st->dim_values, st->sources,
+                                                &st->evidence_case)) != CLI_OK ||
+                       (rc = make_inputs(st)) != CLI_OK))
+        return rc;
+    int64_t *bound_values = calloc(2 * ((size_t)st->dim_count + 1), sizeof *bound_values);
+    if (!bound_values)
+        return cli_error("out of memory");
+    if (kiln_program_bind_dims(st->program, st->names, (const kiln_tensor *const *)st->tensors, st->input_count,
+                               bound_values, st->bound, &err) != KILN_OK) {
+        free(bound_values);
+        return explain_bad_sizes(st, args, &err);
+    }
+    for (uint32_t d = 0; d < st->dim_count; d++) {
+        kiln_dim_info dim;
+        kiln_program_dim(st->program, d, &dim);
+        if (all_files) {
+            st->sources[d] = st->bound[d] ? SIZE_FROM_FILES : SIZE_FROM_MINIMUM;
+            st->dim_values[d] = st->bound[d] ? bound_values[d] : sample_dim_first(&dim);
+            continue;
+        }
+        if (st->bound[d])
+            st->dim_values[d] = bound_values[d];
+        for (uint32_t i = 0; i < st->input_count; i++)
+            if (!st->generated[i] &&
+                input_depends_on_dim(st->program, i, st->dim_values, d, bound_values + st->dim_count + 1))
+                st->sources[d] = SIZE_FROM_FILES;
+    }
+    free(bound_values);
+    bool from_evidence = false;
+    for (uint32_t d = 0; d < st->dim_count; d++)
+        from_evidence = from_evidence || st->sources[d] == SIZE_FROM_EVIDENCE;
+    if (!from_evidence)
+        st->evidence_case = NULL;
+    return CLI_OK;
+}
+
+/* Bind every input to the session. */
+static int bind_inputs(bench_state *st)
+{
+    kiln_error err;
     for (uint32_t i = 0; i < st->input_count; i++)
         if (kiln_session_set_input(st->session, st->names[i], st->tensors[i], &err) != KILN_OK)
             return cli_error("%s", err.message);
     return CLI_OK;
-}
-
-/* Seconds on the monotonic clock. */
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* How many runs of a phase, and for how long at most. */
@@ -668,19 +760,8 @@ static int bench(bench_state *st, const bench_args *args, bench_result *result)
     result->load_ms = (now_seconds() - start) * 1e3;
     int rc;
     if ((rc = allocate_state(st, args)) != CLI_OK || (rc = read_input_files(st, args)) != CLI_OK ||
-        (rc = choose_sizes(st, args)) != CLI_OK)
+        (rc = choose_sizes(st, args)) != CLI_OK || (rc = open_session(st, args, &result->session_ms)) != CLI_OK)
         return rc;
-    kiln_session_options options;
-    kiln_session_options_default(&options);
-    options.threads = args->threads;
-    options.reference_kernels = args->reference;
-    session_args_apply(&args->session, &options);
-    options.dims = st->narrowing;
-    options.dim_count = build_narrowing(st, args);
-    start = now_seconds();
-    if ((rc = session_args_new_session(&args->session, st->program, &options, &st->session)) != CLI_OK)
-        return rc;
-    result->session_ms = (now_seconds() - start) * 1e3;
     result->first_run_ms = -1;
     if ((rc = bind_inputs(st)) != CLI_OK || (rc = measure(st, args, result)) != CLI_OK)
         return rc;
