@@ -606,8 +606,8 @@ static void print_shape(FILE *out, const kiln_tensor *t)
     fputc(']', out);
 }
 
-/* A member holding milliseconds: to the microsecond, since more digits
- * would only be the clock's noise. */
+/* A member holding milliseconds, to the nanosecond (the clock's unit):
+ * more digits would only be noise. */
 static void json_member_ms(json_writer *w, const char *key, double ms)
 {
     json_key(w, key);
