@@ -718,6 +718,19 @@ static void print_bytes(const char *label, uint64_t bytes, const char *note)
                note ? note : "");
 }
 
+/* `ms` milliseconds as people read a latency: "12.345 ms", "8.452 us" or
+ * "90 ns", three decimals at most (the clock's noise is below them). */
+static const char *duration_text(double ms, char *buffer, size_t size)
+{
+    if (ms >= 1)
+        snprintf(buffer, size, "%.3f ms", ms);
+    else if (ms >= 1e-3)
+        snprintf(buffer, size, "%.3f us", ms * 1e3);
+    else
+        snprintf(buffer, size, "%.0f ns", ms * 1e6);
+    return buffer;
+}
+
 /* The text report: what ran, at which sizes, then the figures. */
 static void print_text(const bench_state *st, const bench_args *args, const bench_result *r)
 {
@@ -738,12 +751,15 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
         print_shape(stdout, st->tensors[i]);
         printf(" (%s)\n", st->generated[i] ? "random" : "file");
     }
-    printf("load       %.3f ms\n", r->load_ms);
-    printf("session    %.3f ms\n", r->session_ms);
-    printf("first run  %.6g ms (cold)\n", r->first_run_ms);
-    printf("latency    min %.6g ms, median %.6g ms, mean %.6g ms, max %.6g ms\n", l->min * 1e3, l->median * 1e3,
-           l->mean * 1e3, l->max * 1e3);
-    printf("           p90 %.6g ms, p99 %.6g ms, stddev %.6g ms\n", l->p90 * 1e3, l->p99 * 1e3, l->stddev * 1e3);
+    char a[32], b[32], c[32], d[32];
+    printf("load       %s\n", duration_text(r->load_ms, a, sizeof a));
+    printf("session    %s\n", duration_text(r->session_ms, a, sizeof a));
+    printf("first run  %s (cold)\n", duration_text(r->first_run_ms, a, sizeof a));
+    printf("latency    min %s, median %s, mean %s, max %s\n", duration_text(l->min * 1e3, a, sizeof a),
+           duration_text(l->median * 1e3, b, sizeof b), duration_text(l->mean * 1e3, c, sizeof c),
+           duration_text(l->max * 1e3, d, sizeof d));
+    printf("           p90 %s, p99 %s, stddev %s\n", duration_text(l->p90 * 1e3, a, sizeof a),
+           duration_text(l->p99 * 1e3, b, sizeof b), duration_text(l->stddev * 1e3, c, sizeof c));
     printf("throughput %.1f runs/s\n", r->runs_per_second);
     print_bytes("arena", r->arena_bytes, NULL);
     print_bytes("peak RSS", r->peak_rss_bytes, r->peak_rss_source);
