@@ -35,6 +35,24 @@ static void human_bytes(double bytes, char *out, size_t size)
     snprintf(out, size, "%.1f %s", bytes, units[unit]);
 }
 
+/* Draw the bar at `fraction` (0..1) with `detail` after the percentage,
+ * at most ten times a second unless `final`. */
+static void draw(cli_progress *p, double now, double fraction, const char *detail, bool final)
+{
+    if (!final && now - p->last_draw < 0.1)
+        return;
+    p->last_draw = now;
+    fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction;
+    char bar[31];
+    int filled = (int)(fraction * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < filled ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r%-10s [%s] %3d%%  %s ", p->label, bar, (int)(fraction * 100), detail);
+    fflush(stderr);
+    p->drawn = true;
+}
+
 void cli_progress_update(void *user, uint64_t done, uint64_t total)
 {
     cli_progress *p = user;
@@ -50,23 +68,24 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
     }
     p->last_done = done;
     /* Redraw at most ten times a second, and always at the end. */
-    if (done < total && now - p->last_draw < 0.1)
+    bool final = done >= total;
+    if (!final && now - p->last_draw < 0.1)
         return;
-    p->last_draw = now;
-    double fraction = total ? (double)(done < total ? done : total) / (double)total : 1.0;
-    char bar[31], done_text[32], total_text[32], rate_text[32];
-    int filled = (int)(fraction * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < filled ? '#' : '.';
-    bar[30] = '\0';
+    char done_text[32], total_text[32], rate_text[32], detail[128];
     double elapsed = now - p->pass_start;
     human_bytes((double)done, done_text, sizeof done_text);
     human_bytes((double)total, total_text, sizeof total_text);
     human_bytes(elapsed > 0 ? (double)done / elapsed : 0, rate_text, sizeof rate_text);
-    fprintf(stderr, "\r%-10s [%s] %3d%%  %s of %s  %s/s ", p->label, bar, (int)(fraction * 100), done_text,
-            total_text, rate_text);
-    fflush(stderr);
-    p->drawn = true;
+    snprintf(detail, sizeof detail, "%s of %s  %s/s", done_text, total_text, rate_text);
+    draw(p, now, total ? (double)(done < total ? done : total) / (double)total : 1.0, detail, final);
+}
+
+void cli_progress_step(cli_progress *p, double fraction, const char *detail)
+{
+    double now = now_seconds();
+    if (!p->enabled || now - p->pass_start < CLI_PROGRESS_MIN_SECONDS)
+        return;
+    draw(p, now, fraction, detail, fraction >= 1);
 }
 
 void cli_progress_finish(cli_progress *p)

@@ -96,6 +96,23 @@ void session_args_apply(const session_args *args, kiln_session_options *options)
     options->max_arena_bytes = args->max_arena_bytes;
 }
 
+/* Whether `options` pins every dim of `program` to one value, so that
+ * narrowing cannot shrink the arena any further. */
+static bool every_dim_pinned(const kiln_program *program, const kiln_session_options *options)
+{
+    for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
+        kiln_dim_info dim;
+        kiln_program_dim(program, d, &dim);
+        bool pinned = dim.min == dim.max;
+        for (uint32_t k = 0; k < options->dim_count; k++)
+            if (strcmp(options->dims[k].name, dim.name) == 0)
+                pinned = options->dims[k].min == options->dims[k].max;
+        if (!pinned)
+            return false;
+    }
+    return true;
+}
+
 int session_args_new_session(const session_args *args, const kiln_program *program,
                              const kiln_session_options *options, kiln_session **out)
 {
@@ -104,7 +121,9 @@ int session_args_new_session(const session_args *args, const kiln_program *progr
     if (status == KILN_OK)
         return CLI_OK;
     cli_error("%s", err.message);
-    if (status == KILN_ERR_LIMIT)
+    if (status == KILN_ERR_LIMIT && every_dim_pinned(program, options))
+        fprintf(stderr, "kiln: hint: raise the limit with --max-arena SIZE\n");
+    else if (status == KILN_ERR_LIMIT)
         fprintf(stderr, "kiln: hint: narrow a dim with 'kiln %s ... --dim NAME=MIN..MAX', or raise the limit with "
                         "--max-arena SIZE ('kiln inspect' shows how the arena grows with each dim)\n", args->verb);
     return CLI_FAILED;

@@ -218,9 +218,15 @@ static void sessions_are_narrowed_from_the_command_line(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "\"arena_bytes\": 24576"); /* 3 rows of 8 KiB */
     assert_contains(r.out, "\"shape\": [3, 1024]");
-    run(&r, "'%s' bench rows.kiln --max-arena 16G --runs 1 --warmup 0 --json", kiln_binary);
+    /* A range keeps the session over it; benched at its top. */
+    run(&r, "'%s' bench rows.kiln --max-arena 16G --dim batch=1..4096 --runs 1 --warmup 0 --json", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "\"arena_bytes\": 33554432");
+    /* No --dim: the smallest size, in a session pinned to it, so a limit far
+     * below the whole domain's arena is no obstacle. */
+    run(&r, "'%s' bench rows.kiln --max-arena 16K --runs 1 --warmup 0 --json", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "\"arena_bytes\": 8192"); /* 1 row of 8 KiB */
 
     run(&r, "'%s' inspect rows.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
@@ -456,14 +462,15 @@ static void bench_reports_latency_throughput_and_memory(void **state)
     double min_ms = json_get(json, "min_ms")->number, median_ms = json_get(json, "median_ms")->number;
     assert_true(min_ms > 0 && min_ms <= median_ms && median_ms < 1000);
     assert_true(json_get(json, "runs_per_second")->number > 0);
-    assert_int_equal((int)json_get(json, "arena_bytes")->number, 128); /* y: f64[4, 2] and 2*x at batch 4 */
+    /* y: f64[2, 2] and 2*x at batch 2, each rounded up to 64 bytes. */
+    assert_int_equal((int)json_get(json, "arena_bytes")->number, 128);
     assert_true(json_get(json, "peak_rss_bytes")->number > 1e5);
-    /* No --dim: each dim at its largest value. */
-    assert_int_equal((int)json_get(json_get(json, "dims"), "batch")->number, 4);
+    /* No --dim and no evidence: each dim at its smallest value (tests/cli/test_bench_cli.c has the rest). */
+    assert_int_equal((int)json_get(json_get(json, "dims"), "batch")->number, 2);
     const json_value *input = json_at(json_get(json, "inputs"), 0);
     assert_string_equal(json_get(input, "name")->string, "x");
     assert_string_equal(json_get(input, "source")->string, "random");
-    assert_int_equal((int)json_at(json_get(input, "shape"), 0)->number, 4);
+    assert_int_equal((int)json_at(json_get(input, "shape"), 0)->number, 2);
     json_free(json);
 
     run(&r, "'%s' bench scale.kiln --json --runs 3 --dim batch=2 --reference", kiln_binary);
@@ -519,7 +526,8 @@ static void bench_reports_latency_throughput_and_memory(void **state)
     snprintf(path, sizeof path, "%s/checked.kiln", harness_work_dir);
     assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
     kiln_builder_free(b);
-    run(&r, "'%s' bench checked.kiln --runs 3 --json", kiln_binary);
+    /* A thousand rows, so that many values are drawn. */
+    run(&r, "'%s' bench checked.kiln --runs 3 --dim n=1000 --json", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     json = parse_stdout(&r);
     assert_int_equal((int)json_get(json_get(json, "dims"), "n")->number, 1000);
@@ -551,7 +559,9 @@ static void bench_refuses_bad_flags_clearly(void **state)
          "kiln: error: batch=5 is outside the artifact's range for batch, 2..4: a session can only narrow a dim"},
         {"scale.kiln --max-arena 0", 2, "--max-arena takes a size above 0"},
         {"scale.kiln --max-arena 4X", 2, "--max-arena takes a size above 0 in bytes, or with a unit"},
-        {"scale.kiln --max-arena 64", 1, "kiln: error: the arena at batch=4 needs 128 bytes, over the limit of 64 bytes"},
+        {"scale.kiln --max-arena 64", 1, "kiln: error: the arena at batch=2 needs 128 bytes, over the limit of 64 bytes"},
+        {"scale.kiln --max-arena 64", 1, "kiln: hint: raise the limit with --max-arena SIZE\n"},
+        {"scale.kiln --max-arena 64 --dim batch=2..4", 1, "kiln: hint: narrow a dim with 'kiln bench ... --dim"},
         {"scale.kiln --input y=a.npy", 2, "--input: 'y' is not an input of scale.kiln (inputs: 'x')"},
         {"scale.kiln --input x=missing.npy", 1, "missing.npy"},
         {"scale.kiln --bogus", 2, "kiln: error: unknown option '--bogus'"},
