@@ -1,10 +1,9 @@
 /* bench_sizes.c — the sizes bench runs at (see bench_sizes.h). */
 #include "bench_sizes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <kiln/text.h>
 
 #include "cli.h"
 #include "sample_inputs.h"
@@ -41,64 +40,31 @@ static const kiln_dim_bound *named_bound(const session_args *session, const char
 }
 
 /*
- * Read the extents of an inline evidence entry "  NAME: DTYPE[E0, E1] = ..."
- * for input `name` of rank `rank` in the block [block, end) of canonical
- * text (spec/text-format.md §5, item 12). @return false when the entry is
- * not inline (a file) or does not read as expected.
- */
-static bool inline_entry_shape(const char *block, const char *end, const char *name, uint32_t rank,
-                               int64_t *shape)
-{
-    size_t name_length = strlen(name);
-    for (const char *line = block; line && line < end; line = memchr(line, '\n', (size_t)(end - line))) {
-        line++;
-        if (strncmp(line, "  ", 2) != 0 || strncmp(line + 2, name, name_length) != 0 ||
-            strncmp(line + 2 + name_length, ": ", 2) != 0)
-            continue;
-        const char *c = strchr(line, '[');
-        if (!c || c >= end)
-            return false;
-        c++;
-        for (uint32_t a = 0; a < rank; a++) {
-            char *after;
-            long long extent = strtoll(c, &after, 10);
-            if (after == c || extent < 0)
-                return false;
-            shape[a] = extent;
-            c = after;
-            if (a + 1 < rank && strncmp(c, ", ", 2) == 0)
-                c += 2;
-        }
-        return *c == ']';
-    }
-    return false;
-}
-
-/*
- * The dims the first evidence case's inputs bind, from the program's
- * canonical text (no files written). @return false when the case's inputs
- * are not all inline or anything else does not work out: the caller then
- * falls back to the minimum, which is a fine size too.
+ * The dims the first evidence case's inputs bind (kiln_program_bind_dims
+ * over views of the case's own tensors). @return false when there is no
+ * case or its inputs do not bind (the caller then falls back to the
+ * minimum, which is a fine size too).
  */
 static bool evidence_dims(const kiln_program *program, int64_t *values, bool *bound)
 {
     kiln_error err;
-    char *text;
-    if (kiln_program_evidence_count(program) == 0 || kiln_text_disassemble(program, NULL, &text, &err) != KILN_OK)
+    uint32_t inputs = kiln_program_evidence_count(program) ? kiln_program_evidence_input_count(program, 0) : 0;
+    if (inputs == 0)
         return false;
-    uint32_t inputs = kiln_program_input_count(program);
-    const char **names = calloc(inputs + 1, sizeof *names);
-    kiln_tensor **tensors = calloc(inputs + 1, sizeof *tensors);
-    const char *block = strstr(text, "\nevidence \"");
-    const char *end = block ? strstr(block, "\n}") : NULL;
-    bool ok = names && tensors && block && end;
+    const char **names = calloc(inputs, sizeof *names);
+    kiln_tensor **tensors = calloc(inputs, sizeof *tensors);
+    bool ok = names && tensors;
     for (uint32_t i = 0; ok && i < inputs; i++) {
-        kiln_io_info io;
-        int64_t shape[KILN_MAX_RANK];
-        kiln_program_input(program, i, &io);
-        names[i] = io.name;
-        ok = inline_entry_shape(block, end, io.name, io.rank, shape) &&
-             kiln_tensor_new(io.dtype, io.rank, shape, &tensors[i], &err) == KILN_OK;
+        kiln_dtype dtype;
+        uint32_t rank;
+        const int64_t *shape;
+        const void *data;
+        ok = kiln_program_evidence_input(program, 0, i, &names[i], &dtype, &rank, &shape, &data);
+        uint64_t count = 1;
+        for (uint32_t a = 0; ok && a < rank; a++)
+            count *= (uint64_t)shape[a]; /* the case was checked at load: no overflow */
+        ok = ok && kiln_tensor_wrap(dtype, rank, shape, (void *)(uintptr_t)data,
+                                    (size_t)count * kiln_dtype_size(dtype), &tensors[i], &err) == KILN_OK;
     }
     ok = ok && kiln_program_bind_dims(program, names, (const kiln_tensor *const *)tensors, inputs, values, bound,
                                       &err) == KILN_OK;
@@ -106,7 +72,6 @@ static bool evidence_dims(const kiln_program *program, int64_t *values, bool *bo
         kiln_tensor_free(tensors[i]);
     free(tensors);
     free(names);
-    free(text);
     return ok;
 }
 
@@ -121,7 +86,7 @@ int bench_sizes_choose(const kiln_program *program, const session_args *session,
         free(evidence_bound);
         return cli_error("out of memory");
     }
-    /* Only worth disassembling when some dim is left to choose. */
+    /* Only worth reading the evidence when some dim is left to choose. */
     bool needs_default = false;
     for (uint32_t d = 0; d < count; d++) {
         kiln_dim_info dim;

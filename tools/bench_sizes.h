@@ -3,10 +3,9 @@
  * up inputs: each dim's value and where it came from.
  *
  * A dim named by --dim runs at the largest value that option allows; any
- * other at the size of the program's first evidence case, when the
- * artifact has one whose inputs are written inline by the disassembler
- * (at most 16 elements each: the public API gives evidence inputs no
- * other way), else at its smallest value (multiple_of respected). Small
+ * other at the size the program's first evidence case gives it
+ * (kiln_program_evidence_input), else at its smallest value (multiple_of
+ * respected). Small
  * sizes first because a bench is often someone's first run of a program:
  * the largest sizes made ResNet-18 run at batch 64, silently, for minutes.
  */

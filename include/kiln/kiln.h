@@ -579,6 +579,16 @@ KILN_API uint32_t kiln_program_evidence_count(const kiln_program *program);
 KILN_API const char *kiln_program_evidence_name(const kiln_program *program, uint32_t index);
 /** Number of expected outputs in evidence case `index`. */
 KILN_API uint32_t kiln_program_evidence_output_count(const kiln_program *program, uint32_t index);
+/** Number of inputs of evidence case `index` (0 when out of range). */
+KILN_API uint32_t kiln_program_evidence_input_count(const kiln_program *program, uint32_t index);
+/**
+ * Input `input` of evidence case `index`: its name and a read-only view of
+ * its values (C order, native little-endian), valid while the program lives.
+ * @return false (and nothing written) when either index is out of range.
+ */
+KILN_API bool kiln_program_evidence_input(const kiln_program *program, uint32_t index, uint32_t input,
+                                          const char **name, kiln_dtype *dtype, uint32_t *rank,
+                                          const int64_t **shape, const void **data);
 
 /* The outcome for one expected output of a replayed case. */
 typedef struct kiln_evidence_result {

@@ -17,6 +17,25 @@ const char *kiln_program_evidence_name(const kiln_program *p, uint32_t index)
     return index < p->model.evidence_count ? p->model.evidence[index].name : NULL;
 }
 
+uint32_t kiln_program_evidence_input_count(const kiln_program *p, uint32_t index)
+{
+    return index < p->model.evidence_count ? p->model.evidence[index].input_count : 0;
+}
+
+bool kiln_program_evidence_input(const kiln_program *p, uint32_t index, uint32_t input, const char **name,
+                                 kiln_dtype *dtype, uint32_t *rank, const int64_t **shape, const void **data)
+{
+    if (index >= p->model.evidence_count || input >= p->model.evidence[index].input_count)
+        return false;
+    const kiln_evidence_tensor *t = &p->model.evidence[index].inputs[input];
+    *name = t->name;
+    *dtype = t->dtype;
+    *rank = t->rank;
+    *shape = t->shape;
+    *data = t->data;
+    return true;
+}
+
 uint32_t kiln_program_evidence_output_count(const kiln_program *p, uint32_t index)
 {
     return index < p->model.evidence_count ? p->model.evidence[index].output_count : 0;

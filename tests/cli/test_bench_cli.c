@@ -34,7 +34,7 @@ static const char two_dims_text[] = "kiln 1.0\n"
                                     "output a = %a\n"
                                     "output b = %b\n";
 
-/* The same with an evidence case at n=6, m=2, small enough to be inline. */
+/* The same with an evidence case at n=6, m=2. */
 static const char evidence_case_text[] = "evidence \"ones\" {\n"
                                          "  x: f32[6] = [1, 1, 1, 1, 1, 1]\n"
                                          "  y: f32[2] = [1, 1]\n"
@@ -144,6 +144,21 @@ static void evidence_sizes_when_present(void **state)
     run(&r, "'%s' bench evidence.kiln --runs 3 --dim m=7", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "sizes      n=6 (evidence case 'ones'), m=7 (--dim)\n");
+
+    /* A case larger than disasm writes inline (40 elements) gives its sizes too. */
+    char text[4096], ones[40 * 3 + 1] = "", twos[40 * 3 + 1] = "";
+    for (int i = 0; i < 40; i++) {
+        strcat(ones, i ? ", 1" : "1");
+        strcat(twos, i ? ", 2" : "2");
+    }
+    snprintf(text, sizeof text,
+             "%sevidence \"forty\" {\n  x: f32[40] = [%s]\n  y: f32[3] = [1, 1, 1]\n  a: f32[40] = [%s]\n"
+             "  b: f32[3] = [2, 2, 2]\n  atol 1e-6 rtol 1e-5\n}\n",
+             two_dims_text, ones, twos);
+    write_work_file("forty.ktxt", text);
+    run(&r, "'%s' asm forty.ktxt -o forty.kiln && '%s' bench forty.kiln --runs 2", kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "sizes      n=40, m=3 (evidence case 'forty')\n");
 }
 
 /* --dim NAME=N runs at N in a session pinned to it; NAME=MIN..MAX runs at
