@@ -9,9 +9,14 @@
 
 bool artifact_view_open(artifact_view *view, const char *path)
 {
+    return artifact_view_open_with_options(view, path, NULL);
+}
+
+bool artifact_view_open_with_options(artifact_view *view, const char *path, const kiln_load_options *options)
+{
     memset(view, 0, sizeof *view);
     view->path = path;
-    if (kiln_artifact_open(path, &view->artifact, &view->error) != KILN_OK)
+    if (kiln_artifact_open_with_options(path, options, &view->artifact, &view->error) != KILN_OK)
         return false;
     view->program = kiln_artifact_program(view->artifact);
     view->report = kiln_artifact_report(view->artifact);

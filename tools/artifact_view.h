@@ -27,6 +27,9 @@ typedef struct artifact_view {
  *         false with view->error set otherwise (missing, damaged, other major).
  */
 bool artifact_view_open(artifact_view *view, const char *path);
+
+/* artifact_view_open under load `options` (a verify policy, a progress bar). */
+bool artifact_view_open_with_options(artifact_view *view, const char *path, const kiln_load_options *options);
 void artifact_view_close(artifact_view *view);
 
 /* "blake2b-256:<64 hex>" and its 16-character short form. */

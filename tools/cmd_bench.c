@@ -36,6 +36,7 @@
 #include "peak_rss.h"
 #include "progress_bar.h"
 #include "sample_inputs.h"
+#include "load_args.h"
 #include "session_args.h"
 #include "term.h"
 
@@ -46,7 +47,7 @@ const cli_verb cli_verb_bench = {
     "measure latency, throughput and memory of running a program",
     "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=MIN..MAX]...\n"
     "                  [--max-arena SIZE] [--threads N] [--runs N] [--duration SECONDS]\n"
-    "                  [--warmup N] [--reference] [--json]\n\n"
+    "                  [--warmup N] [--reference] [--verify full|lazy|none] [--json]\n\n"
     "Load FILE, bind its inputs, run it untimed to warm up, then time each of\n"
     "many runs, and print the load and session times, the first (cold) run,\n"
     "the latency of the timed runs (min, median, mean, p90, p99, max, standard\n"
@@ -60,6 +61,7 @@ const cli_verb cli_verb_bench = {
     "options:\n"
     "  --input NAME=PATH    bind input NAME to the array in PATH (repeatable)\n"
     SESSION_ARGS_USAGE
+    LOAD_ARGS_USAGE
     "  --threads N          threads per run (default: the runtime default)\n"
     "  --runs N             timed runs (default: 100, or fewer if 10 s pass first)\n"
     "  --duration SECONDS   time runs until SECONDS have passed (at least one run;\n"
@@ -88,6 +90,7 @@ typedef struct bench_args {
     int input_count;
     const char **input_names, **input_paths;
     session_args session;
+    load_args load;
     uint32_t threads;
     long runs, warmup;
     double duration;                  /* seconds; 0 when not given */
@@ -195,7 +198,13 @@ static int take_duration(void *target, const char *value)
     return CLI_OK;
 }
 
+static int take_verify(void *target, const char *value)
+{
+    return load_args_take_verify(&((bench_args *)target)->load, value);
+}
+
 static const cli_option bench_option_list[] = {
+    {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
     {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
@@ -219,6 +228,7 @@ static int parse_args(int argc, char **argv, bench_args *args)
     args->input_names = calloc((size_t)argc, sizeof *args->input_names);
     args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
     args->session.verb = "bench";
+    args->load.verb = "bench";
     if (!args->input_names || !args->input_paths)
         return cli_error("out of memory");
     int rc = cli_parse_options(&bench_options, argc, argv, args, &args->path, &operands);
@@ -769,10 +779,9 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
  * measure; the load and session times are part of the result. */
 static int bench(bench_state *st, const bench_args *args, bench_result *result)
 {
-    kiln_error err;
     double start = now_seconds();
-    if (kiln_program_load(args->path, NULL, &st->program, &err) != KILN_OK)
-        return cli_error("%s: %s", args->path, err.message);
+    if (load_args_load(&args->load, args->path, &st->program) != CLI_OK)
+        return CLI_FAILED;
     result->load_ms = (now_seconds() - start) * 1e3;
     int rc;
     if ((rc = allocate_state(st, args)) != CLI_OK || (rc = read_input_files(st, args)) != CLI_OK ||

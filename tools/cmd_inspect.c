@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "options.h"
 #include "json.h"
+#include "load_args.h"
 #include "table.h"
 #include "term.h"
 
@@ -26,8 +27,8 @@ static int cmd_inspect(int argc, char **argv);
 const cli_verb cli_verb_inspect = {
     "inspect",
     "show identities, signature, contract, ops, weights, memory plan and sections",
-    "usage: kiln inspect FILE [--json] [--quiet]\n\n"
-    "Verify FILE completely, then show what it is: program name, format version,\n"
+    "usage: kiln inspect FILE [--json] [--quiet] [--verify full|lazy|none]\n\n"
+    "Verify FILE (completely unless --verify says otherwise), then show what it is: program name, format version,\n"
     "producer and mode; its artifact, program and state identities; the\n"
     "signature state; metadata; inputs and outputs with dtype and shape; dims\n"
     "with range, multiple_of and derived expressions; semantic input checks;\n"
@@ -39,7 +40,8 @@ const cli_verb cli_verb_inspect = {
     "it could not (missing, damaged, another format major).\n\n"
     "options:\n"
     "  --json       print one JSON object (schema: spec/inspect-json.md)\n"
-    "  -q, --quiet  print only the header line\n",
+    "  -q, --quiet  print only the header line\n"
+    LOAD_ARGS_USAGE,
     cmd_inspect,
 };
 
@@ -1116,17 +1118,24 @@ static int print_json(const artifact_view *view, bool readable)
 
 typedef struct inspect_args {
     bool json;
+    load_args load;
 } inspect_args;
+
+static int take_verify(void *target, const char *value)
+{
+    return load_args_take_verify(&((inspect_args *)target)->load, value);
+}
 
 static const cli_option inspect_option_list[] = {
     {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(inspect_args, json)},
+    {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
 };
 
 static const cli_options inspect_options = CLI_OPTIONS("inspect", inspect_option_list, 1);
 
 static int cmd_inspect(int argc, char **argv)
 {
-    inspect_args args = {false};
+    inspect_args args = {.json = false, .load = {.verb = "inspect", .verify = KILN_VERIFY_FULL}};
     const char *path = NULL;
     int operands;
     int rc = cli_parse_options(&inspect_options, argc, argv, &args, &path, &operands);
@@ -1136,7 +1145,11 @@ static int cmd_inspect(int argc, char **argv)
         return cli_usage_error("inspect", "missing FILE");
     bool json = args.json, quiet = cli_quiet;
     artifact_view view;
-    bool readable = artifact_view_open(&view, path);
+    kiln_load_options options;
+    cli_progress progress;
+    load_args_options(&args.load, &options, &progress);
+    bool readable = artifact_view_open_with_options(&view, path, &options);
+    cli_progress_finish(&progress);
     if (json) {
         rc = print_json(&view, readable);
         if (!readable)

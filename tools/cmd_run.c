@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "options.h"
 #include "sample_inputs.h"
+#include "load_args.h"
 #include "session_args.h"
 #include "term.h"
 #include "value_summary.h"
@@ -24,7 +25,8 @@ const cli_verb cli_verb_run = {
     "run",
     "check inputs against the contract, run, and write outputs as .npy",
     "usage: kiln run FILE [--input NAME=PATH.npy]... [--random] [--output-dir DIR]\n"
-    "                [--summary] [--threads N] [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n\n"
+    "                [--summary] [--threads N] [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n"
+    "                [--verify full|lazy|none]\n\n"
     "Load and verify FILE, read each input from a .npy file, check every input\n"
     "against the declared contract (dtype, rank, each axis against its dim) and\n"
     "its semantic checks, run the program, and print each output's name, dtype\n"
@@ -45,7 +47,8 @@ const cli_verb cli_verb_run = {
     "                       few, min, max, and for floats the mean of the finite\n"
     "                       values and the count of NaN and infinite ones\n"
     "  --threads N          threads per run, 1..1024 (default: the runtime default)\n"
-    SESSION_ARGS_USAGE,
+    SESSION_ARGS_USAGE
+    LOAD_ARGS_USAGE,
     cmd_run,
 };
 
@@ -59,6 +62,7 @@ typedef struct run_args {
     bool summary;
     uint32_t threads; /* 0: the runtime default */
     session_args session;
+    load_args load;
 } run_args;
 
 /* --input NAME=PATH: each input once. */
@@ -101,7 +105,13 @@ static int take_threads(void *target, const char *value)
     return CLI_OK;
 }
 
+static int take_verify(void *target, const char *value)
+{
+    return load_args_take_verify(&((run_args *)target)->load, value);
+}
+
 static const cli_option run_option_list[] = {
+    {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--output-dir", .arity = CLI_VALUE, .offset = offsetof(run_args, output_dir)},
     {.name = "--random", .arity = CLI_FLAG, .offset = offsetof(run_args, random)},
@@ -119,6 +129,7 @@ static int parse_args(int argc, char **argv, run_args *args)
     int operands;
     memset(args, 0, sizeof *args);
     args->session.verb = "run";
+    args->load.verb = "run";
     args->input_names = calloc((size_t)argc, sizeof *args->input_names);
     args->input_paths = calloc((size_t)argc, sizeof *args->input_paths);
     if (!args->input_names || !args->input_paths)
@@ -322,10 +333,8 @@ static int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &args);
     if (rc != CLI_OK)
         goto done;
-    if (kiln_program_load(args.path, NULL, &program, &err) != KILN_OK) {
-        rc = cli_error("%s: %s", args.path, err.message);
+    if ((rc = load_args_load(&args.load, args.path, &program)) != CLI_OK)
         goto done;
-    }
     kiln_session_options options;
     kiln_session_options_default(&options);
     session_args_apply(&args.session, &options);

@@ -999,6 +999,12 @@ typedef struct kiln_artifact kiln_artifact;
  *         damage, another format major), with *out NULL.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error *err);
+
+/** kiln_artifact_open, loading under `options` (NULL = defaults: full
+ *  verification): a verify policy, limits, trusted keys, a progress callback. */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_open_with_options(const char *path,
+                                                                    const kiln_load_options *options,
+                                                                    kiln_artifact **out, kiln_error *err);
 /** Free an opened artifact (NULL is fine). */
 KILN_API void kiln_artifact_close(kiln_artifact *artifact);
 /** The path it was opened from. */

@@ -20,6 +20,12 @@ struct kiln_artifact {
 
 kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error *err)
 {
+    return kiln_artifact_open_with_options(path, NULL, out, err);
+}
+
+kiln_status kiln_artifact_open_with_options(const char *path, const kiln_load_options *options, kiln_artifact **out,
+                                            kiln_error *err)
+{
     if (!out || !path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_artifact_open: NULL argument");
     *out = NULL;
@@ -29,7 +35,7 @@ kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory opening %s", path);
     }
     kiln_error load_err;
-    if (kiln_program_load_with_report(path, NULL, &a->program, &a->report, &load_err) == KILN_OK) {
+    if (kiln_program_load_with_report(path, options, &a->program, &a->report, &load_err) == KILN_OK) {
         *out = a;
         return KILN_OK;
     }

@@ -245,6 +245,41 @@ static void sessions_are_narrowed_from_the_command_line(void **state)
     assert_contains(r.out, "\"arena\": {\"bytes\": 33554432, \"fits_default_limit\": true}");
 }
 
+/*
+ * Issue 19, point 6: run, bench and inspect take --verify: a damaged
+ * weight section is refused by a full load, shown by a lazy or no-check
+ * inspect, and reported when a lazy run first needs the weights.
+ */
+static void verify_policies_from_the_command_line(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "cp '%s/tests/golden/v1.0/weights.kiln' damaged-weights.kiln && "
+            "printf '\\377' | dd of=damaged-weights.kiln bs=1 seek=840 conv=notrunc 2>/dev/null",
+        source_root);
+    assert_int_equal(r.exit_code, 0);
+    run(&r, "'%s' inspect damaged-weights.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "section 6 (WDAT): checksum mismatch");
+    for (int i = 0; i < 2; i++) {
+        run(&r, "'%s' inspect damaged-weights.kiln --verify %s", kiln_binary, i ? "none" : "lazy");
+        assert_int_equal(r.exit_code, 0);
+        assert_contains(r.out, "weights: format 1.0, inference");
+    }
+    run(&r, "'%s' run damaged-weights.kiln --random --verify lazy", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: section 6 (WDAT): checksum mismatch (section is damaged)");
+    run(&r, "'%s' bench damaged-weights.kiln --runs 1 --verify full", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "damaged-weights.kiln: section 6 (WDAT): checksum mismatch");
+    for (int i = 0; i < 3; i++) {
+        static const char *const verbs[] = {"inspect", "run", "bench"};
+        run(&r, "'%s' %s damaged-weights.kiln --verify quick", kiln_binary, verbs[i]);
+        assert_int_equal(r.exit_code, 2);
+        assert_contains(r.err, "--verify takes full, lazy or none, got 'quick'");
+    }
+}
+
 static void keygen_sign_verify(void **state)
 {
     (void)state;
@@ -643,6 +678,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(help_and_version_exit_0),
         cmocka_unit_test(rejected_inputs_and_files_exit_1),
         cmocka_unit_test(sessions_are_narrowed_from_the_command_line),
+        cmocka_unit_test(verify_policies_from_the_command_line),
         cmocka_unit_test(keygen_sign_verify),
         cmocka_unit_test(version_describes_the_runtime),
         cmocka_unit_test(verify_json_reports_every_problem),

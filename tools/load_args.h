@@ -1,0 +1,35 @@
+/*
+ * load_args.h — how the verbs that load an artifact (run, bench, inspect)
+ * load it: `--verify full|lazy|none` (spec/format.md §10.3: full checks
+ * every section's CRC and hash now; lazy the program now and the weights
+ * when a session first needs them, which opens a 1 GiB artifact in
+ * milliseconds; none only the program sections' CRCs), with a progress bar
+ * on a terminal while a large artifact is checked.
+ */
+#ifndef KILN_TOOLS_LOAD_ARGS_H
+#define KILN_TOOLS_LOAD_ARGS_H
+
+#include <kiln/kiln.h>
+
+#include "progress_bar.h"
+
+typedef struct load_args {
+    const char *verb;          /* for the messages */
+    kiln_verify_policy verify; /* default KILN_VERIFY_FULL */
+} load_args;
+
+/* Usage text for the option, to paste into a verb's usage. */
+#define LOAD_ARGS_USAGE                                                                                  \
+    "  --verify POLICY      full (default: every checksum and hash now), lazy (the program now,\n"      \
+    "                       weights when first run) or none (only the program's checksums)\n"
+
+/* Take `--verify POLICY`. @return CLI_OK or CLI_USAGE. */
+int load_args_take_verify(load_args *args, const char *value);
+
+/* Default load options with the policy and a progress callback drawing `progress` (labelled). */
+void load_args_options(const load_args *args, kiln_load_options *options, cli_progress *progress);
+
+/* kiln_program_load with the policy, drawing progress; the error is printed. @return CLI_OK or CLI_FAILED. */
+int load_args_load(const load_args *args, const char *path, kiln_program **out);
+
+#endif
