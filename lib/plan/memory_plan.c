@@ -6,6 +6,7 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "fusion.h"
+#include "liveness.h"
 
 typedef struct slot {
     uint32_t node;
@@ -141,8 +142,16 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, ui
         if (kiln_fusion_pair(m, n, readers, NULL))
             slots[n + 1].first_use = n;
     free(readers);
+    /* A node no output depends on is not run (liveness.h): it needs no bytes. */
+    bool *live = status == KILN_OK ? malloc((m->node_count ? m->node_count : 1) * sizeof *live) : NULL;
+    if (status == KILN_OK && !live)
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+    if (status == KILN_OK)
+        kiln_live_nodes(m, live);
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
         slots[n].node = n;
+        if (!live[n])
+            continue; /* bytes 0 */
         status = max_value_bytes(m, ranges, first + n, max_arena_bytes, &slots[n].bytes, err);
         if (status == KILN_OK && !kiln_add_u64(total, slots[n].bytes, &total))
             status = kiln_fail(err, KILN_ERR_LIMIT, "the intermediates' total size overflows");
@@ -173,6 +182,7 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, ui
         plan->arena_bytes = arena;
         plan->intermediate_bytes = total;
     }
+    free(live);
     free(domain);
     free(slots);
     return status;

@@ -275,7 +275,8 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
 /*
  * Per node, what a run would otherwise decide by op name: the results that
  * may stay channels-last (layout.h), how each node reads channels-last
- * operands, and its bound rule (value_bound.h).
+ * operands, its bound rule (value_bound.h), and whether it runs at all
+ * (liveness.h).
  */
 static kiln_status plan_node_paths(kiln_program *p, kiln_error *err)
 {
@@ -283,8 +284,10 @@ static kiln_status plan_node_paths(kiln_program *p, kiln_error *err)
     KILN_TRY(kiln_layout_plan(m, &p->channels_last_ok, err));
     p->layout_roles = calloc(m->node_count + 1, sizeof *p->layout_roles);
     p->bound_rules = calloc(m->node_count + 1, sizeof *p->bound_rules);
-    if (!p->layout_roles || !p->bound_rules)
+    p->live = calloc(m->node_count + 1, sizeof *p->live);
+    if (!p->layout_roles || !p->bound_rules || !p->live)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
+    kiln_live_nodes(m, p->live);
     for (uint32_t n = 0; n < m->node_count; n++) {
         p->layout_roles[n] = kiln_layout_role_of(m, n);
         p->bound_rules[n] = kiln_bound_rule_of(m, n);
@@ -486,6 +489,7 @@ void kiln_program_free(kiln_program *program)
     free(program->channels_last_ok);
     free(program->layout_roles);
     free(program->bound_rules);
+    free(program->live);
     free(program->op_uses);
     kiln_section_view_release(&program->weight_view);
     kiln_container_release(&program->container);

@@ -9,6 +9,7 @@
 #include "format/file_io.h"
 #include "fusion.h"
 #include "layout.h"
+#include "liveness.h"
 #include "memory_plan.h"
 #include "model.h"
 #include "value_bound.h"
@@ -35,6 +36,7 @@ struct kiln_program {
     /* Per node, decided at load so that a run compares no op names: its result may be left
      * channels-last and how it reads channels-last operands (layout.h), how its result's
      * magnitude bound follows from its operands' (value_bound.h). */
+    bool *live;              /* per node: its result reaches an output, so a run runs it (liveness.h) */
     bool *channels_last_ok;
     kiln_layout_role *layout_roles;
     kiln_bound_rule *bound_rules;

@@ -321,6 +321,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     for (uint32_t v = 0; v < kiln_model_value_count(m); v++)
         s->bounds[v] = INFINITY;
     for (uint32_t n = 0; n < m->node_count; n++) {
+        if (!s->program->live[n])
+            continue; /* no output depends on it (liveness.h) */
         const kiln_node_decl *node = &m->nodes[n];
         kiln_tensor *result;
         KILN_TRY(bind_result(s, n, &result, err));

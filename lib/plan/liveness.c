@@ -1,0 +1,21 @@
+/* liveness.c — the nodes whose results reach a program output (see liveness.h). */
+#include "liveness.h"
+
+#include <string.h>
+
+void kiln_live_nodes(const kiln_model *m, bool *live)
+{
+    uint32_t first = kiln_model_first_node_value(m);
+    memset(live, 0, m->node_count * sizeof *live);
+    for (uint32_t o = 0; o < m->output_count; o++)
+        if (m->outputs[o].value >= first)
+            live[m->outputs[o].value - first] = true;
+    for (uint32_t n = m->node_count; n-- > 0;) {
+        if (!live[n])
+            continue;
+        const kiln_node_decl *node = &m->nodes[n];
+        for (uint32_t i = 0; i < node->input_count; i++)
+            if (node->inputs[i] >= first)
+                live[node->inputs[i] - first] = true;
+    }
+}

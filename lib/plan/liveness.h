@@ -1,0 +1,25 @@
+/*
+ * liveness.h — the nodes whose results reach a program output.
+ *
+ * A node nothing live reads (a dead tanh, the extra recurrences an ONNX
+ * LSTM exports for outputs nobody uses) has no effect on any output: a
+ * session does not run it and the memory plan gives it no bytes. The
+ * artifact keeps it (the writer's bytes are the program as built), so
+ * `inspect` still lists it and a runtime that runs everything computes the
+ * same outputs.
+ */
+#ifndef KILN_LIB_LIVENESS_H
+#define KILN_LIB_LIVENESS_H
+
+#include <stdbool.h>
+
+#include "model.h"
+
+/*
+ * live[n] (node_count entries) is true when node n's result is a program
+ * output or is read by a live node. Nodes come in topological order, so
+ * one pass from the last node back decides every one.
+ */
+void kiln_live_nodes(const kiln_model *m, bool *live);
+
+#endif
