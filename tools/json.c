@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 void json_init(json_writer *w, FILE *out)
 {
@@ -142,13 +143,31 @@ void json_uint(json_writer *w, unsigned long long value)
     fprintf(w->out, "%llu", value);
 }
 
+/*
+ * The shortest decimal that reads back as exactly `value` (1e-06, not
+ * 9.9999999999999995e-07): %.17g always round-trips but shows the binary
+ * value's noise; the first precision from 1 up whose text parses back to
+ * the same double is the one a reader expects.
+ */
+static void format_shortest(double value, char *text, size_t size)
+{
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(text, size, "%.*g", precision, value);
+        if (strtod(text, NULL) == value)
+            return;
+    }
+}
+
 void json_double(json_writer *w, double value)
 {
     before_value(w);
-    if (isfinite(value))
-        fprintf(w->out, "%.17g", value);
-    else
+    if (isfinite(value)) {
+        char text[32];
+        format_shortest(value, text, sizeof text);
+        fputs(text, w->out);
+    } else {
         fputs("null", w->out);
+    }
 }
 
 void json_fixed(json_writer *w, double value, int decimals)

@@ -164,7 +164,8 @@ static void whole_numbers_in_full(void **state)
     expect(&c, "[-9223372036854775808, -1, 18446744073709551615, 0]\n");
 }
 
-/* %.17g: what inspect and verify have always printed (golden files). */
+/* The shortest text that reads back as the same double (issue 19, point 10):
+ * 1e-06, not %.17g's 9.9999999999999995e-07; and every value does read back. */
 static void doubles_round_trip(void **state)
 {
     (void)state;
@@ -177,8 +178,20 @@ static void doubles_round_trip(void **state)
     json_double(&c.w, 1e-6);
     json_double(&c.w, 1e300);
     json_double(&c.w, -1.0);
+    json_double(&c.w, 2.0 / 3.0);
+    json_double(&c.w, 5e-324);
+    json_double(&c.w, 1.7976931348623157e308);
     json_end_array(&c.w);
-    expect(&c, "[0.10000000000000001, 1, -0, 9.9999999999999995e-07, 1.0000000000000001e+300, -1]\n");
+    expect(&c, "[0.1, 1, -0, 1e-06, 1e+300, -1, 0.6666666666666666, 5e-324, "
+               "1.7976931348623157e+308]\n");
+    const double values[] = {0.1, 1e-6, 2.0 / 3.0, 5e-324, 1.7976931348623157e308, 3.14159, 123456789.125};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        bool well_formed;
+        start(&c);
+        json_double(&c.w, values[i]);
+        assert_true(strtod(finish(&c, &well_formed), NULL) == values[i]);
+        free(c.text);
+    }
 }
 
 static void fixed_decimals(void **state)
