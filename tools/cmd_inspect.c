@@ -473,10 +473,12 @@ static bool print_weights(const artifact_view *view, const term_style *st)
     headingf(st, "weights: %u tensor%s, %s", count, count == 1 ? "" : "s", total);
     format_bytes(storage.stored, stored, sizeof stored);
     format_bytes(storage.raw, raw, sizeof raw);
+    /* The section is larger than the tensors: each starts 64-byte aligned (format.md §7.5). */
     if (storage.compressed)
-        printf("  stored zlib-compressed: %s for %s raw, ratio %.2f\n", stored, raw, compression_ratio(storage));
+        printf("  stored zlib-compressed: %s for %s raw (the tensors 64-byte aligned), ratio %.2f\n", stored, raw,
+               compression_ratio(storage));
     else
-        printf("  stored uncompressed: %s (ratio 1.00)\n", raw);
+        printf("  stored uncompressed: %s (the tensors 64-byte aligned)\n", raw);
     uint32_t *order = weights_by_size(p);
     if (!order)
         return false;

@@ -207,14 +207,28 @@ static void probe_domain(probe *p)
             probe_valid(p, values, "corner");
         }
     }
-    for (int i = 0; i < 3 && p->dim_count; i++) {
+    /* Interior points: random, but never a point where every dim is at its
+     * first or last value (a corner, run above under that name) nor one
+     * already run; a domain whose every dim has at most two values has none.
+     * A few draws each. */
+    int64_t *chosen = calloc(3 * (size_t)p->dim_count + 1, sizeof *chosen);
+    for (int i = 0, draws = 0; chosen && i < 3 && p->dim_count && draws < 30; draws++) {
+        bool corner = true, repeated = false;
         for (uint32_t d = 0; d < p->dim_count; d++) {
             const kiln_dim_info *dim = &p->dims[d];
             uint64_t steps = (uint64_t)((dim_last(dim) - dim_first(dim)) / dim->multiple_of) + 1;
             values[d] = dim_first(dim) + (int64_t)(next_random(p) % steps) * dim->multiple_of;
+            corner = corner && (values[d] == dim_first(dim) || values[d] == dim_last(dim));
         }
+        for (int k = 0; k < i && !repeated; k++)
+            repeated = memcmp(&chosen[(size_t)k * p->dim_count], values, p->dim_count * sizeof *values) == 0;
+        if (corner || repeated)
+            continue;
+        memcpy(&chosen[(size_t)i * p->dim_count], values, p->dim_count * sizeof *values);
         probe_valid(p, values, "interior");
+        i++;
     }
+    free(chosen);
     /* Just outside, one dim at a time, the others at their first value. */
     for (uint32_t d = 0; d < p->dim_count; d++) {
         const kiln_dim_info *dim = &p->dims[d];
