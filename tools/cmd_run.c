@@ -323,7 +323,7 @@ static int cmd_run(int argc, char **argv)
     if (rc != CLI_OK)
         goto done;
     if (kiln_program_load(args.path, NULL, &program, &err) != KILN_OK) {
-        rc = cli_error("%s: %s", args.path, err.message);
+        rc = cli_load_error(args.path, &err);
         goto done;
     }
     kiln_session_options options;
