@@ -63,8 +63,8 @@ static int take_dim(void *vargs, const char *value)
     kiln_onnx_dim bound;
     if (!onnx_options_parse_dim((char *)value, &bound))
         return cli_usage_error("import-onnx",
-                               "--dim takes NAME=MIN..MAX, NAME=MIN..MAX:K or NAME=N with 0 <= MIN <= MAX "
-                               "and K >= 1, got '%s'",
+                               "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
+                               "(or NAME=N for N..N), got '%s'",
                                value);
     for (uint32_t d = 0; d < args->dim_count; d++)
         if (strcmp(args->dims[d].name, bound.name) == 0)

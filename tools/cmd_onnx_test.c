@@ -494,8 +494,8 @@ static int cmd_onnx_test(int argc, char **argv)
         if (taken) {
             if (!onnx_options_parse_dim((char *)value, &dims[dim_count])) {
                 rc = cli_usage_error("onnx-test",
-                                     "--dim takes NAME=MIN..MAX, NAME=MIN..MAX:K or NAME=N with 0 <= MIN <= MAX and K >= 1, "
-                                     "got '%s'",
+                                     "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
+                                     "(or NAME=N for N..N), got '%s'",
                                      value);
                 goto done;
             }
