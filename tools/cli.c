@@ -55,6 +55,57 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+/* Whether `path` ends with `extension` (".onnx"), and if so its length without it. */
+static bool has_extension(const char *path, const char *extension, size_t *stem)
+{
+    size_t length = strlen(path), ext = strlen(extension);
+    if (length <= ext || strcmp(path + length - ext, extension) != 0)
+        return false;
+    *stem = length - ext;
+    return true;
+}
+
+void cli_hint_not_artifact(const char *path)
+{
+    unsigned char head[8] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+    if (f)
+        fclose(f);
+    size_t stem = 0;
+    /* An ONNX ModelProto starts with its ir_version (field 1, varint: 0x08 N). */
+    bool onnx = has_extension(path, ".onnx", &stem) || (got >= 2 && head[0] == 0x08 && head[1] >= 1 && head[1] <= 15);
+    bool text = has_extension(path, ".ktxt", &stem) || (got >= 5 && memcmp(head, "kiln ", 5) == 0);
+    bool npy = has_extension(path, ".npy", &stem) || (got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0);
+    /* The artifact the hint's command would write: the same name with .kiln, or OUT.kiln. */
+    int stem_length = stem ? (int)stem : 3;
+    const char *named = stem ? path : "OUT";
+    if (npy) {
+        term_printf(stderr, "kiln: hint: %s is a NumPy array, not an artifact: give it to a program as an input, "
+                            "kiln run FILE.kiln --input NAME=%s\n", path, path);
+    } else if (text) {
+        term_printf(stderr, "kiln: hint: %s looks like a kiln text program: assemble it first, "
+                            "kiln asm %s -o %.*s.kiln\n", path, path, stem_length, named);
+    } else if (onnx) {
+#ifdef KILN_HAVE_ONNX
+        const char *importer = "";
+#else
+        const char *importer = " (in a kiln built with the ONNX importer: protobuf-c)";
+#endif
+        term_printf(stderr, "kiln: hint: %s looks like an ONNX model: import it first%s, "
+                            "kiln import-onnx %s -o %.*s.kiln [--dim NAME=MIN..MAX]...\n",
+                    path, importer, path, stem_length, named);
+    }
+}
+
+int cli_load_error(const char *path, const kiln_error *err)
+{
+    cli_error("%s: %s", path, err->message);
+    if (err->code == KILN_ERR_BAD_MAGIC)
+        cli_hint_not_artifact(path);
+    return CLI_FAILED;
+}
+
 int cli_read_text_file(const char *path, size_t max_size, char **out)
 {
     FILE *f = fopen(path, "rb");

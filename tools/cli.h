@@ -33,6 +33,17 @@ void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (nothing when it had none): the new digest is not signed. */
 void cli_warn_signature_removed(const kiln_signature_info *removed);
 
+/* For a file that is not a kiln artifact (KILN_ERR_BAD_MAGIC): when its
+ * name or first bytes show it is an ONNX model, a text program or a .npy
+ * array, print a "kiln: hint:" naming the command that makes an artifact
+ * of it (import-onnx, asm) or takes it (run --input). */
+void cli_hint_not_artifact(const char *path);
+
+/* Print "kiln: error: PATH: <err's message>" for an artifact that could not
+ * be loaded, and cli_hint_not_artifact's hint when it is not one.
+ * @return CLI_FAILED. */
+int cli_load_error(const char *path, const kiln_error *err);
+
 /* Print "kiln: error: <message>" (escaped as by cli_error) and a hint to
  * run --help. @return CLI_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -73,7 +73,7 @@ static int add_checks(const char *path, const check_args *args)
     int rc = CLI_OK;
     if (kiln_artifact_add_input_checks(path, args->out_path, specs->count, specs->inputs, specs->checks,
                                        args->force, replaced, &removed, &kept, &err) != KILN_OK) {
-        rc = cli_error("%s: %s", path, err.message);
+        rc = cli_load_error(path, &err);
     } else {
         for (uint32_t i = 0; i < specs->count; i++)
             if (replaced[i])

@@ -214,7 +214,7 @@ static int cmd_diff(int argc, char **argv)
     bool readable_b = artifact_view_open(&vb, paths[1]);
     if (!readable_a || !readable_b) {
         const artifact_view *bad = readable_a ? &vb : &va;
-        rc = cli_error("%s: %s", bad->path, bad->error.message);
+        rc = cli_load_error(bad->path, &bad->error);
         artifact_view_close(&va);
         artifact_view_close(&vb);
         return rc;

@@ -124,7 +124,7 @@ static int cmd_disasm(int argc, char **argv)
     kiln_program *program = NULL;
     kiln_error err;
     if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        return cli_error("%s: %s", path, err.message);
+        return cli_load_error(path, &err);
     if (dir) {
         rc = write_directory(program, dir);
     } else {

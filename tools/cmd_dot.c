@@ -154,7 +154,7 @@ static int cmd_dot(int argc, char **argv)
         return cli_usage_error("dot", "missing FILE");
     artifact_view view;
     if (!artifact_view_open(&view, path)) {
-        rc = cli_error("%s: %s", path, view.error.message);
+        rc = cli_load_error(path, &view.error);
     } else if (!view.program) {
         /* The graph needs the decoded program; say why there is none. */
         cli_error("%s: cannot draw the graph: this runtime cannot decode the program:", path);

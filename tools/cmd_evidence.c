@@ -198,7 +198,7 @@ static int add_case(const char *path, const evidence_args *args, const kiln_comp
             (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count,
             (const char *const *)expected->names, (const kiln_tensor *const *)expected->tensors, rules, args->force,
             results, &removed, &err) != KILN_OK) {
-        rc = cli_error("%s: %s", path, err.message);
+        rc = cli_load_error(path, &err);
     } else {
         warn_forced(args->name, expected, results);
         cli_warn_signature_removed(&removed);

@@ -31,7 +31,8 @@ const cli_verb cli_verb_import_onnx = {
     "options:\n"
     "  -o, --output OUT.kiln        the artifact to write\n"
     "  --dim NAME=MIN..MAX[:K]      bounds of the symbolic size NAME, and with :K only\n"
-    "                               the multiples of K in them (repeatable)\n"
+    "                               the multiples of K in them; NAME=N is N..N\n"
+    "                               (repeatable)\n"
     "  --allow-external-data DIR    read tensors stored outside the model, from files\n"
     "                               inside DIR only (refused without this option)\n"
     "  --non-strict                 store a precondition that cannot be proven over\n"
@@ -62,7 +63,8 @@ static int take_dim(void *vargs, const char *value)
     kiln_onnx_dim bound;
     if (!onnx_options_parse_dim((char *)value, &bound))
         return cli_usage_error("import-onnx",
-                               "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1, got '%s'",
+                               "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
+                               "(or NAME=N for N..N), got '%s'",
                                value);
     for (uint32_t d = 0; d < args->dim_count; d++)
         if (strcmp(args->dims[d].name, bound.name) == 0)

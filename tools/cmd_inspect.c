@@ -1157,7 +1157,7 @@ static int cmd_inspect(int argc, char **argv)
         if (!readable)
             rc = CLI_FAILED;
     } else if (!readable) {
-        rc = cli_error("%s: %s", path, view.error.message);
+        rc = cli_load_error(path, &view.error);
     } else {
         rc = print_human(&view, quiet);
     }

@@ -38,7 +38,7 @@ const cli_verb cli_verb_onnx_test = {
     "options:\n"
     "  --dim NAME=MIN..MAX[:K]\n"
     "                        bounds of the symbolic size NAME, and with :K only\n"
-    "                        the multiples of K in them (repeatable)\n"
+    "                        the multiples of K in them; NAME=N is N..N (repeatable)\n"
     "  --rtol R, --atol A    the float tolerances (default 1e-3 and 1e-7, ONNX's for its\n"
     "                        node tests; a deep network's f32 outputs may need an atol\n"
     "                        near a few ulps of their largest magnitude)\n",
@@ -494,8 +494,8 @@ static int cmd_onnx_test(int argc, char **argv)
         if (taken) {
             if (!onnx_options_parse_dim((char *)value, &dims[dim_count])) {
                 rc = cli_usage_error("onnx-test",
-                                     "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1, "
-                                     "got '%s'",
+                                     "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
+                                     "(or NAME=N for N..N), got '%s'",
                                      value);
                 goto done;
             }

@@ -298,7 +298,7 @@ static int cmd_probe(int argc, char **argv)
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("probe", "missing FILE");
     if (rc == CLI_OK && kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        rc = cli_error("%s: %s", path, err.message);
+        rc = cli_load_error(path, &err);
     if (rc != CLI_OK) {
         session_args_release(&p.session_args);
         return rc;

@@ -75,7 +75,7 @@ static int cmd_sign(int argc, char **argv)
     memcpy(public_key.bytes, key.bytes + 32, sizeof public_key.bytes);
     sodium_memzero(&key, sizeof key);
     if (status != KILN_OK)
-        return cli_error("%s: %s", path, err.message);
+        return cli_load_error(path, &err);
     uint8_t id[16];
     char id_hex[33];
     kiln_key_id(&public_key, id);

@@ -418,6 +418,8 @@ static int cmd_verify(int argc, char **argv)
             print_json(path, program, report, &evidence, status, &err);
         } else if (status != KILN_OK) {
             print_failure(path, report, status, &err);
+            if (status == KILN_ERR_BAD_MAGIC)
+                cli_hint_not_artifact(path);
             if (evidence.failed)
                 print_evidence(stderr, program, &evidence);
         } else if (!cli_quiet) {

@@ -1,4 +1,5 @@
 /* kiln.c — the kiln command: dispatches to one verb per file. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,13 +41,37 @@ static void print_help(FILE *out)
                  "1 check failed or input rejected, 2 usage error.\n");
 }
 
+static bool is_quiet(const char *arg)
+{
+    return strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0;
+}
+
+/*
+ * -q/--quiet before the verb ("kiln -q run ...") is the global option the
+ * help lists: move it after the verb, where every verb takes it, so that
+ * argv[1] is the verb here and when the wait policy executes the tool
+ * again. @return false if there is nothing but -q (no verb).
+ */
+static bool move_global_options(int argc, char **argv)
+{
+    int verb = 1;
+    while (verb < argc && is_quiet(argv[verb]))
+        verb++;
+    if (verb == argc)
+        return verb == 1; /* "kiln -q" alone has no verb */
+    char *name = argv[verb];
+    memmove(argv + 2, argv + 1, (size_t)(verb - 1) * sizeof *argv);
+    argv[1] = name;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    cli_choose_wait_policy(argv);
-    if (argc < 2) {
+    if (argc < 2 || !move_global_options(argc, argv)) {
         print_help(stderr);
         return CLI_USAGE;
     }
+    cli_choose_wait_policy(argv);
     if (cli_is_help(argv[1])) {
         print_help(stdout);
         return CLI_OK;

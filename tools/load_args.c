@@ -38,6 +38,6 @@ int load_args_load(const load_args *args, const char *path, kiln_program **out)
     kiln_status status = kiln_program_load(path, &options, out, &err);
     cli_progress_finish(&progress);
     if (status != KILN_OK)
-        return cli_error("%s: %s", path, err.message);
+        return cli_load_error(path, &err);
     return CLI_OK;
 }

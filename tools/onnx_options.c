@@ -27,13 +27,18 @@ bool onnx_options_parse_dim(char *text, kiln_onnx_dim *out)
     if (!equals || equals == text)
         return false;
     char *dots = strstr(equals + 1, "..");
-    if (!dots)
-        return false;
-    char *colon = strchr(dots + 2, ':');
-    char *max_end = colon ? colon : dots + 2 + strlen(dots + 2);
+    char *colon = strchr(dots ? dots + 2 : equals + 1, ':');
     int64_t min, max, multiple_of = 0;
-    if (!parse_size(equals + 1, dots, &min) || !parse_size(dots + 2, max_end, &max) || min > max)
-        return false;
+    if (!dots) {
+        /* NAME=N: the one size N, as --dim takes it on run, bench and probe. */
+        if (colon || !parse_size(equals + 1, equals + 1 + strlen(equals + 1), &min))
+            return false;
+        max = min;
+    } else {
+        char *max_end = colon ? colon : dots + 2 + strlen(dots + 2);
+        if (!parse_size(equals + 1, dots, &min) || !parse_size(dots + 2, max_end, &max) || min > max)
+            return false;
+    }
     if (colon && (!parse_size(colon + 1, colon + 1 + strlen(colon + 1), &multiple_of) || multiple_of < 1))
         return false;
     *equals = '\0';

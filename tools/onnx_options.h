@@ -12,8 +12,8 @@
 #include <kiln/onnx.h>
 
 /**
- * Parse `text` as NAME=MIN..MAX or NAME=MIN..MAX:K (0 <= MIN <= MAX, K >= 1:
- * only the multiples of K in MIN..MAX) into `out` (out->name points into
+ * Parse `text` as NAME=MIN..MAX, NAME=MIN..MAX:K (0 <= MIN <= MAX, K >= 1:
+ * only the multiples of K in MIN..MAX) or NAME=N (N..N) into `out` (out->name points into
  * `text`, which is cut at the '='; multiple_of is K, or 0 without one).
  * @return true on success.
  */
