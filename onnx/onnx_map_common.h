@@ -15,7 +15,7 @@
 #define ONNX_ATTRS_MAX 16
 #define ONNX_ATTRS_INT_POOL 128
 #define ONNX_ATTRS_FLOAT_POOL 64
-#define ONNX_ATTRS_TEXT_MAX 64
+#define ONNX_ATTRS_TEXT_MAX 1024 /* a shape text (expand_to, resize_to) of 8 sizes */
 
 /* Attributes for one kiln op, with storage for their values (zero-initialize). */
 typedef struct onnx_attrs {

@@ -157,6 +157,22 @@ class ChannelShuffle(nn.Module):
         return self.second(x)
 
 
+class ClassToken(nn.Module):
+    """Issue #17 pattern 3: ViT's class token, cls_token.expand(batch, -1,
+    -1) concatenated before the tokens. torch 1.13 exports the target
+    through Shape, Gather, Unsqueeze, Concat, Reshape, Equal with -1 and
+    Where before the Expand; batch and seq dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.randn(1, 1, 4))
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        tokens = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), self.linear(x)], 1)
+        return tokens * 2.0
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -267,6 +283,8 @@ def main():
                 output_axes=[{0: "batch", 2: "h", 3: "w"}])
     export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
+    export_case(args.out_dir, "class_token", ClassToken(), [(2, 5, 4), (1, 1, 4), (4, 8, 4), (3, 3, 4)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq_plus_1"}])
 
 
 if __name__ == "__main__":
