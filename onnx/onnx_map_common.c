@@ -1,4 +1,5 @@
 /* onnx_map_common.c — see onnx_map_common.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include "onnx_map_common.h"
@@ -299,4 +300,14 @@ kiln_status onnx_map_tensor_scalar(onnx_node *node, const kiln_tensor *t, const 
         return onnx_node_unsupported(node, "%s has dtype %s", what, kiln_dtype_name(kiln_tensor_dtype(t)));
     }
     return KILN_OK;
+}
+
+bool onnx_shape_text(const char *const *sizes, uint32_t count, char *text, size_t size)
+{
+    size_t used = (size_t)snprintf(text, size, "[");
+    for (uint32_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s", i ? ", " : "", sizes[i]);
+    if (used < size)
+        used += (size_t)snprintf(text + used, size - used, "]");
+    return used < size;
 }

@@ -41,6 +41,12 @@ bool onnx_attrs_ints(onnx_attrs *list, const char *name, const int64_t *values, 
 /** Append FLOATS attribute `name`. @return false if the list or its pool is full. */
 bool onnx_attrs_floats(onnx_attrs *list, const char *name, const float *values, uint32_t count);
 
+/**
+ * "[a, b, c]" of the size texts `sizes`: the target of expand_to and
+ * resize_to, a shape over the dims. @return false if it does not fit.
+ */
+bool onnx_shape_text(const char *const *sizes, uint32_t count, char *text, size_t size);
+
 /** Append STRING attribute `name` (`length` bytes of `text`). @return false if it does not fit. */
 bool onnx_attrs_string(onnx_attrs *list, const char *name, const char *text, size_t length);
 

@@ -510,7 +510,19 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
     /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
     int64_t sizes[KILN_MAX_RANK];
     uint32_t size_count = 0;
-    if (!legacy && onnx_node_has_input(node, sizes_index)) {
+    char sizes_text[ONNX_ATTRS_TEXT_MAX];
+    if (!legacy && onnx_node_is_symbolic(node, sizes_index)) {
+        /* Sizes computed from the input's (F.interpolate(x, size=input.shape[-2:])): resize_to, its
+         * sizes a shape text over the dims (spec/onnx-import.md §3.1). */
+        const char *texts[KILN_MAX_RANK];
+        status = onnx_node_symbolic_sizes(node, sizes_index, texts, KILN_MAX_RANK, &size_count);
+        if (status != KILN_OK)
+            return status;
+        if (!onnx_shape_text(texts, size_count, sizes_text, sizeof sizes_text) ||
+            !onnx_attrs_string(&list, "sizes", sizes_text, strlen(sizes_text)))
+            return onnx_node_unsupported(node, "the sizes are too long to write");
+        kiln_op = "resize_to";
+    } else if (!legacy && onnx_node_has_input(node, sizes_index)) {
         status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &size_count);
         if (status != KILN_OK)
             return status;
@@ -524,7 +536,8 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
             if (kiln_tensor_element_count(scales) != 0)
                 return onnx_node_unsupported(node, "both scales and sizes are given");
         }
-        onnx_attrs_ints(&list, "sizes", sizes, size_count);
+        if (strcmp(kiln_op, "resize_to") != 0)
+            onnx_attrs_ints(&list, "sizes", sizes, size_count);
     } else {
         const kiln_tensor *scales;
         if (!onnx_node_has_input(node, scales_index))

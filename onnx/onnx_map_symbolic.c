@@ -326,23 +326,12 @@ kiln_status onnx_map_symbolic_reshape(onnx_node *node, const char *kiln_op)
  * is the shape text itself; its shape rule proves the broadcast over the
  * declared dims, as ONNX's Expand needs it at run time.
  */
-/* "[a, b, c]" of the size texts `sizes`. @return false if it does not fit. */
-static bool shape_text(const char *const *sizes, uint32_t count, char *text, size_t size)
-{
-    size_t used = (size_t)snprintf(text, size, "[");
-    for (uint32_t i = 0; i < count && used < size; i++)
-        used += (size_t)snprintf(text + used, size - used, "%s%s", i ? ", " : "", sizes[i]);
-    if (used < size)
-        used += (size_t)snprintf(text + used, size - used, "]");
-    return used < size;
-}
-
 /* kiln's expand_to of x to the size texts `target` (spec/ops/shape.md). */
 static kiln_status expand_to_text(onnx_node *node, kiln_value x, const char *const *target, uint32_t count)
 {
     char text[ONNX_ATTRS_TEXT_MAX];
     onnx_attrs list = {0};
-    if (!shape_text(target, count, text, sizeof text) || !onnx_attrs_string(&list, "shape", text, strlen(text)))
+    if (!onnx_shape_text(target, count, text, sizeof text) || !onnx_attrs_string(&list, "shape", text, strlen(text)))
         return onnx_node_unsupported(node, "the target shape is too long to write");
     return onnx_map_emit_output(node, "expand_to", 1, &x, &list);
 }

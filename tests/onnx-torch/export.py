@@ -173,6 +173,24 @@ class ClassToken(nn.Module):
         return tokens * 2.0
 
 
+class SegmentationHead(nn.Module):
+    """Issue #17 pattern 2: the head of FCN, DeepLabV3 and LR-ASPP, a
+    feature map at a quarter of the input size resized back by
+    F.interpolate(y, size=x.shape[-2:], mode="bilinear",
+    align_corners=False): the Resize sizes are [batch, classes, h, w],
+    computed from the input's; batch, h and w dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.down2 = nn.Conv2d(4, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        y = self.down2(torch.relu(self.down(x)))
+        return F.interpolate(y, size=size, mode="bilinear", align_corners=False)
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -285,6 +303,9 @@ def main():
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
     export_case(args.out_dir, "class_token", ClassToken(), [(2, 5, 4), (1, 1, 4), (4, 8, 4), (3, 3, 4)],
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq_plus_1"}])
+    export_case(args.out_dir, "segmentation_head", SegmentationHead(),
+                [(2, 3, 9, 12), (1, 3, 1, 1), (2, 3, 16, 16), (1, 3, 16, 5)], {0: "batch", 2: "h", 3: "w"},
+                output_axes=[{0: "batch", 2: "h", 3: "w"}])
 
 
 if __name__ == "__main__":
