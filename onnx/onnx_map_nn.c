@@ -357,11 +357,26 @@ kiln_status onnx_map_recurrent(onnx_node *node, const char *kiln_op)
         /* Absent before a present one: zeros of its shape (b, or a state of a static batch). */
         int64_t shape[3] = {directions, 2 * gates * hidden, 0};
         uint32_t rank = 2;
+        if (k != 3 && batch < 0) {
+            /* A symbolic batch: expand_to of a zero to the state's shape text. */
+            char batch_text[128], size_text[3][160], text[ONNX_ATTRS_TEXT_MAX];
+            kiln_value zero;
+            status = onnx_node_axis_text(node, operands[0], layout == 1 ? 0 : 1, batch_text, sizeof batch_text);
+            snprintf(size_text[0], sizeof size_text[0], "%lld", (long long)directions);
+            snprintf(size_text[1], sizeof size_text[1], "%s", batch_text);
+            snprintf(size_text[2], sizeof size_text[2], "%lld", (long long)hidden);
+            const char *sizes[3] = {size_text[layout == 1 ? 1 : 0], size_text[layout == 1 ? 0 : 1], size_text[2]};
+            onnx_attrs state = {0};
+            if (status == KILN_OK && (!onnx_shape_text(sizes, 3, text, sizeof text) ||
+                                      !onnx_attrs_string(&state, "shape", text, strlen(text))))
+                return onnx_node_unsupported(node, "the shape of input %u is too long to write", onnx_index[k]);
+            if (status == KILN_OK)
+                status = onnx_node_scalar(node, dtype, 0, &zero);
+            if (status == KILN_OK)
+                status = onnx_node_emit(node, "expand_to", 1, &zero, state.count, state.items, &operands[k]);
+            continue;
+        }
         if (k != 3) {
-            if (batch < 0)
-                return onnx_node_unsupported(node, "input %u is absent before a present one, and its zeros would "
-                                                   "need the symbolic batch size",
-                                             onnx_index[k]);
             rank = 3;
             shape[0] = layout == 1 ? batch : directions;
             shape[1] = layout == 1 ? directions : batch;

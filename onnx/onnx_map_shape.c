@@ -179,10 +179,10 @@ static kiln_status onnx_map_shape_operand(onnx_node *node, const char *kiln_op, 
 /*
  * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
  * absent) over the shape operand. A constant shape is kiln's
- * constant_of_shape. A symbolic one takes its sizes from a translated
- * value that has exactly those sizes (ConstantOfShape(Shape(x)) has x's):
- * where(true of that shape, value, value), true being cast(v, bool) or its
- * negation, so no element of v (NaN included) can change the result.
+ * constant_of_shape. A symbolic one ([seq, seq] of a causal mask,
+ * [layers, batch, hidden] of a recurrent layer's zero state) is kiln's
+ * expand_to of the value as a rank-0 constant to the shape text: exact,
+ * every element a copy of the value.
  */
 kiln_status onnx_map_constant_of_shape(onnx_node *node, const char *kiln_op)
 {
@@ -217,32 +217,16 @@ kiln_status onnx_map_constant_of_shape(onnx_node *node, const char *kiln_op)
     }
     const char *target[KILN_MAX_RANK];
     uint32_t count;
-    kiln_value like, truth, falsity, filler, pair[2];
+    char text[ONNX_ATTRS_TEXT_MAX];
+    kiln_value filler;
     kiln_status status = onnx_node_symbolic_sizes(node, 0, target, KILN_MAX_RANK, &count);
     if (status != KILN_OK)
         return status;
-    if (!onnx_node_find_shape(node, target, count, &like)) {
-        char text[512] = "";
-        for (uint32_t i = 0; i < count; i++) {
-            size_t used = strlen(text);
-            snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", target[i]);
-        }
-        return onnx_node_unsupported(node, "the symbolic shape [%s] is the shape of no value translated so far: "
-                                           "kiln's constant_of_shape takes constant sizes",
-                                     text);
-    }
-    status = onnx_map_cast_to(node, &like, KILN_BOOL);
+    if (!onnx_shape_text(target, count, text, sizeof text) || !onnx_attrs_string(&list, "shape", text, strlen(text)))
+        return onnx_node_unsupported(node, "the shape is too long to write");
+    status = onnx_node_scalar(node, dtype, value, &filler);
     if (status == KILN_OK)
-        status = onnx_node_emit(node, "not", 1, &like, 0, NULL, &falsity);
-    pair[0] = like;
-    pair[1] = falsity;
-    if (status == KILN_OK)
-        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
-    if (status == KILN_OK)
-        status = onnx_node_scalar(node, dtype, value, &filler);
-    kiln_value triple[3] = {truth, filler, filler};
-    if (status == KILN_OK)
-        status = onnx_map_emit_output(node, "where", 3, triple, NULL);
+        status = onnx_map_emit_output(node, "expand_to", 1, &filler, &list);
     return status;
 }
 

@@ -191,6 +191,35 @@ class SegmentationHead(nn.Module):
         return F.interpolate(y, size=size, mode="bilinear", align_corners=False)
 
 
+class CausalMask(nn.Module):
+    """Issue #17 pattern 1: a GPT-style causal mask built from the
+    sequence length, torch.triu(torch.ones(seq, seq), diagonal=1)
+    (ConstantOfShape over [seq, seq], then Trilu), masking the attention
+    scores before a softmax; batch and seq dynamic."""
+
+    def forward(self, x):
+        seq = x.shape[1]
+        mask = torch.triu(torch.ones(seq, seq), diagonal=1)
+        scores = x @ x.transpose(1, 2)
+        return scores.masked_fill(mask.bool(), float("-inf")).softmax(-1)
+
+
+class RecurrentState(nn.Module):
+    """Issue #17 pattern 1: the zero initial states nn.LSTM and nn.GRU
+    export, ConstantOfShape over [layers*directions, batch, hidden]; a
+    two-layer LSTM into a bidirectional GRU, batch and seq dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 3, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(3, 2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, _ = self.gru(y)
+        return z
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -306,6 +335,10 @@ def main():
     export_case(args.out_dir, "segmentation_head", SegmentationHead(),
                 [(2, 3, 9, 12), (1, 3, 1, 1), (2, 3, 16, 16), (1, 3, 16, 5)], {0: "batch", 2: "h", 3: "w"},
                 output_axes=[{0: "batch", 2: "h", 3: "w"}])
+    export_case(args.out_dir, "causal_mask", CausalMask(), [(2, 5, 4), (1, 1, 4), (4, 16, 4), (3, 9, 4)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq", 2: "seq"}])
+    export_case(args.out_dir, "recurrent_state", RecurrentState(), [(2, 5, 4), (1, 1, 4), (4, 16, 4), (3, 9, 4)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
 
 if __name__ == "__main__":
