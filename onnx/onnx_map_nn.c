@@ -93,8 +93,10 @@ kiln_status onnx_map_gemm(onnx_node *node, const char *kiln_op)
 
 kiln_status onnx_map_batch_norm(onnx_node *node, const char *kiln_op)
 {
-    if (onnx_node_int(node, "training_mode", 0) != 0 || onnx_node_int(node, "is_test", 1) == 0)
-        return onnx_node_unsupported(node, "training mode: kiln runs inference only");
+    /* Opsets 1..6 select test mode by is_test, default 0 (training: the batch's own statistics). */
+    if (onnx_node_int(node, "training_mode", 0) != 0 || onnx_node_int(node, "is_test", node->opset < 7 ? 0 : 1) == 0)
+        return onnx_node_unsupported(node, "training mode%s: kiln runs inference only",
+                                     node->opset < 7 ? " (is_test = 0)" : "");
     if (onnx_node_int(node, "spatial", 1) != 1)
         return onnx_node_unsupported(node, "spatial = 0 is not supported");
     kiln_value inputs[5];
@@ -486,7 +488,7 @@ kiln_status onnx_map_window(onnx_node *node, const char *kiln_op)
 
 /*
  * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
- * (opset 9: X, scales). The scales or sizes operand must be constant and
+ * (opset 9: X, scales; opsets 7 and 8: the scales attribute). The scales or sizes operand must be constant and
  * becomes resize's attribute. Opset 10 and Upsample define no coordinate
  * transformation; nearest there is ONNX's asymmetric floor rule. Linear
  * Upsample and Resize-10 are refused rather than guessed.
@@ -553,6 +555,12 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
         }
         if (strcmp(kiln_op, "resize_to") != 0)
             onnx_attrs_ints(&list, "sizes", sizes, size_count);
+    } else if (node->opset < 9) {
+        /* Upsample-7: the scales are an attribute. */
+        const Onnx__AttributeProto *scales = onnx_node_attribute(node, "scales");
+        if (!scales || scales->n_floats == 0 || scales->n_floats > KILN_MAX_RANK)
+            return onnx_node_unsupported(node, "attribute 'scales' must hold 1 to %u values", KILN_MAX_RANK);
+        onnx_attrs_floats(&list, "scales", scales->floats, (uint32_t)scales->n_floats);
     } else {
         const kiln_tensor *scales;
         if (!onnx_node_has_input(node, scales_index))

@@ -795,11 +795,13 @@ static void cosine_windows_match_their_formulas(void **state)
 }
 
 /*
- * Before opset 7 only the rows marked as unchanged since opset 1 apply:
- * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
- * elu; Add at opset 6, whose broadcasting rules differ, is reported.
+ * Before opset 7 a node binds to its op's version there: Elu at opset 6
+ * imports (its consumed_inputs hint dropped) and computes elu; Add-6's
+ * broadcast along an axis is computed as that version defines it, and
+ * what it does not define is reported, as are the versions kiln does not
+ * express (Dropout-6 in training, PRelu-6).
  */
-static void old_opsets_map_only_unchanged_ops(void **state)
+static void old_opsets_bind_each_node_to_its_version(void **state)
 {
     (void)state;
     Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 1, L("4")), NULL};
@@ -827,8 +829,43 @@ static void old_opsets_map_only_unchanged_ops(void **state)
     kiln_program_free(program);
     onnx_result_release(&result);
 
-    expect_refusal(one_node(6, onnx_node("Add", "a", L("x", "x"), L("y"), NULL), x, NULL),
-                   "unsupported op Add (opset 6): mapped for opsets 7.. only");
+    /*
+     * Add-6 with broadcast = 1 and axis = 0: b [4] sits at a's axis 0 of
+     * [4, 2] (b[i] added along row i), which NumPy would not align.
+     */
+    Onnx__ValueInfoProto *ab[] = {onnx_value("a", F32, 2, L("4", "2")), onnx_value("b", F32, 1, L("4")), NULL};
+    Onnx__AttributeProto *at_axis0[] = {onnx_attr_int("broadcast", 1), onnx_attr_int("axis", 0), NULL};
+    if (import(one_node(6, onnx_node("Add", "a", L("a", "b"), L("y"), at_axis0), ab, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    program = load(&result);
+    const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[4] = {10, 20, 30, 40};
+    kiln_tensor *at = tensor_of(KILN_F32, 2, (const int64_t[]){4, 2}, a, sizeof a);
+    kiln_tensor *bt = tensor_of(KILN_F32, 1, (const int64_t[]){4}, b, sizeof b);
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "a", at, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "b", bt, NULL), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    got = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int i = 0; i < 8; i++)
+        assert_true(got[i] == a[i] + b[i / 2]);
+    kiln_session_free(session);
+    kiln_tensor_free(at);
+    kiln_tensor_free(bt);
+    kiln_program_free(program);
+    onnx_result_release(&result);
+    /* Without broadcast, B must have A's shape; with it, B must not broadcast A. */
+    expect_refusal(one_node(6, onnx_node("Add", "a", L("a", "b"), L("y"), NULL), ab, NULL),
+                   "broadcast = 0 needs B of A's shape (opset 6): B has rank 1, A 2");
+    Onnx__ValueInfoProto *wide[] = {onnx_value("a", F32, 2, L("1", "2")), onnx_value("b", F32, 2, L("3", "2")), NULL};
+    Onnx__AttributeProto *suffix[] = {onnx_attr_int("broadcast", 1), NULL};
+    expect_refusal(one_node(1, onnx_node("Mul", "m", L("a", "b"), L("y"), suffix), wide, NULL),
+                   "broadcast = 1: axis 0 of the result is 3, A's is 1");
+    /* Versions whose semantics kiln does not express stay refused, with the reason. */
+    Onnx__AttributeProto *training[] = {onnx_attr_float("ratio", 0.25f), NULL};
+    expect_refusal(one_node(6, onnx_node("Dropout", "d", L("x"), L("y"), training), x, NULL),
+                   "is_test = 0 (training) with ratio 0.25");
+    expect_refusal(one_node(6, onnx_node("PRelu", "p", L("x", "x"), L("y"), NULL), x, NULL),
+                   "unsupported op PRelu (opset 6): mapped for opsets 7.. only");
 }
 
 /*
@@ -1028,7 +1065,7 @@ int main(void)
         cmocka_unit_test_teardown(losses_match_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
-        cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
+        cmocka_unit_test_teardown(old_opsets_bind_each_node_to_its_version, release_arena),
         cmocka_unit_test_teardown(ops_are_refused_below_the_opset_that_adds_them, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
