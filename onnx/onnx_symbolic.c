@@ -208,11 +208,21 @@ static bool fold_arithmetic(onnx_importer *im, char op, const size_operand *a, c
 }
 
 /*
+ * @return true if size text `text` can never be negative: it has no minus
+ * sign, so it is built by + * / % from dims (never negative) and
+ * non-negative constants. `seq - 5` may be negative and is not decided.
+ */
+static bool never_negative(const char *text)
+{
+    return strchr(text, '-') == NULL;
+}
+
+/*
  * Equal on sizes, element by element with rank-0 broadcasting: decided
  * only where the answer holds for every size of the domain: the same
- * text (true), two constants, or a symbolic size against a negative
- * constant (false: a size is never negative; torch's `expand(batch, -1,
- * -1)` compares its target with -1 this way). @return false otherwise.
+ * text (true), two constants, or a never-negative size against a negative
+ * constant (false; torch's `expand(batch, -1, -1)` compares its target
+ * with -1 this way). @return false otherwise.
  */
 static bool fold_equal(const size_operand *a, const size_operand *b, size_operand *out)
 {
@@ -229,7 +239,7 @@ static bool fold_equal(const size_operand *a, const size_operand *b, size_operan
             equal = true;
         else if (cu && cv)
             equal = u == v;
-        else if ((cu && u < 0) || (cv && v < 0))
+        else if ((cu && u < 0 && never_negative(y)) || (cv && v < 0 && never_negative(x)))
             equal = false;
         else
             return false;
