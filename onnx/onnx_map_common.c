@@ -1,4 +1,6 @@
 /* onnx_map_common.c — see onnx_map_common.h. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "onnx_map_common.h"
@@ -113,6 +115,16 @@ kiln_status onnx_attrs_copy(onnx_node *node, onnx_attrs *list, const char *const
         const Onnx__AttributeProto *a = node->proto->attribute[i];
         if (!a->name || name_in(a->name, skip))
             continue;
+        /* Opsets 1..6 let a node name inputs it may overwrite in place: a hint with no effect on the result. */
+        if (node->opset < 7 && strcmp(a->name, "consumed_inputs") == 0)
+            continue;
+        /* LpPool-1 and GlobalLpPool-1 take p as a FLOAT (an INT from opset 2): a whole p is the same norm. */
+        if (node->opset < 2 && strcmp(a->name, "p") == 0 && attribute_type(a) == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
+            if (!(a->f >= 1 && a->f <= 2147483647.0f && a->f == floorf(a->f)))
+                return onnx_node_unsupported(node, "attribute 'p' is %g: kiln's p is a whole number", a->f);
+            onnx_attrs_int(list, "p", (int64_t)a->f);
+            continue;
+        }
         if (a->ref_attr_name && a->ref_attr_name[0])
             return onnx_node_unsupported(node, "attribute '%s' refers to a function attribute", a->name);
         bool ok = true;
@@ -299,4 +311,14 @@ kiln_status onnx_map_tensor_scalar(onnx_node *node, const kiln_tensor *t, const 
         return onnx_node_unsupported(node, "%s has dtype %s", what, kiln_dtype_name(kiln_tensor_dtype(t)));
     }
     return KILN_OK;
+}
+
+bool onnx_shape_text(const char *const *sizes, uint32_t count, char *text, size_t size)
+{
+    size_t used = (size_t)snprintf(text, size, "[");
+    for (uint32_t i = 0; i < count && used < size; i++)
+        used += (size_t)snprintf(text + used, size - used, "%s%s", i ? ", " : "", sizes[i]);
+    if (used < size)
+        used += (size_t)snprintf(text + used, size - used, "]");
+    return used < size;
 }

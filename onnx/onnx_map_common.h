@@ -15,7 +15,7 @@
 #define ONNX_ATTRS_MAX 16
 #define ONNX_ATTRS_INT_POOL 128
 #define ONNX_ATTRS_FLOAT_POOL 64
-#define ONNX_ATTRS_TEXT_MAX 64
+#define ONNX_ATTRS_TEXT_MAX 1024 /* a shape text (expand_to, resize_to) of 8 sizes */
 
 /* Attributes for one kiln op, with storage for their values (zero-initialize). */
 typedef struct onnx_attrs {
@@ -40,6 +40,12 @@ bool onnx_attrs_ints(onnx_attrs *list, const char *name, const int64_t *values, 
 
 /** Append FLOATS attribute `name`. @return false if the list or its pool is full. */
 bool onnx_attrs_floats(onnx_attrs *list, const char *name, const float *values, uint32_t count);
+
+/**
+ * "[a, b, c]" of the size texts `sizes`: the target of expand_to and
+ * resize_to, a shape over the dims. @return false if it does not fit.
+ */
+bool onnx_shape_text(const char *const *sizes, uint32_t count, char *text, size_t size);
 
 /** Append STRING attribute `name` (`length` bytes of `text`). @return false if it does not fit. */
 bool onnx_attrs_string(onnx_attrs *list, const char *name, const char *text, size_t length);

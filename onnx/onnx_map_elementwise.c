@@ -28,6 +28,101 @@ kiln_status onnx_map_rename(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/*
+ * The legacy broadcast of opsets 1..6 (onnx/defs Changelog, Add-1 and
+ * Add-6): without `broadcast`, B has A's shape; with broadcast = 1, B's
+ * sizes equal a contiguous run of A's, starting at `axis` when it is
+ * given, else ending at A's last axis (a scalar B too). B gets trailing
+ * size-1 axes so that NumPy broadcasting aligns it there, and the result
+ * must have A's shape, so a B that would broadcast A (or not match) is
+ * reported rather than broadcast in a way opset 6 does not define.
+ */
+static kiln_status legacy_binary(onnx_node *node, const char *kiln_op)
+{
+    kiln_value inputs[2], y;
+    kiln_dtype a_dtype, b_dtype, y_dtype;
+    uint32_t a_rank, b_rank, y_rank;
+    kiln_status status = onnx_map_inputs(node, 0, 2, inputs);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[0], &a_dtype, &a_rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[1], &b_dtype, &b_rank, NULL);
+    if (status != KILN_OK)
+        return status;
+    int64_t broadcast = onnx_node_int(node, "broadcast", 0);
+    const Onnx__AttributeProto *axis_attribute = onnx_node_attribute(node, "axis");
+    if (broadcast != 0 && broadcast != 1)
+        return onnx_node_unsupported(node, "attribute 'broadcast' is %lld; opset %lld takes 0 or 1", (long long)broadcast,
+                                     (long long)node->opset);
+    if (b_rank > a_rank)
+        return onnx_node_unsupported(node, "B has rank %u, above A's %u: opset %lld broadcasts B to A only", b_rank,
+                                     a_rank, (long long)node->opset);
+    if (broadcast == 1 && axis_attribute) {
+        int64_t axis = axis_attribute->i < 0 ? axis_attribute->i + a_rank : axis_attribute->i;
+        if (axis < 0 || axis + b_rank > a_rank)
+            return onnx_node_unsupported(node, "axis %lld does not place B (rank %u) inside A (rank %u)",
+                                         (long long)axis_attribute->i, b_rank, a_rank);
+        uint32_t trailing = a_rank - (uint32_t)axis - b_rank;
+        if (trailing) {
+            int64_t axes[KILN_MAX_RANK];
+            for (uint32_t i = 0; i < trailing; i++)
+                axes[i] = b_rank + i;
+            onnx_attrs list = {0};
+            onnx_attrs_ints(&list, "axes", axes, trailing);
+            status = onnx_node_emit(node, "unsqueeze", 1, &inputs[1], list.count, list.items, &inputs[1]);
+        }
+    }
+    for (uint32_t i = 0; status == KILN_OK && broadcast == 0 && i < a_rank; i++) {
+        char a_size[128] = "", b_size[128] = "";
+        status = onnx_node_axis_text(node, inputs[0], i, a_size, sizeof a_size);
+        if (status == KILN_OK && b_rank == a_rank)
+            status = onnx_node_axis_text(node, inputs[1], i, b_size, sizeof b_size);
+        if (status == KILN_OK && b_rank != a_rank)
+            return onnx_node_unsupported(node, "broadcast = 0 needs B of A's shape (opset %lld): B has rank %u, A %u",
+                                         (long long)node->opset, b_rank, a_rank);
+        if (status == KILN_OK && strcmp(a_size, b_size) != 0)
+            return onnx_node_unsupported(node, "broadcast = 0 needs B of A's shape (opset %lld): axis %u of B is %s, "
+                                               "A's is %s",
+                                         (long long)node->opset, i, b_size, a_size);
+    }
+    if (status == KILN_OK && strcmp(node->proto->op_type, "Pow") == 0 && a_dtype != b_dtype &&
+        (a_dtype == KILN_F32 || a_dtype == KILN_F64))
+        status = onnx_map_cast_to(node, &inputs[1], a_dtype);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, kiln_op, 2, inputs, 0, NULL, &y);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, y, &y_dtype, &y_rank, NULL);
+    for (uint32_t i = 0; status == KILN_OK && i < a_rank; i++) {
+        char a_size[128], y_size[128];
+        status = onnx_node_axis_text(node, inputs[0], i, a_size, sizeof a_size);
+        if (status == KILN_OK)
+            status = onnx_node_axis_text(node, y, i, y_size, sizeof y_size);
+        if (status == KILN_OK && strcmp(a_size, y_size) != 0)
+            return onnx_node_unsupported(node, "broadcast = 1: axis %u of the result is %s, A's is %s: opset %lld "
+                                               "broadcasts B to A's shape only",
+                                         i, y_size, a_size, (long long)node->opset);
+    }
+    return status == KILN_OK ? onnx_node_set_output(node, 0, y) : status;
+}
+
+kiln_status onnx_map_binary(onnx_node *node, const char *kiln_op)
+{
+    if (node->opset < 7)
+        return legacy_binary(node, kiln_op);
+    return strcmp(node->proto->op_type, "Pow") == 0 ? onnx_map_pow(node, kiln_op) : onnx_map_rename(node, kiln_op);
+}
+
+/* The ONNX element type a Cast-1 `to` string names (TensorProto.DataType's names). @return 0 if none. */
+static int32_t legacy_cast_type(const char *name)
+{
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                        "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64"};
+    for (int32_t i = 1; i < (int32_t)(sizeof names / sizeof names[0]); i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return 0;
+}
+
 kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -36,7 +131,12 @@ kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op)
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status != KILN_OK)
         return status;
-    if (onnx_dtype_to_kiln((int32_t)onnx_node_int(node, "to", 0), &to, &dtype_err) != KILN_OK)
+    int32_t type = (int32_t)onnx_node_int(node, "to", 0);
+    if (node->opset < 6) { /* Cast-1 names the type as a string */
+        char text[32];
+        type = legacy_cast_type(onnx_node_string(node, "to", "", text, sizeof text));
+    }
+    if (onnx_dtype_to_kiln(type, &to, &dtype_err) != KILN_OK)
         return onnx_node_unsupported(node, "attribute 'to': %s", dtype_err.message);
     onnx_attrs list = {0};
     const char *name = kiln_dtype_name(to);

@@ -11,7 +11,15 @@
 /** Same inputs, same attributes, another name (`kiln_op`): most ONNX ops. */
 kiln_status onnx_map_rename(onnx_node *node, const char *kiln_op);
 
-/** Cast: attribute `to` as a kiln dtype name. */
+/**
+ * Add, Sub, Mul, Div, Pow, Equal, Less, Greater, And, Or, Xor. From opset 7
+ * NumPy broadcasting (Pow: onnx_map_pow); before it, the `broadcast` and
+ * `axis` attributes: B of A's shape, or (broadcast = 1) B aligned with A at
+ * `axis` or at A's last axes, the result always of A's shape.
+ */
+kiln_status onnx_map_binary(onnx_node *node, const char *kiln_op);
+
+/** Cast: attribute `to` as a kiln dtype name (before opset 6, the name of an ONNX element type). */
 kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op);
 
 /** Clip: bounds from attributes (opset < 11) or constant inputs; computed bounds become max/min. */

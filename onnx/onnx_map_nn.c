@@ -93,8 +93,10 @@ kiln_status onnx_map_gemm(onnx_node *node, const char *kiln_op)
 
 kiln_status onnx_map_batch_norm(onnx_node *node, const char *kiln_op)
 {
-    if (onnx_node_int(node, "training_mode", 0) != 0 || onnx_node_int(node, "is_test", 1) == 0)
-        return onnx_node_unsupported(node, "training mode: kiln runs inference only");
+    /* Opsets 1..6 select test mode by is_test, default 0 (training: the batch's own statistics). */
+    if (onnx_node_int(node, "training_mode", 0) != 0 || onnx_node_int(node, "is_test", node->opset < 7 ? 0 : 1) == 0)
+        return onnx_node_unsupported(node, "training mode%s: kiln runs inference only",
+                                     node->opset < 7 ? " (is_test = 0)" : "");
     if (onnx_node_int(node, "spatial", 1) != 1)
         return onnx_node_unsupported(node, "spatial = 0 is not supported");
     kiln_value inputs[5];
@@ -357,11 +359,26 @@ kiln_status onnx_map_recurrent(onnx_node *node, const char *kiln_op)
         /* Absent before a present one: zeros of its shape (b, or a state of a static batch). */
         int64_t shape[3] = {directions, 2 * gates * hidden, 0};
         uint32_t rank = 2;
+        if (k != 3 && batch < 0) {
+            /* A symbolic batch: expand_to of a zero to the state's shape text. */
+            char batch_text[128], size_text[3][160], text[ONNX_ATTRS_TEXT_MAX];
+            kiln_value zero;
+            status = onnx_node_axis_text(node, operands[0], layout == 1 ? 0 : 1, batch_text, sizeof batch_text);
+            snprintf(size_text[0], sizeof size_text[0], "%lld", (long long)directions);
+            snprintf(size_text[1], sizeof size_text[1], "%s", batch_text);
+            snprintf(size_text[2], sizeof size_text[2], "%lld", (long long)hidden);
+            const char *sizes[3] = {size_text[layout == 1 ? 1 : 0], size_text[layout == 1 ? 0 : 1], size_text[2]};
+            onnx_attrs state = {0};
+            if (status == KILN_OK && (!onnx_shape_text(sizes, 3, text, sizeof text) ||
+                                      !onnx_attrs_string(&state, "shape", text, strlen(text))))
+                return onnx_node_unsupported(node, "the shape of input %u is too long to write", onnx_index[k]);
+            if (status == KILN_OK)
+                status = onnx_node_scalar(node, dtype, 0, &zero);
+            if (status == KILN_OK)
+                status = onnx_node_emit(node, "expand_to", 1, &zero, state.count, state.items, &operands[k]);
+            continue;
+        }
         if (k != 3) {
-            if (batch < 0)
-                return onnx_node_unsupported(node, "input %u is absent before a present one, and its zeros would "
-                                                   "need the symbolic batch size",
-                                             onnx_index[k]);
             rank = 3;
             shape[0] = layout == 1 ? batch : directions;
             shape[1] = layout == 1 ? directions : batch;
@@ -471,7 +488,7 @@ kiln_status onnx_map_window(onnx_node *node, const char *kiln_op)
 
 /*
  * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
- * (opset 9: X, scales). The scales or sizes operand must be constant and
+ * (opset 9: X, scales; opsets 7 and 8: the scales attribute). The scales or sizes operand must be constant and
  * becomes resize's attribute. Opset 10 and Upsample define no coordinate
  * transformation; nearest there is ONNX's asymmetric floor rule. Linear
  * Upsample and Resize-10 are refused rather than guessed.
@@ -510,7 +527,19 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
     /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
     int64_t sizes[KILN_MAX_RANK];
     uint32_t size_count = 0;
-    if (!legacy && onnx_node_has_input(node, sizes_index)) {
+    char sizes_text[ONNX_ATTRS_TEXT_MAX];
+    if (!legacy && onnx_node_is_symbolic(node, sizes_index)) {
+        /* Sizes computed from the input's (F.interpolate(x, size=input.shape[-2:])): resize_to, its
+         * sizes a shape text over the dims (spec/onnx-import.md §3.1). */
+        const char *texts[KILN_MAX_RANK];
+        status = onnx_node_symbolic_sizes(node, sizes_index, texts, KILN_MAX_RANK, &size_count);
+        if (status != KILN_OK)
+            return status;
+        if (!onnx_shape_text(texts, size_count, sizes_text, sizeof sizes_text) ||
+            !onnx_attrs_string(&list, "sizes", sizes_text, strlen(sizes_text)))
+            return onnx_node_unsupported(node, "the sizes are too long to write");
+        kiln_op = "resize_to";
+    } else if (!legacy && onnx_node_has_input(node, sizes_index)) {
         status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &size_count);
         if (status != KILN_OK)
             return status;
@@ -524,7 +553,14 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
             if (kiln_tensor_element_count(scales) != 0)
                 return onnx_node_unsupported(node, "both scales and sizes are given");
         }
-        onnx_attrs_ints(&list, "sizes", sizes, size_count);
+        if (strcmp(kiln_op, "resize_to") != 0)
+            onnx_attrs_ints(&list, "sizes", sizes, size_count);
+    } else if (node->opset < 9) {
+        /* Upsample-7: the scales are an attribute. */
+        const Onnx__AttributeProto *scales = onnx_node_attribute(node, "scales");
+        if (!scales || scales->n_floats == 0 || scales->n_floats > KILN_MAX_RANK)
+            return onnx_node_unsupported(node, "attribute 'scales' must hold 1 to %u values", KILN_MAX_RANK);
+        onnx_attrs_floats(&list, "scales", scales->floats, (uint32_t)scales->n_floats);
     } else {
         const kiln_tensor *scales;
         if (!onnx_node_has_input(node, scales_index))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx_map_common.h"
+#include "onnx_map_elementwise.h"
 #include "onnx_map_shape.h"
 #include "onnx_map_symbolic.h"
 #include "onnx_model.h"
@@ -22,7 +23,14 @@ kiln_status onnx_map_identity(onnx_node *node, const char *kiln_op)
     kiln_value x;
     bool dropout = strcmp(node->proto->op_type, "Dropout") == 0;
     kiln_status status = onnx_node_input(node, 0, &x);
-    if (status == KILN_OK && dropout) {
+    if (status == KILN_OK && dropout && node->opset < 7) {
+        /* Dropout-1 and -6: is_test (default 0) selects test mode; training drops at random. */
+        double ratio = onnx_node_float(node, "ratio", 0.5);
+        if (onnx_node_int(node, "is_test", 0) == 0 && ratio != 0)
+            status = onnx_node_unsupported(node, "is_test = 0 (training) with ratio %g: dropping elements at random "
+                                                 "is not supported (kiln runs inference)",
+                                           ratio);
+    } else if (status == KILN_OK && dropout) {
         double training = 0, ratio = 0.5;
         if (onnx_node_has_input(node, 2))
             status = onnx_map_constant_scalar(node, 2, &training);
@@ -179,10 +187,10 @@ static kiln_status onnx_map_shape_operand(onnx_node *node, const char *kiln_op, 
 /*
  * ConstantOfShape: attribute `value` (a one-element tensor; f32 0 when
  * absent) over the shape operand. A constant shape is kiln's
- * constant_of_shape. A symbolic one takes its sizes from a translated
- * value that has exactly those sizes (ConstantOfShape(Shape(x)) has x's):
- * where(true of that shape, value, value), true being cast(v, bool) or its
- * negation, so no element of v (NaN included) can change the result.
+ * constant_of_shape. A symbolic one ([seq, seq] of a causal mask,
+ * [layers, batch, hidden] of a recurrent layer's zero state) is kiln's
+ * expand_to of the value as a rank-0 constant to the shape text: exact,
+ * every element a copy of the value.
  */
 kiln_status onnx_map_constant_of_shape(onnx_node *node, const char *kiln_op)
 {
@@ -217,32 +225,16 @@ kiln_status onnx_map_constant_of_shape(onnx_node *node, const char *kiln_op)
     }
     const char *target[KILN_MAX_RANK];
     uint32_t count;
-    kiln_value like, truth, falsity, filler, pair[2];
+    char text[ONNX_ATTRS_TEXT_MAX];
+    kiln_value filler;
     kiln_status status = onnx_node_symbolic_sizes(node, 0, target, KILN_MAX_RANK, &count);
     if (status != KILN_OK)
         return status;
-    if (!onnx_node_find_shape(node, target, count, &like)) {
-        char text[512] = "";
-        for (uint32_t i = 0; i < count; i++) {
-            size_t used = strlen(text);
-            snprintf(text + used, sizeof text - used, "%s%s", i ? ", " : "", target[i]);
-        }
-        return onnx_node_unsupported(node, "the symbolic shape [%s] is the shape of no value translated so far: "
-                                           "kiln's constant_of_shape takes constant sizes",
-                                     text);
-    }
-    status = onnx_map_cast_to(node, &like, KILN_BOOL);
+    if (!onnx_shape_text(target, count, text, sizeof text) || !onnx_attrs_string(&list, "shape", text, strlen(text)))
+        return onnx_node_unsupported(node, "the shape is too long to write");
+    status = onnx_node_scalar(node, dtype, value, &filler);
     if (status == KILN_OK)
-        status = onnx_node_emit(node, "not", 1, &like, 0, NULL, &falsity);
-    pair[0] = like;
-    pair[1] = falsity;
-    if (status == KILN_OK)
-        status = onnx_node_emit(node, "or", 2, pair, 0, NULL, &truth);
-    if (status == KILN_OK)
-        status = onnx_node_scalar(node, dtype, value, &filler);
-    kiln_value triple[3] = {truth, filler, filler};
-    if (status == KILN_OK)
-        status = onnx_map_emit_output(node, "where", 3, triple, NULL);
+        status = onnx_map_emit_output(node, "expand_to", 1, &filler, &list);
     return status;
 }
 
@@ -270,9 +262,57 @@ kiln_status onnx_map_expand(onnx_node *node, const char *kiln_op)
     return onnx_map_shape_operand(node, kiln_op, "shape", "shape", 8, true);
 }
 
+/*
+ * Tile. Opsets 1..5 take two scalar inputs, `tiles` and `axis`: the input
+ * repeated `tiles` times along `axis`, which is kiln's tile with repeats
+ * 1 on every other axis (both must be constant).
+ */
 kiln_status onnx_map_tile(onnx_node *node, const char *kiln_op)
 {
-    return onnx_map_shape_operand(node, kiln_op, "repeats", "repeats", 6, true);
+    if (node->opset >= 6)
+        return onnx_map_shape_operand(node, kiln_op, "repeats", "repeats", 6, true);
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, count;
+    int64_t tiles[1], axis[1], repeats[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 1, tiles, 1, &count);
+    if (status == KILN_OK && count != 1)
+        status = onnx_node_unsupported(node, "tiles must hold one value");
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 2, axis, 1, &count);
+    if (status == KILN_OK && count != 1)
+        status = onnx_node_unsupported(node, "axis must hold one value");
+    if (status != KILN_OK)
+        return status;
+    int64_t a = axis[0] < 0 ? axis[0] + rank : axis[0];
+    if (a < 0 || a >= (int64_t)rank)
+        return onnx_node_unsupported(node, "axis %lld is outside the input's rank %u", (long long)axis[0], rank);
+    for (uint32_t i = 0; i < rank; i++)
+        repeats[i] = (int64_t)i == a ? tiles[0] : 1;
+    onnx_attrs list = {0};
+    onnx_attrs_ints(&list, "repeats", repeats, rank);
+    return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
+}
+
+/* Concat: opsets 1..3 make `axis` optional, default 1. */
+kiln_status onnx_map_concat(onnx_node *node, const char *kiln_op)
+{
+    if (node->opset >= 4 || onnx_node_attribute(node, "axis"))
+        return onnx_map_rename(node, kiln_op);
+    kiln_value inputs[64];
+    uint32_t count = onnx_map_present_inputs(node);
+    if (count > 64)
+        return onnx_node_unsupported(node, "%u inputs", count);
+    onnx_attrs list = {0};
+    onnx_attrs_int(&list, "axis", 1);
+    kiln_status status = onnx_map_inputs(node, 0, count, inputs);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, kiln_op, count, inputs, &list);
+    return status;
 }
 
 kiln_status onnx_map_unsqueeze(onnx_node *node, const char *kiln_op)
@@ -342,7 +382,8 @@ kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
     char mode_text[32];
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK)
-        status = onnx_map_ints_operand(node, "pads", 11, 1, pads, 2 * KILN_MAX_RANK, &count, &present);
+        status = onnx_map_ints_operand(node, node->opset < 2 ? "paddings" : "pads", 11, 1, pads, 2 * KILN_MAX_RANK,
+                                       &count, &present); /* Pad-1 names them paddings */
     if (status != KILN_OK)
         return status;
     if (!present)
@@ -373,8 +414,12 @@ kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK)
         status = onnx_node_type(node, x, &dtype, &rank, sizes);
-    if (status == KILN_OK)
+    if (status == KILN_OK && node->opset < 2 && onnx_node_has_input(node, 1)) {
+        status = onnx_node_constant_ints(node, 1, split, 64, &count); /* Split-1 may take split as an input */
+        present = true;
+    } else if (status == KILN_OK) {
         status = onnx_map_ints_operand(node, "split", 13, 1, split, 64, &count, &present);
+    }
     if (status != KILN_OK)
         return status;
     int64_t axis = onnx_node_int(node, "axis", 0);

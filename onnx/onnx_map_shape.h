@@ -31,6 +31,9 @@ kiln_status onnx_map_expand(onnx_node *node, const char *kiln_op);
 /** Tile: constant repeats as kiln's attribute. */
 kiln_status onnx_map_tile(onnx_node *node, const char *kiln_op);
 
+/** Concat; before opset 4 `axis` defaults to 1. */
+kiln_status onnx_map_concat(onnx_node *node, const char *kiln_op);
+
 /** Unsqueeze: axes from the attribute (opset < 13) or a constant input. */
 kiln_status onnx_map_unsqueeze(onnx_node *node, const char *kiln_op);
 

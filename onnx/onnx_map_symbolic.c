@@ -321,8 +321,21 @@ kiln_status onnx_map_symbolic_reshape(onnx_node *node, const char *kiln_op)
 /*
  * Expand to a symbolic target: a target size equal to x's size on the
  * aligned axis (right-aligned, as ONNX broadcasts) keeps that axis, which
- * kiln's expand writes as 1; another symbolic size is reported.
+ * kiln's expand writes as 1. Any other symbolic size (a 1 broadcast to
+ * batch: ViT's class token) makes the node kiln's expand_to, whose target
+ * is the shape text itself; its shape rule proves the broadcast over the
+ * declared dims, as ONNX's Expand needs it at run time.
  */
+/* kiln's expand_to of x to the size texts `target` (spec/ops/shape.md). */
+static kiln_status expand_to_text(onnx_node *node, kiln_value x, const char *const *target, uint32_t count)
+{
+    char text[ONNX_ATTRS_TEXT_MAX];
+    onnx_attrs list = {0};
+    if (!onnx_shape_text(target, count, text, sizeof text) || !onnx_attrs_string(&list, "shape", text, strlen(text)))
+        return onnx_node_unsupported(node, "the target shape is too long to write");
+    return onnx_map_emit_output(node, "expand_to", 1, &x, &list);
+}
+
 kiln_status onnx_map_symbolic_expand(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -345,9 +358,7 @@ kiln_status onnx_map_symbolic_expand(onnx_node *node, const char *kiln_op)
         if (aligned >= 0 && (status = onnx_node_axis_text(node, x, (uint32_t)aligned, size, sizeof size)) != KILN_OK)
             return status;
         if (aligned < 0 || strcmp(size, target[i]) != 0)
-            return onnx_node_unsupported(node, "the target size %s (axis %u) is symbolic and not the input's: kiln's "
-                                               "expand takes constant sizes",
-                                         target[i], i);
+            return expand_to_text(node, x, target, count);
         shape[i] = 1;
     }
     onnx_attrs list = {0};

@@ -26,18 +26,22 @@
 /* ------------------------------------------------------------------ table */
 
 /*
- * Opset 7 is where ONNX settled broadcasting, Dropout's and
- * BatchNormalization's test mode and the other semantics every mapping
- * was written against: a row covers opsets 7.. unless it says otherwise.
- * SINCE_1 marks the ops whose every earlier version computes the same
- * thing (the only difference being consumed_inputs, a legacy hint that
- * onnx_map_rename drops). FROM(v) marks an op ONNX added in opset v > 7:
+ * A node binds to the newest version of its op not above the model's
+ * opset (its since_version), and a mapping whose versions differ reads
+ * node->opset. SINCE_1 rows map every version from opset 1: those whose
+ * earlier versions compute the same thing (consumed_inputs, a legacy hint,
+ * is dropped by onnx_attrs_copy below opset 7), and those whose mapping
+ * reads the older forms (Add-1/6's broadcast and axis, Concat-1's default
+ * axis, Reshape-1's shape attribute, Cast-1's type name, Tile-1's tiles
+ * and axis, BatchNormalization-6's and Dropout-6's is_test; spec/
+ * onnx-import.md §4). FROM(v) marks an op ONNX added in opset v > 1:
  * below v the op does not exist, so a model that uses it there is refused
  * as ONNX itself would (a model stamped opset 14 that uses Mish, added in
- * 18). A node binds to the newest version of its op not above the model's
- * opset; a mapping that differs between versions reads node->opset. The
- * first versions were taken from onnx.defs (onnx 1.12; Mish from the
- * opset 18 operator list) and test_onnx_ops.c checks a few of them.
+ * 18). ALL (opset 7 on) is left for PRelu, whose slope before opset 7 is
+ * shared per channel rather than broadcast. The first versions were taken
+ * from onnx.defs (onnx 1.12; Mish from the opset 18 operator list) and
+ * test_onnx_ops.c checks a few of them; tests/onnx-legacy/ has a case per
+ * old version.
  */
 #define ALL 7, 1000, 0
 #define SINCE_1 1, 1000, 1
@@ -45,10 +49,10 @@
 
 static const onnx_op_mapping mappings[] = {
     /* elementwise arithmetic and math */
-    {"Add", ALL, onnx_map_rename, "add"},
-    {"Sub", ALL, onnx_map_rename, "sub"},
-    {"Mul", ALL, onnx_map_rename, "mul"},
-    {"Div", ALL, onnx_map_rename, "div"},
+    {"Add", SINCE_1, onnx_map_binary, "add"},
+    {"Sub", SINCE_1, onnx_map_binary, "sub"},
+    {"Mul", SINCE_1, onnx_map_binary, "mul"},
+    {"Div", SINCE_1, onnx_map_binary, "div"},
     {"Neg", SINCE_1, onnx_map_rename, "neg"},
     {"Abs", SINCE_1, onnx_map_rename, "abs"},
     {"Sign", FROM(9), onnx_map_rename, "sign"},
@@ -60,19 +64,19 @@ static const onnx_op_mapping mappings[] = {
     {"Floor", SINCE_1, onnx_map_rename, "floor"},
     {"Ceil", SINCE_1, onnx_map_rename, "ceil"},
     {"Round", FROM(11), onnx_map_rename, "round"},
-    {"Sin", ALL, onnx_map_rename, "sin"},
-    {"Cos", ALL, onnx_map_rename, "cos"},
-    {"Tan", ALL, onnx_map_rename, "tan"},
-    {"Asin", ALL, onnx_map_rename, "asin"},
-    {"Acos", ALL, onnx_map_rename, "acos"},
-    {"Atan", ALL, onnx_map_rename, "atan"},
+    {"Sin", FROM(7), onnx_map_rename, "sin"},
+    {"Cos", FROM(7), onnx_map_rename, "cos"},
+    {"Tan", FROM(7), onnx_map_rename, "tan"},
+    {"Asin", FROM(7), onnx_map_rename, "asin"},
+    {"Acos", FROM(7), onnx_map_rename, "acos"},
+    {"Atan", FROM(7), onnx_map_rename, "atan"},
     {"Sinh", FROM(9), onnx_map_rename, "sinh"},
     {"Cosh", FROM(9), onnx_map_rename, "cosh"},
     {"Asinh", FROM(9), onnx_map_rename, "asinh"},
     {"Acosh", FROM(9), onnx_map_rename, "acosh"},
     {"Atanh", FROM(9), onnx_map_rename, "atanh"},
     {"Tanh", SINCE_1, onnx_map_rename, "tanh"},
-    {"Pow", ALL, onnx_map_pow, "pow"},
+    {"Pow", SINCE_1, onnx_map_binary, "pow"},
     {"Mod", FROM(10), onnx_map_rename, "mod"},
     {"BitShift", FROM(11), onnx_map_bitshift, "bitshift"},
     /* activations */
@@ -90,95 +94,95 @@ static const onnx_op_mapping mappings[] = {
     {"ThresholdedRelu", FROM(10), onnx_map_rename, "thresholded_relu"},
     {"PRelu", ALL, onnx_map_prelu, NULL},
     {"Mish", FROM(18), onnx_map_mish, NULL},
-    {"Clip", ALL, onnx_map_clip, "clip"},
+    {"Clip", SINCE_1, onnx_map_clip, "clip"},
     /* comparison, logic, selection, variadic */
-    {"Equal", ALL, onnx_map_rename, "eq"},
-    {"Less", ALL, onnx_map_rename, "lt"},
+    {"Equal", SINCE_1, onnx_map_binary, "eq"},
+    {"Less", SINCE_1, onnx_map_binary, "lt"},
     {"LessOrEqual", FROM(12), onnx_map_rename, "le"},
-    {"Greater", ALL, onnx_map_rename, "gt"},
+    {"Greater", SINCE_1, onnx_map_binary, "gt"},
     {"GreaterOrEqual", FROM(12), onnx_map_rename, "ge"},
-    {"And", ALL, onnx_map_rename, "and"},
-    {"Or", ALL, onnx_map_rename, "or"},
-    {"Xor", ALL, onnx_map_rename, "xor"},
+    {"And", SINCE_1, onnx_map_binary, "and"},
+    {"Or", SINCE_1, onnx_map_binary, "or"},
+    {"Xor", SINCE_1, onnx_map_binary, "xor"},
     {"Not", SINCE_1, onnx_map_rename, "not"},
     {"IsNaN", FROM(9), onnx_map_rename, "isnan"},
     {"IsInf", FROM(10), onnx_map_rename, "isinf"},
     {"Where", FROM(9), onnx_map_rename, "where"},
-    {"Max", ALL, onnx_map_rename, "max"},
-    {"Min", ALL, onnx_map_rename, "min"},
-    {"Sum", ALL, onnx_map_rename, "sum"},
-    {"Mean", ALL, onnx_map_rename, "mean"},
+    {"Max", SINCE_1, onnx_map_rename, "max"},
+    {"Min", SINCE_1, onnx_map_rename, "min"},
+    {"Sum", SINCE_1, onnx_map_rename, "sum"},
+    {"Mean", SINCE_1, onnx_map_rename, "mean"},
     /* reductions and softmax */
-    {"ReduceSum", ALL, onnx_map_reduce, "reduce_sum"},
-    {"ReduceMean", ALL, onnx_map_reduce, "reduce_mean"},
-    {"ReduceMax", ALL, onnx_map_reduce, "reduce_max"},
-    {"ReduceMin", ALL, onnx_map_reduce, "reduce_min"},
-    {"ReduceProd", ALL, onnx_map_reduce, "reduce_prod"},
-    {"ReduceL1", ALL, onnx_map_reduce, "reduce_l1"},
-    {"ReduceL2", ALL, onnx_map_reduce, "reduce_l2"},
-    {"ReduceSumSquare", ALL, onnx_map_reduce, "reduce_sum_square"},
-    {"ReduceLogSum", ALL, onnx_map_reduce, "reduce_log_sum"},
-    {"ReduceLogSumExp", ALL, onnx_map_reduce, "reduce_log_sum_exp"},
-    {"ArgMax", ALL, onnx_map_rename, "argmax"},
-    {"ArgMin", ALL, onnx_map_rename, "argmin"},
-    {"Softmax", ALL, onnx_map_softmax, "softmax"},
-    {"LogSoftmax", ALL, onnx_map_softmax, "log_softmax"},
-    {"Hardmax", ALL, onnx_map_softmax, "hardmax"},
+    {"ReduceSum", SINCE_1, onnx_map_reduce, "reduce_sum"},
+    {"ReduceMean", SINCE_1, onnx_map_reduce, "reduce_mean"},
+    {"ReduceMax", SINCE_1, onnx_map_reduce, "reduce_max"},
+    {"ReduceMin", SINCE_1, onnx_map_reduce, "reduce_min"},
+    {"ReduceProd", SINCE_1, onnx_map_reduce, "reduce_prod"},
+    {"ReduceL1", SINCE_1, onnx_map_reduce, "reduce_l1"},
+    {"ReduceL2", SINCE_1, onnx_map_reduce, "reduce_l2"},
+    {"ReduceSumSquare", SINCE_1, onnx_map_reduce, "reduce_sum_square"},
+    {"ReduceLogSum", SINCE_1, onnx_map_reduce, "reduce_log_sum"},
+    {"ReduceLogSumExp", SINCE_1, onnx_map_reduce, "reduce_log_sum_exp"},
+    {"ArgMax", SINCE_1, onnx_map_rename, "argmax"},
+    {"ArgMin", SINCE_1, onnx_map_rename, "argmin"},
+    {"Softmax", SINCE_1, onnx_map_softmax, "softmax"},
+    {"LogSoftmax", SINCE_1, onnx_map_softmax, "log_softmax"},
+    {"Hardmax", SINCE_1, onnx_map_softmax, "hardmax"},
     {"NegativeLogLikelihoodLoss", FROM(12), onnx_map_nll_loss, NULL},
     {"SoftmaxCrossEntropyLoss", FROM(12), onnx_map_softmax_cross_entropy, NULL},
     {"GlobalAveragePool", SINCE_1, onnx_map_global_pool, "global_avg_pool"},
     {"GlobalMaxPool", SINCE_1, onnx_map_global_pool, "global_max_pool"},
-    {"GlobalLpPool", ALL, onnx_map_rename, "global_lp_pool"},
+    {"GlobalLpPool", SINCE_1, onnx_map_rename, "global_lp_pool"},
     /* convolution, pooling, resizing */
-    {"Conv", ALL, onnx_map_window, "conv"},
-    {"ConvTranspose", ALL, onnx_map_window, "conv_transpose"},
-    {"MaxPool", ALL, onnx_map_window, "max_pool"},
-    {"AveragePool", ALL, onnx_map_window, "avg_pool"},
-    {"LpPool", ALL, onnx_map_window, "lp_pool"},
+    {"Conv", SINCE_1, onnx_map_window, "conv"},
+    {"ConvTranspose", SINCE_1, onnx_map_window, "conv_transpose"},
+    {"MaxPool", SINCE_1, onnx_map_window, "max_pool"},
+    {"AveragePool", SINCE_1, onnx_map_window, "avg_pool"},
+    {"LpPool", SINCE_1, onnx_map_window, "lp_pool"},
     {"MaxUnpool", FROM(9), onnx_map_max_unpool, "max_unpool"},
     {"Resize", FROM(10), onnx_map_resize, "resize"},
-    {"Upsample", 9, 9, 0, onnx_map_resize, "resize"},
+    {"Upsample", 7, 9, 0, onnx_map_resize, "resize"},
     {"GridSample", FROM(16), onnx_map_grid_sample, "grid_sample"},
     /* matrix products and layout */
-    {"MatMul", ALL, onnx_map_rename, "matmul"},
-    {"Gemm", ALL, onnx_map_gemm, "gemm"},
-    {"Transpose", ALL, onnx_map_rename, "transpose"},
-    {"Flatten", ALL, onnx_map_rename, "flatten"},
+    {"MatMul", SINCE_1, onnx_map_rename, "matmul"},
+    {"Gemm", SINCE_1, onnx_map_gemm, "gemm"},
+    {"Transpose", SINCE_1, onnx_map_rename, "transpose"},
+    {"Flatten", SINCE_1, onnx_map_rename, "flatten"},
     {"Einsum", FROM(12), onnx_map_rename, "einsum"},
     {"Det", FROM(11), onnx_map_rename, "det"},
     /* shape */
     {"Identity", SINCE_1, onnx_map_identity, "identity"},
-    {"Dropout", ALL, onnx_map_identity, "identity"},
-    {"Constant", ALL, onnx_map_constant, NULL},
+    {"Dropout", SINCE_1, onnx_map_identity, "identity"},
+    {"Constant", SINCE_1, onnx_map_constant, NULL},
     {"ConstantOfShape", FROM(9), onnx_map_constant_of_shape, "constant_of_shape"},
-    {"Cast", ALL, onnx_map_cast, "cast"},
+    {"Cast", SINCE_1, onnx_map_cast, "cast"},
     {"CastLike", FROM(15), onnx_map_cast_like, "cast"},
-    {"Shape", ALL, onnx_map_shape, "shape_of"},
-    {"Size", ALL, onnx_map_rename, "size_of"},
-    {"Reshape", ALL, onnx_map_reshape, "reshape"},
-    {"Squeeze", ALL, onnx_map_squeeze, "squeeze"},
-    {"Unsqueeze", ALL, onnx_map_unsqueeze, "unsqueeze"},
-    {"Concat", ALL, onnx_map_rename, "concat"},
+    {"Shape", SINCE_1, onnx_map_shape, "shape_of"},
+    {"Size", SINCE_1, onnx_map_rename, "size_of"},
+    {"Reshape", SINCE_1, onnx_map_reshape, "reshape"},
+    {"Squeeze", SINCE_1, onnx_map_squeeze, "squeeze"},
+    {"Unsqueeze", SINCE_1, onnx_map_unsqueeze, "unsqueeze"},
+    {"Concat", SINCE_1, onnx_map_concat, "concat"},
     {"Expand", FROM(8), onnx_map_expand, "expand"},
-    {"Tile", ALL, onnx_map_tile, "tile"},
-    {"Pad", ALL, onnx_map_pad, "pad"},
+    {"Tile", SINCE_1, onnx_map_tile, "tile"},
+    {"Pad", SINCE_1, onnx_map_pad, "pad"},
     /* generators */
     {"EyeLike", FROM(9), onnx_map_eye_like, "eye_like"},
     {"Range", FROM(11), onnx_map_range, "range"},
     {"HannWindow", FROM(17), onnx_map_cosine_window, NULL},
     {"HammingWindow", FROM(17), onnx_map_cosine_window, NULL},
     {"BlackmanWindow", FROM(17), onnx_map_cosine_window, NULL},
-    {"Split", ALL, onnx_map_split, "slice"},
+    {"Split", SINCE_1, onnx_map_split, "slice"},
     {"TopK", SINCE_1, onnx_map_topk, NULL},
     /* recurrent layers */
-    {"RNN", ALL, onnx_map_recurrent, "rnn"},
-    {"GRU", ALL, onnx_map_recurrent, "gru"},
-    {"LSTM", ALL, onnx_map_recurrent, "lstm"},
+    {"RNN", SINCE_1, onnx_map_recurrent, "rnn"},
+    {"GRU", SINCE_1, onnx_map_recurrent, "gru"},
+    {"LSTM", SINCE_1, onnx_map_recurrent, "lstm"},
     /* indexing */
-    {"Gather", ALL, onnx_map_rename, "gather"},
+    {"Gather", SINCE_1, onnx_map_rename, "gather"},
     {"GatherElements", FROM(11), onnx_map_rename, "gather_elements"},
     {"GatherND", FROM(11), onnx_map_rename, "gather_nd"},
-    {"Slice", ALL, onnx_map_slice, "slice"},
+    {"Slice", SINCE_1, onnx_map_slice, "slice"},
     {"Scatter", 9, 10, 9, onnx_map_rename, "scatter_elements"},
     {"ScatterElements", FROM(11), onnx_map_rename, "scatter_elements"},
     {"ScatterND", FROM(11), onnx_map_rename, "scatter_nd"},
@@ -186,15 +190,15 @@ static const onnx_op_mapping mappings[] = {
     {"CumSum", FROM(11), onnx_map_cumsum, "cumsum"},
     {"OneHot", FROM(9), onnx_map_one_hot, "one_hot"},
     {"Trilu", FROM(14), onnx_map_trilu, "trilu"},
-    {"DepthToSpace", ALL, onnx_map_rename, "depth_to_space"},
-    {"SpaceToDepth", ALL, onnx_map_rename, "space_to_depth"},
+    {"DepthToSpace", SINCE_1, onnx_map_rename, "depth_to_space"},
+    {"SpaceToDepth", SINCE_1, onnx_map_rename, "space_to_depth"},
     /* normalization */
-    {"BatchNormalization", ALL, onnx_map_batch_norm, "batch_norm"},
+    {"BatchNormalization", SINCE_1, onnx_map_batch_norm, "batch_norm"},
     {"LayerNormalization", FROM(17), onnx_map_layer_norm, "layer_norm"},
     {"InstanceNormalization", SINCE_1, onnx_map_rename, "instance_norm"},
-    {"LpNormalization", ALL, onnx_map_rename, "lp_norm"},
+    {"LpNormalization", SINCE_1, onnx_map_rename, "lp_norm"},
     {"MeanVarianceNormalization", FROM(9), onnx_map_rename, "mean_variance_norm"},
-    {"LRN", ALL, onnx_map_lrn, NULL},
+    {"LRN", SINCE_1, onnx_map_lrn, NULL},
     /* quantization */
     {"QuantizeLinear", FROM(10), onnx_map_quantize_linear, NULL},
     {"DequantizeLinear", FROM(10), onnx_map_dequantize_linear, NULL},

@@ -50,15 +50,17 @@ static bool size_operand_of(onnx_importer *im, const char *name, size_operand *o
     const kiln_tensor *t = e->constant;
     if (e->kind != ENTRY_CONSTANT || !t || kiln_tensor_rank(t) > 1 ||
         kiln_tensor_element_count(t) > SYMBOLIC_MAX_ELEMENTS ||
-        (kiln_tensor_dtype(t) != KILN_I64 && kiln_tensor_dtype(t) != KILN_I32))
+        (kiln_tensor_dtype(t) != KILN_I64 && kiln_tensor_dtype(t) != KILN_I32 && kiln_tensor_dtype(t) != KILN_BOOL))
         return false;
     out->rank = kiln_tensor_rank(t);
     out->count = (uint32_t)kiln_tensor_element_count(t);
     out->dtype = kiln_tensor_dtype(t);
     out->symbolic = false;
     for (uint32_t i = 0; i < out->count; i++) {
-        int64_t v = out->dtype == KILN_I64 ? ((const int64_t *)kiln_tensor_const_data(t))[i]
-                                           : ((const int32_t *)kiln_tensor_const_data(t))[i];
+        const void *data = kiln_tensor_const_data(t);
+        int64_t v = out->dtype == KILN_I64   ? ((const int64_t *)data)[i]
+                    : out->dtype == KILN_I32 ? ((const int32_t *)data)[i]
+                                             : ((const uint8_t *)data)[i] != 0;
         snprintf(out->texts[i], SIZE_TEXT_MAX, "%lld", (long long)v);
     }
     return true;
@@ -148,6 +150,20 @@ static bool fold_shape(onnx_importer *im, const Onnx__NodeProto *proto, size_ope
     onnx_entry *e = onnx_entry_find(im, proto->input[0]);
     if (!e || e->kind == ENTRY_CONSTANT || e->kind == ENTRY_BROKEN)
         return false;
+    if (e->kind == ENTRY_SYMBOLIC) {
+        /* The shape of a shape tensor is a constant: [count], or [] for a scalar. */
+        int64_t rank = e->symbolic_rank;
+        int64_t start = fold_attribute_int(proto, "start", 0), end = fold_attribute_int(proto, "end", rank);
+        start = start < 0 ? start + rank : start;
+        end = end < 0 ? end + rank : end;
+        out->rank = 1;
+        out->count = 0;
+        out->dtype = KILN_I64;
+        out->symbolic = false;
+        for (int64_t a = start < 0 ? 0 : start; a < end && a < rank; a++)
+            snprintf(out->texts[out->count++], SIZE_TEXT_MAX, "%u", e->symbolic_count);
+        return true;
+    }
     kiln_value x;
     kiln_dtype dtype;
     uint32_t rank;
@@ -191,6 +207,86 @@ static bool fold_arithmetic(onnx_importer *im, char op, const size_operand *a, c
     return true;
 }
 
+/*
+ * @return true if size text `text` can never be negative: it has no minus
+ * sign, so it is built by + * / % from dims (never negative) and
+ * non-negative constants. `seq - 5` may be negative and is not decided.
+ */
+static bool never_negative(const char *text)
+{
+    return strchr(text, '-') == NULL;
+}
+
+/*
+ * Equal on sizes, element by element with rank-0 broadcasting: decided
+ * only where the answer holds for every size of the domain: the same
+ * text (true), two constants, or a never-negative size against a negative
+ * constant (false; torch's `expand(batch, -1, -1)` compares its target
+ * with -1 this way). @return false otherwise.
+ */
+static bool fold_equal(const size_operand *a, const size_operand *b, size_operand *out)
+{
+    if (a->count == 0 || b->count == 0 || (a->count != b->count && a->count != 1 && b->count != 1))
+        return false;
+    out->rank = a->rank > b->rank ? a->rank : b->rank;
+    out->count = a->count > b->count ? a->count : b->count;
+    out->dtype = KILN_BOOL;
+    for (uint32_t i = 0; i < out->count; i++) {
+        const char *x = a->texts[a->count == 1 ? 0 : i], *y = b->texts[b->count == 1 ? 0 : i];
+        int64_t u = 0, v = 0;
+        bool cu = text_constant(x, &u), cv = text_constant(y, &v), equal;
+        if (strcmp(x, y) == 0)
+            equal = true;
+        else if (cu && cv)
+            equal = u == v;
+        else if ((cu && u < 0 && never_negative(y)) || (cv && v < 0 && never_negative(x)))
+            equal = false;
+        else
+            return false;
+        snprintf(out->texts[i], SIZE_TEXT_MAX, "%d", equal ? 1 : 0);
+    }
+    return true;
+}
+
+/* Where with a constant condition on sizes: each element taken from `a` or `b`, rank-0 operands broadcast. */
+static bool fold_where(const size_operand *condition, const size_operand *a, const size_operand *b,
+                       size_operand *out)
+{
+    if (condition->symbolic || condition->dtype != KILN_BOOL || a->dtype != b->dtype)
+        return false;
+    uint32_t count = condition->count, rank = condition->rank;
+    const size_operand *all[3] = {condition, a, b};
+    for (uint32_t k = 0; k < 3; k++) {
+        if (all[k]->count == 0 || (all[k]->count != 1 && count != 1 && all[k]->count != count))
+            return false;
+        count = all[k]->count > count ? all[k]->count : count;
+        rank = all[k]->rank > rank ? all[k]->rank : rank;
+    }
+    out->rank = rank;
+    out->count = count;
+    out->dtype = a->dtype;
+    for (uint32_t i = 0; i < count; i++) {
+        const char *pick = condition->texts[condition->count == 1 ? 0 : i];
+        const size_operand *from = strcmp(pick, "0") != 0 ? a : b;
+        memcpy(out->texts[i], from->texts[from->count == 1 ? 0 : i], SIZE_TEXT_MAX);
+    }
+    return true;
+}
+
+/* Reshape of a shape tensor to rank 1 ([-1], [n] or [0]) or, for one element, rank 0: the elements stay. */
+static bool fold_reshape(const size_operand *x, const size_operand *target, size_operand *out)
+{
+    int64_t size = 0;
+    if (target->count > 1 || (target->count == 1 && !text_constant(target->texts[0], &size)))
+        return false;
+    if (target->count == 0 ? x->count != 1
+                           : !(size == -1 || size == (int64_t)x->count || (size == 0 && x->rank == 1)))
+        return false;
+    *out = *x;
+    out->rank = target->count;
+    return true;
+}
+
 /* Compute the node's one output as a size operand. @return false if the node is not one symbolic folding covers. */
 static bool fold_sizes(onnx_importer *im, const Onnx__NodeProto *proto, size_operand *out, kiln_error *err,
                        kiln_status *status)
@@ -218,6 +314,16 @@ static bool fold_sizes(onnx_importer *im, const Onnx__NodeProto *proto, size_ope
     uint32_t count;
     bool present;
     out->symbolic = true;
+    /* A bool operand is only Where's condition (a constant: Equal's result when decided). */
+    for (uint32_t i = 0; i < n; i++)
+        if (in[i].count && in[i].dtype == KILN_BOOL && !(i == 0 && strcmp(op, "Where") == 0))
+            return false;
+    if (strcmp(op, "Equal") == 0)
+        return n == 2 && fold_equal(&in[0], &in[1], out);
+    if (strcmp(op, "Where") == 0)
+        return n == 3 && fold_where(&in[0], &in[1], &in[2], out);
+    if (strcmp(op, "Reshape") == 0)
+        return n == 2 && !in[1].symbolic && fold_reshape(&in[0], &in[1], out);
     if (strcmp(op, "Identity") == 0 || strcmp(op, "Cast") == 0) {
         int64_t to = fold_attribute_int(proto, "to", 7);
         if (to != 7 && to != 6) /* INT64, INT32 */
@@ -304,7 +410,8 @@ static bool fold_sizes(onnx_importer *im, const Onnx__NodeProto *proto, size_ope
  * Symbolic folding of node `index`: when it computes a small integer
  * tensor from sizes that are kiln dims (Shape of a value with a symbolic
  * axis, or Gather, Unsqueeze, Squeeze, Concat, Slice, Cast, Identity, Add,
- * Sub, Mul, Div over such tensors and constants), its output becomes a
+ * Sub, Mul, Div, Reshape, Equal, Where over such tensors and constants, or
+ * Shape of such a tensor), its output becomes a
  * symbolic entry (or a constant when every element turns out constant),
  * and the node is translated only if something uses it as data.
  * @return KILN_OK with *folded set, or an error (out of memory).
@@ -337,8 +444,10 @@ kiln_status onnx_symbolic_fold(onnx_importer *im, size_t index, bool *folded, ki
         for (uint32_t i = 0; i < out.count; i++) {
             if (out.dtype == KILN_I64)
                 ((int64_t *)kiln_tensor_data(t))[i] = values[i];
-            else
+            else if (out.dtype == KILN_I32)
                 ((int32_t *)kiln_tensor_data(t))[i] = (int32_t)values[i];
+            else
+                ((uint8_t *)kiln_tensor_data(t))[i] = values[i] != 0;
         }
         status = onnx_entry_new(im, proto->output[0], ENTRY_CONSTANT, &e, err);
         if (status != KILN_OK) {

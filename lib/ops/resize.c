@@ -1,6 +1,7 @@
 /*
  * resize.c — resize (nearest, n-linear and n-cubic interpolation over
- * any axes): shape rule and portable reference kernel.
+ * any axes) and resize_to (the same, its sizes a shape text over the
+ * dims): shape rules and portable reference kernel.
  *
  * Semantics, preconditions and numerics are in spec/ops/resize.md. The
  * target is static, like reshape's: `scales` (one ratio per axis) or
@@ -24,6 +25,7 @@
 #include "odometer.h"
 #include "op_registry.h"
 #include "real_access.h"
+#include "shape_attribute.h"
 #include "size_claim.h"
 
 /*
@@ -66,7 +68,7 @@ typedef struct resize_options {
     coordinate_mode coordinates;
     nearest_rounding rounding;
     const kiln_node_attribute *scales; /* FLOATS, or NULL */
-    const kiln_node_attribute *sizes;  /* INTS, or NULL */
+    const kiln_node_attribute *sizes;  /* INTS, or NULL (and for resize_to, whose sizes are a shape text) */
     double cubic_coeff_a;              /* cubic only */
     bool exclude_outside;              /* cubic only */
 } resize_options;
@@ -79,6 +81,17 @@ static const kiln_attribute_spec resize_attributes[] = {
     {"nearest_mode", KILN_ATTRIBUTE_STRING},
     {"scales", KILN_ATTRIBUTE_FLOATS},
     {"sizes", KILN_ATTRIBUTE_INTS},
+    {NULL, 0},
+};
+
+/* resize_to: resize's attributes, the target a shape text over the dims. */
+static const kiln_attribute_spec resize_to_attributes[] = {
+    {"coordinate_transformation_mode", KILN_ATTRIBUTE_STRING},
+    {"cubic_coeff_a", KILN_ATTRIBUTE_FLOAT},
+    {"exclude_outside", KILN_ATTRIBUTE_INT},
+    {"mode", KILN_ATTRIBUTE_STRING},
+    {"nearest_mode", KILN_ATTRIBUTE_STRING},
+    {"sizes", KILN_ATTRIBUTE_STRING},
     {NULL, 0},
 };
 
@@ -122,7 +135,7 @@ static kiln_status choose(const char *label, const kiln_node_attribute *attribut
 }
 
 static kiln_status read_options(const char *label, const kiln_node_attribute *attributes, uint32_t count,
-                                resize_options *o, kiln_error *err)
+                                bool text_target, resize_options *o, kiln_error *err)
 {
     static const char *const none[] = {NULL};
     int mode, coordinates, rounding;
@@ -154,6 +167,12 @@ static kiln_status read_options(const char *label, const kiln_node_attribute *at
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
                          "%s: attribute 'nearest_mode' applies only to mode \"nearest\", and the mode is \"%s\"",
                          label, mode_names[mode]);
+    if (text_target) { /* resize_to: its "sizes" is parsed by the shape rule */
+        o->scales = o->sizes = NULL;
+        if (!kiln_attribute_find(attributes, count, "sizes"))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: attribute 'sizes' is required", label);
+        return KILN_OK;
+    }
     o->scales = kiln_attribute_find(attributes, count, "scales");
     o->sizes = kiln_attribute_find(attributes, count, "sizes");
     if (!o->scales && !o->sizes)
@@ -221,19 +240,63 @@ static bool interpolates(kiln_dtype dtype)
     return dtype == KILN_F32 || dtype == KILN_F64 || kiln_dtype_is_half(dtype);
 }
 
+/* Every output element needs a source element to interpolate from: input axis `axis` (size `in`) is never empty. */
+static kiln_status prove_source(const kiln_shape_context *ctx, uint32_t axis, uint32_t in, const char *target_text,
+                                kiln_error *err)
+{
+    char size_text[128], what[320], advice[200];
+    kiln_format_size(ctx, in, size_text, sizeof size_text);
+    snprintf(what, sizeof what, "input axis %u size %s is >= 1 (sizes[%u] = %s needs a source element)", axis,
+             size_text, axis, target_text);
+    snprintf(advice, sizeof advice, "Declare the dims so that axis %u is never empty", axis);
+    kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, in, 0, 1};
+    return kiln_prove_size_claim(ctx, &claim, what, advice, err);
+}
+
+/* The checks resize and resize_to share: the options and x's dtype. */
+static kiln_status check_resize(const kiln_shape_context *ctx, const kiln_value_type *x, bool text_target,
+                                resize_options *o, kiln_error *err)
+{
+    KILN_TRY(read_options(ctx->node_label, ctx->attributes, ctx->attribute_count, text_target, o, err));
+    if (!kiln_dtype_is_supported(x->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
+                         kiln_dtype_name(x->dtype));
+    if (o->mode != RESIZE_NEAREST && !interpolates(x->dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32, f64, f16 or bf16; x has dtype %s",
+                         ctx->node_label, mode_names[o->mode], kiln_dtype_name(x->dtype));
+    return KILN_OK;
+}
+
+/* resize_to: the output shape is the sizes text, each size >= 1, and no input axis is empty. */
+static kiln_status infer_resize_to(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                   uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    const kiln_value_type *x = inputs[0];
+    (void)input_count;
+    resize_options o;
+    KILN_TRY(check_resize(ctx, x, true, &o, err));
+    kiln_shape target;
+    KILN_TRY(kiln_shape_attribute(ctx, "sizes", 1, &target, err));
+    if (target.rank != x->shape.rank)
+        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: 'sizes' has %u entries; it needs one per axis (rank %u)",
+                         ctx->node_label, target.rank, x->shape.rank);
+    out->dtype = x->dtype;
+    out->shape = target;
+    for (uint32_t i = 0; i < x->shape.rank; i++) {
+        char target_text[128];
+        kiln_format_size(ctx, target.axes[i], target_text, sizeof target_text);
+        KILN_TRY(prove_source(ctx, i, x->shape.axes[i], target_text, err));
+    }
+    return KILN_OK;
+}
+
 static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
                                 uint32_t input_count, kiln_value_type *out, kiln_error *err)
 {
     const kiln_value_type *x = inputs[0];
     (void)input_count;
     resize_options o;
-    KILN_TRY(read_options(ctx->node_label, ctx->attributes, ctx->attribute_count, &o, err));
-    if (!kiln_dtype_is_supported(x->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: dtype %s is not supported", ctx->node_label,
-                         kiln_dtype_name(x->dtype));
-    if (o.mode != RESIZE_NEAREST && !interpolates(x->dtype))
-        return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: mode \"%s\" needs f32, f64, f16 or bf16; x has dtype %s",
-                         ctx->node_label, mode_names[o.mode], kiln_dtype_name(x->dtype));
+    KILN_TRY(check_resize(ctx, x, false, &o, err));
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
     const char *target_name = o.scales ? "scales" : "sizes";
     if (target->count != x->shape.rank)
@@ -258,14 +321,9 @@ static kiln_status infer_resize(const kiln_shape_context *ctx, const kiln_value_
             return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: sizes[%u] = %lld is not a positive size",
                              ctx->node_label, i, (long long)o.sizes->ints[i]);
         KILN_TRY(kiln_expr_const(ctx->pool, o.sizes->ints[i], &out->shape.axes[i], err));
-        /* Every output element needs a source element to interpolate from. */
-        char size_text[128], what[256], advice[200];
-        kiln_format_size(ctx, in, size_text, sizeof size_text);
-        snprintf(what, sizeof what, "input axis %u size %s is >= 1 (sizes[%u] = %lld needs a source element)", i,
-                 size_text, i, (long long)o.sizes->ints[i]);
-        snprintf(advice, sizeof advice, "Declare the dims so that axis %u is never empty", i);
-        kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, in, 0, 1};
-        KILN_TRY(kiln_prove_size_claim(ctx, &claim, what, advice, err));
+        char target_text[32];
+        snprintf(target_text, sizeof target_text, "%lld", (long long)o.sizes->ints[i]);
+        KILN_TRY(prove_source(ctx, i, in, target_text, err));
     }
     return KILN_OK;
 }
@@ -398,20 +456,24 @@ static kiln_status mismatch(kiln_error *err)
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "resize: operands do not match the op's shape rule");
 }
 
-static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
+static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err);
+static kiln_status run_resize_to(const kiln_kernel_call *call, kiln_error *err);
+
+/* resize (text_target false) and resize_to, whose sizes are the output's shape at run time. */
+static kiln_status run_resize_by(const kiln_kernel_call *call, bool text_target, kiln_error *err)
 {
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     resize_options o;
-    if (read_options("resize", call->attributes, call->attribute_count, &o, err) != KILN_OK)
+    if (read_options("resize", call->attributes, call->attribute_count, text_target, &o, err) != KILN_OK)
         return mismatch(err);
     const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
-    if (in->dtype != out->dtype || in->rank != out->rank || target->count != in->rank ||
+    if (in->dtype != out->dtype || in->rank != out->rank || (target && target->count != in->rank) ||
         (o.mode != RESIZE_NEAREST && !interpolates(in->dtype)))
         return mismatch(err);
     /* nearest moves half patterns as they are; interpolation computes them in f32. */
     if (o.mode != RESIZE_NEAREST)
-        KILN_HALF_IN_F32(call, run_resize, err);
+        KILN_HALF_IN_F32(call, text_target ? run_resize_to : run_resize, err);
     int64_t p[KILN_MAX_RANK], q[KILN_MAX_RANK], strides[KILN_MAX_RANK], stride = 1;
     for (uint32_t i = in->rank; i-- > 0;) {
         if (o.scales) {
@@ -420,7 +482,7 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
                 __builtin_mul_overflow(in->shape[i], p[i], &product) || out->shape[i] != product / q[i])
                 return mismatch(err);
         } else {
-            if (out->shape[i] != o.sizes->ints[i])
+            if (o.sizes && out->shape[i] != o.sizes->ints[i])
                 return mismatch(err);
             p[i] = out->shape[i];
             q[i] = in->shape[i];
@@ -477,11 +539,23 @@ static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
     return KILN_OK;
 }
 
+static kiln_status run_resize(const kiln_kernel_call *call, kiln_error *err)
+{
+    return run_resize_by(call, false, err);
+}
+
+static kiln_status run_resize_to(const kiln_kernel_call *call, kiln_error *err)
+{
+    return run_resize_by(call, true, err);
+}
+
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def resize_ops[] = {
     {.name = "resize", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_attributes,
      .infer = infer_resize, .run = run_resize},
+    {.name = "resize_to", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_to_attributes,
+     .infer = infer_resize_to, .run = run_resize_to},
 };
 
 const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};

@@ -1,6 +1,6 @@
 /*
  * shape.c — shape and layout ops (identity, cast, squeeze, unsqueeze,
- * reshape, concat, expand, tile, pad, shape_of, size_of): shape rules and
+ * reshape, concat, expand, expand_to, tile, pad, shape_of, size_of): shape rules and
  * portable reference kernels.
  *
  * Semantics, preconditions and numerics are in spec/ops/shape.md. Kernels
@@ -20,6 +20,7 @@
 #include "half.h"
 #include "odometer.h"
 #include "op_registry.h"
+#include "shape_attribute.h"
 #include "size_claim.h"
 
 /* ------------------------------------------------------ shared helpers */
@@ -677,6 +678,30 @@ static kiln_status run_expand(const kiln_kernel_call *call, kiln_error *err)
     return KILN_OK;
 }
 
+/* ------------------------------------------------------------- expand_to */
+
+static const kiln_attribute_spec expand_to_attributes[] = {
+    {"shape", KILN_ATTRIBUTE_STRING},
+    {NULL, 0},
+};
+
+/*
+ * expand with a target written over the declared dims ("[batch, 1, 1]"):
+ * the output shape is still an expression over the dims, so the kernel is
+ * expand's, which reads only the output's run-time shape.
+ */
+static kiln_status infer_expand_to(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,
+                                   uint32_t input_count, kiln_value_type *out, kiln_error *err)
+{
+    const kiln_value_type *x = inputs[0];
+    (void)input_count;
+    KILN_TRY(require_supported(ctx, x->dtype, err));
+    kiln_shape target;
+    KILN_TRY(kiln_shape_attribute(ctx, "shape", 0, &target, err));
+    out->dtype = x->dtype;
+    return kiln_broadcast_shapes(ctx, &x->shape, &target, &out->shape, err);
+}
+
 /* ------------------------------------------------------------------ tile */
 
 static const kiln_attribute_spec tile_attributes[] = {
@@ -980,6 +1005,8 @@ static const kiln_op_def shape_ops[] = {
      .infer = infer_concat, .run = run_concat},
     {.name = "expand", .versions = {1, 1}, .inputs = {1, 1}, .attributes = expand_attributes,
      .infer = infer_expand, .run = run_expand},
+    {.name = "expand_to", .versions = {1, 1}, .inputs = {1, 1}, .attributes = expand_to_attributes,
+     .infer = infer_expand_to, .run = run_expand},
     {.name = "tile", .versions = {1, 1}, .inputs = {1, 1}, .attributes = tile_attributes,
      .infer = infer_tile, .run = run_tile},
     {.name = "pad", .versions = {1, 1}, .inputs = {1, 1}, .attributes = pad_attributes,

@@ -157,6 +157,69 @@ class ChannelShuffle(nn.Module):
         return self.second(x)
 
 
+class ClassToken(nn.Module):
+    """Issue #17 pattern 3: ViT's class token, cls_token.expand(batch, -1,
+    -1) concatenated before the tokens. torch 1.13 exports the target
+    through Shape, Gather, Unsqueeze, Concat, Reshape, Equal with -1 and
+    Where before the Expand; batch and seq dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.randn(1, 1, 4))
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        tokens = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), self.linear(x)], 1)
+        return tokens * 2.0
+
+
+class SegmentationHead(nn.Module):
+    """Issue #17 pattern 2: the head of FCN, DeepLabV3 and LR-ASPP, a
+    feature map at a quarter of the input size resized back by
+    F.interpolate(y, size=x.shape[-2:], mode="bilinear",
+    align_corners=False): the Resize sizes are [batch, classes, h, w],
+    computed from the input's; batch, h and w dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.down2 = nn.Conv2d(4, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        size = x.shape[-2:]
+        y = self.down2(torch.relu(self.down(x)))
+        return F.interpolate(y, size=size, mode="bilinear", align_corners=False)
+
+
+class CausalMask(nn.Module):
+    """Issue #17 pattern 1: a GPT-style causal mask built from the
+    sequence length, torch.triu(torch.ones(seq, seq), diagonal=1)
+    (ConstantOfShape over [seq, seq], then Trilu), masking the attention
+    scores before a softmax; batch and seq dynamic."""
+
+    def forward(self, x):
+        seq = x.shape[1]
+        mask = torch.triu(torch.ones(seq, seq), diagonal=1)
+        scores = x @ x.transpose(1, 2)
+        return scores.masked_fill(mask.bool(), float("-inf")).softmax(-1)
+
+
+class RecurrentState(nn.Module):
+    """Issue #17 pattern 1: the zero initial states nn.LSTM and nn.GRU
+    export, ConstantOfShape over [layers*directions, batch, hidden]; a
+    two-layer LSTM into a bidirectional GRU, batch and seq dynamic."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 3, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(3, 2, bidirectional=True, batch_first=True)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        z, _ = self.gru(y)
+        return z
+
+
 def randomize_batch_norm(model, generator):
     for m in model.modules():
         if isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
@@ -266,6 +329,15 @@ def main():
                 [(2, 4, 5, 6), (1, 4, 1, 1), (3, 4, 12, 12), (2, 4, 7, 3)], {0: "batch", 2: "h", 3: "w"},
                 output_axes=[{0: "batch", 2: "h", 3: "w"}])
     export_case(args.out_dir, "dropout_mask", DropoutMask(), [(2, 5, 8), (1, 1, 8), (4, 16, 8), (3, 7, 8)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
+    export_case(args.out_dir, "class_token", ClassToken(), [(2, 5, 4), (1, 1, 4), (4, 8, 4), (3, 3, 4)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq_plus_1"}])
+    export_case(args.out_dir, "segmentation_head", SegmentationHead(),
+                [(2, 3, 9, 12), (1, 3, 1, 1), (2, 3, 16, 16), (1, 3, 16, 5)], {0: "batch", 2: "h", 3: "w"},
+                output_axes=[{0: "batch", 2: "h", 3: "w"}])
+    export_case(args.out_dir, "causal_mask", CausalMask(), [(2, 5, 4), (1, 1, 4), (4, 16, 4), (3, 9, 4)],
+                {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq", 2: "seq"}])
+    export_case(args.out_dir, "recurrent_state", RecurrentState(), [(2, 5, 4), (1, 1, 4), (4, 16, 4), (3, 9, 4)],
                 {0: "batch", 1: "seq"}, output_axes=[{0: "batch", 1: "seq"}])
 
 

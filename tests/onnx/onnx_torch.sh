@@ -25,6 +25,9 @@ check "$cases/encoder" --dim batch=1..64 --dim seq=1..128
 check "$cases/slice_flip" "$cases/dropout_mask" --dim batch=1..4 --dim seq=1..16
 check "$cases/unet" --dim batch=1..2 --dim h=16..32:8 --dim w=16..32:8
 check "$cases/channel_shuffle" --dim batch=1..3 --dim h=1..12 --dim w=1..12
+check "$cases/class_token" --dim batch=1..4 --dim seq=1..8
+check "$cases/segmentation_head" --dim batch=1..2 --dim h=1..16 --dim w=1..16
+check "$cases/causal_mask" "$cases/recurrent_state" --dim batch=1..4 --dim seq=1..16
 # Without multiple_of the UNet is refused (h = 20 breaks a skip connection),
 # and import-onnx names the --dim flags under which it imports.
 hint=$("$kiln" import-onnx "$cases/unet/model.onnx" -o /dev/null --dim batch=1..2 --dim h=16..32 --dim w=16..32 2>&1)

@@ -696,7 +696,8 @@ static void symbolic_split_is_a_row_gather(void **state)
 
 /*
  * Expand to [Shape(x)[0:1], 4]: the symbolic size is x's own, kept (1); a
- * symbolic size another input does not have is reported.
+ * 1 broadcast to it is expand_to "[batch, 4]"; another constant size under
+ * it is refused by expand_to's broadcast rule, with a counterexample.
  */
 static void symbolic_expand_target_is_folded(void **state)
 {
@@ -710,7 +711,7 @@ static void symbolic_expand_target_is_folded(void **state)
                                         (Onnx__AttributeProto *[]){onnx_attr_int("axis", 0), NULL}),
                               onnx_node("Expand", "ex", L("x", "target"), L("y"), NULL),
                               onnx_node("Expand", "ez", L("z", "target"), L("w"), NULL), NULL},
-        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "1")), onnx_value("z", F32, 2, L("1", "4")),
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "1")), onnx_value("z", F32, 2, L("2", "4")),
                                    NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), onnx_value("w", F32, 0, NULL), NULL},
         (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 1, one, (const int64_t[]){0}),
@@ -722,32 +723,94 @@ static void symbolic_expand_target_is_folded(void **state)
     kiln_error err;
     assert_int_equal(import(m, &options, &result, &err), KILN_ERR_UNSUPPORTED_OP);
     assert_int_equal(result.unsupported_count, 1);
-    assert_string_equal(result.unsupported[0], "node 4 'ez' (Expand): the target size batch (axis 0) is symbolic and "
-                                               "not the input's: kiln's expand takes constant sizes");
+    if (!strstr(result.unsupported[0], "node 4 'ez' (Expand)") || !strstr(result.unsupported[0], "expand_to") ||
+        !strstr(result.unsupported[0], "counterexample: batch=3"))
+        fail_msg("%s", result.unsupported[0]);
     onnx_result_release(&result);
 
-    /* Without the second Expand: [batch, 4]. */
+    /* With z [1, 4]: [batch, 4] twice, the second by expand_to. */
     Onnx__ModelProto *ok = onnx_model(
         8, 13,
         (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL),
                               onnx_node("Slice", "first", L("s", "zero", "one"), L("b"), NULL),
                               onnx_node("Concat", "cat", L("b", "four"), L("target"),
                                         (Onnx__AttributeProto *[]){onnx_attr_int("axis", 0), NULL}),
-                              onnx_node("Expand", "ex", L("x", "target"), L("y"), NULL), NULL},
-        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "1")), NULL},
-        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+                              onnx_node("Expand", "ex", L("x", "target"), L("y"), NULL),
+                              onnx_node("Expand", "ez", L("z", "target"), L("w"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "1")), onnx_value("z", F32, 2, L("1", "4")),
+                                   NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), onnx_value("w", F32, 0, NULL), NULL},
         (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 1, one, (const int64_t[]){0}),
                                 onnx_tensor_i64("one", 1, one, (const int64_t[]){1}),
                                 onnx_tensor_i64("four", 1, one, (const int64_t[]){4}), NULL});
     if (import(ok, &options, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
     kiln_program *program = load(&result);
-    assert_int_equal(kiln_program_node_count(program), 1);
+    assert_int_equal(kiln_program_node_count(program), 2);
     char shape[64];
     kiln_program_output_shape_text(program, 0, shape, sizeof shape);
     assert_string_equal(shape, "[batch, 4]");
+    kiln_program_output_shape_text(program, 1, shape, sizeof shape);
+    assert_string_equal(shape, "[batch, 4]");
     kiln_program_free(program);
     onnx_result_release(&result);
+}
+
+/*
+ * PyTorch's `expand(batch, -1)`: Where(Equal(target, -1), ones, target)
+ * folds over the dims to [batch, 1] (batch has no minus sign, so it is
+ * never -1), and the Expand of z [1, 4] is expand_to "[batch, 1]". The
+ * same with batch - 5, which is -1 at batch = 4, is not decided: the
+ * target is computed at run time and the Expand is reported.
+ */
+static void symbolic_equal_and_where_fold_when_decided(void **state)
+{
+    (void)state;
+    const int64_t one[] = {1}, two[] = {2};
+    for (int shifted = 0; shifted < 2; shifted++) {
+        Onnx__ModelProto *m = onnx_model(
+            8, 13,
+            (Onnx__NodeProto *[]){onnx_node("Shape", "shape", L("x"), L("s"), NULL),
+                                  onnx_node("Slice", "first", L("s", "zero", "one"), L("b"), NULL),
+                                  onnx_node("Sub", "sub", L("b", shifted ? "five" : "zero"), L("d"), NULL),
+                                  onnx_node("Concat", "cat", L("d", "minus_one"), L("target"),
+                                            (Onnx__AttributeProto *[]){onnx_attr_int("axis", 0), NULL}),
+                                  onnx_node("Equal", "eq", L("target", "minus_ones"), L("mask"), NULL),
+                                  onnx_node("Where", "where", L("mask", "ones", "target"), L("t"), NULL),
+                                  onnx_node("Expand", "ex", L("z", "t"), L("y"), NULL), NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "4")), onnx_value("z", F32, 2, L("1", "4")),
+                                       NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+            (Onnx__TensorProto *[]){onnx_tensor_i64("zero", 1, one, (const int64_t[]){0}),
+                                    onnx_tensor_i64("one", 1, one, (const int64_t[]){1}),
+                                    onnx_tensor_i64("five", 1, one, (const int64_t[]){5}),
+                                    onnx_tensor_i64("minus_one", 1, one, (const int64_t[]){-1}),
+                                    onnx_tensor_i64("minus_ones", 1, two, (const int64_t[]){-1, -1}),
+                                    onnx_tensor_i64("ones", 1, two, (const int64_t[]){1, 1}), NULL});
+        kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}};
+        kiln_onnx_options options = {.dims = dims, .dim_count = 1};
+        kiln_onnx_result result;
+        kiln_error err;
+        kiln_status status = import(m, &options, &result, &err);
+        if (shifted) {
+            assert_int_equal(status, KILN_ERR_UNSUPPORTED_OP);
+            assert_int_equal(result.unsupported_count, 1);
+            if (!strstr(result.unsupported[0], "node 6 'ex' (Expand)") ||
+                !strstr(result.unsupported[0], "computed at run time"))
+                fail_msg("%s", result.unsupported[0]);
+            onnx_result_release(&result);
+            continue;
+        }
+        if (status != KILN_OK)
+            fail_msg("%s", err.message);
+        kiln_program *program = load(&result);
+        assert_int_equal(kiln_program_node_count(program), 1);
+        char shape[64];
+        kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+        assert_string_equal(shape, "[batch, 4]");
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
 }
 
 /*
@@ -1092,6 +1155,7 @@ int main(void)
         cmocka_unit_test_teardown(symbolic_shape_used_as_data_is_computed, release_arena),
         cmocka_unit_test_teardown(symbolic_split_is_a_row_gather, release_arena),
         cmocka_unit_test_teardown(symbolic_expand_target_is_folded, release_arena),
+        cmocka_unit_test_teardown(symbolic_equal_and_where_fold_when_decided, release_arena),
         cmocka_unit_test_teardown(symbolic_slice_end_and_range_limit_are_gathered, release_arena),
         cmocka_unit_test_teardown(constant_of_symbolic_shape_takes_the_value_shape, release_arena),
         cmocka_unit_test_teardown(dropout_mask_over_symbolic_axes, release_arena),

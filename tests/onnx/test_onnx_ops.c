@@ -34,7 +34,16 @@ static int release_arena(void **state)
 }
 
 /* Pack, decode and import `model`; the decoded model is freed here. */
+static kiln_status import_with(const Onnx__ModelProto *model, const kiln_onnx_options *options,
+                               kiln_onnx_result *result, kiln_error *err);
+
 static kiln_status import(const Onnx__ModelProto *model, kiln_onnx_result *result, kiln_error *err)
+{
+    return import_with(model, NULL, result, err);
+}
+
+static kiln_status import_with(const Onnx__ModelProto *model, const kiln_onnx_options *options,
+                               kiln_onnx_result *result, kiln_error *err)
 {
     size_t size;
     uint8_t *bytes = onnx_pack(model, &size);
@@ -44,7 +53,7 @@ static kiln_status import(const Onnx__ModelProto *model, kiln_onnx_result *resul
         memset(result, 0, sizeof *result);
         return status;
     }
-    status = onnx_import_model(decoded, "test", NULL, result, err);
+    status = onnx_import_model(decoded, "test", options, result, err);
     onnx__model_proto__free_unpacked(decoded, NULL);
     return status;
 }
@@ -786,11 +795,13 @@ static void cosine_windows_match_their_formulas(void **state)
 }
 
 /*
- * Before opset 7 only the rows marked as unchanged since opset 1 apply:
- * Elu at opset 6 imports (its consumed_inputs hint dropped) and computes
- * elu; Add at opset 6, whose broadcasting rules differ, is reported.
+ * Before opset 7 a node binds to its op's version there: Elu at opset 6
+ * imports (its consumed_inputs hint dropped) and computes elu; Add-6's
+ * broadcast along an axis is computed as that version defines it, and
+ * what it does not define is reported, as are the versions kiln does not
+ * express (Dropout-6 in training, PRelu-6).
  */
-static void old_opsets_map_only_unchanged_ops(void **state)
+static void old_opsets_bind_each_node_to_its_version(void **state)
 {
     (void)state;
     Onnx__ValueInfoProto *x[] = {onnx_value("x", F32, 1, L("4")), NULL};
@@ -818,8 +829,43 @@ static void old_opsets_map_only_unchanged_ops(void **state)
     kiln_program_free(program);
     onnx_result_release(&result);
 
-    expect_refusal(one_node(6, onnx_node("Add", "a", L("x", "x"), L("y"), NULL), x, NULL),
-                   "unsupported op Add (opset 6): mapped for opsets 7.. only");
+    /*
+     * Add-6 with broadcast = 1 and axis = 0: b [4] sits at a's axis 0 of
+     * [4, 2] (b[i] added along row i), which NumPy would not align.
+     */
+    Onnx__ValueInfoProto *ab[] = {onnx_value("a", F32, 2, L("4", "2")), onnx_value("b", F32, 1, L("4")), NULL};
+    Onnx__AttributeProto *at_axis0[] = {onnx_attr_int("broadcast", 1), onnx_attr_int("axis", 0), NULL};
+    if (import(one_node(6, onnx_node("Add", "a", L("a", "b"), L("y"), at_axis0), ab, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    program = load(&result);
+    const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[4] = {10, 20, 30, 40};
+    kiln_tensor *at = tensor_of(KILN_F32, 2, (const int64_t[]){4, 2}, a, sizeof a);
+    kiln_tensor *bt = tensor_of(KILN_F32, 1, (const int64_t[]){4}, b, sizeof b);
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "a", at, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "b", bt, NULL), KILN_OK);
+    assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+    got = kiln_tensor_const_data(kiln_session_output(session, 0));
+    for (int i = 0; i < 8; i++)
+        assert_true(got[i] == a[i] + b[i / 2]);
+    kiln_session_free(session);
+    kiln_tensor_free(at);
+    kiln_tensor_free(bt);
+    kiln_program_free(program);
+    onnx_result_release(&result);
+    /* Without broadcast, B must have A's shape; with it, B must not broadcast A. */
+    expect_refusal(one_node(6, onnx_node("Add", "a", L("a", "b"), L("y"), NULL), ab, NULL),
+                   "broadcast = 0 needs B of A's shape (opset 6): B has rank 1, A 2");
+    Onnx__ValueInfoProto *wide[] = {onnx_value("a", F32, 2, L("1", "2")), onnx_value("b", F32, 2, L("3", "2")), NULL};
+    Onnx__AttributeProto *suffix[] = {onnx_attr_int("broadcast", 1), NULL};
+    expect_refusal(one_node(1, onnx_node("Mul", "m", L("a", "b"), L("y"), suffix), wide, NULL),
+                   "broadcast = 1: axis 0 of the result is 3, A's is 1");
+    /* Versions whose semantics kiln does not express stay refused, with the reason. */
+    Onnx__AttributeProto *training[] = {onnx_attr_float("ratio", 0.25f), NULL};
+    expect_refusal(one_node(6, onnx_node("Dropout", "d", L("x"), L("y"), training), x, NULL),
+                   "is_test = 0 (training) with ratio 0.25");
+    expect_refusal(one_node(6, onnx_node("PRelu", "p", L("x", "x"), L("y"), NULL), x, NULL),
+                   "unsupported op PRelu (opset 6): mapped for opsets 7.. only");
 }
 
 /*
@@ -945,13 +991,81 @@ static void recurrent_layers_fill_absent_operands(void **state)
                    "activation 'LeakyRelu' (kiln's recurrent layers take Sigmoid, Tanh and Relu)");
 }
 
+/*
+ * An LSTM over a symbolic batch with initial_h absent before a present
+ * initial_c: the zero state is expand_to of a zero to "[1, batch, 2]",
+ * and the outputs are those of an explicit zero initial_h, bit for bit,
+ * at batch 1 and 3.
+ */
+static void recurrent_zero_state_over_a_symbolic_batch(void **state)
+{
+    (void)state;
+    float w[16], r[16];
+    for (int i = 0; i < 16; i++) {
+        w[i] = (float)((i * 7) % 11) / 8.0f - 0.6f;
+        r[i] = (float)((i * 5) % 9) / 10.0f - 0.4f;
+    }
+    Onnx__AttributeProto *hidden[] = {onnx_attr_int("hidden_size", 2), NULL};
+    kiln_onnx_dim dims[] = {{"batch", 1, 3, 0}};
+    kiln_onnx_options options = {.struct_size = sizeof options, .dims = dims, .dim_count = 1};
+    float outputs[2][3 * 3 * 2];
+    for (int explicit_h = 0; explicit_h < 2; explicit_h++) {
+        Onnx__ModelProto *m = onnx_model(
+            8, 14,
+            (Onnx__NodeProto *[]){onnx_node("LSTM", "l",
+                                            explicit_h ? L("x", "W", "R", "", "", "h0", "c0")
+                                                       : L("x", "W", "R", "", "", "", "c0"),
+                                            L("y"), hidden),
+                                  NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("3", "batch", "2")),
+                                       onnx_value("h0", F32, 3, L("1", "batch", "2")),
+                                       onnx_value("c0", F32, 3, L("1", "batch", "2")), NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+            (Onnx__TensorProto *[]){onnx_tensor_f32("W", 3, (const int64_t[]){1, 8, 2}, w, 1),
+                                    onnx_tensor_f32("R", 3, (const int64_t[]){1, 8, 2}, r, 1), NULL});
+        kiln_onnx_result result;
+        kiln_error err;
+        if (import_with(m, &options, &result, &err) != KILN_OK)
+            fail_msg("%s%s", err.message, result.unsupported_count ? result.unsupported[0] : "");
+        kiln_program *program = load(&result);
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+        for (int64_t batch = 1; batch <= 3; batch += 2) {
+            float x[3 * 3 * 2], c0[3 * 2], h0[3 * 2] = {0};
+            for (int i = 0; i < 3 * (int)batch * 2; i++)
+                x[i] = (float)((i * 3) % 7) / 3.0f - 1.0f;
+            for (int i = 0; i < (int)batch * 2; i++)
+                c0[i] = 0.25f * (float)i - 0.3f;
+            kiln_tensor *xt = tensor_of(KILN_F32, 3, (const int64_t[]){3, batch, 2}, x, 3 * batch * 2 * sizeof(float));
+            kiln_tensor *ct = tensor_of(KILN_F32, 3, (const int64_t[]){1, batch, 2}, c0, batch * 2 * sizeof(float));
+            kiln_tensor *ht = tensor_of(KILN_F32, 3, (const int64_t[]){1, batch, 2}, h0, batch * 2 * sizeof(float));
+            assert_int_equal(kiln_session_set_input(session, "x", xt, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "c0", ct, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "h0", ht, NULL), KILN_OK); /* read or not */
+            if (kiln_session_run(session, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+            const kiln_tensor *y = kiln_session_output(session, 0);
+            assert_int_equal(kiln_tensor_element_count(y), 3 * batch * 2);
+            if (batch == 3)
+                memcpy(outputs[explicit_h], kiln_tensor_const_data(y), sizeof outputs[0]);
+            kiln_tensor_free(xt);
+            kiln_tensor_free(ct);
+            kiln_tensor_free(ht);
+        }
+        kiln_session_free(session);
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
+    assert_memory_equal(outputs[0], outputs[1], sizeof outputs[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(losses_match_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(mean_over_nothing_is_nan, release_arena),
         cmocka_unit_test_teardown(constructs_kiln_cannot_match_are_refused, release_arena),
-        cmocka_unit_test_teardown(old_opsets_map_only_unchanged_ops, release_arena),
+        cmocka_unit_test_teardown(old_opsets_bind_each_node_to_its_version, release_arena),
         cmocka_unit_test_teardown(ops_are_refused_below_the_opset_that_adds_them, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
@@ -959,6 +1073,7 @@ int main(void)
         cmocka_unit_test_teardown(cosine_windows_match_their_formulas, release_arena),
         cmocka_unit_test_teardown(integer_products_match_integer_loops, release_arena),
         cmocka_unit_test_teardown(recurrent_layers_fill_absent_operands, release_arena),
+        cmocka_unit_test_teardown(recurrent_zero_state_over_a_symbolic_batch, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@
 static void family_ops_are_registered(void **state)
 {
     (void)state;
-    assert_family_registered(&kiln_ops_resize, (const char *const[]){"resize"}, 1);
+    assert_family_registered(&kiln_ops_resize, (const char *const[]){"resize", "resize_to"}, 2);
     assert_null(kiln_op_find_version("resize", 2));
 }
 
@@ -71,10 +71,10 @@ static long double element_real(const kiln_tensor *t, uint64_t i)
     return t->dtype == KILN_F32 ? (long double)((const float *)t->data)[i] : (long double)((const double *)t->data)[i];
 }
 
-static kiln_status run_resize(const kiln_tensor *x, kiln_tensor *out, uint32_t attribute_count,
+static kiln_status run_resize(const char *name, const kiln_tensor *x, kiln_tensor *out, uint32_t attribute_count,
                               const kiln_node_attribute *attributes, kiln_error *err)
 {
-    const kiln_op_def *op = kiln_op_find("resize");
+    const kiln_op_def *op = kiln_op_find(name);
     assert_non_null(op);
     memset(out->data, 0x7F, out->byte_size); /* poison: a skipped element is caught */
     kiln_kernel_call call = {(const kiln_tensor *[]){x}, 1, out, attributes, attribute_count, NULL};
@@ -87,7 +87,7 @@ typedef struct resize_case {
     const char *mode;        /* "nearest", "linear" or "cubic" */
     const char *coordinates; /* coordinate_transformation_mode */
     const char *rounding;    /* nearest_mode (nearest only) */
-    bool by_sizes;           /* sizes (else scales) */
+    int by_sizes;            /* 1: sizes, 2: resize_to's sizes text (0: scales) */
     double cubic_a;          /* cubic only; 0: the default, not given */
     bool exclude_outside;    /* cubic only */
 } resize_case;
@@ -226,13 +226,19 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
     if (strcmp(c->mode, "nearest") == 0)
         attrs[n++] = (kiln_node_attribute){.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING,
                                            .s = (char *)c->rounding};
-    if (c->by_sizes)
+    char sizes_text[128] = "[";
+    for (uint32_t i = 0; i < rank; i++)
+        snprintf(sizes_text + strlen(sizes_text), sizeof sizes_text - strlen(sizes_text), "%s%lld%s", i ? ", " : "",
+                 (long long)sizes[i], i + 1 == rank ? "]" : "");
+    if (c->by_sizes == 2)
+        attrs[n++] = (kiln_node_attribute){.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = sizes_text};
+    else if (c->by_sizes)
         attrs[n++] = (kiln_node_attribute){.name = "sizes", .type = KILN_ATTRIBUTE_INTS, .ints = sizes, .count = rank};
     else
         attrs[n++] = (kiln_node_attribute){.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = (double *)scales,
                                            .count = rank};
     kiln_error err;
-    kiln_status status = run_resize(x, y, n, attrs, &err);
+    kiln_status status = run_resize(c->by_sizes == 2 ? "resize_to" : "resize", x, y, n, attrs, &err);
     if (status != KILN_OK)
         fail_msg("resize failed: %s", err.message);
 
@@ -289,7 +295,7 @@ static void nearest_matches_reference(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t m = 0; m < 4; m++)
             for (size_t r = 0; r < 4; r++)
-                for (int by_sizes = 0; by_sizes < 2; by_sizes++) {
+                for (int by_sizes = 0; by_sizes < 3; by_sizes++) {
                     resize_case c = {"nearest", coordinate_modes[m], rounding_modes[r], by_sizes, 0, false};
                     check_resize(dtypes[(s + r) % 4], shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
                 }
@@ -300,7 +306,7 @@ static void linear_matches_reference(void **state)
     (void)state;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t m = 0; m < 4; m++)
-            for (int by_sizes = 0; by_sizes < 2; by_sizes++) {
+            for (int by_sizes = 0; by_sizes < 3; by_sizes++) {
                 resize_case c = {"linear", coordinate_modes[m], NULL, by_sizes, 0, false};
                 check_resize(KILN_F32, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
                 check_resize(KILN_F64, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
@@ -317,7 +323,7 @@ static void cubic_matches_reference(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t m = 0; m < 4; m++)
             for (size_t v = 0; v < 4; v++) {
-                resize_case c = {"cubic", coordinate_modes[m], NULL, (s + v) % 2 == 1, variants[v].a,
+                resize_case c = {"cubic", coordinate_modes[m], NULL, (int)((s + v) % 3), variants[v].a,
                                  variants[v].exclude_outside};
                 check_resize(KILN_F32, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
                 check_resize(KILN_F64, shapes[s].rank, shapes[s].shape, shapes[s].scales, &c);
@@ -340,25 +346,25 @@ static void known_values(void **state)
         {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
         {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = &two, .count = 1},
     };
-    assert_int_equal(run_resize(x, y, 2, linear, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 2, linear, &err), KILN_OK);
     static const double half_pixel[] = {0, 2.5, 7.5, 12.5, 17.5, 22.5, 27.5, 30};
     assert_memory_equal(y->data, half_pixel, sizeof half_pixel);
     /* asymmetric: x/2 = 0, 0.5, 1, ..., 3.5 (clamped). */
     kiln_node_attribute asymmetric[] = {
         {.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING, .s = "asymmetric"},
         linear[0], linear[1]};
-    assert_int_equal(run_resize(x, y, 3, asymmetric, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 3, asymmetric, &err), KILN_OK);
     static const double asym[] = {0, 5, 10, 15, 20, 25, 30, 30};
     assert_memory_equal(y->data, asym, sizeof asym);
     /* nearest, asymmetric: x/2 = 0.5 is a tie: prefer floor -> 0, prefer ceil -> 1. */
     kiln_node_attribute nearest[] = {asymmetric[0], {.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING},
                                      linear[1]};
     nearest[1].s = "round_prefer_floor";
-    assert_int_equal(run_resize(x, y, 3, nearest, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 3, nearest, &err), KILN_OK);
     static const double floor_ties[] = {0, 0, 10, 10, 20, 20, 30, 30};
     assert_memory_equal(y->data, floor_ties, sizeof floor_ties);
     nearest[1].s = "round_prefer_ceil";
-    assert_int_equal(run_resize(x, y, 3, nearest, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 3, nearest, &err), KILN_OK);
     static const double ceil_ties[] = {0, 10, 10, 20, 20, 30, 30, 30};
     assert_memory_equal(y->data, ceil_ties, sizeof ceil_ties);
     kiln_tensor_free(y);
@@ -368,7 +374,7 @@ static void known_values(void **state)
     kiln_node_attribute corners[] = {
         {.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING, .s = "align_corners"}, linear[0],
         {.name = "sizes", .type = KILN_ATTRIBUTE_INTS, .ints = &seven, .count = 1}};
-    assert_int_equal(run_resize(x, y, 3, corners, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 3, corners, &err), KILN_OK);
     static const double aligned[] = {0, 5, 10, 15, 20, 25, 30};
     assert_memory_equal(y->data, aligned, sizeof aligned);
     kiln_tensor_free(y);
@@ -384,7 +390,7 @@ static void known_values(void **state)
         {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "cubic"},
         {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = twice, .count = 2},
     };
-    assert_int_equal(run_resize(x, y, 2, cubic, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 2, cubic, &err), KILN_OK);
     static const float first_row[] = {0.47265625f, 0.76953125f, 1.24609375f, 1.875f,
                                       2.28125f,    2.91015625f, 3.38671875f, 3.68359375f};
     for (int j = 0; j < 8; j++)
@@ -410,7 +416,7 @@ static void special_values(void **state)
         {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
         {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = &two, .count = 1},
     };
-    assert_int_equal(run_resize(x, y, 3, attrs, &err), KILN_OK);
+    assert_int_equal(run_resize("resize", x, y, 3, attrs, &err), KILN_OK);
     const float *o = y->data; /* x/2 = 0, 0.5, 1, 1.5, 2, 2.5 */
     assert_true(o[0] == 1.0f); /* weight 0 on the NaN: not read */
     assert_true(isnan(o[1]) && isnan(o[2]) && isnan(o[3]));
@@ -421,8 +427,8 @@ static void special_values(void **state)
 
 /* ------------------------------------------------- builder and session */
 
-static kiln_status try_build(const char *shape, kiln_dtype dtype, uint32_t attribute_count,
-                             const kiln_attribute *attributes, char *out_shape, size_t out_size, kiln_error *err)
+static kiln_status try_build_op(const char *op, const char *shape, kiln_dtype dtype, uint32_t attribute_count,
+                                const kiln_attribute *attributes, char *out_shape, size_t out_size, kiln_error *err)
 {
     kiln_builder *b;
     assert_int_equal(kiln_builder_new("resize", &b, err), KILN_OK);
@@ -431,7 +437,7 @@ static kiln_status try_build(const char *shape, kiln_dtype dtype, uint32_t attri
     assert_int_equal(kiln_builder_add_dim(b, "h", 1, 64, err), KILN_OK);
     assert_int_equal(kiln_builder_add_dim(b, "e", 0, 3, err), KILN_OK);
     assert_int_equal(kiln_builder_add_input(b, "x", dtype, shape, &x, err), KILN_OK);
-    kiln_status status = kiln_builder_add_op_with_attributes(b, "resize", 1, &x, attribute_count, attributes, &y, err);
+    kiln_status status = kiln_builder_add_op_with_attributes(b, op, 1, &x, attribute_count, attributes, &y, err);
     if (status == KILN_OK && out_shape) {
         assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
         void *bytes;
@@ -445,6 +451,12 @@ static kiln_status try_build(const char *shape, kiln_dtype dtype, uint32_t attri
     }
     kiln_builder_free(b);
     return status;
+}
+
+static kiln_status try_build(const char *shape, kiln_dtype dtype, uint32_t attribute_count,
+                             const kiln_attribute *attributes, char *out_shape, size_t out_size, kiln_error *err)
+{
+    return try_build_op("resize", shape, dtype, attribute_count, attributes, out_shape, out_size, err);
 }
 
 static void symbolic_output_sizes(void **state)
@@ -516,6 +528,59 @@ static void end_to_end_symbolic(void **state)
             long double want = i[c0] * (1 - t) + i[c1] * t;
             assert_true(fabsl(o[0] - want) < 1e-6L);
         }
+        kiln_tensor_free(in);
+    }
+    kiln_session_free(session);
+    kiln_program_free(program);
+}
+
+/*
+ * resize_to: sizes written over the dims ("[1, 1, 2*h, h + 1]"), run at
+ * several h against resize with the same sizes as constants, which the
+ * reference checks: the two agree bit for bit.
+ */
+static void end_to_end_resize_to(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_builder *b;
+    assert_int_equal(kiln_builder_new("resize_to", &b, &err), KILN_OK);
+    kiln_value x, y;
+    assert_int_equal(kiln_builder_add_dim(b, "h", 1, 9, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[1, 1, h, h]", &x, &err), KILN_OK);
+    kiln_attribute attrs[] = {
+        {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
+        {.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = "[1, 1, 2*h, h + 1]"},
+    };
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "resize_to", 1, &x, 2, attrs, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+    kiln_session *session;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    kiln_builder_free(b);
+    char shape[64];
+    kiln_program_output_shape_text(program, 0, shape, sizeof shape);
+    assert_string_equal(shape, "[1, 1, 2*h, h + 1]");
+    assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
+    for (int64_t h = 1; h <= 9; h += 4) {
+        kiln_tensor *in = random_tensor(KILN_F32, 4, (int64_t[]){1, 1, h, h});
+        assert_int_equal(kiln_session_set_input(session, "x", in, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        const kiln_tensor *out = kiln_session_output(session, 0);
+        int64_t sizes[] = {1, 1, 2 * h, h + 1};
+        kiln_tensor *expected = new_poisoned_tensor(KILN_F32, 4, sizes);
+        kiln_node_attribute constant[] = {
+            {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
+            {.name = "sizes", .type = KILN_ATTRIBUTE_INTS, .ints = sizes, .count = 4},
+        };
+        assert_int_equal(run_resize("resize", in, expected, 2, constant, &err), KILN_OK);
+        assert_int_equal(kiln_tensor_element_count(out), expected->element_count);
+        assert_memory_equal(kiln_tensor_const_data(out), expected->data, expected->byte_size);
+        kiln_tensor_free(expected);
         kiln_tensor_free(in);
     }
     kiln_session_free(session);
@@ -616,6 +681,27 @@ static void refusals(void **state)
                    (const char *[]){"input axis 1 size e is >= 1", "counterexample: e=0", NULL});
     kiln_error err;
     assert_int_equal(try_build("[n, h]", KILN_BOOL, 1, &from_empty, NULL, 0, &err), KILN_OK);
+
+    /* resize_to: one size per axis, each provably >= 1, over declared dims, from axes never empty. */
+    static const struct {
+        const char *x, *sizes, *fragment;
+    } text_targets[] = {
+        {"[n, h]", "[n]", "'sizes' has 1 entries"},
+        {"[n, h]", "[n, h - 1]", "counterexample: h=1"},
+        {"[n, h]", "[n, w]", "not a shape over the declared dims"},
+        {"[n, e]", "[n, 2]", "counterexample: e=0"},
+    };
+    for (size_t i = 0; i < sizeof text_targets / sizeof text_targets[0]; i++) {
+        kiln_attribute sizes_text = {.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = (char *)text_targets[i].sizes};
+        assert_int_equal(try_build_op("resize_to", text_targets[i].x, KILN_F32, 1, &sizes_text, NULL, 0, &err),
+                         KILN_ERR_INVALID_PROGRAM);
+        if (!strstr(err.message, text_targets[i].fragment) || !strstr(err.message, "(resize_to)"))
+            fail_msg("expected \"%s\" in: %s", text_targets[i].fragment, err.message);
+    }
+    kiln_attribute doubled = {.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = "[n, 2*h]"};
+    char shape[64];
+    assert_int_equal(try_build_op("resize_to", "[n, h]", KILN_F32, 1, &doubled, shape, sizeof shape, &err), KILN_OK);
+    assert_string_equal(shape, "[n, 2*h]");
 }
 
 int main(void)
@@ -629,6 +715,7 @@ int main(void)
         cmocka_unit_test(special_values),
         cmocka_unit_test(symbolic_output_sizes),
         cmocka_unit_test(end_to_end_symbolic),
+        cmocka_unit_test(end_to_end_resize_to),
         cmocka_unit_test(text_round_trip),
         cmocka_unit_test(refusals),
     };

@@ -1,6 +1,6 @@
 /*
  * test_ops_shape.c — the shape and layout family (identity, cast, squeeze,
- * unsqueeze, reshape, concat, expand, tile, pad, shape_of, size_of) against
+ * unsqueeze, reshape, concat, expand, expand_to, tile, pad, shape_of, size_of) against
  * an independent reference, end to end through the public builder and a
  * session with a symbolic dim, and the shape rules' static refusals.
  *
@@ -36,7 +36,7 @@ static void family_ops_are_registered(void **state)
 {
     (void)state;
     static const char *const names[] = {"identity", "cast", "squeeze", "unsqueeze", "reshape", "concat",
-                                        "expand", "tile", "pad", "shape_of", "size_of"};
+                                        "expand", "expand_to", "tile", "pad", "shape_of", "size_of"};
     assert_family_registered(&kiln_ops_shape, names, sizeof names / sizeof names[0]);
     assert_int_equal(kiln_ops_shape.count, sizeof names / sizeof names[0]);
 }
@@ -672,6 +672,55 @@ static void end_to_end_expand_tile(void **state)
     }
 }
 
+/*
+ * expand_to: a target over the dims broadcasts a 1 to a symbolic size.
+ * Input t only binds batch and seq; the outputs are expand_to of x [1, 1, 4]
+ * to "[batch, 1, 1]" (ViT's class token) and of a scalar 7 to "[seq, seq]"
+ * (ConstantOfShape over symbolic sizes).
+ */
+static void end_to_end_expand_to(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_builder *b;
+    kiln_value x, t, seven, y[2];
+    assert_int_equal(kiln_builder_new("expand_to", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 4, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 6, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[1, 1, 4]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "t", KILN_F32, "[batch, seq]", &t, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_I64, 7, &seven, &err), KILN_OK);
+    kiln_attribute cls = {.name = "shape", .type = KILN_ATTRIBUTE_STRING, .s = "[batch, 1, 1]"};
+    kiln_attribute square = {.name = "shape", .type = KILN_ATTRIBUTE_STRING, .s = "[seq, seq]"};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "expand_to", 1, &x, 1, &cls, &y[0], &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "expand_to", 1, &seven, 1, &square, &y[1], &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "cls", y[0], &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "mask", y[1], &err), KILN_OK);
+    built p = {.builder = b};
+    open_session(&p);
+    assert_output_text(p.program, "[batch, 1, 4]");
+    char text[64];
+    kiln_program_output_shape_text(p.program, 1, text, sizeof text);
+    assert_string_equal(text, "[seq, seq]");
+    for (int64_t batch = 1; batch <= 4; batch += 3)
+        for (int64_t seq = 1; seq <= 6; seq += 5) {
+            kiln_tensor *tx = random_tensor(KILN_F32, 3, (int64_t[]){1, 1, 4});
+            kiln_tensor *tt = random_tensor(KILN_F32, 2, (int64_t[]){batch, seq});
+            const kiln_tensor *out = run_session(&p, 2, (const char *[]){"x", "t"}, (kiln_tensor *[]){tx, tt});
+            assert_shape(out, 3, (int64_t[]){batch, 1, 4});
+            for (int64_t e = 0; e < batch * 4; e++)
+                assert_element(out, (uint64_t)e, tx, (uint64_t)(e % 4));
+            const kiln_tensor *mask = kiln_session_output(p.session, 1);
+            assert_shape(mask, 2, (int64_t[]){seq, seq});
+            for (int64_t e = 0; e < seq * seq; e++)
+                assert_int_equal(((const int64_t *)kiln_tensor_const_data(mask))[e], 7);
+            kiln_tensor_free(tx);
+            kiln_tensor_free(tt);
+        }
+    close_built(&p);
+}
+
 static void end_to_end_pad(void **state)
 {
     (void)state;
@@ -903,6 +952,20 @@ static void cast_expand_tile_refusals(void **state)
     kiln_attribute bad_target = PUB_INTS("shape", 2, 2);
     expect_refusal(try_build("expand", 0, NULL, 1, KILN_F32, (const char *[]){"[3]"}, 1, &bad_target, &err), &err,
                    NULL, NULL);
+    /* expand_to: the target's names must be declared dims, its sizes provably >= 0, and it must broadcast. */
+    kiln_attribute undeclared = {.name = "shape", .type = KILN_ATTRIBUTE_STRING, .s = "[seq, 3]"};
+    expect_refusal(try_build("expand_to", 1, batch_dim, 1, KILN_F32, (const char *[]){"[batch, 3]"}, 1, &undeclared,
+                             &err),
+                   &err, "'shape' \"[seq, 3]\" is not a shape over the declared dims", NULL);
+    kiln_attribute shrinking = {.name = "shape", .type = KILN_ATTRIBUTE_STRING, .s = "[batch - 2, 3]"};
+    expect_refusal(try_build("expand_to", 1, batch_dim, 1, KILN_F32, (const char *[]){"[1, 3]"}, 1, &shrinking,
+                             &err),
+                   &err, "counterexample: batch=1", NULL);
+    kiln_attribute other = {.name = "shape", .type = KILN_ATTRIBUTE_STRING, .s = "[batch, 3]"};
+    expect_refusal(try_build("expand_to", 1, batch_dim, 1, KILN_F32, (const char *[]){"[2, 3]"}, 1, &other, &err),
+                   &err, NULL, NULL);
+    expect_refusal(try_build("expand_to", 1, batch_dim, 1, KILN_F32, (const char *[]){"[2, 3]"}, 0, NULL, &err),
+                   &err, "'shape'", NULL);
     kiln_attribute repeats = PUB_INTS("repeats", 2);
     expect_refusal(try_build("tile", 0, NULL, 1, KILN_F32, (const char *[]){"[2, 3]"}, 1, &repeats, &err), &err,
                    "one entry per axis", NULL);
@@ -928,6 +991,7 @@ int main(void)
         cmocka_unit_test(end_to_end_cast),
         cmocka_unit_test(end_to_end_concat),
         cmocka_unit_test(end_to_end_expand_tile),
+        cmocka_unit_test(end_to_end_expand_to),
         cmocka_unit_test(end_to_end_pad),
         cmocka_unit_test(end_to_end_shape_of_size_of),
         cmocka_unit_test(reshape_refusals),

@@ -222,6 +222,8 @@ static const recipe recipes[] = {
     {"concat", "f32[2,0] f32[2,3] f32[2,0]", "axis=1", ANY},
     {"expand", "f32[1,0]", "shape=H,0", ANY},
     {"expand", "f32[0,1]", "shape=0,H", ANY},
+    {"expand_to", "f32[1,0]", "shape=[9223372036854775807, 0]", ANY},
+    {"expand_to", "f32[0,1,1]", "shape=[0, 9223372036854775807, 9223372036854775807]", ANY},
     {"tile", "f32[1,0]", "repeats=H,1", ANY},
     {"tile", "f32[0,1]", "repeats=1,H", ANY},
     {"pad", "f32[0,H]", "pads=0,0,0,0", ANY},
@@ -284,6 +286,8 @@ static const recipe recipes[] = {
     {"resize", "f32[H,0]", "scales=1,2", ANY},
     {"resize", "f32[0,H]", "scales=2,1;mode=linear", ANY},
     {"resize", "f32[1,1,0,H]", "scales=1,1,2,1;mode=cubic", ANY},
+    /* resize_to: its sizes and its input axes are proven >= 1, so it has no empty operand (exempt below). */
+    {"resize_to", "f32[1,2]", "sizes=[2, 3]", ANY},
     {"max_unpool", "f32[0,2,H] i64[0,2,H]", "kernel_shape=1", ANY},
     {"max_unpool", "f32[H,0,3] i64[H,0,3]", "kernel_shape=2;strides=2", ANY},
     {"grid_sample", "f32[H,0,2,2] f32[H,0,1,2]", "", ANY},
@@ -341,8 +345,10 @@ static const recipe recipes[] = {
 };
 
 /* Ops whose every call necessarily lacks a huge extent: range's output is
- * as long as its attributes say, and an empty range has no extent at all. */
-static const char *const no_huge_extent[] = {"range"};
+ * as long as its attributes say, and an empty range has no extent at all;
+ * resize_to's shape rule proves every input and output size >= 1, so
+ * nothing it runs on is empty. */
+static const char *const no_huge_extent[] = {"range", "resize_to"};
 
 static bool exempt_from_huge(const char *op)
 {
