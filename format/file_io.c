@@ -194,6 +194,12 @@ kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_r
      * before any byte is written; a new file gets what a plain open()
      * would give: 0666 less the umask, applied by the kernel. */
     fd = create_temp(temp_path, target_len, existing ? 0600 : 0666);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+        /* Name what is missing, not the temporary file nobody asked for. */
+        status = kiln_fail(err, KILN_ERR_IO, "cannot write '%s': the directory '%s' does not exist (create it first)",
+                           path, dir);
+        goto done;
+    }
     if (fd < 0) {
         status = io_fail(err, "cannot create a temporary file beside", target);
         goto done;

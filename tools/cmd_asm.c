@@ -172,9 +172,10 @@ static int cmd_asm(int argc, char **argv)
                KILN_OK) {
         rc = cli_error("%s", err.message);
     } else if (save(builder, args.output, args.compression, args.memory_plan, &err) != KILN_OK) {
-        /* Sealing runs the whole-program contract check; its messages name
-         * the input, node or output concerned. */
-        rc = cli_error("%s: %s", text_path, err.message);
+        /* Sealing runs the whole-program contract check, whose messages
+         * name the input, node or output of the text; a write error names
+         * the output itself. */
+        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_error("%s: %s", text_path, err.message);
     } else {
         arena_report_after_write(args.output);
     }

@@ -20,7 +20,7 @@ const cli_verb cli_verb_import_onnx = {
     "import-onnx",
     "convert an ONNX model into a kiln artifact",
     "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX[:K]]... [--allow-external-data DIR]\n"
-    "                        [--non-strict] [--check 'NAME: RULE, ...']...\n\n"
+    "                        [--non-strict] [--check 'NAME: RULE, ...']... [--name NAME]\n\n"
     "Read an ONNX model (IR versions 3..10, default-domain opsets 1..17), translate\n"
     "every node into kiln ops and seal the program. Symbolic input sizes (dim_param)\n"
     "become kiln dims: each needs --dim with its inclusive range, and every\n"
@@ -30,6 +30,8 @@ const cli_verb cli_verb_import_onnx = {
     "under which the model imports are suggested, if there are such.\n\n"
     "options:\n"
     "  -o, --output OUT.kiln        the artifact to write\n"
+    "  --name NAME                  the program's name (default: the graph's, which\n"
+    "                               PyTorch calls torch_jit, else the file's)\n"
     "  --dim NAME=MIN..MAX[:K]      bounds of the symbolic size NAME, and with :K only\n"
     "                               the multiples of K in them; NAME=N is N..N\n"
     "                               (repeatable)\n"
@@ -49,6 +51,7 @@ const cli_verb cli_verb_import_onnx = {
 
 typedef struct import_args {
     const char *output;
+    const char *name;
     const char *external_dir;
     bool non_strict;
     kiln_onnx_dim *dims;
@@ -83,6 +86,7 @@ static const cli_option import_option_list[] = {
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
     {.name = "--allow-external-data", .arity = CLI_VALUE, .offset = offsetof(import_args, external_dir)},
     {.name = "--non-strict", .arity = CLI_FLAG, .offset = offsetof(import_args, non_strict)},
+    {.name = "--name", .arity = CLI_VALUE, .offset = offsetof(import_args, name)},
     {.name = "--check", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_check},
 };
 
@@ -152,7 +156,21 @@ static int apply_checks(kiln_onnx_result *result, const check_specs *checks)
     return CLI_OK;
 }
 
-/* The program is named after the graph, else after the model file (kiln_onnx_options.program_name NULL). */
+/* Say which inputs kiln calls by another name than the model does (ONNX
+ * allows any string; kiln names are identifiers: in:0 becomes in_0), so
+ * that a user feeding `--input` or `--check` knows which to use. */
+static void note_renamed_inputs(const kiln_onnx_result *result)
+{
+    for (uint32_t i = 0; i < kiln_onnx_result_input_count(result); i++) {
+        const char *onnx_name = kiln_onnx_result_input_onnx_name(result, i);
+        const char *kiln_name = kiln_onnx_result_input_kiln_name(result, i);
+        if (strcmp(onnx_name, kiln_name) != 0)
+            term_printf(stderr, "kiln: note: input '%s' is called '%s' in the artifact (kiln names are identifiers)\n",
+                        onnx_name, kiln_name);
+    }
+}
+
+/* The program is named --name, else after the graph, else after the model file (kiln_onnx_options.program_name NULL). */
 static int cmd_import_onnx(int argc, char **argv)
 {
     import_args args;
@@ -173,6 +191,7 @@ static int cmd_import_onnx(int argc, char **argv)
     options.dim_count = args.dim_count;
     options.external_data_dir = args.external_dir;
     options.non_strict = args.non_strict;
+    options.program_name = args.name;
     kiln_status status = kiln_onnx_import(model, &options, &result, &err);
     uint32_t unsupported = kiln_onnx_result_unsupported_count(result);
     if (status == KILN_ERR_UNSUPPORTED_OP && unsupported) {
@@ -185,11 +204,14 @@ static int cmd_import_onnx(int argc, char **argv)
         rc = cli_error("%s: %s", model_path, err.message);
         goto done;
     }
+    if (!cli_quiet)
+        note_renamed_inputs(result);
     rc = apply_checks(result, &args.checks);
     if (rc != CLI_OK)
         goto done;
     if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
-        rc = cli_error("%s: %s", args.output, err.message);
+        /* A write error names the output itself; the rest is about the program. */
+        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_error("%s: %s", args.output, err.message);
         goto done;
     }
     uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);

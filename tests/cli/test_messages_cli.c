@@ -136,6 +136,25 @@ static void import_dim_of_one_size(void **state)
     assert_false(exists("bad.kiln"));
 }
 
+/* Writing into a directory that does not exist names the directory, not
+ * the input text or a temporary file (issue 19, point 10). */
+static void a_missing_output_directory_is_named(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' asm '%s/examples/scale.ktxt' -o missing/dir/scale.kiln", kiln, source_root);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.err, "kiln: error: cannot write 'missing/dir/scale.kiln': the directory 'missing/dir' "
+                               "does not exist (create it first)\n");
+    run(&r, "'%s' --help", kiln);
+    if (!strstr(r.out, "import-onnx"))
+        return; /* built without the ONNX importer */
+    run(&r, "'%s' import-onnx model.onnx -o missing/mlp.kiln --dim batch=1..4", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.err, "kiln: error: cannot write 'missing/mlp.kiln': the directory 'missing' does not exist "
+                               "(create it first)\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -153,6 +172,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(the_hint_is_a_working_command),
         cmocka_unit_test(quiet_before_the_verb),
         cmocka_unit_test(import_dim_of_one_size),
+        cmocka_unit_test(a_missing_output_directory_is_named),
     };
     int failed = cmocka_run_group_tests(tests, setup, NULL);
     harness_cleanup();

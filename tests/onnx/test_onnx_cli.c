@@ -261,6 +261,29 @@ static void onnx_test_classifies_cases(void **state)
     assert_contains(r.err, "--atol takes a finite number >= 0, got '-1'");
 }
 
+/* Issue 19, point 10: an input renamed to a kiln identifier is said so,
+ * and --name names the program (PyTorch's graphs are all torch_jit). */
+static void import_names_the_program_and_says_what_it_renames(void **state)
+{
+    (void)state;
+    write_model("renamed.onnx",
+                onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Sigmoid", "s", L("in:0"), L("y"), NULL), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("in:0", F32, 1, L("4")), NULL},
+                           (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL));
+    command_result r;
+    run(&r, "%s import-onnx renamed.onnx -o renamed.kiln --name sigmoid_net", kiln);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.err, "kiln: note: input 'in:0' is called 'in_0' in the artifact (kiln names are identifiers)");
+    run(&r, "%s inspect renamed.kiln", kiln);
+    assert_contains(r.out, "sigmoid_net: format 1.0");
+    run(&r, "%s import-onnx renamed.onnx -o quiet.kiln --quiet", kiln);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.err, "");
+    run(&r, "%s import-onnx renamed.onnx -o bad-name.kiln --name ''", kiln);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "program name must be non-empty");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -273,6 +296,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(import_lists_every_problem_then_succeeds_with_dims, setup, teardown),
         cmocka_unit_test_setup_teardown(import_with_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(onnx_test_classifies_cases, setup, teardown),
+        cmocka_unit_test_setup_teardown(import_names_the_program_and_says_what_it_renames, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
