@@ -46,7 +46,7 @@ static void inspect_shows_the_contract(void **state)
 {
     (void)state;
     command_result r;
-    /* The full layout is pinned by tests/golden/expected (test_inspect_cli). */
+    /* The full layout is pinned by tests/cli/expected (test_inspect_cli). */
     run(&r, "'%s' inspect scale.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "scale: format 1.0, inference, producer \"kiln examples/scale.c\"\n");

@@ -5,8 +5,9 @@
  *  - the --json output of inspect and diff against the field tables of
  *    spec/inspect-json.md (every documented field present when its
  *    condition holds, with its type; nothing undocumented);
- *  - exact stdout of the commands in tests/golden/expected/commands.txt,
- *    run from tests/golden;
+ *  - exact stdout of the commands in tests/cli/expected/commands.txt,
+ *    run from tests/golden (tests/golden/expected holds what an earlier CLI
+ *    printed for the same artifacts, kept as released, never rewritten);
  *  - diff classing scripted interface changes, each built with the C
  *    builder API, per spec/compatibility.md §6;
  *  - colour only on a terminal and never with NO_COLOR;
@@ -687,12 +688,13 @@ static void quiet_help_and_usage(void **state)
     result_free(&r);
 }
 
-/* Every command in expected/commands.txt prints exactly its file. */
+/* Every command in tests/cli/expected/commands.txt prints exactly its file. */
 static void golden_outputs_match_exactly(void **state)
 {
     (void)state;
-    char path[1200];
-    snprintf(path, sizeof path, "%s/expected/commands.txt", golden_dir);
+    char path[1200], expected_dir[1100];
+    snprintf(expected_dir, sizeof expected_dir, "%s/tests/cli/expected", source_root);
+    snprintf(path, sizeof path, "%s/commands.txt", expected_dir);
     char *list = read_whole_file(path);
     assert_non_null(list);
     size_t compared = 0;
@@ -701,7 +703,7 @@ static void golden_outputs_match_exactly(void **state)
             continue;
         char *tab = strchr(line, '\t'), *second = tab ? strchr(tab + 1, '\t') : NULL;
         if (!second)
-            fail_msg("expected/commands.txt: not FILE<tab>STATUS<tab>ARGUMENTS: '%s'", line);
+            fail_msg("tests/cli/expected/commands.txt: not FILE<tab>STATUS<tab>ARGUMENTS: '%s'", line);
         *tab = *second = '\0';
         const char *expected_name = line, *arguments = second + 1;
         int expected_status = atoi(tab + 1);
@@ -709,7 +711,7 @@ static void golden_outputs_match_exactly(void **state)
         run_in(&r, golden_dir, "'%s' %s", kiln_binary, arguments);
         if (r.exit_code != expected_status)
             fail_msg("kiln %s: exit %d, expected %d\n%s", arguments, r.exit_code, expected_status, r.err);
-        snprintf(path, sizeof path, "%s/expected/%s", golden_dir, expected_name);
+        snprintf(path, sizeof path, "%s/%s", expected_dir, expected_name);
         char *expected = read_whole_file(path);
         if (!expected)
             fail_msg("missing expected output %s", path);
@@ -719,8 +721,8 @@ static void golden_outputs_match_exactly(void **state)
                      path);
             if (system(show) == -1)
                 perror("system");
-            fail_msg("kiln %s: stdout differs from expected/%s (regenerate with "
-                     "tests/golden/expected/regenerate.sh after checking the difference)",
+            fail_msg("kiln %s: stdout differs from tests/cli/expected/%s (regenerate with "
+                     "tests/cli/expected/regenerate.sh after checking the difference)",
                      arguments, expected_name);
         }
         free(expected);
