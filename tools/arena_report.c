@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sample_inputs.h"
 #include "term.h"
 
 /* The arena of a session with `bounds`, whatever its size. */
@@ -32,8 +33,7 @@ bool arena_growth_of(const kiln_program *program, uint32_t index, arena_growth *
 {
     kiln_program_dim(program, index, &out->dim);
     const kiln_dim_info *d = &out->dim;
-    int64_t first = d->min % d->multiple_of ? d->min + (d->multiple_of - d->min % d->multiple_of) : d->min;
-    int64_t last = d->max - d->max % d->multiple_of;
+    int64_t first = sample_dim_first(d), last = sample_dim_last(d);
     out->at[0] = first;
     out->at[1] = multiple_at_most(first + (last - first) / 2, first, d->multiple_of);
     out->at[2] = last;
@@ -57,7 +57,7 @@ void arena_upper_bound_text(const kiln_program *program, char *out, size_t size)
         kiln_dim_info dim;
         kiln_program_dim(program, d, &dim);
         used += (size_t)snprintf(out + used, size - used, "%s%s=%lld", d ? ", " : "", dim.name,
-                                 (long long)(dim.max - dim.max % dim.multiple_of));
+                                 (long long)sample_dim_last(&dim));
     }
 }
 

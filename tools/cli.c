@@ -211,3 +211,17 @@ int cli_make_directories(const char *dir)
     free(prefix);
     return rc;
 }
+
+bool cli_parse_whole(const char *text, const char *end, int64_t *out)
+{
+    if (text == end)
+        return false;
+    int64_t value = 0;
+    for (const char *c = text; c < end; c++) {
+        if (*c < '0' || *c > '9' || value > (INT64_MAX - (*c - '0')) / 10)
+            return false;
+        value = value * 10 + (*c - '0');
+    }
+    *out = value;
+    return true;
+}

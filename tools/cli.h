@@ -85,6 +85,10 @@ typedef struct cli_verb {
  */
 int cli_read_text_file(const char *path, size_t max_size, char **out);
 
+/* A whole number >= 0 spelled by exactly the digits in [text, end), without
+ * overflow. @return false for anything else (empty, a sign, other characters). */
+bool cli_parse_whole(const char *text, const char *end, int64_t *out);
+
 /* Lower-case hex of `size` bytes into `out` (2 * size + 1 chars). */
 void cli_hex(const uint8_t *bytes, size_t size, char *out);
 

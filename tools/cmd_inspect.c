@@ -19,6 +19,7 @@
 #include "options.h"
 #include "json.h"
 #include "load_args.h"
+#include "sample_inputs.h"
 #include "table.h"
 #include "term.h"
 
@@ -897,7 +898,7 @@ static bool json_memory_plan(json_writer *w, const kiln_program *p)
     for (uint32_t d = 0; d < kiln_program_dim_count(p); d++) {
         kiln_dim_info dim;
         kiln_program_dim(p, d, &dim);
-        json_member_int(w, dim.name, dim.max - dim.max % dim.multiple_of);
+        json_member_int(w, dim.name, sample_dim_last(&dim));
     }
     json_end_object(w);
     json_member_uint(w, "default_limit_bytes", limits.max_arena_bytes);

@@ -1,25 +1,12 @@
 /* onnx_options.c — see onnx_options.h. */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "onnx_options.h"
 #include "term.h"
-
-static bool parse_size(const char *text, const char *end, int64_t *out)
-{
-    if (text == end || *text < '0' || *text > '9')
-        return false;
-    char *stop;
-    errno = 0;
-    long long value = strtoll(text, &stop, 10);
-    if (errno != 0 || stop != end || value < 0)
-        return false;
-    *out = (int64_t)value;
-    return true;
-}
 
 bool onnx_options_parse_dim(char *text, kiln_onnx_dim *out)
 {
@@ -31,15 +18,15 @@ bool onnx_options_parse_dim(char *text, kiln_onnx_dim *out)
     int64_t min, max, multiple_of = 0;
     if (!dots) {
         /* NAME=N: the one size N, as --dim takes it on run, bench and probe. */
-        if (colon || !parse_size(equals + 1, equals + 1 + strlen(equals + 1), &min))
+        if (colon || !cli_parse_whole(equals + 1, equals + 1 + strlen(equals + 1), &min))
             return false;
         max = min;
     } else {
         char *max_end = colon ? colon : dots + 2 + strlen(dots + 2);
-        if (!parse_size(equals + 1, dots, &min) || !parse_size(dots + 2, max_end, &max) || min > max)
+        if (!cli_parse_whole(equals + 1, dots, &min) || !cli_parse_whole(dots + 2, max_end, &max) || min > max)
             return false;
     }
-    if (colon && (!parse_size(colon + 1, colon + 1 + strlen(colon + 1), &multiple_of) || multiple_of < 1))
+    if (colon && (!cli_parse_whole(colon + 1, colon + 1 + strlen(colon + 1), &multiple_of) || multiple_of < 1))
         return false;
     *equals = '\0';
     out->name = text;

@@ -8,21 +8,6 @@
 
 #include "cli.h"
 
-/* A whole, non-negative decimal number spanning exactly [text, end). */
-static bool parse_whole(const char *text, const char *end, int64_t *out)
-{
-    if (text == end || *text < '0' || *text > '9')
-        return false;
-    int64_t value = 0;
-    for (const char *c = text; c < end; c++) {
-        if (*c < '0' || *c > '9' || value > (INT64_MAX - (*c - '0')) / 10)
-            return false;
-        value = value * 10 + (*c - '0');
-    }
-    *out = value;
-    return true;
-}
-
 int session_args_take_dim(session_args *args, const char *value)
 {
     const char *equals = strchr(value, '=');
@@ -30,8 +15,8 @@ int session_args_take_dim(session_args *args, const char *value)
         return cli_usage_error(args->verb, "--dim takes NAME=MIN..MAX or NAME=N, got '%s'", value);
     const char *sizes = equals + 1, *dots = strstr(sizes, "..");
     int64_t min, max;
-    bool ok = dots ? parse_whole(sizes, dots, &min) && parse_whole(dots + 2, dots + 2 + strlen(dots + 2), &max)
-                   : parse_whole(sizes, sizes + strlen(sizes), &min);
+    bool ok = dots ? cli_parse_whole(sizes, dots, &min) && cli_parse_whole(dots + 2, dots + 2 + strlen(dots + 2), &max)
+                   : cli_parse_whole(sizes, sizes + strlen(sizes), &min);
     if (!dots)
         max = min;
     if (!ok)
@@ -75,7 +60,7 @@ int session_args_take_max_arena(session_args *args, const char *value)
         end++;
     int64_t number;
     for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        if (strcmp(end, units[u].suffix) != 0 || !parse_whole(value, end, &number))
+        if (strcmp(end, units[u].suffix) != 0 || !cli_parse_whole(value, end, &number))
             continue;
         if (number == 0)
             break;
