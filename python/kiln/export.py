@@ -288,16 +288,13 @@ def _set_check(builder, kiln_name, check):
 
 def _add_evidence(builder, case_name, kiln_inputs, outputs, rules):
     kiln = _lib.kiln
-    handles, keep = [], []
+    handles, keep = [], []  # the buffers stay alive until the builder has copied them
     try:
-        def wrap_all(arrays):
-            for array in arrays:
-                handle, kept = _tensors.wrap(array)
-                handles.append(handle)
-                keep.append(kept)  # the buffers stay alive until the builder has copied them
-            return handles[-len(arrays):] if arrays else []
-        in_handles = wrap_all(list(kiln_inputs.values()))
-        out_handles = wrap_all(list(outputs.values()))
+        for array in list(kiln_inputs.values()) + list(outputs.values()):
+            handle, kept = _tensors.wrap(array)
+            handles.append(handle)
+            keep.append(kept)
+        in_handles, out_handles = handles[:len(kiln_inputs)], handles[len(kiln_inputs):]
         in_names = (ctypes.c_char_p * len(kiln_inputs))(*(n.encode() for n in kiln_inputs))
         out_names = (ctypes.c_char_p * len(outputs))(*(n.encode() for n in outputs))
         in_array = (ctypes.c_void_p * len(in_handles))(*(h.value for h in in_handles))
@@ -551,7 +548,7 @@ def _check_cases(artifact, cases, kiln_name, output_names, report):
                 try:
                     kiln_inputs = {kiln_name.get(n, n): a for n, a in inputs.items()}
                     session = program.session(fit=kiln_inputs)
-                    got = session.run(**{kiln_name.get(n, n): a for n, a in inputs.items()})
+                    got = session.run(**kiln_inputs)
                     session.close()
                 except LimitError as exc:
                     warnings.warn("kiln.export: case '%s' was not compared: %s" % (case_name, exc.message))
