@@ -60,6 +60,20 @@ typedef struct kiln_fusion_offer {
     bool applied;
 } kiln_fusion_offer;
 
+/*
+ * Which implementation ran a node, for profiles (kiln bench --profile): a
+ * kernel that leaves the reference loops says so in kiln_kernel_context.path
+ * (the session sets KILN_PATH_REFERENCE before each call). A fused node's
+ * kernel that applied an offered activation also counts as FUSED in the
+ * profile; its own path says how the node itself ran.
+ */
+typedef enum kiln_kernel_path {
+    KILN_PATH_REFERENCE, /* the portable reference loops */
+    KILN_PATH_VECTOR,    /* kiln's own vectorized or blocked loops */
+    KILN_PATH_ONEDNN,    /* a oneDNN primitive */
+    KILN_PATH_VIEW,      /* no arithmetic: a copy, view or metadata-only result */
+} kiln_kernel_path;
+
 /* One session's execution context, handed to every kernel it calls. */
 typedef struct kiln_kernel_context {
     uint32_t threads;                   /* >= 1: threads a kernel may use */
@@ -92,6 +106,7 @@ typedef struct kiln_kernel_context {
      */
     double operand_bound;
     double result_bound;
+    kiln_kernel_path path; /* set by a kernel that ran other than the reference loops */
 } kiln_kernel_context;
 
 #endif

@@ -346,6 +346,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
         s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
         s->context.result_bound = INFINITY;
+        s->context.path = KILN_PATH_REFERENCE;
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
