@@ -130,7 +130,7 @@ static int cmd_disasm(int argc, char **argv)
     } else {
         char *text = NULL;
         if (kiln_text_disassemble(program, NULL, &text, &err) != KILN_OK) {
-            rc = cli_error("%s: %s", path, err.message);
+            rc = cli_file_error(path, err.message);
         } else {
             rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? cli_error("cannot write the text") : CLI_OK;
         }

@@ -201,7 +201,13 @@ static int cmd_import_onnx(int argc, char **argv)
         goto done;
     }
     if (status != KILN_OK) {
-        rc = cli_error("%s: %s", model_path, err.message);
+        rc = cli_file_error(model_path, err.message);
+        /* The declarations are missing, and some ops are too: both at once. */
+        if (unsupported) {
+            cli_error("%s: also, %u construct%s cannot be imported:", model_path, unsupported,
+                      unsupported == 1 ? "" : "s");
+            onnx_options_print_report(stderr, result);
+        }
         goto done;
     }
     if (!cli_quiet)
@@ -211,7 +217,7 @@ static int cmd_import_onnx(int argc, char **argv)
         goto done;
     if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
         /* A write error names the output itself; the rest is about the program. */
-        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_error("%s: %s", args.output, err.message);
+        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_file_error(args.output, err.message);
         goto done;
     }
     uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);

@@ -66,7 +66,7 @@ static int load_trusted_keys(int count, const char **paths, kiln_public_key *key
         kiln_status status = kiln_public_key_parse(text, &keys[k], &err);
         free(text);
         if (status != KILN_OK)
-            return cli_error("%s: %s", paths[k], err.message);
+            return cli_file_error(paths[k], err.message);
     }
     return CLI_OK;
 }

@@ -76,6 +76,29 @@ static Onnx__ModelProto *relu_model(const char *const *dims, size_t rank)
 
 /* ----------------------------------------------------------------- dims */
 
+/* A misspelt --dim is answered with the model's name for it, and the ops
+ * kiln lacks are listed in the same attempt, not after the dims are fixed. */
+static void a_misspelt_dim_is_suggested_beside_the_unsupported_ops(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node("Relu", "r", L("x"), L("h"), NULL),
+                              onnx_node("NoSuchOp", "n", L("h"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "seq")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL);
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}, {"sequence", 1, 64, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
+    kiln_error err;
+    assert_int_equal(import(m, &options, &result, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "1 input size needs a declaration (--dim NAME=MIN..MAX): seq (input 'x' axis 1)"));
+    assert_non_null(strstr(err.message, "--dim names no input size of the model: sequence (did you mean seq?)"));
+    assert_int_equal(result.unsupported_count, 1);
+    assert_non_null(strstr(result.unsupported[0], "NoSuchOp"));
+    onnx_result_release(&result);
+}
+
 static void every_undeclared_dim_is_listed(void **state)
 {
     (void)state;
@@ -1145,6 +1168,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(every_undeclared_dim_is_listed, release_arena),
+        cmocka_unit_test_teardown(a_misspelt_dim_is_suggested_beside_the_unsupported_ops, release_arena),
         cmocka_unit_test_teardown(external_data_stays_inside_its_directory, release_arena),
         cmocka_unit_test_teardown(one_report_lists_every_unsupported_node, release_arena),
         cmocka_unit_test_teardown(initializer_names_and_metadata_are_kept, release_arena),
