@@ -10,6 +10,7 @@
 #include "arena_report.h"
 #include "check_specs.h"
 #include "cli.h"
+#include "progress_bar.h"
 #include "onnx_options.h"
 #include "options.h"
 #include "term.h"
@@ -215,7 +216,15 @@ static int cmd_import_onnx(int argc, char **argv)
     rc = apply_checks(result, &args.checks);
     if (rc != CLI_OK)
         goto done;
-    if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
+    kiln_save_options save_options;
+    cli_progress progress;
+    kiln_save_options_default(&save_options);
+    cli_progress_init(&progress, "sealing");
+    save_options.progress = cli_progress_update;
+    save_options.progress_user = &progress;
+    status = kiln_builder_save_with_options(kiln_onnx_result_builder(result), args.output, &save_options, &err);
+    cli_progress_finish(&progress);
+    if (status != KILN_OK) {
         /* A write error names the output itself; the rest is about the program. */
         rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_file_error(args.output, err.message);
         goto done;

@@ -900,7 +900,7 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
         return status;
     }
     kiln_writer_init(&out);
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
     status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out, &progress,
                                err);
     kiln_model_release(&sealed);
@@ -926,7 +926,7 @@ kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *pa
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
     KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
-    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size};
+    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size, 0};
     kiln_byte_range whole = {bytes, size};
     kiln_status status = kiln_atomic_write_parts_progress(path, &whole, 1, &progress, err);
     free(bytes);

@@ -240,11 +240,14 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     }
     note_unknown_features(&p->container, report);
     /* Progress covers the section bytes checked now: CRC of the stored and
-     * hash of the raw bytes, for every section under full verification. */
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+     * hash of the raw bytes, for every section under full verification,
+     * shown as the stored bytes they cover (about the file's size). */
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
     for (uint32_t i = 0; i < p->container.section_count; i++)
-        if (options->verify == KILN_VERIFY_FULL || p->container.sections[i].type != KILN_SECTION_WDAT)
+        if (options->verify == KILN_VERIFY_FULL || p->container.sections[i].type != KILN_SECTION_WDAT) {
             progress.total += p->container.sections[i].stored_size + p->container.sections[i].raw_size;
+            progress.shown_total += p->container.sections[i].stored_size;
+        }
     p->container.progress = &progress;
     open_sections(p, options, report);
     p->container.progress = NULL;

@@ -417,7 +417,7 @@ static void help_exits_0_and_files_rejected_exit_1(void **state)
     assert_contains(r.out, "  disasm ");
     run(&r, "'%s' disasm nonexistent.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 1);
-    assert_contains(r.err, "kiln: error: nonexistent.kiln");
+    assert_contains(r.err, "kiln: error: cannot open 'nonexistent.kiln': No such file or directory\n");
     run(&r, "'%s' disasm '%s/examples/scale.ktxt'", kiln_binary, source_root);
     assert_int_equal(r.exit_code, 1);
 }
