@@ -1125,6 +1125,25 @@ typedef struct kiln_dim_bound {
     int64_t max;
 } kiln_dim_bound;
 
+/* How a session's runs choose their thread count (spec/opset.md, "Threads"). */
+typedef enum kiln_thread_policy {
+    /*
+     * The default, safe where other programs share the machine: before a
+     * run (looking at most every 50 ms) the session counts the running
+     * threads of other processes and runs on no more threads than the
+     * cores they leave free, at least one. kiln's threads are OpenMP's,
+     * whose idle threads spin before they sleep: on a busy 2-core machine
+     * 2-thread runs with spinning waits measured 5-30x slower than
+     * 1-thread ones, and a 1-thread run starts no thread that could spin.
+     * On idle cores it runs on `threads`, spinning (fastest there).
+     */
+    KILN_THREADS_ADAPTIVE = 0,
+    /* Always `threads`, whatever else runs: for dedicated machines and
+     * benchmarks. On a busy machine set OMP_WAIT_POLICY=passive in the
+     * environment before the process starts (OpenMP reads it once). */
+    KILN_THREADS_FIXED = 1,
+} kiln_thread_policy;
+
 typedef struct kiln_session_options {
     size_t struct_size;
     /* Threads one run may use (oneDNN and large elementwise loops); 0 =
@@ -1144,6 +1163,10 @@ typedef struct kiln_session_options {
     /* The largest arena the session may allocate; 0 (default): the
      * program's load limit, kiln_limits.max_arena_bytes (4 GiB unless set). */
     uint64_t max_arena_bytes;
+    /* How runs choose their thread count, `threads` being the most they
+     * use (default KILN_THREADS_ADAPTIVE: fewer while other processes
+     * hold cores). */
+    kiln_thread_policy thread_policy;
 } kiln_session_options;
 
 KILN_API void kiln_session_options_default(kiln_session_options *options);
@@ -1178,7 +1201,12 @@ typedef struct kiln_session kiln_session;
  * replaced), so later runs at that shape build nothing. oneDNN's own
  * execute call may still allocate small bookkeeping; sessions with
  * reference_kernels set, and builds without oneDNN, allocate nothing.
- * The program must outlive the session.
+ * Threads: each run uses up to options->threads (default: every core),
+ * and by default (KILN_THREADS_ADAPTIVE) fewer while other processes hold
+ * cores, so an embedding program on a busy machine is never slowed by
+ * OpenMP threads spinning for a core someone else has; a run at a thread
+ * count the session has not used before builds its oneDNN primitives for
+ * it, once. The program must outlive the session.
  * @return KILN_OK; KILN_ERR_LIMIT when the arena is over the session's
  *         limit (the message is kiln_program_session_arena's, with a
  *         narrowing that fits); KILN_ERR_INVALID_ARGUMENT for a bad
@@ -1222,8 +1250,13 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_new_for_inputs(const kiln_progr
 /** @return the bytes of the arena `session` allocated (planned for its dims' upper bound). */
 KILN_API uint64_t kiln_session_arena_bytes(const kiln_session *session);
 
-/** @return the threads each run of `session` may use (>= 1). */
+/** @return the threads each run of `session` may use at most (>= 1). */
 KILN_API uint32_t kiln_session_threads(const kiln_session *session);
+
+/** @return the threads the last run of `session` used (>= 1; under
+ *  KILN_THREADS_ADAPTIVE fewer than kiln_session_threads while other
+ *  processes held cores); before any run, kiln_session_threads. */
+KILN_API uint32_t kiln_session_run_threads(const kiln_session *session);
 
 /**
  * How this process's idle OpenMP threads wait, as kiln reads it from the

@@ -26,6 +26,7 @@
 #include "parallel.h"
 #include "loader.h"
 #include "program.h"
+#include "run_threads.h"
 #include "session.h"
 #include "session_bound.h"
 #include "stored_guards.h"
@@ -48,6 +49,9 @@ struct kiln_session {
     void *layout_scratch;             /* the largest channels-last result's slot, to convert through */
     double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
+    uint32_t max_threads;             /* options->threads resolved: the most a run uses */
+    bool adaptive_threads;            /* KILN_THREADS_ADAPTIVE: fewer while other processes hold cores */
+    kiln_run_threads run_threads;     /* the adaptive policy's looks at the machine */
     bool check_inputs;                /* enforce the semantic input checks */
     bool has_outputs;
 };
@@ -96,7 +100,9 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->program = program;
     s->model = m;
     s->check_inputs = !(options && options->skip_input_checks);
-    s->context.threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->max_threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->context.threads = s->max_threads;
+    s->adaptive_threads = !options || options->thread_policy != KILN_THREADS_FIXED;
     s->context.reference_only = options && options->reference_kernels;
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
     s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
@@ -170,6 +176,11 @@ uint64_t kiln_session_arena_bytes(const kiln_session *s)
 }
 
 uint32_t kiln_session_threads(const kiln_session *s)
+{
+    return s->max_threads;
+}
+
+uint32_t kiln_session_run_threads(const kiln_session *s)
 {
     return s->context.threads;
 }
@@ -379,6 +390,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 
 kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
 {
+    if (s->adaptive_threads)
+        s->context.threads = kiln_run_threads_choose(&s->run_threads, s->max_threads);
     /* Per run, not per session: OpenMP's thread count belongs to the
      * calling thread, and sessions of other thread counts may share it. */
     int previous = kiln_threads_enter(s->context.threads);
