@@ -77,7 +77,8 @@ typedef struct primitive_entry {
 } primitive_entry;
 
 /* Key kinds, see above. */
-enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8 };
+enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8,
+       KEY_STRIDED_PRODUCT = 9 };
 /* Layout bits of a key's kind: x is channels-last; the result may be left so (layout.h). */
 enum { KEY_SRC_CHANNELS_LAST = 1 << 8, KEY_DST_MAY_BE_CHANNELS_LAST = 1 << 9 };
 
