@@ -3,6 +3,7 @@
 #include "run_threads.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,20 @@ uint32_t kiln_run_threads_decide(kiln_run_threads *state, uint32_t allowed, int3
     return state->chosen;
 }
 
+/* Runs of any session of this process under way now (kiln_run_threads_begin/end). */
+static atomic_uint active_runs;
+
+uint32_t kiln_run_threads_begin(kiln_run_threads *state, uint32_t allowed, bool adaptive)
+{
+    atomic_fetch_add_explicit(&active_runs, 1, memory_order_relaxed);
+    return adaptive ? kiln_run_threads_choose(state, allowed) : allowed;
+}
+
+void kiln_run_threads_end(void)
+{
+    atomic_fetch_sub_explicit(&active_runs, 1, memory_order_relaxed);
+}
+
 uint32_t kiln_run_threads_choose(kiln_run_threads *state, uint32_t allowed)
 {
     if (allowed <= 1)
@@ -142,5 +157,12 @@ uint32_t kiln_run_threads_choose(kiln_run_threads *state, uint32_t allowed)
     uint32_t cores;
     if (!kiln_run_threads_others(&others, &cores))
         return state->chosen = allowed;
+    /* This process's threads are not counted by the look (its OpenMP
+     * threads still spinning after the last run would make it choose one
+     * thread, then two once they sleep, and so on); its other sessions'
+     * runs under way are, a core each at least. */
+    unsigned concurrent = atomic_load_explicit(&active_runs, memory_order_relaxed);
+    if (concurrent > 1 && others < INT32_MAX - (int32_t)(concurrent - 1))
+        others += (int32_t)(concurrent - 1);
     return kiln_run_threads_decide(state, allowed, others, cores);
 }

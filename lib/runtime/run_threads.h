@@ -43,6 +43,19 @@ typedef struct kiln_run_threads {
 uint32_t kiln_run_threads_choose(kiln_run_threads *state, uint32_t allowed);
 
 /**
+ * A run starts: counted among this process's runs under way until
+ * kiln_run_threads_end (fixed or adaptive: each holds a core), and, when
+ * `adaptive`, its threads chosen by kiln_run_threads_choose. Each other
+ * session running meanwhile in this process counts as another process's
+ * thread, since the look itself leaves this process out.
+ * @return 1..allowed (`allowed` when not adaptive).
+ */
+uint32_t kiln_run_threads_begin(kiln_run_threads *state, uint32_t allowed, bool adaptive);
+
+/** The run kiln_run_threads_begin counted has ended. */
+void kiln_run_threads_end(void);
+
+/**
  * The decision of kiln_run_threads_choose from one look (`others` running
  * threads of other processes on `cores` cores), recorded in `state`: the
  * median of the last three looks leaves min(allowed, free cores), at least 1.

@@ -430,13 +430,13 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 
 kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
 {
-    if (s->adaptive_threads)
-        s->context.threads = kiln_run_threads_choose(&s->run_threads, s->max_threads);
+    s->context.threads = kiln_run_threads_begin(&s->run_threads, s->max_threads, s->adaptive_threads);
     /* Per run, not per session: OpenMP's thread count belongs to the
      * calling thread, and sessions of other thread counts may share it. */
     int previous = kiln_threads_enter(s->context.threads);
     kiln_status status = run_nodes(s, err);
     kiln_threads_leave(previous);
+    kiln_run_threads_end();
     return status;
 }
 
