@@ -1,5 +1,4 @@
 /* onnx_graph_inputs.c — see onnx_graph_inputs.h. */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,31 +29,6 @@ static const kiln_onnx_dim *declared_dim(onnx_importer *im, const char *name, ui
     return NULL;
 }
 
-/* Edit distance between `a` and `b`, ASCII case folded, up to 64 characters (longer: 64). */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64)
-        return 64;
-    size_t row[65];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t above = row[j];
-            bool same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
-            size_t best = diagonal + (same ? 0 : 1);
-            best = above + 1 < best ? above + 1 : best;
-            best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    return row[lb];
-}
-
 /* Whether a user who typed `typed` plausibly meant `name`: a few edits
  * apart (a third of the longer name, at least 2), or one begins the other
  * (`sequence` for `seq`, `batch_size` for `batch`). */
@@ -64,7 +38,7 @@ static bool plausibly_meant(const char *typed, const char *name)
     size_t allowed = longer / 3 > 2 ? longer / 3 : 2;
     size_t shorter = lt < ln ? lt : ln;
     bool prefix = shorter >= 2 && strncasecmp(typed, name, shorter) == 0;
-    return prefix || edit_distance(typed, name) <= allowed;
+    return prefix || kiln_name_distance(typed, name) <= allowed;
 }
 
 /*
@@ -90,7 +64,7 @@ static void append_unused_dim(onnx_importer *im, const char *typed, char *out, s
             uint32_t declared;
             if (!param || !param[0] || declared_dim(im, param, &declared) || !plausibly_meant(typed, param))
                 continue;
-            size_t distance = edit_distance(typed, param);
+            size_t distance = kiln_name_distance(typed, param);
             if (distance < best_distance)
                 best = param, best_distance = distance;
         }

@@ -85,6 +85,14 @@ KILN_API float kiln_bf16_to_f32(uint16_t bits);
  */
 KILN_API int kiln_format_bytes(uint64_t bytes, char *buffer, size_t size);
 
+/**
+ * How many single-character edits (insertions, deletions, replacements;
+ * ASCII case ignored) turn name `a` into name `b`: what "did you mean"
+ * suggestions rank by. Names longer than 64 bytes are 64 from every name.
+ * @return 0..64.
+ */
+KILN_API uint32_t kiln_name_distance(const char *a, const char *b);
+
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
