@@ -915,6 +915,25 @@ static void dot_shows_names_attributes_and_weights(void **state)
     assert_contains(r.out, ">…g/path/of/modules/that/goes/on/and/on/relu/Relu</FONT>");
     assert_contains(r.out, "  v3 -> v4 [label=\"batch×4×4×4\"];\n");
     result_free(&r);
+    /* inspect counts the named nodes; its JSON too. */
+    run_in(&r, work_dir, "'%s' inspect conv.kiln", kiln_binary);
+    assert_contains(r.out, "conv: format 1.2, inference\n");
+    assert_contains(r.out, "ops (3 distinct, 3 nodes, 3 named)\n");
+    result_free(&r);
+    run_in(&r, work_dir, "'%s' inspect conv.kiln --json", kiln_binary);
+    assert_contains(r.out, "\"named_node_count\": 3");
+    result_free(&r);
+    /* A runtime guard names its node's name, in the table and the JSON. */
+    run_in(&r, work_dir,
+           "(printf 'kiln 1.0\\nprogram \"g\"\\nstrict false\\ndim k in 2..8\\ninput a: f32[3, k]\\n"
+           "input b: f32[4, 5]\\n%%%%0 = matmul(a, b) name \"/fc/MatMul\"\\noutput y = %%%%0\\n' > g.ktxt && "
+           "'%s' asm g.ktxt -o g.kiln >/dev/null && '%s' inspect g.kiln && '%s' inspect g.kiln --json)",
+           kiln_binary, kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  node  op      name        checked before every run\n"
+                           "     0  matmul  /fc/MatMul  inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
+    assert_contains(r.out, "\"node_name\": \"/fc/MatMul\"");
+    result_free(&r);
 }
 
 static void dot_renders_with_graphviz(void **state)
