@@ -325,6 +325,52 @@ static void corrupt_sections_are_refused(void **state)
     kiln_writer_release(&w);
 }
 
+/*
+ * Every truncation and every single-byte change of a well-formed NNAM
+ * either decodes or fails with MALFORMED or LIMIT, never reading past the
+ * section (the ASan build checks that) or leaking a name.
+ */
+static void every_truncation_and_byte_change_is_safe(void **state)
+{
+    (void)state;
+    kiln_writer good;
+    kiln_writer_init(&good);
+    kiln_write_u32(&good, 2);
+    kiln_write_u32(&good, 0);
+    put_string(&good, 11, "/conv1/Conv");
+    kiln_write_u32(&good, 2);
+    put_string(&good, 9, "r\xc3\xa9lu/\xe2\x86\x92");
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    kiln_model whole;
+    kiln_error whole_err;
+    model_with_nodes(&whole, 3);
+    assert_int_equal(kiln_node_names_decode(good.data, good.size, &limits, &whole, &whole_err), KILN_OK);
+    assert_string_equal(whole.nodes[2].name, "r\xc3\xa9lu/\xe2\x86\x92");
+    model_free(&whole);
+    uint8_t *bytes = malloc(good.size);
+    assert_non_null(bytes);
+    for (size_t cut = 0; cut <= good.size; cut++) {
+        for (size_t at = 0; at <= cut; at++) {
+            for (int flip = 0; flip < (at < cut ? 3 : 1); flip++) {
+                static const uint8_t changes[] = {0x01, 0x80, 0xff};
+                memcpy(bytes, good.data, cut);
+                if (at < cut)
+                    bytes[at] ^= changes[flip];
+                kiln_model m;
+                kiln_error err;
+                model_with_nodes(&m, 3);
+                kiln_status status = kiln_node_names_decode(bytes, cut, &limits, &m, &err);
+                if (status != KILN_OK && status != KILN_ERR_MALFORMED && status != KILN_ERR_LIMIT)
+                    fail_msg("cut %zu, byte %zu: status %d", cut, at, status);
+                model_free(&m);
+            }
+        }
+    }
+    free(bytes);
+    kiln_writer_release(&good);
+}
+
 /* Re-lay `a` out with its NNAM replaced by `payload` at `version`. */
 static artifact with_nnam(const artifact *a, const kiln_writer *payload, uint16_t version)
 {
@@ -388,6 +434,7 @@ int main(void)
         cmocka_unit_test(builder_refuses_names_that_are_not_text),
         cmocka_unit_test(text_spells_names_exactly),
         cmocka_unit_test(corrupt_sections_are_refused),
+        cmocka_unit_test(every_truncation_and_byte_change_is_safe),
         cmocka_unit_test(loader_on_corrupt_and_newer_sections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
