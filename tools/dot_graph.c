@@ -213,9 +213,10 @@ static const char *last_characters(const char *text, size_t count)
     return c;
 }
 
-static void begin_row(FILE *out, const char *align)
+/* Rows under the header are left-aligned, as Netron's are: name, then value. */
+static void begin_row(FILE *out)
 {
-    fprintf(out, "<TR><TD ALIGN=\"%s\"><FONT POINT-SIZE=\"8\">", align);
+    fputs("<TR><TD ALIGN=\"LEFT\"><FONT POINT-SIZE=\"8\">", out);
 }
 
 static void end_row(FILE *out)
@@ -236,7 +237,7 @@ static void pack_attribute(FILE *out, const kiln_attribute *a, int style, size_t
         *line = 0;
     }
     if (*line == 0)
-        begin_row(out, "CENTER");
+        begin_row(out);
     else
         fputs("  ", out);
     html_text(out, text);
@@ -318,7 +319,7 @@ static uint32_t weight_rows(FILE *out, const kiln_program *p, uint32_t node, con
         kiln_program_weight(p, v - inputs, &w);
         weight_shape(&w, shape, sizeof shape);
         const char *role = operand_role(info->op, k);
-        begin_row(out, "LEFT");
+        begin_row(out);
         fputs("<FONT COLOR=\"#374151\">", out);
         html_text_cut(out, role ? role : w.name, 24);
         fputs("</FONT> ⟨", out);

@@ -904,7 +904,7 @@ static void dot_shows_names_attributes_and_weights(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "<B>conv</B></TD></TR><TR><TD><FONT POINT-SIZE=\"7\" COLOR=\"#4b5563\">"
                            "/layer1/layer1.0/conv1/Conv</FONT></TD></TR>");
-    assert_contains(r.out, "kernel 3×3  stride 2×2</FONT></TD></TR><TR><TD ALIGN=\"CENTER\"><FONT POINT-SIZE=\"8\">"
+    assert_contains(r.out, "kernel 3×3  stride 2×2</FONT></TD></TR><TR><TD ALIGN=\"LEFT\"><FONT POINT-SIZE=\"8\">"
                            "pads 1,1,1,1  group 2</FONT>");
     assert_contains(r.out, "<FONT COLOR=\"#374151\">W</FONT> ⟨4×1×3×3⟩");
     assert_contains(r.out, "<FONT COLOR=\"#374151\">B</FONT> ⟨4⟩");
