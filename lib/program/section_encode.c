@@ -21,8 +21,8 @@ enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, WDAT, S
 /*
  * How each section is stored, and the format minor that introduced it: a
  * file is written at the oldest minor that has every section it holds, so
- * that a runtime of that minor reads it. Evidence is a check and the plan
- * the plan a convenience and node names a description, not semantics: a
+ * that a runtime of that minor reads it. Evidence is a check, the plan a
+ * convenience and node names a description, not semantics: a
  * runtime that does not know them may skip them, so they are ancillary;
  * every other section is critical.
  */
