@@ -934,6 +934,16 @@ static void dot_shows_names_attributes_and_weights(void **state)
                            "     0  matmul  /fc/MatMul  inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
     assert_contains(r.out, "\"node_name\": \"/fc/MatMul\"");
     result_free(&r);
+    /* diff: names are a compatible change, one line for all of them. */
+    run_in(&r, work_dir,
+           "(sed 's/ name \"[^\"]*\"//' g.ktxt > gu.ktxt && '%s' asm gu.ktxt -o gu.kiln >/dev/null && "
+           "'%s' diff gu.kiln g.kiln)",
+           kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  node-names-changed  node names  1 of 1 node named differently (names are metadata, "
+                           "outside the program identity)\n");
+    assert_contains(r.out, "identities: same program and weights\n");
+    result_free(&r);
 }
 
 static void dot_renders_with_graphviz(void **state)
