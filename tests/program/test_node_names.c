@@ -173,6 +173,7 @@ static void text_spells_names_exactly(void **state)
     kiln_builder *again;
     assert_int_equal(kiln_text_assemble(text, strlen(text), "names.ktxt", NULL, &again, &err), KILN_OK);
     artifact b = encode(again);
+    kiln_builder_free(again);
     assert_int_equal(a.size, b.size);
     assert_memory_equal(a.bytes, b.bytes, a.size);
 
