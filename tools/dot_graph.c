@@ -417,20 +417,32 @@ static bool is_weight(const kiln_program *p, uint32_t v)
     return v >= inputs && v < inputs + kiln_program_weight_count(p);
 }
 
-/* Whether stored tensor `v` is shown only inside the boxes of the ops that read it. */
-static bool weight_is_folded(const kiln_program *p, uint32_t v)
+/*
+ * Which stored tensors are shown only inside the boxes of the ops that
+ * read them: those some op reads and no output exposes. One pass over the
+ * graph. @return a calloc'd array of weight_count flags, or NULL.
+ */
+static bool *folded_weights(const kiln_program *p)
 {
-    for (uint32_t o = 0; o < kiln_program_output_count(p); o++)
-        if (kiln_program_output_value(p, o) == v)
-            return false;
+    uint32_t inputs = kiln_program_input_count(p), weights = kiln_program_weight_count(p);
+    bool *folded = calloc(weights + 1, sizeof *folded);
+    if (!folded)
+        return NULL;
     for (uint32_t n = 0; n < kiln_program_node_count(p); n++) {
         kiln_node_info node;
         kiln_program_node(p, n, &node);
-        for (uint32_t k = 0; k < node.input_count; k++)
-            if (kiln_program_node_input(p, n, k) == v)
-                return true;
+        for (uint32_t k = 0; k < node.input_count; k++) {
+            uint32_t v = kiln_program_node_input(p, n, k);
+            if (v >= inputs && v < inputs + weights)
+                folded[v - inputs] = true;
+        }
     }
-    return false;
+    for (uint32_t o = 0; o < kiln_program_output_count(p); o++) {
+        uint32_t v = kiln_program_output_value(p, o);
+        if (v >= inputs && v < inputs + weights)
+            folded[v - inputs] = false;
+    }
+    return folded;
 }
 
 void dot_graph_write(FILE *out, const kiln_program *p, const dot_graph_options *options)
@@ -465,8 +477,11 @@ void dot_graph_write(FILE *out, const kiln_program *p, const dot_graph_options *
      * output (the output's edge needs somewhere to start), and when no op
      * reads it (it would not appear at all). */
     bool drawn_header = false;
+    bool *folded = fold ? folded_weights(p) : NULL;
+    if (fold && !folded) /* out of memory: draw every weight rather than lose some */
+        fold = false;
     for (uint32_t i = 0; i < weights; i++) {
-        if (fold && weight_is_folded(p, inputs + i))
+        if (fold && folded[i])
             continue;
         if (!drawn_header)
             fprintf(out, "\n  // stored tensors\n");
@@ -475,6 +490,7 @@ void dot_graph_write(FILE *out, const kiln_program *p, const dot_graph_options *
         kiln_program_weight(p, i, &w);
         print_weight_node(out, inputs + i, &w);
     }
+    free(folded);
     if (nodes)
         fprintf(out, "\n  // ops\n");
     for (uint32_t n = 0; n < nodes; n++)
