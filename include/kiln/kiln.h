@@ -457,6 +457,21 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_canonical_size(kiln_builder *bu
                                                                char *buffer, size_t size, size_t *length,
                                                                kiln_error *err);
 
+/**
+ * Name the node that produced `node` (an op result), as the source
+ * framework named it ("/layer1/layer1.0/conv1/Conv"), replacing any
+ * earlier name; NULL removes it. Names are metadata: tools show them
+ * (inspect, dot, disasm) but they change neither what the node computes
+ * nor the program identity. They are stored in the ancillary section NNAM
+ * (format 1.2), written only when some node has a name. A name is 1..1024
+ * bytes of well-formed UTF-8 without control characters, and need not be
+ * unique.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT if `node` is not an op result
+ *         of this builder or the name breaks the rule; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_node_name(kiln_builder *builder, kiln_value node,
+                                                               const char *name, kiln_error *err);
+
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);
@@ -912,6 +927,20 @@ typedef struct kiln_node_info {
 
 KILN_API uint32_t kiln_program_node_count(const kiln_program *program);
 KILN_API void kiln_program_node(const kiln_program *program, uint32_t index, kiln_node_info *out);
+/**
+ * The name node `index` was given (kiln_builder_set_node_name; section NNAM).
+ * @return the name, or NULL when the node has none or `index` is out of range.
+ */
+KILN_API const char *kiln_program_node_name(const kiln_program *program, uint32_t index);
+/** @return the number of attributes of node `index` (0 when out of range). */
+KILN_API uint32_t kiln_program_node_attribute_count(const kiln_program *program, uint32_t index);
+/**
+ * Attribute `attribute` of node `node`, in stored order (sorted by name),
+ * as a view into the program: valid while the program is.
+ * @return true, or false (and *out zeroed) when either index is out of range.
+ */
+KILN_API bool kiln_program_node_attribute(const kiln_program *program, uint32_t node, uint32_t attribute,
+                                          kiln_attribute *out);
 
 typedef struct kiln_section_info {
     char type[5];        /* four characters + NUL */

@@ -1417,6 +1417,19 @@ static kiln_status parse_node(parser *p)
     }
     if (status == KILN_OK)
         status = advance(p); /* ')' */
+    /* `name "TEXT"`: the node's name (metadata, section NNAM). */
+    char *node_name = NULL;
+    kiln_text_position name_at = p->token.at;
+    if (status == KILN_OK && kiln_token_is_word(&p->token, "name")) {
+        status = advance(p);
+        name_at = p->token.at;
+        if (status == KILN_OK && p->token.kind != KILN_TOKEN_STRING)
+            status = expected(p, "the node's name as a string after 'name'");
+        if (status == KILN_OK)
+            status = copy_string(p, &node_name);
+        if (status == KILN_OK)
+            status = advance(p);
+    }
     if (status == KILN_OK)
         status = check_arity(p, op, c.count, op_at);
     if (status == KILN_OK)
@@ -1434,6 +1447,9 @@ static kiln_status parse_node(parser *p)
                                                 attributes, &value, &cause) != KILN_OK)
             status = fail_with(p, statement_at, &cause);
     }
+    if (status == KILN_OK && node_name && kiln_builder_set_node_name(p->builder, value, node_name, &cause) != KILN_OK)
+        status = fail_with(p, name_at, &cause);
+    free(node_name);
     if (status == KILN_OK)
         status = kiln_text_symbols_add(&p->results, result, strlen(result), value, statement_at, p->err);
     release_call(&c);

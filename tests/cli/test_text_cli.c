@@ -111,7 +111,7 @@ static void non_strict_text_guards_and_reports(void **state)
     assert_contains(r.out, "     0  matmul  inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
     run(&r, "'%s' inspect ns.kiln --json", kiln_binary);
     assert_int_equal(r.exit_code, 0);
-    assert_contains(r.out, "\"strict\": false, \"runtime_guards\": [{\"node\": 0, \"op\": \"matmul\", \"claim\": "
+    assert_contains(r.out, "\"strict\": false, \"runtime_guards\": [{\"node\": 0, \"op\": \"matmul\", \"node_name\": null, \"claim\": "
                            "\"inner sizes k (a axis 1) and 4 (b axis 0) are equal\"}]");
     run(&r, "'%s' disasm ns.kiln", kiln_binary);
     assert_contains(r.out, "mode inference\nstrict false\n"
