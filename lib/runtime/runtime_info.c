@@ -37,6 +37,7 @@ const char *const *kiln_runtime_features(void)
         "openmp-threads",
 #endif
         "vector-math", /* f32 exp, erf, softmax (vector_math.h) */
+        "recurrent-f32", /* f32 rnn, gru, lstm (recurrent_f32.h) */
         NULL,
     };
     return features;
