@@ -16,14 +16,21 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "attribute.h"
+#include "format/checked_math.h"
 #include "format/error.h"
 #include "half_compute.h"
 #include "dtype.h"
 #include "odometer.h"
 #include "op_registry.h"
+#include "parallel.h"
 #include "real_access.h"
 #include "shape_attribute.h"
 #include "size_claim.h"
@@ -549,13 +556,404 @@ static kiln_status run_resize_to(const kiln_kernel_call *call, kiln_error *err)
     return run_resize_by(call, true, err);
 }
 
+/* ------------------------------------------------------------- fast path */
+
+/*
+ * The fast path (spec/ops/resize.md, "Fast path"): nearest (any dtype) and
+ * linear (f32) over the last two axes, every earlier axis kept as it is
+ * (scale exactly 1: N x C planes of an NCHW tensor). The reference kernel
+ * above finds the taps of every axis again for every output element, with
+ * 64-bit divisions, and walks an odometer over them: a 1x64x32x32 -> 64x64
+ * bilinear resize took 15 ms on one thread (min of 50 runs), 10-18x ONNX
+ * Runtime's time. Here the taps of each output row and column are found
+ * once per shape, by the same taps_of, and kept in the node's state; each
+ * output row then reads its input rows through the column table (nearest:
+ * a copy; linear: below), 0.23 ms for that resize, and output rows are
+ * split over the session's threads (kiln_parallel_chunks). The sum is the
+ * reference's: the same products (the row weight times the column weight,
+ * then times the element) added in double in the same order from 0, a tap
+ * of weight 0 left out, rounded once: the results are the reference's bit
+ * for bit.
+ */
+
+/* The taps of one axis of the table: index and weight of up to two neighbours (a second of weight 0 when one). */
+typedef struct resize_axis_table {
+    int64_t *first, *second;
+    double *first_weight, *second_weight;
+} resize_axis_table;
+
+/* The node's tables, for one (input, output) size of the last two axes. */
+typedef struct resize_tables {
+    int64_t in_h, in_w, out_h, out_w; /* the sizes the tables were built for; out_w 0: none yet */
+    resize_axis_table rows, columns;
+    void *block;
+    size_t capacity; /* output rows + columns the block holds */
+} resize_tables;
+
+static void release_tables(void *data)
+{
+    resize_tables *tables = data;
+    if (tables)
+        free(tables->block);
+    free(tables);
+}
+
+/* Lay the two axis tables over the block (out_h rows, out_w columns). */
+static void carve_tables(resize_tables *t, size_t out_h)
+{
+    size_t n = t->capacity;
+    int64_t *indices = t->block;
+    double *weights = (double *)(indices + 2 * n);
+    t->rows = (resize_axis_table){indices, indices + n, weights, weights + n};
+    t->columns = (resize_axis_table){indices + out_h, indices + n + out_h, weights + out_h, weights + n + out_h};
+}
+
+/* The taps of every output coordinate of one axis into `table`; false if an axis is too large to place. */
+static bool fill_axis(const resize_options *o, int64_t in, int64_t out, int64_t p, int64_t q,
+                      resize_axis_table *table)
+{
+    kiln_error ignored;
+    for (int64_t x = 0; x < out; x++) {
+        axis_taps taps;
+        if (taps_of(o, x, in, out, p, q, &taps, &ignored) != KILN_OK)
+            return false;
+        table->first[x] = taps.index[0];
+        table->first_weight[x] = taps.weight[0];
+        table->second[x] = taps.count > 1 ? taps.index[1] : taps.index[0];
+        table->second_weight[x] = taps.count > 1 ? taps.weight[1] : 0.0;
+    }
+    return true;
+}
+
+struct linear_block;
+typedef void (*linear_sums_fn)(const struct linear_block *, int64_t);
+
+/* What one run computes: a plane is in_h x in_w elements read, out_h x out_w written. */
+typedef struct resize_job {
+    const resize_tables *tables;
+    const uint8_t *in;
+    uint8_t *out;
+    size_t width; /* bytes per element */
+    bool linear;
+    linear_sums_fn linear_sums; /* when linear */
+    int64_t in_h, in_w, out_h, out_w;
+} resize_job;
+
+/*
+ * Linear: each output row reads two input rows (top, bottom; one when the
+ * row's second weight is 0) at two columns per output column (one when
+ * the column's second weight is 0). The sum of each element is the
+ * reference's: from 0, in the order (top, first column), (top, second),
+ * (bottom, first), (bottom, second), each product (row weight x column
+ * weight) x element in double, a tap of weight 0 left out, rounded once.
+ *
+ * A block of at most LINEAR_BLOCK output columns is done in two passes:
+ * the four elements of each column are first copied side by side
+ * (gathered through the column table), then the sums run over those
+ * arrays, which vectorize. The gathered elements of the last two input
+ * rows are kept for the next output row, which mostly reads one or both
+ * of them again (an upsampling by 2 reads each input row four times).
+ * Measured 1x64x32x32 -> 64x64 half_pixel, 1 thread, min of
+ * 300 runs: one pass reading through the table, 0.47 ms (GCC does not
+ * vectorize it), 0.56 ms with AVX-512 gathers; the two passes, 0.34 ms
+ * gathering both rows of every output row, 0.23 ms keeping gathered rows.
+ */
+#define LINEAR_BLOCK 256
+
+/* One input row's elements at a block's columns: at the first and at the second tap of each. */
+typedef struct gathered_row {
+    float first[LINEAR_BLOCK], second[LINEAR_BLOCK];
+    const float *row; /* the input row, NULL: none yet */
+    int64_t begin, end; /* the block's columns */
+} gathered_row;
+
+/* One block of one output row: the two input rows gathered, and the weights. */
+typedef struct linear_block {
+    gathered_row slots[2];             /* kept for the next row, which often reads one of them again */
+    const gathered_row *top, *bottom;  /* the slots this block reads */
+    double wy0, wy1;
+    const double *wx0, *wx1; /* at the block's first column */
+    float *out;              /* at the block's first column */
+} linear_block;
+
+/* Columns [from, n) of the block. */
+static void linear_sums_from(const linear_block *b, int64_t from, int64_t n)
+{
+    for (int64_t x = from; x < n; x++) {
+        double sum = 0.0;
+        sum += b->wy0 * b->wx0[x] * (double)b->top->first[x];
+        if (b->wx1[x] != 0.0)
+            sum += b->wy0 * b->wx1[x] * (double)b->top->second[x];
+        if (b->wy1 != 0.0) {
+            sum += b->wy1 * b->wx0[x] * (double)b->bottom->first[x];
+            if (b->wx1[x] != 0.0)
+                sum += b->wy1 * b->wx1[x] * (double)b->bottom->second[x];
+        }
+        b->out[x] = (float)sum;
+    }
+}
+
+static void linear_sums_scalar(const linear_block *b, int64_t n)
+{
+    linear_sums_from(b, 0, n);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_LINEAR_COPIES 1
+/*
+ * The same sums eight columns at a time: the same products and adds in
+ * the same order (no fused multiply-add), a second tap of weight 0 masked
+ * out of the sum rather than added as 0 (0 * inf would be NaN, and
+ * -0 + 0 is +0), so the results are the scalar loop's bit for bit.
+ */
+__attribute__((target("avx512f"))) static void linear_sums_avx512(const linear_block *b, int64_t n)
+{
+    const __m512d zero = _mm512_setzero_pd(), wy0 = _mm512_set1_pd(b->wy0), wy1 = _mm512_set1_pd(b->wy1);
+    const bool two_rows = b->wy1 != 0.0;
+    int64_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+        __m512d w0 = _mm512_loadu_pd(b->wx0 + x), w1 = _mm512_loadu_pd(b->wx1 + x);
+        __mmask8 second = _mm512_cmp_pd_mask(w1, zero, _CMP_NEQ_OQ);
+        __m512d sum = _mm512_add_pd(zero, _mm512_mul_pd(_mm512_mul_pd(wy0, w0),
+                                                        _mm512_cvtps_pd(_mm256_loadu_ps(b->top->first + x))));
+        sum = _mm512_mask_add_pd(sum, second, sum,
+                                 _mm512_mul_pd(_mm512_mul_pd(wy0, w1), _mm512_cvtps_pd(_mm256_loadu_ps(b->top->second + x))));
+        if (two_rows) {
+            sum = _mm512_add_pd(sum, _mm512_mul_pd(_mm512_mul_pd(wy1, w0), _mm512_cvtps_pd(_mm256_loadu_ps(b->bottom->first + x))));
+            sum = _mm512_mask_add_pd(
+                sum, second, sum, _mm512_mul_pd(_mm512_mul_pd(wy1, w1), _mm512_cvtps_pd(_mm256_loadu_ps(b->bottom->second + x))));
+        }
+        _mm256_storeu_ps(b->out + x, _mm512_cvtpd_ps(sum));
+    }
+    linear_sums_from(b, x, n);
+}
+
+/* AVX2: four columns at a time, the same operations. */
+__attribute__((target("avx2"))) static void linear_sums_avx2(const linear_block *b, int64_t n)
+{
+    const __m256d zero = _mm256_setzero_pd(), wy0 = _mm256_set1_pd(b->wy0), wy1 = _mm256_set1_pd(b->wy1);
+    const bool two_rows = b->wy1 != 0.0;
+    int64_t x = 0;
+    for (; x + 4 <= n; x += 4) {
+        __m256d w0 = _mm256_loadu_pd(b->wx0 + x), w1 = _mm256_loadu_pd(b->wx1 + x);
+        __m256d second = _mm256_cmp_pd(w1, zero, _CMP_NEQ_OQ);
+        __m256d sum = _mm256_add_pd(zero, _mm256_mul_pd(_mm256_mul_pd(wy0, w0), _mm256_cvtps_pd(_mm_loadu_ps(b->top->first + x))));
+        __m256d with = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy0, w1), _mm256_cvtps_pd(_mm_loadu_ps(b->top->second + x))));
+        sum = _mm256_blendv_pd(sum, with, second);
+        if (two_rows) {
+            sum = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy1, w0), _mm256_cvtps_pd(_mm_loadu_ps(b->bottom->first + x))));
+            with = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy1, w1), _mm256_cvtps_pd(_mm_loadu_ps(b->bottom->second + x))));
+            sum = _mm256_blendv_pd(sum, with, second);
+        }
+        _mm_storeu_ps(b->out + x, _mm256_cvtpd_ps(sum));
+    }
+    linear_sums_from(b, x, n);
+}
+#endif
+
+/* The widest copy of the sums this CPU runs. */
+static linear_sums_fn widest_linear_sums(void)
+{
+#ifdef HAVE_LINEAR_COPIES
+    if (__builtin_cpu_supports("avx512f"))
+        return linear_sums_avx512;
+    if (__builtin_cpu_supports("avx2"))
+        return linear_sums_avx2;
+#endif
+    return linear_sums_scalar;
+}
+
+/* The slot holding input row `row` at columns [begin, end), gathering it into a slot other than `keep` if none does. */
+static const gathered_row *gathered(linear_block *b, const gathered_row *keep, const float *row, const int64_t *x0,
+                                    const int64_t *x1, int64_t begin, int64_t end)
+{
+    for (int i = 0; i < 2; i++)
+        if (b->slots[i].row == row && b->slots[i].begin == begin && b->slots[i].end == end)
+            return &b->slots[i];
+    gathered_row *g = &b->slots[0] == keep ? &b->slots[1] : &b->slots[0];
+    for (int64_t x = 0; x < end - begin; x++) {
+        g->first[x] = row[x0[begin + x]];
+        g->second[x] = row[x1[begin + x]];
+    }
+    g->row = row, g->begin = begin, g->end = end;
+    return g;
+}
+
+/* Output columns [begin, end) of output row `row` (counted over every plane), block by block. */
+static void linear_row(const resize_job *job, linear_block *b, int64_t row, int64_t begin, int64_t end)
+{
+    int64_t plane = row / job->out_h, y = row % job->out_h;
+    const resize_axis_table *rows = &job->tables->rows, *columns = &job->tables->columns;
+    const float *top = (const float *)job->in + (plane * job->in_h + rows->first[y]) * job->in_w;
+    const float *bottom = (const float *)job->in + (plane * job->in_h + rows->second[y]) * job->in_w;
+    b->wy0 = rows->first_weight[y];
+    b->wy1 = rows->second_weight[y];
+    for (int64_t at = begin; at < end; at += LINEAR_BLOCK) {
+        int64_t stop = end - at < LINEAR_BLOCK ? end : at + LINEAR_BLOCK;
+        b->top = gathered(b, NULL, top, columns->first, columns->second, at, stop);
+        /* a row of weight 0 is never read (the sums test wy1); its slot need not be filled */
+        b->bottom = b->wy1 != 0.0 ? gathered(b, b->top, bottom, columns->first, columns->second, at, stop) : b->top;
+        b->wx0 = columns->first_weight + at;
+        b->wx1 = columns->second_weight + at;
+        b->out = (float *)job->out + row * job->out_w + at;
+        job->linear_sums(b, stop - at);
+    }
+}
+
+#define NEAREST_ROW(TYPE)                                                  \
+    do {                                                                   \
+        const TYPE *from = (const TYPE *)job->in + source;                 \
+        TYPE *to = (TYPE *)job->out + row * job->out_w;                    \
+        KILN_SIMD for (int64_t x = begin; x < end; x++) to[x] = from[x0[x]]; \
+    } while (0)
+
+static void nearest_row(const resize_job *job, int64_t row, int64_t begin, int64_t end)
+{
+    int64_t plane = row / job->out_h, y = row % job->out_h;
+    int64_t source = (plane * job->in_h + job->tables->rows.first[y]) * job->in_w;
+    const int64_t *x0 = job->tables->columns.first;
+    switch (job->width) {
+    case 1: NEAREST_ROW(uint8_t); break;
+    case 2: NEAREST_ROW(uint16_t); break;
+    case 4: NEAREST_ROW(uint32_t); break;
+    default: NEAREST_ROW(uint64_t); break;
+    }
+}
+
+/* Output elements [begin, end) in row-major order: the rows they fall in, whole or in part. */
+static void resize_chunk(const void *data, uint64_t begin, uint64_t end)
+{
+    const resize_job *job = data;
+    uint64_t w = (uint64_t)job->out_w;
+    linear_block block; /* this chunk's own (the chunks of one run may run on several threads) */
+    block.slots[0].row = block.slots[1].row = NULL;
+    for (uint64_t at = begin; at < end;) {
+        uint64_t row = at / w, column = at % w;
+        uint64_t stop = end - row * w < w ? end - row * w : w;
+        if (job->linear)
+            linear_row(job, &block, (int64_t)row, (int64_t)column, (int64_t)stop);
+        else
+            nearest_row(job, (int64_t)row, (int64_t)column, (int64_t)stop);
+        at = row * w + stop;
+    }
+}
+
+/* The node's tables for these sizes: kept, or built (the block grown when it must be). */
+static kiln_status tables_for(const kiln_kernel_call *call, const resize_options *o, const int64_t *sizes,
+                              const int64_t *p, const int64_t *q, resize_tables **out, kiln_error *err)
+{
+    kiln_node_state *slot = call->context->state;
+    resize_tables *t = slot->data;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "resize: out of memory for its tables");
+        slot->data = t;
+        slot->release = release_tables;
+    }
+    *out = NULL;
+    if (t->out_w != 0 && t->in_h == sizes[0] && t->in_w == sizes[1] && t->out_h == sizes[2] && t->out_w == sizes[3]) {
+        *out = t;
+        return KILN_OK;
+    }
+    t->out_w = 0;
+    size_t needed, bytes;
+    if (!kiln_add_size((size_t)sizes[2], (size_t)sizes[3], &needed) || !kiln_mul_size(needed, 32, &bytes))
+        return KILN_OK; /* declined: the reference reports what it must */
+    if (t->capacity < needed) {
+        void *block = malloc(bytes);
+        if (!block)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "resize: out of memory for %zu bytes of tables", bytes);
+        free(t->block);
+        t->block = block;
+        t->capacity = needed;
+    }
+    carve_tables(t, (size_t)sizes[2]);
+    if (!fill_axis(o, sizes[0], sizes[2], p[0], q[0], &t->rows) ||
+        !fill_axis(o, sizes[1], sizes[3], p[1], q[1], &t->columns))
+        return KILN_OK;
+    t->in_h = sizes[0], t->in_w = sizes[1], t->out_h = sizes[2], t->out_w = sizes[3];
+    *out = t;
+    return KILN_OK;
+}
+
+/* resize (text_target false) and resize_to through the tables; *ran false leaves the call to the reference. */
+static kiln_status fast_resize_by(const kiln_kernel_call *call, bool text_target, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!call->context || !call->context->state || call->context->reference_only)
+        return KILN_OK;
+    const kiln_tensor *in = call->inputs[0];
+    kiln_tensor *out = call->output;
+    resize_options o;
+    if (read_options("resize", call->attributes, call->attribute_count, text_target, &o, err) != KILN_OK)
+        return mismatch(err);
+    const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
+    bool linear = o.mode == RESIZE_LINEAR;
+    if ((o.mode != RESIZE_NEAREST && !(linear && in->dtype == KILN_F32)) || in->dtype != out->dtype ||
+        in->rank != out->rank || in->rank == 0 || (target && target->count != in->rank) ||
+        out->element_count == 0)
+        return KILN_OK;
+    size_t width = kiln_dtype_size(in->dtype);
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return KILN_OK;
+    /* The last two axes (one for rank 1) as [h, w]; every earlier axis exactly kept (p = q). */
+    int64_t p[2] = {1, 1}, q[2] = {1, 1}, sizes[4] = {1, 1, 1, 1};
+    for (uint32_t i = 0; i < in->rank; i++) {
+        int64_t pi, qi;
+        if (o.scales) {
+            int64_t product;
+            if (!scale_as_ratio(o.scales->floats[i], &pi, &qi) ||
+                __builtin_mul_overflow(in->shape[i], pi, &product) || out->shape[i] != product / qi)
+                return mismatch(err);
+        } else {
+            if (o.sizes && out->shape[i] != o.sizes->ints[i])
+                return mismatch(err);
+            pi = out->shape[i];
+            qi = in->shape[i];
+        }
+        if (in->shape[i] == 0)
+            return KILN_OK; /* the reference's refusal */
+        int32_t axis = (int32_t)i - (int32_t)in->rank + 2; /* 0: h, 1: w, below: a plane axis */
+        if (axis < 0) {
+            if (pi != qi)
+                return KILN_OK;
+            continue;
+        }
+        p[axis] = pi, q[axis] = qi;
+        sizes[axis] = in->shape[i], sizes[2 + axis] = out->shape[i];
+    }
+    resize_tables *tables;
+    KILN_TRY(tables_for(call, &o, sizes, p, q, &tables, err));
+    if (!tables)
+        return KILN_OK;
+    resize_job job = {tables,   in->data, out->data, width,   linear, widest_linear_sums(),
+                      sizes[0], sizes[1], sizes[2],  sizes[3]};
+    kiln_parallel_chunks(out->element_count, kiln_call_threads(call), resize_chunk, &job);
+    call->context->path = KILN_PATH_VECTOR;
+    *ran = true;
+    return KILN_OK;
+}
+
+static kiln_status fast_resize(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_resize_by(call, false, ran, err);
+}
+
+static kiln_status fast_resize_to(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_resize_by(call, true, ran, err);
+}
+
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def resize_ops[] = {
     {.name = "resize", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_attributes,
-     .infer = infer_resize, .run = run_resize},
+     .infer = infer_resize, .run = run_resize,
+     .fast = fast_resize},
     {.name = "resize_to", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_to_attributes,
-     .infer = infer_resize_to, .run = run_resize_to},
+     .infer = infer_resize_to, .run = run_resize_to,
+     .fast = fast_resize_to},
 };
 
 const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};

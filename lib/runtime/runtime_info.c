@@ -38,6 +38,7 @@ const char *const *kiln_runtime_features(void)
 #endif
         "vector-math", /* f32 exp, erf, softmax (vector_math.h) */
         "recurrent-f32", /* f32 rnn, gru, lstm (recurrent_f32.h) */
+        "resize-tables", /* resize, resize_to: nearest, f32 linear (resize.c) */
         NULL,
     };
     return features;
