@@ -129,14 +129,34 @@ __attribute__((target("avx2,fma"))) static void gemv_avx2(const float *packed, s
 }
 #endif
 
+static unsigned width_limit = 512;
+
+void kiln_recurrent_f32_limit_width(unsigned bits)
+{
+    width_limit = bits;
+}
+
+/* The widest copy this CPU runs (and the test limit allows): 512, 256 or 128 bits. */
+static unsigned copy_width(void)
+{
+#ifdef HAVE_X86_COPIES
+    if (width_limit >= 512 && __builtin_cpu_supports("avx512f"))
+        return 512;
+    if (width_limit >= 256 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 256;
+#endif
+    return 128;
+}
+
 typedef void (*gemv_fn)(const float *, size_t, size_t, const float *, const float *, float *);
 
 static gemv_fn widest_gemv(void)
 {
 #ifdef HAVE_X86_COPIES
-    if (__builtin_cpu_supports("avx512f"))
+    unsigned width = copy_width();
+    if (width == 512)
         return gemv_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (width == 256)
         return gemv_avx2;
 #endif
     return gemv_baseline;
@@ -170,11 +190,28 @@ void kiln_panels_gemm(const float *packed, size_t panels, size_t k, const float 
  * 1.5 * 2^23 (its low bits then hold n) rather than by floorf, which GCC
  * does not vectorize below SSE4.1 and left this loop scalar.
  */
+/*
+ * `yes` when `condition`, else `no`, by masking bits. A ternary on floats
+ * whose arms are computed left the AVX2 copies of the loops below scalar:
+ * GCC turned it into a branch around the arm's arithmetic and would not
+ * if-convert floating-point operations that may trap (AVX-512 masks them).
+ */
+static inline __attribute__((always_inline)) float select_f32(bool condition, float yes, float no)
+{
+    uint32_t a, b, mask = (uint32_t)0 - (uint32_t)condition;
+    memcpy(&a, &yes, sizeof a);
+    memcpy(&b, &no, sizeof b);
+    a = (a & mask) | (b & ~mask);
+    memcpy(&yes, &a, sizeof yes);
+    return yes;
+}
+
 static inline __attribute__((always_inline)) float expf_f32(float x)
 {
     const float shifter = 12582912.0f; /* 1.5 * 2^23 */
-    float finite = x == x ? x : 0.0f;
-    finite = finite > 88.0f ? 88.0f : finite < -87.3f ? -87.3f : finite;
+    float finite = select_f32(x == x, x, 0.0f);
+    finite = select_f32(finite > 88.0f, 88.0f, finite);
+    finite = select_f32(finite < -87.3f, -87.3f, finite);
     float shifted = finite * 1.44269504088896341f + shifter;
     uint32_t shifted_bits, shifter_bits;
     memcpy(&shifted_bits, &shifted, sizeof shifted_bits);
@@ -193,8 +230,7 @@ static inline __attribute__((always_inline)) float expf_f32(float x)
     uint32_t bits = (shifted_bits - shifter_bits + 127u) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
-    float result = p * scale;
-    return x == x ? result : x;
+    return select_f32(x == x, p * scale, x);
 }
 
 static inline __attribute__((always_inline)) float clip_f32(float v, float clip)
@@ -219,7 +255,7 @@ static inline __attribute__((always_inline)) float tanh_f32(float v)
     float large = (1.0f - e) / (1.0f + e);
     float z = v * v;
     float small = v * (1.0f + z * (-0.333333333f + z * (0.133333333f + z * -0.053968254f)));
-    return a < 0.125f ? small : copysignf(large, v);
+    return select_f32(a < 0.125f, small, copysignf(large, v));
 }
 
 static inline __attribute__((always_inline)) float relu_f32(float v)
@@ -256,11 +292,12 @@ ACTIVATION_LOOPS(avx512, __attribute__((target("avx512f", "prefer-vector-width=5
 void kiln_recurrent_activate(kiln_recurrent_activation f, float clip, float *v, size_t n)
 {
 #ifdef HAVE_X86_COPIES
-    if (__builtin_cpu_supports("avx512f")) {
+    unsigned width = copy_width();
+    if (width == 512) {
         activate_avx512(f, clip, v, n);
         return;
     }
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if (width == 256) {
         activate_avx2(f, clip, v, n);
         return;
     }

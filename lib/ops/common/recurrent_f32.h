@@ -63,4 +63,12 @@ void kiln_panels_gemm(const float *packed, size_t panels, size_t k, const float 
  */
 void kiln_recurrent_activate(kiln_recurrent_activation f, float clip, float *v, size_t n);
 
+/*
+ * Tests only: run no copy wider than `bits` (512: AVX-512F, 256: AVX2 with
+ * FMA, 128: plain C) from now on in this process, so that a test on an
+ * AVX-512 machine checks every copy. Not thread-safe; 512 restores the
+ * default.
+ */
+void kiln_recurrent_f32_limit_width(unsigned bits);
+
 #endif
