@@ -19,14 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
-
 #include "attribute.h"
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "linear_rows.h"
 #include "dtype.h"
 #include "odometer.h"
 #include "op_registry.h"
@@ -568,7 +565,7 @@ static kiln_status run_resize_to(const kiln_kernel_call *call, kiln_error *err)
  * Runtime's time. Here the taps of each output row and column are found
  * once per shape, by the same taps_of, and kept in the node's state; each
  * output row then reads its input rows through the column table (nearest:
- * a copy; linear: below), 0.23 ms for that resize, and output rows are
+ * a copy; linear: linear_rows.h), 0.23 ms for that resize, and output rows are
  * split over the session's threads (kiln_parallel_chunks). The sum is the
  * reference's: the same products (the row weight times the column weight,
  * then times the element) added in double in the same order from 0, a tap
@@ -625,9 +622,6 @@ static bool fill_axis(const resize_options *o, int64_t in, int64_t out, int64_t 
     return true;
 }
 
-struct linear_block;
-typedef void (*linear_sums_fn)(const struct linear_block *, int64_t);
-
 /* What one run computes: a plane is in_h x in_w elements read, out_h x out_w written. */
 typedef struct resize_job {
     const resize_tables *tables;
@@ -635,152 +629,15 @@ typedef struct resize_job {
     uint8_t *out;
     size_t width; /* bytes per element */
     bool linear;
-    linear_sums_fn linear_sums; /* when linear */
     int64_t in_h, in_w, out_h, out_w;
 } resize_job;
 
 /*
- * Linear: each output row reads two input rows (top, bottom; one when the
- * row's second weight is 0) at two columns per output column (one when
- * the column's second weight is 0). The sum of each element is the
- * reference's: from 0, in the order (top, first column), (top, second),
- * (bottom, first), (bottom, second), each product (row weight x column
- * weight) x element in double, a tap of weight 0 left out, rounded once.
- *
- * A block of at most LINEAR_BLOCK output columns is done in two passes:
- * the four elements of each column are first copied side by side
- * (gathered through the column table), then the sums run over those
- * arrays, which vectorize. The gathered elements of the last two input
- * rows are kept for the next output row, which mostly reads one or both
- * of them again (an upsampling by 2 reads each input row four times).
- * Measured 1x64x32x32 -> 64x64 half_pixel, 1 thread, min of
- * 300 runs: one pass reading through the table, 0.47 ms (GCC does not
- * vectorize it), 0.56 ms with AVX-512 gathers; the two passes, 0.34 ms
- * gathering both rows of every output row, 0.23 ms keeping gathered rows.
+ * Output columns [begin, end) of output row `row` (counted over every
+ * plane), block by block (linear_rows.h): the same sums as the reference,
+ * bit for bit.
  */
-#define LINEAR_BLOCK 256
-
-/* One input row's elements at a block's columns: at the first and at the second tap of each. */
-typedef struct gathered_row {
-    float first[LINEAR_BLOCK], second[LINEAR_BLOCK];
-    const float *row; /* the input row, NULL: none yet */
-    int64_t begin, end; /* the block's columns */
-} gathered_row;
-
-/* One block of one output row: the two input rows gathered, and the weights. */
-typedef struct linear_block {
-    gathered_row slots[2];             /* kept for the next row, which often reads one of them again */
-    const gathered_row *top, *bottom;  /* the slots this block reads */
-    double wy0, wy1;
-    const double *wx0, *wx1; /* at the block's first column */
-    float *out;              /* at the block's first column */
-} linear_block;
-
-/* Columns [from, n) of the block. */
-static void linear_sums_from(const linear_block *b, int64_t from, int64_t n)
-{
-    for (int64_t x = from; x < n; x++) {
-        double sum = 0.0;
-        sum += b->wy0 * b->wx0[x] * (double)b->top->first[x];
-        if (b->wx1[x] != 0.0)
-            sum += b->wy0 * b->wx1[x] * (double)b->top->second[x];
-        if (b->wy1 != 0.0) {
-            sum += b->wy1 * b->wx0[x] * (double)b->bottom->first[x];
-            if (b->wx1[x] != 0.0)
-                sum += b->wy1 * b->wx1[x] * (double)b->bottom->second[x];
-        }
-        b->out[x] = (float)sum;
-    }
-}
-
-static void linear_sums_scalar(const linear_block *b, int64_t n)
-{
-    linear_sums_from(b, 0, n);
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define HAVE_LINEAR_COPIES 1
-/*
- * The same sums eight columns at a time: the same products and adds in
- * the same order (no fused multiply-add), a second tap of weight 0 masked
- * out of the sum rather than added as 0 (0 * inf would be NaN, and
- * -0 + 0 is +0), so the results are the scalar loop's bit for bit.
- */
-__attribute__((target("avx512f"))) static void linear_sums_avx512(const linear_block *b, int64_t n)
-{
-    const __m512d zero = _mm512_setzero_pd(), wy0 = _mm512_set1_pd(b->wy0), wy1 = _mm512_set1_pd(b->wy1);
-    const bool two_rows = b->wy1 != 0.0;
-    int64_t x = 0;
-    for (; x + 8 <= n; x += 8) {
-        __m512d w0 = _mm512_loadu_pd(b->wx0 + x), w1 = _mm512_loadu_pd(b->wx1 + x);
-        __mmask8 second = _mm512_cmp_pd_mask(w1, zero, _CMP_NEQ_OQ);
-        __m512d sum = _mm512_add_pd(zero, _mm512_mul_pd(_mm512_mul_pd(wy0, w0),
-                                                        _mm512_cvtps_pd(_mm256_loadu_ps(b->top->first + x))));
-        sum = _mm512_mask_add_pd(sum, second, sum,
-                                 _mm512_mul_pd(_mm512_mul_pd(wy0, w1), _mm512_cvtps_pd(_mm256_loadu_ps(b->top->second + x))));
-        if (two_rows) {
-            sum = _mm512_add_pd(sum, _mm512_mul_pd(_mm512_mul_pd(wy1, w0), _mm512_cvtps_pd(_mm256_loadu_ps(b->bottom->first + x))));
-            sum = _mm512_mask_add_pd(
-                sum, second, sum, _mm512_mul_pd(_mm512_mul_pd(wy1, w1), _mm512_cvtps_pd(_mm256_loadu_ps(b->bottom->second + x))));
-        }
-        _mm256_storeu_ps(b->out + x, _mm512_cvtpd_ps(sum));
-    }
-    linear_sums_from(b, x, n);
-}
-
-/* AVX2: four columns at a time, the same operations. */
-__attribute__((target("avx2"))) static void linear_sums_avx2(const linear_block *b, int64_t n)
-{
-    const __m256d zero = _mm256_setzero_pd(), wy0 = _mm256_set1_pd(b->wy0), wy1 = _mm256_set1_pd(b->wy1);
-    const bool two_rows = b->wy1 != 0.0;
-    int64_t x = 0;
-    for (; x + 4 <= n; x += 4) {
-        __m256d w0 = _mm256_loadu_pd(b->wx0 + x), w1 = _mm256_loadu_pd(b->wx1 + x);
-        __m256d second = _mm256_cmp_pd(w1, zero, _CMP_NEQ_OQ);
-        __m256d sum = _mm256_add_pd(zero, _mm256_mul_pd(_mm256_mul_pd(wy0, w0), _mm256_cvtps_pd(_mm_loadu_ps(b->top->first + x))));
-        __m256d with = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy0, w1), _mm256_cvtps_pd(_mm_loadu_ps(b->top->second + x))));
-        sum = _mm256_blendv_pd(sum, with, second);
-        if (two_rows) {
-            sum = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy1, w0), _mm256_cvtps_pd(_mm_loadu_ps(b->bottom->first + x))));
-            with = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_mul_pd(wy1, w1), _mm256_cvtps_pd(_mm_loadu_ps(b->bottom->second + x))));
-            sum = _mm256_blendv_pd(sum, with, second);
-        }
-        _mm_storeu_ps(b->out + x, _mm256_cvtpd_ps(sum));
-    }
-    linear_sums_from(b, x, n);
-}
-#endif
-
-/* The widest copy of the sums this CPU runs. */
-static linear_sums_fn widest_linear_sums(void)
-{
-#ifdef HAVE_LINEAR_COPIES
-    if (__builtin_cpu_supports("avx512f"))
-        return linear_sums_avx512;
-    if (__builtin_cpu_supports("avx2"))
-        return linear_sums_avx2;
-#endif
-    return linear_sums_scalar;
-}
-
-/* The slot holding input row `row` at columns [begin, end), gathering it into a slot other than `keep` if none does. */
-static const gathered_row *gathered(linear_block *b, const gathered_row *keep, const float *row, const int64_t *x0,
-                                    const int64_t *x1, int64_t begin, int64_t end)
-{
-    for (int i = 0; i < 2; i++)
-        if (b->slots[i].row == row && b->slots[i].begin == begin && b->slots[i].end == end)
-            return &b->slots[i];
-    gathered_row *g = &b->slots[0] == keep ? &b->slots[1] : &b->slots[0];
-    for (int64_t x = 0; x < end - begin; x++) {
-        g->first[x] = row[x0[begin + x]];
-        g->second[x] = row[x1[begin + x]];
-    }
-    g->row = row, g->begin = begin, g->end = end;
-    return g;
-}
-
-/* Output columns [begin, end) of output row `row` (counted over every plane), block by block. */
-static void linear_row(const resize_job *job, linear_block *b, int64_t row, int64_t begin, int64_t end)
+static void linear_row(const resize_job *job, kiln_linear_block *b, int64_t row, int64_t begin, int64_t end)
 {
     int64_t plane = row / job->out_h, y = row % job->out_h;
     const resize_axis_table *rows = &job->tables->rows, *columns = &job->tables->columns;
@@ -788,15 +645,16 @@ static void linear_row(const resize_job *job, linear_block *b, int64_t row, int6
     const float *bottom = (const float *)job->in + (plane * job->in_h + rows->second[y]) * job->in_w;
     b->wy0 = rows->first_weight[y];
     b->wy1 = rows->second_weight[y];
-    for (int64_t at = begin; at < end; at += LINEAR_BLOCK) {
-        int64_t stop = end - at < LINEAR_BLOCK ? end : at + LINEAR_BLOCK;
-        b->top = gathered(b, NULL, top, columns->first, columns->second, at, stop);
+    for (int64_t at = begin; at < end; at += KILN_LINEAR_BLOCK) {
+        int64_t stop = end - at < KILN_LINEAR_BLOCK ? end : at + KILN_LINEAR_BLOCK;
+        b->top = kiln_linear_gather(b, NULL, top, columns->first, columns->second, at, stop);
         /* a row of weight 0 is never read (the sums test wy1); its slot need not be filled */
-        b->bottom = b->wy1 != 0.0 ? gathered(b, b->top, bottom, columns->first, columns->second, at, stop) : b->top;
+        b->bottom = b->wy1 != 0.0 ? kiln_linear_gather(b, b->top, bottom, columns->first, columns->second, at, stop)
+                                  : b->top;
         b->wx0 = columns->first_weight + at;
         b->wx1 = columns->second_weight + at;
         b->out = (float *)job->out + row * job->out_w + at;
-        job->linear_sums(b, stop - at);
+        kiln_linear_sums(b, stop - at);
     }
 }
 
@@ -825,8 +683,8 @@ static void resize_chunk(const void *data, uint64_t begin, uint64_t end)
 {
     const resize_job *job = data;
     uint64_t w = (uint64_t)job->out_w;
-    linear_block block; /* this chunk's own (the chunks of one run may run on several threads) */
-    block.slots[0].row = block.slots[1].row = NULL;
+    kiln_linear_block block; /* this chunk's own (the chunks of one run may run on several threads) */
+    kiln_linear_block_reset(&block);
     for (uint64_t at = begin; at < end;) {
         uint64_t row = at / w, column = at % w;
         uint64_t stop = end - row * w < w ? end - row * w : w;
@@ -927,8 +785,7 @@ static kiln_status fast_resize_by(const kiln_kernel_call *call, bool text_target
     KILN_TRY(tables_for(call, &o, sizes, p, q, &tables, err));
     if (!tables)
         return KILN_OK;
-    resize_job job = {tables,   in->data, out->data, width,   linear, widest_linear_sums(),
-                      sizes[0], sizes[1], sizes[2],  sizes[3]};
+    resize_job job = {tables, in->data, out->data, width, linear, sizes[0], sizes[1], sizes[2], sizes[3]};
     kiln_parallel_chunks(out->element_count, kiln_call_threads(call), resize_chunk, &job);
     call->context->path = KILN_PATH_VECTOR;
     *ran = true;

@@ -9,7 +9,8 @@
  * coordinate_transformation_mode, scales and sizes, up- and downsampling,
  * odd sizes, ranks 1 to 5, inputs holding NaN, infinities and -0, the
  * node's tables kept across runs of one shape and rebuilt for another,
- * outputs large enough to run on two threads. Declined: cubic, f64 and
+ * outputs large enough to run on two threads, with the AVX-512, AVX2 and
+ * plain C copies of the linear sums (linear_rows.h). Declined: cubic, f64 and
  * half linear, a resized axis before the last two.
  */
 #include <setjmp.h>
@@ -27,6 +28,7 @@
 #include <kiln/kiln.h>
 
 #include "attribute.h"
+#include "linear_rows.h"
 #include "op_registry.h"
 #include "tensor.h"
 
@@ -286,6 +288,18 @@ static void features_name_the_path(void **state)
     assert_true(listed);
 }
 
+/* The AVX2 and plain C copies of the linear sums, on a machine that has wider ones: the same checks. */
+static void narrower_copies_match_too(void **state)
+{
+    for (unsigned bits = 256; bits >= 128; bits /= 2) {
+        kiln_linear_rows_limit_width(bits);
+        linear_is_the_reference_bit_for_bit(state);
+        every_rank_is_the_reference(state);
+        tables_follow_the_shape(state);
+    }
+    kiln_linear_rows_limit_width(512);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +309,7 @@ int main(void)
         cmocka_unit_test(declines_the_rest),
         cmocka_unit_test(tables_follow_the_shape),
         cmocka_unit_test(features_name_the_path),
+        cmocka_unit_test(narrower_copies_match_too),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
