@@ -706,13 +706,13 @@ typedef struct fast_direction {
     float *peephole;   /* [3*hp]: p_i, p_o, p_f (zero without p) */
     float *projection; /* [x rows][G*hp]: x·Wᵀ + bias of every row of x */
     float *h, *c;      /* [batch][hp]: the state */
-    float *gates;      /* [G*hp]: one batch row's gates */
-    float *work;       /* [hp]: GRU r (.) h; LSTM h(C) */
+    float *gates;      /* [batch][G*hp]: the gates of one step */
+    float *work;       /* [batch][hp]: GRU r (.) h; LSTM h(C) */
 } fast_direction;
 
 /* Sizes of the fast block, in floats, each checked against overflow. */
 typedef struct fast_sizes {
-    size_t hp, gate_rows, w, r, projection, state, direction;
+    size_t hp, gate_rows, w, r, projection, state, gates, direction;
 } fast_sizes;
 
 static bool fast_block_sizes(const run_sizes *s, const recurrent_params *p, fast_sizes *f, size_t *total)
@@ -721,10 +721,11 @@ static bool fast_block_sizes(const run_sizes *s, const recurrent_params *p, fast
     size_t rows_of_x;
     if (!kiln_mul_size(p->gates, f->hp, &f->gate_rows) || !kiln_mul_size(f->gate_rows, s->input, &f->w) ||
         !kiln_mul_size(f->gate_rows, s->hidden, &f->r) || !kiln_mul_size(s->seq, s->batch, &rows_of_x) ||
-        !kiln_mul_size(rows_of_x, f->gate_rows, &f->projection) || !kiln_mul_size(s->batch, f->hp, &f->state))
+        !kiln_mul_size(rows_of_x, f->gate_rows, &f->projection) || !kiln_mul_size(s->batch, f->hp, &f->state) ||
+        !kiln_mul_size(s->batch, f->gate_rows, &f->gates))
         return false;
-    size_t parts[] = {f->w, f->r, f->gate_rows, f->hp, 3 * f->hp, f->projection, f->state, f->state, f->gate_rows,
-                      f->hp};
+    size_t parts[] = {f->w, f->r, f->gate_rows, f->hp, 3 * f->hp, f->projection, f->state, f->state, f->gates,
+                      f->state};
     f->direction = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         if (!kiln_add_size(f->direction, parts[i], &f->direction))
@@ -743,7 +744,7 @@ static void carve_direction(float *block, const fast_sizes *f, fast_direction *f
     fd->h = fd->projection + f->projection;
     fd->c = fd->h + f->state;
     fd->gates = fd->c + f->state;
-    fd->work = fd->gates + f->gate_rows;
+    fd->work = fd->gates + f->gates;
 }
 
 /* Everything one direction's run reads. */
@@ -805,69 +806,94 @@ static void fast_prepare(const fast_run *run, size_t d)
             memcpy(fd->c + bi * f->hp, (const float *)run->initial_c->data + at, H * sizeof(float));
     }
     kiln_panels_gemm(fd->w, f->gate_rows / KILN_PANEL_ROWS, s->input, run->x->data, s->input, s->seq * s->batch,
-                     fd->bias, fd->projection, f->gate_rows);
+                     fd->bias, 0, fd->projection, f->gate_rows);
 }
 
-/* One step of one batch row: h (and c) go from the previous step to this one; xp is the row's projection. */
-static void fast_step(const fast_run *run, const fast_direction *fd, const activation *acts, const float *xp,
-                      float *h, float *c)
+/*
+ * Step t of every batch row: h (and c) go from the previous step to this
+ * one. The products of R with the batch's states run as one product over
+ * the batch (a block of R stays in cache while the rows pass), then the
+ * gate math row by row.
+ */
+static void fast_step(const fast_run *run, const fast_direction *fd, const activation *acts, size_t t)
 {
-    const size_t H = run->s.hidden, hp = run->f.hp, panels = hp / KILN_PANEL_ROWS;
+    const size_t H = run->s.hidden, B = run->s.batch, hp = run->f.hp, rows = run->f.gate_rows;
+    const size_t panels = hp / KILN_PANEL_ROWS;
     const float clip = (float)run->params->clip;
-    float *g = fd->gates;
+    /* The projections of step t: rows t*B + b (layout 0) or b*seq + t (layout 1) of the projection. */
+    const size_t xp_stride = run->params->layout == 0 ? rows : run->s.seq * rows;
+    const float *xp = fd->projection + (run->params->layout == 0 ? t * B : t) * rows;
     kiln_recurrent_activation f0 = fast_activation(acts[0]);
     switch (run->op->cell) {
     case CELL_RNN:
-        kiln_panels_gemv(fd->r, panels, H, h, xp, g);
-        kiln_recurrent_activate(f0, clip, g, H);
-        memcpy(h, g, H * sizeof(float));
+        kiln_panels_gemm(fd->r, panels, H, fd->h, hp, B, xp, xp_stride, fd->gates, rows);
+        for (size_t b = 0; b < B; b++) {
+            kiln_recurrent_activate(f0, clip, fd->gates + b * rows, H);
+            memcpy(fd->h + b * hp, fd->gates + b * rows, H * sizeof(float));
+        }
         return;
     case CELL_GRU: {
         /* Gates z, r, h (ONNX order). */
-        float *z = g, *reset = g + hp, *candidate = g + 2 * hp;
         const float *r_h = fd->r + 2 * hp * H;
-        kiln_panels_gemv(fd->r, 2 * panels, H, h, xp, g);
-        kiln_recurrent_activate(f0, clip, z, H);
-        kiln_recurrent_activate(f0, clip, reset, H);
-        if (run->params->linear_before_reset) {
-            kiln_panels_gemv(r_h, panels, H, h, fd->r_bias_h, candidate);
-            KILN_SIMD for (size_t j = 0; j < H; j++)
-                candidate[j] = xp[2 * hp + j] + reset[j] * candidate[j];
-        } else {
-            KILN_SIMD for (size_t j = 0; j < H; j++)
-                fd->work[j] = reset[j] * h[j];
-            kiln_panels_gemv(r_h, panels, H, fd->work, xp + 2 * hp, candidate);
+        kiln_panels_gemm(fd->r, 2 * panels, H, fd->h, hp, B, xp, xp_stride, fd->gates, rows);
+        for (size_t b = 0; b < B; b++) {
+            kiln_recurrent_activate(f0, clip, fd->gates + b * rows, H);
+            kiln_recurrent_activate(f0, clip, fd->gates + b * rows + hp, H);
         }
-        kiln_recurrent_activate(fast_activation(acts[1]), clip, candidate, H);
-        KILN_SIMD for (size_t j = 0; j < H; j++)
-            h[j] = (1 - z[j]) * candidate[j] + z[j] * h[j];
+        if (run->params->linear_before_reset) {
+            kiln_panels_gemm(r_h, panels, H, fd->h, hp, B, fd->r_bias_h, 0, fd->gates + 2 * hp, rows);
+            for (size_t b = 0; b < B; b++) {
+                const float *reset = fd->gates + b * rows + hp, *x_h = xp + b * xp_stride + 2 * hp;
+                float *candidate = fd->gates + b * rows + 2 * hp;
+                KILN_SIMD for (size_t j = 0; j < H; j++)
+                    candidate[j] = x_h[j] + reset[j] * candidate[j];
+            }
+        } else {
+            for (size_t b = 0; b < B; b++) {
+                const float *reset = fd->gates + b * rows + hp, *h = fd->h + b * hp;
+                float *work = fd->work + b * hp;
+                KILN_SIMD for (size_t j = 0; j < H; j++)
+                    work[j] = reset[j] * h[j];
+            }
+            kiln_panels_gemm(r_h, panels, H, fd->work, hp, B, xp + 2 * hp, xp_stride, fd->gates + 2 * hp, rows);
+        }
+        for (size_t b = 0; b < B; b++) {
+            const float *z = fd->gates + b * rows;
+            float *candidate = fd->gates + b * rows + 2 * hp, *h = fd->h + b * hp;
+            kiln_recurrent_activate(fast_activation(acts[1]), clip, candidate, H);
+            KILN_SIMD for (size_t j = 0; j < H; j++)
+                h[j] = (1 - z[j]) * candidate[j] + z[j] * h[j];
+        }
         return;
     }
     case CELL_LSTM: {
         /* Gates i, o, f, c (ONNX order); peepholes i, o, f. */
-        float *gi = g, *go = g + hp, *gf = g + 2 * hp, *gc = g + 3 * hp;
         const float *pi = fd->peephole, *po = fd->peephole + hp, *pf = fd->peephole + 2 * hp;
-        kiln_panels_gemv(fd->r, 4 * panels, H, h, xp, g);
-        if (run->p) {
-            KILN_SIMD for (size_t j = 0; j < H; j++) {
-                gi[j] += pi[j] * c[j];
-                gf[j] += pf[j] * c[j];
+        kiln_panels_gemm(fd->r, 4 * panels, H, fd->h, hp, B, xp, xp_stride, fd->gates, rows);
+        for (size_t b = 0; b < B; b++) {
+            float *g = fd->gates + b * rows, *h = fd->h + b * hp, *c = fd->c + b * hp, *work = fd->work + b * hp;
+            float *gi = g, *go = g + hp, *gf = g + 2 * hp, *gc = g + 3 * hp;
+            if (run->p) {
+                KILN_SIMD for (size_t j = 0; j < H; j++) {
+                    gi[j] += pi[j] * c[j];
+                    gf[j] += pf[j] * c[j];
+                }
             }
-        }
-        kiln_recurrent_activate(f0, clip, gi, H);
-        kiln_recurrent_activate(f0, clip, gf, H);
-        kiln_recurrent_activate(fast_activation(acts[1]), clip, gc, H);
-        KILN_SIMD for (size_t j = 0; j < H; j++)
-            c[j] = gf[j] * c[j] + gi[j] * gc[j];
-        if (run->p) {
+            kiln_recurrent_activate(f0, clip, gi, H);
+            kiln_recurrent_activate(f0, clip, gf, H);
+            kiln_recurrent_activate(fast_activation(acts[1]), clip, gc, H);
             KILN_SIMD for (size_t j = 0; j < H; j++)
-                go[j] += po[j] * c[j];
+                c[j] = gf[j] * c[j] + gi[j] * gc[j];
+            if (run->p) {
+                KILN_SIMD for (size_t j = 0; j < H; j++)
+                    go[j] += po[j] * c[j];
+            }
+            kiln_recurrent_activate(f0, clip, go, H);
+            memcpy(work, c, H * sizeof(float));
+            kiln_recurrent_activate(fast_activation(acts[2]), clip, work, H);
+            KILN_SIMD for (size_t j = 0; j < H; j++)
+                h[j] = go[j] * work[j];
         }
-        kiln_recurrent_activate(f0, clip, go, H);
-        memcpy(fd->work, c, H * sizeof(float));
-        kiln_recurrent_activate(fast_activation(acts[2]), clip, fd->work, H);
-        KILN_SIMD for (size_t j = 0; j < H; j++)
-            h[j] = go[j] * fd->work[j];
         return;
     }
     }
@@ -885,14 +911,10 @@ static void fast_direction_run(const fast_run *run, size_t d)
     float *y = run->y->data;
     for (size_t step = 0; step < s->seq; step++) {
         size_t t = reverse ? s->seq - 1 - step : step;
-        for (size_t b = 0; b < s->batch; b++) {
-            size_t row = p->layout == 0 ? t * s->batch + b : b * s->seq + t;
-            fast_step(run, fd, p->activations[d], fd->projection + row * run->f.gate_rows, fd->h + b * hp,
-                      fd->c + b * hp);
-            if (run->op->result == RESULT_ALL_HIDDEN) {
-                size_t at = p->layout == 0 ? ((t * dirs + d) * s->batch + b) * H : ((b * s->seq + t) * dirs + d) * H;
-                memcpy(y + at, fd->h + b * hp, H * sizeof(float));
-            }
+        fast_step(run, fd, p->activations[d], t);
+        for (size_t b = 0; b < s->batch && run->op->result == RESULT_ALL_HIDDEN; b++) {
+            size_t at = p->layout == 0 ? ((t * dirs + d) * s->batch + b) * H : ((b * s->seq + t) * dirs + d) * H;
+            memcpy(y + at, fd->h + b * hp, H * sizeof(float));
         }
     }
     if (run->op->result != RESULT_ALL_HIDDEN) {

@@ -168,14 +168,14 @@ void kiln_panels_gemv(const float *packed, size_t panels, size_t k, const float 
 }
 
 void kiln_panels_gemm(const float *packed, size_t panels, size_t k, const float *a, size_t a_stride, size_t count,
-                      const float *init, float *y, size_t y_stride)
+                      const float *init, size_t init_stride, float *y, size_t y_stride)
 {
     gemv_fn gemv = widest_gemv();
     for (size_t p = 0; p < panels; p += 4) {
         size_t block = panels - p < 4 ? panels - p : 4;
         for (size_t v = 0; v < count; v++)
-            gemv(packed + p * KILN_PANEL_ROWS * k, block, k, a + v * a_stride, init + p * KILN_PANEL_ROWS,
-                 y + v * y_stride + p * KILN_PANEL_ROWS);
+            gemv(packed + p * KILN_PANEL_ROWS * k, block, k, a + v * a_stride,
+                 init + v * init_stride + p * KILN_PANEL_ROWS, y + v * y_stride + p * KILN_PANEL_ROWS);
     }
 }
 

@@ -49,12 +49,12 @@ void kiln_panels_gemv(const float *packed, size_t panels, size_t k, const float 
 
 /*
  * The same for `count` vectors: row v of y (at y + v * y_stride) is
- * init + P · (a + v * a_stride). Panels are taken four at a time across
- * every vector, so a block of the matrix stays in cache while the vectors
- * stream past it.
+ * init + v * init_stride (0: one init for all) + P · (a + v * a_stride).
+ * Panels are taken four at a time across every vector, so a block of the
+ * matrix stays in cache while the vectors stream past it.
  */
 void kiln_panels_gemm(const float *packed, size_t panels, size_t k, const float *a, size_t a_stride, size_t count,
-                      const float *init, float *y, size_t y_stride);
+                      const float *init, size_t init_stride, float *y, size_t y_stride);
 
 /*
  * v[i] = f(clamp(v[i], -clip, clip)) for i < n (clip INFINITY: no clamp).
