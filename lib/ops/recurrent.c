@@ -691,7 +691,15 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
  * step one product of R, packed once in panels (recurrent_f32.h), with the
  * state, and the gate math over whole arrays with vectorized activations.
  * The two directions of a bidirectional layer are independent and run on
- * two threads when the session has them.
+ * two threads when the session has them (above the product threshold).
+ *
+ * Why not oneDNN's RNN primitives: besides semantics they do not cover
+ * (ONNX's gate order, peepholes with clip, relu, per-direction
+ * activations), oneDNN 2.6's lstm_forward with weights packed once took
+ * 0.266 ms (min of 2000) for the zoo's two LSTM 128 layers over 32 steps
+ * on one thread, where this path runs the whole model in 0.19-0.20 ms;
+ * its gru_forward took 0.074 ms for the two GRU 64 directions over 50
+ * frames, this path 0.046 ms.
  *
  * Every per-gate array holds hp = H rounded up to 16 values (the panel
  * height), so each gate's rows are whole panels and each array starts
