@@ -718,34 +718,41 @@ typedef struct fast_direction {
     float *work;       /* [batch][hp]: GRU r (.) h; LSTM h(C) */
 } fast_direction;
 
-/* Sizes of the fast block, in floats, each checked against overflow. */
+/*
+ * Sizes of the fast block, in floats, each checked against overflow. The
+ * block holds first the packed w and r of every direction (`weights`
+ * each), whose sizes do not depend on the run's sequence length or batch,
+ * so a program weight packed by one run is where the next run looks for
+ * it whatever its sizes; then the rest of every direction (`rest` each).
+ */
 typedef struct fast_sizes {
-    size_t hp, gate_rows, w, r, projection, state, gates, direction;
+    size_t hp, gate_rows, w, r, projection, state, gates, weights, rest;
 } fast_sizes;
 
 static bool fast_block_sizes(const run_sizes *s, const recurrent_params *p, fast_sizes *f, size_t *total)
 {
     f->hp = kiln_panel_rows(s->hidden);
-    size_t rows_of_x;
+    size_t rows_of_x, all_weights, all_rest;
     if (!kiln_mul_size(p->gates, f->hp, &f->gate_rows) || !kiln_mul_size(f->gate_rows, s->input, &f->w) ||
         !kiln_mul_size(f->gate_rows, s->hidden, &f->r) || !kiln_mul_size(s->seq, s->batch, &rows_of_x) ||
         !kiln_mul_size(rows_of_x, f->gate_rows, &f->projection) || !kiln_mul_size(s->batch, f->hp, &f->state) ||
-        !kiln_mul_size(s->batch, f->gate_rows, &f->gates))
+        !kiln_mul_size(s->batch, f->gate_rows, &f->gates) || !kiln_add_size(f->w, f->r, &f->weights))
         return false;
-    size_t parts[] = {f->w, f->r, f->gate_rows, f->hp, 3 * f->hp, f->projection, f->state, f->state, f->gates,
-                      f->state};
-    f->direction = 0;
+    size_t parts[] = {f->gate_rows, f->hp, 3 * f->hp, f->projection, f->state, f->state, f->gates, f->state};
+    f->rest = 0;
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (!kiln_add_size(f->direction, parts[i], &f->direction))
+        if (!kiln_add_size(f->rest, parts[i], &f->rest))
             return false;
-    return kiln_mul_size(f->direction, p->directions, total);
+    return kiln_mul_size(f->weights, p->directions, &all_weights) && kiln_mul_size(f->rest, p->directions, &all_rest) &&
+           kiln_add_size(all_weights, all_rest, total);
 }
 
-static void carve_direction(float *block, const fast_sizes *f, fast_direction *fd)
+/* Direction d's arrays in a block of `directions` directions. */
+static void carve_direction(float *block, const fast_sizes *f, size_t directions, size_t d, fast_direction *fd)
 {
-    fd->w = block;
+    fd->w = block + d * f->weights;
     fd->r = fd->w + f->w;
-    fd->bias = fd->r + f->r;
+    fd->bias = block + directions * f->weights + d * f->rest;
     fd->r_bias_h = fd->bias + f->gate_rows;
     fd->peephole = fd->r_bias_h + f->hp;
     fd->projection = fd->peephole + 3 * f->hp;
@@ -1014,7 +1021,7 @@ static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_
     run.pack_w = !(operand_is_constant(call, IN_W) && scratch->packed_w == run.w->data);
     run.pack_r = !(operand_is_constant(call, IN_R) && scratch->packed_r == run.r->data);
     for (size_t d = 0; d < p.directions; d++)
-        carve_direction(scratch->fast + d * run.f.direction, &run.f, &run.dir[d]);
+        carve_direction(scratch->fast, &run.f, p.directions, d, &run.dir[d]);
     double work = (double)s.seq * (double)s.batch * (double)s.rows * (double)(s.input + s.hidden);
     if (p.directions == 2 && directions_in_parallel(call, work)) {
 #ifdef _OPENMP

@@ -272,6 +272,51 @@ static void attributes_match_the_reference(void **state)
     print_message("largest difference from the reference: %.3g of 1 + |reference|\n", largest_error);
 }
 
+/*
+ * One node's slot across runs of other sequence lengths and batches, its
+ * weights program weights packed by the first run: each run against the
+ * reference (the packed weights must stay where the next run looks for
+ * them whatever the sizes).
+ */
+static void runs_of_other_sizes_reuse_the_packing(void **state)
+{
+    (void)state;
+    static const int64_t sizes[][2] = {{5, 2}, {9, 3}, {2, 1}, {9, 3}, {1, 4}};
+    for (int cell = RNN; cell <= LSTM; cell++) {
+        const int64_t G = gates_of(cell), H = 21, I = 6;
+        kiln_tensor *w = random_tensor(3, (int64_t[]){2, G * H, I}, 0.3f);
+        kiln_tensor *r = random_tensor(3, (int64_t[]){2, G * H, H}, 0.2f);
+        kiln_tensor *b = random_tensor(2, (int64_t[]){2, 2 * G * H}, 0.5f);
+        kiln_node_attribute attributes[8];
+        kiln_node_state slot = {NULL, NULL};
+        kiln_kernel_context context = {.threads = 1, .state = &slot, .constant_operands = (1u << 1) | (1u << 2)};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            fast_case fc = {.cell = cell, .direction = "bidirectional", .inputs = 4, .seq = sizes[i][0],
+                            .batch = sizes[i][1], .input = I, .hidden = H};
+            uint32_t attribute_count = case_attributes(&fc, attributes);
+            kiln_tensor *x = random_tensor(3, (int64_t[]){fc.seq, fc.batch, I}, 1.5f);
+            kiln_tensor *fast = result_for(&fc, true), *reference = result_for(&fc, true);
+            const kiln_tensor *inputs[] = {x, w, r, b};
+            kiln_kernel_call call = {inputs, 4, fast, attributes, attribute_count, &context};
+            kiln_error err;
+            bool ran = false;
+            assert_int_equal(kiln_op_find(all_ops[cell])->fast(&call, &ran, &err), KILN_OK);
+            assert_true(ran);
+            call.output = reference;
+            call.context = NULL;
+            assert_int_equal(kiln_op_find(all_ops[cell])->run(&call, &err), KILN_OK);
+            compare(all_ops[cell], &fc, fast, reference);
+            kiln_tensor_free(x);
+            kiln_tensor_free(fast);
+            kiln_tensor_free(reference);
+        }
+        slot.release(slot.data);
+        kiln_tensor_free(w);
+        kiln_tensor_free(r);
+        kiln_tensor_free(b);
+    }
+}
+
 /* A NaN in x reaches the same elements on both paths. */
 static void nan_matches_the_reference(void **state)
 {
@@ -413,6 +458,7 @@ int main(void)
         cmocka_unit_test(shapes_match_the_reference),
         cmocka_unit_test(attributes_match_the_reference),
         cmocka_unit_test(nan_matches_the_reference),
+        cmocka_unit_test(runs_of_other_sizes_reuse_the_packing),
         cmocka_unit_test(declines_what_the_reference_does),
         cmocka_unit_test(activations_match_libm),
         cmocka_unit_test(features_name_the_path),
