@@ -57,6 +57,37 @@ static const recurrent_op op_lstm = {"lstm", CELL_LSTM, RESULT_ALL_HIDDEN};
 static const recurrent_op op_lstm_last_hidden = {"lstm_last_hidden", CELL_LSTM, RESULT_LAST_HIDDEN};
 static const recurrent_op op_lstm_last_cell = {"lstm_last_cell", CELL_LSTM, RESULT_LAST_CELL};
 
+/*
+ * The results one run writes, NULL where not asked for: the hidden state
+ * of every step (ONNX's Y), the last hidden state (Y_h), the last cell
+ * state (Y_c). A node asks for one; a group of kin nodes (result_groups.h,
+ * run_recurrent_together) for several, computed by one recurrence.
+ */
+typedef struct recurrent_results {
+    kiln_tensor *all_hidden, *last_hidden, *last_cell;
+} recurrent_results;
+
+/* The results of `op`: its one result, `output`. */
+static recurrent_results results_of(const recurrent_op *op, kiln_tensor *output)
+{
+    recurrent_results r = {NULL, NULL, NULL};
+    if (op->result == RESULT_ALL_HIDDEN)
+        r.all_hidden = output;
+    else if (op->result == RESULT_LAST_HIDDEN)
+        r.last_hidden = output;
+    else
+        r.last_cell = output;
+    return r;
+}
+
+/* Whether every result asked for is empty (a run then computes nothing). */
+static bool results_empty(const recurrent_results *r)
+{
+    return (!r->all_hidden || r->all_hidden->element_count == 0) &&
+           (!r->last_hidden || r->last_hidden->element_count == 0) &&
+           (!r->last_cell || r->last_cell->element_count == 0);
+}
+
 /* Input positions; an input past the node's count is absent (zero). */
 enum { IN_X, IN_W, IN_R, IN_B, IN_INITIAL_H, IN_INITIAL_C, IN_P };
 
@@ -485,7 +516,7 @@ static kiln_status check_operands(const kiln_kernel_call *call, const recurrent_
 /* Where everything of one direction is, and the scratch it computes in. */
 typedef struct direction_run {
     const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
-    kiln_tensor *y;
+    recurrent_results out;
     const recurrent_params *params;
     const activation *f; /* this direction's activations */
     run_sizes s;
@@ -599,17 +630,18 @@ static void step_row(direction_run *dr, cell_kind cell, size_t t, size_t b)
     }
 }
 
-static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_op *op, kiln_error *err)
+/*
+ * The reference recurrence of `op`'s cell writing `out` (the operands and
+ * every result already checked, `p` and `s` from them).
+ */
+static kiln_status run_recurrent_into(const kiln_kernel_call *call, const recurrent_op *op,
+                                      const recurrent_params *params, run_sizes s, recurrent_results out,
+                                      kiln_error *err)
 {
-    recurrent_params p;
-    char why[200];
-    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
-    run_sizes s;
-    KILN_TRY(check_operands(call, op, &p, &s, err));
-    /* An empty result (batch 0 or hidden size 0) needs no step: without
+    recurrent_params p = *params;
+    /* Empty results (batch 0 or hidden size 0) need no step: without
      * this, a sequence of 2^63-1 empty steps runs for ever. */
-    if (call->output->element_count == 0)
+    if (results_empty(&out))
         return KILN_OK;
     /* With no input features (x [seq, batch, 0]) x holds no element, so its
      * size bounds nothing, yet a last-state op still has a result after
@@ -639,7 +671,7 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
         .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
         .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
         .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
-        .y = call->output,
+        .out = out,
         .params = &p,
         .s = s,
         .h = scratch->block,
@@ -660,22 +692,34 @@ static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_o
             size_t t = reverse ? s.seq - 1 - step : step;
             for (size_t b = 0; b < s.batch; b++) {
                 step_row(&dr, op->cell, t, b);
-                if (op->result == RESULT_ALL_HIDDEN)
+                if (out.all_hidden)
                     for (size_t j = 0; j < s.hidden; j++)
-                        kiln_tensor_store_real(dr.y, y_at(&dr, t, b) + j, dr.h[b * s.hidden + j]);
+                        kiln_tensor_store_real(out.all_hidden, y_at(&dr, t, b) + j, dr.h[b * s.hidden + j]);
             }
         }
-        if (op->result != RESULT_ALL_HIDDEN) {
-            const double *last = op->result == RESULT_LAST_CELL ? dr.c : dr.h;
-            for (size_t b = 0; b < s.batch; b++)
-                for (size_t j = 0; j < s.hidden; j++)
-                    kiln_tensor_store_real(dr.y, state_at(&dr, b, j), last[b * s.hidden + j]);
-        }
+        for (size_t b = 0; b < s.batch; b++)
+            for (size_t j = 0; j < s.hidden; j++) {
+                if (out.last_hidden)
+                    kiln_tensor_store_real(out.last_hidden, state_at(&dr, b, j), dr.h[b * s.hidden + j]);
+                if (out.last_cell)
+                    kiln_tensor_store_real(out.last_cell, state_at(&dr, b, j), dr.c[b * s.hidden + j]);
+            }
     }
     /* Without a state slot to keep it in (no session), the scratch was this call's own. */
     if (!call->context || !call->context->state)
         release_scratch(scratch);
     return KILN_OK;
+}
+
+static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_op *op, kiln_error *err)
+{
+    recurrent_params p;
+    char why[200];
+    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
+    run_sizes s;
+    KILN_TRY(check_operands(call, op, &p, &s, err));
+    return run_recurrent_into(call, op, &p, s, results_of(op, call->output), err);
 }
 
 /* ------------------------------------------------------------ fast path */
@@ -769,7 +813,7 @@ typedef struct fast_run {
     run_sizes s;
     fast_sizes f;
     const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
-    kiln_tensor *y;
+    recurrent_results out;
     bool pack_w, pack_r; /* pack this run (else packed by an earlier run of the session) */
     fast_direction dir[MAX_DIRECTIONS];
 } fast_run;
@@ -923,21 +967,21 @@ static void fast_direction_run(const fast_run *run, size_t d)
     const size_t H = s->hidden, hp = run->f.hp, dirs = p->directions;
     fast_prepare(run, d);
     bool reverse = p->reverse_only || d == 1;
-    float *y = run->y->data;
+    float *y = run->out.all_hidden ? run->out.all_hidden->data : NULL;
     for (size_t step = 0; step < s->seq; step++) {
         size_t t = reverse ? s->seq - 1 - step : step;
         fast_step(run, fd, p->activations[d], t);
-        for (size_t b = 0; b < s->batch && run->op->result == RESULT_ALL_HIDDEN; b++) {
+        for (size_t b = 0; b < s->batch && y; b++) {
             size_t at = p->layout == 0 ? ((t * dirs + d) * s->batch + b) * H : ((b * s->seq + t) * dirs + d) * H;
             memcpy(y + at, fd->h + b * hp, H * sizeof(float));
         }
     }
-    if (run->op->result != RESULT_ALL_HIDDEN) {
-        const float *last = run->op->result == RESULT_LAST_CELL ? fd->c : fd->h;
-        for (size_t b = 0; b < s->batch; b++) {
-            size_t at = p->layout == 0 ? (d * s->batch + b) * H : (b * dirs + d) * H;
-            memcpy(y + at, last + b * hp, H * sizeof(float));
-        }
+    for (size_t b = 0; b < s->batch; b++) {
+        size_t at = p->layout == 0 ? (d * s->batch + b) * H : (b * dirs + d) * H;
+        if (run->out.last_hidden)
+            memcpy((float *)run->out.last_hidden->data + at, fd->h + b * hp, H * sizeof(float));
+        if (run->out.last_cell)
+            memcpy((float *)run->out.last_cell->data + at, fd->c + b * hp, H * sizeof(float));
     }
 }
 
@@ -981,20 +1025,25 @@ static bool operand_is_constant(const kiln_kernel_call *call, uint32_t i)
     return (call->context->constant_operands >> i) & 1u;
 }
 
-static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_op *op, bool *ran, kiln_error *err)
+/* Whether the f32 fast path may run `call` at all (a session's, not asking for reference kernels). */
+static bool fast_allowed(const kiln_kernel_call *call)
+{
+    return call->context && call->context->state && !call->context->reference_only &&
+           call->inputs[IN_X]->dtype == KILN_F32;
+}
+
+/* The fast recurrence writing `out` (operands and results checked); declines (*ran false) as fast_recurrent does. */
+static kiln_status fast_recurrent_into(const kiln_kernel_call *call, const recurrent_op *op,
+                                       const recurrent_params *params, run_sizes s, recurrent_results out,
+                                       bool *ran, kiln_error *err)
 {
     *ran = false;
-    if (!call->context || !call->context->state || call->context->reference_only ||
-        call->inputs[IN_X]->dtype != KILN_F32)
-        return KILN_OK;
-    recurrent_params p;
-    char why[200];
-    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
-    run_sizes s;
-    KILN_TRY(check_operands(call, op, &p, &s, err));
+    recurrent_params p = *params;
     /* Empty results and x without input features: the reference's rules (and its limit). */
-    if (call->output->element_count == 0 || s.input == 0)
+    bool some_empty = (out.all_hidden && out.all_hidden->element_count == 0) ||
+                      (out.last_hidden && out.last_hidden->element_count == 0) ||
+                      (out.last_cell && out.last_cell->element_count == 0);
+    if (some_empty || s.input == 0)
         return KILN_OK;
     fast_run run = {
         .op = op,
@@ -1007,7 +1056,7 @@ static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_
         .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
         .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
         .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
-        .y = call->output,
+        .out = out,
     };
     size_t total;
     if (!fast_block_sizes(&s, &p, &run.f, &total))
@@ -1040,6 +1089,20 @@ static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_
     return KILN_OK;
 }
 
+static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_op *op, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!fast_allowed(call))
+        return KILN_OK;
+    recurrent_params p;
+    char why[200];
+    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
+    run_sizes s;
+    KILN_TRY(check_operands(call, op, &p, &s, err));
+    return fast_recurrent_into(call, op, &p, s, results_of(op, call->output), ran, err);
+}
+
 #define DEFINE_FAST(OP)                                                                                       \
     static kiln_status fast_##OP(const kiln_kernel_call *call, bool *ran, kiln_error *err)                  \
     {                                                                                                         \
@@ -1067,28 +1130,102 @@ DEFINE_RUN(lstm)
 DEFINE_RUN(lstm_last_hidden)
 DEFINE_RUN(lstm_last_cell)
 
+/* Each op's kernel and what it computes: how a group's members are told apart. */
+static const struct {
+    kiln_kernel run;
+    const recurrent_op *op;
+} kin[] = {
+    {run_rnn, &op_rnn},   {run_rnn_last_hidden, &op_rnn_last_hidden},   {run_gru, &op_gru},
+    {run_gru_last_hidden, &op_gru_last_hidden},   {run_lstm, &op_lstm},
+    {run_lstm_last_hidden, &op_lstm_last_hidden}, {run_lstm_last_cell, &op_lstm_last_cell},
+};
+
+/*
+ * A group of one cell's ops over the same operands (result_groups.h): one
+ * recurrence writes every member's result, on the fast path where it
+ * takes the call, else the reference. Half-precision operands run member
+ * by member (their f32 copies are per result).
+ */
+static kiln_status run_recurrent_together(const kiln_kernel_call *call, kiln_tensor *const *results,
+                                          const kiln_op_def *const *ops, uint32_t count, kiln_error *err)
+{
+    recurrent_results out = {NULL, NULL, NULL};
+    const recurrent_op *first = NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        const recurrent_op *op = NULL;
+        for (size_t k = 0; k < sizeof kin / sizeof kin[0] && !op; k++)
+            op = kin[k].run == ops[i]->run ? kin[k].op : NULL;
+        if (!op || (first && op->cell != first->cell))
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: not a recurrent op of this group", ops[i]->name);
+        first = first ? first : op;
+        if (kiln_call_holds_half(call)) {
+            kiln_kernel_call alone = *call;
+            alone.output = results[i];
+            KILN_TRY(ops[i]->run(&alone, err));
+            continue;
+        }
+        recurrent_results r = results_of(op, results[i]);
+        out.all_hidden = r.all_hidden ? r.all_hidden : out.all_hidden;
+        out.last_hidden = r.last_hidden ? r.last_hidden : out.last_hidden;
+        out.last_cell = r.last_cell ? r.last_cell : out.last_cell;
+    }
+    if (!first || kiln_call_holds_half(call))
+        return KILN_OK;
+    recurrent_params p;
+    char why[200];
+    if (!read_params(call->attributes, call->attribute_count, first->cell, &p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", first->name, why);
+    run_sizes s;
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_kernel_call member = *call;
+        member.output = results[i];
+        const recurrent_op *op = NULL;
+        for (size_t k = 0; k < sizeof kin / sizeof kin[0] && !op; k++)
+            op = kin[k].run == ops[i]->run ? kin[k].op : NULL;
+        KILN_TRY(check_operands(&member, op, &p, &s, err));
+    }
+    if (fast_allowed(call)) {
+        bool ran;
+        KILN_TRY(fast_recurrent_into(call, first, &p, s, out, &ran, err));
+        if (ran)
+            return KILN_OK;
+    }
+    return run_recurrent_into(call, first, &p, s, out, err);
+}
+
+/* One together kernel per cell: the groups (result_groups.h) are the ops sharing it. */
+#define DEFINE_TOGETHER(CELL)                                                                                 \
+    static kiln_status CELL##_together(const kiln_kernel_call *call, kiln_tensor *const *results,            \
+                                       const kiln_op_def *const *ops, uint32_t count, kiln_error *err)       \
+    {                                                                                                         \
+        return run_recurrent_together(call, results, ops, count, err);                                        \
+    }
+DEFINE_TOGETHER(rnn)
+DEFINE_TOGETHER(gru)
+DEFINE_TOGETHER(lstm)
+
 static const kiln_op_def recurrent_ops[] = {
     {.name = "rnn", .versions = {1, 1}, .inputs = {3, 5}, .attributes = rnn_attributes,
      .infer = infer_rnn, .run = run_rnn,
-     .fast = fast_rnn},
+     .fast = fast_rnn, .together = rnn_together},
     {.name = "rnn_last_hidden", .versions = {1, 1}, .inputs = {3, 5}, .attributes = rnn_attributes,
      .infer = infer_rnn_last_hidden, .run = run_rnn_last_hidden,
-     .fast = fast_rnn_last_hidden},
+     .fast = fast_rnn_last_hidden, .together = rnn_together},
     {.name = "gru", .versions = {1, 1}, .inputs = {3, 5}, .attributes = gru_attributes,
      .infer = infer_gru, .run = run_gru,
-     .fast = fast_gru},
+     .fast = fast_gru, .together = gru_together},
     {.name = "gru_last_hidden", .versions = {1, 1}, .inputs = {3, 5}, .attributes = gru_attributes,
      .infer = infer_gru_last_hidden, .run = run_gru_last_hidden,
-     .fast = fast_gru_last_hidden},
+     .fast = fast_gru_last_hidden, .together = gru_together},
     {.name = "lstm", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
      .infer = infer_lstm, .run = run_lstm,
-     .fast = fast_lstm},
+     .fast = fast_lstm, .together = lstm_together},
     {.name = "lstm_last_hidden", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
      .infer = infer_lstm_last_hidden, .run = run_lstm_last_hidden,
-     .fast = fast_lstm_last_hidden},
+     .fast = fast_lstm_last_hidden, .together = lstm_together},
     {.name = "lstm_last_cell", .versions = {1, 1}, .inputs = {3, 7}, .attributes = lstm_attributes,
      .infer = infer_lstm_last_cell, .run = run_lstm_last_cell,
-     .fast = fast_lstm_last_cell},
+     .fast = fast_lstm_last_cell, .together = lstm_together},
 };
 
 const kiln_op_family kiln_ops_recurrent = {recurrent_ops, sizeof recurrent_ops / sizeof recurrent_ops[0]};

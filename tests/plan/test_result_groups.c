@@ -148,12 +148,121 @@ static void the_plan_keeps_a_group_apart(void **state)
     kiln_program_free(p);
 }
 
+/* x [seq 5, batch 2, input 3] -> the listed ops of `cell` (hidden 4), every result an output. */
+static kiln_program *recurrent_program(const char *const *ops, uint32_t count, uint32_t gates)
+{
+    kiln_builder *b;
+    kiln_program *p;
+    kiln_error err;
+    kiln_value in[3], y[3];
+    char w_shape[32], r_shape[32];
+    snprintf(w_shape, sizeof w_shape, "[1, %u, 3]", 4 * gates);
+    snprintf(r_shape, sizeof r_shape, "[1, %u, 4]", 4 * gates);
+    assert_int_equal(kiln_builder_new("recurrent", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[5, 2, 3]", &in[0], &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, w_shape, &in[1], &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "r", KILN_F32, r_shape, &in[2], &err), KILN_OK);
+    kiln_attribute hidden = {.name = "hidden_size", .type = KILN_ATTRIBUTE_INT, .i = 4};
+    for (uint32_t i = 0; i < count; i++)
+        assert_int_equal(kiln_builder_add_op_with_attributes(b, ops[i], 3, in, 1, &hidden, &y[i], &err), KILN_OK);
+    for (uint32_t i = 0; i < count; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "y%u", i);
+        assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
+    }
+    void *bytes;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
+    free(bytes);
+    kiln_builder_free(b);
+    return p;
+}
+
+static kiln_tensor *filled(uint32_t rank, const int64_t *shape, uint32_t seed)
+{
+    kiln_tensor *t;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, rank, shape, &t, &err), KILN_OK);
+    for (uint64_t i = 0; i < kiln_tensor_element_count(t); i++)
+        ((float *)kiln_tensor_data(t))[i] = (float)((i * 37 + seed * 11) % 19) / 19.0f - 0.5f;
+    return t;
+}
+
+/* The outputs of `p` (copied), run in a session (reference kernels or not); @return its grouped runs. */
+static uint64_t run_recurrent(const kiln_program *p, bool reference, kiln_tensor *const *in, uint32_t outputs,
+                              void **out, size_t *sizes)
+{
+    kiln_session_options options;
+    kiln_session *s;
+    kiln_error err;
+    kiln_session_options_default(&options);
+    options.reference_kernels = reference;
+    assert_int_equal(kiln_session_new(p, &options, &s, &err), KILN_OK);
+    static const char *const names[] = {"x", "w", "r"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(kiln_session_set_input(s, names[i], in[i], &err), KILN_OK);
+    if (kiln_session_run(s, &err) != KILN_OK)
+        fail_msg("run: %s", err.message);
+    for (uint32_t o = 0; o < outputs; o++) {
+        const kiln_tensor *t = kiln_session_output(s, o);
+        sizes[o] = (size_t)kiln_tensor_byte_size(t);
+        out[o] = malloc(sizes[o] + 1);
+        memcpy(out[o], kiln_tensor_const_data(t), sizes[o]);
+    }
+    uint64_t grouped = kiln_session_grouped_runs(s);
+    kiln_session_free(s);
+    return grouped;
+}
+
+/* An LSTM's sequence and last states, a GRU's sequence and last hidden state: one recurrence, the bits of each alone. */
+static void recurrent_results_come_from_one_recurrence(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t gates, count;
+        const char *ops[3];
+    } cells[] = {{4, 3, {"lstm", "lstm_last_hidden", "lstm_last_cell"}},
+                 {4, 2, {"lstm_last_hidden", "lstm_last_cell"}},
+                 {3, 2, {"gru", "gru_last_hidden"}},
+                 {1, 2, {"rnn", "rnn_last_hidden"}}};
+    for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+        uint32_t g = cells[c].gates;
+        kiln_tensor *in[3] = {filled(3, (int64_t[]){5, 2, 3}, 1), filled(3, (int64_t[]){1, 4 * g, 3}, 2),
+                              filled(3, (int64_t[]){1, 4 * g, 4}, 3)};
+        kiln_program *group = recurrent_program(cells[c].ops, cells[c].count, g);
+        assert_int_equal(group->result_groups[0], cells[c].count);
+        for (int reference = 0; reference < 2; reference++) {
+            void *together[3];
+            size_t sizes[3];
+            assert_int_equal(run_recurrent(group, reference, in, cells[c].count, together, sizes), 1);
+            for (uint32_t i = 0; i < cells[c].count; i++) {
+                kiln_program *alone = recurrent_program(&cells[c].ops[i], 1, g);
+                void *single[1];
+                size_t single_size[1];
+                assert_int_equal(run_recurrent(alone, reference, in, 1, single, single_size), 0);
+                assert_int_equal(single_size[0], sizes[i]);
+                if (memcmp(single[0], together[i], sizes[i]) != 0)
+                    fail_msg("%s (%s kernels): grouped result differs from the node alone", cells[c].ops[i],
+                             reference ? "reference" : "fast");
+                free(single[0]);
+                kiln_program_free(alone);
+                free(together[i]);
+            }
+        }
+        kiln_program_free(group);
+        for (int i = 0; i < 3; i++)
+            kiln_tensor_free(in[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(values_and_indices_select_once),
         cmocka_unit_test(kin_only_are_grouped),
         cmocka_unit_test(the_plan_keeps_a_group_apart),
+        cmocka_unit_test(recurrent_results_come_from_one_recurrence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
