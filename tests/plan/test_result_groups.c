@@ -42,7 +42,7 @@ static kiln_program *topk_program(const char *const *ops, uint32_t count, int64_
     for (uint32_t i = 0; i < count; i++) {
         if (!read_all && i == count - 1)
             break; /* the last result nobody reads: a dead node */
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "y%u", i);
         assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
     }
@@ -166,7 +166,7 @@ static kiln_program *recurrent_program(const char *const *ops, uint32_t count, u
     for (uint32_t i = 0; i < count; i++)
         assert_int_equal(kiln_builder_add_op_with_attributes(b, ops[i], 3, in, 1, &hidden, &y[i], &err), KILN_OK);
     for (uint32_t i = 0; i < count; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "y%u", i);
         assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
     }
