@@ -1,4 +1,5 @@
 /* file_io.c — atomic writes and read-only mappings (POSIX). */
+#define _DEFAULT_SOURCE /* madvise */
 #define _XOPEN_SOURCE 700 /* realpath is an XSI extension of POSIX.1-2008 */
 #include "file_io.h"
 
@@ -326,6 +327,22 @@ kiln_status kiln_mapped_file_open(const char *path, kiln_mapped_file *out, kiln_
     }
     close(fd);
     return KILN_OK;
+}
+
+void kiln_mapped_pages_release(const uint8_t *bytes, size_t size)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    long page_size = sysconf(_SC_PAGESIZE);
+    if (page_size <= 0)
+        return;
+    uintptr_t page = (uintptr_t)page_size, start = (uintptr_t)bytes, end = start + size;
+    uintptr_t first = (start + page - 1) / page * page, last = end / page * page;
+    if (last > first)
+        (void)madvise((void *)first, last - first, MADV_DONTNEED);
+#else
+    (void)bytes;
+    (void)size;
+#endif
 }
 
 void kiln_mapped_file_release(kiln_mapped_file *file)

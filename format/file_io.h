@@ -73,6 +73,15 @@ typedef struct kiln_mapped_file {
     size_t mapping_size;
 } kiln_mapped_file;
 
+/*
+ * Give back the whole pages inside [bytes, bytes + size) of a read-only
+ * file mapping (madvise MADV_DONTNEED on Linux, nothing elsewhere): they
+ * leave the process's resident set and are read again from the page cache
+ * when next touched, with the same bytes (the mapping is never written).
+ * Never call it on memory that is not such a mapping.
+ */
+void kiln_mapped_pages_release(const uint8_t *bytes, size_t size);
+
 /* Map `path` read-only. Release with kiln_mapped_file_release. */
 kiln_status kiln_mapped_file_open(const char *path, kiln_mapped_file *out, kiln_error *err);
 void kiln_mapped_file_release(kiln_mapped_file *file);

@@ -11,6 +11,10 @@
  * past 1.5x, so the bound is robust on a busy CI machine: it measures
  * memory, not time.
  *
+ * kiln verify of the uncompressed artifact checks the weights in the
+ * mapped file and gives the pages back as it goes, so it stays under a
+ * quarter of the weight plus half the allowance.
+ *
  * The peak is the child's own: wait4's rusage of the kiln process. Linux
  * carries the RSS a child had before exec into ru_maxrss (it was a copy of
  * this process), so this process stays small: the weight file is written
@@ -121,14 +125,18 @@ static int run_measured(uint64_t *peak, char *const args[])
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static void check_peak(const char *what, uint64_t peak)
+static void check_peak_under(const char *what, uint64_t peak, uint64_t bound, const char *cause)
 {
     print_message("%s: peak RSS %.1f MiB for a %.0f MiB weight (bound %.1f MiB)\n", what, (double)peak / MIB,
-                  (double)WEIGHT_BYTES / MIB, (double)BOUND / MIB);
-    if (peak > BOUND)
-        fail_msg("%s peaked at %.1f MiB, over 1.5x the %.0f MiB weight + %.0f MiB: the writer holds the weights in "
-                 "memory again",
-                 what, (double)peak / MIB, (double)WEIGHT_BYTES / MIB, (double)ALLOWANCE / MIB);
+                  (double)WEIGHT_BYTES / MIB, (double)bound / MIB);
+    if (peak > bound)
+        fail_msg("%s peaked at %.1f MiB, over the bound of %.1f MiB for a %.0f MiB weight: %s", what,
+                 (double)peak / MIB, (double)bound / MIB, (double)WEIGHT_BYTES / MIB, cause);
+}
+
+static void check_peak(const char *what, uint64_t peak)
+{
+    check_peak_under(what, peak, BOUND, "the writer holds the weights in memory again");
 }
 
 static int setup(void **state)
@@ -167,7 +175,14 @@ static void check_artifact(const char *name, bool compressed)
     else
         assert_true((uint64_t)info.st_size > WEIGHT_BYTES);
     assert_int_equal(run_measured(&peak, (char *[]){"verify", (char *)(uintptr_t)name, NULL}), 0);
-    check_peak(compressed ? "kiln verify (compressed)" : "kiln verify", peak);
+    /* A compressed weight section is inflated into memory; a raw one is
+     * checked in its mapping, whose pages are given back behind the check
+     * (71 MiB before they were, 12 MiB since). */
+    if (compressed)
+        check_peak("kiln verify (compressed)", peak);
+    else
+        check_peak_under("kiln verify", peak, WEIGHT_BYTES / 4 + ALLOWANCE / 2,
+                         "the checked pages of the mapped weights stay resident again");
 }
 
 static void asm_streams_the_weight(void **state)
