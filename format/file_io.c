@@ -23,9 +23,10 @@ static kiln_status io_fail(kiln_error *err, const char *what, const char *path)
     return kiln_fail(err, KILN_ERR_IO, "%s '%s': %s", what, path, strerror(errno));
 }
 
-static kiln_status write_all(int fd, const uint8_t *data, size_t size, const char *path, kiln_progress *progress,
-                             kiln_error *err)
+static kiln_status write_all(int fd, const uint8_t *data, size_t size, bool mapped, const char *path,
+                             kiln_progress *progress, kiln_error *err)
 {
+    const uint8_t *released = data;
     while (size > 0) {
         size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : size;
         ssize_t written = write(fd, data, piece);
@@ -37,6 +38,10 @@ static kiln_status write_all(int fd, const uint8_t *data, size_t size, const cha
         data += written;
         size -= (size_t)written;
         kiln_progress_advance(progress, (uint64_t)written);
+        if (mapped) {
+            kiln_mapped_pages_release(released, (size_t)(data - released));
+            released = data;
+        }
     }
     return KILN_OK;
 }
@@ -162,7 +167,7 @@ static kiln_status keep_attributes(int fd, const struct stat *old, const char *t
 
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err)
 {
-    kiln_byte_range whole = {data, size};
+    kiln_byte_range whole = {data, size, false};
     return kiln_atomic_write_parts(path, &whole, 1, err);
 }
 
@@ -179,7 +184,7 @@ kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_r
     KILN_TRY(kiln_atomic_file_begin(path, &file, err));
     kiln_status status = KILN_OK;
     for (size_t i = 0; status == KILN_OK && i < count; i++)
-        status = write_all(file.fd, parts[i].data, parts[i].size, file.temp_path, progress, err);
+        status = write_all(file.fd, parts[i].data, parts[i].size, parts[i].mapped, file.temp_path, progress, err);
     if (status != KILN_OK) {
         kiln_atomic_file_abort(&file);
         return status;

@@ -15,6 +15,7 @@
 #ifndef KILN_FORMAT_FILE_IO_H
 #define KILN_FORMAT_FILE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,10 @@ kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t si
 typedef struct kiln_byte_range {
     const void *data;
     size_t size;
+    /* `data` lies in a read-only file mapping: its pages are given back
+     * (kiln_mapped_pages_release) as soon as they are written, so copying
+     * a mapped artifact does not make it resident. */
+    bool mapped;
 } kiln_byte_range;
 
 /* Atomically replace `path` with the concatenation of `count` ranges
