@@ -251,6 +251,9 @@ typedef struct kiln_section_spec {
      * (the weight data, streamed from the weights' own storage). */
     kiln_section_produce_fn produce;
     void *produce_user;
+    /* `data` lies in a read-only file mapping (a section copied from the
+     * artifact being rewritten): its pages are given back once written. */
+    bool data_mapped;
 } kiln_section_spec;
 
 /*

@@ -39,6 +39,7 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
             .data = c->bytes + s->offset,
             .size = (size_t)s->stored_size,
             .copy_of = s,
+            .data_mapped = c->file_mapped,
         };
         if (at_anchor && place.after)
             specs[count++] = new_section;
