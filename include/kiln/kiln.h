@@ -484,7 +484,14 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builde
 KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
                                                size_t *size, kiln_error *err);
 
-/** Seal the program and write it to `path` atomically (temp file + rename). */
+/**
+ * Seal the program and write it to `path` atomically (temp file + rename).
+ * Streamed: each section, the weights included, goes to the file a piece
+ * at a time, hashed and checksummed on the way, so sealing holds no second
+ * copy of the weights (kiln_builder_add_weight_file: not even a first).
+ * @return KILN_OK, a sealing error (as kiln_builder_encode), or
+ *         KILN_ERR_IO naming the file that could not be read or written.
+ */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
                                              kiln_error *err);
 
