@@ -12,8 +12,9 @@
  * memory, not time.
  *
  * kiln verify of the uncompressed artifact checks the weights in the
- * mapped file and gives the pages back as it goes, so it stays under a
- * quarter of the weight plus half the allowance.
+ * mapped file and gives the pages back as it goes, so it stays under half
+ * the weight plus half the allowance (56 MiB; measured 11 MiB, 29 MiB
+ * under ASan; 71 MiB before the pages were given back).
  *
  * The peak is the child's own: wait4's rusage of the kiln process. Linux
  * carries the RSS a child had before exec into ru_maxrss (it was a copy of
@@ -177,11 +178,11 @@ static void check_artifact(const char *name, bool compressed)
     assert_int_equal(run_measured(&peak, (char *[]){"verify", (char *)(uintptr_t)name, NULL}), 0);
     /* A compressed weight section is inflated into memory; a raw one is
      * checked in its mapping, whose pages are given back behind the check
-     * (71 MiB before they were, 12 MiB since). */
+     * (71 MiB before they were, 11 MiB since). */
     if (compressed)
         check_peak("kiln verify (compressed)", peak);
     else
-        check_peak_under("kiln verify", peak, WEIGHT_BYTES / 4 + ALLOWANCE / 2,
+        check_peak_under("kiln verify", peak, WEIGHT_BYTES / 2 + ALLOWANCE / 2,
                          "the checked pages of the mapped weights stay resident again");
 }
 
