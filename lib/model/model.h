@@ -53,6 +53,7 @@ typedef struct kiln_weight_decl {
      * (kiln_builder_add_weight_file; lib/program/weight_stream.c). */
     const char *source_path; /* borrowed from the builder */
     uint64_t source_offset;
+    bool source_no_follow;   /* a symbolic link in its last component is refused */
 } kiln_weight_decl;
 
 typedef struct kiln_opset_entry {

@@ -347,7 +347,7 @@ kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype
  */
 static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
                               uint32_t rank, const int64_t *shape, const void *data, const char *path,
-                              uint64_t offset, kiln_value *out, kiln_error *err)
+                              uint64_t offset, bool no_follow, kiln_value *out, kiln_error *err)
 {
     kiln_model *m = &b->model;
     uint64_t count;
@@ -367,7 +367,7 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
     if (bytes && !data && !path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': data is NULL", name);
     if (path)
-        KILN_TRY(kiln_weight_file_check(name, path, offset, bytes, err));
+        KILN_TRY(kiln_weight_file_check(name, path, offset, bytes, no_follow, err));
     kiln_weight_decl decl = {.kind = kind, .dtype = dtype, .rank = rank, .byte_size = bytes};
     if (rank)
         memcpy(decl.shape, shape, rank * sizeof *shape);
@@ -385,6 +385,7 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
     if (path) {
         decl.source_path = (const char *)copy;
         decl.source_offset = offset;
+        decl.source_no_follow = no_follow;
     } else {
         if (bytes)
             memcpy(copy, data, bytes);
@@ -405,12 +406,12 @@ kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weig
                                     uint32_t rank, const int64_t *shape, const void *data, kiln_value *out,
                                     kiln_error *err)
 {
-    return add_weight(b, name, kind, dtype, rank, shape, data, NULL, 0, out, err);
+    return add_weight(b, name, kind, dtype, rank, shape, data, NULL, 0, false, out, err);
 }
 
-kiln_status kiln_builder_add_weight_file(kiln_builder *b, const char *name, kiln_weight_kind kind,
-                                         kiln_dtype dtype, uint32_t rank, const int64_t *shape, const char *path,
-                                         uint64_t offset, kiln_value *out, kiln_error *err)
+static kiln_status add_weight_file(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                                   uint32_t rank, const int64_t *shape, const char *path, uint64_t offset,
+                                   bool no_follow, kiln_value *out, kiln_error *err)
 {
     if (!path || !path[0])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': the file path is empty",
@@ -419,7 +420,22 @@ kiln_status kiln_builder_add_weight_file(kiln_builder *b, const char *name, kiln
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "weight '%s': bool weights must be added with kiln_builder_add_weight, which checks that "
                          "every byte is 0 or 1", name ? name : "(null)");
-    return add_weight(b, name, kind, dtype, rank, shape, NULL, path, offset, out, err);
+    return add_weight(b, name, kind, dtype, rank, shape, NULL, path, offset, no_follow, out, err);
+}
+
+kiln_status kiln_builder_add_weight_file(kiln_builder *b, const char *name, kiln_weight_kind kind,
+                                         kiln_dtype dtype, uint32_t rank, const int64_t *shape, const char *path,
+                                         uint64_t offset, kiln_value *out, kiln_error *err)
+{
+    return add_weight_file(b, name, kind, dtype, rank, shape, path, offset, false, out, err);
+}
+
+kiln_status kiln_builder_add_weight_file_resolved(kiln_builder *b, const char *name, kiln_weight_kind kind,
+                                                  kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                                                  const char *resolved, uint64_t offset, kiln_value *out,
+                                                  kiln_error *err)
+{
+    return add_weight_file(b, name, kind, dtype, rank, shape, resolved, offset, true, out, err);
 }
 
 /* Convert `value` to one element of `dtype`, refusing values it cannot hold. */

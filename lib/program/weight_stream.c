@@ -16,8 +16,8 @@
  * a FIFO put in its place cannot block the open; fstat refuses it) with
  * `offset + size` bytes at least.
  */
-static kiln_status open_source(const char *weight, const char *path, uint64_t offset, uint64_t size, int *fd_out,
-                               kiln_error *err)
+static kiln_status open_source(const char *weight, const char *path, uint64_t offset, uint64_t size,
+                               bool no_follow, int *fd_out, kiln_error *err)
 {
     uint64_t end;
     struct stat st;
@@ -25,7 +25,7 @@ static kiln_status open_source(const char *weight, const char *path, uint64_t of
     if (!kiln_add_u64(offset, size, &end) || end > (uint64_t)INT64_MAX)
         return kiln_fail(err, KILN_ERR_IO, "weight '%s': %llu bytes from offset %llu of '%s' lie past any file",
                          weight, (unsigned long long)size, (unsigned long long)offset, path);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (no_follow ? O_NOFOLLOW : 0));
     if (fd < 0)
         return kiln_fail(err, KILN_ERR_IO, "weight '%s': cannot open '%s': %s", weight, path, strerror(errno));
     kiln_status status = KILN_OK;
@@ -48,10 +48,10 @@ static kiln_status open_source(const char *weight, const char *path, uint64_t of
 }
 
 kiln_status kiln_weight_file_check(const char *weight, const char *path, uint64_t offset, uint64_t size,
-                                   kiln_error *err)
+                                   bool no_follow, kiln_error *err)
 {
     int fd;
-    KILN_TRY(open_source(weight, path, offset, size, &fd, err));
+    KILN_TRY(open_source(weight, path, offset, size, no_follow, &fd, err));
     close(fd);
     return KILN_OK;
 }
@@ -81,7 +81,7 @@ static kiln_status produce_from_file(const kiln_weight_decl *w, uint8_t *buffer,
                                      kiln_error *err)
 {
     int fd;
-    KILN_TRY(open_source(w->name, w->source_path, w->source_offset, w->byte_size, &fd, err));
+    KILN_TRY(open_source(w->name, w->source_path, w->source_offset, w->byte_size, w->source_no_follow, &fd, err));
     /* The bytes are read once, front to back, and not needed again. */
     (void)posix_fadvise(fd, (off_t)w->source_offset, (off_t)w->byte_size, POSIX_FADV_SEQUENTIAL);
     kiln_status status = KILN_OK;

@@ -23,10 +23,11 @@ kiln_status kiln_weights_produce(void *user, kiln_section_output *out, kiln_erro
 /*
  * Check that `path` is a regular file holding at least `size` bytes from
  * `offset` on, as kiln_weights_produce will read it, naming `weight` in
- * the message.
+ * the message; with `no_follow`, a symbolic link in the path's last
+ * component is refused too (O_NOFOLLOW).
  * @return KILN_OK, or KILN_ERR_IO.
  */
 kiln_status kiln_weight_file_check(const char *weight, const char *path, uint64_t offset, uint64_t size,
-                                   kiln_error *err);
+                                   bool no_follow, kiln_error *err);
 
 #endif

@@ -1146,8 +1146,9 @@ static kiln_status parse_weight(parser *p, kiln_weight_kind kind, const char *ke
     }
     if (status == KILN_OK) {
         const void *data = file ? kiln_tensor_const_data(file) : literals.data;
-        kiln_status added = streamed ? kiln_builder_add_weight_file(p->builder, name, kind, dtype, rank, extents,
-                                                                    source, source_offset, &value, &cause)
+        kiln_status added = streamed ? kiln_builder_add_weight_file_resolved(p->builder, name, kind, dtype, rank,
+                                                                             extents, source, source_offset, &value,
+                                                                             &cause)
                                      : kiln_builder_add_weight(p->builder, name, kind, dtype, rank, extents, data,
                                                                &value, &cause);
         if (added != KILN_OK)
