@@ -277,8 +277,8 @@ kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, ui
  * written to `sink` as they are made. Sections are streamed in pieces of
  * KILN_WRITE_CHUNK bytes (each hashed, checksummed and written while it is
  * in the cache), so besides the sections' own storage the writer holds one
- * piece, the table and, when compressing, zlib's state (about 256 KiB at
- * level 6).
+ * piece, the table and, when compressing, zlib's state (256 KiB at the
+ * default window and memory level, by zlib's own account).
  * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT (a compression level outside
  *         1..9, a producer giving more or fewer bytes than declared),
  *         KILN_ERR_LIMIT (offsets past 2^64), KILN_ERR_OUT_OF_MEMORY, or
@@ -298,7 +298,7 @@ kiln_status kiln_container_write_file(const kiln_section_spec *sections, uint32_
                                       uint64_t features, const char *path, kiln_progress *progress,
                                       kiln_error *err);
 
-/* The size of the pieces the writer streams (1 MiB: see container_writer.c). */
+/* The size of the pieces the writer streams (see container_writer.c). */
 #define KILN_WRITE_CHUNK ((size_t)1 << 20)
 
 /*
