@@ -27,8 +27,10 @@ static kiln_status write_all(int fd, const uint8_t *data, size_t size, bool mapp
                              kiln_progress *progress, kiln_error *err)
 {
     const uint8_t *released = data;
+    /* A mapping's pages are given back every 4 MiB, so at most that much of it is resident. */
+    size_t step = mapped ? (size_t)4 << 20 : (size_t)KILN_PROGRESS_STEP;
     while (size > 0) {
-        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : size;
+        size_t piece = size > step ? step : size;
         ssize_t written = write(fd, data, piece);
         if (written < 0) {
             if (errno == EINTR)
