@@ -132,6 +132,14 @@ typedef struct kiln_container {
     uint8_t key_id[KILN_KEY_ID_SIZE];
     uint8_t signature[KILN_SIGNATURE_SIZE];
     kiln_progress *progress; /* set by the caller; NULL for none */
+    /* Set by the caller when `bytes` is a read-only mapping of a file
+     * (kiln_mapped_file): the pages of an uncompressed section are then
+     * given back as soon as they are checked (they stay in the page cache
+     * and are mapped again when used), so verifying an artifact does not
+     * make them resident: a full verification of a 128 MiB weight no
+     * longer peaks at 1x the weights. Never for memory the caller owns,
+     * which giving back would zero. */
+    bool file_mapped;
 } kiln_container;
 
 /*
@@ -189,17 +197,63 @@ kiln_status kiln_container_section(const kiln_container *c, uint32_t index, kiln
 
 void kiln_section_view_release(kiln_section_view *view);
 
+/*
+ * Where the writer puts a container's bytes: in file order, except that
+ * the header is written last, at offset 0 (its sizes and table CRC are
+ * known only at the end), and that a section whose compression did not
+ * pay is written again, raw, from its own start. A file sink writes the
+ * temporary file of an atomic write (kiln_container_write_file); a memory
+ * sink appends to a kiln_writer (kiln_container_encode_progress).
+ */
+typedef struct kiln_byte_sink {
+    kiln_status (*write_at)(void *user, uint64_t offset, const uint8_t *bytes, size_t size, kiln_error *err);
+    void *user;
+} kiln_byte_sink;
+
+/*
+ * A section being written: its producer hands over the raw bytes in order
+ * with kiln_section_output_write; the writer hashes them (BLAKE2b-256),
+ * compresses them when asked, takes the CRC32 of the stored bytes and
+ * writes them, a piece at a time, so a section never needs to be in
+ * memory whole.
+ */
+typedef struct kiln_section_output kiln_section_output;
+
+/*
+ * Produce a section's raw bytes. Called once, or a second time when the
+ * section was to be compressed and its zlib stream came out no smaller
+ * than the raw bytes (it is then stored raw): both calls must give the
+ * same bytes, exactly the spec's `size` of them.
+ */
+typedef kiln_status (*kiln_section_produce_fn)(void *user, kiln_section_output *out, kiln_error *err);
+
+/* Hand `size` more raw bytes of the section to the writer.
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT past the declared size, or
+ *         the sink's error (KILN_ERR_IO, KILN_ERR_OUT_OF_MEMORY). */
+kiln_status kiln_section_output_write(kiln_section_output *out, const void *bytes, size_t size, kiln_error *err);
+
+/* Hand `size` zero bytes to the writer (padding inside a section).
+ * @return as kiln_section_output_write. */
+kiln_status kiln_section_output_zeros(kiln_section_output *out, uint64_t size, kiln_error *err);
+
 /* One section handed to the writer. */
 typedef struct kiln_section_spec {
     uint32_t type;
     uint16_t flags;          /* KILN_SECTION_CRITICAL; the writer sets COMPRESSED */
     uint16_t version;
     const uint8_t *data;     /* raw bytes, or stored bytes when `copy_of` is set */
-    size_t size;
+    size_t size;             /* raw bytes: those at `data`, or those `produce` gives */
     int compression_level;   /* 0 = store; 1..9 = zlib level */
     /* When rewriting an artifact: copy this already-verified section's
      * stored bytes and table fields (flags, sizes, CRC, hash) unchanged. */
     const kiln_section_entry *copy_of;
+    /* When set, the raw bytes come from this producer instead of `data`
+     * (the weight data, streamed from the weights' own storage). */
+    kiln_section_produce_fn produce;
+    void *produce_user;
+    /* `data` lies in a read-only file mapping (a section copied from the
+     * artifact being rewritten): its pages are given back once written. */
+    bool data_mapped;
 } kiln_section_spec;
 
 /*
@@ -213,10 +267,39 @@ kiln_status kiln_container_encode(const kiln_section_spec *sections, uint32_t co
 
 /* kiln_container_encode writing format minor `minor` (<= KILN_FORMAT_MINOR;
  * kiln_container_encode writes 0), advancing `progress` (may be NULL) over
- * the hashing and compressing of section bytes. */
+ * the raw bytes of the sections as they are hashed (and compressed). */
 kiln_status kiln_container_encode_progress(const kiln_section_spec *sections, uint32_t count, uint16_t minor,
                                            uint64_t features, kiln_writer *out, kiln_progress *progress,
                                            kiln_error *err);
+
+/*
+ * The container writer itself: the bytes of kiln_container_encode_progress,
+ * written to `sink` as they are made. Sections are streamed in pieces of
+ * KILN_WRITE_CHUNK bytes (each hashed, checksummed and written while it is
+ * in the cache), so besides the sections' own storage the writer holds one
+ * piece, the table and, when compressing, zlib's state (256 KiB at the
+ * default window and memory level, by zlib's own account).
+ * @return KILN_OK, KILN_ERR_INVALID_ARGUMENT (a compression level outside
+ *         1..9, a producer giving more or fewer bytes than declared),
+ *         KILN_ERR_LIMIT (offsets past 2^64), KILN_ERR_OUT_OF_MEMORY, or
+ *         the sink's or a producer's error.
+ */
+kiln_status kiln_container_write(const kiln_section_spec *sections, uint32_t count, uint16_t minor,
+                                 uint64_t features, const kiln_byte_sink *sink, kiln_progress *progress,
+                                 kiln_error *err);
+
+/*
+ * kiln_container_write into a new file that atomically replaces `path`
+ * (file_io.h): the destination holds the old bytes or the whole new
+ * artifact, never a part.
+ * @return as kiln_container_write, or KILN_ERR_IO from the file.
+ */
+kiln_status kiln_container_write_file(const kiln_section_spec *sections, uint32_t count, uint16_t minor,
+                                      uint64_t features, const char *path, kiln_progress *progress,
+                                      kiln_error *err);
+
+/* The size of the pieces the writer streams (see container_writer.c). */
+#define KILN_WRITE_CHUNK ((size_t)1 << 20)
 
 /*
  * Write a new trailer into the last KILN_TRAILER_SIZE bytes `trailer`:

@@ -1,4 +1,5 @@
 /* file_io.c — atomic writes and read-only mappings (POSIX). */
+#define _DEFAULT_SOURCE /* madvise */
 #define _XOPEN_SOURCE 700 /* realpath is an XSI extension of POSIX.1-2008 */
 #include "file_io.h"
 
@@ -22,11 +23,14 @@ static kiln_status io_fail(kiln_error *err, const char *what, const char *path)
     return kiln_fail(err, KILN_ERR_IO, "%s '%s': %s", what, path, strerror(errno));
 }
 
-static kiln_status write_all(int fd, const uint8_t *data, size_t size, const char *path, kiln_progress *progress,
-                             kiln_error *err)
+static kiln_status write_all(int fd, const uint8_t *data, size_t size, bool mapped, const char *path,
+                             kiln_progress *progress, kiln_error *err)
 {
+    const uint8_t *released = data;
+    /* A mapping's pages are given back every 4 MiB, so at most that much of it is resident. */
+    size_t step = mapped ? (size_t)4 << 20 : (size_t)KILN_PROGRESS_STEP;
     while (size > 0) {
-        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : size;
+        size_t piece = size > step ? step : size;
         ssize_t written = write(fd, data, piece);
         if (written < 0) {
             if (errno == EINTR)
@@ -36,6 +40,10 @@ static kiln_status write_all(int fd, const uint8_t *data, size_t size, const cha
         data += written;
         size -= (size_t)written;
         kiln_progress_advance(progress, (uint64_t)written);
+        if (mapped) {
+            kiln_mapped_pages_release(released, (size_t)(data - released));
+            released = data;
+        }
     }
     return KILN_OK;
 }
@@ -161,7 +169,7 @@ static kiln_status keep_attributes(int fd, const struct stat *old, const char *t
 
 kiln_status kiln_atomic_write_file(const char *path, const void *data, size_t size, kiln_error *err)
 {
-    kiln_byte_range whole = {data, size};
+    kiln_byte_range whole = {data, size, false};
     return kiln_atomic_write_parts(path, &whole, 1, err);
 }
 
@@ -174,62 +182,126 @@ kiln_status kiln_atomic_write_parts(const char *path, const kiln_byte_range *par
 kiln_status kiln_atomic_write_parts_progress(const char *path, const kiln_byte_range *parts, size_t count,
                                              kiln_progress *progress, kiln_error *err)
 {
-    char *target = NULL, *temp_path = NULL, *dir = NULL;
+    kiln_atomic_file file;
+    KILN_TRY(kiln_atomic_file_begin(path, &file, err));
+    kiln_status status = KILN_OK;
+    for (size_t i = 0; status == KILN_OK && i < count; i++)
+        status = write_all(file.fd, parts[i].data, parts[i].size, parts[i].mapped, file.temp_path, progress, err);
+    if (status != KILN_OK) {
+        kiln_atomic_file_abort(&file);
+        return status;
+    }
+    return kiln_atomic_file_commit(&file, err);
+}
+
+static void atomic_file_release(kiln_atomic_file *file)
+{
+    free(file->target);
+    free(file->temp_path);
+    free(file->dir);
+    memset(file, 0, sizeof *file);
+    file->fd = -1;
+}
+
+kiln_status kiln_atomic_file_begin(const char *path, kiln_atomic_file *file, kiln_error *err)
+{
     bool existing;
     struct stat old;
-    int fd = -1;
-    kiln_status status = resolve_destination(path, &target, &existing, &old, err);
-    if (status != KILN_OK)
-        goto done;
-    size_t target_len = strlen(target);
-    temp_path = malloc(target_len + sizeof TEMP_SUFFIX);
-    dir = directory_of(target);
-    if (!temp_path || !dir) {
-        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
-        goto done;
+    memset(file, 0, sizeof *file);
+    file->fd = -1;
+    file->path = path;
+    kiln_status status = resolve_destination(path, &file->target, &existing, &old, err);
+    if (status != KILN_OK) {
+        atomic_file_release(file);
+        return status;
     }
-    memcpy(temp_path, target, target_len);
-    memcpy(temp_path + target_len, TEMP_SUFFIX, sizeof TEMP_SUFFIX);
+    size_t target_len = strlen(file->target);
+    file->temp_path = malloc(target_len + sizeof TEMP_SUFFIX);
+    file->dir = directory_of(file->target);
+    if (!file->temp_path || !file->dir) {
+        atomic_file_release(file);
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory writing '%s'", path);
+    }
+    memcpy(file->temp_path, file->target, target_len);
+    memcpy(file->temp_path + target_len, TEMP_SUFFIX, sizeof TEMP_SUFFIX);
     /* A replacement starts private and gets the old file's attributes
      * before any byte is written; a new file gets what a plain open()
      * would give: 0666 less the umask, applied by the kernel. */
-    fd = create_temp(temp_path, target_len, existing ? 0600 : 0666);
-    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    file->fd = create_temp(file->temp_path, target_len, existing ? 0600 : 0666);
+    if (file->fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
         /* Name what is missing, not the temporary file nobody asked for. */
         status = kiln_fail(err, KILN_ERR_IO, "cannot write '%s': the directory '%s' does not exist (create it first)",
-                           path, dir);
-        goto done;
+                           path, file->dir);
+    } else if (file->fd < 0) {
+        status = io_fail(err, "cannot create a temporary file beside", file->target);
+    } else if (existing) {
+        status = keep_attributes(file->fd, &old, file->temp_path, err);
+        if (status != KILN_OK) {
+            kiln_atomic_file_abort(file);
+            return status;
+        }
     }
-    if (fd < 0) {
-        status = io_fail(err, "cannot create a temporary file beside", target);
-        goto done;
+    if (status != KILN_OK)
+        atomic_file_release(file);
+    return status;
+}
+
+kiln_status kiln_atomic_file_write_at(kiln_atomic_file *file, uint64_t offset, const void *data, size_t size,
+                                      kiln_error *err)
+{
+    const uint8_t *bytes = data;
+    while (size > 0) {
+        if (offset > (uint64_t)INT64_MAX)
+            return kiln_fail(err, KILN_ERR_LIMIT, "cannot write '%s': offset %llu is too large", file->path,
+                             (unsigned long long)offset);
+        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : size;
+        ssize_t written = pwrite(file->fd, bytes, piece, (off_t)offset);
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            return io_fail(err, "cannot write", file->temp_path);
+        }
+        if (written == 0)
+            return kiln_fail(err, KILN_ERR_IO, "cannot write '%s': the file system accepted no bytes", file->temp_path);
+        bytes += written;
+        size -= (size_t)written;
+        offset += (uint64_t)written;
     }
-    if (existing)
-        status = keep_attributes(fd, &old, temp_path, err);
-    for (size_t i = 0; status == KILN_OK && i < count; i++)
-        status = write_all(fd, parts[i].data, parts[i].size, temp_path, progress, err);
-    if (status == KILN_OK && fsync(fd) != 0)
-        status = io_fail(err, "cannot fsync", temp_path);
-    if (close(fd) != 0 && status == KILN_OK)
-        status = io_fail(err, "cannot close", temp_path);
-    fd = -1;
-    if (status == KILN_OK && rename(temp_path, target) != 0)
-        status = io_fail(err, "cannot rename the temporary file to", target);
+    return KILN_OK;
+}
+
+kiln_status kiln_atomic_file_commit(kiln_atomic_file *file, kiln_error *err)
+{
+    kiln_status status = KILN_OK;
+    if (fsync(file->fd) != 0)
+        status = io_fail(err, "cannot fsync", file->temp_path);
+    if (close(file->fd) != 0 && status == KILN_OK)
+        status = io_fail(err, "cannot close", file->temp_path);
+    file->fd = -1;
+    if (status == KILN_OK && rename(file->temp_path, file->target) != 0)
+        status = io_fail(err, "cannot rename the temporary file to", file->target);
     if (status != KILN_OK) {
-        unlink(temp_path);
-        goto done;
+        unlink(file->temp_path);
+        atomic_file_release(file);
+        return status;
     }
-    int dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir_fd = open(file->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
         /* Persist the rename itself; a failure here does not tear the file. */
         (void)fsync(dir_fd);
         close(dir_fd);
     }
-done:
-    free(target);
-    free(temp_path);
-    free(dir);
-    return status;
+    atomic_file_release(file);
+    return KILN_OK;
+}
+
+void kiln_atomic_file_abort(kiln_atomic_file *file)
+{
+    if (file->fd >= 0) {
+        close(file->fd);
+        unlink(file->temp_path);
+    }
+    atomic_file_release(file);
 }
 
 kiln_status kiln_mapped_file_open(const char *path, kiln_mapped_file *out, kiln_error *err)
@@ -262,6 +334,22 @@ kiln_status kiln_mapped_file_open(const char *path, kiln_mapped_file *out, kiln_
     }
     close(fd);
     return KILN_OK;
+}
+
+void kiln_mapped_pages_release(const uint8_t *bytes, size_t size)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    long page_size = sysconf(_SC_PAGESIZE);
+    if (page_size <= 0)
+        return;
+    uintptr_t page = (uintptr_t)page_size, start = (uintptr_t)bytes, end = start + size;
+    uintptr_t first = (start + page - 1) / page * page, last = end / page * page;
+    if (last > first)
+        (void)madvise((void *)first, last - first, MADV_DONTNEED);
+#else
+    (void)bytes;
+    (void)size;
+#endif
 }
 
 void kiln_mapped_file_release(kiln_mapped_file *file)

@@ -23,6 +23,45 @@ uint32_t kiln_crc32(const uint8_t *bytes, uint64_t size)
     return kiln_crc32_progress(bytes, size, NULL);
 }
 
+uint32_t kiln_crc32_update(uint32_t crc, const uint8_t *bytes, uint64_t size)
+{
+    uLong value = crc;
+    while (size > 0) {
+        uInt piece = size > KILN_PROGRESS_STEP ? (uInt)KILN_PROGRESS_STEP : (uInt)size;
+        value = crc32(value, bytes, piece);
+        bytes += piece;
+        size -= piece;
+    }
+    return (uint32_t)value;
+}
+
+_Static_assert(sizeof(crypto_generichash_state) <= sizeof(kiln_blake2b_state),
+               "kiln_blake2b_state must hold libsodium's BLAKE2b state");
+_Static_assert(_Alignof(crypto_generichash_state) <= _Alignof(kiln_blake2b_state),
+               "kiln_blake2b_state must be aligned as libsodium's BLAKE2b state");
+
+void kiln_blake2b_256_init(kiln_blake2b_state *state)
+{
+    int ready = sodium_init(); /* idempotent; BLAKE2b needs no randomness */
+    (void)ready;
+    crypto_generichash_init((crypto_generichash_state *)(void *)state->opaque, NULL, 0, KILN_DIGEST_SIZE);
+}
+
+void kiln_blake2b_256_update(kiln_blake2b_state *state, const uint8_t *bytes, uint64_t size)
+{
+    while (size > 0) {
+        size_t piece = size > KILN_PROGRESS_STEP ? (size_t)KILN_PROGRESS_STEP : (size_t)size;
+        crypto_generichash_update((crypto_generichash_state *)(void *)state->opaque, bytes, piece);
+        bytes += piece;
+        size -= piece;
+    }
+}
+
+void kiln_blake2b_256_final(kiln_blake2b_state *state, uint8_t out[KILN_DIGEST_SIZE])
+{
+    crypto_generichash_final((crypto_generichash_state *)(void *)state->opaque, out, KILN_DIGEST_SIZE);
+}
+
 static void hash_update(crypto_generichash_state *state, const uint8_t *bytes, uint64_t size,
                         kiln_progress *progress)
 {

@@ -19,6 +19,23 @@ uint32_t kiln_crc32_progress(const uint8_t *bytes, uint64_t size, kiln_progress 
 void kiln_blake2b_256_progress(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE],
                                kiln_progress *progress);
 
+/*
+ * BLAKE2b-256 fed piece by piece, for bytes that never sit in memory
+ * together (a section streamed from a file). The state is libsodium's
+ * crypto_generichash_state, kept opaque here so that no layer above needs
+ * libsodium's headers; hashing.c checks that it fits.
+ */
+typedef struct kiln_blake2b_state {
+    _Alignas(64) uint8_t opaque[512];
+} kiln_blake2b_state;
+
+void kiln_blake2b_256_init(kiln_blake2b_state *state);
+void kiln_blake2b_256_update(kiln_blake2b_state *state, const uint8_t *bytes, uint64_t size);
+void kiln_blake2b_256_final(kiln_blake2b_state *state, uint8_t out[KILN_DIGEST_SIZE]);
+
+/* Continue the CRC32 `crc` (0 to start) over `size` more bytes. */
+uint32_t kiln_crc32_update(uint32_t crc, const uint8_t *bytes, uint64_t size);
+
 /* BLAKE2b with a 32-byte output, over one or two byte ranges in order. */
 void kiln_blake2b_256(const uint8_t *bytes, uint64_t size, uint8_t out[KILN_DIGEST_SIZE]);
 void kiln_blake2b_256_pair(const uint8_t *first, uint64_t first_size, const uint8_t *second,

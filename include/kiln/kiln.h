@@ -342,6 +342,30 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_weight(kiln_builder *builde
                                                    kiln_error *err);
 
 /**
+ * Add a stored tensor with a static shape whose bytes lie in the file at
+ * `path`, from byte `offset` on (kiln_dtype_size(dtype) * element count
+ * bytes, native little-endian, C order: the element bytes of a .npy file,
+ * for example). The builder keeps the path, not the bytes: sealing
+ * (kiln_builder_save, kiln_builder_encode) reads them in pieces and writes
+ * them to the artifact as they come, so a program's weights need not fit
+ * in memory, and need not be copied into it. The file is opened now to
+ * check that it is a regular file that holds the bytes, and again when
+ * sealing: it must not change in between (a file that no longer holds
+ * them fails the seal with KILN_ERR_IO). Bool weights are refused here:
+ * their bytes must be checked to be 0 or 1, which kiln_builder_add_weight
+ * does.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (a name, kind, shape or path
+ *         refused as by kiln_builder_add_weight, or a bool dtype);
+ *         KILN_ERR_UNSUPPORTED_DTYPE; KILN_ERR_IO when the file cannot be
+ *         opened, is not a regular file or is too short.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_weight_file(kiln_builder *builder, const char *name,
+                                                                 kiln_weight_kind kind, kiln_dtype dtype,
+                                                                 uint32_t rank, const int64_t *shape,
+                                                                 const char *path, uint64_t offset,
+                                                                 kiln_value *out, kiln_error *err);
+
+/**
  * Add a rank-0 constant of `dtype` holding `value` (converted to dtype;
  * the value must be representable). Scalars broadcast against any shape.
  */
@@ -483,7 +507,14 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builde
 KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
                                                size_t *size, kiln_error *err);
 
-/** Seal the program and write it to `path` atomically (temp file + rename). */
+/**
+ * Seal the program and write it to `path` atomically (temp file + rename).
+ * Streamed: each section, the weights included, goes to the file a piece
+ * at a time, hashed and checksummed on the way, so sealing holds no second
+ * copy of the weights (kiln_builder_add_weight_file: not even a first).
+ * @return KILN_OK, a sealing error (as kiln_builder_encode), or
+ *         KILN_ERR_IO naming the file that could not be read or written.
+ */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
                                              kiln_error *err);
 

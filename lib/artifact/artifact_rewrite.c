@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-#include "format/file_io.h"
 #include "format/container.h"
 #include "format/error.h"
 #include "sections.h"
@@ -13,8 +12,6 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
                                           kiln_error *err)
 {
     const kiln_container *c = &p->container;
-    kiln_writer out;
-    kiln_writer_init(&out);
     /* One more entry than the file has: the new section. */
     kiln_section_spec *specs = calloc((size_t)c->section_count + 1, sizeof *specs);
     if (!specs)
@@ -42,6 +39,7 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
             .data = c->bytes + s->offset,
             .size = (size_t)s->stored_size,
             .copy_of = s,
+            .data_mapped = c->file_mapped,
         };
         if (at_anchor && place.after)
             specs[count++] = new_section;
@@ -50,11 +48,10 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
     kiln_status status = placed ? KILN_OK
                                 : kiln_fail(err, KILN_ERR_MALFORMED, "the artifact has no section to place the new "
                                                                      "one next to");
-    if (status == KILN_OK) /* keeps the minor and the feature bits */
-        status = kiln_container_encode_progress(specs, count, c->minor, c->features, &out, NULL, err);
+    /* Keeps the minor and the feature bits. Streamed: the copied sections
+     * go from the mapped file to the new one, never into a buffer. */
     if (status == KILN_OK)
-        status = kiln_atomic_write_file(path, out.data, out.size, err);
+        status = kiln_container_write_file(specs, count, c->minor, c->features, path, NULL, err);
     free(specs);
-    kiln_writer_release(&out);
     return status;
 }

@@ -35,9 +35,11 @@ kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_pa
     if (status == KILN_OK) {
         uint8_t trailer[KILN_TRAILER_SIZE];
         kiln_trailer_write(trailer, c->digest, key_id, signature);
+        /* The body goes from the mapping to the new file, its pages given
+         * back as they are written: signing does not make the weights resident. */
         kiln_byte_range parts[2] = {
-            {c->bytes, (size_t)(c->size - KILN_TRAILER_SIZE)},
-            {trailer, KILN_TRAILER_SIZE},
+            {c->bytes, (size_t)(c->size - KILN_TRAILER_SIZE), c->file_mapped},
+            {trailer, KILN_TRAILER_SIZE, false},
         };
         kiln_progress progress = {full.progress, full.progress_user, 0, c->size, 0};
         status = kiln_atomic_write_parts_progress(out_path ? out_path : path, parts, 2, &progress, err);

@@ -33,6 +33,7 @@
 
 #include "format/checked_math.h"
 #include "format/error.h"
+#include "npy.h"
 #include "tensor.h"
 
 /* Element bytes are copied verbatim between the file (always little-endian
@@ -513,6 +514,25 @@ kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **o
     if (byte_size > 0)
         memcpy(kiln_tensor_data(tensor), data, byte_size);
     *out = tensor;
+    return KILN_OK;
+}
+
+kiln_status kiln_npy_read_header(const uint8_t *prefix, size_t size, uint64_t file_size, kiln_dtype *dtype,
+                                 uint32_t *rank, int64_t shape[KILN_MAX_RANK], uint64_t *data_offset,
+                                 kiln_error *err)
+{
+    npy_header h;
+    size_t offset = 0, byte_size = 0;
+    memset(&h, 0, sizeof h);
+    if (size > file_size)
+        size = (size_t)file_size;
+    KILN_TRY(parse_npy_header(prefix, size, &h, &offset, err));
+    uint64_t present = file_size - offset;
+    KILN_TRY(check_data_size(&h, present > SIZE_MAX ? SIZE_MAX : (size_t)present, &byte_size, err));
+    *dtype = h.dtype;
+    *rank = h.rank;
+    memcpy(shape, h.shape, sizeof h.shape);
+    *data_offset = offset;
     return KILN_OK;
 }
 

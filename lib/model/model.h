@@ -48,6 +48,12 @@ typedef struct kiln_weight_decl {
     uint64_t byte_size;
     uint64_t data_offset;  /* within the weight data section */
     const uint8_t *data;   /* borrowed: builder storage or the mapped file */
+    /* Writer only, when `data` is NULL: the bytes are read from this file,
+     * from byte source_offset on, while the artifact is written
+     * (kiln_builder_add_weight_file; lib/program/weight_stream.c). */
+    const char *source_path; /* borrowed from the builder */
+    uint64_t source_offset;
+    bool source_no_follow;   /* a symbolic link in its last component is refused */
 } kiln_weight_decl;
 
 typedef struct kiln_opset_entry {

@@ -31,6 +31,7 @@
 #include "shape_parse.h"
 #include "tensor.h"
 #include "identifier.h"
+#include "weight_stream.h"
 #include "model_check.h"
 #include "node_name.h"
 
@@ -46,7 +47,7 @@ struct kiln_builder {
     builder_value *values;
     uint32_t value_count;
     kiln_value_type *node_types;
-    uint8_t **weight_storage; /* owned copies, parallel to model.weights */
+    uint8_t **weight_storage; /* owned copies (or file paths), parallel to model.weights */
     uint32_t scalar_count;
     uint32_t metadata_capacity, dim_capacity, input_capacity, weight_capacity;
     uint32_t opset_capacity, node_capacity, output_capacity, value_capacity;
@@ -341,9 +342,13 @@ kiln_status kiln_builder_add_input(kiln_builder *b, const char *name, kiln_dtype
     return KILN_OK;
 }
 
-kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
-                                    uint32_t rank, const int64_t *shape, const void *data, kiln_value *out,
-                                    kiln_error *err)
+/*
+ * The weight's bytes: copied from `data`, or, when `path` is given, the
+ * path (checked now to hold them) from which sealing reads them.
+ */
+static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                              uint32_t rank, const int64_t *shape, const void *data, const char *path,
+                              uint64_t offset, bool no_follow, kiln_value *out, kiln_error *err)
 {
     kiln_model *m = &b->model;
     uint64_t count;
@@ -360,12 +365,15 @@ kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weig
     if (rank > 0 && !shape)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': shape is NULL", name);
     KILN_TRY(kiln_shape_sizes(dtype, rank, shape, &count, &bytes, err));
-    if (bytes && !data)
+    if (bytes && !data && !path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': data is NULL", name);
+    if (path)
+        KILN_TRY(kiln_weight_file_check(name, path, offset, bytes, no_follow, err));
     kiln_weight_decl decl = {.kind = kind, .dtype = dtype, .rank = rank, .byte_size = bytes};
     if (rank)
         memcpy(decl.shape, shape, rank * sizeof *shape);
-    uint8_t *copy = malloc(bytes ? bytes : 1);
+    /* The builder owns either the bytes or the path they are read from. */
+    uint8_t *copy = path ? (uint8_t *)strdup(path) : malloc(bytes ? bytes : 1);
     decl.name = strdup(name);
     uint32_t storage_capacity = b->weight_capacity;
     if (!copy || !decl.name ||
@@ -375,9 +383,15 @@ kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weig
         free(decl.name);
         return no_memory(err);
     }
-    if (bytes)
-        memcpy(copy, data, bytes);
-    decl.data = copy;
+    if (path) {
+        decl.source_path = (const char *)copy;
+        decl.source_offset = offset;
+        decl.source_no_follow = no_follow;
+    } else {
+        if (bytes)
+            memcpy(copy, data, bytes);
+        decl.data = copy;
+    }
     kiln_status status = new_value(b, VALUE_WEIGHT, m->weight_count, out, err);
     if (status != KILN_OK) {
         free(copy);
@@ -387,6 +401,42 @@ kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weig
     b->weight_storage[m->weight_count] = copy;
     m->weights[m->weight_count++] = decl;
     return KILN_OK;
+}
+
+kiln_status kiln_builder_add_weight(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                                    uint32_t rank, const int64_t *shape, const void *data, kiln_value *out,
+                                    kiln_error *err)
+{
+    return add_weight(b, name, kind, dtype, rank, shape, data, NULL, 0, false, out, err);
+}
+
+static kiln_status add_weight_file(kiln_builder *b, const char *name, kiln_weight_kind kind, kiln_dtype dtype,
+                                   uint32_t rank, const int64_t *shape, const char *path, uint64_t offset,
+                                   bool no_follow, kiln_value *out, kiln_error *err)
+{
+    if (!path || !path[0])
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "weight '%s': the file path is empty",
+                         name ? name : "(null)");
+    if (dtype == KILN_BOOL)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "weight '%s': bool weights must be added with kiln_builder_add_weight, which checks that "
+                         "every byte is 0 or 1", name ? name : "(null)");
+    return add_weight(b, name, kind, dtype, rank, shape, NULL, path, offset, no_follow, out, err);
+}
+
+kiln_status kiln_builder_add_weight_file(kiln_builder *b, const char *name, kiln_weight_kind kind,
+                                         kiln_dtype dtype, uint32_t rank, const int64_t *shape, const char *path,
+                                         uint64_t offset, kiln_value *out, kiln_error *err)
+{
+    return add_weight_file(b, name, kind, dtype, rank, shape, path, offset, false, out, err);
+}
+
+kiln_status kiln_builder_add_weight_file_resolved(kiln_builder *b, const char *name, kiln_weight_kind kind,
+                                                  kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                                                  const char *resolved, uint64_t offset, kiln_value *out,
+                                                  kiln_error *err)
+{
+    return add_weight_file(b, name, kind, dtype, rank, shape, resolved, offset, true, out, err);
 }
 
 /* Convert `value` to one element of `dtype`, refusing values it cannot hold. */
@@ -888,47 +938,54 @@ static kiln_status stamp(kiln_model *m, int64_t timestamp, kiln_error *err)
     return KILN_OK;
 }
 
+/* Check `options` (NULL: the defaults, in *defaults) and seal the builder's program into *sealed. */
+static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_options **options,
+                                     kiln_save_options *defaults, kiln_model *sealed, kiln_error *err)
+{
+    int64_t timestamp;
+    memset(sealed, 0, sizeof *sealed);
+    if (!*options) {
+        kiln_save_options_default(defaults);
+        *options = defaults;
+    }
+    if ((*options)->struct_size != sizeof **options)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "save options were not initialised with kiln_save_options_default");
+    if ((*options)->compression_level < 0 || (*options)->compression_level > 9)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
+                         (*options)->compression_level);
+    kiln_limits reader_limits;
+    kiln_limits_default(&reader_limits);
+    if ((*options)->reader_limits) {
+        if ((*options)->reader_limits->struct_size != sizeof reader_limits)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                             "save options: reader_limits were not initialised with kiln_limits_default");
+        reader_limits = *(*options)->reader_limits;
+    }
+    KILN_TRY(choose_timestamp(*options, &timestamp, err));
+    kiln_status status = seal_model(b, sealed, err);
+    if (status == KILN_OK)
+        status = kiln_model_fits_reader_limits(sealed, &reader_limits, err);
+    if (status == KILN_OK && timestamp >= 0)
+        status = stamp(sealed, timestamp, err);
+    if (status != KILN_OK)
+        kiln_model_release(sealed);
+    return status;
+}
+
 kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_save_options *options,
                                              void **bytes, size_t *size, kiln_error *err)
 {
     kiln_save_options defaults;
     kiln_model sealed;
     kiln_writer out;
-    int64_t timestamp;
     *bytes = NULL;
     *size = 0;
-    if (!options) {
-        kiln_save_options_default(&defaults);
-        options = &defaults;
-    }
-    if (options->struct_size != sizeof *options)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "save options were not initialised with kiln_save_options_default");
-    if (options->compression_level < 0 || options->compression_level > 9)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
-                         options->compression_level);
-    kiln_limits reader_limits;
-    kiln_limits_default(&reader_limits);
-    if (options->reader_limits) {
-        if (options->reader_limits->struct_size != sizeof reader_limits)
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                             "save options: reader_limits were not initialised with kiln_limits_default");
-        reader_limits = *options->reader_limits;
-    }
-    KILN_TRY(choose_timestamp(options, &timestamp, err));
-    kiln_status status = seal_model(b, &sealed, err);
-    if (status == KILN_OK)
-        status = kiln_model_fits_reader_limits(&sealed, &reader_limits, err);
-    if (status == KILN_OK && timestamp >= 0)
-        status = stamp(&sealed, timestamp, err);
-    if (status != KILN_OK) {
-        kiln_model_release(&sealed);
-        return status;
-    }
+    KILN_TRY(seal_with_options(b, &options, &defaults, &sealed, err));
     kiln_writer_init(&out);
     kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
-    status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out, &progress,
-                               err);
+    kiln_status status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out,
+                                           &progress, err);
     kiln_model_release(&sealed);
     if (status != KILN_OK) {
         kiln_writer_release(&out);
@@ -947,15 +1004,17 @@ kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *siz
 kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *path,
                                            const kiln_save_options *options, kiln_error *err)
 {
-    void *bytes;
-    size_t size;
+    kiln_save_options defaults;
+    kiln_model sealed;
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
-    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size, 0};
-    kiln_byte_range whole = {bytes, size};
-    kiln_status status = kiln_atomic_write_parts_progress(path, &whole, 1, &progress, err);
-    free(bytes);
+    KILN_TRY(seal_with_options(b, &options, &defaults, &sealed, err));
+    /* Streamed: the weights go from the builder (or their files) to the
+     * temporary file a piece at a time, hashed on the way. */
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
+    kiln_status status = kiln_model_save(&sealed, options->compression_level, options->store_memory_plan, path,
+                                         &progress, err);
+    kiln_model_release(&sealed);
     return status;
 }
 

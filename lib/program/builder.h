@@ -17,4 +17,16 @@
 kiln_status kiln_builder_value_dtype(const kiln_builder *builder, kiln_value value, kiln_dtype *out,
                                      kiln_error *err);
 
+/**
+ * kiln_builder_add_weight_file for `resolved`, a real path (realpath) the
+ * caller has confined (the text assembler: inside the text's folder): a
+ * symbolic link put in its last component since is refused (O_NOFOLLOW),
+ * when the weight is added and again when the artifact is written.
+ * @return as kiln_builder_add_weight_file.
+ */
+kiln_status kiln_builder_add_weight_file_resolved(kiln_builder *builder, const char *name, kiln_weight_kind kind,
+                                                  kiln_dtype dtype, uint32_t rank, const int64_t *shape,
+                                                  const char *resolved, uint64_t offset, kiln_value *out,
+                                                  kiln_error *err);
+
 #endif

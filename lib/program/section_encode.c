@@ -1,6 +1,9 @@
 /* section_encode.c — program model → sections → container bytes. */
 #include "section_encode.h"
 
+#include <stdint.h>
+
+#include "format/error.h"
 #include "half_feature.h"
 #include "section_checks.h"
 #include "section_dims.h"
@@ -14,6 +17,7 @@
 #include "section_runtime_guards.h"
 #include "section_weights.h"
 #include "sections.h"
+#include "weight_stream.h"
 
 /* Section order in the file (spec/format.md §7). */
 enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, WDAT, SECTION_COUNT };
@@ -40,9 +44,10 @@ static const struct {
     [WDAT] = {KILN_SECTION_WDAT, true, 0},
 };
 
-/* Encode every section of `m` that the file holds into parts[], marking it in present[]. */
+/* Encode every section of `m` that the file holds into parts[], marking it
+ * in present[]; WDAT is left empty (it is streamed) and its size put in *weight_bytes. */
 static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_writer *parts, bool *present,
-                                   kiln_error *err)
+                                   uint64_t *weight_bytes, kiln_error *err)
 {
     for (int i = 0; i < SECTION_COUNT; i++)
         present[i] = true;
@@ -59,7 +64,7 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
     kiln_opset_encode(m, &parts[OPST]);
     kiln_dims_encode(m, &parts[DIMS]);
     kiln_io_signature_encode(m, &parts[IOSG]);
-    kiln_status status = kiln_weights_encode(m, &parts[WTAB], &parts[WDAT], err);
+    kiln_status status = kiln_weights_encode(m, &parts[WTAB], weight_bytes, err);
     kiln_graph_encode(m, &parts[GRPH]);
     if (present[NNAM])
         kiln_node_names_encode(m, &parts[NNAM]);
@@ -74,42 +79,80 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
     return status;
 }
 
-kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
-                              kiln_writer *out, kiln_progress *progress, kiln_error *err)
+/*
+ * The sections of `m` as the container writer takes them: each encoded
+ * into parts[] except WDAT, whose bytes kiln_weights_produce streams from
+ * the weights' own storage. *minor: the oldest format minor that has them.
+ */
+static kiln_status prepare(kiln_model *m, int weight_compression_level, bool store_memory_plan, kiln_writer *parts,
+                           kiln_section_spec *specs, uint32_t *count, uint16_t *minor, kiln_progress *progress,
+                           kiln_error *err)
 {
-    kiln_writer parts[SECTION_COUNT];
     bool present[SECTION_COUNT];
-    kiln_section_spec specs[SECTION_COUNT];
-
-    for (int i = 0; i < SECTION_COUNT; i++)
-        kiln_writer_init(&parts[i]);
-    kiln_status status = encode_sections(m, store_memory_plan, parts, present, err);
-    uint32_t count = 0;
-    uint16_t minor = 0;
+    uint64_t weight_bytes = 0;
+    kiln_status status = encode_sections(m, store_memory_plan, parts, present, &weight_bytes, err);
+    if (status == KILN_OK && weight_bytes > SIZE_MAX)
+        status = kiln_fail(err, KILN_ERR_LIMIT, "weights are too large");
+    *count = 0;
+    *minor = 0;
     for (int i = 0; status == KILN_OK && i < SECTION_COUNT; i++) {
         if (!present[i])
             continue;
         status = kiln_writer_finish(&parts[i], err);
-        specs[count++] = (kiln_section_spec){
+        specs[(*count)++] = (kiln_section_spec){
             .type = layout[i].type,
             .flags = layout[i].critical ? KILN_SECTION_CRITICAL : 0,
             .version = KILN_PROGRAM_SECTION_VERSION,
             .data = parts[i].data,
-            .size = parts[i].size,
+            .size = i == WDAT ? (size_t)weight_bytes : parts[i].size,
             .compression_level = i == WDAT ? weight_compression_level : 0,
+            .produce = i == WDAT ? kiln_weights_produce : NULL,
+            .produce_user = i == WDAT ? m : NULL,
         };
-        if (layout[i].since_minor > minor)
-            minor = layout[i].since_minor;
+        if (layout[i].since_minor > *minor)
+            *minor = layout[i].since_minor;
     }
     if (progress) {
-        /* Every section is hashed; the weights are also compressed when asked. */
+        /* Every section's raw bytes pass once through the hash (and zlib). */
         progress->total = 0;
-        for (uint32_t i = 0; i < count; i++)
-            progress->total += specs[i].size * (specs[i].compression_level > 0 ? 2 : 1);
+        for (uint32_t i = 0; i < *count; i++)
+            progress->total += specs[i].size;
     }
+    return status;
+}
+
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
+                              kiln_writer *out, kiln_progress *progress, kiln_error *err)
+{
+    kiln_writer parts[SECTION_COUNT];
+    kiln_section_spec specs[SECTION_COUNT];
+    uint32_t count;
+    uint16_t minor;
+    for (int i = 0; i < SECTION_COUNT; i++)
+        kiln_writer_init(&parts[i]);
+    kiln_status status =
+        prepare(m, weight_compression_level, store_memory_plan, parts, specs, &count, &minor, progress, err);
     if (status == KILN_OK)
         status = kiln_container_encode_progress(specs, count, minor, kiln_model_required_features(m), out, progress,
                                                 err);
+    for (int i = 0; i < SECTION_COUNT; i++)
+        kiln_writer_release(&parts[i]);
+    return status;
+}
+
+kiln_status kiln_model_save(kiln_model *m, int weight_compression_level, bool store_memory_plan, const char *path,
+                            kiln_progress *progress, kiln_error *err)
+{
+    kiln_writer parts[SECTION_COUNT];
+    kiln_section_spec specs[SECTION_COUNT];
+    uint32_t count;
+    uint16_t minor;
+    for (int i = 0; i < SECTION_COUNT; i++)
+        kiln_writer_init(&parts[i]);
+    kiln_status status =
+        prepare(m, weight_compression_level, store_memory_plan, parts, specs, &count, &minor, progress, err);
+    if (status == KILN_OK)
+        status = kiln_container_write_file(specs, count, minor, kiln_model_required_features(m), path, progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;

@@ -16,4 +16,12 @@
 kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
                               kiln_writer *out, kiln_progress *progress, kiln_error *err);
 
+/*
+ * kiln_model_encode into a file that atomically replaces `path`, streamed:
+ * the weight bytes go from where the model holds them (memory, or the
+ * files kiln_builder_add_weight_file named) to the file a piece at a time.
+ */
+kiln_status kiln_model_save(kiln_model *m, int weight_compression_level, bool store_memory_plan, const char *path,
+                            kiln_progress *progress, kiln_error *err);
+
 #endif

@@ -8,17 +8,16 @@
 #include "sections.h"
 #include "tensor.h"
 
-kiln_status kiln_weights_encode(kiln_model *m, kiln_writer *table, kiln_writer *data, kiln_error *err)
+kiln_status kiln_weights_encode(kiln_model *m, kiln_writer *table, uint64_t *data_size, kiln_error *err)
 {
+    uint64_t end = 0;
     kiln_write_u32(table, m->weight_count);
     for (uint32_t i = 0; i < m->weight_count; i++) {
         kiln_weight_decl *wt = &m->weights[i];
         uint64_t aligned;
-        if (!kiln_align_up_u64(data->size, KILN_WEIGHT_ALIGNMENT, &aligned))
+        if (!kiln_align_up_u64(end, KILN_WEIGHT_ALIGNMENT, &aligned) || !kiln_add_u64(aligned, wt->byte_size, &end))
             return kiln_fail(err, KILN_ERR_LIMIT, "weights are too large");
-        kiln_write_zeros(data, (size_t)(aligned - data->size));
         wt->data_offset = aligned;
-        kiln_write_bytes(data, wt->data, (size_t)wt->byte_size);
         kiln_write_string(table, wt->name);
         kiln_write_u8(table, (uint8_t)wt->kind);
         kiln_write_u8(table, (uint8_t)wt->dtype);
@@ -28,6 +27,7 @@ kiln_status kiln_weights_encode(kiln_model *m, kiln_writer *table, kiln_writer *
         kiln_write_u64(table, wt->data_offset);
         kiln_write_u64(table, wt->byte_size);
     }
+    *data_size = end;
     return KILN_OK;
 }
 

@@ -13,12 +13,14 @@
 struct kiln_report;
 
 /*
- * Append the WTAB payload of `m` to `table` and the weight bytes to
- * `data` (the raw WDAT payload), each weight at the next multiple of
- * KILN_WEIGHT_ALIGNMENT; the offsets chosen are stored in the weights'
- * data_offset. @return KILN_ERR_LIMIT when the offsets overflow
+ * Lay out the weight bytes of WDAT, each weight at the next multiple of
+ * KILN_WEIGHT_ALIGNMENT (the offsets chosen are stored in the weights'
+ * data_offset, *data_size receives the raw size of WDAT), and append the
+ * WTAB payload of `m` to `table`. The bytes themselves are written by
+ * kiln_weights_produce (weight_stream.h).
+ * @return KILN_OK, or KILN_ERR_LIMIT when the offsets overflow
  */
-kiln_status kiln_weights_encode(kiln_model *m, kiln_writer *table, kiln_writer *data, kiln_error *err);
+kiln_status kiln_weights_encode(kiln_model *m, kiln_writer *table, uint64_t *data_size, kiln_error *err);
 
 /*
  * Decode a WTAB payload into m->weights, checking each weight's bytes

@@ -240,6 +240,9 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
         return;
     }
     note_unknown_features(&p->container, report);
+    /* A program loaded from a file checks its mapping: the checked pages
+     * of uncompressed sections are given back (format/container.h). */
+    p->container.file_mapped = p->file.mapping != NULL && bytes == p->file.bytes;
     /* Progress covers the section bytes checked now: CRC of the stored and
      * hash of the raw bytes, for every section under full verification,
      * shown as the stored bytes they cover (about the file's size). */

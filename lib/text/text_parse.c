@@ -31,6 +31,7 @@
 #include "builder.h"
 #include "format/error.h"
 #include "half.h"
+#include "npy.h"
 #include "op_registry.h"
 #include "shape_parse.h"
 #include "tensor.h"
@@ -716,9 +717,8 @@ static kiln_status parse_check(parser *p)
  * can write the folder can write its files.
  */
 
-/* The largest .npy overhead lib/core/npy.c accepts: magic, version, a u32
- * header length (12 bytes) and a header of at most 1 MiB (NPY_MAX_HEADER_SIZE). */
-#define NPY_MAX_OVERHEAD (12 + ((uint64_t)1 << 20))
+/* The largest .npy overhead lib/core/npy.c accepts (npy.h). */
+#define NPY_MAX_OVERHEAD KILN_NPY_MAX_OVERHEAD
 
 /* The most element bytes a file reference may hold, and what says so in a message. */
 typedef struct file_bound {
@@ -813,9 +813,14 @@ static bool read_exactly(int fd, uint8_t *data, size_t size)
     return true;
 }
 
-/* Open `resolved` (the real path of `path`) as a regular file of at most bound's bytes and read it whole. */
+/*
+ * Open `resolved` (the real path of `path`) as a regular file of at most
+ * bound's bytes and read its first `most_read` bytes (SIZE_MAX: all of
+ * it); *file_size receives its size.
+ */
 static kiln_status read_regular(parser *p, const char *path, const char *resolved, kiln_text_position at,
-                                const file_bound *bound, uint8_t **bytes, size_t *size)
+                                const file_bound *bound, size_t most_read, uint8_t **bytes, size_t *size,
+                                uint64_t *file_size)
 {
     int fd = open(resolved, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -831,10 +836,11 @@ static kiln_status read_regular(parser *p, const char *path, const char *resolve
     else if ((uint64_t)st.st_size > most || (uint64_t)st.st_size > SIZE_MAX)
         status = FAIL_AT(p, at, KILN_ERR_LIMIT, "file '%s' is %llu bytes, more than a .npy of %s can be (at most %llu)",
                          path, (unsigned long long)st.st_size, bound->what, (unsigned long long)most);
-    *bytes = status == KILN_OK ? malloc(st.st_size ? (size_t)st.st_size : 1) : NULL;
+    size_t wanted = status == KILN_OK && (uint64_t)st.st_size < most_read ? (size_t)st.st_size : most_read;
+    *bytes = status == KILN_OK ? malloc(wanted ? wanted : 1) : NULL;
     if (status == KILN_OK && !*bytes)
         status = no_memory(p);
-    if (status == KILN_OK && !read_exactly(fd, *bytes, (size_t)st.st_size))
+    if (status == KILN_OK && !read_exactly(fd, *bytes, wanted))
         status = FAIL_AT(p, at, KILN_ERR_IO, "cannot read the %llu bytes of file '%s'", (unsigned long long)st.st_size,
                          path);
     close(fd);
@@ -843,7 +849,8 @@ static kiln_status read_regular(parser *p, const char *path, const char *resolve
         *bytes = NULL;
         return status;
     }
-    *size = (size_t)st.st_size;
+    *size = wanted;
+    *file_size = (uint64_t)st.st_size;
     return KILN_OK;
 }
 
@@ -854,9 +861,10 @@ static kiln_status read_npy_file(parser *p, const char *path, kiln_text_position
     char *resolved = NULL;
     uint8_t *bytes = NULL;
     size_t size = 0;
+    uint64_t file_size;
     KILN_TRY(check_file_text(p, path, at));
     KILN_TRY(resolve_inside(p, path, at, &resolved));
-    kiln_status status = read_regular(p, path, resolved, at, bound, &bytes, &size);
+    kiln_status status = read_regular(p, path, resolved, at, bound, SIZE_MAX, &bytes, &size, &file_size);
     free(resolved);
     kiln_error cause;
     if (status == KILN_OK && kiln_npy_read_memory(bytes, size, tensor, &cause) != KILN_OK)
@@ -933,6 +941,70 @@ static kiln_status read_declared_file(parser *p, const char *name, kiln_dtype dt
         *tensor = NULL;
     }
     free(path);
+    return status;
+}
+
+/*
+ * `file "PATH"` for a weight declared dtype[extents] (the current token is
+ * `file`), streamed rather than read: the file is confined and bounded as
+ * for any file reference, but only its .npy header is read here, checked
+ * to hold exactly that type, and *resolved (caller frees; the real path)
+ * and *data_offset say where the element bytes are. The builder reads them
+ * while the artifact is written (kiln_builder_add_weight_file), so
+ * assembling a program never holds its weights in memory.
+ */
+static kiln_status read_declared_file_header(parser *p, const char *name, kiln_dtype dtype, uint32_t rank,
+                                             const int64_t *extents, char **resolved, uint64_t *data_offset)
+{
+    char *path = NULL;
+    uint8_t *prefix = NULL;
+    size_t size = 0;
+    uint64_t file_size = 0;
+    kiln_text_position at;
+    kiln_text_buffer type;
+    *resolved = NULL;
+    KILN_TRY(advance(p)); /* 'file' */
+    if (p->token.kind != KILN_TOKEN_STRING)
+        return expected(p, "the file path as a string after 'file'");
+    at = p->token.at;
+    KILN_TRY(copy_string(p, &path));
+    kiln_text_buffer_init(&type);
+    describe_type(&type, dtype, rank, extents);
+    file_bound bound = {kiln_dtype_size(dtype), type.data && !type.failed ? type.data : "the declared type"};
+    for (uint32_t a = 0; a < rank; a++)
+        bound.data_bytes = times_saturating(bound.data_bytes, extents[a]);
+    kiln_status status = check_file_text(p, path, at);
+    if (status == KILN_OK)
+        status = resolve_inside(p, path, at, resolved);
+    if (status == KILN_OK)
+        status = read_regular(p, path, *resolved, at, &bound, (size_t)NPY_MAX_OVERHEAD, &prefix, &size, &file_size);
+    kiln_error cause;
+    kiln_dtype held_dtype = KILN_F32;
+    uint32_t held_rank = 0;
+    int64_t held_shape[KILN_MAX_RANK] = {0};
+    if (status == KILN_OK && kiln_npy_read_header(prefix, size, file_size, &held_dtype, &held_rank, held_shape,
+                                                  data_offset, &cause) != KILN_OK)
+        status = FAIL_AT(p, at, cause.code, "file '%s': %s", path, cause.message);
+    bool same = held_dtype == dtype && held_rank == rank;
+    for (uint32_t a = 0; same && a < rank; a++)
+        same = held_shape[a] == extents[a];
+    if (status == KILN_OK && !same) {
+        kiln_text_buffer held;
+        kiln_text_buffer_init(&held);
+        describe_type(&held, held_dtype, held_rank, held_shape);
+        status = FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "file '%s' holds %s, but '%s' is declared %s", path,
+                         held.data && !held.failed ? held.data : "?", name, bound.what);
+        kiln_text_buffer_release(&held);
+    }
+    if (status == KILN_OK)
+        status = advance(p);
+    free(prefix);
+    free(path);
+    kiln_text_buffer_release(&type);
+    if (status != KILN_OK) {
+        free(*resolved);
+        *resolved = NULL;
+    }
     return status;
 }
 
@@ -1015,6 +1087,8 @@ static kiln_status parse_weight(parser *p, kiln_weight_kind kind, const char *ke
     size_t byte_size;
     char *name, *shape = NULL;
     kiln_tensor *file = NULL;
+    char *source = NULL;
+    uint64_t source_offset = 0;
     kiln_text_buffer literals;
     kiln_value value;
     kiln_text_buffer_init(&literals);
@@ -1029,8 +1103,13 @@ static kiln_status parse_weight(parser *p, kiln_weight_kind kind, const char *ke
         status = FAIL_AT(p, at, cause.code, "weight '%s': %s", name, cause.message);
     if (status == KILN_OK)
         status = expect(p, KILN_TOKEN_EQUALS, "'=' and the values (file \"PATH\", [v, ...] or v)");
+    /* A weight's file is streamed when the artifact is written; only a
+     * bool one is read now, to check that every byte is 0 or 1. */
+    bool streamed = kiln_token_is_word(&p->token, "file") && dtype != KILN_BOOL;
     if (status == KILN_OK) {
-        if (kiln_token_is_word(&p->token, "file"))
+        if (streamed)
+            status = read_declared_file_header(p, name, dtype, rank, extents, &source, &source_offset);
+        else if (kiln_token_is_word(&p->token, "file"))
             status = read_declared_file(p, name, dtype, rank, extents, &file);
         else if (p->token.kind == KILN_TOKEN_LBRACKET || is_literal_token(&p->token))
             status = read_literal_values(p, dtype, rank, extents, element_count, &literals);
@@ -1039,12 +1118,18 @@ static kiln_status parse_weight(parser *p, kiln_weight_kind kind, const char *ke
     }
     if (status == KILN_OK) {
         const void *data = file ? kiln_tensor_const_data(file) : literals.data;
-        if (kiln_builder_add_weight(p->builder, name, kind, dtype, rank, extents, data, &value, &cause) != KILN_OK)
+        kiln_status added = streamed ? kiln_builder_add_weight_file_resolved(p->builder, name, kind, dtype, rank,
+                                                                             extents, source, source_offset, &value,
+                                                                             &cause)
+                                     : kiln_builder_add_weight(p->builder, name, kind, dtype, rank, extents, data,
+                                                               &value, &cause);
+        if (added != KILN_OK)
             status = fail_with(p, at, &cause);
     }
     if (status == KILN_OK)
         status = kiln_text_symbols_add(&p->values, name, strlen(name), value, at, p->err);
     kiln_tensor_free(file);
+    free(source);
     kiln_text_buffer_release(&literals);
     free(name);
     free(shape);
