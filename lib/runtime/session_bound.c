@@ -2,6 +2,7 @@
 #include "session_bound.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,12 +356,21 @@ kiln_status kiln_session_bound_resolve(const kiln_program *p, const kiln_session
     return status;
 }
 
+/* The size of kiln_session_options before `profile` was added at its end:
+ * options a caller built against that header are still taken. */
+#define OPTIONS_SIZE_BEFORE_PROFILE offsetof(kiln_session_options, profile)
+
 kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err)
 {
-    if (options && options->struct_size != sizeof *options)
+    if (options && options->struct_size != sizeof *options && options->struct_size != OPTIONS_SIZE_BEFORE_PROFILE)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options were not initialised with kiln_session_options_default");
     return KILN_OK;
+}
+
+bool kiln_session_options_profile(const kiln_session_options *options)
+{
+    return options && options->struct_size > OPTIONS_SIZE_BEFORE_PROFILE && options->profile;
 }
 
 void kiln_session_bound_release(kiln_session_bound *bound)
