@@ -1290,6 +1290,7 @@ typedef struct kiln_node_profile {
     uint64_t runs;             /* runs that called its kernel */
     uint64_t fused_runs;       /* runs in which the node before it applied it instead */
     uint64_t nanoseconds;      /* wall time of its kernel calls, summed over those runs */
+    uint64_t min_nanoseconds;  /* the shortest of those calls (0 before one): steadier than the mean on a busy machine */
     kiln_dtype dtype;          /* its result's dtype */
     uint32_t rank;             /* its result's shape at its last run (0 and zeros before one) */
     int64_t shape[KILN_MAX_RANK];

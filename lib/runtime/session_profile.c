@@ -89,7 +89,10 @@ void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln
                          const kiln_tensor *result)
 {
     kiln_profile_slot *slot = &profile->slots[n];
-    slot->nanoseconds += kiln_profile_clock() - start;
+    uint64_t elapsed = kiln_profile_clock() - start;
+    slot->nanoseconds += elapsed;
+    if (slot->runs == 0 || elapsed < slot->min_nanoseconds)
+        slot->min_nanoseconds = elapsed;
     slot->runs++;
     slot->path = node_path(path);
     slot->applied_activation = applied;
@@ -173,6 +176,7 @@ kiln_status kiln_session_profile_node(const kiln_session *session, uint32_t node
     out->runs = slot->runs;
     out->fused_runs = slot->fused_runs;
     out->nanoseconds = slot->nanoseconds;
+    out->min_nanoseconds = slot->min_nanoseconds;
     out->dtype = slot->dtype;
     out->rank = slot->rank;
     memcpy(out->shape, slot->shape, sizeof out->shape);

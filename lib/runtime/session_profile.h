@@ -23,7 +23,7 @@
 /* One node's figures. */
 typedef struct kiln_profile_slot {
     const char *op;          /* the program's op name */
-    uint64_t runs, fused_runs, nanoseconds;
+    uint64_t runs, fused_runs, nanoseconds, min_nanoseconds;
     kiln_node_path path;     /* NOT_RUN until its first run */
     bool applied_activation;
     uint32_t fused_into;     /* UINT32_MAX unless path is FUSED */

@@ -131,6 +131,8 @@ static void assert_ran(const kiln_session *session, uint32_t node, const char *o
         fail_msg("node %u (%s) ran %s, expected %s", node, op, kiln_node_path_name(p.path),
                  kiln_node_path_name(path));
     assert_int_equal(p.runs, RUNS);
+    assert_true(p.min_nanoseconds > 0);
+    assert_true(p.min_nanoseconds * RUNS <= p.nanoseconds);
     assert_int_equal(p.fused_runs, 0);
     assert_int_equal(p.fused_into, UINT32_MAX);
     assert_int_equal(p.dtype, KILN_F32);
@@ -201,6 +203,7 @@ static void fast_session_reports_onednn_and_fusion(void **state)
     assert_int_equal(relu.fused_runs, RUNS);
     assert_int_equal(relu.runs, 0);
     assert_int_equal(relu.nanoseconds, 0);
+    assert_int_equal(relu.min_nanoseconds, 0);
     assert_int_equal(relu.rank, 4);
     assert_memory_equal(relu.shape, conv_shape, sizeof conv_shape);
     assert_ran(session, NODE_FLATTEN, "flatten", KILN_NODE_PATH_VIEW, 2, flat_shape);
