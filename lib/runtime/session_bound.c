@@ -436,11 +436,11 @@ kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_
                                                  : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = kiln_program_bind_dims(program, names, tensors, count, values, bound, err);
+    /* The caller's struct may be the shorter one from before `profile`: copy only its bytes. */
     kiln_session_options narrowed;
+    kiln_session_options_default(&narrowed);
     if (options)
-        narrowed = *options;
-    else
-        kiln_session_options_default(&narrowed);
+        memcpy(&narrowed, options, options->struct_size);
     for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
         if (bound[d])
             dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};
