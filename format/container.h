@@ -63,7 +63,7 @@
 #define KILN_FORMAT_MAJOR 1
 /* The newest minor this code reads and writes; a writer records the oldest
  * minor that has every section and feature a file uses. */
-#define KILN_FORMAT_MINOR 1
+#define KILN_FORMAT_MINOR 2
 
 #define KILN_HEADER_SIZE 64
 #define KILN_TABLE_ENTRY_SIZE 72

@@ -1,7 +1,10 @@
 /* onnx_graph_inputs.c — see onnx_graph_inputs.h. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
@@ -24,6 +27,51 @@ static const kiln_onnx_dim *declared_dim(onnx_importer *im, const char *name, ui
             return &im->options->dims[i];
         }
     return NULL;
+}
+
+/* Whether a user who typed `typed` plausibly meant `name`: a few edits
+ * apart (a third of the longer name, at least 2), or one begins the other
+ * (`sequence` for `seq`, `batch_size` for `batch`). */
+static bool plausibly_meant(const char *typed, const char *name)
+{
+    size_t lt = strlen(typed), ln = strlen(name), longer = lt > ln ? lt : ln;
+    size_t allowed = longer / 3 > 2 ? longer / 3 : 2;
+    size_t shorter = lt < ln ? lt : ln;
+    bool prefix = shorter >= 2 && strncasecmp(typed, name, shorter) == 0;
+    return prefix || kiln_name_distance(typed, name) <= allowed;
+}
+
+/*
+ * Append `typed`, a --dim name no input size has, to `out`, with the
+ * model's closest size name when one is plausibly what was meant ("sequence
+ * (did you mean seq?)"). Sizes --dim already declares are not suggested.
+ */
+static void append_unused_dim(onnx_importer *im, const char *typed, char *out, size_t size)
+{
+    const Onnx__GraphProto *g = im->model->graph;
+    const char *best = NULL;
+    size_t best_distance = SIZE_MAX;
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__ValueInfoProto *info = g->input[i];
+        if (!info->type || info->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+            !info->type->tensor_type->shape)
+            continue;
+        const Onnx__TensorShapeProto *shape = info->type->tensor_type->shape;
+        for (size_t a = 0; a < shape->n_dim; a++) {
+            const char *param = shape->dim[a]->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                                    ? shape->dim[a]->dim_param
+                                    : NULL;
+            uint32_t declared;
+            if (!param || !param[0] || declared_dim(im, param, &declared) || !plausibly_meant(typed, param))
+                continue;
+            size_t distance = kiln_name_distance(typed, param);
+            if (distance < best_distance)
+                best = param, best_distance = distance;
+        }
+    }
+    onnx_append_text(out, size, "%s%s", out[0] ? ", " : "", typed);
+    if (best)
+        onnx_append_text(out, size, " (did you mean %s?)", best);
 }
 
 /*
@@ -189,15 +237,21 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
         if (known)
             e->constant = (kiln_tensor *)known;
     }
+    char unused[1024] = "";
+    for (uint32_t d = 0; d < im->options->dim_count; d++)
+        if (!im->dim_declared[d])
+            append_unused_dim(im, im->options->dims[d].name, unused, sizeof unused);
+    if (undeclared_count && unused[0])
+        return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "%u input size%s need%s a declaration (--dim NAME=MIN..MAX): %s; and --dim names no input "
+                         "size of the model: %s", undeclared_count, undeclared_count == 1 ? "" : "s",
+                         undeclared_count == 1 ? "s" : "", undeclared, unused);
     if (undeclared_count)
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "%u input size%s need%s a declaration (--dim NAME=MIN..MAX): %s", undeclared_count,
                          undeclared_count == 1 ? "" : "s", undeclared_count == 1 ? "s" : "", undeclared);
-    for (uint32_t d = 0; d < im->options->dim_count; d++)
-        if (!im->dim_declared[d])
-            onnx_append_text(undeclared, sizeof undeclared, "%s%s", undeclared[0] ? ", " : "", im->options->dims[d].name);
-    if (undeclared[0])
-        return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "--dim names no input size of the model: %s", undeclared);
+    if (unused[0])
+        return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "--dim names no input size of the model: %s", unused);
     /* Every size is known: declare the inputs in the model's order. */
     for (size_t i = 0; i < g->n_input; i++) {
         onnx_entry *e = onnx_entry_find(im, g->input[i]->name);

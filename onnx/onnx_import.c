@@ -203,6 +203,31 @@ static kiln_status add_graph_outputs(onnx_importer *im, kiln_error *err)
     return status;
 }
 
+/*
+ * Report every node whose op kiln has no mapping for at the model's opset
+ * (or whose domain it does not read), as translating it would, without
+ * translating anything. Out of memory here leaves the report shorter.
+ */
+static void report_unmapped_ops(onnx_importer *im)
+{
+    const Onnx__GraphProto *g = im->model->graph;
+    int64_t opset = onnx_model_default_opset(im->model);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *proto = g->node[i];
+        const char *domain = proto->domain ? proto->domain : "";
+        char label[512], why[256];
+        onnx_node_label(proto, i, label, sizeof label);
+        kiln_error ignored;
+        if (domain[0] && strcmp(domain, "ai.onnx") != 0)
+            snprintf(why, sizeof why, "unsupported op %s.%s (domain '%s' is not supported)", domain, proto->op_type,
+                     domain);
+        else if (onnx_find_mapping(proto->op_type, opset, why, sizeof why))
+            continue;
+        if (onnx_report_line(im, &ignored, "%s: %s", label, why) != KILN_OK)
+            return;
+    }
+}
+
 static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_error *err)
 {
     const Onnx__GraphProto *g = im->model->graph;
@@ -223,8 +248,14 @@ static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_
         status = record_metadata(im, err);
     if (status == KILN_OK)
         status = add_initializers(im, err);
-    if (status == KILN_OK)
+    if (status == KILN_OK) {
         status = onnx_graph_inputs_add(im, err);
+        /* Without the declarations no node can be translated; the ops
+         * kiln lacks are listed all the same, so that one attempt shows
+         * everything standing in the way. */
+        if (status == KILN_ERR_INVALID_ARGUMENT)
+            report_unmapped_ops(im);
+    }
     if (status == KILN_OK)
         status = collect_read_names(im, err);
     int64_t opset = onnx_model_default_opset(im->model);

@@ -285,6 +285,16 @@ kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count
         return onnx_fail(node->err, status, "%s", kiln_err.message);
     if (status != KILN_OK)
         return onnx_node_unsupported(node, "kiln refuses %s: %s", op, kiln_err.message);
+    /* Every kiln node an ONNX node maps to carries the ONNX node's name
+     * (spec/onnx-import.md §2, "Node names"). A name kiln cannot store
+     * (longer than 1024 bytes, not UTF-8 text) is left out: it is
+     * metadata, and the import does not fail for it. */
+    const char *name = node->proto->name;
+    if (name && name[0] && out) {
+        status = kiln_builder_set_node_name(node->importer->builder, *out, name, &kiln_err);
+        if (status == KILN_ERR_OUT_OF_MEMORY)
+            return onnx_fail(node->err, status, "%s", kiln_err.message);
+    }
     return KILN_OK;
 }
 

@@ -6,10 +6,17 @@
 #include <string.h>
 
 #include "cli.h"
+#include "load_args.h"
 
 bool artifact_view_open(artifact_view *view, const char *path)
 {
-    return artifact_view_open_with_options(view, path, NULL);
+    const load_args full = {"open", KILN_VERIFY_FULL};
+    kiln_load_options options;
+    cli_progress progress;
+    load_args_options(&full, &options, &progress);
+    bool opened = artifact_view_open_with_options(view, path, &options);
+    cli_progress_finish(&progress);
+    return opened;
 }
 
 bool artifact_view_open_with_options(artifact_view *view, const char *path, const kiln_load_options *options)

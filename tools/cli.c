@@ -98,9 +98,16 @@ void cli_hint_not_artifact(const char *path)
     }
 }
 
+int cli_file_error(const char *path, const char *message)
+{
+    if (strstr(message, path))
+        return cli_error("%s", message);
+    return cli_error("%s: %s", path, message);
+}
+
 int cli_load_error(const char *path, const kiln_error *err)
 {
-    cli_error("%s: %s", path, err->message);
+    cli_file_error(path, err->message);
     if (err->code == KILN_ERR_BAD_MAGIC)
         cli_hint_not_artifact(path);
     return CLI_FAILED;
@@ -118,10 +125,11 @@ int cli_read_text_file(const char *path, size_t max_size, char **out)
     }
     size_t size = fread(text, 1, max_size + 1, f);
     bool failed = ferror(f);
+    int read_errno = errno;
     fclose(f);
     if (failed || size > max_size) {
         free(text);
-        return failed ? cli_error("cannot read '%s'", path)
+        return failed ? cli_error("cannot read '%s': %s", path, strerror(read_errno))
                       : cli_error("'%s' is larger than %zu bytes", path, max_size);
     }
     text[size] = '\0';

@@ -39,6 +39,12 @@ void cli_warn_signature_removed(const kiln_signature_info *removed);
  * of it (import-onnx, asm) or takes it (run --input). */
 void cli_hint_not_artifact(const char *path);
 
+/* Print "kiln: error: PATH: <message>" for a problem with the file at
+ * `path`, or just the message when it already names the file (messages of
+ * I/O errors quote the path themselves: said once, not twice).
+ * @return CLI_FAILED. */
+int cli_file_error(const char *path, const char *message);
+
 /* Print "kiln: error: PATH: <err's message>" for an artifact that could not
  * be loaded, and cli_hint_not_artifact's hint when it is not one.
  * @return CLI_FAILED. */

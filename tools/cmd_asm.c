@@ -63,8 +63,9 @@ static int read_all(FILE *f, const char *name, char **out, size_t *size)
             break;
     }
     if (ferror(f)) {
+        int read_errno = errno;
         free(data);
-        return cli_error("cannot read '%s'", name);
+        return cli_error("cannot read '%s': %s", name, strerror(read_errno));
     }
     *out = data;
     *size = length;
@@ -175,7 +176,7 @@ static int cmd_asm(int argc, char **argv)
         /* Sealing runs the whole-program contract check, whose messages
          * name the input, node or output of the text; a write error names
          * the output itself. */
-        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_error("%s: %s", text_path, err.message);
+        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_file_error(text_path, err.message);
     } else {
         arena_report_after_write(args.output);
     }

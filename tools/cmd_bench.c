@@ -71,7 +71,8 @@ const cli_verb cli_verb_bench = {
     "  --input NAME=PATH    bind input NAME to the array in PATH (repeatable)\n"
     SESSION_ARGS_USAGE
     LOAD_ARGS_USAGE
-    "  --threads N          threads per run (default: the runtime default)\n"
+    "  --threads N          exactly N threads per run (default: every core, fewer\n"
+    "                       while other processes hold cores)\n"
     "  --runs N             timed runs (default: 100, or fewer if 10 s pass first)\n"
     "  --duration SECONDS   time runs until SECONDS have passed (at least one run;\n"
     "                       with --runs N, at most N)\n"
@@ -399,6 +400,8 @@ static int open_session(bench_state *st, const bench_args *args, bool profile, d
     kiln_session_options options;
     kiln_session_options_default(&options);
     options.threads = args->threads;
+    /* Threads asked for are used; by default, fewer while other processes hold cores. */
+    options.thread_policy = args->threads ? KILN_THREADS_FIXED : KILN_THREADS_ADAPTIVE;
     options.reference_kernels = args->reference;
     options.profile = profile;
     session_args_apply(&args->session, &options);
@@ -564,7 +567,8 @@ typedef struct bench_result {
     double runs_per_second;
     uint64_t arena_bytes, peak_rss_bytes;
     const char *peak_rss_source;
-    uint32_t threads;
+    uint32_t threads;     /* the most a run may use */
+    uint32_t run_threads; /* what the last run used (fewer while other processes held cores) */
 } bench_result;
 
 /*
@@ -702,6 +706,7 @@ static void print_json(const bench_state *st, const bench_args *args, const benc
     json_member_int(&w, "warmup", r->warmup_runs);
     json_member_string(&w, "stopped_by", r->stopped_by_time ? "duration" : "runs");
     json_member_uint(&w, "threads", r->threads);
+    json_member_uint(&w, "last_run_threads", r->run_threads);
     json_member_string(&w, "waits", kiln_thread_wait_policy());
     json_member_bool(&w, "reference_kernels", args->reference);
     json_member_ms(&w, "load_ms", r->load_ms);
@@ -805,6 +810,9 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
     term_printf(stdout, "bench: %s, %ld runs after %ld warm-up, %u thread%s (%s waits)%s\n", args->path,
                 r->timed_runs, r->warmup_runs, r->threads, r->threads == 1 ? "" : "s", kiln_thread_wait_policy(),
                 args->reference ? ", reference kernels" : "");
+    if (r->run_threads < r->threads)
+        printf("threads    the last run used %u: other processes held cores (--threads N uses N whatever the load)\n",
+               r->run_threads);
     if (r->stopped_by_time && args->duration > 0)
         printf("stopped    at the %g s of --duration\n", args->duration);
     else if (r->stopped_by_time)
@@ -849,6 +857,7 @@ static int bench(bench_state *st, const bench_args *args, bench_result *result, 
         return rc;
     result->arena_bytes = kiln_session_arena_bytes(st->session);
     result->threads = kiln_session_threads(st->session);
+    result->run_threads = kiln_session_run_threads(st->session);
     return args->profile ? profile_runs(st, args, result, profile) : CLI_OK;
 }
 

@@ -12,6 +12,7 @@
 #include <kiln/text.h>
 
 #include "cli.h"
+#include "load_args.h"
 #include "options.h"
 #include "term.h"
 
@@ -123,14 +124,15 @@ static int cmd_disasm(int argc, char **argv)
 
     kiln_program *program = NULL;
     kiln_error err;
-    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        return cli_load_error(path, &err);
+    const load_args full = {"disasm", KILN_VERIFY_FULL};
+    if (load_args_load(&full, path, &program) != CLI_OK)
+        return CLI_FAILED;
     if (dir) {
         rc = write_directory(program, dir);
     } else {
         char *text = NULL;
         if (kiln_text_disassemble(program, NULL, &text, &err) != KILN_OK) {
-            rc = cli_error("%s: %s", path, err.message);
+            rc = cli_file_error(path, err.message);
         } else {
             rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? cli_error("cannot write the text") : CLI_OK;
         }

@@ -1,18 +1,16 @@
 /*
  * cmd_dot.c — `kiln dot FILE`: the program's graph in Graphviz DOT on
- * standard output (`kiln dot m.kiln | dot -Tsvg > m.svg`).
- *
- * Inputs are blue rounded boxes, outputs green rounded boxes, stored
- * tensors grey cylinders and ops ellipses labelled with op, version and the
- * shape expression of their result. Node ids follow spec/format.md §9.1
- * value numbering (v0, v1, ...; outputs are o0, o1, ...), and everything is
- * written in that order, so the same artifact always gives the same text.
+ * standard output (dot_graph.c draws it), or rendered to SVG or PNG by
+ * Graphviz's `dot` when it is installed (dot_render.c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "artifact_view.h"
 #include "cli.h"
+#include "dot_graph.h"
+#include "dot_render.h"
 #include "options.h"
 #include "term.h"
 
@@ -20,138 +18,82 @@ static int cmd_dot(int argc, char **argv);
 
 const cli_verb cli_verb_dot = {
     "dot",
-    "print the program's graph as Graphviz DOT",
-    "usage: kiln dot FILE [--quiet]\n\n"
-    "Verify FILE and print its graph in Graphviz DOT on standard output:\n"
-    "inputs (blue boxes) and outputs (green boxes) with dtype and shape,\n"
-    "stored tensors (grey cylinders) with kind, dtype and shape, and one\n"
-    "ellipse per node with its op, op version and the shape expression of its\n"
-    "result. Edges run from operands to the node that uses them, labelled with\n"
-    "the operand position when a node has several. The output is\n"
-    "deterministic. Render it with e.g. 'kiln dot FILE | dot -Tsvg > graph.svg'.\n"
-    "Exit 1 if FILE cannot be read or this runtime cannot decode its program.\n\n"
+    "draw the program's graph (Graphviz DOT, SVG or PNG)",
+    "usage: kiln dot FILE [--weights] [--svg OUT.svg] [--png OUT.png] [--quiet]\n\n"
+    "Verify FILE and print its graph in Graphviz DOT on standard output.\n"
+    "Each node is a box with its op (and op version when not 1), the name\n"
+    "its source framework gave it (ONNX node names survive import-onnx), the\n"
+    "attributes that say what it does (kernel, stride, pads, group, axis, ...;\n"
+    "neutral values such as stride 1 are left out) and the stored tensors it\n"
+    "reads, with their shapes (W <64x3x7x7>). Inputs and outputs are\n"
+    "blue and green house shapes with dtype and shape; edges are labelled\n"
+    "with the shape of the value they carry. The output is deterministic.\n"
+    "Exit 1 if FILE cannot be read or this runtime cannot decode its program,\n"
+    "or if --svg/--png is given and Graphviz's 'dot' is not on PATH.\n\n"
     "options:\n"
-    "  -q, --quiet  accepted for symmetry with the other verbs; dot prints only the graph\n",
+    "  --weights    draw stored tensors as nodes of their own (grey cylinders\n"
+    "               with kind, dtype and shape) with an edge to each use\n"
+    "  --svg OUT    render the graph to OUT as SVG with Graphviz's 'dot'\n"
+    "               instead of printing DOT\n"
+    "  --png OUT    the same, as PNG (both may be given)\n"
+    "  -q, --quiet  accepted for symmetry with the other verbs\n",
     cmd_dot,
 };
 
-#define SHAPE_TEXT_SIZE 1100
+typedef struct dot_args {
+    bool weights;
+    const char *svg;
+    const char *png;
+} dot_args;
 
-/* Text inside a DOT double-quoted string: quotes and backslashes escaped,
- * control characters (C0, DEL, and C1 in UTF-8, as term.h counts them)
- * replaced by '?', since DOT has no escape for them and the graph is
- * often printed to a terminal (a label line break is written by the
- * caller). */
-static void dot_text(FILE *out, const char *text)
+static const cli_option dot_option_list[] = {
+    {.name = "--weights", .arity = CLI_FLAG, .offset = offsetof(dot_args, weights)},
+    {.name = "--svg", .arity = CLI_VALUE, .repeat = CLI_ONCE, .twice = "--svg is given twice",
+     .offset = offsetof(dot_args, svg)},
+    {.name = "--png", .arity = CLI_VALUE, .repeat = CLI_ONCE, .twice = "--png is given twice",
+     .offset = offsetof(dot_args, png)},
+};
+
+static const cli_options dot_options = CLI_OPTIONS("dot", dot_option_list, 1);
+
+/* Render the graph of `program` to each file asked for. @return CLI_OK or CLI_FAILED. */
+static int render(const kiln_program *program, const dot_graph_options *graph, const dot_args *args,
+                  const char *dot_program)
 {
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
-            fputc('?', out);
-            c++;
-            continue;
-        }
-        if (*c == '"' || *c == '\\')
-            fputc('\\', out);
-        fputc(*c < 0x20 || *c == 0x7f ? '?' : *c, out);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *memory = open_memstream(&text, &size);
+    if (!memory)
+        return cli_error("out of memory for the graph");
+    dot_graph_write(memory, program, graph);
+    if (fclose(memory) != 0) {
+        free(text);
+        return cli_error("out of memory for the graph");
     }
+    bool ok = (!args->svg || dot_render(dot_program, "svg", args->svg, text, size)) &&
+              (!args->png || dot_render(dot_program, "png", args->png, text, size));
+    free(text);
+    return ok ? CLI_OK : CLI_FAILED;
 }
-
-static void print_io_node(FILE *out, const char *id, const kiln_io_info *io, const char *shape, bool output)
-{
-    fprintf(out, "  %s [label=\"", id);
-    dot_text(out, io->name);
-    fprintf(out, "\\n%s", kiln_dtype_name(io->dtype));
-    dot_text(out, shape);
-    fprintf(out, "\", shape=box, style=\"rounded,filled,bold\", fillcolor=\"%s\", color=\"%s\"];\n",
-            output ? "#dcfce7" : "#dbeafe", output ? "#15803d" : "#1d4ed8");
-}
-
-static void print_graph(FILE *out, const kiln_program *p)
-{
-    uint32_t inputs = kiln_program_input_count(p), weights = kiln_program_weight_count(p);
-    uint32_t nodes = kiln_program_node_count(p), outputs = kiln_program_output_count(p);
-    uint16_t major, minor;
-    char shape[SHAPE_TEXT_SIZE];
-    kiln_program_format_version(p, &major, &minor);
-
-    fprintf(out, "digraph \"");
-    dot_text(out, kiln_program_name(p));
-    fprintf(out, "\" {\n  graph [rankdir=TB, labelloc=t, fontname=\"Helvetica\", label=\"");
-    dot_text(out, kiln_program_name(p));
-    fprintf(out, " (kiln format %u.%u)\"];\n", major, minor);
-    fprintf(out, "  node [fontname=\"Helvetica\", fontsize=11];\n"
-                 "  edge [fontname=\"Helvetica\", fontsize=9, color=\"#555555\"];\n");
-
-    fprintf(out, "\n  // inputs\n");
-    for (uint32_t i = 0; i < inputs; i++) {
-        kiln_io_info io;
-        char id[32];
-        kiln_program_input(p, i, &io);
-        kiln_program_input_shape_text(p, i, shape, sizeof shape);
-        snprintf(id, sizeof id, "v%u", i);
-        print_io_node(out, id, &io, shape, false);
-    }
-    if (weights)
-        fprintf(out, "\n  // stored tensors\n");
-    for (uint32_t i = 0; i < weights; i++) {
-        kiln_weight_info w;
-        kiln_program_weight(p, i, &w);
-        fprintf(out, "  v%u [label=\"", inputs + i);
-        dot_text(out, w.name);
-        fprintf(out, "\\n%s %s[", weight_kind_name(w.kind), kiln_dtype_name(w.dtype));
-        for (uint32_t a = 0; a < w.rank; a++)
-            fprintf(out, "%s%lld", a ? ", " : "", (long long)w.shape[a]);
-        fprintf(out, "]\", shape=cylinder, style=filled, fillcolor=\"#f3f4f6\", color=\"#6b7280\"];\n");
-    }
-    if (nodes)
-        fprintf(out, "\n  // ops\n");
-    for (uint32_t n = 0; n < nodes; n++) {
-        kiln_node_info node;
-        kiln_program_node(p, n, &node);
-        kiln_program_node_shape_text(p, n, shape, sizeof shape);
-        fprintf(out, "  v%u [label=\"", inputs + weights + n);
-        dot_text(out, node.op);
-        fprintf(out, " v%u\\n", node.op_version);
-        dot_text(out, shape);
-        fprintf(out, "\", shape=ellipse];\n");
-    }
-    fprintf(out, "\n  // outputs\n");
-    for (uint32_t i = 0; i < outputs; i++) {
-        kiln_io_info io;
-        char id[32];
-        kiln_program_output(p, i, &io);
-        kiln_program_output_shape_text(p, i, shape, sizeof shape);
-        snprintf(id, sizeof id, "o%u", i);
-        print_io_node(out, id, &io, shape, true);
-    }
-
-    fprintf(out, "\n  // data flow\n");
-    for (uint32_t n = 0; n < nodes; n++) {
-        kiln_node_info node;
-        kiln_program_node(p, n, &node);
-        for (uint32_t k = 0; k < node.input_count; k++) {
-            fprintf(out, "  v%u -> v%u", kiln_program_node_input(p, n, k), inputs + weights + n);
-            if (node.input_count > 1)
-                fprintf(out, " [label=\"%u\"]", k);
-            fprintf(out, ";\n");
-        }
-    }
-    for (uint32_t i = 0; i < outputs; i++)
-        fprintf(out, "  v%u -> o%u [style=bold, color=\"#15803d\"];\n", kiln_program_output_value(p, i), i);
-    fprintf(out, "}\n");
-}
-
-static const cli_options dot_options = {.verb = "dot", .list = NULL, .count = 0, .max_operands = 1};
 
 static int cmd_dot(int argc, char **argv)
 {
+    dot_args args = {0};
     const char *path = NULL;
     int operands;
-    int rc = cli_parse_options(&dot_options, argc, argv, NULL, &path, &operands);
+    int rc = cli_parse_options(&dot_options, argc, argv, &args, &path, &operands);
     if (rc != CLI_OK)
         return rc;
     if (!path)
         return cli_usage_error("dot", "missing FILE");
+    /* Before the artifact is read: a missing Graphviz is the first thing to fix. */
+    char dot_program[4096];
+    if ((args.svg || args.png) && !dot_render_find(dot_program, sizeof dot_program)) {
+        cli_error("--%s needs Graphviz's 'dot' program, which is not on PATH", args.svg ? "svg" : "png");
+        fprintf(stderr, "kiln: hint: install Graphviz (e.g. 'apt-get install graphviz'), or print DOT with "
+                        "'kiln dot FILE' and render it elsewhere\n");
+        return CLI_FAILED;
+    }
     artifact_view view;
     if (!artifact_view_open(&view, path)) {
         rc = cli_load_error(path, &view.error);
@@ -167,7 +109,11 @@ static int cmd_dot(int argc, char **argv)
         }
         rc = CLI_FAILED;
     } else {
-        print_graph(stdout, view.program);
+        dot_graph_options graph = {.weights_as_nodes = args.weights};
+        if (args.svg || args.png)
+            rc = render(view.program, &graph, &args, dot_program);
+        else
+            dot_graph_write(stdout, view.program, &graph);
     }
     artifact_view_close(&view);
     return rc;

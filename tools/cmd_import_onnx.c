@@ -10,6 +10,7 @@
 #include "arena_report.h"
 #include "check_specs.h"
 #include "cli.h"
+#include "progress_bar.h"
 #include "onnx_options.h"
 #include "options.h"
 #include "term.h"
@@ -201,7 +202,13 @@ static int cmd_import_onnx(int argc, char **argv)
         goto done;
     }
     if (status != KILN_OK) {
-        rc = cli_error("%s: %s", model_path, err.message);
+        rc = cli_file_error(model_path, err.message);
+        /* The declarations are missing, and some ops are too: both at once. */
+        if (unsupported) {
+            cli_error("%s: also, %u construct%s cannot be imported:", model_path, unsupported,
+                      unsupported == 1 ? "" : "s");
+            onnx_options_print_report(stderr, result);
+        }
         goto done;
     }
     if (!cli_quiet)
@@ -209,9 +216,17 @@ static int cmd_import_onnx(int argc, char **argv)
     rc = apply_checks(result, &args.checks);
     if (rc != CLI_OK)
         goto done;
-    if (kiln_builder_save(kiln_onnx_result_builder(result), args.output, &err) != KILN_OK) {
+    kiln_save_options save_options;
+    cli_progress progress;
+    kiln_save_options_default(&save_options);
+    cli_progress_init(&progress, "sealing");
+    save_options.progress = cli_progress_update;
+    save_options.progress_user = &progress;
+    status = kiln_builder_save_with_options(kiln_onnx_result_builder(result), args.output, &save_options, &err);
+    cli_progress_finish(&progress);
+    if (status != KILN_OK) {
         /* A write error names the output itself; the rest is about the program. */
-        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_error("%s: %s", args.output, err.message);
+        rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_file_error(args.output, err.message);
         goto done;
     }
     uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);

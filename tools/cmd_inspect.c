@@ -372,18 +372,30 @@ static void print_runtime_guards(const kiln_program *p, const term_style *st)
         heading(st, "runtime guards: none (non-strict, but every precondition was proven)");
         return;
     }
+    /* A column of node names only when some guarded node has one (an import). */
+    bool named = false;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t node;
+        kiln_program_runtime_guard(p, i, &node);
+        named = named || kiln_program_node_name(p, node);
+    }
     table t;
-    table_init(&t, "rll");
+    table_init(&t, named ? "rlll" : "rll");
     table_add(&t, "node");
     table_add(&t, "op");
+    if (named)
+        table_add(&t, "name");
     table_add(&t, "checked before every run");
     for (uint32_t i = 0; i < count; i++) {
         uint32_t node;
         const char *text = kiln_program_runtime_guard(p, i, &node);
+        const char *name = kiln_program_node_name(p, node);
         kiln_node_info info;
         kiln_program_node(p, node, &info);
         table_addf(&t, "%u", node);
         table_add(&t, info.op);
+        if (named)
+            table_add(&t, name ? name : "-");
         table_add(&t, text);
     }
     headingf(st, "runtime guards (%u, non-strict: not proven when built)", count);
@@ -440,6 +452,15 @@ static void print_semantic_checks(const kiln_program *p, const term_style *st)
     emit(&t, st, true);
 }
 
+/* Nodes with a name (section NNAM: kept from the source framework). */
+static uint32_t named_node_count(const kiln_program *p)
+{
+    uint32_t named = 0;
+    for (uint32_t n = 0; n < kiln_program_node_count(p); n++)
+        named += kiln_program_node_name(p, n) != NULL;
+    return named;
+}
+
 static bool print_ops(const kiln_program *p, const term_style *st)
 {
     uint32_t count = kiln_program_op_use_count(p);
@@ -456,7 +477,11 @@ static bool print_ops(const kiln_program *p, const term_style *st)
         table_addf(&t, "%u", use.version);
         table_addf(&t, "%u", use.nodes);
     }
-    headingf(st, "ops (%u distinct, %u node%s)", count, nodes, nodes == 1 ? "" : "s");
+    uint32_t named = named_node_count(p);
+    if (named)
+        headingf(st, "ops (%u distinct, %u node%s, %u named)", count, nodes, nodes == 1 ? "" : "s", named);
+    else
+        headingf(st, "ops (%u distinct, %u node%s)", count, nodes, nodes == 1 ? "" : "s");
     return emit(&t, st, true);
 }
 
@@ -800,6 +825,11 @@ static void json_runtime_guards(json_writer *w, const kiln_program *p)
         json_begin_object(w);
         json_member_uint(w, "node", node);
         json_member_string(w, "op", info.op);
+        json_key(w, "node_name");
+        if (kiln_program_node_name(p, node))
+            json_string(w, kiln_program_node_name(p, node));
+        else
+            json_null(w);
         json_member_string(w, "claim", text);
         json_end_object(w);
     }
@@ -1082,6 +1112,7 @@ static bool json_program(json_writer *w, const artifact_view *view)
     json_key(w, "runtime_guards");
     json_runtime_guards(w, p);
     json_member_uint(w, "node_count", kiln_program_node_count(p));
+    json_member_uint(w, "named_node_count", named_node_count(p));
     json_key(w, "ops");
     bool ok = json_ops(w, p);
     json_key(w, "weights");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "load_args.h"
 #include "options.h"
 #include "sample_inputs.h"
 #include "session_args.h"
@@ -293,12 +294,12 @@ static int cmd_probe(int argc, char **argv)
     p.session_args.verb = "probe";
     int operands;
     kiln_program *program = NULL;
-    kiln_error err;
     int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("probe", "missing FILE");
-    if (rc == CLI_OK && kiln_program_load(path, NULL, &program, &err) != KILN_OK)
-        rc = cli_load_error(path, &err);
+    const load_args full = {"probe", KILN_VERIFY_FULL};
+    if (rc == CLI_OK)
+        rc = load_args_load(&full, path, &program);
     if (rc != CLI_OK) {
         session_args_release(&p.session_args);
         return rc;

@@ -46,7 +46,8 @@ const cli_verb cli_verb_run = {
     "  --summary            after each output, a summary of its values: the first\n"
     "                       few, min, max, and for floats the mean of the finite\n"
     "                       values and the count of NaN and infinite ones\n"
-    "  --threads N          threads per run, 1..1024 (default: the runtime default)\n"
+    "  --threads N          exactly N threads per run, 1..1024 (default: every core,\n"
+    "                       fewer while other processes hold cores)\n"
     SESSION_ARGS_USAGE
     LOAD_ARGS_USAGE,
     cmd_run,
@@ -339,6 +340,8 @@ static int cmd_run(int argc, char **argv)
     kiln_session_options_default(&options);
     session_args_apply(&args.session, &options);
     options.threads = args.threads;
+    /* Threads asked for are used; by default, fewer while other processes hold cores. */
+    options.thread_policy = args.threads ? KILN_THREADS_FIXED : KILN_THREADS_ADAPTIVE;
     if ((rc = session_args_new_session(&args.session, program, &options, &session)) != CLI_OK)
         goto done;
     input_count = kiln_program_input_count(program);

@@ -62,7 +62,7 @@ static int cmd_sign(int argc, char **argv)
     sodium_memzero(text, strlen(text));
     free(text);
     if (status != KILN_OK)
-        return cli_error("%s: %s", key_path, err.message);
+        return cli_file_error(key_path, err.message);
     cli_progress progress;
     kiln_load_options options;
     cli_progress_init(&progress, "signing");

@@ -66,7 +66,7 @@ static int load_trusted_keys(int count, const char **paths, kiln_public_key *key
         kiln_status status = kiln_public_key_parse(text, &keys[k], &err);
         free(text);
         if (status != KILN_OK)
-            return cli_error("%s: %s", paths[k], err.message);
+            return cli_file_error(paths[k], err.message);
     }
     return CLI_OK;
 }
@@ -204,6 +204,11 @@ static void print_problems(FILE *out, const kiln_report *report)
     }
 }
 
+/*
+ * A failed verification: the whole report on stdout (what failed, every
+ * problem found), the one-line error on stderr, so that a script reading
+ * stdout and a user reading the terminal both see everything.
+ */
 static void print_failure(const char *path, const kiln_report *report, kiln_status status, const kiln_error *err)
 {
     uint32_t errors = 0;
@@ -212,14 +217,20 @@ static void print_failure(const char *path, const kiln_report *report, kiln_stat
         kiln_report_problem(report, i, &p);
         errors += p.severity == KILN_SEVERITY_ERROR;
     }
-    if (errors <= 1) {
-        cli_error("%s: %s check failed: %s", path, check_of(status), err->message);
-        if (kiln_report_count(report) > 1)
-            print_problems(stderr, report);
-        return;
+    term_printf(stdout, "artifact   %s\n", path);
+    if (errors <= 1)
+        term_printf(stdout, "result     FAILED, %s check: %s\n", check_of(status), err->message);
+    else
+        printf("result     FAILED, %u problems make this artifact unrunnable here\n", errors);
+    if (kiln_report_count(report)) {
+        printf("problems\n");
+        print_problems(stdout, report);
     }
-    cli_error("%s: %u problems make this artifact unrunnable here:", path, errors);
-    print_problems(stderr, report);
+    fflush(stdout);
+    if (errors <= 1)
+        cli_error("%s: %s check failed: %s", path, check_of(status), err->message);
+    else
+        cli_error("%s: %u problems make this artifact unrunnable here (listed above)", path, errors);
 }
 
 /* The identities and the signature of a program that loaded. */
@@ -416,12 +427,16 @@ static int cmd_verify(int argc, char **argv)
         }
         if (json) {
             print_json(path, program, report, &evidence, status, &err);
+        } else if (status != KILN_OK && program) {
+            /* Loaded, but evidence failed: the checks that held, then the cases. */
+            print_report(program, report, path);
+            print_evidence(stdout, program, &evidence);
+            fflush(stdout);
+            cli_error("%s: %s check failed: %s", path, check_of(status), err.message);
         } else if (status != KILN_OK) {
             print_failure(path, report, status, &err);
             if (status == KILN_ERR_BAD_MAGIC)
                 cli_hint_not_artifact(path);
-            if (evidence.failed)
-                print_evidence(stderr, program, &evidence);
         } else if (!cli_quiet) {
             print_report(program, report, path);
             if (evidence.case_count)

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "wait_policy.h"
 #include "term.h"
 
 static const cli_verb *const verbs[] = {
@@ -49,8 +48,7 @@ static bool is_quiet(const char *arg)
 /*
  * -q/--quiet before the verb ("kiln -q run ...") is the global option the
  * help lists: move it after the verb, where every verb takes it, so that
- * argv[1] is the verb here and when the wait policy executes the tool
- * again. @return false if there is nothing but -q (no verb).
+ * argv[1] is the verb. @return false if there is nothing but -q (no verb).
  */
 static bool move_global_options(int argc, char **argv)
 {
@@ -71,7 +69,6 @@ int main(int argc, char **argv)
         print_help(stderr);
         return CLI_USAGE;
     }
-    cli_choose_wait_policy(argv);
     if (cli_is_help(argv[1])) {
         print_help(stdout);
         return CLI_OK;

@@ -85,6 +85,14 @@ KILN_API float kiln_bf16_to_f32(uint16_t bits);
  */
 KILN_API int kiln_format_bytes(uint64_t bytes, char *buffer, size_t size);
 
+/**
+ * How many single-character edits (insertions, deletions, replacements;
+ * ASCII case ignored) turn name `a` into name `b`: what "did you mean"
+ * suggestions rank by. Names longer than 64 bytes are 64 from every name.
+ * @return 0..64.
+ */
+KILN_API uint32_t kiln_name_distance(const char *a, const char *b);
+
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
@@ -448,6 +456,21 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_value_axis_text(kiln_builder *b
 KILN_API KILN_NODISCARD kiln_status kiln_builder_canonical_size(kiln_builder *builder, const char *expression,
                                                                char *buffer, size_t size, size_t *length,
                                                                kiln_error *err);
+
+/**
+ * Name the node that produced `node` (an op result), as the source
+ * framework named it ("/layer1/layer1.0/conv1/Conv"), replacing any
+ * earlier name; NULL removes it. Names are metadata: tools show them
+ * (inspect, dot, disasm) but they change neither what the node computes
+ * nor the program identity. They are stored in the ancillary section NNAM
+ * (format 1.2), written only when some node has a name. A name is 1..1024
+ * bytes of well-formed UTF-8 without control characters, and need not be
+ * unique.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT if `node` is not an op result
+ *         of this builder or the name breaks the rule; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_node_name(kiln_builder *builder, kiln_value node,
+                                                               const char *name, kiln_error *err);
 
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
@@ -904,6 +927,20 @@ typedef struct kiln_node_info {
 
 KILN_API uint32_t kiln_program_node_count(const kiln_program *program);
 KILN_API void kiln_program_node(const kiln_program *program, uint32_t index, kiln_node_info *out);
+/**
+ * The name node `index` was given (kiln_builder_set_node_name; section NNAM).
+ * @return the name, or NULL when the node has none or `index` is out of range.
+ */
+KILN_API const char *kiln_program_node_name(const kiln_program *program, uint32_t index);
+/** @return the number of attributes of node `index` (0 when out of range). */
+KILN_API uint32_t kiln_program_node_attribute_count(const kiln_program *program, uint32_t index);
+/**
+ * Attribute `attribute` of node `node`, in stored order (sorted by name),
+ * as a view into the program: valid while the program is.
+ * @return true, or false (and *out zeroed) when either index is out of range.
+ */
+KILN_API bool kiln_program_node_attribute(const kiln_program *program, uint32_t node, uint32_t attribute,
+                                          kiln_attribute *out);
 
 typedef struct kiln_section_info {
     char type[5];        /* four characters + NUL */
@@ -1125,6 +1162,25 @@ typedef struct kiln_dim_bound {
     int64_t max;
 } kiln_dim_bound;
 
+/* How a session's runs choose their thread count (spec/opset.md, "Threads"). */
+typedef enum kiln_thread_policy {
+    /*
+     * The default, safe where other programs share the machine: before a
+     * run (looking at most every 50 ms) the session counts the running
+     * threads of other processes and runs on no more threads than the
+     * cores they leave free, at least one. kiln's threads are OpenMP's,
+     * whose idle threads spin before they sleep: on a busy 2-core machine
+     * 2-thread runs with spinning waits measured 5-30x slower than
+     * 1-thread ones, and a 1-thread run starts no thread that could spin.
+     * On idle cores it runs on `threads`, spinning (fastest there).
+     */
+    KILN_THREADS_ADAPTIVE = 0,
+    /* Always `threads`, whatever else runs: for dedicated machines and
+     * benchmarks. On a busy machine set OMP_WAIT_POLICY=passive in the
+     * environment before the process starts (OpenMP reads it once). */
+    KILN_THREADS_FIXED = 1,
+} kiln_thread_policy;
+
 typedef struct kiln_session_options {
     size_t struct_size;
     /* Threads one run may use (oneDNN and large elementwise loops); 0 =
@@ -1144,6 +1200,10 @@ typedef struct kiln_session_options {
     /* The largest arena the session may allocate; 0 (default): the
      * program's load limit, kiln_limits.max_arena_bytes (4 GiB unless set). */
     uint64_t max_arena_bytes;
+    /* How runs choose their thread count, `threads` being the most they
+     * use (default KILN_THREADS_ADAPTIVE: fewer while other processes
+     * hold cores). */
+    kiln_thread_policy thread_policy;
     /* Profile every run (kiln_session_profile_node): the wall time of each
      * node's kernel, its call count, its last result shape and which
      * implementation ran it. Storage is allocated with the session, so runs
@@ -1184,7 +1244,12 @@ typedef struct kiln_session kiln_session;
  * replaced), so later runs at that shape build nothing. oneDNN's own
  * execute call may still allocate small bookkeeping; sessions with
  * reference_kernels set, and builds without oneDNN, allocate nothing.
- * The program must outlive the session.
+ * Threads: each run uses up to options->threads (default: every core),
+ * and by default (KILN_THREADS_ADAPTIVE) fewer while other processes hold
+ * cores, so an embedding program on a busy machine is never slowed by
+ * OpenMP threads spinning for a core someone else has; a run at a thread
+ * count the session has not used before builds its oneDNN primitives for
+ * it, once. The program must outlive the session.
  * @return KILN_OK; KILN_ERR_LIMIT when the arena is over the session's
  *         limit (the message is kiln_program_session_arena's, with a
  *         narrowing that fits); KILN_ERR_INVALID_ARGUMENT for a bad
@@ -1228,8 +1293,13 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_new_for_inputs(const kiln_progr
 /** @return the bytes of the arena `session` allocated (planned for its dims' upper bound). */
 KILN_API uint64_t kiln_session_arena_bytes(const kiln_session *session);
 
-/** @return the threads each run of `session` may use (>= 1). */
+/** @return the threads each run of `session` may use at most (>= 1). */
 KILN_API uint32_t kiln_session_threads(const kiln_session *session);
+
+/** @return the threads the last run of `session` used (>= 1; under
+ *  KILN_THREADS_ADAPTIVE fewer than kiln_session_threads while other
+ *  processes held cores); before any run, kiln_session_threads. */
+KILN_API uint32_t kiln_session_run_threads(const kiln_session *session);
 
 /**
  * How this process's idle OpenMP threads wait, as kiln reads it from the
@@ -1273,7 +1343,8 @@ typedef enum kiln_node_path {
     KILN_NODE_PATH_VECTOR = 1,    /* kiln's own vectorized loops (e.g. exp, softmax; add, mul's unit-step rows) */
     KILN_NODE_PATH_ONEDNN = 2,    /* a oneDNN primitive */
     KILN_NODE_PATH_VIEW = 3,      /* no arithmetic: a copy, gather or shape (reshape, transpose, concat, ...) */
-    KILN_NODE_PATH_FUSED = 4,     /* not run: the node before it applied this activation to its own result */
+    KILN_NODE_PATH_FUSED = 4,     /* not run on its own: node fused_into computed it (an activation it applied
+                                   * to its own result, or a node of a group computed together with it) */
     KILN_NODE_PATH_NOT_RUN = 5,   /* not run yet, or never (no output depends on it) */
 } kiln_node_path;
 

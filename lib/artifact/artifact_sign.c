@@ -39,7 +39,7 @@ kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_pa
             {c->bytes, (size_t)(c->size - KILN_TRAILER_SIZE)},
             {trailer, KILN_TRAILER_SIZE},
         };
-        kiln_progress progress = {full.progress, full.progress_user, 0, c->size};
+        kiln_progress progress = {full.progress, full.progress_user, 0, c->size, 0};
         status = kiln_atomic_write_parts_progress(out_path ? out_path : path, parts, 2, &progress, err);
     }
     kiln_program_free(program);

@@ -726,6 +726,26 @@ static void compare_metadata(diff *d)
     }
 }
 
+/*
+ * Node names (section NNAM) describe nodes: outside the program identity,
+ * never breaking. Compared only between graphs of the same size, where
+ * node n of one is node n of the other; one change sums them up.
+ */
+static void compare_node_names(diff *d)
+{
+    uint32_t nodes = kiln_program_node_count(d->a), differ = 0;
+    if (nodes != kiln_program_node_count(d->b))
+        return;
+    for (uint32_t n = 0; n < nodes; n++) {
+        const char *x = kiln_program_node_name(d->a, n), *y = kiln_program_node_name(d->b, n);
+        differ += (x == NULL) != (y == NULL) || (x && y && strcmp(x, y) != 0);
+    }
+    if (differ)
+        add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "node-names-changed", "node names",
+                   "%u of %u node%s named differently (names are metadata, outside the program identity)", differ,
+                   nodes, nodes == 1 ? "" : "s");
+}
+
 static bool op_used(const kiln_program *p, const kiln_op_use *use)
 {
     for (uint32_t i = 0; i < kiln_program_op_use_count(p); i++) {
@@ -1021,6 +1041,7 @@ bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, i
         compare_derived(&d);
         compare_ops(&d);
         compare_metadata(&d);
+        compare_node_names(&d);
         compare_evidence(&d, va, vb);
         if (!kiln_identity_pair_equal(&ids[1]))
             compare_weights_table(&d);

@@ -7,6 +7,11 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 
+kiln_attribute kiln_attribute_view(const kiln_node_attribute *a)
+{
+    return (kiln_attribute){a->name, a->type, a->i, a->f, a->s, a->ints, a->floats, a->count};
+}
+
 void kiln_attribute_release(kiln_node_attribute *a)
 {
     free(a->name);

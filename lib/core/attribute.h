@@ -28,6 +28,9 @@ typedef struct kiln_attribute_spec {
 
 void kiln_attribute_release(kiln_node_attribute *a);
 
+/* The public form of an owned attribute, borrowing its storage. */
+kiln_attribute kiln_attribute_view(const kiln_node_attribute *a);
+
 /*
  * Copy public attributes into a fresh array sorted by name (the canonical
  * order the file stores), refusing NULLs, unknown types and duplicates.

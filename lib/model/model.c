@@ -38,6 +38,7 @@ void kiln_model_release(kiln_model *m)
         for (uint32_t a = 0; a < m->nodes[i].attribute_count; a++)
             kiln_attribute_release(&m->nodes[i].attributes[a]);
         free(m->nodes[i].attributes);
+        free(m->nodes[i].name);
     }
     free(m->nodes);
     for (uint32_t i = 0; i < m->output_count; i++)

@@ -62,6 +62,9 @@ typedef struct kiln_node_decl {
     uint32_t *inputs;     /* value ids */
     uint32_t attribute_count;
     struct kiln_node_attribute *attributes; /* sorted by name */
+    /* The name the source framework gave the node, or NULL: metadata
+     * (section NNAM, ancillary), never part of what the node computes. */
+    char *name;
 } kiln_node_decl;
 
 

@@ -93,6 +93,20 @@ typedef struct kiln_op_traits {
  */
 typedef kiln_status (*kiln_fast_kernel)(const kiln_kernel_call *call, bool *ran, kiln_error *err);
 
+struct kiln_op_def;
+
+/*
+ * Several results of one computation are separate ops, one node each
+ * (lstm, lstm_last_hidden and lstm_last_cell; top_k and top_k_indices),
+ * since a node has one result. Nodes next to each other whose ops share
+ * this kernel and read the same operands with the same attributes run it
+ * once (plan/result_groups.h): it writes results[i], the result of the
+ * node whose op is ops[i], for every i < count, each exactly as that op's
+ * own kernel would. call->output is results[0].
+ */
+typedef kiln_status (*kiln_together_kernel)(const kiln_kernel_call *call, kiln_tensor *const *results,
+                                            const struct kiln_op_def *const *ops, uint32_t count, kiln_error *err);
+
 /* An inclusive range of versions or operand counts. */
 typedef struct kiln_op_range {
     uint32_t min;
@@ -109,6 +123,7 @@ typedef struct kiln_op_def {
     kiln_kernel run;       /* the portable reference kernel: the semantics, and the test oracle */
     kiln_fast_kernel fast; /* NULL, or a fast path (ops/onednn/) tried first in a session */
     kiln_op_traits traits;
+    kiln_together_kernel together; /* NULL, or the kernel computing this op's result with its kin's */
 } kiln_op_def;
 
 /*

@@ -16,14 +16,18 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attribute.h"
+#include "format/checked_math.h"
 #include "format/error.h"
 #include "half_compute.h"
+#include "linear_rows.h"
 #include "dtype.h"
 #include "odometer.h"
 #include "op_registry.h"
+#include "parallel.h"
 #include "real_access.h"
 #include "shape_attribute.h"
 #include "size_claim.h"
@@ -549,13 +553,264 @@ static kiln_status run_resize_to(const kiln_kernel_call *call, kiln_error *err)
     return run_resize_by(call, true, err);
 }
 
+/* ------------------------------------------------------------- fast path */
+
+/*
+ * The fast path (spec/ops/resize.md, "Fast path"): nearest (any dtype) and
+ * linear (f32) over the last two axes, every earlier axis kept as it is
+ * (scale exactly 1: N x C planes of an NCHW tensor). The reference kernel
+ * above finds the taps of every axis again for every output element, with
+ * 64-bit divisions, and walks an odometer over them: a 1x64x32x32 -> 64x64
+ * bilinear resize took 15 ms on one thread (min of 50 runs), 10-18x ONNX
+ * Runtime's time. Here the taps of each output row and column are found
+ * once per shape, by the same taps_of, and kept in the node's state; each
+ * output row then reads its input rows through the column table (nearest:
+ * a copy; linear: linear_rows.h), 0.23 ms for that resize, and output rows are
+ * split over the session's threads (kiln_parallel_chunks). The sum is the
+ * reference's: the same products (the row weight times the column weight,
+ * then times the element) added in double in the same order from 0, a tap
+ * of weight 0 left out, rounded once: the results are the reference's bit
+ * for bit.
+ */
+
+/* The taps of one axis of the table: index and weight of up to two neighbours (a second of weight 0 when one). */
+typedef struct resize_axis_table {
+    int64_t *first, *second;
+    double *first_weight, *second_weight;
+} resize_axis_table;
+
+/* The node's tables, for one (input, output) size of the last two axes. */
+typedef struct resize_tables {
+    int64_t in_h, in_w, out_h, out_w; /* the sizes the tables were built for; out_w 0: none yet */
+    resize_axis_table rows, columns;
+    void *block;
+    size_t capacity; /* output rows + columns the block holds */
+} resize_tables;
+
+static void release_tables(void *data)
+{
+    resize_tables *tables = data;
+    if (tables)
+        free(tables->block);
+    free(tables);
+}
+
+/* Lay the two axis tables over the block (out_h rows, out_w columns). */
+static void carve_tables(resize_tables *t, size_t out_h)
+{
+    size_t n = t->capacity;
+    int64_t *indices = t->block;
+    double *weights = (double *)(indices + 2 * n);
+    t->rows = (resize_axis_table){indices, indices + n, weights, weights + n};
+    t->columns = (resize_axis_table){indices + out_h, indices + n + out_h, weights + out_h, weights + n + out_h};
+}
+
+/* The taps of every output coordinate of one axis into `table`; false if an axis is too large to place. */
+static bool fill_axis(const resize_options *o, int64_t in, int64_t out, int64_t p, int64_t q,
+                      resize_axis_table *table)
+{
+    kiln_error ignored;
+    for (int64_t x = 0; x < out; x++) {
+        axis_taps taps;
+        if (taps_of(o, x, in, out, p, q, &taps, &ignored) != KILN_OK)
+            return false;
+        table->first[x] = taps.index[0];
+        table->first_weight[x] = taps.weight[0];
+        table->second[x] = taps.count > 1 ? taps.index[1] : taps.index[0];
+        table->second_weight[x] = taps.count > 1 ? taps.weight[1] : 0.0;
+    }
+    return true;
+}
+
+/* What one run computes: a plane is in_h x in_w elements read, out_h x out_w written. */
+typedef struct resize_job {
+    const resize_tables *tables;
+    const uint8_t *in;
+    uint8_t *out;
+    size_t width; /* bytes per element */
+    bool linear;
+    int64_t in_h, in_w, out_h, out_w;
+} resize_job;
+
+/*
+ * Output columns [begin, end) of output row `row` (counted over every
+ * plane), block by block (linear_rows.h): the same sums as the reference,
+ * bit for bit.
+ */
+static void linear_row(const resize_job *job, kiln_linear_block *b, int64_t row, int64_t begin, int64_t end)
+{
+    int64_t plane = row / job->out_h, y = row % job->out_h;
+    const resize_axis_table *rows = &job->tables->rows, *columns = &job->tables->columns;
+    const float *top = (const float *)job->in + (plane * job->in_h + rows->first[y]) * job->in_w;
+    const float *bottom = (const float *)job->in + (plane * job->in_h + rows->second[y]) * job->in_w;
+    b->wy0 = rows->first_weight[y];
+    b->wy1 = rows->second_weight[y];
+    for (int64_t at = begin; at < end; at += KILN_LINEAR_BLOCK) {
+        int64_t stop = end - at < KILN_LINEAR_BLOCK ? end : at + KILN_LINEAR_BLOCK;
+        b->top = kiln_linear_gather(b, NULL, top, columns->first, columns->second, at, stop);
+        /* a row of weight 0 is never read (the sums test wy1); its slot need not be filled */
+        b->bottom = b->wy1 != 0.0 ? kiln_linear_gather(b, b->top, bottom, columns->first, columns->second, at, stop)
+                                  : b->top;
+        b->wx0 = columns->first_weight + at;
+        b->wx1 = columns->second_weight + at;
+        b->out = (float *)job->out + row * job->out_w + at;
+        kiln_linear_sums(b, stop - at);
+    }
+}
+
+#define NEAREST_ROW(TYPE)                                                  \
+    do {                                                                   \
+        const TYPE *from = (const TYPE *)job->in + source;                 \
+        TYPE *to = (TYPE *)job->out + row * job->out_w;                    \
+        KILN_SIMD for (int64_t x = begin; x < end; x++) to[x] = from[x0[x]]; \
+    } while (0)
+
+static void nearest_row(const resize_job *job, int64_t row, int64_t begin, int64_t end)
+{
+    int64_t plane = row / job->out_h, y = row % job->out_h;
+    int64_t source = (plane * job->in_h + job->tables->rows.first[y]) * job->in_w;
+    const int64_t *x0 = job->tables->columns.first;
+    switch (job->width) {
+    case 1: NEAREST_ROW(uint8_t); break;
+    case 2: NEAREST_ROW(uint16_t); break;
+    case 4: NEAREST_ROW(uint32_t); break;
+    default: NEAREST_ROW(uint64_t); break;
+    }
+}
+
+/* Output elements [begin, end) in row-major order: the rows they fall in, whole or in part. */
+static void resize_chunk(const void *data, uint64_t begin, uint64_t end)
+{
+    const resize_job *job = data;
+    uint64_t w = (uint64_t)job->out_w;
+    kiln_linear_block block; /* this chunk's own (the chunks of one run may run on several threads) */
+    kiln_linear_block_reset(&block);
+    for (uint64_t at = begin; at < end;) {
+        uint64_t row = at / w, column = at % w;
+        uint64_t stop = end - row * w < w ? end - row * w : w;
+        if (job->linear)
+            linear_row(job, &block, (int64_t)row, (int64_t)column, (int64_t)stop);
+        else
+            nearest_row(job, (int64_t)row, (int64_t)column, (int64_t)stop);
+        at = row * w + stop;
+    }
+}
+
+/* The node's tables for these sizes: kept, or built (the block grown when it must be). */
+static kiln_status tables_for(const kiln_kernel_call *call, const resize_options *o, const int64_t *sizes,
+                              const int64_t *p, const int64_t *q, resize_tables **out, kiln_error *err)
+{
+    kiln_node_state *slot = call->context->state;
+    resize_tables *t = slot->data;
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "resize: out of memory for its tables");
+        slot->data = t;
+        slot->release = release_tables;
+    }
+    *out = NULL;
+    if (t->out_w != 0 && t->in_h == sizes[0] && t->in_w == sizes[1] && t->out_h == sizes[2] && t->out_w == sizes[3]) {
+        *out = t;
+        return KILN_OK;
+    }
+    t->out_w = 0;
+    size_t needed, bytes;
+    if (!kiln_add_size((size_t)sizes[2], (size_t)sizes[3], &needed) || !kiln_mul_size(needed, 32, &bytes))
+        return KILN_OK; /* declined: the reference reports what it must */
+    if (t->capacity < needed) {
+        void *block = malloc(bytes);
+        if (!block)
+            return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "resize: out of memory for %zu bytes of tables", bytes);
+        free(t->block);
+        t->block = block;
+        t->capacity = needed;
+    }
+    carve_tables(t, (size_t)sizes[2]);
+    if (!fill_axis(o, sizes[0], sizes[2], p[0], q[0], &t->rows) ||
+        !fill_axis(o, sizes[1], sizes[3], p[1], q[1], &t->columns))
+        return KILN_OK;
+    t->in_h = sizes[0], t->in_w = sizes[1], t->out_h = sizes[2], t->out_w = sizes[3];
+    *out = t;
+    return KILN_OK;
+}
+
+/* resize (text_target false) and resize_to through the tables; *ran false leaves the call to the reference. */
+static kiln_status fast_resize_by(const kiln_kernel_call *call, bool text_target, bool *ran, kiln_error *err)
+{
+    *ran = false;
+    if (!call->context || !call->context->state || call->context->reference_only)
+        return KILN_OK;
+    const kiln_tensor *in = call->inputs[0];
+    kiln_tensor *out = call->output;
+    resize_options o;
+    if (read_options("resize", call->attributes, call->attribute_count, text_target, &o, err) != KILN_OK)
+        return mismatch(err);
+    const kiln_node_attribute *target = o.scales ? o.scales : o.sizes;
+    bool linear = o.mode == RESIZE_LINEAR;
+    if ((o.mode != RESIZE_NEAREST && !(linear && in->dtype == KILN_F32)) || in->dtype != out->dtype ||
+        in->rank != out->rank || in->rank == 0 || (target && target->count != in->rank) ||
+        out->element_count == 0)
+        return KILN_OK;
+    size_t width = kiln_dtype_size(in->dtype);
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return KILN_OK;
+    /* The last two axes (one for rank 1) as [h, w]; every earlier axis exactly kept (p = q). */
+    int64_t p[2] = {1, 1}, q[2] = {1, 1}, sizes[4] = {1, 1, 1, 1};
+    for (uint32_t i = 0; i < in->rank; i++) {
+        int64_t pi, qi;
+        if (o.scales) {
+            int64_t product;
+            if (!scale_as_ratio(o.scales->floats[i], &pi, &qi) ||
+                __builtin_mul_overflow(in->shape[i], pi, &product) || out->shape[i] != product / qi)
+                return mismatch(err);
+        } else {
+            if (o.sizes && out->shape[i] != o.sizes->ints[i])
+                return mismatch(err);
+            pi = out->shape[i];
+            qi = in->shape[i];
+        }
+        if (in->shape[i] == 0)
+            return KILN_OK; /* the reference's refusal */
+        int32_t axis = (int32_t)i - (int32_t)in->rank + 2; /* 0: h, 1: w, below: a plane axis */
+        if (axis < 0) {
+            if (pi != qi)
+                return KILN_OK;
+            continue;
+        }
+        p[axis] = pi, q[axis] = qi;
+        sizes[axis] = in->shape[i], sizes[2 + axis] = out->shape[i];
+    }
+    resize_tables *tables;
+    KILN_TRY(tables_for(call, &o, sizes, p, q, &tables, err));
+    if (!tables)
+        return KILN_OK;
+    resize_job job = {tables, in->data, out->data, width, linear, sizes[0], sizes[1], sizes[2], sizes[3]};
+    kiln_parallel_chunks(out->element_count, kiln_call_threads(call), resize_chunk, &job);
+    call->context->path = KILN_PATH_VECTOR;
+    *ran = true;
+    return KILN_OK;
+}
+
+static kiln_status fast_resize(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_resize_by(call, false, ran, err);
+}
+
+static kiln_status fast_resize_to(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    return fast_resize_by(call, true, ran, err);
+}
+
 /* -------------------------------------------------------------- registry */
 
 static const kiln_op_def resize_ops[] = {
     {.name = "resize", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_attributes,
-     .infer = infer_resize, .run = run_resize},
+     .infer = infer_resize, .run = run_resize,
+     .fast = fast_resize},
     {.name = "resize_to", .versions = {1, 1}, .inputs = {1, 1}, .attributes = resize_to_attributes,
-     .infer = infer_resize_to, .run = run_resize_to},
+     .infer = infer_resize_to, .run = run_resize_to,
+     .fast = fast_resize_to},
 };
 
 const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};

@@ -893,6 +893,54 @@ static void pad_fill(kiln_dtype dtype, double value, uint8_t *bytes)
     }
 }
 
+/* `count` elements of `fill` (width bytes each) at `dst`. */
+static void fill_elements(uint8_t *dst, uint64_t count, const uint8_t *fill, size_t width)
+{
+    static const uint8_t zero[8];
+    if (memcmp(fill, zero, width) == 0) {
+        memset(dst, 0, (size_t)count * width);
+        return;
+    }
+    for (uint64_t i = 0; i < count; i++)
+        memcpy(dst + i * width, fill, width);
+}
+
+/*
+ * Constant padding a row at a time: an output row (the last axis) is the
+ * fill value where the outer axes fall in the pads, else the pads' fill
+ * around one copied input row. The element-by-element walk spent 5% of
+ * DenseNet-121's run on three pads with every pad 0 (PyTorch exports an
+ * avg_pool's padding as a separate Pad).
+ */
+static void pad_constant_rows(const kiln_tensor *in, kiln_tensor *out, const int64_t *begins, const int64_t *ends,
+                              const uint8_t *fill, size_t width)
+{
+    uint32_t rank = in->rank, outer = rank - 1;
+    int64_t strides[KILN_MAX_RANK], index[KILN_MAX_RANK] = {0};
+    strides_of(in, strides);
+    int64_t row = out->shape[outer], in_row = in->shape[outer];
+    uint64_t rows = out->element_count / (uint64_t)row;
+    const uint8_t *src = in->data;
+    uint8_t *dst = out->data;
+    for (uint64_t r = 0; r < rows; r++, dst += (size_t)row * width) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (uint32_t i = 0; i < outer && inside; i++) {
+            int64_t s = index[i] - begins[i];
+            inside = s >= 0 && s < in->shape[i];
+            offset += s * strides[i];
+        }
+        if (!inside) {
+            fill_elements(dst, (uint64_t)row, fill, width);
+        } else {
+            fill_elements(dst, (uint64_t)begins[outer], fill, width);
+            memcpy(dst + (size_t)begins[outer] * width, src + (size_t)offset * width, (size_t)in_row * width);
+            fill_elements(dst + (size_t)(begins[outer] + in_row) * width, (uint64_t)ends[outer], fill, width);
+        }
+        kiln_odometer_next(index, outer, out->shape);
+    }
+}
+
 static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
 {
     kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
@@ -929,6 +977,10 @@ static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
     strides_of(in, strides);
     const uint8_t *src = in->data;
     uint8_t *dst = out->data;
+    if (mode == PAD_CONSTANT && rank > 0) {
+        pad_constant_rows(in, out, begins, ends, fill, width);
+        return KILN_OK;
+    }
     for (uint64_t e = 0; e < out->element_count; e++) {
         int64_t offset = 0;
         bool inside = true;

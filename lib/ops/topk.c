@@ -170,21 +170,38 @@ DEFINE_SELECT(uint16_t, u16, NEVER_NAN, uint16_t, SAME)
 DEFINE_SELECT(uint32_t, u32, NEVER_NAN, uint32_t, SAME)
 DEFINE_SELECT(uint64_t, u64, NEVER_NAN, uint64_t, SAME)
 
-static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_error *err)
+/* A top_k or top_k_indices result `y` of `x` checked against the op's shape rule. */
+static kiln_status check_result(const char *op, const kiln_tensor *x, const kiln_tensor *y, bool indices,
+                                const topk_params *p, kiln_error *err)
 {
-    const char *op = indices ? "top_k_indices" : "top_k";
+    if (!kiln_dtype_is_arithmetic(x->dtype) || y->dtype != (indices ? KILN_I64 : x->dtype) || y->rank != x->rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output type does not match the input", op);
+    for (uint32_t a = 0; a < x->rank; a++)
+        if (y->shape[a] != (a == p->axis ? p->k : x->shape[a]))
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output axis %u has size %lld", op, a,
+                             (long long)y->shape[a]);
+    return KILN_OK;
+}
+
+/*
+ * Select the k largest (or smallest) along the axis into `values` and/or
+ * `positions` (either may be NULL): one selection writes both, so top_k
+ * and top_k_indices of one node group (result_groups.h) select once.
+ */
+static kiln_status run_topk(const kiln_kernel_call *call, kiln_tensor *values, kiln_tensor *positions,
+                            kiln_error *err)
+{
+    const char *op = values ? "top_k" : "top_k_indices";
     const kiln_tensor *x = call->inputs[0];
-    kiln_tensor *y = call->output;
+    const kiln_tensor *y = values ? values : positions;
     topk_params p;
     char why[160];
     if (!read_params(call->attributes, call->attribute_count, x->rank, &p, why, sizeof why))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op, why);
-    if (!kiln_dtype_is_arithmetic(x->dtype) || y->dtype != (indices ? KILN_I64 : x->dtype) || y->rank != x->rank)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output type does not match the input", op);
-    for (uint32_t a = 0; a < x->rank; a++)
-        if (y->shape[a] != (a == p.axis ? p.k : x->shape[a]))
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: output axis %u has size %lld", op, a,
-                             (long long)y->shape[a]);
+    if (values)
+        KILN_TRY(check_result("top_k", x, values, false, &p, err));
+    if (positions)
+        KILN_TRY(check_result("top_k_indices", x, positions, true, &p, err));
     uint64_t n = (uint64_t)x->shape[p.axis], k = (uint64_t)p.k, outer = 1, inner = 1;
     if (k > n)
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "%s: k = %llu is more than the %llu elements of axis %u", op,
@@ -200,12 +217,12 @@ static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_err
     for (uint64_t o = 0; o < outer; o++)
         for (uint64_t i = 0; i < inner; i++) {
             uint64_t in_base = o * n * inner + i, out_base = o * k * inner + i;
-            int64_t *positions = indices ? (int64_t *)y->data + out_base : NULL;
+            int64_t *at = positions ? (int64_t *)positions->data + out_base : NULL;
             switch (x->dtype) {
 #define SELECT_CASE(CODE, T, SUFFIX)                                                                          \
     case CODE:                                                                                                \
         select_##SUFFIX((const T *)x->data + in_base, n, inner, k, p.largest,                                 \
-                        indices ? NULL : (T *)y->data + out_base, positions, inner);                          \
+                        values ? (T *)values->data + out_base : NULL, at, inner);                             \
         break;
                 SELECT_CASE(KILN_F32, float, f32)
                 SELECT_CASE(KILN_F64, double, f64)
@@ -229,19 +246,33 @@ static kiln_status run_topk(const kiln_kernel_call *call, bool indices, kiln_err
 
 static kiln_status run_top_k(const kiln_kernel_call *call, kiln_error *err)
 {
-    return run_topk(call, false, err);
+    return run_topk(call, call->output, NULL, err);
 }
 
 static kiln_status run_top_k_indices(const kiln_kernel_call *call, kiln_error *err)
 {
-    return run_topk(call, true, err);
+    return run_topk(call, NULL, call->output, err);
+}
+
+/* top_k and top_k_indices of one group: the values and the positions of one selection. */
+static kiln_status run_top_k_together(const kiln_kernel_call *call, kiln_tensor *const *results,
+                                      const kiln_op_def *const *ops, uint32_t count, kiln_error *err)
+{
+    kiln_tensor *values = NULL, *positions = NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        if (ops[i]->run == run_top_k)
+            values = results[i];
+        else
+            positions = results[i];
+    }
+    return run_topk(call, values, positions, err);
 }
 
 static const kiln_op_def topk_ops[] = {
     {.name = "top_k", .versions = {1, 1}, .inputs = {1, 1}, .attributes = topk_attributes,
-     .infer = infer_top_k, .run = run_top_k},
+     .infer = infer_top_k, .run = run_top_k, .together = run_top_k_together},
     {.name = "top_k_indices", .versions = {1, 1}, .inputs = {1, 1}, .attributes = topk_attributes,
-     .infer = infer_top_k_indices, .run = run_top_k_indices},
+     .infer = infer_top_k_indices, .run = run_top_k_indices, .together = run_top_k_together},
 };
 
 const kiln_op_family kiln_ops_topk = {topk_ops, sizeof topk_ops / sizeof topk_ops[0]};

@@ -6,6 +6,7 @@
 #include "format/checked_math.h"
 #include "format/error.h"
 #include "fusion.h"
+#include "result_groups.h"
 #include "liveness.h"
 
 typedef struct slot {
@@ -148,6 +149,14 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, ui
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
     if (status == KILN_OK)
         kiln_live_nodes(m, live);
+    /* Nodes that compute their results together (result_groups.h): every
+     * member's result is written when the first runs, so lives from there. */
+    for (uint32_t n = 0; status == KILN_OK && n < m->node_count;) {
+        uint32_t count = kiln_result_group(m, live, n);
+        for (uint32_t j = 1; j < count; j++)
+            slots[n + j].first_use = n;
+        n += count;
+    }
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
         slots[n].node = n;
         if (!live[n])

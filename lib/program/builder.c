@@ -32,6 +32,7 @@
 #include "tensor.h"
 #include "identifier.h"
 #include "model_check.h"
+#include "node_name.h"
 
 enum value_kind { VALUE_INPUT, VALUE_WEIGHT, VALUE_NODE };
 
@@ -563,9 +564,33 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
         release_attributes(attribute_count, owned_attributes);
         return status;
     }
-    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy, attribute_count, owned_attributes};
+    m->nodes[m->node_count] = (kiln_node_decl){op_index, input_count, copy, attribute_count, owned_attributes, NULL};
     b->node_types[m->node_count] = result;
     m->node_count++;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_node_name(kiln_builder *b, kiln_value node, const char *name, kiln_error *err)
+{
+    if (!b)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "builder is NULL");
+    if (node >= b->value_count || b->values[node].kind != VALUE_NODE)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "value %u is not the result of an op of this builder; only nodes have names", node);
+    kiln_node_decl *decl = &b->model.nodes[b->values[node].index];
+    char *copy = NULL;
+    if (name) {
+        const char *problem = kiln_node_name_problem(name, strlen(name));
+        if (problem)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                             "node %u (%s): the name %s; a node name is 1..%d bytes of UTF-8 text without "
+                             "control characters",
+                             b->values[node].index, b->model.opset[decl->op].name, problem, KILN_MAX_NODE_NAME);
+        if (!(copy = strdup(name)))
+            return no_memory(err);
+    }
+    free(decl->name);
+    decl->name = copy;
     return KILN_OK;
 }
 
@@ -669,10 +694,8 @@ static kiln_status copy_node_attributes(const kiln_node_decl *from, kiln_node_de
     kiln_attribute *view = calloc(from->attribute_count + 1, sizeof *view);
     if (!view)
         return KILN_ERR_OUT_OF_MEMORY;
-    for (uint32_t i = 0; i < from->attribute_count; i++) {
-        const kiln_node_attribute *a = &from->attributes[i];
-        view[i] = (kiln_attribute){a->name, a->type, a->i, a->f, a->s, a->ints, a->floats, a->count};
-    }
+    for (uint32_t i = 0; i < from->attribute_count; i++)
+        view[i] = kiln_attribute_view(&from->attributes[i]);
     kiln_status status = kiln_attributes_copy(from->attribute_count, view, &to->attributes, NULL);
     if (status == KILN_OK)
         to->attribute_count = from->attribute_count;
@@ -730,8 +753,11 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
             out->nodes[n].inputs[i] = canonical_id(b, node->inputs[i]);
         out->nodes[n].attribute_count = 0;
         out->nodes[n].attributes = NULL;
+        out->nodes[n].name = NULL;
         if (copy_node_attributes(node, &out->nodes[n]) != KILN_OK)
             failed = true;
+        if (node->name)
+            out->nodes[n].name = dup_or_fail(node->name, &failed);
     }
     for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
         out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
@@ -900,7 +926,7 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
         return status;
     }
     kiln_writer_init(&out);
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
     status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out, &progress,
                                err);
     kiln_model_release(&sealed);
@@ -926,7 +952,7 @@ kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *pa
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
     KILN_TRY(kiln_builder_encode_with_options(b, options, &bytes, &size, err));
-    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size};
+    kiln_progress progress = {options ? options->progress : NULL, options ? options->progress_user : NULL, 0, size, 0};
     kiln_byte_range whole = {bytes, size};
     kiln_status status = kiln_atomic_write_parts_progress(path, &whole, 1, &progress, err);
     free(bytes);

@@ -82,6 +82,7 @@ static kiln_status check_graph(const kiln_model *m, const kiln_limits *limits, k
                              err));
         KILN_TRY(check_count("attributes of one node", node->attribute_count, limits->max_attributes,
                              "max_attributes", err));
+        KILN_TRY(check_string("a node name", node->name, limits, err));
         for (uint32_t a = 0; a < node->attribute_count; a++) {
             const kiln_node_attribute *attribute = &node->attributes[a];
             KILN_TRY(check_string("an attribute name", attribute->name, limits, err));

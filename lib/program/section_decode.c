@@ -14,6 +14,7 @@
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
+#include "section_node_names.h"
 #include "section_opset.h"
 #include "section_plan.h"
 #include "section_runtime_guards.h"
@@ -24,7 +25,7 @@ typedef kiln_status (*section_decoder)(const uint8_t *data, size_t size, const k
                                        kiln_error *err);
 
 /* Every section type this runtime knows, required ones first. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, SECTION_COUNT };
 
 /*
  * The required sections are read all at once and decoded in a fixed order
@@ -50,6 +51,7 @@ static const struct known_section {
     [CHKS] = {KILN_SECTION_CHKS, kiln_input_checks_decode},
     [PLAN] = {KILN_SECTION_PLAN, kiln_stored_plan_decode},
     [RGRD] = {KILN_SECTION_RGRD, kiln_runtime_guards_decode},
+    [NNAM] = {KILN_SECTION_NNAM, kiln_node_names_decode},
 };
 
 static bool optional_section(int kind)
@@ -91,11 +93,13 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
         }
         if (index_of[kind] >= 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section '%s' appears twice", name);
-        if (s->version != KILN_PROGRAM_SECTION_VERSION && kind == EVID && !(s->flags & KILN_SECTION_CRITICAL)) {
-            /* Evidence is ancillary: a newer layout costs the check, not the program. */
+        if (s->version != KILN_PROGRAM_SECTION_VERSION && (kind == EVID || kind == NNAM) &&
+            !(s->flags & KILN_SECTION_CRITICAL)) {
+            /* Evidence checks the program and names describe it: a newer
+             * layout of either costs the check or the names, not the program. */
             kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "section-skipped", location,
-                            "evidence section version %u is newer than this runtime reads (%u); skipped",
-                            s->version, KILN_PROGRAM_SECTION_VERSION);
+                            "%s section version %u is newer than this runtime reads (%u); skipped",
+                            kind == EVID ? "evidence" : "node name", s->version, KILN_PROGRAM_SECTION_VERSION);
             continue;
         }
         if (s->version != KILN_PROGRAM_SECTION_VERSION) {

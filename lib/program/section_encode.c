@@ -8,6 +8,7 @@
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
+#include "section_node_names.h"
 #include "section_opset.h"
 #include "section_plan.h"
 #include "section_runtime_guards.h"
@@ -15,14 +16,15 @@
 #include "sections.h"
 
 /* Section order in the file (spec/format.md §7). */
-enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, EVID, PLAN, WDAT, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, WDAT, SECTION_COUNT };
 
 /*
  * How each section is stored, and the format minor that introduced it: a
  * file is written at the oldest minor that has every section it holds, so
- * that a runtime of that minor reads it. Evidence is a check and the plan
- * a convenience, not semantics: a runtime that does not know them may skip
- * them, so they are ancillary; every other section is critical.
+ * that a runtime of that minor reads it. Evidence is a check, the plan a
+ * convenience and node names a description, not semantics: a
+ * runtime that does not know them may skip them, so they are ancillary;
+ * every other section is critical.
  */
 static const struct {
     uint32_t type;
@@ -33,6 +35,7 @@ static const struct {
     [DIMS] = {KILN_SECTION_DIMS, true, 0},  [IOSG] = {KILN_SECTION_IOSG, true, 0},
     [CHKS] = {KILN_SECTION_CHKS, true, 0},  [RGRD] = {KILN_SECTION_RGRD, true, 1},
     [WTAB] = {KILN_SECTION_WTAB, true, 0},  [GRPH] = {KILN_SECTION_GRPH, true, 0},
+    [NNAM] = {KILN_SECTION_NNAM, false, 2},
     [EVID] = {KILN_SECTION_EVID, false, 0}, [PLAN] = {KILN_SECTION_PLAN, false, 1},
     [WDAT] = {KILN_SECTION_WDAT, true, 0},
 };
@@ -43,9 +46,12 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
 {
     for (int i = 0; i < SECTION_COUNT; i++)
         present[i] = true;
-    /* CHKS, RGRD and EVID are written when the program has what they hold, PLAN when asked. */
+    /* CHKS, RGRD, NNAM and EVID are written when the program has what they
+     * hold (so a program without names is written as before names
+     * existed), PLAN when asked. */
     present[CHKS] = m->check_count > 0;
     present[RGRD] = m->non_strict;
+    present[NNAM] = kiln_node_names_present(m);
     present[EVID] = m->evidence_count > 0;
     present[PLAN] = store_memory_plan;
 
@@ -55,6 +61,8 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
     kiln_io_signature_encode(m, &parts[IOSG]);
     kiln_status status = kiln_weights_encode(m, &parts[WTAB], &parts[WDAT], err);
     kiln_graph_encode(m, &parts[GRPH]);
+    if (present[NNAM])
+        kiln_node_names_encode(m, &parts[NNAM]);
     if (present[EVID])
         kiln_evidence_encode(m, &parts[EVID]);
     if (present[CHKS])

@@ -24,8 +24,12 @@
 /* The memory plan; ancillary, optional (kiln_save_options.store_memory_plan). Format 1.1. */
 #define KILN_SECTION_PLAN KILN_FOURCC('P', 'L', 'A', 'N')
 
-/* Every section type above is at version 1 (RGRD since format 1.1, the
- * others since 1.0). */
+/* Node names (the source framework's, e.g. an ONNX node's); ancillary,
+ * present when some node has a name. Format 1.2. */
+#define KILN_SECTION_NNAM KILN_FOURCC('N', 'N', 'A', 'M')
+
+/* Every section type above is at version 1 (RGRD and PLAN since format
+ * 1.1, NNAM since 1.2, the others since 1.0). */
 #define KILN_PROGRAM_SECTION_VERSION 1
 /* Offsets of tensors inside WDAT are multiples of this. */
 #define KILN_WEIGHT_ALIGNMENT 64

@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "memory_plan.h"
 #include "loader.h"
+#include "result_groups.h"
 #include "program.h"
 #include "program_info.h"
 #include "proof_budget.h"
@@ -240,11 +241,14 @@ static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const
     }
     note_unknown_features(&p->container, report);
     /* Progress covers the section bytes checked now: CRC of the stored and
-     * hash of the raw bytes, for every section under full verification. */
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0};
+     * hash of the raw bytes, for every section under full verification,
+     * shown as the stored bytes they cover (about the file's size). */
+    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
     for (uint32_t i = 0; i < p->container.section_count; i++)
-        if (options->verify == KILN_VERIFY_FULL || p->container.sections[i].type != KILN_SECTION_WDAT)
+        if (options->verify == KILN_VERIFY_FULL || p->container.sections[i].type != KILN_SECTION_WDAT) {
             progress.total += p->container.sections[i].stored_size + p->container.sections[i].raw_size;
+            progress.shown_total += p->container.sections[i].stored_size;
+        }
     p->container.progress = &progress;
     open_sections(p, options, report);
     p->container.progress = NULL;
@@ -269,6 +273,28 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
             !kiln_fusion_plan_allows(m, n, p->arena_offsets, p->slot_sizes))
             p->fusions[n].kind = KILN_ACTIVATION_NONE;
     free(readers);
+    return KILN_OK;
+}
+
+/*
+ * The nodes that run as one (result_groups.h). A plan this runtime makes
+ * keeps every group's results apart; a stored plan only those it happens
+ * to, so a group runs as one only where the stored plan allows it.
+ */
+static kiln_status find_result_groups(kiln_program *p, kiln_error *err)
+{
+    const kiln_model *m = &p->model;
+    p->result_groups = calloc(m->node_count + 1, sizeof *p->result_groups);
+    if (!p->result_groups)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the result groups");
+    for (uint32_t n = 0; n < m->node_count;) {
+        uint32_t count = kiln_result_group(m, p->live, n);
+        if (count > 1 && p->plan_stored &&
+            !kiln_result_group_plan_allows(m, n, count, p->arena_offsets, p->slot_sizes))
+            count = 1;
+        p->result_groups[n] = (uint8_t)count;
+        n += count; /* the members after the first stay 0 */
+    }
     return KILN_OK;
 }
 
@@ -344,6 +370,8 @@ static kiln_status plan_memory(kiln_program *p, kiln_report *report)
     status = find_fusions(p, &err);
     if (status == KILN_OK)
         status = plan_node_paths(p, &err);
+    if (status == KILN_OK)
+        status = find_result_groups(p, &err);
     if (status == KILN_OK)
         status = kiln_program_count_op_uses(p, &err);
     if (status != KILN_OK)
@@ -486,6 +514,7 @@ void kiln_program_free(kiln_program *program)
     free(program->arena_offsets);
     free(program->slot_sizes);
     free(program->fusions);
+    free(program->result_groups);
     free(program->channels_last_ok);
     free(program->layout_roles);
     free(program->bound_rules);

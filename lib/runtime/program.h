@@ -37,6 +37,9 @@ struct kiln_program {
      * channels-last and how it reads channels-last operands (layout.h), how its result's
      * magnitude bound follows from its operands' (value_bound.h). */
     bool *live;              /* per node: its result reaches an output, so a run runs it (liveness.h) */
+    /* Per node: how many nodes from it on run as one (result_groups.h): >= 2 at a group's first
+     * node, 0 at its others (they ran with it), 1 for a node that runs alone. */
+    uint8_t *result_groups;
     bool *channels_last_ok;
     kiln_layout_role *layout_roles;
     kiln_bound_rule *bound_rules;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attribute.h"
 #include "format/error.h"
 #include "program_info.h"
 
@@ -183,6 +184,25 @@ void kiln_program_node(const kiln_program *p, uint32_t index, kiln_node_info *ou
     out->op = p->model.opset[node->op].name;
     out->op_version = p->model.opset[node->op].version;
     out->input_count = node->input_count;
+}
+
+const char *kiln_program_node_name(const kiln_program *p, uint32_t index)
+{
+    return index < p->model.node_count ? p->model.nodes[index].name : NULL;
+}
+
+uint32_t kiln_program_node_attribute_count(const kiln_program *p, uint32_t index)
+{
+    return index < p->model.node_count ? p->model.nodes[index].attribute_count : 0;
+}
+
+bool kiln_program_node_attribute(const kiln_program *p, uint32_t node, uint32_t attribute, kiln_attribute *out)
+{
+    memset(out, 0, sizeof *out);
+    if (node >= p->model.node_count || attribute >= p->model.nodes[node].attribute_count)
+        return false;
+    *out = kiln_attribute_view(&p->model.nodes[node].attributes[attribute]);
+    return true;
 }
 
 uint32_t kiln_program_section_count(const kiln_program *p) { return p->container.section_count; }

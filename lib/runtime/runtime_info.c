@@ -37,6 +37,8 @@ const char *const *kiln_runtime_features(void)
         "openmp-threads",
 #endif
         "vector-math", /* f32 exp, erf, softmax (vector_math.h) */
+        "recurrent-f32", /* f32 rnn, gru, lstm (recurrent_f32.h) */
+        "resize-tables", /* resize, resize_to: nearest, f32 linear (resize.c) */
         NULL,
     };
     return features;

@@ -26,6 +26,8 @@
 #include "parallel.h"
 #include "loader.h"
 #include "program.h"
+#include "result_groups.h"
+#include "run_threads.h"
 #include "session.h"
 #include "session_bound.h"
 #include "session_profile.h"
@@ -49,8 +51,12 @@ struct kiln_session {
     void *layout_scratch;             /* the largest channels-last result's slot, to convert through */
     double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
+    uint32_t max_threads;             /* options->threads resolved: the most a run uses */
+    bool adaptive_threads;            /* KILN_THREADS_ADAPTIVE: fewer while other processes hold cores */
+    kiln_run_threads run_threads;     /* the adaptive policy's looks at the machine */
     kiln_profile *profile;            /* options.profile: what each run records (session_profile.h); else NULL */
     bool check_inputs;                /* enforce the semantic input checks */
+    uint64_t grouped_runs;            /* node groups run as one (result_groups.h), for tests */
     bool has_outputs;
 };
 
@@ -98,7 +104,9 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->program = program;
     s->model = m;
     s->check_inputs = !(options && options->skip_input_checks);
-    s->context.threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->max_threads = kiln_session_thread_count(options ? options->threads : 0);
+    s->context.threads = s->max_threads;
+    s->adaptive_threads = !options || options->thread_policy != KILN_THREADS_FIXED;
     s->context.reference_only = options && options->reference_kernels;
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);
     s->values = calloc(kiln_model_value_count(m) + 1, sizeof *s->values);
@@ -181,6 +189,11 @@ uint64_t kiln_session_arena_bytes(const kiln_session *s)
 }
 
 uint32_t kiln_session_threads(const kiln_session *s)
+{
+    return s->max_threads;
+}
+
+uint32_t kiln_session_run_threads(const kiln_session *s)
 {
     return s->context.threads;
 }
@@ -310,6 +323,37 @@ static kiln_status call_kernel(kiln_session *s, uint32_t n, kiln_kernel_call *ca
     return def->run(call, err);
 }
 
+/*
+ * Run the `count` nodes from n on that compute their results together
+ * (result_groups.h) as one call of their `together` kernel, which writes
+ * every member's result. Their kernels are reference kernels: row-major
+ * operands.
+ */
+static kiln_status run_group(kiln_session *s, uint32_t n, uint32_t count, kiln_kernel_call *call, kiln_error *err)
+{
+    const kiln_model *m = s->model;
+    const kiln_node_decl *node = &m->nodes[n];
+    kiln_tensor *results[KILN_RESULT_GROUP_MAX];
+    const kiln_op_def *ops[KILN_RESULT_GROUP_MAX];
+    results[0] = call->output;
+    for (uint32_t j = 0; j < count; j++) {
+        if (j)
+            KILN_TRY(bind_result(s, n + j, &results[j], err));
+        ops[j] = m->opset[m->nodes[n + j].op].def;
+    }
+    for (uint32_t i = 0; i < node->input_count; i++)
+        make_plain(s, node->inputs[i]);
+    s->context.channels_last_operands = 0;
+    s->context.wrote_channels_last = false;
+    s->grouped_runs++;
+    return ops[0]->together(call, results, ops, count, err);
+}
+
+uint64_t kiln_session_grouped_runs(const kiln_session *s)
+{
+    return s->grouped_runs;
+}
+
 /* The nodes in order; the caller has set up the thread count. */
 static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
@@ -363,7 +407,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
-        kiln_status status = call_kernel(s, n, &call, err);
+        uint32_t together = s->program->result_groups[n];
+        kiln_status status = together > 1 ? run_group(s, n, together, &call, err) : call_kernel(s, n, &call, err);
         s->context.fusion = NULL;
         if (status != KILN_OK) {
             char detail[KILN_ERROR_MESSAGE_SIZE];
@@ -384,6 +429,14 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             kiln_profile_record(s->profile, n, node_start, s->context.path, offer.applied, result);
         if (offer.applied)
             n++; /* the node wrote the activation's result: node n + 1 has run */
+        for (uint32_t j = 1; j < together; j++) {
+            s->channels_last[first + n + j] = false;
+            s->bounds[first + n + j] = kiln_bound_apply(s->program->bound_rules[n + j], &m->nodes[n + j], s->bounds);
+            if (s->profile)
+                kiln_profile_record_with(s->profile, n + j, n, &s->values[first + n + j]);
+        }
+        if (together > 1)
+            n += together - 1; /* the group's other nodes have run with it */
     }
     /* Never left channels-last (layout.h); converted here should a kernel have done so anyway. */
     for (uint32_t o = 0; o < m->output_count; o++)
@@ -396,11 +449,13 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 
 kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
 {
+    s->context.threads = kiln_run_threads_begin(&s->run_threads, s->max_threads, s->adaptive_threads);
     /* Per run, not per session: OpenMP's thread count belongs to the
      * calling thread, and sessions of other thread counts may share it. */
     int previous = kiln_threads_enter(s->context.threads);
     kiln_status status = run_nodes(s, err);
     kiln_threads_leave(previous);
+    kiln_run_threads_end();
     return status;
 }
 

@@ -9,4 +9,7 @@
 /* The bound on magnitudes the session's last run carried for `value` (+inf: none; plan/value_bound.h). */
 double kiln_session_value_bound(const kiln_session *s, uint32_t value);
 
+/* How many times the session's runs ran a group of nodes as one (plan/result_groups.h). */
+uint64_t kiln_session_grouped_runs(const kiln_session *s);
+
 #endif

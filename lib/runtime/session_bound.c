@@ -365,6 +365,10 @@ kiln_status kiln_session_options_check(const kiln_session_options *options, kiln
     if (options && options->struct_size != sizeof *options && options->struct_size != OPTIONS_SIZE_BEFORE_PROFILE)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options were not initialised with kiln_session_options_default");
+    if (options && options->thread_policy != KILN_THREADS_ADAPTIVE && options->thread_policy != KILN_THREADS_FIXED)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "thread_policy %d is neither KILN_THREADS_ADAPTIVE (0) nor KILN_THREADS_FIXED (1)",
+                         (int)options->thread_policy);
     return KILN_OK;
 }
 

@@ -104,14 +104,18 @@ void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln
     slot->applied_activation = applied;
     slot->fused_into = UINT32_MAX;
     record_shape(slot, result);
-    if (applied && n + 1 < profile->node_count) {
-        kiln_profile_slot *fused = &profile->slots[n + 1];
-        fused->fused_runs++;
-        fused->path = KILN_NODE_PATH_FUSED;
-        fused->applied_activation = false;
-        fused->fused_into = n;
-        record_shape(fused, result);
-    }
+    if (applied && n + 1 < profile->node_count)
+        kiln_profile_record_with(profile, n + 1, n, result);
+}
+
+void kiln_profile_record_with(kiln_profile *profile, uint32_t node, uint32_t runner, const kiln_tensor *result)
+{
+    kiln_profile_slot *fused = &profile->slots[node];
+    fused->fused_runs++;
+    fused->path = KILN_NODE_PATH_FUSED;
+    fused->applied_activation = false;
+    fused->fused_into = runner;
+    record_shape(fused, result);
 }
 
 void kiln_profile_run_done(kiln_profile *profile, uint64_t start)

@@ -63,6 +63,10 @@ uint64_t kiln_profile_clock(void);
 void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln_kernel_path path, bool applied,
                          const kiln_tensor *result);
 
+/* Node `node` did not run on its own: node `runner` computed `result` for it
+ * (a group of nodes computed together, result_groups.h). Recorded as fused into `runner`. */
+void kiln_profile_record_with(kiln_profile *profile, uint32_t node, uint32_t runner, const kiln_tensor *result);
+
 /* A run that started at `start` succeeded. */
 void kiln_profile_run_done(kiln_profile *profile, uint64_t start);
 

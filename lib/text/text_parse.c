@@ -196,41 +196,13 @@ static kiln_status name_taken(parser *p, kiln_text_position at, const char *name
 
 /* --------------------------------------------------------- suggestions */
 
-/* Levenshtein distance; `b` is a registry name, so the rows stay small. */
-static size_t edit_distance(const char *a, size_t a_length, const char *b)
-{
-    size_t b_length = strlen(b);
-    size_t *row = malloc((b_length + 1) * sizeof *row);
-    if (!row)
-        return SIZE_MAX;
-    for (size_t j = 0; j <= b_length; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= a_length; i++) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b_length; j++) {
-            size_t above = row[j];
-            size_t best = diagonal + (a[i - 1] != b[j - 1]);
-            if (above + 1 < best)
-                best = above + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diagonal = above;
-        }
-    }
-    size_t distance = row[b_length];
-    free(row);
-    return distance;
-}
-
 static kiln_status unknown_op(parser *p, const char *name, kiln_text_position at)
 {
     size_t length = strlen(name);
     const char *nearest = NULL;
     size_t nearest_distance = SIZE_MAX;
     for (uint32_t i = 0; length <= MAX_SUGGESTION_NAME && i < kiln_op_count(); i++) {
-        size_t distance = edit_distance(name, length, kiln_op_at(i)->name);
+        size_t distance = kiln_name_distance(name, kiln_op_at(i)->name);
         if (distance < nearest_distance) {
             nearest = kiln_op_at(i)->name;
             nearest_distance = distance;
@@ -1445,6 +1417,19 @@ static kiln_status parse_node(parser *p)
     }
     if (status == KILN_OK)
         status = advance(p); /* ')' */
+    /* `name "TEXT"`: the node's name (metadata, section NNAM). */
+    char *node_name = NULL;
+    kiln_text_position name_at = p->token.at;
+    if (status == KILN_OK && kiln_token_is_word(&p->token, "name")) {
+        status = advance(p);
+        name_at = p->token.at;
+        if (status == KILN_OK && p->token.kind != KILN_TOKEN_STRING)
+            status = expected(p, "the node's name as a string after 'name'");
+        if (status == KILN_OK)
+            status = copy_string(p, &node_name);
+        if (status == KILN_OK)
+            status = advance(p);
+    }
     if (status == KILN_OK)
         status = check_arity(p, op, c.count, op_at);
     if (status == KILN_OK)
@@ -1462,6 +1447,9 @@ static kiln_status parse_node(parser *p)
                                                 attributes, &value, &cause) != KILN_OK)
             status = fail_with(p, statement_at, &cause);
     }
+    if (status == KILN_OK && node_name && kiln_builder_set_node_name(p->builder, value, node_name, &cause) != KILN_OK)
+        status = fail_with(p, name_at, &cause);
+    free(node_name);
     if (status == KILN_OK)
         status = kiln_text_symbols_add(&p->results, result, strlen(result), value, statement_at, p->err);
     release_call(&c);

@@ -370,7 +370,12 @@ static kiln_status print_graph(printer *pr)
                 kiln_text_buffer_puts(&pr->out, ", ");
             KILN_TRY(print_attribute(pr, n, &node->attributes[i]));
         }
-        kiln_text_buffer_puts(&pr->out, ")\n");
+        kiln_text_buffer_puts(&pr->out, ")");
+        if (node->name) {
+            kiln_text_buffer_puts(&pr->out, " name ");
+            kiln_text_quote(&pr->out, node->name);
+        }
+        kiln_text_buffer_puts(&pr->out, "\n");
     }
     for (uint32_t i = 0; i < m->output_count; i++) {
         kiln_text_buffer_printf(&pr->out, "output %s = ", m->outputs[i].name);

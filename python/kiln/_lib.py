@@ -85,6 +85,7 @@ class SessionOptions(ctypes.Structure):
         ("dims", ctypes.POINTER(DimBound)),
         ("dim_count", ctypes.c_uint32),
         ("max_arena_bytes", ctypes.c_uint64),
+        ("thread_policy", ctypes.c_int),  # kiln_thread_policy: 0 adaptive, 1 fixed
         ("profile", ctypes.c_bool),
     ]
 
@@ -277,6 +278,7 @@ _KILN = {
     "kiln_session_new_for_inputs": (STATUS, [P, ctypes.POINTER(SessionOptions), ctypes.POINTER(ctypes.c_char_p),
                                              ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32, ctypes.POINTER(P), ERR]),
     "kiln_session_free": (None, [P]),
+    "kiln_session_run_threads": (ctypes.c_uint32, [P]),
     "kiln_session_set_input": (STATUS, [P, ctypes.c_char_p, P, ERR]),
     "kiln_session_run": (STATUS, [P, ERR]),
     "kiln_session_output_count": (ctypes.c_uint32, [P]),

@@ -233,6 +233,7 @@ _COUNTEREXAMPLE = re.compile(r"counterexample:? ((?:[\w.]+=-?\d+)(?:, [\w.]+=-?\
 _REFUSAL = re.compile(r"kiln refuses [\w.]+: (.*cannot prove that .*)")
 
 INVALID_PROGRAM = 16  # kiln_status KILN_ERR_INVALID_PROGRAM: what the checker returns when it refuses
+INVALID_ARGUMENT = 1  # kiln_status KILN_ERR_INVALID_ARGUMENT: a declaration (--dim, a kiln.Dim) is missing or names no size
 
 
 def _refusal_details(exc, message):
@@ -252,7 +253,7 @@ def _import_error(status, error, result):
     onnx = _lib.onnx
     message = error.message.decode("utf-8", "replace")
     count = onnx.kiln_onnx_result_unsupported_count(result) if result else 0
-    if count:
+    if count and status != INVALID_ARGUMENT:
         constructs = [onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)]
         refusals = [c for c in constructs if _REFUSAL.search(c)]
         if len(refusals) == count:  # every construct is importable; the declared domain is what fails
@@ -263,8 +264,12 @@ def _import_error(status, error, result):
             count, "" if count == 1 else "s", "\n  ".join(constructs)), status, constructs)
         return _refusal_details(exc, refusals[0] if refusals else "")
     from .errors import from_status
-    if "needs a declaration (--dim" in message:
+    if "a declaration (--dim" in message:
         message += " (from Python: give that axis a kiln.Dim in dynamic_shapes)"
+    if count:  # the declarations are missing, and some ops are too
+        message += "\nalso, %d construct%s cannot be imported:\n  %s" % (
+            count, "" if count == 1 else "s",
+            "\n  ".join(onnx.kiln_onnx_result_unsupported(result, i).decode() for i in range(count)))
     return _refusal_details(from_status(status, message), message)
 
 

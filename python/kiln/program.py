@@ -238,13 +238,15 @@ class Program:
         return state, (bytes(info.key_id).hex() if info.state else None)
 
     def session(self, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                skip_input_checks=False, fit=None, profile=False):
+                skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
         """A new Session (one thread at a time): dims {"seq": (1, 512) or 512} narrows the
         domain it runs, max_arena (bytes) is its arena limit. fit={input name: array} instead
         narrows every dim to the size those inputs give it: the smallest arena that runs them.
+        threads is the most a run uses (default every core); thread_policy "adaptive" (default)
+        runs on fewer while other processes hold cores, "fixed" always on `threads`.
         profile=True records per node what each run took (Session.profile())."""
         return Session(self, dims=dims, max_arena=max_arena, threads=threads, reference_kernels=reference_kernels,
-                       skip_input_checks=skip_input_checks, fit=fit, profile=profile)
+                       skip_input_checks=skip_input_checks, fit=fit, thread_policy=thread_policy, profile=profile)
 
     def _thread_session(self):
         session = getattr(self._local, "session", None)
@@ -290,7 +292,11 @@ def _dtype_name(dtype):
     return _tensors.NAMES.get(code, str(dtype))
 
 
-def _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks, profile=False):
+_THREAD_POLICIES = {"adaptive": 0, "fixed": 1}  # kiln_thread_policy
+
+
+def _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks, thread_policy="adaptive",
+                     profile=False):
     """kiln_session_options for these arguments, and the kiln_dim_bound array it points at (keep it
     alive as long as the options). dims: {name: (min, max) or one size}."""
     options = _lib.SessionOptions()
@@ -304,6 +310,9 @@ def _session_options(dims, max_arena, threads, reference_kernels, skip_input_che
     options.dim_count = len(bounds)
     options.max_arena_bytes = int(max_arena or 0)
     options.threads = int(threads or 0)
+    if thread_policy not in _THREAD_POLICIES:
+        raise ArgumentError("thread_policy is 'adaptive' or 'fixed', not %r" % (thread_policy,), 1)
+    options.thread_policy = _THREAD_POLICIES[thread_policy]
     options.reference_kernels = bool(reference_kernels)
     options.skip_input_checks = bool(skip_input_checks)
     options.profile = bool(profile)
@@ -315,11 +324,11 @@ class Session:
     (sized once for the upper bound of its dims) and its bound inputs."""
 
     def __init__(self, program, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                 skip_input_checks=False, fit=None, profile=False):
+                 skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
         self._program_owner = program._owner  # the program outlives the session
         self._program_name = program.name
         options, self._bounds = _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks,
-                                                 profile)
+                                                 thread_policy, profile)
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
             status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),
@@ -375,7 +384,14 @@ class Session:
 
     @property
     def threads(self):
+        """The most threads a run uses."""
         return _lib.kiln.kiln_session_threads(self._open_handle())
+
+    @property
+    def run_threads(self):
+        """The threads the last run used (fewer than `threads` under the adaptive policy while
+        other processes held cores)."""
+        return _lib.kiln.kiln_session_run_threads(self._open_handle())
 
     def _inputs_by_index(self, args, inputs):
         if len(args) > len(self._input_names):

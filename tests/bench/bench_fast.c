@@ -122,6 +122,7 @@ static double median_run(const kiln_program *program, const mode *m, uint32_t in
     kiln_session_options options;
     kiln_session_options_default(&options);
     options.threads = m->threads;
+    options.thread_policy = KILN_THREADS_FIXED;
     options.reference_kernels = m->reference;
     kiln_session *session;
     kiln_error err;
@@ -479,6 +480,7 @@ static void bench_scale(int runs)
         kiln_session_options options;
         kiln_session_options_default(&options);
         options.threads = modes[m].threads;
+        options.thread_policy = KILN_THREADS_FIXED;
         options.reference_kernels = modes[m].reference;
         kiln_session *session;
         CHECK(kiln_session_new(program, &options, &session, &err));

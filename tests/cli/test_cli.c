@@ -160,7 +160,11 @@ static void rejected_inputs_and_files_exit_1(void **state)
     assert_contains(r.err, "missing.npy");
     run(&r, "'%s' inspect nonexistent.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 1);
-    assert_contains(r.err, "kiln: error: nonexistent.kiln");
+    assert_contains(r.err, "kiln: error: cannot open 'nonexistent.kiln': No such file or directory\n");
+    /* A message that names the file is not prefixed with it again. */
+    run(&r, "mkdir -p adir && '%s' inspect adir", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_string_equal(r.err, "kiln: error: 'adir' is not a regular file\n");
     /* A damaged copy: flip one byte in the middle of the file. */
     run(&r, "cp scale.kiln damaged.kiln && printf '\\377' | dd of=damaged.kiln bs=1 seek=200 conv=notrunc 2>/dev/null"
             " && '%s' inspect damaged.kiln", kiln_binary);
@@ -404,9 +408,11 @@ static void verify_json_reports_every_problem(void **state)
     /* The text form names all three too. */
     run(&r, "'%s' verify '%s/tests/golden/future/three-missing-ops.kiln'", kiln_binary, source_root);
     assert_int_equal(r.exit_code, 1);
+    /* stderr says it failed; stdout has the whole report (every problem). */
     assert_contains(r.err, "3 problems make this artifact unrunnable here");
+    assert_contains(r.out, "result     FAILED, 3 problems make this artifact unrunnable here\n");
     for (size_t i = 0; i < 3; i++)
-        assert_contains(r.err, ops[i]);
+        assert_contains(r.out, ops[i]);
     run(&r, "'%s' verify '%s/tests/golden/future/minor-1.1-unknown-ancillary.kiln'", kiln_binary, source_root);
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "warning section-skipped");
@@ -441,7 +447,9 @@ static void evidence_replays_and_catches_a_perturbed_output(void **state)
     run(&r, "'%s' verify perturbed.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 1);
     assert_contains(r.err, "evidence check failed: 1 of 2 evidence cases failed");
-    assert_contains(r.err, "wrong            FAIL  y: max abs error 2, max rel error 2, 6 of 6 outside (atol 0.5 rtol 0)");
+    assert_contains(r.out, "wrong            FAIL  y: max abs error 2, max rel error 2, 6 of 6 outside (atol 0.5 rtol 0)");
+    assert_contains(r.out, "ones             pass  y: max abs error 0");
+    assert_contains(r.out, "structure  ok");
     run(&r, "'%s' verify perturbed.kiln --json", kiln_binary);
     assert_int_equal(r.exit_code, 1);
     json_value *json = parse_stdout(&r);
@@ -650,13 +658,24 @@ static void progress_bar_only_on_a_terminal(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.out, "verifying  [");
     assert_contains(r.out, "100%");
+    /* The file's bytes, though each is read twice (CRC, then hash). */
+    assert_contains(r.out, "68.0 MiB of 68.0 MiB");
+    assert_null(strstr(r.out, "136.0 MiB"));
+    /* Every verb that checks a large artifact draws the bar. */
+    static const char *const verbs[] = {"inspect big.kiln", "disasm big.kiln -o big-text", "dot big.kiln",
+                                        "probe big.kiln", "diff big.kiln big.kiln"};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+        run(&r, "script -qc \"'%s' %s\" /dev/null", kiln_binary, verbs[i]);
+        if (!strstr(r.out, "verifying  ["))
+            fail_msg("no progress bar from kiln %s:\n%s", verbs[i], r.out);
+    }
     run(&r, "script -qc \"'%s' verify big.kiln --quiet\" /dev/null", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.out, "verifying"));
     run(&r, "'%s' verify big.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.err, "verifying"));
-    run(&r, "rm -f big.kiln big.ktxt");
+    run(&r, "rm -rf big.kiln big.ktxt big-text");
 }
 
 int main(int argc, char **argv)

@@ -11,7 +11,9 @@
  *  - diff classing scripted interface changes, each built with the C
  *    builder API, per spec/compatibility.md §6;
  *  - colour only on a terminal and never with NO_COLOR;
- *  - dot output rendered by Graphviz when it is installed.
+ *  - dot's boxes (op, node name, key attributes, folded weights with their
+ *    shapes), --weights, and --svg/--png rendered by Graphviz when it is
+ *    installed (and a clear error when it is not).
  *
  * Usage: test_inspect_cli KILN_BINARY SOURCE_ROOT
  */
@@ -863,24 +865,100 @@ static void dot_is_deterministic_and_labelled(void **state)
     assert_int_equal(first.exit_code, 0);
     assert_string_equal(first.out, second.out);
     assert_contains(first.out, "digraph \"rich\" {\n");
-    assert_contains(first.out, "[label=\"x\\nf32[batch, 4]\", shape=box");
-    assert_contains(first.out, "[label=\"w\\nparameter f32[4]\", shape=cylinder");
-    assert_contains(first.out, "[label=\"mul v1\\n[batch, 4]\", shape=ellipse];");
-    assert_contains(first.out, "[label=\"add v1\\n[n]\", shape=ellipse];");
-    assert_contains(first.out, "o0 [label=\"y\\nf32[batch, 4]\", shape=box, style=\"rounded,filled,bold\"");
-    assert_contains(first.out, "  v0 -> v6 [label=\"0\"];\n");
-    assert_contains(first.out, "-> o2 [style=bold");
+    assert_contains(first.out, "  v0 [shape=house, style=\"filled\", fillcolor=\"#dbeafe\", color=\"#1d4ed8\", "
+                               "label=<<B>x</B><BR/><FONT POINT-SIZE=\"8\">f32[batch, 4]</FONT>>];\n");
+    /* Weights are folded into the box of each op that reads them, with their shapes ... */
+    assert_contains(first.out, "<B>mul</B></TD></TR><TR><TD ALIGN=\"LEFT\"><FONT POINT-SIZE=\"8\">"
+                               "<FONT COLOR=\"#374151\">w</FONT> ⟨4⟩</FONT></TD></TR></TABLE>>];\n");
+    assert_contains(first.out, "<FONT COLOR=\"#374151\">steps</FONT> ⟨1⟩");
+    /* ... so they are not nodes, and have no edges; except a weight that is an output. */
+    assert_null(strstr(first.out, "v2 [shape=cylinder"));
+    assert_null(strstr(first.out, "v2 -> "));
+    assert_contains(first.out, "  v5 [shape=cylinder, style=filled, fillcolor=\"#f3f4f6\", color=\"#6b7280\", "
+                               "label=<ramp<BR/><FONT POINT-SIZE=\"8\">constant f32 ⟨32×32⟩</FONT>>];\n");
+    /* Edges carry the shape of their value; outputs are boxes of their own. */
+    assert_contains(first.out, "  v0 -> v6 [label=\"batch×4\"];\n");
+    assert_contains(first.out, "  v6 -> v7 [label=\"batch×4\"];\n");
+    assert_contains(first.out, "  v1 -> v8 [label=\"n\"];\n");
+    assert_contains(first.out, "  o0 [shape=invhouse");
+    assert_contains(first.out, "  v5 -> o2 [color=\"#15803d\"];\n");
     result_free(&first);
     result_free(&second);
+
+    /* --weights draws them as nodes again, with an edge to each use. */
+    run_in(&first, work_dir, "'%s' dot rich.kiln --weights", kiln_binary);
+    assert_int_equal(first.exit_code, 0);
+    assert_contains(first.out, "  v2 [shape=cylinder, style=filled, fillcolor=\"#f3f4f6\", color=\"#6b7280\", "
+                               "label=<w<BR/><FONT POINT-SIZE=\"8\">parameter f32 ⟨4⟩</FONT>>];\n");
+    assert_contains(first.out, "  v2 -> v6;\n");
+    assert_null(strstr(first.out, "</FONT> ⟨4⟩</FONT></TD></TR>"));
+    result_free(&first);
+}
+
+/* A conv box: op, node name, the attributes that say something, W and B. */
+static void dot_shows_names_attributes_and_weights(void **state)
+{
+    (void)state;
+    command_result r;
+    run_in(&r, work_dir, "'%s' dot conv.kiln", kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "<B>conv</B></TD></TR><TR><TD><FONT POINT-SIZE=\"7\" COLOR=\"#4b5563\">"
+                           "/layer1/layer1.0/conv1/Conv</FONT></TD></TR>");
+    assert_contains(r.out, "kernel 3×3  stride 2×2</FONT></TD></TR><TR><TD ALIGN=\"LEFT\"><FONT POINT-SIZE=\"8\">"
+                           "pads 1,1,1,1  group 2</FONT>");
+    assert_contains(r.out, "<FONT COLOR=\"#374151\">W</FONT> ⟨4×1×3×3⟩");
+    assert_contains(r.out, "<FONT COLOR=\"#374151\">B</FONT> ⟨4⟩");
+    /* Neutral values (dilation 1) are left out. */
+    assert_null(strstr(r.out, "dilation"));
+    /* A name is escaped for the label; a long one keeps its end. */
+    assert_contains(r.out, "a&lt;b&amp;c&gt;&quot;d&quot;");
+    assert_contains(r.out, ">…g/path/of/modules/that/goes/on/and/on/relu/Relu</FONT>");
+    assert_contains(r.out, "  v3 -> v4 [label=\"batch×4×4×4\"];\n");
+    result_free(&r);
+    /* inspect counts the named nodes; its JSON too. */
+    run_in(&r, work_dir, "'%s' inspect conv.kiln", kiln_binary);
+    assert_contains(r.out, "conv: format 1.2, inference\n");
+    assert_contains(r.out, "ops (3 distinct, 3 nodes, 3 named)\n");
+    result_free(&r);
+    run_in(&r, work_dir, "'%s' inspect conv.kiln --json", kiln_binary);
+    assert_contains(r.out, "\"named_node_count\": 3");
+    result_free(&r);
+    /* A runtime guard names its node's name, in the table and the JSON. */
+    run_in(&r, work_dir,
+           "(printf 'kiln 1.0\\nprogram \"g\"\\nstrict false\\ndim k in 2..8\\ninput a: f32[3, k]\\n"
+           "input b: f32[4, 5]\\n%%%%0 = matmul(a, b) name \"/fc/MatMul\"\\noutput y = %%%%0\\n' > g.ktxt && "
+           "'%s' asm g.ktxt -o g.kiln >/dev/null && '%s' inspect g.kiln && '%s' inspect g.kiln --json)",
+           kiln_binary, kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  node  op      name        checked before every run\n"
+                           "     0  matmul  /fc/MatMul  inner sizes k (a axis 1) and 4 (b axis 0) are equal\n");
+    assert_contains(r.out, "\"node_name\": \"/fc/MatMul\"");
+    result_free(&r);
+    /* diff: names are a compatible change, one line for all of them. */
+    run_in(&r, work_dir,
+           "(sed 's/ name \"[^\"]*\"//' g.ktxt > gu.ktxt && '%s' asm gu.ktxt -o gu.kiln >/dev/null && "
+           "'%s' diff gu.kiln g.kiln)",
+           kiln_binary, kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "  node-names-changed  node names  1 of 1 node named differently (names are metadata, "
+                           "outside the program identity)\n");
+    assert_contains(r.out, "identities: same program and weights\n");
+    result_free(&r);
 }
 
 static void dot_renders_with_graphviz(void **state)
 {
     (void)state;
+    command_result r;
+    /* Without Graphviz on PATH, --svg says what to install. */
+    run_in(&r, work_dir, "env PATH=/nonexistent '%s' dot conv.kiln --svg conv.svg", kiln_binary);
+    assert_int_equal(r.exit_code, 1);
+    assert_contains(r.err, "kiln: error: --svg needs Graphviz's 'dot' program, which is not on PATH\n");
+    assert_contains(r.err, "apt-get install graphviz");
+    result_free(&r);
     if (system("command -v dot >/dev/null 2>&1") != 0)
         skip(); /* Graphviz is not installed here: nothing to render with */
     const char *files[] = {"v1.0/scale.kiln", "v1.0/weights.kiln", "v1.0/compressed.kiln"};
-    command_result r;
     for (size_t i = 0; i < 3; i++) {
         run_in(&r, golden_dir, "'%s' dot %s | dot -Tsvg", kiln_binary, files[i]);
         assert_int_equal(r.exit_code, 0);
@@ -888,6 +966,15 @@ static void dot_renders_with_graphviz(void **state)
         assert_string_equal(r.err, "");
         result_free(&r);
     }
+    run_in(&r, work_dir,
+           "('%s' dot conv.kiln --svg conv.svg --png conv.png && grep -c -e '<svg' -e '/layer1/layer1.0/conv1/Conv' "
+           "conv.svg && head -c 4 conv.png | od -An -c)",
+           kiln_binary);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.err, "");
+    assert_contains(r.out, "2\n"); /* both lines found in the SVG */
+    assert_contains(r.out, "P   N   G"); /* the PNG signature */
+    result_free(&r);
 }
 
 /* ------------------------------------------------------------ terminals */
@@ -953,12 +1040,48 @@ static void colour_only_on_a_terminal_without_no_color(void **state)
 
 /* ------------------------------------------------------------------- main */
 
+/*
+ * y = relu(conv(x, W, B)) with kernel 3x3, stride 2, pads 1, group 2, and
+ * node names: one plain, one with characters an HTML label escapes, one
+ * longer than dot shows whole.
+ */
+static void build_conv(const char *path)
+{
+    kiln_builder *b;
+    kiln_error *err = &build_err;
+    kiln_value x, w, bias, conv, relu, y;
+    float weights[4 * 1 * 3 * 3] = {0}, biases[4] = {0};
+    B(kiln_builder_new("conv", &b, err));
+    B(kiln_builder_add_dim(b, "batch", 1, 2, err));
+    B(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 2, 8, 8]", &x, err));
+    B(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 4, (int64_t[]){4, 1, 3, 3}, weights, &w, err));
+    B(kiln_builder_add_weight(b, "b", KILN_WEIGHT_PARAMETER, KILN_F32, 1, (int64_t[]){4}, biases, &bias, err));
+    kiln_attribute attributes[] = {
+        {.name = "kernel_shape", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){3, 3}, .count = 2},
+        {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){2, 2}, .count = 2},
+        {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){1, 1, 1, 1}, .count = 4},
+        {.name = "dilations", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){1, 1}, .count = 2},
+        {.name = "group", .type = KILN_ATTRIBUTE_INT, .i = 2},
+    };
+    B(kiln_builder_add_op_with_attributes(b, "conv", 3, (kiln_value[]){x, w, bias}, 5, attributes, &conv, err));
+    B(kiln_builder_add_op(b, "relu", 1, &conv, &relu, err));
+    B(kiln_builder_add_op(b, "neg", 1, &relu, &y, err));
+    B(kiln_builder_set_node_name(b, conv, "/layer1/layer1.0/conv1/Conv", err));
+    B(kiln_builder_set_node_name(b, relu, "/a/very/long/path/of/modules/that/goes/on/and/on/relu/Relu", err));
+    B(kiln_builder_set_node_name(b, y, "a<b&c>\"d\"", err));
+    B(kiln_builder_add_output(b, "y", y, err));
+    B(kiln_builder_save(b, path, err));
+    kiln_builder_free(b);
+}
+
 static int set_up(void **state)
 {
     (void)state;
     char path[200];
     snprintf(path, sizeof path, "%s/rich.kiln", work_dir);
     build_rich(path);
+    snprintf(path, sizeof path, "%s/conv.kiln", work_dir);
+    build_conv(path);
     return 0;
 }
 
@@ -984,6 +1107,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(diff_classes_scripted_changes),
         cmocka_unit_test(diff_messages_name_the_values),
         cmocka_unit_test(dot_is_deterministic_and_labelled),
+        cmocka_unit_test(dot_shows_names_attributes_and_weights),
         cmocka_unit_test(dot_renders_with_graphviz),
         cmocka_unit_test(colour_only_on_a_terminal_without_no_color),
     };

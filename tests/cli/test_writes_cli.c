@@ -269,7 +269,7 @@ static void evidence_add_refuses_a_case_that_fails_here(void **state)
     run_ok("cmp checked.kiln checked-before.kiln");
     run(&r, "'%s' verify forced.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 1);
-    assert_contains(r.err, "ones             FAIL  y: max abs error 0.1");
+    assert_contains(r.out, "ones             FAIL  y: max abs error 0.1");
 
     run(&r, "'%s' evidence add checked.kiln --name ones --input x='%s/examples/ones_3x2_f64.npy' "
             "--expect y=ev/y.npy --exact",

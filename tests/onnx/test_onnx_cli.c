@@ -275,7 +275,9 @@ static void import_names_the_program_and_says_what_it_renames(void **state)
     assert_int_equal(r.exit_code, 0);
     assert_contains(r.err, "kiln: note: input 'in:0' is called 'in_0' in the artifact (kiln names are identifiers)");
     run(&r, "%s inspect renamed.kiln", kiln);
-    assert_contains(r.out, "sigmoid_net: format 1.0");
+    /* Format 1.2: the ONNX node's name "s" is kept (section NNAM). */
+    assert_contains(r.out, "sigmoid_net: format 1.2");
+    assert_contains(r.out, "ops (1 distinct, 1 node, 1 named)");
     run(&r, "%s import-onnx renamed.onnx -o quiet.kiln --quiet", kiln);
     assert_int_equal(r.exit_code, 0);
     assert_string_equal(r.err, "");

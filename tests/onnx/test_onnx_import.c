@@ -76,6 +76,29 @@ static Onnx__ModelProto *relu_model(const char *const *dims, size_t rank)
 
 /* ----------------------------------------------------------------- dims */
 
+/* A misspelt --dim is answered with the model's name for it, and the ops
+ * kiln lacks are listed in the same attempt, not after the dims are fixed. */
+static void a_misspelt_dim_is_suggested_beside_the_unsupported_ops(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = onnx_model(
+        8, 13,
+        (Onnx__NodeProto *[]){onnx_node("Relu", "r", L("x"), L("h"), NULL),
+                              onnx_node("NoSuchOp", "n", L("h"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("batch", "seq")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL);
+    kiln_onnx_dim dims[] = {{"batch", 1, 8, 0}, {"sequence", 1, 64, 0}};
+    kiln_onnx_options options = {.dims = dims, .dim_count = 2};
+    kiln_onnx_result result;
+    kiln_error err;
+    assert_int_equal(import(m, &options, &result, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "1 input size needs a declaration (--dim NAME=MIN..MAX): seq (input 'x' axis 1)"));
+    assert_non_null(strstr(err.message, "--dim names no input size of the model: sequence (did you mean seq?)"));
+    assert_int_equal(result.unsupported_count, 1);
+    assert_non_null(strstr(result.unsupported[0], "NoSuchOp"));
+    onnx_result_release(&result);
+}
+
 static void every_undeclared_dim_is_listed(void **state)
 {
     (void)state;
@@ -315,6 +338,50 @@ static void initializer_names_and_metadata_are_kept(void **state)
         if (!found)
             fail_msg("metadata %s missing", expected[e][0]);
     }
+    kiln_program_free(program);
+    onnx_result_release(&result);
+}
+
+/*
+ * Node names survive the import (spec/onnx-import.md §2): every kiln node
+ * made from an ONNX node carries its name unchanged (an opset-12 Softmax
+ * over axis 1 becomes flatten, softmax and reshape, all three named); an
+ * unnamed node and a name kiln cannot store (a control character) give
+ * unnamed nodes, and the import does not fail for them.
+ */
+static void node_names_are_kept(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = onnx_model(
+        7, 12,
+        (Onnx__NodeProto *[]){onnx_node("Relu", "/layer1/layer1.0/relu/Relu", L("x"), L("r"), NULL),
+                              onnx_node("Softmax", "/head/Softmax", L("r"), L("s"),
+                                        (Onnx__AttributeProto *[]){onnx_attr_int("axis", 1), NULL}),
+                              onnx_node("Neg", "", L("s"), L("n"), NULL),
+                              onnx_node("Abs", "bad\x01name", L("n"), L("y"), NULL), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "3", "4")), NULL},
+        (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL);
+    kiln_onnx_result result;
+    kiln_error err;
+    assert_int_equal(import(m, NULL, &result, &err), KILN_OK);
+    kiln_program *program = load(&result);
+    const char *expected[][2] = {{"relu", "/layer1/layer1.0/relu/Relu"}, {"flatten", "/head/Softmax"},
+                                 {"softmax", "/head/Softmax"},          {"reshape", "/head/Softmax"},
+                                 {"neg", NULL},                         {"abs", NULL}};
+    assert_int_equal(kiln_program_node_count(program), 6);
+    for (uint32_t n = 0; n < 6; n++) {
+        kiln_node_info info;
+        kiln_program_node(program, n, &info);
+        assert_string_equal(info.op, expected[n][0]);
+        const char *name = kiln_program_node_name(program, n);
+        if (expected[n][1])
+            assert_string_equal(name, expected[n][1]);
+        else
+            assert_null(name);
+    }
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(minor, 2); /* names are section NNAM, format 1.2 */
     kiln_program_free(program);
     onnx_result_release(&result);
 }
@@ -1145,9 +1212,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(every_undeclared_dim_is_listed, release_arena),
+        cmocka_unit_test_teardown(a_misspelt_dim_is_suggested_beside_the_unsupported_ops, release_arena),
         cmocka_unit_test_teardown(external_data_stays_inside_its_directory, release_arena),
         cmocka_unit_test_teardown(one_report_lists_every_unsupported_node, release_arena),
         cmocka_unit_test_teardown(initializer_names_and_metadata_are_kept, release_arena),
+        cmocka_unit_test_teardown(node_names_are_kept, release_arena),
         cmocka_unit_test_teardown(reader_refuses_bad_versions_and_sizes, release_arena),
         cmocka_unit_test_teardown(imported_program_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(constant_shape_arithmetic_is_folded, release_arena),

@@ -934,6 +934,7 @@ static void threaded_elementwise_matches_the_reference(void **state)
         kiln_session_options options;
         kiln_session_options_default(&options);
         options.threads = 2;
+        options.thread_policy = KILN_THREADS_FIXED;
         kiln_session *session;
         kiln_error err;
         assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
@@ -1018,6 +1019,7 @@ static void sessions_report_their_threads(void **state)
     for (const char *const *f = kiln_runtime_features(); *f; f++)
         openmp = openmp || strcmp(*f, "openmp-threads") == 0;
     options.threads = 3;
+    options.thread_policy = KILN_THREADS_FIXED;
     assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
     assert_int_equal(kiln_session_threads(session), openmp ? 3 : 1);
     kiln_session_free(session);

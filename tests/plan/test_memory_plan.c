@@ -569,6 +569,7 @@ static void dense_layer_runs_allocate_nothing_after_warm_up(void **state)
         kiln_session_options_default(&options);
         options.reference_kernels = mode == 0;
         options.threads = mode == 2 ? 2 : 1;
+        options.thread_policy = KILN_THREADS_FIXED;
         kiln_session *session;
         assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
         for (int i = 0; i < 2; i++) {

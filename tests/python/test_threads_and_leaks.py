@@ -124,3 +124,18 @@ def test_ten_thousand_runs_do_not_grow_memory(scale_path):
     growth = resident_bytes() - before
     assert y.tolist() == [[3.0, 3.0]] * 3
     assert growth < 2 << 20, "RSS grew %s over 10,000 runs" % kiln.format_bytes(growth)
+
+
+def test_thread_policies():
+    """threads is the most a run uses; "fixed" always uses it, "adaptive" (the default) at most it;
+    an unknown policy is an ArgumentError."""
+    program = export_mlp(0).load()
+    x = numpy.ones((2, 8), dtype=numpy.float32)
+    fixed = program.session(threads=2, thread_policy="fixed")
+    fixed.run(x=x)
+    assert fixed.run_threads == fixed.threads
+    adaptive = program.session(threads=2)
+    adaptive.run(x=x)
+    assert 1 <= adaptive.run_threads <= adaptive.threads
+    with pytest.raises(kiln.ArgumentError, match="thread_policy"):
+        program.session(thread_policy="spin")

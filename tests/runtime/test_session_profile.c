@@ -306,6 +306,49 @@ static void options_from_before_profile_are_taken(void **state)
     kiln_program_free(program);
 }
 
+/* top_k and top_k_indices of one x run as one group (result_groups.h): the second is recorded fused into the first. */
+static void grouped_nodes_are_fused_into_the_first(void **state)
+{
+    (void)state;
+    kiln_builder *b;
+    kiln_program *program;
+    kiln_error err;
+    kiln_value x, values, indices;
+    assert_int_equal(kiln_builder_new("grouped", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[4, 9]", &x, &err), KILN_OK);
+    kiln_attribute attributes[] = {{.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1},
+                                   {.name = "k", .type = KILN_ATTRIBUTE_INT, .i = 3}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "top_k", 1, &x, 2, attributes, &values, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "top_k_indices", 1, &x, 2, attributes, &indices, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "values", values, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "indices", indices, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    kiln_tensor *t;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){4, 9}, &t, &err), KILN_OK);
+    fill(kiln_tensor_data(t), 36, 1.0f);
+    kiln_session *session = profiled_session(program, false, t);
+    kiln_node_profile first = node_profile(session, 0), second = node_profile(session, 1);
+    assert_int_equal(first.runs, RUNS);
+    assert_int_equal(first.path, KILN_NODE_PATH_REFERENCE);
+    assert_string_equal(second.op, "top_k_indices");
+    assert_int_equal(second.path, KILN_NODE_PATH_FUSED);
+    assert_int_equal(second.fused_into, 0);
+    assert_int_equal(second.fused_runs, RUNS);
+    assert_int_equal(second.runs, 0);
+    assert_int_equal(second.dtype, KILN_I64);
+    assert_int_equal(second.rank, 2);
+    assert_int_equal(second.shape[1], 3);
+    kiln_session_free(session);
+    kiln_tensor_free(t);
+    kiln_program_free(program);
+}
+
 static void path_names(void **state)
 {
     (void)state;
@@ -326,6 +369,7 @@ int main(void)
         cmocka_unit_test(reset_forgets_the_runs),
         cmocka_unit_test(misuse_is_refused),
         cmocka_unit_test(options_from_before_profile_are_taken),
+        cmocka_unit_test(grouped_nodes_are_fused_into_the_first),
         cmocka_unit_test(path_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,6 +172,7 @@ recipe_sessions recipe_sessions_new(const kiln_program *program, uint32_t thread
     kiln_session_options fast_options, reference_options;
     kiln_session_options_default(&fast_options);
     fast_options.threads = threads;
+    fast_options.thread_policy = KILN_THREADS_FIXED; /* the count asked for, busy machine or not */
     kiln_session_options_default(&reference_options);
     reference_options.reference_kernels = true;
     recipe_sessions s;

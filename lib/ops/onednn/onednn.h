@@ -62,6 +62,31 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
  * window.h before asking for the fast path. Pads are the ones in effect
  * (SAME pads resolved for this extent).
  */
+/*
+ * A batched matrix product over strided views of a kernel's operands:
+ * y[batch..., m, n] = sum over k of a[batch..., m, k] * b[batch..., k, n],
+ * each operand read through its own element strides (a batch axis of size
+ * 1 in one operand broadcasts it), without copying. `rank` counts the
+ * batch axes plus 2. For einsum equations that are contractions.
+ */
+typedef struct kiln_onednn_product {
+    int rank; /* 2..12 */
+    int64_t a_dims[12], a_strides[12];
+    int64_t b_dims[12], b_strides[12];
+    int64_t y_dims[12], y_strides[12];
+} kiln_onednn_product;
+
+/**
+ * Run `product` over call->inputs[0], [1] into call->output (f32) with
+ * oneDNN's matmul, the primitive kept in the node's slot (keyed by the
+ * operands' shapes: a node's strides follow from them). *ran false: the
+ * caller runs its reference kernel (no oneDNN, reference kernels asked for,
+ * another dtype, or oneDNN declines the strides).
+ * @return KILN_OK, or an error building or running the primitive.
+ */
+kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln_onednn_product *product, bool *ran,
+                                        kiln_error *err);
+
 typedef struct kiln_onednn_window {
     uint32_t spatial; /* 1..3 */
     int64_t kernel[3], strides[3], dilations[3];

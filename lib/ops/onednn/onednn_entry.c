@@ -193,6 +193,7 @@ kiln_status onednn_entry_for(const kiln_kernel_call *call, int64_t kind, const k
     key_put(key, 1, b);
     key_put(key, 2, c);
     key_put(key, 3, y);
+    key[KEY_LENGTH - 1] = kiln_call_threads(call);
     return cache_lookup(call->context->state, key, out, fresh, err);
 }
 

@@ -22,11 +22,14 @@
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind
  * pooling, 7 conv_transpose, 8 fused conv) plus the layout bits
  * (KEY_SRC_CHANNELS_LAST, KEY_DST_MAY_BE_CHANNELS_LAST), then (rank,
- * shape) of a, b, c and the output; rank -1 for an absent operand. A
- * cache belongs to one node, whose attributes are fixed, so the shapes
- * decide everything else (SAME pads included).
+ * shape) of a, b, c and the output; rank -1 for an absent operand; last
+ * the run's thread count, since a oneDNN primitive keeps the count it was
+ * built for (a session under KILN_THREADS_ADAPTIVE runs on fewer threads
+ * while the cores are busy, and must not start more). A cache belongs to
+ * one node, whose attributes are fixed, so the shapes decide everything
+ * else (SAME pads included).
  */
-enum { KEY_OPERANDS = 4, KEY_LENGTH = 1 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
+enum { KEY_OPERANDS = 4, KEY_LENGTH = 2 + KEY_OPERANDS * (1 + KILN_MAX_RANK) };
 
 /* The most batch slices an entry runs as (build_slices): one per thread. */
 enum { MAX_SLICES = 16 };
@@ -74,7 +77,8 @@ typedef struct primitive_entry {
 } primitive_entry;
 
 /* Key kinds, see above. */
-enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8 };
+enum { KEY_MATMUL = 1, KEY_GEMM = 2, KEY_CONV = 3, KEY_POOL = 4, KEY_CONV_TRANSPOSE = 7, KEY_CONV_FUSED = 8,
+       KEY_STRIDED_PRODUCT = 9 };
 /* Layout bits of a key's kind: x is channels-last; the result may be left so (layout.h). */
 enum { KEY_SRC_CHANNELS_LAST = 1 << 8, KEY_DST_MAY_BE_CHANNELS_LAST = 1 << 9 };
 

@@ -81,6 +81,47 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
     return KILN_OK;
 }
 
+/* ------------------------------------------------------- strided product */
+
+kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln_onednn_product *product, bool *ran,
+                                        kiln_error *err)
+{
+    *ran = false;
+    if (!onednn_fast_path_allowed(call) || product->rank < 2 || product->rank > DNNL_MAX_NDIMS)
+        return KILN_OK;
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
+    kiln_tensor *out = call->output;
+    primitive_entry *e;
+    bool fresh;
+    KILN_TRY(onednn_entry_for(call, KEY_STRIDED_PRODUCT, a, b, NULL, out, &e, &fresh, err));
+    if (fresh) {
+        int rank = product->rank;
+        dnnl_dims_t a_dims, b_dims, o_dims, a_strides, b_strides, o_strides;
+        for (int i = 0; i < rank; i++) {
+            a_dims[i] = product->a_dims[i], a_strides[i] = product->a_strides[i];
+            b_dims[i] = product->b_dims[i], b_strides[i] = product->b_strides[i];
+            o_dims[i] = product->y_dims[i], o_strides[i] = product->y_strides[i];
+        }
+        double k = (double)product->a_dims[rank - 1];
+        e->threads = onednn_product_threads(call, (double)out->element_count * k);
+        dnnl_memory_desc_t a_md, b_md, o_md;
+        if (!onednn_describe(&a_md, rank, a_dims, a_strides) || !onednn_describe(&b_md, rank, b_dims, b_strides) ||
+            !onednn_describe(&o_md, rank, o_dims, o_strides))
+            e->refused = true;
+        else {
+            dnnl_matmul_desc_t desc;
+            bool described = dnnl_matmul_desc_init(&desc, &a_md, &b_md, NULL, &o_md) == dnnl_success;
+            KILN_TRY(onednn_build_entry(call->context->onednn, e, &desc, described, "matmul", &a_md, &b_md, NULL, &o_md,
+                                        NULL, NULL, 1.0f, 0.0f, err));
+        }
+    }
+    if (e->refused)
+        return KILN_OK;
+    KILN_TRY(onednn_execute_entry(call->context->onednn, e, "matmul", a->data, b->data, NULL, out->data, err));
+    *ran = true;
+    return KILN_OK;
+}
+
 /* ------------------------------------------------------------------ gemm */
 
 /* out[i, j] = C broadcast to [M, N]: the accumulator a `sum` post-op reads. */

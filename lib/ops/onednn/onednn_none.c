@@ -63,6 +63,14 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
     return KILN_OK;
 }
 
+kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln_onednn_product *product, bool *ran,
+                                        kiln_error *err)
+{
+    (void)call, (void)product, (void)err;
+    *ran = false;
+    return KILN_OK;
+}
+
 kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
                              bool *ran, kiln_error *err)
 {

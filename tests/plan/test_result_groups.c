@@ -1,0 +1,159 @@
+/*
+ * test_result_groups.c — nodes that compute their results together
+ * (plan/result_groups.h): top_k and top_k_indices of the same x with the
+ * same attributes run as one selection, giving the bits the two nodes
+ * give alone; nodes of different operands or attributes, a repeated op,
+ * and a dead member are not grouped; the memory plan keeps a group's
+ * results apart from the first node's operands.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+#include "program.h"
+#include "result_groups.h"
+#include "session.h"
+
+/* x: f32[4, 9] -> relu -> the listed top_k ops (k = 3 along axis 1, or `second_k` for the last). */
+static kiln_program *topk_program(const char *const *ops, uint32_t count, int64_t second_k, bool read_all)
+{
+    kiln_builder *b;
+    kiln_program *p;
+    kiln_error err;
+    kiln_value x, h, y[4];
+    assert_int_equal(kiln_builder_new("topk", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[4, 9]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "relu", 1, &x, &h, &err), KILN_OK);
+    for (uint32_t i = 0; i < count; i++) {
+        kiln_attribute attributes[] = {
+            {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1},
+            {.name = "k", .type = KILN_ATTRIBUTE_INT, .i = i + 1 == count ? second_k : 3},
+        };
+        assert_int_equal(kiln_builder_add_op_with_attributes(b, ops[i], 1, &h, 2, attributes, &y[i], &err), KILN_OK);
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        if (!read_all && i == count - 1)
+            break; /* the last result nobody reads: a dead node */
+        char name[8];
+        snprintf(name, sizeof name, "y%u", i);
+        assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
+    }
+    void *bytes;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
+    free(bytes);
+    kiln_builder_free(b);
+    return p;
+}
+
+static kiln_tensor *input(void)
+{
+    kiln_tensor *x;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){4, 9}, &x, &err), KILN_OK);
+    float *v = kiln_tensor_data(x);
+    for (int i = 0; i < 36; i++)
+        v[i] = (float)((i * 7919) % 23) - 6.0f; /* ties and negatives (relu makes zeros) */
+    return x;
+}
+
+/* Run p on x; copy output `o` into out (bytes), return the session's grouped runs. */
+static uint64_t run_copy(const kiln_program *p, const kiln_tensor *x, uint32_t outputs, void **out)
+{
+    kiln_session *s;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(p, NULL, &s, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, "x", x, &err), KILN_OK);
+    for (int round = 0; round < 2; round++)
+        if (kiln_session_run(s, &err) != KILN_OK)
+            fail_msg("run: %s", err.message);
+    for (uint32_t o = 0; o < outputs; o++) {
+        const kiln_tensor *t = kiln_session_output(s, o);
+        size_t bytes = (size_t)kiln_tensor_byte_size(t);
+        out[o] = malloc(bytes + 1);
+        memcpy(out[o], kiln_tensor_const_data(t), bytes);
+    }
+    uint64_t grouped = kiln_session_grouped_runs(s);
+    kiln_session_free(s);
+    return grouped;
+}
+
+static void values_and_indices_select_once(void **state)
+{
+    (void)state;
+    kiln_tensor *x = input();
+    kiln_program *both = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 3, true);
+    assert_int_equal(both->result_groups[1], 2);
+    assert_int_equal(both->result_groups[2], 0);
+    void *together[2], *values[1], *indices[1];
+    assert_int_equal(run_copy(both, x, 2, together), 2); /* two runs, one selection each */
+    kiln_program *only_values = topk_program((const char *[]){"top_k"}, 1, 3, true);
+    kiln_program *only_indices = topk_program((const char *[]){"top_k_indices"}, 1, 3, true);
+    assert_int_equal(run_copy(only_values, x, 1, values), 0);
+    assert_int_equal(run_copy(only_indices, x, 1, indices), 0);
+    assert_memory_equal(together[0], values[0], 4 * 3 * sizeof(float));
+    assert_memory_equal(together[1], indices[0], 4 * 3 * sizeof(int64_t));
+    /* Indices first, values second: the same group. */
+    kiln_program *swapped = topk_program((const char *[]){"top_k_indices", "top_k"}, 2, 3, true);
+    void *swapped_out[2];
+    assert_int_equal(run_copy(swapped, x, 2, swapped_out), 2);
+    assert_memory_equal(swapped_out[0], indices[0], 4 * 3 * sizeof(int64_t));
+    assert_memory_equal(swapped_out[1], values[0], 4 * 3 * sizeof(float));
+    for (int i = 0; i < 2; i++)
+        free(together[i]), free(swapped_out[i]);
+    free(values[0]), free(indices[0]);
+    kiln_program_free(both), kiln_program_free(only_values), kiln_program_free(only_indices);
+    kiln_program_free(swapped);
+    kiln_tensor_free(x);
+}
+
+static void kin_only_are_grouped(void **state)
+{
+    (void)state;
+    /* Other attributes (k = 2 for the indices): two selections. */
+    kiln_program *other_k = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 2, true);
+    assert_int_equal(other_k->result_groups[1], 1);
+    assert_int_equal(other_k->result_groups[2], 1);
+    /* The same op twice: copies, not kin. */
+    kiln_program *twice = topk_program((const char *[]){"top_k", "top_k"}, 2, 3, true);
+    assert_int_equal(twice->result_groups[1], 1);
+    /* A member nobody reads is not run, so not grouped. */
+    kiln_program *dead = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 3, false);
+    assert_false(dead->live[2]);
+    assert_int_equal(dead->result_groups[1], 1);
+    kiln_program_free(other_k), kiln_program_free(twice), kiln_program_free(dead);
+}
+
+static void the_plan_keeps_a_group_apart(void **state)
+{
+    (void)state;
+    kiln_program *p = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 3, true);
+    const kiln_model *m = &p->model;
+    assert_true(kiln_result_group_plan_allows(m, 1, 2, p->arena_offsets, p->slot_sizes));
+    /* A plan putting the indices over relu's result (node 0, read by node 1) is refused. */
+    uint64_t offsets[3] = {p->arena_offsets[0], p->arena_offsets[1], p->arena_offsets[0]};
+    assert_false(kiln_result_group_plan_allows(m, 1, 2, offsets, p->slot_sizes));
+    /* ... and so is one putting it over the values. */
+    uint64_t over_values[3] = {p->arena_offsets[0], p->arena_offsets[1], p->arena_offsets[1]};
+    assert_false(kiln_result_group_plan_allows(m, 1, 2, over_values, p->slot_sizes));
+    kiln_program_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(values_and_indices_select_once),
+        cmocka_unit_test(kin_only_are_grouped),
+        cmocka_unit_test(the_plan_keeps_a_group_apart),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
