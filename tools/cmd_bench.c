@@ -19,6 +19,13 @@
  * whichever comes first; neither is "100 runs or 10 s, whichever comes
  * first", so a slow program still answers in seconds. Warm-up likewise:
  * --warmup N runs N, the default is "5 runs or 1 s".
+ *
+ * --profile then runs the program again in a session that profiles
+ * (kiln_session_options.profile): a warm-up as above, the same number of
+ * runs as were timed, and the per-node report of bench_profile.h. The
+ * timed runs stay unprofiled, so the latency figures are the program's;
+ * the profiled runs' median is printed beside theirs, which shows what
+ * profiling cost.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_profile.h"
 #include "bench_sizes.h"
 #include "cli.h"
 #include "json.h"
@@ -47,7 +55,8 @@ const cli_verb cli_verb_bench = {
     "measure latency, throughput and memory of running a program",
     "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=MIN..MAX]...\n"
     "                  [--max-arena SIZE] [--threads N] [--runs N] [--duration SECONDS]\n"
-    "                  [--warmup N] [--reference] [--verify full|lazy|none] [--json]\n\n"
+    "                  [--warmup N] [--reference] [--verify full|lazy|none] [--json]\n"
+    "                  [--profile [--profile-top N]]\n\n"
     "Load FILE, bind its inputs, run it untimed to warm up, then time each of\n"
     "many runs, and print the load and session times, the first (cold) run,\n"
     "the latency of the timed runs (min, median, mean, p90, p99, max, standard\n"
@@ -69,6 +78,11 @@ const cli_verb cli_verb_bench = {
     "                       with --runs N, at most N)\n"
     "  --warmup N           untimed runs first (default: 5, or fewer if 1 s passes first)\n"
     "  --reference          run the portable reference kernels only (no oneDNN)\n"
+    "  --profile            then profile as many runs again, per node: time, op, output\n"
+    "                       shape and the path that ran it (reference, vector, onednn,\n"
+    "                       view, fused), longest first, and per op; profiling slows a\n"
+    "                       run a little, so the timed runs above are not profiled\n"
+    "  --profile-top N      nodes the text shows (default 20; the JSON has them all)\n"
     "  --json               print one JSON object instead of text\n",
     cmd_bench,
 };
@@ -76,6 +90,9 @@ const cli_verb cli_verb_bench = {
 /* Bounds of the counts: enough for any real measurement, small enough that
  * the per-run times always fit in memory. */
 enum { MAX_RUNS = 100000000, MAX_THREADS = 1024 };
+
+/* The nodes --profile shows in text unless --profile-top says otherwise. */
+enum { DEFAULT_PROFILE_TOP = 20 };
 
 /* The defaults the header comment explains. A --duration alone is capped
  * at a million runs (8 MB of times): a microsecond program still fills
@@ -96,7 +113,8 @@ typedef struct bench_args {
     long runs, warmup;
     double duration;                  /* seconds; 0 when not given */
     bool runs_given, warmup_given;
-    bool reference, json;
+    bool reference, json, profile;
+    long profile_top;                 /* 0 when not given */
 } bench_args;
 
 /* Parse a count in min..max for option `name`. @return CLI_OK or CLI_USAGE. */
@@ -199,6 +217,12 @@ static int take_duration(void *target, const char *value)
     return CLI_OK;
 }
 
+/* --profile-top N, 1..UINT32_MAX. */
+static int take_profile_top(void *target, const char *value)
+{
+    return parse_count("--profile-top", value, 1, UINT32_MAX, &((bench_args *)target)->profile_top);
+}
+
 static int take_verify(void *target, const char *value)
 {
     return load_args_take_verify(&((bench_args *)target)->load, value);
@@ -215,6 +239,8 @@ static const cli_option bench_option_list[] = {
     {.name = "--warmup", .arity = CLI_VALUE, .handle = take_warmup},
     {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(bench_args, json)},
     {.name = "--reference", .arity = CLI_FLAG, .offset = offsetof(bench_args, reference)},
+    {.name = "--profile", .arity = CLI_FLAG, .offset = offsetof(bench_args, profile)},
+    {.name = "--profile-top", .arity = CLI_VALUE, .handle = take_profile_top},
 };
 
 static const cli_options bench_options = CLI_OPTIONS("bench", bench_option_list, 1);
@@ -237,6 +263,8 @@ static int parse_args(int argc, char **argv, bench_args *args)
         return rc;
     if (!args->path)
         return cli_usage_error("bench", "missing FILE");
+    if (args->profile_top && !args->profile)
+        return cli_usage_error("bench", "--profile-top N says how many nodes --profile shows: add --profile");
     return CLI_OK;
 }
 
@@ -367,7 +395,7 @@ static uint32_t build_narrowing(bench_state *st, const bench_args *args)
 
 /* Open the session over build_narrowing's dims, timing it into *ms.
  * @return CLI_OK, or CLI_FAILED after session_args_new_session's report. */
-static int open_session(bench_state *st, const bench_args *args, double *ms)
+static int open_session(bench_state *st, const bench_args *args, bool profile, double *ms)
 {
     kiln_session_options options;
     kiln_session_options_default(&options);
@@ -375,6 +403,7 @@ static int open_session(bench_state *st, const bench_args *args, double *ms)
     /* Threads asked for are used; by default, fewer while other processes hold cores. */
     options.thread_policy = args->threads ? KILN_THREADS_FIXED : KILN_THREADS_ADAPTIVE;
     options.reference_kernels = args->reference;
+    options.profile = profile;
     session_args_apply(&args->session, &options);
     options.dims = st->narrowing;
     options.dim_count = build_narrowing(st, args);
@@ -440,7 +469,7 @@ static int make_inputs(bench_state *st)
 static int explain_bad_sizes(bench_state *st, const bench_args *args, const kiln_error *err)
 {
     double unused_ms;
-    if (args->session.dim_count > 0 && open_session(st, args, &unused_ms) != CLI_OK)
+    if (args->session.dim_count > 0 && open_session(st, args, false, &unused_ms) != CLI_OK)
         return CLI_FAILED;
     cli_error("%s", err->message);
     if (args->input_count > 0 && (uint32_t)args->input_count < st->input_count)
@@ -611,6 +640,42 @@ static int measure(bench_state *st, const bench_args *args, bench_result *result
     return CLI_OK;
 }
 
+/*
+ * --profile: the timed session replaced by one that profiles, warmed up as
+ * it was (the warm-up left out of the profile), then as many runs as were
+ * timed, themselves timed as before; their median goes beside the
+ * unprofiled one.
+ */
+static int profile_runs(bench_state *st, const bench_args *args, const bench_result *timed, bench_profile *profile)
+{
+    double unused_ms;
+    kiln_session_free(st->session);
+    st->session = NULL;
+    int rc = open_session(st, args, true, &unused_ms);
+    if (rc == CLI_OK)
+        rc = bind_inputs(st);
+    if (rc != CLI_OK)
+        return rc;
+    run_plan warmup, runs;
+    plan_runs(args, &warmup, &runs);
+    runs.max_runs = timed->timed_runs;
+    runs.max_seconds = INFINITY;
+    bench_result scratch = *timed; /* the cold run stays the timed session's */
+    long done;
+    bool stopped;
+    rc = run_phase(st->session, "profile warm-up", &warmup, NULL, &scratch, &profile->warmup_runs, &stopped);
+    if (rc != CLI_OK)
+        return rc;
+    kiln_session_profile_reset(st->session);
+    if ((rc = run_phase(st->session, "profiling", &runs, st->times, &scratch, &done, &stopped)) != CLI_OK)
+        return rc;
+    latency_stats stats;
+    latency_stats_compute(st->times, (size_t)done, &stats);
+    profile->median_ms = stats.median * 1e3;
+    profile->unprofiled_median_ms = timed->latency.median * 1e3;
+    return bench_profile_collect(st->session, profile);
+}
+
 /* A shape as "[3, 2]". */
 static void print_shape(FILE *out, const kiln_tensor *t)
 {
@@ -629,7 +694,8 @@ static void json_member_ms(json_writer *w, const char *key, double ms)
 }
 
 /* The JSON object the man page documents, field for field. */
-static void print_json(const bench_state *st, const bench_args *args, const bench_result *r)
+static void print_json(const bench_state *st, const bench_args *args, const bench_result *r,
+                       const bench_profile *profile)
 {
     const latency_stats *l = &r->latency;
     json_writer w;
@@ -696,6 +762,10 @@ static void print_json(const bench_state *st, const bench_args *args, const benc
         json_end_object(&w);
     }
     json_end_array(&w);
+    if (args->profile) {
+        json_key(&w, "profile");
+        bench_profile_write_json(profile, &w);
+    }
     json_end_object(&w);
     json_finish(&w);
 }
@@ -733,19 +803,6 @@ static void print_bytes(const char *label, uint64_t bytes, const char *note)
                note ? note : "");
 }
 
-/* `ms` milliseconds as people read a latency: "12.345 ms", "8.452 us" or
- * "90 ns", three decimals at most (the clock's noise is below them). */
-static const char *duration_text(double ms, char *buffer, size_t size)
-{
-    if (ms >= 1)
-        snprintf(buffer, size, "%.3f ms", ms);
-    else if (ms >= 1e-3)
-        snprintf(buffer, size, "%.3f us", ms * 1e3);
-    else
-        snprintf(buffer, size, "%.0f ns", ms * 1e6);
-    return buffer;
-}
-
 /* The text report: what ran, at which sizes, then the figures. */
 static void print_text(const bench_state *st, const bench_args *args, const bench_result *r)
 {
@@ -770,14 +827,14 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
         printf(" (%s)\n", st->generated[i] ? "random" : "file");
     }
     char a[32], b[32], c[32], d[32];
-    printf("load       %s\n", duration_text(r->load_ms, a, sizeof a));
-    printf("session    %s\n", duration_text(r->session_ms, a, sizeof a));
-    printf("first run  %s (cold)\n", duration_text(r->first_run_ms, a, sizeof a));
-    printf("latency    min %s, median %s, mean %s, max %s\n", duration_text(l->min * 1e3, a, sizeof a),
-           duration_text(l->median * 1e3, b, sizeof b), duration_text(l->mean * 1e3, c, sizeof c),
-           duration_text(l->max * 1e3, d, sizeof d));
-    printf("           p90 %s, p99 %s, stddev %s\n", duration_text(l->p90 * 1e3, a, sizeof a),
-           duration_text(l->p99 * 1e3, b, sizeof b), duration_text(l->stddev * 1e3, c, sizeof c));
+    printf("load       %s\n", latency_text(r->load_ms, a, sizeof a));
+    printf("session    %s\n", latency_text(r->session_ms, a, sizeof a));
+    printf("first run  %s (cold)\n", latency_text(r->first_run_ms, a, sizeof a));
+    printf("latency    min %s, median %s, mean %s, max %s\n", latency_text(l->min * 1e3, a, sizeof a),
+           latency_text(l->median * 1e3, b, sizeof b), latency_text(l->mean * 1e3, c, sizeof c),
+           latency_text(l->max * 1e3, d, sizeof d));
+    printf("           p90 %s, p99 %s, stddev %s\n", latency_text(l->p90 * 1e3, a, sizeof a),
+           latency_text(l->p99 * 1e3, b, sizeof b), latency_text(l->stddev * 1e3, c, sizeof c));
     printf("throughput %.1f runs/s\n", r->runs_per_second);
     print_bytes("arena", r->arena_bytes, NULL);
     print_bytes("peak RSS", r->peak_rss_bytes, r->peak_rss_source);
@@ -785,7 +842,7 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
 
 /* Load, choose the sizes, open a session narrowed to them, bind and
  * measure; the load and session times are part of the result. */
-static int bench(bench_state *st, const bench_args *args, bench_result *result)
+static int bench(bench_state *st, const bench_args *args, bench_result *result, bench_profile *profile)
 {
     double start = now_seconds();
     if (load_args_load(&args->load, args->path, &st->program) != CLI_OK)
@@ -793,7 +850,7 @@ static int bench(bench_state *st, const bench_args *args, bench_result *result)
     result->load_ms = (now_seconds() - start) * 1e3;
     int rc;
     if ((rc = allocate_state(st, args)) != CLI_OK || (rc = read_input_files(st, args)) != CLI_OK ||
-        (rc = choose_sizes(st, args)) != CLI_OK || (rc = open_session(st, args, &result->session_ms)) != CLI_OK)
+        (rc = choose_sizes(st, args)) != CLI_OK || (rc = open_session(st, args, false, &result->session_ms)) != CLI_OK)
         return rc;
     result->first_run_ms = -1;
     if ((rc = bind_inputs(st)) != CLI_OK || (rc = measure(st, args, result)) != CLI_OK)
@@ -801,7 +858,7 @@ static int bench(bench_state *st, const bench_args *args, bench_result *result)
     result->arena_bytes = kiln_session_arena_bytes(st->session);
     result->threads = kiln_session_threads(st->session);
     result->run_threads = kiln_session_run_threads(st->session);
-    return CLI_OK;
+    return args->profile ? profile_runs(st, args, result, profile) : CLI_OK;
 }
 
 /* kiln bench: see the header comment and the usage. */
@@ -810,13 +867,18 @@ static int cmd_bench(int argc, char **argv)
     bench_args args;
     bench_state state = {0};
     bench_result result = {0};
+    bench_profile profile = {0};
     int rc = parse_args(argc, argv, &args);
     if (rc == CLI_OK)
-        rc = bench(&state, &args, &result);
+        rc = bench(&state, &args, &result, &profile);
     if (rc == CLI_OK && args.json)
-        print_json(&state, &args, &result);
+        print_json(&state, &args, &result, &profile);
     else if (rc == CLI_OK)
         print_text(&state, &args, &result);
+    if (rc == CLI_OK && args.profile && !args.json)
+        bench_profile_print_text(&profile, args.profile_top ? (uint32_t)args.profile_top : DEFAULT_PROFILE_TOP,
+                                 stdout);
+    bench_profile_release(&profile);
     free_state(&state);
     free_args(&args);
     return rc;

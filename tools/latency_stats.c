@@ -2,6 +2,7 @@
 #include "latency_stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* qsort order for doubles (no NaN: they are measured times). */
@@ -41,4 +42,15 @@ void latency_stats_compute(double *times, size_t count, latency_stats *out)
     out->max = times[count - 1];
     out->stddev = sqrt(squares / (double)count);
     out->total = total;
+}
+
+const char *latency_text(double ms, char *buffer, size_t size)
+{
+    if (ms >= 1)
+        snprintf(buffer, size, "%.3f ms", ms);
+    else if (ms >= 1e-3)
+        snprintf(buffer, size, "%.3f us", ms * 1e3);
+    else
+        snprintf(buffer, size, "%.0f ns", ms * 1e6);
+    return buffer;
 }

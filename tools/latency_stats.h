@@ -23,4 +23,9 @@ typedef struct latency_stats {
  */
 void latency_stats_compute(double *times, size_t count, latency_stats *out);
 
+/* `ms` milliseconds as people read a latency: "12.345 ms", "8.452 us" or
+ * "90 ns", three decimals at most (the clock's noise is below them).
+ * @return buffer. */
+const char *latency_text(double ms, char *buffer, size_t size);
+
 #endif

@@ -1235,6 +1235,12 @@ typedef struct kiln_session_options {
      * use (default KILN_THREADS_ADAPTIVE: fewer while other processes
      * hold cores). */
     kiln_thread_policy thread_policy;
+    /* Profile every run (kiln_session_profile_node): the wall time of each
+     * node's kernel, its call count, its last result shape and which
+     * implementation ran it. Storage is allocated with the session, so runs
+     * still allocate nothing; off (the default), a run pays one branch per
+     * node. Default false. */
+    bool profile;
 } kiln_session_options;
 
 KILN_API void kiln_session_options_default(kiln_session_options *options);
@@ -1350,6 +1356,79 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session
  * "input 'x' axis 0 (batch): 5 is outside 2..4".
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_run(kiln_session *session, kiln_error *err);
+
+/* ---------------------------------------------------------------- profiles */
+
+/*
+ * A session created with options.profile measures every run it makes:
+ * per node the wall time around its kernel (CLOCK_MONOTONIC; operand
+ * layout conversions included), how often it ran, the shape of its last
+ * result and which implementation ran it; per session the runs and their
+ * whole time (guards and checks included). `kiln bench --profile` prints
+ * it (spec/bench-json.md).
+ */
+
+/* Which implementation ran a node. The numeric values are stable. */
+typedef enum kiln_node_path {
+    KILN_NODE_PATH_REFERENCE = 0, /* the portable reference kernel */
+    KILN_NODE_PATH_VECTOR = 1,    /* kiln's own vectorized loops (e.g. exp, softmax; add, mul's unit-step rows) */
+    KILN_NODE_PATH_ONEDNN = 2,    /* a oneDNN primitive */
+    KILN_NODE_PATH_VIEW = 3,      /* no arithmetic: a copy, gather or shape (reshape, transpose, concat, ...) */
+    KILN_NODE_PATH_FUSED = 4,     /* not run on its own: node fused_into computed it (an activation it applied
+                                   * to its own result, or a node of a group computed together with it) */
+    KILN_NODE_PATH_NOT_RUN = 5,   /* not run yet, or never (no output depends on it) */
+} kiln_node_path;
+
+/** @return the path's name: "reference", "vector", "onednn", "view", "fused", "not-run" ("?" if unknown). */
+KILN_API const char *kiln_node_path_name(kiln_node_path path);
+
+/* One node's profile (kiln_session_profile_node). */
+typedef struct kiln_node_profile {
+    size_t struct_size;        /* set by the caller: sizeof(kiln_node_profile) */
+    const char *op;            /* the node's op, e.g. "conv"; owned by the program */
+    kiln_node_path path;       /* how its last run ran (FUSED: it was applied by node fused_into) */
+    bool applied_activation;   /* its last run also applied the next node's activation (fused into it) */
+    uint32_t fused_into;       /* path FUSED: the node that applied this one; else UINT32_MAX */
+    uint64_t runs;             /* runs that called its kernel */
+    uint64_t fused_runs;       /* runs in which the node before it applied it instead */
+    uint64_t nanoseconds;      /* wall time of its kernel calls, summed over those runs */
+    uint64_t min_nanoseconds;  /* the shortest of those calls (0 before one): steadier than the mean on a busy machine */
+    kiln_dtype dtype;          /* its result's dtype */
+    uint32_t rank;             /* its result's shape at its last run (0 and zeros before one) */
+    int64_t shape[KILN_MAX_RANK];
+} kiln_node_profile;
+
+/* The runs a profile covers (kiln_session_profile_summary). */
+typedef struct kiln_profile_summary {
+    size_t struct_size;        /* set by the caller: sizeof(kiln_profile_summary) */
+    uint32_t node_count;       /* the program's nodes: kiln_session_profile_node's range */
+    uint64_t runs;             /* successful runs since the session was created or the profile reset */
+    uint64_t nanoseconds;      /* their wall time inside kiln_session_run, guards and checks included */
+    uint64_t node_nanoseconds; /* the part of it spent in nodes: the sum of every node's nanoseconds */
+} kiln_profile_summary;
+
+/**
+ * What the profile of `session` holds so far. A run that fails adds the
+ * time of the nodes it ran but is not counted.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when the session was created
+ *         without options.profile, or out's struct_size is not
+ *         sizeof(kiln_profile_summary).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_session_profile_summary(const kiln_session *session,
+                                                                 kiln_profile_summary *out, kiln_error *err);
+
+/**
+ * The profile of node `node` (0 <= node < kiln_program_node_count) of
+ * `session` over its profiled runs.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when the session was created
+ *         without options.profile, `node` is out of range, or out's
+ *         struct_size is not sizeof(kiln_node_profile).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_session_profile_node(const kiln_session *session, uint32_t node,
+                                                              kiln_node_profile *out, kiln_error *err);
+
+/** Forget every profiled run of `session` (its warm-up, say). No-op for a session created without options.profile. */
+KILN_API void kiln_session_profile_reset(kiln_session *session);
 
 KILN_API uint32_t kiln_session_output_count(const kiln_session *session);
 /** Output `index` of the last successful run; owned by the session and

@@ -199,11 +199,15 @@ kiln_status kiln_kernel_neg(const kiln_tensor *const *inputs, uint32_t input_cou
 }
 
 /* Registry entry points: these ops take no attributes; a session's call
- * brings its thread count. */
+ * brings its thread count. Their rows are the vectorized ones of
+ * elementwise.h in every session (reference_kernels too): a profile says
+ * so, unlike f16 and bf16, which go through the f32 copies of
+ * half_compute.h. */
 #define REGISTRY_ENTRY(OP, ID)                                                                 \
     kiln_status kiln_run_##OP(const kiln_kernel_call *call, kiln_error *err)                   \
     {                                                                                          \
         KILN_HALF_IN_F32(call, kiln_run_##OP, err);                                            \
+        kiln_call_report_path(call, KILN_PATH_VECTOR);                                         \
         return run_binary(ID, call->inputs, call->output, kiln_call_threads(call), err);       \
     }
 REGISTRY_ENTRY(add, OP_ADD)
@@ -214,6 +218,7 @@ REGISTRY_ENTRY(div, OP_DIV)
 kiln_status kiln_run_neg(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, kiln_run_neg, err);
+    kiln_call_report_path(call, KILN_PATH_VECTOR);
     return run_neg(call->inputs[0], call->output, kiln_call_threads(call), err);
 }
 

@@ -155,6 +155,7 @@ static kiln_status infer_gather(const kiln_shape_context *ctx, const kiln_value_
 
 static kiln_status run_gather(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *data = call->inputs[0], *indices = call->inputs[1];
     kiln_tensor *out = call->output;
     if (data->rank == 0 || data->dtype != out->dtype || (indices->dtype != KILN_I32 && indices->dtype != KILN_I64))
@@ -235,6 +236,7 @@ static kiln_status infer_gather_elements(const kiln_shape_context *ctx, const ki
 
 static kiln_status run_gather_elements(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *data = call->inputs[0], *indices = call->inputs[1];
     kiln_tensor *out = call->output;
     if (data->rank == 0 || data->rank != indices->rank || out->rank != data->rank || data->dtype != out->dtype ||
@@ -311,6 +313,7 @@ static kiln_status infer_gather_nd(const kiln_shape_context *ctx, const kiln_val
 
 static kiln_status run_gather_nd(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *data = call->inputs[0], *indices = call->inputs[1];
     kiln_tensor *out = call->output;
     if (indices->rank == 0 || data->dtype != out->dtype || (indices->dtype != KILN_I32 && indices->dtype != KILN_I64))
@@ -550,6 +553,7 @@ static kiln_status infer_slice(const kiln_shape_context *ctx, const kiln_value_t
 
 static kiln_status run_slice(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *x = call->inputs[0];
     kiln_tensor *out = call->output;
     slice_plan plan;
@@ -1031,6 +1035,7 @@ static bool block_shapes_agree(const kiln_tensor *d, const kiln_tensor *s, int64
 
 static kiln_status run_depth_to_space(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     int64_t b = kiln_attribute_int(call->attributes, call->attribute_count, "blocksize", 0);
     int mode = block_mode(call->attributes, call->attribute_count);
     if (mode < 0 || b < 1 || b > 3037000499 || !block_shapes_agree(call->inputs[0], call->output, b))
@@ -1041,6 +1046,7 @@ static kiln_status run_depth_to_space(const kiln_kernel_call *call, kiln_error *
 
 static kiln_status run_space_to_depth(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     int64_t b = kiln_attribute_int(call->attributes, call->attribute_count, "blocksize", 0);
     if (b < 1 || b > 3037000499 || !block_shapes_agree(call->output, call->inputs[0], b))
         return mismatch("space_to_depth", err);

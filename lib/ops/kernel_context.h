@@ -63,9 +63,10 @@ typedef struct kiln_fusion_offer {
 /*
  * Which implementation ran a node, for profiles (kiln bench --profile): a
  * kernel that leaves the reference loops says so in kiln_kernel_context.path
- * (the session sets KILN_PATH_REFERENCE before each call). A fused node's
- * kernel that applied an offered activation also counts as FUSED in the
- * profile; its own path says how the node itself ran.
+ * (the session sets KILN_PATH_REFERENCE before each call;
+ * kiln_call_report_path in op_registry.h). When a kernel applied an
+ * offered activation, the profile records the activation node as fused
+ * into this one, and this node's path with "+act" (session_profile.h).
  */
 typedef enum kiln_kernel_path {
     KILN_PATH_REFERENCE, /* the portable reference loops */

@@ -488,6 +488,7 @@ DEFINE_PERMUTE(uint64_t, 8)
 
 static kiln_status run_transpose(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     uint32_t perm[KILN_MAX_RANK];
@@ -557,6 +558,7 @@ static kiln_status infer_flatten(const kiln_shape_context *ctx, const kiln_value
 /* Flattening keeps row-major order: the bytes are copied as they are. */
 static kiln_status run_flatten(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     if (in->byte_size != out->byte_size || in->dtype != out->dtype)

@@ -37,6 +37,13 @@ typedef struct kiln_kernel_call {
     kiln_kernel_context *context; /* the calling session's (kernel_context.h); NULL: reference, 1 thread */
 } kiln_kernel_call;
 
+/* Say which implementation ran `call` (kernel_context.h, for profiles); nothing without a session's context. */
+static inline void kiln_call_report_path(const kiln_kernel_call *call, kiln_kernel_path path)
+{
+    if (call->context)
+        call->context->path = path;
+}
+
 /* Compute the call's output from its inputs and attributes. */
 typedef kiln_status (*kiln_kernel)(const kiln_kernel_call *call, kiln_error *err);
 

@@ -138,6 +138,7 @@ static kiln_status infer_identity(const kiln_shape_context *ctx, const kiln_valu
 
 static kiln_status run_identity(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     return copy_bytes("identity", call, err);
 }
 
@@ -381,6 +382,7 @@ static kiln_status infer_squeeze(const kiln_shape_context *ctx, const kiln_value
 
 static kiln_status run_squeeze(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     return copy_bytes("squeeze", call, err);
 }
 
@@ -411,6 +413,7 @@ static kiln_status infer_unsqueeze(const kiln_shape_context *ctx, const kiln_val
 
 static kiln_status run_unsqueeze(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     return copy_bytes("unsqueeze", call, err);
 }
 
@@ -503,6 +506,7 @@ static kiln_status infer_reshape(const kiln_shape_context *ctx, const kiln_value
 
 static kiln_status run_reshape(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     return copy_bytes("reshape", call, err);
 }
 
@@ -575,6 +579,7 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
 
 static kiln_status run_concat(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     kiln_tensor *out = call->output;
     uint32_t rank = out->rank, axis;
     if (rank == 0 ||
@@ -663,6 +668,7 @@ static void strided_copy(const kiln_tensor *in, kiln_tensor *out, const int64_t 
 
 static kiln_status run_expand(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     if (in->dtype != out->dtype || in->rank > out->rank)
@@ -735,6 +741,7 @@ static kiln_status infer_tile(const kiln_shape_context *ctx, const kiln_value_ty
 
 static kiln_status run_tile(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     const kiln_node_attribute *attr = kiln_attribute_find(call->attributes, call->attribute_count, "repeats");
@@ -936,6 +943,7 @@ static void pad_constant_rows(const kiln_tensor *in, kiln_tensor *out, const int
 
 static kiln_status run_pad(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     const kiln_node_attribute *attr = kiln_attribute_find(call->attributes, call->attribute_count, "pads");
@@ -1010,6 +1018,7 @@ static kiln_status infer_shape_of(const kiln_shape_context *ctx, const kiln_valu
 
 static kiln_status run_shape_of(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     const kiln_tensor *in = call->inputs[0];
     kiln_tensor *out = call->output;
     if (out->dtype != KILN_I64 || out->rank != 1 || out->shape[0] != (int64_t)in->rank)
@@ -1031,6 +1040,7 @@ static kiln_status infer_size_of(const kiln_shape_context *ctx, const kiln_value
 
 static kiln_status run_size_of(const kiln_kernel_call *call, kiln_error *err)
 {
+    kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
     kiln_tensor *out = call->output;
     if (out->dtype != KILN_I64 || out->rank != 0 || call->inputs[0]->element_count > INT64_MAX)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "size_of: operands do not match the op's shape rule");

@@ -30,6 +30,7 @@
 #include "run_threads.h"
 #include "session.h"
 #include "session_bound.h"
+#include "session_profile.h"
 #include "stored_guards.h"
 #include "value_bound.h"
 
@@ -53,6 +54,7 @@ struct kiln_session {
     uint32_t max_threads;             /* options->threads resolved: the most a run uses */
     bool adaptive_threads;            /* KILN_THREADS_ADAPTIVE: fewer while other processes hold cores */
     kiln_run_threads run_threads;     /* the adaptive policy's looks at the machine */
+    kiln_profile *profile;            /* options.profile: what each run records (session_profile.h); else NULL */
     bool check_inputs;                /* enforce the semantic input checks */
     uint64_t grouped_runs;            /* node groups run as one (result_groups.h), for tests */
     bool has_outputs;
@@ -115,9 +117,12 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
     s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
+    bool profile = kiln_session_options_profile(options);
+    if (profile)
+        s->profile = kiln_profile_new(m);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->dim_values || !s->dim_bound || !s->binding_sites || !s->operands ||
-        !s->node_states || !s->channels_last || !s->bounds)
+        !s->node_states || !s->channels_last || !s->bounds || (profile && !s->profile))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = kiln_session_bound_resolve(program, options, &s->bound, NULL, err);
@@ -163,6 +168,7 @@ void kiln_session_free(kiln_session *s)
     free(s->channels_last);
     free(s->bounds);
     free(s->layout_scratch);
+    kiln_profile_free(s->profile);
     kiln_onednn_session_free(s->context.onednn);
     free(s);
 }
@@ -170,6 +176,11 @@ void kiln_session_free(kiln_session *s)
 double kiln_session_value_bound(const kiln_session *s, uint32_t value)
 {
     return value < kiln_model_value_count(s->model) ? s->bounds[value] : INFINITY;
+}
+
+kiln_profile *kiln_session_profile_store(const kiln_session *s)
+{
+    return s->profile;
 }
 
 uint64_t kiln_session_arena_bytes(const kiln_session *s)
@@ -348,6 +359,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
     const kiln_model *m = s->model;
     uint32_t first = kiln_model_first_node_value(m);
+    uint64_t run_start = s->profile ? kiln_profile_clock() : 0;
     s->has_outputs = false;
     KILN_TRY(check_all_bound(s, err));
     KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
@@ -368,6 +380,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         if (!s->program->live[n])
             continue; /* no output depends on it (liveness.h) */
         const kiln_node_decl *node = &m->nodes[n];
+        uint64_t node_start = s->profile ? kiln_profile_clock() : 0;
         kiln_tensor *result;
         KILN_TRY(bind_result(s, n, &result, err));
         /* An activation the node may apply for the next one (fusion.h). */
@@ -412,11 +425,15 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             s->channels_last[written] = s->context.wrote_channels_last;
         double bound = s->context.result_bound;
         s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->bound_rules[n], node, s->bounds);
+        if (s->profile)
+            kiln_profile_record(s->profile, n, node_start, s->context.path, offer.applied, result);
         if (offer.applied)
             n++; /* the node wrote the activation's result: node n + 1 has run */
         for (uint32_t j = 1; j < together; j++) {
             s->channels_last[first + n + j] = false;
             s->bounds[first + n + j] = kiln_bound_apply(s->program->bound_rules[n + j], &m->nodes[n + j], s->bounds);
+            if (s->profile)
+                kiln_profile_record_with(s->profile, n + j, n, &s->values[first + n + j]);
         }
         if (together > 1)
             n += together - 1; /* the group's other nodes have run with it */
@@ -425,6 +442,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     for (uint32_t o = 0; o < m->output_count; o++)
         make_plain(s, m->outputs[o].value);
     s->has_outputs = true;
+    if (s->profile)
+        kiln_profile_run_done(s->profile, run_start);
     return KILN_OK;
 }
 

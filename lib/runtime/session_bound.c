@@ -2,6 +2,7 @@
 #include "session_bound.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,9 +356,13 @@ kiln_status kiln_session_bound_resolve(const kiln_program *p, const kiln_session
     return status;
 }
 
+/* The size of kiln_session_options before `profile` was added at its end:
+ * options a caller built against that header are still taken. */
+#define OPTIONS_SIZE_BEFORE_PROFILE offsetof(kiln_session_options, profile)
+
 kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err)
 {
-    if (options && options->struct_size != sizeof *options)
+    if (options && options->struct_size != sizeof *options && options->struct_size != OPTIONS_SIZE_BEFORE_PROFILE)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options were not initialised with kiln_session_options_default");
     if (options && options->thread_policy != KILN_THREADS_ADAPTIVE && options->thread_policy != KILN_THREADS_FIXED)
@@ -365,6 +370,11 @@ kiln_status kiln_session_options_check(const kiln_session_options *options, kiln
                          "thread_policy %d is neither KILN_THREADS_ADAPTIVE (0) nor KILN_THREADS_FIXED (1)",
                          (int)options->thread_policy);
     return KILN_OK;
+}
+
+bool kiln_session_options_profile(const kiln_session_options *options)
+{
+    return options && options->struct_size > OPTIONS_SIZE_BEFORE_PROFILE && options->profile;
 }
 
 void kiln_session_bound_release(kiln_session_bound *bound)
@@ -430,11 +440,11 @@ kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_
                                                  : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = kiln_program_bind_dims(program, names, tensors, count, values, bound, err);
+    /* The caller's struct may be the shorter one from before `profile`: copy only its bytes. */
     kiln_session_options narrowed;
+    kiln_session_options_default(&narrowed);
     if (options)
-        narrowed = *options;
-    else
-        kiln_session_options_default(&narrowed);
+        memcpy(&narrowed, options, options->struct_size);
     for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
         if (bound[d])
             dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};

@@ -86,6 +86,34 @@ class SessionOptions(ctypes.Structure):
         ("dim_count", ctypes.c_uint32),
         ("max_arena_bytes", ctypes.c_uint64),
         ("thread_policy", ctypes.c_int),  # kiln_thread_policy: 0 adaptive, 1 fixed
+        ("profile", ctypes.c_bool),
+    ]
+
+
+class NodeProfile(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("op", ctypes.c_char_p),
+        ("path", ctypes.c_int),
+        ("applied_activation", ctypes.c_bool),
+        ("fused_into", ctypes.c_uint32),
+        ("runs", ctypes.c_uint64),
+        ("fused_runs", ctypes.c_uint64),
+        ("nanoseconds", ctypes.c_uint64),
+        ("min_nanoseconds", ctypes.c_uint64),
+        ("dtype", ctypes.c_int),
+        ("rank", ctypes.c_uint32),
+        ("shape", ctypes.c_int64 * MAX_RANK),
+    ]
+
+
+class ProfileSummary(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("node_count", ctypes.c_uint32),
+        ("runs", ctypes.c_uint64),
+        ("nanoseconds", ctypes.c_uint64),
+        ("node_nanoseconds", ctypes.c_uint64),
     ]
 
 
@@ -258,6 +286,10 @@ _KILN = {
     "kiln_session_output_name": (ctypes.c_char_p, [P, ctypes.c_uint32]),
     "kiln_session_arena_bytes": (ctypes.c_uint64, [P]),
     "kiln_session_threads": (ctypes.c_uint32, [P]),
+    "kiln_session_profile_summary": (STATUS, [P, ctypes.POINTER(ProfileSummary), ERR]),
+    "kiln_session_profile_node": (STATUS, [P, ctypes.c_uint32, ctypes.POINTER(NodeProfile), ERR]),
+    "kiln_session_profile_reset": (None, [P]),
+    "kiln_node_path_name": (ctypes.c_char_p, [ctypes.c_int]),
     # keys and signatures
     "kiln_key_generate": (STATUS, [ctypes.POINTER(PublicKey), ctypes.POINTER(SecretKey), ERR]),
     "kiln_key_id": (None, [ctypes.POINTER(PublicKey), ctypes.c_uint8 * 16]),

@@ -238,14 +238,15 @@ class Program:
         return state, (bytes(info.key_id).hex() if info.state else None)
 
     def session(self, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                skip_input_checks=False, fit=None, thread_policy="adaptive"):
+                skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
         """A new Session (one thread at a time): dims {"seq": (1, 512) or 512} narrows the
         domain it runs, max_arena (bytes) is its arena limit. fit={input name: array} instead
         narrows every dim to the size those inputs give it: the smallest arena that runs them.
         threads is the most a run uses (default every core); thread_policy "adaptive" (default)
-        runs on fewer while other processes hold cores, "fixed" always on `threads`."""
+        runs on fewer while other processes hold cores, "fixed" always on `threads`.
+        profile=True records per node what each run took (Session.profile())."""
         return Session(self, dims=dims, max_arena=max_arena, threads=threads, reference_kernels=reference_kernels,
-                       skip_input_checks=skip_input_checks, fit=fit, thread_policy=thread_policy)
+                       skip_input_checks=skip_input_checks, fit=fit, thread_policy=thread_policy, profile=profile)
 
     def _thread_session(self):
         session = getattr(self._local, "session", None)
@@ -294,7 +295,8 @@ def _dtype_name(dtype):
 _THREAD_POLICIES = {"adaptive": 0, "fixed": 1}  # kiln_thread_policy
 
 
-def _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks, thread_policy="adaptive"):
+def _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks, thread_policy="adaptive",
+                     profile=False):
     """kiln_session_options for these arguments, and the kiln_dim_bound array it points at (keep it
     alive as long as the options). dims: {name: (min, max) or one size}."""
     options = _lib.SessionOptions()
@@ -313,6 +315,7 @@ def _session_options(dims, max_arena, threads, reference_kernels, skip_input_che
     options.thread_policy = _THREAD_POLICIES[thread_policy]
     options.reference_kernels = bool(reference_kernels)
     options.skip_input_checks = bool(skip_input_checks)
+    options.profile = bool(profile)
     return options, bound_array
 
 
@@ -321,11 +324,11 @@ class Session:
     (sized once for the upper bound of its dims) and its bound inputs."""
 
     def __init__(self, program, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                 skip_input_checks=False, fit=None, thread_policy="adaptive"):
+                 skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
         self._program_owner = program._owner  # the program outlives the session
         self._program_name = program.name
         options, self._bounds = _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks,
-                                                 thread_policy)
+                                                 thread_policy, profile)
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
             status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),
@@ -437,6 +440,41 @@ class Session:
         raise_for(kiln.kiln_session_run(self._handle, ctypes.byref(error)), error)
         return {name: _tensors.output_array(kiln.kiln_session_output(self._handle, o))
                 for o, name in enumerate(self._output_names)}
+
+    def profile_summary(self):
+        """What the profile of a session made with profile=True covers: {"runs", "nanoseconds" (their
+        time inside the run, guards included), "node_nanoseconds" (the part in nodes), "node_count"};
+        kiln.ArgumentError for a session that does not profile."""
+        summary, error = _lib.ProfileSummary(struct_size=ctypes.sizeof(_lib.ProfileSummary)), self._error
+        raise_for(_lib.kiln.kiln_session_profile_summary(self._open_handle(), ctypes.byref(summary),
+                                                         ctypes.byref(error)), error)
+        return {"runs": summary.runs, "nanoseconds": summary.nanoseconds,
+                "node_nanoseconds": summary.node_nanoseconds, "node_count": summary.node_count}
+
+    def profile(self):
+        """Per node of the program, in order, a dict of what the profiled runs recorded
+        (kiln_session_profile_node): "node", "op", "path" ("reference", "vector", "onednn",
+        "view", "fused" or "not-run"), "activation_applied", "fused_into" (None unless fused),
+        "runs", "fused_runs", "nanoseconds" (summed over the runs), "min_nanoseconds", "dtype"
+        and "shape" (its result at its last run)."""
+        kiln, error = _lib.kiln, self._error
+        nodes = []
+        for n in range(self.profile_summary()["node_count"]):
+            p = _lib.NodeProfile(struct_size=ctypes.sizeof(_lib.NodeProfile))
+            raise_for(kiln.kiln_session_profile_node(self._handle, n, ctypes.byref(p), ctypes.byref(error)), error)
+            path = kiln.kiln_node_path_name(p.path).decode()
+            nodes.append({"node": n, "op": p.op.decode(), "path": path,
+                          "activation_applied": bool(p.applied_activation),
+                          "fused_into": p.fused_into if path == "fused" else None,
+                          "runs": p.runs, "fused_runs": p.fused_runs, "nanoseconds": p.nanoseconds,
+                          "min_nanoseconds": p.min_nanoseconds,
+                          "dtype": _tensors.NAMES.get(p.dtype),  # None before a run
+                          "shape": tuple(p.shape[a] for a in range(p.rank))})
+        return nodes
+
+    def profile_reset(self):
+        """Forget the profiled runs so far (a warm-up, say); nothing for a session that does not profile."""
+        _lib.kiln.kiln_session_profile_reset(self._open_handle())
 
     def close(self):
         """Free the session now; running it afterwards raises kiln.ArgumentError."""

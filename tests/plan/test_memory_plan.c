@@ -487,6 +487,25 @@ static void running_allocates_nothing(void **state)
     assert_int_equal(allocations - before, 0);
     assert_non_null(strstr(err.message, "16 is outside this session's 2..8"));
     kiln_session_free(narrow);
+    /* A profiling session keeps its figures in storage allocated with it:
+     * its runs allocate nothing either, and reading the profile neither. */
+    kiln_session *profiled;
+    kiln_session_options_default(&options);
+    options.profile = true;
+    assert_int_equal(kiln_session_new(program, &options, &profiled, &err), KILN_OK);
+    before = allocations;
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(kiln_session_set_input(profiled, "x", i % 2 ? small : large, &err), KILN_OK);
+        assert_int_equal(kiln_session_run(profiled, &err), KILN_OK);
+    }
+    kiln_profile_summary summary = {.struct_size = sizeof summary};
+    kiln_node_profile node = {.struct_size = sizeof node};
+    assert_int_equal(kiln_session_profile_summary(profiled, &summary, &err), KILN_OK);
+    assert_int_equal(kiln_session_profile_node(profiled, 1, &node, &err), KILN_OK);
+    assert_int_equal(allocations - before, 0);
+    assert_int_equal(summary.runs, 100);
+    assert_int_equal(node.runs, 100);
+    kiln_session_free(profiled);
     /* And the runs computed y = (x + 1)^2. */
     assert_int_equal(kiln_session_set_input(session, "x", large, &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_OK);

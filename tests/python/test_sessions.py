@@ -142,3 +142,31 @@ def test_a_session_outlives_its_closed_program(scale_path):
     session = program.session()
     program.close()
     assert session.run(x=numpy.ones((2, 2)))["y"].tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_a_profiling_session_records_each_node(program):
+    """Session(profile=True): per node its op, path, calls, time and last shape (spec/bench-json.md §1)."""
+    session = program.session(profile=True, reference_kernels=True)
+    session.run(x=rows(3))
+    session.profile_reset()  # the first run left out
+    for batch in (2, 5):
+        session.run(x=rows(batch))
+    summary = session.profile_summary()
+    assert summary["runs"] == 2
+    assert 0 < summary["node_nanoseconds"] <= summary["nanoseconds"]
+    nodes = session.profile()
+    assert len(nodes) == summary["node_count"] > 0
+    assert [n["node"] for n in nodes] == list(range(len(nodes)))
+    assert sum(n["nanoseconds"] for n in nodes) == summary["node_nanoseconds"]
+    ran = [n for n in nodes if n["path"] != "not-run"]
+    assert ran, nodes
+    for n in ran:
+        assert n["runs"] == 2 and n["fused_into"] is None
+        assert n["path"] in ("reference", "vector", "view"), n  # reference kernels: no oneDNN, nothing fused
+        assert 0 < n["min_nanoseconds"] * 2 <= n["nanoseconds"]
+        assert n["shape"][0] == 5 and n["dtype"] == "f32"  # the last run's batch
+    assert {n["op"] for n in ran} >= {"gemm"}
+    assert [n for n in ran if n["op"] == "gemm"][0]["path"] == "reference"
+    with pytest.raises(kiln.ArgumentError) as refused:
+        program.session().profile()
+    assert "options.profile" in str(refused.value)

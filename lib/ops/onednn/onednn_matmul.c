@@ -76,6 +76,7 @@ kiln_status kiln_onednn_matmul(const kiln_kernel_call *call, bool *ran, kiln_err
     if (e->refused)
         return KILN_OK;
     KILN_TRY(onednn_execute_entry(call->context->onednn, e, "matmul", a->data, b->data, NULL, out->data, err));
+    kiln_call_report_path(call, KILN_PATH_ONEDNN);
     *ran = true;
     return KILN_OK;
 }
@@ -186,6 +187,7 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
         copy_broadcast(c, out);
     KILN_TRY(onednn_execute_entry(call->context->onednn, e, "matmul", a->data, b->data, fuse_bias ? c->data : NULL,
                                   out->data, err));
+    kiln_call_report_path(call, KILN_PATH_ONEDNN);
     *ran = true;
     return KILN_OK;
 }

@@ -490,6 +490,7 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
             report_layout(call, e);
             call->context->result_bound = conv_result_bound(e, x_bound);
             atomic_fetch_add(&fused_runs, 1);
+            kiln_call_report_path(call, KILN_PATH_ONEDNN);
             *ran = true;
             return KILN_OK;
         }
@@ -502,6 +503,7 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
                                   call->output->data, err));
     report_layout(call, e);
     call->context->result_bound = conv_result_bound(e, call->context->operand_bound);
+    kiln_call_report_path(call, KILN_PATH_ONEDNN);
     *ran = true;
     return KILN_OK;
 }
@@ -601,6 +603,7 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_win
     /* A max is one of the x; an average of K of them within its rounding bound (spec/opset.md) of one. */
     double y_bound = kind == KILN_ONEDNN_POOL_MAX ? x_bound : x_bound * (1 + (volume + 2) * 0x1p-22);
     call->context->result_bound = y_bound <= FLT_MAX ? y_bound : INFINITY;
+    kiln_call_report_path(call, KILN_PATH_ONEDNN);
     *ran = true;
     return KILN_OK;
 }
