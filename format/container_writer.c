@@ -253,11 +253,12 @@ static kiln_status write_section(kiln_section_output *out, const kiln_section_sp
 /* Write `size` bytes at `offset`, in pieces (bounded system calls; a
  * mapping's pages given back behind them). */
 static kiln_status write_stored_copy(const kiln_byte_sink *sink, uint64_t offset, const uint8_t *bytes,
-                                     uint64_t size, bool mapped, kiln_error *err)
+                                     uint64_t size, bool mapped, kiln_progress *progress, kiln_error *err)
 {
     while (size > 0) {
         size_t piece = size > KILN_WRITE_CHUNK * 4 ? KILN_WRITE_CHUNK * 4 : (size_t)size;
         KILN_TRY(sink->write_at(sink->user, offset, bytes, piece, err));
+        kiln_progress_advance(progress, piece);
         if (mapped)
             kiln_mapped_pages_release(bytes, piece);
         offset += piece;
@@ -294,7 +295,7 @@ static kiln_status write_sections(const kiln_section_spec *sections, uint32_t co
         KILN_TRY(out->sink->write_at(out->sink->user, offset, zeros, (size_t)(aligned - offset), err));
         if (s->copy_of) {
             const kiln_section_entry *e = s->copy_of;
-            KILN_TRY(write_stored_copy(out->sink, aligned, s->data, s->size, s->data_mapped, err));
+            KILN_TRY(write_stored_copy(out->sink, aligned, s->data, s->size, s->data_mapped, out->progress, err));
             table_entry(table, s->type, e->flags, s->version, aligned, s->size, e->raw_size, e->crc, e->hash);
             section_end = aligned + s->size;
         } else {

@@ -9,6 +9,7 @@
 
 #include "check_specs.h"
 #include "cli.h"
+#include "load_args.h"
 #include "options.h"
 #include "term.h"
 
@@ -71,8 +72,17 @@ static int add_checks(const char *path, const check_args *args)
     kiln_signature_info removed;
     kiln_error err, kept;
     int rc = CLI_OK;
-    if (kiln_artifact_add_input_checks(path, args->out_path, specs->count, specs->inputs, specs->checks,
-                                       args->force, replaced, &removed, &kept, &err) != KILN_OK) {
+    /* A bar while a large artifact is checked, then written again. */
+    const load_args full = {"check", KILN_VERIFY_FULL};
+    kiln_load_options options;
+    cli_progress progress;
+    load_args_options(&full, &options, &progress);
+    cli_progress_then(&progress, "writing");
+    kiln_status status = kiln_artifact_add_input_checks_with_options(
+        path, args->out_path, specs->count, specs->inputs, specs->checks, args->force, replaced, &removed, &options,
+        &kept, &err);
+    cli_progress_finish(&progress);
+    if (status != KILN_OK) {
         rc = cli_load_error(path, &err);
     } else {
         for (uint32_t i = 0; i < specs->count; i++)

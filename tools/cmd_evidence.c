@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "load_args.h"
 #include "options.h"
 #include "term.h"
 
@@ -193,11 +194,18 @@ static int add_case(const char *path, const evidence_args *args, const kiln_comp
     kiln_signature_info removed;
     kiln_error err;
     int rc = CLI_OK;
-    if (kiln_artifact_add_evidence_with_results(
-            path, args->out_path, args->name, (uint32_t)inputs->count, (const char *const *)inputs->names,
-            (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count,
-            (const char *const *)expected->names, (const kiln_tensor *const *)expected->tensors, rules, args->force,
-            results, &removed, &err) != KILN_OK) {
+    /* A bar while a large artifact is checked, then written again. */
+    const load_args full = {"evidence", KILN_VERIFY_FULL};
+    kiln_load_options options;
+    cli_progress progress;
+    load_args_options(&full, &options, &progress);
+    cli_progress_then(&progress, "writing");
+    kiln_status status = kiln_artifact_add_evidence_with_options(
+        path, args->out_path, args->name, (uint32_t)inputs->count, (const char *const *)inputs->names,
+        (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count, (const char *const *)expected->names,
+        (const kiln_tensor *const *)expected->tensors, rules, args->force, results, &removed, &options, &err);
+    cli_progress_finish(&progress);
+    if (status != KILN_OK) {
         rc = cli_load_error(path, &err);
     } else {
         warn_forced(args->name, expected, results);

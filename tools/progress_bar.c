@@ -17,11 +17,17 @@ static double now_seconds(void)
 void cli_progress_init(cli_progress *p, const char *label)
 {
     p->label = label;
+    p->next_label = NULL;
     p->enabled = !cli_quiet && isatty(STDERR_FILENO);
     p->drawn = false;
     p->pass_start = now_seconds();
     p->last_draw = 0;
     p->last_done = 0;
+}
+
+void cli_progress_then(cli_progress *p, const char *label)
+{
+    p->next_label = label;
 }
 
 static void human_bytes(double bytes, char *out, size_t size)
@@ -64,6 +70,8 @@ void cli_progress_update(void *user, uint64_t done, uint64_t total)
         if (p->drawn)
             fputc('\n', stderr);
         p->drawn = false;
+        if (p->next_label)
+            p->label = p->next_label;
         p->pass_start = now;
     }
     p->last_done = done;

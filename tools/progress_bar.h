@@ -20,6 +20,7 @@
 
 typedef struct cli_progress {
     const char *label;
+    const char *next_label; /* the label of the passes after the first (NULL: the same) */
     bool enabled;
     bool drawn;       /* something is on the line */
     double pass_start;
@@ -29,6 +30,9 @@ typedef struct cli_progress {
 
 /* Prepare a bar labelled `label` (e.g. "verifying"). */
 void cli_progress_init(cli_progress *progress, const char *label);
+
+/* Label the passes after the first `label` (e.g. "writing" after "verifying"). */
+void cli_progress_then(cli_progress *progress, const char *label);
 
 /* A kiln_progress_fn; `user` is the cli_progress. A drop in `done` starts a
  * new pass (e.g. writing after verifying) on a new line. */

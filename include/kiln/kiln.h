@@ -824,6 +824,15 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_results(
     const kiln_tensor *const *expected, const kiln_compare_rule *rules, bool force, kiln_evidence_result *results,
     kiln_signature_info *removed_signature, kiln_error *err);
 
+/** kiln_artifact_add_evidence_with_results, loading `path` under `options`
+ *  (NULL = defaults); its progress callback reports the check, then, as a
+ *  second pass, the writing. */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_options(
+    const char *path, const char *out_path, const char *name, uint32_t input_count, const char *const *input_names,
+    const kiln_tensor *const *inputs, uint32_t output_count, const char *const *output_names,
+    const kiln_tensor *const *expected, const kiln_compare_rule *rules, bool force, kiln_evidence_result *results,
+    kiln_signature_info *removed_signature, const kiln_load_options *options, kiln_error *err);
+
 /**
  * Set the semantic checks of inputs of the artifact at `path` (verified in
  * full first) and write the result atomically to `out_path` (NULL: replace
@@ -856,6 +865,14 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_input_checks(const char *p
                                                                    bool *replaced,
                                                                    kiln_signature_info *removed_signature,
                                                                    kiln_error *forced_violation, kiln_error *err);
+
+/** kiln_artifact_add_input_checks, loading `path` under `options` (NULL =
+ *  defaults); its progress callback reports the check, then, as a second
+ *  pass, the writing. */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_input_checks_with_options(
+    const char *path, const char *out_path, uint32_t count, const char *const *inputs,
+    const kiln_input_check *checks, bool force, bool *replaced, kiln_signature_info *removed_signature,
+    const kiln_load_options *options, kiln_error *forced_violation, kiln_error *err);
 
 KILN_API uint32_t kiln_program_metadata_count(const kiln_program *program);
 /** Key and value of metadata entry `index` (sorted by key). */

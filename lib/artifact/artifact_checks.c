@@ -107,13 +107,24 @@ kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_pat
                                            bool *replaced, kiln_signature_info *removed_signature,
                                            kiln_error *forced_violation, kiln_error *err)
 {
+    return kiln_artifact_add_input_checks_with_options(path, out_path, count, inputs, checks, force, replaced,
+                                                       removed_signature, NULL, forced_violation, err);
+}
+
+kiln_status kiln_artifact_add_input_checks_with_options(const char *path, const char *out_path, uint32_t count,
+                                                        const char *const *inputs, const kiln_input_check *checks,
+                                                        bool force, bool *replaced,
+                                                        kiln_signature_info *removed_signature,
+                                                        const kiln_load_options *options,
+                                                        kiln_error *forced_violation, kiln_error *err)
+{
     if (removed_signature)
         memset(removed_signature, 0, sizeof *removed_signature);
     if (forced_violation)
         kiln_error_clear(forced_violation);
     KILN_TRY(check_arguments(path, count, inputs, checks, err));
     kiln_program *p;
-    KILN_TRY(kiln_program_load(path, NULL, &p, err));
+    KILN_TRY(kiln_program_load(path, options, &p, err));
     kiln_status status = KILN_OK;
     for (uint32_t i = 0; status == KILN_OK && i < count; i++)
         status = set_one(p, inputs[i], &checks[i], force, replaced ? &replaced[i] : NULL, forced_violation, err);
@@ -127,7 +138,7 @@ kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_pat
     if (status == KILN_OK)
         status = kiln_artifact_rewrite_section(p, KILN_SECTION_CHKS, true, &section,
                                                (kiln_section_place){KILN_SECTION_IOSG, true}, out_path ? out_path : path,
-                                               err);
+                                               options, err);
     if (status == KILN_OK && removed_signature)
         kiln_program_signature(p, removed_signature);
     kiln_writer_release(&section);

@@ -91,7 +91,8 @@ static kiln_status admit_case(kiln_program *p, kiln_evidence_case *c, bool force
 
 /* Write the artifact again with the new EVID section, just before the
  * weight data (where the writer put evidence before PLAN existed). */
-static kiln_status rewrite(const kiln_program *p, const char *path, kiln_error *err)
+static kiln_status rewrite(const kiln_program *p, const char *path, const kiln_load_options *options,
+                           kiln_error *err)
 {
     kiln_writer evidence;
     kiln_writer_init(&evidence);
@@ -99,19 +100,20 @@ static kiln_status rewrite(const kiln_program *p, const char *path, kiln_error *
     kiln_status status = kiln_writer_finish(&evidence, err);
     if (status == KILN_OK)
         status = kiln_artifact_rewrite_section(p, KILN_SECTION_EVID, false, &evidence,
-                                               (kiln_section_place){KILN_SECTION_WDAT, false}, path, err);
+                                               (kiln_section_place){KILN_SECTION_WDAT, false}, path, options, err);
     kiln_writer_release(&evidence);
     return status;
 }
 
-kiln_status kiln_artifact_add_evidence_with_results(const char *path, const char *out_path, const char *name,
+kiln_status kiln_artifact_add_evidence_with_options(const char *path, const char *out_path, const char *name,
                                                     uint32_t input_count, const char *const *input_names,
                                                     const kiln_tensor *const *inputs, uint32_t output_count,
                                                     const char *const *output_names,
                                                     const kiln_tensor *const *expected,
                                                     const kiln_compare_rule *rules, bool force,
                                                     kiln_evidence_result *results,
-                                                    kiln_signature_info *removed_signature, kiln_error *err)
+                                                    kiln_signature_info *removed_signature,
+                                                    const kiln_load_options *options, kiln_error *err)
 {
     if (removed_signature)
         memset(removed_signature, 0, sizeof *removed_signature);
@@ -128,12 +130,12 @@ kiln_status kiln_artifact_add_evidence_with_results(const char *path, const char
     kiln_program *p = NULL;
     kiln_status status = figures ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
     if (status == KILN_OK)
-        status = kiln_program_load(path, NULL, &p, err);
+        status = kiln_program_load(path, options, &p, err);
     if (status == KILN_OK)
         status = admit_case(p, &c, force, figures, err);
     kiln_evidence_case_release(&c);
     if (status == KILN_OK)
-        status = rewrite(p, out_path ? out_path : path, err);
+        status = rewrite(p, out_path ? out_path : path, options, err);
     if (status == KILN_OK && removed_signature)
         kiln_program_signature(p, removed_signature);
     /* The figures name outputs by the program's strings, which go with it:
@@ -145,6 +147,20 @@ kiln_status kiln_artifact_add_evidence_with_results(const char *path, const char
     free(figures);
     kiln_program_free(p);
     return status;
+}
+
+kiln_status kiln_artifact_add_evidence_with_results(const char *path, const char *out_path, const char *name,
+                                                    uint32_t input_count, const char *const *input_names,
+                                                    const kiln_tensor *const *inputs, uint32_t output_count,
+                                                    const char *const *output_names,
+                                                    const kiln_tensor *const *expected,
+                                                    const kiln_compare_rule *rules, bool force,
+                                                    kiln_evidence_result *results,
+                                                    kiln_signature_info *removed_signature, kiln_error *err)
+{
+    return kiln_artifact_add_evidence_with_options(path, out_path, name, input_count, input_names, inputs,
+                                                   output_count, output_names, expected, rules, force, results,
+                                                   removed_signature, NULL, err);
 }
 
 kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path, const char *name,

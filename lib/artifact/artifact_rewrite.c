@@ -9,7 +9,7 @@
 
 kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, bool critical,
                                           const kiln_writer *data, kiln_section_place place, const char *path,
-                                          kiln_error *err)
+                                          const kiln_load_options *progress, kiln_error *err)
 {
     const kiln_container *c = &p->container;
     /* One more entry than the file has: the new section. */
@@ -51,7 +51,14 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
     /* Keeps the minor and the feature bits. Streamed: the copied sections
      * go from the mapped file to the new one, never into a buffer. */
     if (status == KILN_OK)
-        status = kiln_container_write_file(specs, count, c->minor, c->features, path, NULL, err);
+    {
+        kiln_progress written = {progress ? progress->progress : NULL, progress ? progress->progress_user : NULL, 0,
+                                 c->size + data->size, 0};
+        status = kiln_container_write_file(specs, count, c->minor, c->features, path, &written, err);
+        /* The header, table and padding are not counted: say the pass ended. */
+        if (status == KILN_OK && written.fn)
+            written.fn(written.user, written.total, written.total);
+    }
     free(specs);
     return status;
 }

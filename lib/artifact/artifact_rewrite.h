@@ -24,11 +24,12 @@ typedef struct kiln_section_place {
 /*
  * Write `p`'s container to `path` with any section of `type` dropped and
  * `data` (a finished writer) stored as that section, critical or not, at
- * `place`. @return KILN_OK, KILN_ERR_MALFORMED if the container has no
- * anchor section, or an encoding or I/O error.
+ * `place`, reporting the bytes written to `progress` (NULL: nobody; a new
+ * pass, over about the file's size). @return KILN_OK, KILN_ERR_MALFORMED
+ * if the container has no anchor section, or an encoding or I/O error.
  */
 kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, bool critical,
                                           const kiln_writer *data, kiln_section_place place, const char *path,
-                                          kiln_error *err);
+                                          const kiln_load_options *progress, kiln_error *err);
 
 #endif

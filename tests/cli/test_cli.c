@@ -669,13 +669,17 @@ static void progress_bar_only_on_a_terminal(void **state)
         if (!strstr(r.out, "verifying  ["))
             fail_msg("no progress bar from kiln %s:\n%s", verbs[i], r.out);
     }
+    /* A rewrite checks, then writes: two bars. */
+    run(&r, "script -qc \"'%s' check add big.kiln --check 'x: finite' -o big-checked.kiln\" /dev/null", kiln_binary);
+    assert_contains(r.out, "verifying  [");
+    assert_contains(r.out, "writing    [");
     run(&r, "script -qc \"'%s' verify big.kiln --quiet\" /dev/null", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.out, "verifying"));
     run(&r, "'%s' verify big.kiln", kiln_binary);
     assert_int_equal(r.exit_code, 0);
     assert_null(strstr(r.err, "verifying"));
-    run(&r, "rm -rf big.kiln big.ktxt big-text");
+    run(&r, "rm -rf big.kiln big.ktxt big-text big-checked.kiln");
 }
 
 int main(int argc, char **argv)
