@@ -20,6 +20,7 @@
 #include "half_compute.h"
 #include "odometer.h"
 #include "op_registry.h"
+#include "parallel.h"
 #include "real_access.h"
 #include "size_claim.h"
 #include "vector_math.h"
@@ -534,6 +535,31 @@ static bool arg_slice(kiln_dtype dtype, const void *data, axis_split s, uint64_t
     }
 }
 
+/* The vectorized f32 softmax of the blocks of the outer axes that begin in one chunk of elements. */
+typedef struct softmax_job {
+    const float *in;
+    float *out;
+    axis_split s;
+} softmax_job;
+
+/*
+ * Block o (extent x inner elements) begins at element o * extent * inner:
+ * the chunk [begin, end) of kiln_parallel_chunks runs the blocks that begin
+ * inside it, so each block runs once, on one thread.
+ */
+static void softmax_chunk(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const softmax_job *job = vjob;
+    uint64_t block = job->s.extent * job->s.inner;
+    for (uint64_t o = (begin + block - 1) / block; o < job->s.outer && o * block < end; o++) {
+        if (job->s.inner == 1)
+            kiln_vector_softmax_f32(job->in + o * block, job->out + o * block, job->s.extent);
+        else
+            kiln_vector_softmax_columns_f32(job->in + o * block, job->out + o * block, job->s.extent,
+                                            job->s.inner);
+    }
+}
+
 static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kiln_error *err)
 {
     const char *op = axis_names[kind];
@@ -575,12 +601,12 @@ static kiln_status run_axis_op(axis_kind kind, const kiln_kernel_call *call, kil
     if (in->element_count == 0)
         return KILN_OK;
     /* Fast path (spec/opset.md, "Fast paths": vector-math): f32 softmax
-     * over contiguous slices, within 1 ulp of the loops below. */
-    if (kind == AXIS_SOFTMAX && in->dtype == KILN_F32 && s.inner == 1 && s.extent > 0 && call->context &&
+     * on any axis, within 1 ulp of the loops below. */
+    if (kind == AXIS_SOFTMAX && in->dtype == KILN_F32 && s.extent > 0 && call->context &&
         !call->context->reference_only) {
-        for (uint64_t o = 0; o < s.outer; o++)
-            kiln_vector_softmax_f32((const float *)in->data + o * s.extent, (float *)out->data + o * s.extent,
-                                    s.extent);
+        softmax_job job = {in->data, out->data, s};
+        kiln_parallel_chunks(in->element_count, kiln_call_threads(call), softmax_chunk, &job);
+        call->context->path = KILN_PATH_VECTOR;
         return KILN_OK;
     }
     for (uint64_t o = 0; o < s.outer; o++) {

@@ -36,7 +36,7 @@ const char *const *kiln_runtime_features(void)
 #ifdef _OPENMP
         "openmp-threads",
 #endif
-        "vector-math", /* f32 exp, erf, softmax (vector_math.h) */
+        "vector-math", /* f32 exp, erf, activations, softmax (vector_math.h) */
         NULL,
     };
     return features;
