@@ -705,6 +705,74 @@ static void softmax_threads_give_the_same_bits(void **state)
     }
 }
 
+/*
+ * reduce_sum and reduce_mean over trailing axes: [outer, a, b] over axes
+ * (1, 2) and over axis 2, against the reference within the bound of
+ * spec/opset.md (|y - e| <= (K + 2) 2^-23 sum|x|, over K for a mean),
+ * with sums that cancel (mixed signs) and specials; two threads give the
+ * one-thread bits.
+ */
+static void reduce_over_trailing_axes_is_within_the_bound(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][3] = {{3, 1, 1}, {2, 3, 5}, {4, 7, 16}, {5, 17, 33}, {2, 56, 56}, {70, 64, 64}};
+    const char *ops[] = {"reduce_sum", "reduce_mean"};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int o = 0; o < 2; o++)
+            for (int last_only = 0; last_only < 2; last_only++) {
+                kiln_tensor *in, *reference, *fast, *two;
+                kiln_error err;
+                int64_t out_shape[3] = {shapes[sh][0], last_only ? shapes[sh][1] : 1, 1};
+                assert_int_equal(kiln_tensor_new(KILN_F32, 3, shapes[sh], &in, &err), KILN_OK);
+                assert_int_equal(kiln_tensor_new(KILN_F32, 3, out_shape, &reference, &err), KILN_OK);
+                assert_int_equal(kiln_tensor_new(KILN_F32, 3, out_shape, &fast, &err), KILN_OK);
+                assert_int_equal(kiln_tensor_new(KILN_F32, 3, out_shape, &two, &err), KILN_OK);
+                float *x = in->data;
+                for (uint64_t i = 0; i < in->element_count; i++)
+                    x[i] = random_float(i % 3 ? 4.0f : 1e4f);
+                uint64_t extent = in->element_count / reference->element_count;
+                /* Specials in the first slices: NaN, inf, inf and -inf. */
+                if (reference->element_count >= 3 && extent >= 2) {
+                    x[0] = NAN;
+                    x[extent] = INFINITY;
+                    x[2 * extent] = INFINITY;
+                    x[2 * extent + 1] = -INFINITY;
+                }
+                int64_t axes_values[2] = {1, 2};
+                kiln_node_attribute attributes[2] = {
+                    {.name = "axes", .type = KILN_ATTRIBUTE_INTS, .ints = last_only ? axes_values + 1 : axes_values,
+                     .count = last_only ? 1 : 2},
+                    {.name = "keepdims", .type = KILN_ATTRIBUTE_INT, .i = 1}};
+                run_op_with(ops[o], attributes, 2, in, reference, NULL);
+                kiln_kernel_context context = fast_context();
+                run_op_with(ops[o], attributes, 2, in, fast, &context);
+                assert_int_equal(context.path, KILN_PATH_VECTOR);
+                context.threads = 2;
+                run_op_with(ops[o], attributes, 2, in, two, &context);
+                assert_memory_equal(fast->data, two->data, fast->byte_size);
+                const float *want = reference->data, *got = fast->data;
+                for (uint64_t i = 0; i < reference->element_count; i++) {
+                    long double magnitude = 0.0L;
+                    for (uint64_t k = 0; k < extent; k++)
+                        magnitude += fabsl((long double)x[i * extent + k]);
+                    if (o == 1)
+                        magnitude /= (long double)extent;
+                    long double bound = ((long double)extent + 2.0L) * 0x1p-23L * magnitude;
+                    bool special = isnan(want[i]) || isinf(want[i]);
+                    bool ok = special ? (isnan(want[i]) ? isnan(got[i]) : got[i] == want[i])
+                                      : fabsl((long double)got[i] - (long double)want[i]) <= bound;
+                    if (!ok)
+                        fail_msg("%s [%lld, %lld, %lld] slice %llu: vectorized %a, reference %a, bound %Lg", ops[o],
+                                 (long long)shapes[sh][0], (long long)shapes[sh][1], (long long)shapes[sh][2],
+                                 (unsigned long long)i, (double)got[i], (double)want[i], bound);
+                }
+                kiln_tensor_free(in);
+                kiln_tensor_free(reference);
+                kiln_tensor_free(fast);
+                kiln_tensor_free(two);
+            }
+}
+
 /* In place (the output buffer is the input's), as a memory plan may alias them. */
 static void softmax_runs_in_place(void **state)
 {
@@ -802,6 +870,7 @@ int main(void)
         cmocka_unit_test(softmax_on_inner_axes_is_within_one_ulp),
         cmocka_unit_test(softmax_threads_give_the_same_bits),
         cmocka_unit_test(softmax_runs_in_place),
+        cmocka_unit_test(reduce_over_trailing_axes_is_within_the_bound),
         cmocka_unit_test(sessions_choose_the_loop),
         cmocka_unit_test(features_name_vector_math),
     };

@@ -373,6 +373,24 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
             m = in[k] > m ? in[k] : m;                                                  \
         return m;                                                                       \
     }                                                                                   \
+    /* sum of the slice in double, SOFTMAX_LANES partial sums in a fixed order */       \
+    TARGET static double slice_sum_##SUFFIX(const float *in, uint64_t n)                \
+    {                                                                                   \
+        double partial[SOFTMAX_LANES];                                                  \
+        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
+            partial[j] = 0.0;                                                           \
+        uint64_t k = 0;                                                                 \
+        for (; k + SOFTMAX_LANES <= n; k += SOFTMAX_LANES) {                            \
+            KILN_SIMD for (int j = 0; j < SOFTMAX_LANES; j++)                           \
+                partial[j] += in[k + j];                                                \
+        }                                                                               \
+        double sum = 0.0;                                                               \
+        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
+            sum += partial[j];                                                          \
+        for (; k < n; k++)                                                              \
+            sum += in[k];                                                               \
+        return sum;                                                                     \
+    }                                                                                   \
     /* sum of e^(in[k] - shift) over the slice, SOFTMAX_LANES partial sums in a fixed order */ \
     TARGET static double exp_sum_##SUFFIX(const float *in, uint64_t n, double shift)    \
     {                                                                                   \
@@ -620,4 +638,16 @@ void kiln_vector_softmax_columns_f32(const float *in, float *out, uint64_t exten
         (void)bits;
         softmax_columns_baseline(in + begin, out + begin, extent, inner, width);
     }
+}
+
+double kiln_vector_sum_f32(const float *in, uint64_t n)
+{
+#ifdef HAVE_AVX2_COPY
+    int bits = vector_bits();
+    if (bits == 512)
+        return slice_sum_avx512(in, n);
+    if (bits == 256)
+        return slice_sum_avx2(in, n);
+#endif
+    return slice_sum_baseline(in, n);
 }

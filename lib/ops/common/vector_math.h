@@ -77,4 +77,14 @@ void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent);
  */
 void kiln_vector_softmax_columns_f32(const float *in, float *out, uint64_t extent, uint64_t inner);
 
+/*
+ * The sum of in[0..n) in double, in 16 partial sums side by side (SIMD
+ * lanes) added in a fixed order: the same bits on every CPU, not the bits
+ * of an in-order sum. Each partial sum has the in-order sum's error bound
+ * (n * 2^-53 * sum |x|, far below f32's), so a mean or sum rounded to f32
+ * from it meets the bound of spec/opset.md's reduce_sum and reduce_mean
+ * row; NaN and infinities propagate as in any order.
+ */
+double kiln_vector_sum_f32(const float *in, uint64_t n);
+
 #endif
