@@ -58,6 +58,15 @@ typedef enum kiln_layout_role {
     KILN_LAYOUT_ELEMENTWISE,     /* loops over memory in order: on operands of the result's shape its
                                   * result has its operands' layout */
     KILN_LAYOUT_CHANNELWISE,     /* per-channel parameters: its result has operand 0's layout (batch_norm) */
+    /*
+     * A trait: ELEMENTWISE, and besides, on an operand of the result's
+     * shape and a per-channel one ([N or 1, C, 1, ...]: a squeeze-excite
+     * scale), its kernel reads the first in either layout (add, sub, mul,
+     * div). kiln_layout_role_of gives such a node CHANNELWISE or
+     * CHANNELWISE_1 (the operand of the result's shape), never this.
+     */
+    KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL,
+    KILN_LAYOUT_CHANNELWISE_1, /* CHANNELWISE with operand 1 the one that has the result's layout */
 } kiln_layout_role;
 
 /* How a bound on an f32 result's magnitude follows from its operands' (plan/value_bound.h). */

@@ -17,17 +17,48 @@ static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)
     return true;
 }
 
+/*
+ * Whether value p is per channel for result r of rank 3 to 5: p has r's
+ * rank, axis 0 of r's size or 1, axis 1 of r's size, every later axis 1
+ * ([N, C, 1, 1] or [1, C, 1, 1] against [N, C, H, W]). Its row-major data
+ * is then [N or 1][C], whatever r's layout.
+ */
+static bool per_channel(const kiln_model *m, uint32_t p, uint32_t r)
+{
+    const kiln_shape *x = &m->value_types[p].shape, *y = &m->value_types[r].shape;
+    if (x->rank != y->rank || y->rank < 3 || y->rank > 5 || x->axes[1] != y->axes[1])
+        return false;
+    if (x->axes[0] != y->axes[0] && !kiln_expr_is_const(&m->exprs, x->axes[0], 1))
+        return false;
+    for (uint32_t i = 2; i < x->rank; i++)
+        if (!kiln_expr_is_const(&m->exprs, x->axes[i], 1))
+            return false;
+    return true;
+}
+
+uint32_t kiln_layout_channelwise_operand(kiln_layout_role role)
+{
+    return role == KILN_LAYOUT_CHANNELWISE_1 ? 1 : 0;
+}
+
 kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n)
 {
     const kiln_node_decl *node = &m->nodes[n];
     kiln_layout_role role = m->opset[node->op].def->traits.layout;
-    if (role != KILN_LAYOUT_ELEMENTWISE)
+    if (role != KILN_LAYOUT_ELEMENTWISE && role != KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL)
         return role;
     /* In order over memory: one operand, or two of the result's shape (no broadcast). */
     uint32_t result = kiln_model_first_node_value(m) + n;
     if (node->input_count == 1 ||
         (node->input_count == 2 && same_shape(m, node->inputs[0], result) && same_shape(m, node->inputs[1], result)))
         return KILN_LAYOUT_ELEMENTWISE;
+    /* An operand of the result's shape and a per-channel one: the first keeps its layout. */
+    if (role == KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL && node->input_count == 2 &&
+        m->value_types[result].dtype == KILN_F32) {
+        for (uint32_t i = 0; i < 2; i++)
+            if (same_shape(m, node->inputs[i], result) && per_channel(m, node->inputs[1 - i], result))
+                return i == 0 ? KILN_LAYOUT_CHANNELWISE : KILN_LAYOUT_CHANNELWISE_1;
+    }
     return KILN_LAYOUT_PLAIN_ONLY;
 }
 
@@ -43,10 +74,13 @@ static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool
                 return false;
         return node->inputs[0] == v;
     case KILN_LAYOUT_CHANNELWISE:
-        for (uint32_t i = 1; i < node->input_count; i++)
-            if (node->inputs[i] == v)
+    case KILN_LAYOUT_CHANNELWISE_1: {
+        uint32_t kept = kiln_layout_channelwise_operand(kiln_layout_role_of(m, r));
+        for (uint32_t i = 0; i < node->input_count; i++)
+            if (i != kept && node->inputs[i] == v)
                 return false;
-        return node->inputs[0] == v && may[r];
+        return node->inputs[kept] == v && may[r];
+    }
     case KILN_LAYOUT_ELEMENTWISE:
         if (!may[r])
             return false;
@@ -56,6 +90,7 @@ static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool
                 return false;
         return true;
     case KILN_LAYOUT_PLAIN_ONLY:
+    case KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL: /* a trait, never a node's role */
         break;
     }
     return false;

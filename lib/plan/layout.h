@@ -29,16 +29,27 @@
 #include "model.h"
 #include "op_registry.h"
 
-/* @return how node n of m reads channels-last operands. */
+/*
+ * @return how node n of m reads channels-last operands: its op's trait,
+ * where for an elementwise op ELEMENTWISE when its operands have the
+ * result's shape, CHANNELWISE or CHANNELWISE_1 when one has and the other
+ * is per channel and the op's trait is ELEMENTWISE_OR_PER_CHANNEL (f32
+ * results only), else PLAIN_ONLY.
+ */
 kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n);
+
+/* @return the operand a CHANNELWISE (0) or CHANNELWISE_1 (1) node reads in either layout. */
+uint32_t kiln_layout_channelwise_operand(kiln_layout_role role);
 
 /*
  * Which node results may be left channels-last: *out gets node_count
  * flags (free()). A result qualifies when it is f32 of rank 3 to 5, not a
  * program output, and every node reading it takes the layout: conv or a
  * pool as operand 0, batch_norm as operand 0 when its result qualifies,
- * or an elementwise op whose result qualifies (and, for a binary one,
- * whose other operand is a node result too: both in one layout).
+ * an elementwise op whose result qualifies (and, for a binary one,
+ * whose other operand is a node result too: both in one layout), or an
+ * add, sub, mul or div reading it against a per-channel operand
+ * (CHANNELWISE, CHANNELWISE_1) when its result qualifies.
  * @return KILN_OK or KILN_ERR_OUT_OF_MEMORY.
  */
 kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err);

@@ -36,7 +36,7 @@ const char *const *kiln_runtime_features(void)
 #ifdef _OPENMP
         "openmp-threads",
 #endif
-        "vector-math", /* f32 exp, erf, softmax (vector_math.h) */
+        "vector-math", /* f32 exp, erf, activations, softmax (vector_math.h) */
         "recurrent-f32", /* f32 rnn, gru, lstm (recurrent_f32.h) */
         "resize-tables", /* resize, resize_to: nearest, f32 linear (resize.c) */
         NULL,

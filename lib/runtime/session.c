@@ -271,7 +271,8 @@ static void make_plain(kiln_session *s, uint32_t v)
  * and tell its kernel which operands are. An elementwise node reads its
  * operands channels-last only when all of them are and its result may
  * be (it then writes its result in that layout too); a channelwise one
- * (batch_norm) its operand 0 when its result may be.
+ * (batch_norm, or a per-channel scale of an operand) the operand
+ * kiln_layout_channelwise_operand names when its result may be.
  */
 static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role role)
 {
@@ -287,11 +288,12 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
     if (!any)
         return;
     bool keep_all = role == KILN_LAYOUT_ELEMENTWISE && all && s->program->channels_last_ok[n];
+    bool channelwise = role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1;
+    uint32_t kept = kiln_layout_channelwise_operand(role);
     for (uint32_t i = 0; i < node->input_count; i++) {
         uint32_t v = node->inputs[i];
-        bool keep = keep_all || (i == 0 && v >= first &&
-                                 (role == KILN_LAYOUT_READS_OPERAND_0 ||
-                                  (role == KILN_LAYOUT_CHANNELWISE && s->program->channels_last_ok[n])));
+        bool keep = keep_all || (v >= first && ((i == 0 && role == KILN_LAYOUT_READS_OPERAND_0) ||
+                                                (i == kept && channelwise && s->program->channels_last_ok[n])));
         if (!keep)
             make_plain(s, v);
         else if (s->channels_last[v] && i < 32)
@@ -419,8 +421,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         uint32_t written = first + n + (offer.applied ? 1 : 0);
         if (role == KILN_LAYOUT_ELEMENTWISE)
             s->channels_last[written] = s->context.channels_last_operands != 0;
-        else if (role == KILN_LAYOUT_CHANNELWISE)
-            s->channels_last[written] = s->context.channels_last_operands & 1u;
+        else if (role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1)
+            s->channels_last[written] = (s->context.channels_last_operands >> kiln_layout_channelwise_operand(role)) & 1u;
         else
             s->channels_last[written] = s->context.wrote_channels_last;
         double bound = s->context.result_bound;

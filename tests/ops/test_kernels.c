@@ -622,6 +622,70 @@ static void test_large_tensors_cross_blocking(void **state)
     check_all_ops_all_dtypes(&matrix, &scalar, &rng);
 }
 
+/*
+ * The walk merges axes every operand steps through as one (binary_walk.h):
+ * a squeeze-excite scale [N, C, 1, 1] * [N, C, H, W] walks rows of H*W.
+ * Patterns where merging joins or must not join axes, compared element by
+ * element with the reference in both operand orders; then, large enough
+ * for two threads (chunks that start inside a merged row), a session's
+ * two-thread call must give the one-thread bits.
+ */
+static void test_merged_axes_and_threads(void **state)
+{
+    (void)state;
+    prng rng = {0x94D049BB133111EBull};
+    static const struct {
+        uint32_t rank_a;
+        int64_t a[KILN_MAX_RANK];
+        uint32_t rank_b;
+        int64_t b[KILN_MAX_RANK];
+    } patterns[] = {
+        {4, {2, 5, 1, 1}, 4, {2, 5, 3, 7}}, /* per channel: [N*C] x [H*W] */
+        {4, {1, 5, 1, 1}, 4, {2, 5, 3, 7}}, /* per channel, batch broadcast */
+        {4, {2, 1, 3, 7}, 4, {2, 5, 3, 7}}, /* per image plane */
+        {4, {2, 5, 3, 1}, 4, {2, 5, 3, 7}}, /* per row */
+        {4, {1, 5, 3, 1}, 4, {2, 5, 3, 1}}, /* trailing size-1 axis in the output */
+        {5, {2, 1, 1, 1, 4}, 5, {2, 3, 1, 5, 4}},
+        {3, {1, 1, 1}, 3, {2, 1, 3}},
+    };
+    for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+        test_shape a = make_shape(patterns[p].rank_a, patterns[p].a);
+        test_shape b = make_shape(patterns[p].rank_b, patterns[p].b);
+        check_all_ops_all_dtypes(&a, &b, &rng);
+        check_all_ops_all_dtypes(&b, &a, &rng);
+    }
+    /* [2, 64, 1, 1] * [2, 64, 47, 47]: 282752 elements, rows of 2209. */
+    test_shape scale = make_shape(4, (const int64_t[]){2, 64, 1, 1});
+    test_shape plane = make_shape(4, (const int64_t[]){2, 64, 47, 47});
+    const char *ops[] = {"add", "mul"};
+    for (int o = 0; o < 2; o++) {
+        kiln_tensor *x = shaped_tensor(KILN_F32, &scale), *y = shaped_tensor(KILN_F32, &plane);
+        kiln_tensor *one = shaped_tensor(KILN_F32, &plane), *two = shaped_tensor(KILN_F32, &plane);
+        fill_random(x, &rng, false);
+        fill_random(y, &rng, false);
+        op_case reference = {ops[o], o ? REF_MUL : REF_ADD, o ? kiln_kernel_mul : kiln_kernel_add};
+        check_against_reference(&reference, x, y);
+        const kiln_op_def *def = kiln_op_find(ops[o]);
+        assert_non_null(def);
+        kiln_node_state node_state = {NULL, NULL};
+        kiln_kernel_context context;
+        memset(&context, 0, sizeof context);
+        context.state = &node_state;
+        kiln_error err;
+        for (int threads = 1; threads <= 2; threads++) {
+            context.threads = (uint32_t)threads;
+            kiln_kernel_call call = {(const kiln_tensor *const[]){x, y}, 2, threads == 1 ? one : two, NULL, 0,
+                                     &context};
+            assert_int_equal(def->run(&call, &err), KILN_OK);
+        }
+        assert_memory_equal(one->data, two->data, one->byte_size);
+        kiln_tensor_free(x);
+        kiln_tensor_free(y);
+        kiln_tensor_free(one);
+        kiln_tensor_free(two);
+    }
+}
+
 static void test_neg_every_dtype_and_shape(void **state)
 {
     (void)state;
@@ -1482,6 +1546,7 @@ int main(void)
         cmocka_unit_test(test_broadcast_patterns_every_op_and_dtype),
         cmocka_unit_test(test_random_broadcast_shapes),
         cmocka_unit_test(test_large_tensors_cross_blocking),
+        cmocka_unit_test(test_merged_axes_and_threads),
         cmocka_unit_test(test_neg_every_dtype_and_shape),
         cmocka_unit_test(test_zero_size_tensors_write_nothing),
         cmocka_unit_test(test_float_specials_cross_table),

@@ -220,6 +220,57 @@ static void elementwise_ops_follow_their_operands(void **state)
     kiln_program_free(program);
 }
 
+/*
+ * A squeeze-excite block: conv, sigmoid, global_avg_pool, sigmoid (the
+ * scale, [2, 16, 1, 1]), mul(scale, x) with x the sigmoid's channels-last
+ * result (operand 1: CHANNELWISE_1), sub(that, scale) (operand 0:
+ * CHANNELWISE, and not commutative), a pointwise conv. The full operands
+ * stay channels-last through the per-channel ops; nothing is converted;
+ * the outputs agree with the reference kernels, also with a NaN in x.
+ */
+static void per_channel_scales_keep_the_layout(void **state)
+{
+    (void)state;
+    recipe r;
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value a = recipe_unary(&r, "sigmoid", recipe_conv(&r, x, 8, 16, 3, 0.5f)); /* 0, 1 */
+    kiln_value g = recipe_unary(&r, "global_avg_pool", a);                          /* 2: [2, 16, 1, 1] */
+    kiln_value scale = recipe_unary(&r, "sigmoid", g);                              /* 3 */
+    kiln_value scaled = recipe_binary(&r, "mul", scale, a);                         /* 4 */
+    kiln_value shifted = recipe_binary(&r, "sub", scaled, scale);                   /* 5 */
+    kiln_value y = recipe_conv(&r, shifted, 16, 8, 1, 0.5f);                        /* 6 */
+    kiln_program *program = recipe_finish(&r, 1, &y);
+    assert_int_equal(program->layout_roles[4], KILN_LAYOUT_CHANNELWISE_1);
+    assert_int_equal(program->layout_roles[5], KILN_LAYOUT_CHANNELWISE);
+    assert_true(may_stay(program, 0));
+    assert_true(may_stay(program, 1));
+    assert_true(may_stay(program, 4));
+    assert_true(may_stay(program, 5));
+    assert_false(may_stay(program, 3)); /* read as the per-channel operand: row-major */
+    layout_counts counts = check(program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(counts.converted, 0);
+    check(program, 8, NAN);
+    kiln_program_free(program);
+}
+
+/* A broadcast that is not per channel ([2, 1, 12, 12]) or an op without the trait (max) converts. */
+static void other_broadcasts_convert(void **state)
+{
+    (void)state;
+    recipe r;
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value a = recipe_conv(&r, x, 8, 8, 3, 0.5f);                  /* 0: [2, 8, 10, 10] */
+    kiln_value g = recipe_unary(&r, "global_avg_pool", a);             /* 1: [2, 8, 1, 1] */
+    kiln_value highest = recipe_binary(&r, "max", a, g);               /* 2: max has no per-channel trait */
+    kiln_value y = recipe_conv(&r, highest, 8, 8, 1, 0.5f);            /* 3 */
+    kiln_program *program = recipe_finish(&r, 1, &y);
+    assert_int_equal(program->layout_roles[2], KILN_LAYOUT_PLAIN_ONLY);
+    assert_false(may_stay(program, 0)); /* read row-major by max */
+    check(program, 8, 0);
+    kiln_program_free(program);
+}
+
 /* Converting back is a transpose of [positions, channels] per image. */
 static void to_plain_transposes_each_image(void **state)
 {
@@ -256,6 +307,8 @@ int main(void)
         cmocka_unit_test(a_chain_decides_from_its_end),
         cmocka_unit_test(a_kernel_that_needs_row_major_gets_it),
         cmocka_unit_test(elementwise_ops_follow_their_operands),
+        cmocka_unit_test(per_channel_scales_keep_the_layout),
+        cmocka_unit_test(other_broadcasts_convert),
         cmocka_unit_test(to_plain_transposes_each_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

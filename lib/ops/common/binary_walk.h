@@ -30,6 +30,51 @@ typedef void (*kiln_row_kernel)(const void *const *bases, const int64_t *offsets
                                 uint32_t count, void *out, int64_t n);
 
 /*
+ * Merge the adjacent axes of `shape` (rank >= 1) that every operand steps
+ * through as one: operand j's stride along the outer axis equals its
+ * stride along the inner one times the inner size (it is contiguous across
+ * both, or broadcast along both). Axes of size 1 are dropped. Writes the
+ * merged shape and each operand's strides over it in place of `strides`;
+ * @return the merged rank (>= 1). The output is row-major, so its elements
+ * keep their order: only the rows get longer and fewer. Why: a
+ * per-channel operand times an NCHW tensor ([N, C, 1, 1] * [N, C, H, W],
+ * a squeeze-excite block's scale) walked rows of W elements, 7 to 112 in
+ * the CNNs of the zoo, with the odometer's work per row; merged they are
+ * rows of H*W with a scalar factor, and same-shape operands one row.
+ */
+static inline __attribute__((always_inline)) uint32_t kiln_walk_merge_axes(uint32_t rank, const int64_t *shape,
+                                                                           uint32_t count,
+                                                                           int64_t (*strides)[KILN_MAX_RANK],
+                                                                           int64_t *merged)
+{
+    uint32_t m = 0;
+    for (uint32_t axis = 0; axis < rank; axis++) {
+        if (shape[axis] == 1)
+            continue;
+        bool joins = m > 0;
+        for (uint32_t j = 0; j < count && joins; j++)
+            joins = strides[j][m - 1] == strides[j][axis] * shape[axis];
+        if (joins) {
+            merged[m - 1] *= shape[axis];
+            for (uint32_t j = 0; j < count; j++)
+                strides[j][m - 1] = strides[j][axis];
+            continue;
+        }
+        merged[m] = shape[axis];
+        for (uint32_t j = 0; j < count; j++)
+            strides[j][m] = strides[j][axis];
+        m++;
+    }
+    if (m == 0) { /* every axis of size 1: one element */
+        merged[0] = 1;
+        for (uint32_t j = 0; j < count; j++)
+            strides[j][0] = 0;
+        m = 1;
+    }
+    return m;
+}
+
+/*
  * Walk output elements [begin, end) of `out` (shape set, buffer sized) row
  * by row, calling `row` for each row or part of a row. `count` is at most
  * KILN_WALK_MAX_OPERANDS, and every operand broadcasts to `out` (the shape
@@ -49,11 +94,14 @@ static inline __attribute__((always_inline)) void kiln_walk_range(const kiln_ten
     int64_t starts[KILN_WALK_MAX_OPERANDS];
     int64_t steps[KILN_WALK_MAX_OPERANDS];
     int64_t index[KILN_MAX_RANK] = {0};
-    uint32_t rank = out->rank, outer_rank = rank > 0 ? rank - 1 : 0;
-    uint64_t inner = rank ? (uint64_t)out->shape[rank - 1] : 1;
+    int64_t shape[KILN_MAX_RANK];
+    for (uint32_t j = 0; j < count; j++)
+        kiln_broadcast_strides(operands[j], out, strides[j]);
+    uint32_t rank = out->rank ? kiln_walk_merge_axes(out->rank, out->shape, count, strides, shape) : 0;
+    uint32_t outer_rank = rank > 0 ? rank - 1 : 0;
+    uint64_t inner = rank ? (uint64_t)shape[rank - 1] : 1;
     uint64_t first_row = begin / inner, from = begin % inner;
     for (uint32_t j = 0; j < count; j++) {
-        kiln_broadcast_strides(operands[j], out, strides[j]);
         stride_rows[j] = strides[j];
         bases[j] = operands[j]->data;
         offsets[j] = 0;
@@ -62,8 +110,8 @@ static inline __attribute__((always_inline)) void kiln_walk_range(const kiln_ten
     /* The odometer at the first row: mixed radix over the outer axes. */
     uint64_t rest = first_row;
     for (uint32_t axis = outer_rank; axis-- > 0;) {
-        index[axis] = (int64_t)(rest % (uint64_t)out->shape[axis]);
-        rest /= (uint64_t)out->shape[axis];
+        index[axis] = (int64_t)(rest % (uint64_t)shape[axis]);
+        rest /= (uint64_t)shape[axis];
         for (uint32_t j = 0; j < count; j++)
             offsets[j] += index[axis] * strides[j][axis];
     }
@@ -77,7 +125,7 @@ static inline __attribute__((always_inline)) void kiln_walk_range(const kiln_ten
         done += n;
         from = 0;
         /* Every operand offset follows the odometer over the outer axes. */
-        kiln_odometer_next_offsets(index, outer_rank, out->shape, count, stride_rows, offsets);
+        kiln_odometer_next_offsets(index, outer_rank, shape, count, stride_rows, offsets);
     }
 }
 

@@ -1,5 +1,6 @@
 /*
- * vector_math.h — the vectorizable f32 fast paths of exp, erf, gelu and softmax
+ * vector_math.h — the vectorizable f32 fast paths of exp, erf, gelu, the
+ * sigmoid and tanh families of activations, and softmax
  * (spec/opset.md, "Fast paths": `vector-math`).
  *
  * Why: the reference kernels evaluate every f32 element in double through
@@ -40,11 +41,50 @@ void kiln_vector_erf_f32(const float *in, float *out, uint64_t n);
 void kiln_vector_gelu_f32(const float *in, float *out, uint64_t n);
 
 /*
+ * The activations below: out[i] = f(in[i]) for i < n, each within 1 ulp of
+ * its reference kernel (unary_math.h, evaluated in double and rounded once
+ * to f32), special values exactly the reference's. sigmoid, silu, tanh,
+ * gelu's tanh form, elu and selu evaluate e^x by the exp polynomial above
+ * (and e^x - 1 near 0 by its own Taylor series); hard_swish and
+ * hard_sigmoid are the reference's own operations as selects, so they are
+ * its values bit for bit. Coefficients are already validated (finite).
+ */
+void kiln_vector_sigmoid_f32(const float *in, float *out, uint64_t n);
+void kiln_vector_silu_f32(const float *in, float *out, uint64_t n);
+void kiln_vector_tanh_f32(const float *in, float *out, uint64_t n);
+void kiln_vector_gelu_tanh_f32(const float *in, float *out, uint64_t n);
+void kiln_vector_hard_swish_f32(const float *in, float *out, uint64_t n);
+void kiln_vector_hard_sigmoid_f32(const float *in, float *out, uint64_t n, double alpha, double beta);
+void kiln_vector_elu_f32(const float *in, float *out, uint64_t n, double alpha);
+void kiln_vector_selu_f32(const float *in, float *out, uint64_t n, double alpha, double gamma);
+
+/*
  * Softmax of one contiguous slice of `extent` >= 1 elements, as the
  * reference computes it (shift by the slice maximum, NaN if the slice holds
  * a NaN, sum in double, exp(x - max) / sum rounded once): each result is
  * within 1 ulp of the reference's. `in` and `out` may be the same buffer.
  */
 void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent);
+
+/*
+ * Softmax along an axis that is not the innermost: `inner` slices of
+ * `extent` >= 1 elements each, element k of slice i at in[k * inner + i]
+ * (one block of the outer axes). Each slice as the reference computes it
+ * (its shift and NaN rule, its sum in double in the order of k,
+ * exp(x - shift) / sum rounded once), so each result is within 1 ulp of
+ * the reference's; the slices are computed side by side in SIMD lanes.
+ * `in` and `out` may be the same buffer.
+ */
+void kiln_vector_softmax_columns_f32(const float *in, float *out, uint64_t extent, uint64_t inner);
+
+/*
+ * The sum of in[0..n) in double, in 16 partial sums side by side (SIMD
+ * lanes) added in a fixed order: the same bits on every CPU, not the bits
+ * of an in-order sum. Each partial sum has the in-order sum's error bound
+ * (n * 2^-53 * sum |x|, far below f32's), so a mean or sum rounded to f32
+ * from it meets the bound of spec/opset.md's reduce_sum and reduce_mean
+ * row; NaN and infinities propagate as in any order.
+ */
+double kiln_vector_sum_f32(const float *in, uint64_t n);
 
 #endif
