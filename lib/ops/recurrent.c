@@ -987,9 +987,8 @@ static void fast_direction_run(const fast_run *run, size_t d)
 
 /*
  * Whether the two directions of a bidirectional layer, each of `work`
- * multiply-adds, run on two threads: at the product threshold of
- * spec/opset.md ("Threads"), 2^21 when OpenMP's threads spin and 2^24
- * when they sleep at once. Below it a second thread costs more than it
+ * multiply-adds, run on two threads: from 2^21 when OpenMP's threads spin
+ * and 2^24 when they sleep at once (spec/opset.md, "Fast paths"). Below it a second thread costs more than it
  * saves: the zoo's bidirectional GRU 64 (1.0M multiply-adds a direction)
  * ran 0.082 ms on two threads with passive waits against 0.070 ms on one.
  */

@@ -626,6 +626,24 @@ static kiln_status infer_unary(const unary_op *op, const kiln_shape_context *ctx
     return KILN_OK;
 }
 
+/*
+ * Ops a few instructions an element (comparisons, selections, rounding):
+ * their loops keep the general threshold of kiln_parallel_chunks. Every
+ * other op (exp, tanh, sigmoid, erf, the libm ones) costs tens of
+ * instructions an element and splits from kiln_parallel_min_costly_elements.
+ */
+static bool cheap_op(const unary_op *op)
+{
+    static const unary_op *const cheap[] = {&op_abs,   &op_sign,          &op_relu,       &op_leaky_relu,
+                                            &op_clip,  &op_floor,         &op_ceil,       &op_round,
+                                            &op_logical_not, &op_isnan,   &op_isinf,      &op_hard_swish,
+                                            &op_hard_sigmoid, &op_shrink, &op_thresholded_relu};
+    for (size_t i = 0; i < sizeof cheap / sizeof cheap[0]; i++)
+        if (cheap[i] == op)
+            return true;
+    return false;
+}
+
 /* One unary loop over a range of elements, for kiln_parallel_chunks. */
 typedef struct unary_job {
     unary_loop loop;
@@ -659,8 +677,11 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     if (op->read_params)
         KILN_TRY(op->read_params(op->name, in->dtype, call->attributes, call->attribute_count, &params, err));
     unary_job job = {loop_to_run(loop, call), in->data, out->data, kiln_dtype_size(in->dtype), kiln_dtype_size(out->dtype), &params};
-    if (out->element_count)
+    if (out->element_count && cheap_op(op))
         kiln_parallel_chunks(out->element_count, kiln_call_threads(call), unary_chunk, &job);
+    else if (out->element_count)
+        kiln_parallel_chunks_from(out->element_count, kiln_call_threads(call), kiln_parallel_min_costly_elements(),
+                                  unary_chunk, &job);
     return KILN_OK;
 }
 

@@ -66,10 +66,21 @@ void kiln_threads_leave(int previous)
 #endif
 }
 
+uint64_t kiln_parallel_min_costly_elements(void)
+{
+    return kiln_threads_spin() ? KILN_PARALLEL_MIN_COSTLY_ELEMENTS_SPINNING : KILN_PARALLEL_MIN_COSTLY_ELEMENTS;
+}
+
 void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk, const void *job)
 {
+    kiln_parallel_chunks_from(count, threads, KILN_PARALLEL_MIN_ELEMENTS, chunk, job);
+}
+
+void kiln_parallel_chunks_from(uint64_t count, uint32_t threads, uint64_t min_elements, kiln_chunk_fn chunk,
+                               const void *job)
+{
 #ifdef _OPENMP
-    if (threads > 1 && count >= KILN_PARALLEL_MIN_ELEMENTS) {
+    if (threads > 1 && count >= min_elements && count >= 64) {
         /* Chunk size rounded up to 64 elements: threads never share a line. */
         uint64_t size = (count + threads - 1) / threads;
         size = (size + 63) / 64 * 64;
@@ -83,7 +94,7 @@ void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk,
         return;
     }
 #else
-    (void)threads;
+    (void)threads, (void)min_elements;
 #endif
     chunk(job, 0, count);
 }

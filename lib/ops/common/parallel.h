@@ -26,6 +26,22 @@
 enum { KILN_PARALLEL_MIN_ELEMENTS = 262144 };
 
 /*
+ * The same for loops costing tens of instructions an element (exp, tanh,
+ * sigmoid, erf: about 0.7 ns an f32 element vectorized, far more on the
+ * reference loops): 2^14 elements when OpenMP's idle threads spin (a
+ * spinning thread starts in about a microsecond; 16384 sigmoids take
+ * ~11 µs), 2^17 when they sleep at once. Measured at 2 threads on the zoo
+ * of tests/bench/zoo (spec/opset.md, "Threads"): EfficientNet-B0, whose
+ * sigmoids of 28x28 and 14x14 planes sit below 2^18, 2.32 -> 1.90 ms;
+ * the same lower threshold for every elementwise op made DenseNet-121's
+ * 120 relus (a few µs each) 2.4x slower, so cheap ops keep 2^18.
+ */
+enum { KILN_PARALLEL_MIN_COSTLY_ELEMENTS_SPINNING = 16384, KILN_PARALLEL_MIN_COSTLY_ELEMENTS = 131072 };
+
+/* @return the elements from which a loop of costly elements splits over threads. */
+uint64_t kiln_parallel_min_costly_elements(void);
+
+/*
  * Whether OpenMP's idle threads spin before they sleep (libgomp's default)
  * rather than sleep at once (OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT=0).
  * Read from the environment once, as libgomp itself does when it is
@@ -75,5 +91,9 @@ typedef void (*kiln_chunk_fn)(const void *job, uint64_t begin, uint64_t end);
  * KILN_PARALLEL_MIN_ELEMENTS.
  */
 void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk, const void *job);
+
+/* kiln_parallel_chunks, splitting from `min_elements` elements on. */
+void kiln_parallel_chunks_from(uint64_t count, uint32_t threads, uint64_t min_elements, kiln_chunk_fn chunk,
+                               const void *job);
 
 #endif

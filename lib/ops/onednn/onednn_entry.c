@@ -45,12 +45,16 @@ struct kiln_onednn_session {
  * product, about 170 µs at 100 GFLOP/s: at 2^21 the 2-thread runs of a
  * 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M multiply-adds)
  * on a busy 2-core machine were 10% slower than 1-thread runs, at 2^24
- * equal. With spinning waits (kiln_threads_spin) 2^21: on idle cores the
- * same MLP ran 0.093 ms on 2 threads there against 0.125 ms at 2^24.
+ * equal. With spinning waits (kiln_threads_spin) 2^16: a spinning thread
+ * starts in about a microsecond, and the small convs of mobile networks
+ * gain from it (2 threads, the zoo of tests/bench/zoo: MobileNetV3-S 0.39
+ * ms at 2^21, 0.33 at 2^18, 0.32 at 2^16; MNASNet 0.44, 0.33, 0.31;
+ * MobileNetV2 0.80, 0.64, 0.60); the MLP above ran 0.093 ms at 2^21
+ * against 0.125 ms at 2^24.
  */
 static double serial_max_multiply_adds(void)
 {
-    return kiln_threads_spin() ? (double)(1 << 21) : (double)(1 << 24);
+    return kiln_threads_spin() ? (double)(1 << 16) : (double)(1 << 24);
 }
 
 typedef struct node_cache {
