@@ -438,6 +438,69 @@ enum { NORM_CHANNEL_BLOCK = 64 };
 DEFINE_BATCH_NORM(float, f32)
 DEFINE_BATCH_NORM(double, f64)
 
+/*
+ * The f32 fast path of batch_norm (`vector-math`): each element is
+ * `(v - mean) * s + bias` in double with s = scale / sqrt(var + eps) per
+ * channel, one multiply where the reference divides. Both round a double
+ * within a few units of 2^-52 of the exact value to f32, so a result is
+ * the reference's or, where that value lies within those units of a
+ * rounding boundary of f32, its neighbour: within 1 ulp. Rows (a channel's
+ * plane, or a channels-last pixel's channels) split over the session's
+ * threads from 2^17 elements. Measured on DenseNet-121 (62 batch_norms on
+ * 12x12 to 48x48 planes), one thread: 1.12 ms a run on the reference
+ * loops (a double division an element).
+ */
+typedef struct batch_norm_job {
+    const float *in, *scale, *bias, *mean, *var;
+    float *out;
+    double eps;
+    uint64_t channels, spatial; /* rows of `spatial` elements (plain) or of `channels` (channels-last) */
+    bool channels_last;
+} batch_norm_job;
+
+static void batch_norm_rows_f32(const void *vjob, uint64_t begin, uint64_t end)
+{
+    const batch_norm_job *job = vjob;
+    uint64_t C = job->channels, S = job->spatial;
+    if (!job->channels_last) {
+        for (uint64_t r = begin; r < end; r++) {
+            uint64_t c = r % C;
+            double s = (double)job->scale[c] / sqrt((double)job->var[c] + job->eps);
+            double m = (double)job->mean[c], b = (double)job->bias[c];
+            const float *in = job->in + r * S;
+            float *out = job->out + r * S;
+            KILN_SIMD for (uint64_t p = 0; p < S; p++) out[p] = (float)(((double)in[p] - m) * s + b);
+        }
+        return;
+    }
+    double s[NORM_CHANNEL_BLOCK], m[NORM_CHANNEL_BLOCK], b[NORM_CHANNEL_BLOCK];
+    for (uint64_t c0 = 0; c0 < C; c0 += NORM_CHANNEL_BLOCK) {
+        uint64_t width = C - c0 < NORM_CHANNEL_BLOCK ? C - c0 : NORM_CHANNEL_BLOCK;
+        for (uint64_t k = 0; k < width; k++) {
+            s[k] = (double)job->scale[c0 + k] / sqrt((double)job->var[c0 + k] + job->eps);
+            m[k] = (double)job->mean[c0 + k], b[k] = (double)job->bias[c0 + k];
+        }
+        for (uint64_t r = begin; r < end; r++) {
+            const float *in = job->in + r * C + c0;
+            float *out = job->out + r * C + c0;
+            KILN_SIMD for (uint64_t k = 0; k < width; k++) out[k] = (float)(((double)in[k] - m[k]) * s[k] + b[k]);
+        }
+    }
+}
+
+static void batch_norm_fast_f32(const kiln_kernel_call *call, double eps, bool channels_last)
+{
+    const kiln_tensor *x = call->inputs[0];
+    uint64_t channels = (uint64_t)x->shape[1], spatial = extent_from(x, 2), images = (uint64_t)x->shape[0];
+    batch_norm_job job = {x->data,         call->inputs[1]->data, call->inputs[2]->data, call->inputs[3]->data,
+                          call->inputs[4]->data, call->output->data, eps, channels, spatial, channels_last};
+    uint64_t rows = channels_last ? images * spatial : images * channels;
+    uint64_t row = channels_last ? channels : spatial;
+    uint64_t min_rows = row ? (KILN_PARALLEL_MIN_COSTLY_ELEMENTS + row - 1) / row : 1;
+    kiln_parallel_chunks_from(rows, kiln_call_threads(call), min_rows, batch_norm_rows_f32, &job);
+    call->context->path = KILN_PATH_VECTOR;
+}
+
 static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, run_batch_norm, err);
@@ -454,7 +517,9 @@ static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
         return KILN_OK; /* no work, however large its other axes */
     /* A channels-last x (layout.h) gives a channels-last result: the session knows. */
     bool channels_last = call->context && (call->context->channels_last_operands & 1u);
-    if (x->dtype == KILN_F32)
+    if (x->dtype == KILN_F32 && call->context && !call->context->reference_only)
+        batch_norm_fast_f32(call, eps, channels_last);
+    else if (x->dtype == KILN_F32)
         batch_norm_f32(call, eps, channels_last);
     else
         batch_norm_f64(call, eps, channels_last);
