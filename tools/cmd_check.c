@@ -73,11 +73,9 @@ static int add_checks(const char *path, const check_args *args)
     kiln_error err, kept;
     int rc = CLI_OK;
     /* A bar while a large artifact is checked, then written again. */
-    const load_args full = {"check", KILN_VERIFY_FULL};
     kiln_load_options options;
     cli_progress progress;
-    load_args_options(&full, &options, &progress);
-    cli_progress_then(&progress, "writing");
+    load_args_rewrite_options(&options, &progress);
     kiln_status status = kiln_artifact_add_input_checks_with_options(
         path, args->out_path, specs->count, specs->inputs, specs->checks, args->force, replaced, &removed, &options,
         &kept, &err);

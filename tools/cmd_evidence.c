@@ -195,11 +195,9 @@ static int add_case(const char *path, const evidence_args *args, const kiln_comp
     kiln_error err;
     int rc = CLI_OK;
     /* A bar while a large artifact is checked, then written again. */
-    const load_args full = {"evidence", KILN_VERIFY_FULL};
     kiln_load_options options;
     cli_progress progress;
-    load_args_options(&full, &options, &progress);
-    cli_progress_then(&progress, "writing");
+    load_args_rewrite_options(&options, &progress);
     kiln_status status = kiln_artifact_add_evidence_with_options(
         path, args->out_path, args->name, (uint32_t)inputs->count, (const char *const *)inputs->names,
         (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count, (const char *const *)expected->names,

@@ -29,6 +29,13 @@ void load_args_options(const load_args *args, kiln_load_options *options, cli_pr
     options->progress_user = progress;
 }
 
+void load_args_rewrite_options(kiln_load_options *options, cli_progress *progress)
+{
+    const load_args full = {"rewrite", KILN_VERIFY_FULL};
+    load_args_options(&full, options, progress);
+    cli_progress_then(progress, "writing");
+}
+
 int load_args_load(const load_args *args, const char *path, kiln_program **out)
 {
     kiln_load_options options;

@@ -29,6 +29,10 @@ int load_args_take_verify(load_args *args, const char *value);
 /* Default load options with the policy and a progress callback drawing `progress` (labelled). */
 void load_args_options(const load_args *args, kiln_load_options *options, cli_progress *progress);
 
+/* Load options for a verb that checks an artifact in full and writes it
+ * again (evidence add, check add): a bar labelled "verifying", then "writing". */
+void load_args_rewrite_options(kiln_load_options *options, cli_progress *progress);
+
 /* kiln_program_load with the policy, drawing progress; the error is printed. @return CLI_OK or CLI_FAILED. */
 int load_args_load(const load_args *args, const char *path, kiln_program **out);
 

@@ -121,8 +121,14 @@ static kiln_status prepare(kiln_model *m, int weight_compression_level, bool sto
     return status;
 }
 
-kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
-                              kiln_writer *out, kiln_progress *progress, kiln_error *err)
+/* Where kiln_model_encode and kiln_model_save send the container: memory or a file. */
+typedef struct container_target {
+    kiln_writer *memory; /* else `path` */
+    const char *path;
+} container_target;
+
+static kiln_status encode_to(kiln_model *m, int weight_compression_level, bool store_memory_plan,
+                             container_target target, kiln_progress *progress, kiln_error *err)
 {
     kiln_writer parts[SECTION_COUNT];
     kiln_section_spec specs[SECTION_COUNT];
@@ -132,28 +138,24 @@ kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool 
         kiln_writer_init(&parts[i]);
     kiln_status status =
         prepare(m, weight_compression_level, store_memory_plan, parts, specs, &count, &minor, progress, err);
-    if (status == KILN_OK)
-        status = kiln_container_encode_progress(specs, count, minor, kiln_model_required_features(m), out, progress,
-                                                err);
+    uint64_t features = kiln_model_required_features(m);
+    if (status == KILN_OK && target.memory)
+        status = kiln_container_encode_progress(specs, count, minor, features, target.memory, progress, err);
+    else if (status == KILN_OK)
+        status = kiln_container_write_file(specs, count, minor, features, target.path, progress, err);
     for (int i = 0; i < SECTION_COUNT; i++)
         kiln_writer_release(&parts[i]);
     return status;
 }
 
+kiln_status kiln_model_encode(kiln_model *m, int weight_compression_level, bool store_memory_plan,
+                              kiln_writer *out, kiln_progress *progress, kiln_error *err)
+{
+    return encode_to(m, weight_compression_level, store_memory_plan, (container_target){out, NULL}, progress, err);
+}
+
 kiln_status kiln_model_save(kiln_model *m, int weight_compression_level, bool store_memory_plan, const char *path,
                             kiln_progress *progress, kiln_error *err)
 {
-    kiln_writer parts[SECTION_COUNT];
-    kiln_section_spec specs[SECTION_COUNT];
-    uint32_t count;
-    uint16_t minor;
-    for (int i = 0; i < SECTION_COUNT; i++)
-        kiln_writer_init(&parts[i]);
-    kiln_status status =
-        prepare(m, weight_compression_level, store_memory_plan, parts, specs, &count, &minor, progress, err);
-    if (status == KILN_OK)
-        status = kiln_container_write_file(specs, count, minor, kiln_model_required_features(m), path, progress, err);
-    for (int i = 0; i < SECTION_COUNT; i++)
-        kiln_writer_release(&parts[i]);
-    return status;
+    return encode_to(m, weight_compression_level, store_memory_plan, (container_target){NULL, path}, progress, err);
 }
