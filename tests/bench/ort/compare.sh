@@ -30,9 +30,10 @@
 # idle threads spin before they sleep; when other processes hold the cores
 # a spinning thread waits for a descheduled one at every parallel region,
 # and 2-thread runs measured here 10-20x slower than 1-thread ones
-# (ORT's own pool did not). OMP_WAIT_POLICY=passive, read by libgomp when
-# it starts, avoids that, and `kiln bench` sets it itself when the cores
-# are busy as it starts, unless the environment chooses a policy
+# (ORT's own pool did not). A session's default thread policy runs on fewer
+# threads while other processes hold cores; this script passes --threads N,
+# which fixes the count as ORT's is fixed, so run it on a quiet machine, or
+# with OMP_WAIT_POLICY=passive, read by libgomp when it starts
 # (spec/opset.md, "Threads"); the header line shows the environment's.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,7 +90,7 @@ echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's
 echo "onnxruntime-node: $(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")"
 echo "$runs timed runs after $warmup warm-up, median of $rounds alternating rounds' medians, in ms;" \
     "ratio = kiln / ORT (issue #6 wants <= 1.00)"
-echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: kiln bench chooses by the load)}"
+echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: spinning waits; --threads N fixes the thread count)}"
 printf '%-34s %7s %10s %10s %7s\n' model threads kiln ORT ratio
 
 # name | import-onnx dims | bench dims | ORT inputs | description

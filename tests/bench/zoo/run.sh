@@ -82,7 +82,7 @@ median_of() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 
 echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's/.*"features": *\(\[[^]]*\]\).*/features \1/p')"
 echo "onnxruntime-node: $(node -p "require('$ORT_NODE_MODULES/onnxruntime-node/package.json').version")"
 echo "up to $runs timed runs (at most ${budget} ms of them) after $warmup warm-up, median of $rounds alternating rounds' medians, in ms; ratio = kiln / ORT"
-echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: kiln bench chooses by the load)}"
+echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: spinning waits; --threads N fixes the thread count)}"
 printf '%-44s %7s %10s %10s %7s\n' model threads kiln ORT ratio
 : >"$work/ratios"
 : >"$work/problems"
