@@ -67,6 +67,15 @@ typedef enum kiln_layout_role {
      */
     KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL,
     KILN_LAYOUT_CHANNELWISE_1, /* CHANNELWISE with operand 1 the one that has the result's layout */
+    /*
+     * Joins its operands along the channel axis (concat with axis 1, rank 3
+     * to 5, f32, at most 32 operands; any other concat is PLAIN_ONLY): when
+     * its result may be channels-last its kernel takes each operand in
+     * either layout and, when any is channels-last, writes a channels-last
+     * result (each position's channels, operand after operand); else the
+     * session makes them all row-major first.
+     */
+    KILN_LAYOUT_CHANNEL_CONCAT,
 } kiln_layout_role;
 
 /* How a bound on an f32 result's magnitude follows from its operands' (plan/value_bound.h). */

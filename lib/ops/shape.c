@@ -577,6 +577,47 @@ static kiln_status infer_concat(const kiln_shape_context *ctx, const kiln_value_
     return offset_expr(ctx, symbolic, constant, &out->shape.axes[axis], err);
 }
 
+/*
+ * concat along the channel axis of channels-last operands (layout.h: the
+ * session hands them over only when every one is, role CHANNEL_CONCAT):
+ * each image position's channels, operand after operand, is the
+ * channels-last result. Why: a row-major concat made the session convert
+ * every operand back from channels-last, and the convs after it read
+ * row-major data, where oneDNN runs a pointwise conv as a GEMM over NCHW
+ * (GoogLeNet's, SqueezeNet's and DenseNet's blocks all begin with one).
+ */
+static void concat_channels_last(const kiln_kernel_call *call, size_t width)
+{
+    kiln_tensor *out = call->output;
+    uint64_t images = (uint64_t)out->shape[0], channels = (uint64_t)out->shape[1];
+    uint64_t positions = out->element_count / (images * channels);
+    size_t out_row = (size_t)channels * width;
+    size_t offset = 0;
+    for (uint32_t k = 0; k < call->input_count; k++) {
+        const kiln_tensor *in = call->inputs[k];
+        uint64_t c_in = (uint64_t)in->shape[1];
+        size_t in_row = (size_t)c_in * width;
+        const uint8_t *src = in->data;
+        uint8_t *dst = (uint8_t *)out->data + offset;
+        if (call->context->channels_last_operands >> k & 1u) {
+            for (uint64_t r = 0; r < images * positions && in_row; r++)
+                memcpy(dst + r * out_row, src + r * in_row, in_row);
+        } else {
+            /* A row-major operand ([N][C_k][positions]) is transposed into place. */
+            const float *from = in->data;
+            for (uint64_t n = 0; n < images; n++)
+                for (uint64_t c = 0; c < c_in; c++) {
+                    const float *plane = from + (n * c_in + c) * positions;
+                    float *to = (float *)(dst + n * positions * out_row) + c;
+                    for (uint64_t p = 0; p < positions; p++)
+                        to[p * channels] = plane[p];
+                }
+        }
+        offset += in_row;
+    }
+    call->context->wrote_channels_last = true;
+}
+
 static kiln_status run_concat(const kiln_kernel_call *call, kiln_error *err)
 {
     kiln_call_report_path(call, KILN_PATH_VIEW); /* moves data, computes nothing */
@@ -604,6 +645,10 @@ static kiln_status run_concat(const kiln_kernel_call *call, kiln_error *err)
     if (out->element_count == 0)
         return KILN_OK;
     size_t width = kiln_dtype_size(out->dtype);
+    if (call->context && call->context->channels_last_operands && axis == 1 && out->dtype == KILN_F32) {
+        concat_channels_last(call, width);
+        return KILN_OK;
+    }
     uint64_t outer = 1;
     size_t inner = width;
     for (uint32_t j = 0; j < axis; j++)
@@ -1064,7 +1109,7 @@ static const kiln_op_def shape_ops[] = {
     {.name = "reshape", .versions = {1, 1}, .inputs = {1, 1}, .attributes = reshape_attributes,
      .infer = infer_reshape, .run = run_reshape},
     {.name = "concat", .versions = {1, 1}, .inputs = {1, MAX_CONCAT_INPUTS}, .attributes = concat_attributes,
-     .infer = infer_concat, .run = run_concat},
+     .infer = infer_concat, .run = run_concat, .traits = {.layout = KILN_LAYOUT_CHANNEL_CONCAT}},
     {.name = "expand", .versions = {1, 1}, .inputs = {1, 1}, .attributes = expand_attributes,
      .infer = infer_expand, .run = run_expand},
     {.name = "expand_to", .versions = {1, 1}, .inputs = {1, 1}, .attributes = expand_to_attributes,

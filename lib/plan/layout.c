@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "attribute.h"
 #include "format/error.h"
 
 /* Whether values a and b have one static shape (canonical expressions compare by id). */
@@ -41,10 +42,23 @@ uint32_t kiln_layout_channelwise_operand(kiln_layout_role role)
     return role == KILN_LAYOUT_CHANNELWISE_1 ? 1 : 0;
 }
 
+/* Whether node n joins f32 operands of rank 3 to 5 along axis 1, at most 32 of them. */
+static bool channel_concat(const kiln_model *m, uint32_t n)
+{
+    const kiln_node_decl *node = &m->nodes[n];
+    const kiln_value_type *result = &m->value_types[kiln_model_first_node_value(m) + n];
+    int64_t axis = kiln_attribute_int(node->attributes, node->attribute_count, "axis", 0);
+    uint32_t rank = result->shape.rank;
+    return node->input_count <= 32 && result->dtype == KILN_F32 && rank >= 3 && rank <= 5 &&
+           (axis == 1 || axis == 1 - (int64_t)rank);
+}
+
 kiln_layout_role kiln_layout_role_of(const kiln_model *m, uint32_t n)
 {
     const kiln_node_decl *node = &m->nodes[n];
     kiln_layout_role role = m->opset[node->op].def->traits.layout;
+    if (role == KILN_LAYOUT_CHANNEL_CONCAT)
+        return channel_concat(m, n) ? role : KILN_LAYOUT_PLAIN_ONLY;
     if (role != KILN_LAYOUT_ELEMENTWISE && role != KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL)
         return role;
     /* In order over memory: one operand, or two of the result's shape (no broadcast). */
@@ -82,6 +96,7 @@ static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool
         return node->inputs[kept] == v && may[r];
     }
     case KILN_LAYOUT_ELEMENTWISE:
+    case KILN_LAYOUT_CHANNEL_CONCAT:
         if (!may[r])
             return false;
         /* Both operands of a binary op in one layout: the other must qualify too. */

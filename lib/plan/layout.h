@@ -47,7 +47,9 @@ uint32_t kiln_layout_channelwise_operand(kiln_layout_role role);
  * program output, and every node reading it takes the layout: conv or a
  * pool as operand 0, batch_norm as operand 0 when its result qualifies,
  * an elementwise op whose result qualifies (and, for a binary one,
- * whose other operand is a node result too: both in one layout), or an
+ * whose other operand is a node result too: both in one layout), a
+ * concat along the channel axis whose result qualifies (every operand a
+ * node result, all taken in one layout), or an
  * add, sub, mul or div reading it against a per-channel operand
  * (CHANNELWISE, CHANNELWISE_1) when its result qualifies.
  * @return KILN_OK or KILN_ERR_OUT_OF_MEMORY.

@@ -287,7 +287,10 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
     s->context.channels_last_operands = 0;
     if (!any)
         return;
-    bool keep_all = role == KILN_LAYOUT_ELEMENTWISE && all && s->program->channels_last_ok[n];
+    /* A channel concat whose result may be channels-last takes its operands
+     * in either layout, each (its kernel transposes the row-major ones). */
+    bool keep_all = ((role == KILN_LAYOUT_ELEMENTWISE && all) || role == KILN_LAYOUT_CHANNEL_CONCAT) &&
+                    s->program->channels_last_ok[n];
     bool channelwise = role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1;
     uint32_t kept = kiln_layout_channelwise_operand(role);
     for (uint32_t i = 0; i < node->input_count; i++) {
@@ -419,7 +422,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         }
         /* The value written: node n's result, or the activation's when the node applied it. */
         uint32_t written = first + n + (offer.applied ? 1 : 0);
-        if (role == KILN_LAYOUT_ELEMENTWISE)
+        if (role == KILN_LAYOUT_ELEMENTWISE || role == KILN_LAYOUT_CHANNEL_CONCAT)
             s->channels_last[written] = s->context.channels_last_operands != 0;
         else if (role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1)
             s->channels_last[written] = (s->context.channels_last_operands >> kiln_layout_channelwise_operand(role)) & 1u;

@@ -128,6 +128,66 @@ static void batch_norm_keeps_the_layout_of_x(void **state)
 }
 
 /*
+ * An inception-like block: two convs of one x, joined along the channels
+ * by concat, read by a pointwise conv: the concat takes its operands
+ * channels-last and writes its result so (role CHANNEL_CONCAT), with no
+ * conversion, and the outputs agree with the reference kernels. A concat
+ * along another axis is row-major only.
+ */
+static void a_channel_concat_keeps_channels_last(void **state)
+{
+    (void)state;
+    recipe r;
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value a = recipe_conv(&r, x, 8, 16, 3, 0.5f);                 /* node 0 */
+    kiln_value b = recipe_conv(&r, x, 8, 8, 3, 0.5f);                  /* 1 */
+    kiln_attribute channels = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1};
+    kiln_value joined = recipe_op(&r, "concat", 2, (kiln_value[]){a, b}, 1, &channels); /* 2: [2, 24, 12, 12] */
+    kiln_value c = recipe_conv(&r, joined, 24, 8, 1, 0.5f);            /* 3 */
+    kiln_value pooled = recipe_unary(&r, "global_avg_pool", c);        /* 4 */
+    kiln_program *program = recipe_finish(&r, 1, &pooled);
+    assert_int_equal(kiln_layout_role_of(&program->model, 2), KILN_LAYOUT_CHANNEL_CONCAT);
+    assert_true(may_stay(program, 0));
+    assert_true(may_stay(program, 1));
+    assert_true(may_stay(program, 2));
+    layout_counts counts = check(program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(counts.converted, 0);
+    layout_counts special = check(program, 8, NAN);
+    (void)special;
+    kiln_program_free(program);
+
+    /* One operand channels-last (a conv's), one row-major (the program's
+     * input): the concat transposes the second into its channels-last
+     * result, converting nothing. */
+    recipe mixed;
+    kiln_value m = recipe_start(&mixed, "[2, 8, 12, 12]", NULL);
+    kiln_value from_conv = recipe_conv(&mixed, m, 8, 16, 3, 0.5f);
+    kiln_value both = recipe_op(&mixed, "concat", 2, (kiln_value[]){from_conv, m}, 1, &channels);
+    kiln_value after = recipe_unary(&mixed, "global_avg_pool", recipe_conv(&mixed, both, 24, 8, 3, 0.5f));
+    kiln_program *mixed_program = recipe_finish(&mixed, 1, &after);
+    assert_true(may_stay(mixed_program, 1));
+    layout_counts mixed_counts = check(mixed_program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(mixed_counts.converted, 0);
+    kiln_program_free(mixed_program);
+
+    /* Along the width: every operand row-major. */
+    recipe w;
+    kiln_value y = recipe_start(&w, "[2, 8, 12, 12]", NULL);
+    kiln_value p = recipe_conv(&w, y, 8, 8, 3, 0.5f);
+    kiln_value q = recipe_conv(&w, y, 8, 8, 3, 0.5f);
+    kiln_attribute width = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 3};
+    kiln_value wide = recipe_op(&w, "concat", 2, (kiln_value[]){p, q}, 1, &width);
+    kiln_value g = recipe_unary(&w, "global_avg_pool", recipe_conv(&w, wide, 8, 8, 1, 0.5f));
+    kiln_program *other = recipe_finish(&w, 1, &g);
+    assert_int_equal(kiln_layout_role_of(&other->model, 2), KILN_LAYOUT_PLAIN_ONLY);
+    assert_false(may_stay(other, 0));
+    check(other, 8, 0);
+    kiln_program_free(other);
+}
+
+/*
  * A chain of relus ending in a pool: each relu's result may stay because
  * the next one's may (decided from the last node back, in one pass); the
  * same chain ending in the output keeps every relu row-major.
@@ -305,6 +365,7 @@ int main(void)
         cmocka_unit_test(a_result_read_row_major_is_written_row_major),
         cmocka_unit_test(batch_norm_keeps_the_layout_of_x),
         cmocka_unit_test(a_chain_decides_from_its_end),
+        cmocka_unit_test(a_channel_concat_keeps_channels_last),
         cmocka_unit_test(a_kernel_that_needs_row_major_gets_it),
         cmocka_unit_test(elementwise_ops_follow_their_operands),
         cmocka_unit_test(per_channel_scales_keep_the_layout),
