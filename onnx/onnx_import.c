@@ -127,6 +127,15 @@ static kiln_status collect_read_names(onnx_importer *im, kiln_error *err)
         if (g->output[i]->name && !onnx_names_put(&im->read_table, g->output[i]->name, 0))
             return onnx_no_memory(err);
     im->read_names = &im->read_table;
+    uint64_t outputs = 0;
+    for (size_t i = 0; i < g->n_node; i++)
+        outputs += g->node[i]->n_output;
+    if (!onnx_names_init(&im->producers, outputs))
+        return onnx_no_memory(err);
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_output; k++)
+            if (g->node[i]->output[k][0] && !onnx_names_put(&im->producers, g->node[i]->output[k], (uint32_t)i))
+                return onnx_no_memory(err);
     return KILN_OK;
 }
 

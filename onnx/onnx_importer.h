@@ -68,6 +68,7 @@ struct onnx_importer {
     onnx_name_table by_onnx_name;
     onnx_name_table kiln_names;  /* input and weight names given out */
     onnx_name_table read_table;  /* every value a node or the graph's outputs read */
+    onnx_name_table producers;   /* each node output: the index of the node that computes it */
     /* read_table, or for a scratch importer (onnx_fold.c) its parent's; NULL: every named value counts as read */
     const onnx_name_table *read_names;
     char **owned_names;     /* storage of kiln_names' keys */

@@ -353,3 +353,12 @@ void onnx_node_label(const Onnx__NodeProto *proto, size_t index, char *label, si
     snprintf(label, size, "node %zu%s%s%s (%s)", index, proto->name && proto->name[0] ? " '" : "",
              proto->name ? proto->name : "", proto->name && proto->name[0] ? "'" : "", proto->op_type);
 }
+
+const Onnx__NodeProto *onnx_node_producer(const onnx_node *node, const char *name)
+{
+    const onnx_importer *im = node->importer;
+    uint32_t at;
+    if (!im->producers.keys || !onnx_names_find(&im->producers, name, &at))
+        return NULL;
+    return im->model->graph->node[at];
+}

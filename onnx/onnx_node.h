@@ -78,6 +78,9 @@ const char *onnx_node_string(const onnx_node *node, const char *name, const char
                              size_t size);
 
 /** The static dtype, rank and constant sizes (-1: symbolic) of `value`. */
+/* The graph node that computes the value named `name`, or NULL (a graph input, an initializer, unknown). */
+const Onnx__NodeProto *onnx_node_producer(const onnx_node *node, const char *name);
+
 kiln_status onnx_node_type(onnx_node *node, kiln_value value, kiln_dtype *dtype, uint32_t *rank,
                            int64_t sizes[KILN_MAX_RANK]);
 

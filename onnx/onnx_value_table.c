@@ -122,6 +122,7 @@ void onnx_importer_release(onnx_importer *im)
     onnx_names_release(&im->by_onnx_name);
     onnx_names_release(&im->kiln_names);
     onnx_names_release(&im->read_table);
+    onnx_names_release(&im->producers);
     free(im->dim_declared);
     kiln_builder_free(im->builder);
     im->builder = NULL;

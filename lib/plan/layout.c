@@ -111,7 +111,7 @@ static bool reader_takes(const kiln_model *m, uint32_t r, uint32_t v, const bool
     return false;
 }
 
-kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err)
+kiln_status kiln_layout_plan(const kiln_model *m, const bool *live, bool **out, kiln_error *err)
 {
     uint32_t first = kiln_model_first_node_value(m);
     bool *may = calloc(m->node_count + 1, sizeof *may);
@@ -143,6 +143,8 @@ kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err)
         const kiln_value_type *type = &m->value_types[first + r];
         may[r] = read[r] && taken[r] && type->dtype == KILN_F32 && type->shape.rank >= 3 && type->shape.rank <= 5;
         const kiln_node_decl *node = &m->nodes[r];
+        if (!live[r])
+            continue; /* not run: reads nothing */
         for (uint32_t i = 0; i < node->input_count; i++) {
             uint32_t v = node->inputs[i];
             if (v < first || v - first >= r)

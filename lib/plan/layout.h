@@ -51,9 +51,11 @@ uint32_t kiln_layout_channelwise_operand(kiln_layout_role role);
  * concat along the channel axis whose result qualifies (every operand a
  * node result, all taken in one layout), or an
  * add, sub, mul or div reading it against a per-channel operand
- * (CHANNELWISE, CHANNELWISE_1) when its result qualifies.
+ * (CHANNELWISE, CHANNELWISE_1) when its result qualifies. Nodes that are
+ * not run (`live` false, liveness.h) read nothing: a dead sigmoid left by
+ * the importer's x * sigmoid(x) -> silu does not keep its conv row-major.
  * @return KILN_OK or KILN_ERR_OUT_OF_MEMORY.
  */
-kiln_status kiln_layout_plan(const kiln_model *m, bool **out, kiln_error *err);
+kiln_status kiln_layout_plan(const kiln_model *m, const bool *live, bool **out, kiln_error *err);
 
 #endif

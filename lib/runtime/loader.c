@@ -310,13 +310,15 @@ static kiln_status find_result_groups(kiln_program *p, kiln_error *err)
 static kiln_status plan_node_paths(kiln_program *p, kiln_error *err)
 {
     const kiln_model *m = &p->model;
-    KILN_TRY(kiln_layout_plan(m, &p->channels_last_ok, err));
-    p->layout_roles = calloc(m->node_count + 1, sizeof *p->layout_roles);
-    p->bound_rules = calloc(m->node_count + 1, sizeof *p->bound_rules);
     p->live = calloc(m->node_count + 1, sizeof *p->live);
-    if (!p->layout_roles || !p->bound_rules || !p->live)
+    if (!p->live)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
     kiln_live_nodes(m, p->live);
+    KILN_TRY(kiln_layout_plan(m, p->live, &p->channels_last_ok, err));
+    p->layout_roles = calloc(m->node_count + 1, sizeof *p->layout_roles);
+    p->bound_rules = calloc(m->node_count + 1, sizeof *p->bound_rules);
+    if (!p->layout_roles || !p->bound_rules)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
     for (uint32_t n = 0; n < m->node_count; n++) {
         p->layout_roles[n] = kiln_layout_role_of(m, n);
         p->bound_rules[n] = kiln_bound_rule_of(m, n);

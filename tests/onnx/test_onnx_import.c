@@ -287,6 +287,41 @@ static void one_report_lists_every_unsupported_node(void **state)
     onnx_result_release(&result);
 }
 
+/*
+ * Mul(x, Sigmoid(x)), PyTorch's SiLU, in either operand order, imports as
+ * one silu node (the sigmoid node left unread is not run); a Mul of x by
+ * the sigmoid of something else stays a mul.
+ */
+static void x_times_sigmoid_x_is_silu(void **state)
+{
+    (void)state;
+    for (int order = 0; order < 3; order++) {
+        const char *const *mul_inputs = order == 0 ? L("x", "s") : L("s", "x");
+        Onnx__ModelProto *m = onnx_model(
+            8, 13,
+            (Onnx__NodeProto *[]){onnx_node("Sigmoid", "sig", L(order == 2 ? "z" : "x"), L("s"), NULL),
+                                  onnx_node("Mul", "mul", mul_inputs, L("y"), NULL), NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("2", "3")), onnx_value("z", F32, 2, L("2", "3")),
+                                       NULL},
+            (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL}, NULL);
+        kiln_onnx_result result;
+        kiln_error err;
+        assert_int_equal(import(m, NULL, &result, &err), KILN_OK);
+        kiln_program *program = load(&result);
+        bool silu = false, mul = false;
+        for (uint32_t n = 0; n < kiln_program_node_count(program); n++) {
+            kiln_node_info info;
+            kiln_program_node(program, n, &info);
+            silu = silu || strcmp(info.op, "silu") == 0;
+            mul = mul || strcmp(info.op, "mul") == 0;
+        }
+        assert_int_equal(silu, order != 2);
+        assert_int_equal(mul, order == 2);
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
+}
+
 /* ------------------------------------------------- names and metadata */
 
 static void initializer_names_and_metadata_are_kept(void **state)
@@ -1212,6 +1247,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(every_undeclared_dim_is_listed, release_arena),
+        cmocka_unit_test_teardown(x_times_sigmoid_x_is_silu, release_arena),
         cmocka_unit_test_teardown(a_misspelt_dim_is_suggested_beside_the_unsupported_ops, release_arena),
         cmocka_unit_test_teardown(external_data_stays_inside_its_directory, release_arena),
         cmocka_unit_test_teardown(one_report_lists_every_unsupported_node, release_arena),

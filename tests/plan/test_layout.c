@@ -128,6 +128,28 @@ static void batch_norm_keeps_the_layout_of_x(void **state)
 }
 
 /*
+ * A node that is not run reads nothing: a conv whose other reader is a
+ * dead sigmoid (what x * sigmoid(x) -> silu leaves) may stay channels-last.
+ */
+static void a_dead_reader_does_not_keep_a_result_row_major(void **state)
+{
+    (void)state;
+    recipe r;
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value c = recipe_conv(&r, x, 8, 8, 3, 0.5f);                  /* node 0 */
+    kiln_value dead = recipe_unary(&r, "sigmoid", c);                   /* 1: nobody reads it */
+    (void)dead;
+    kiln_value s = recipe_unary(&r, "silu", c);                         /* 2 */
+    kiln_value g = recipe_unary(&r, "global_avg_pool", recipe_conv(&r, s, 8, 8, 3, 0.5f));
+    kiln_program *program = recipe_finish(&r, 1, &g);
+    assert_false(program->live[1]);
+    assert_true(may_stay(program, 0));
+    assert_true(may_stay(program, 2));
+    check(program, 8, 0);
+    kiln_program_free(program);
+}
+
+/*
  * An inception-like block: two convs of one x, joined along the channels
  * by concat, read by a pointwise conv: the concat takes its operands
  * channels-last and writes its result so (role CHANNEL_CONCAT), with no
@@ -366,6 +388,7 @@ int main(void)
         cmocka_unit_test(batch_norm_keeps_the_layout_of_x),
         cmocka_unit_test(a_chain_decides_from_its_end),
         cmocka_unit_test(a_channel_concat_keeps_channels_last),
+        cmocka_unit_test(a_dead_reader_does_not_keep_a_result_row_major),
         cmocka_unit_test(a_kernel_that_needs_row_major_gets_it),
         cmocka_unit_test(elementwise_ops_follow_their_operands),
         cmocka_unit_test(per_channel_scales_keep_the_layout),
