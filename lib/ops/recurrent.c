@@ -513,9 +513,27 @@ static kiln_status check_operands(const kiln_kernel_call *call, const recurrent_
     return check_operand(op->name, "output", call->output, 3, state, err);
 }
 
+/* A recurrent node's operands, NULL where absent (zero). */
+typedef struct recurrent_operands {
+    const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
+} recurrent_operands;
+
+static recurrent_operands operands_of(const kiln_kernel_call *call)
+{
+    return (recurrent_operands){
+        .x = call->inputs[IN_X],
+        .w = call->inputs[IN_W],
+        .r = call->inputs[IN_R],
+        .b = call->input_count > IN_B ? call->inputs[IN_B] : NULL,
+        .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
+        .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
+        .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
+    };
+}
+
 /* Where everything of one direction is, and the scratch it computes in. */
 typedef struct direction_run {
-    const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
+    recurrent_operands in;
     recurrent_results out;
     const recurrent_params *params;
     const activation *f; /* this direction's activations */
@@ -552,7 +570,7 @@ static double input_term(const direction_run *dr, size_t xt, size_t row)
     const size_t w_row = (dr->d * dr->s.rows + row) * dr->s.input;
     double sum = 0;
     for (size_t k = 0; k < dr->s.input; k++)
-        sum += kiln_tensor_load_real(dr->x, xt + k) * kiln_tensor_load_real(dr->w, w_row + k);
+        sum += kiln_tensor_load_real(dr->in.x, xt + k) * kiln_tensor_load_real(dr->in.w, w_row + k);
     return sum;
 }
 
@@ -562,16 +580,16 @@ static double recurrence_term(const direction_run *dr, const double *v, size_t r
     const size_t r_row = (dr->d * dr->s.rows + row) * dr->s.hidden;
     double sum = 0;
     for (size_t k = 0; k < dr->s.hidden; k++)
-        sum += v[k] * kiln_tensor_load_real(dr->r, r_row + k);
+        sum += v[k] * kiln_tensor_load_real(dr->in.r, r_row + k);
     return sum;
 }
 
 /* Wb[row] (recurrence = false) or Rb[row]; 0 without b. */
 static double bias(const direction_run *dr, size_t row, bool recurrence)
 {
-    if (!dr->b)
+    if (!dr->in.b)
         return 0;
-    return kiln_tensor_load_real(dr->b, dr->d * 2 * dr->s.rows + (recurrence ? dr->s.rows : 0) + row);
+    return kiln_tensor_load_real(dr->in.b, dr->d * 2 * dr->s.rows + (recurrence ? dr->s.rows : 0) + row);
 }
 
 /* One time step of batch row b: h (and c) of the row go from step t-1 to step t. */
@@ -618,9 +636,9 @@ static void step_row(direction_run *dr, cell_kind cell, size_t t, size_t b)
         g[j] = input_term(dr, xt, j) + recurrence_term(dr, h, j) + bias(dr, j, false) + bias(dr, j, true);
     const size_t p_row = dr->d * 3 * H;
     for (size_t j = 0; j < H; j++) {
-        double pi = dr->p ? kiln_tensor_load_real(dr->p, p_row + j) : 0;
-        double po = dr->p ? kiln_tensor_load_real(dr->p, p_row + H + j) : 0;
-        double pf = dr->p ? kiln_tensor_load_real(dr->p, p_row + 2 * H + j) : 0;
+        double pi = dr->in.p ? kiln_tensor_load_real(dr->in.p, p_row + j) : 0;
+        double po = dr->in.p ? kiln_tensor_load_real(dr->in.p, p_row + H + j) : 0;
+        double pf = dr->in.p ? kiln_tensor_load_real(dr->in.p, p_row + 2 * H + j) : 0;
         double i = activate(dr->f[0], g[j] + pi * c[j], clip);
         double f = activate(dr->f[0], g[2 * H + j] + pf * c[j], clip);
         double cell_input = activate(dr->f[1], g[3 * H + j], clip);
@@ -664,13 +682,7 @@ static kiln_status run_recurrent_into(const kiln_kernel_call *call, const recurr
     recurrent_scratch *scratch = NULL;
     KILN_TRY(get_scratch(call, op->name, count, &scratch, err));
     direction_run dr = {
-        .x = call->inputs[IN_X],
-        .w = call->inputs[IN_W],
-        .r = call->inputs[IN_R],
-        .b = call->input_count > IN_B ? call->inputs[IN_B] : NULL,
-        .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
-        .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
-        .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
+        .in = operands_of(call),
         .out = out,
         .params = &p,
         .s = s,
@@ -685,8 +697,8 @@ static kiln_status run_recurrent_into(const kiln_kernel_call *call, const recurr
         bool reverse = p.reverse_only || d == 1;
         for (size_t b = 0; b < s.batch; b++)
             for (size_t j = 0; j < s.hidden; j++) {
-                dr.h[b * s.hidden + j] = dr.initial_h ? kiln_tensor_load_real(dr.initial_h, state_at(&dr, b, j)) : 0;
-                dr.c[b * s.hidden + j] = dr.initial_c ? kiln_tensor_load_real(dr.initial_c, state_at(&dr, b, j)) : 0;
+                dr.h[b * s.hidden + j] = dr.in.initial_h ? kiln_tensor_load_real(dr.in.initial_h, state_at(&dr, b, j)) : 0;
+                dr.c[b * s.hidden + j] = dr.in.initial_c ? kiln_tensor_load_real(dr.in.initial_c, state_at(&dr, b, j)) : 0;
             }
         for (size_t step = 0; step < s.seq; step++) {
             size_t t = reverse ? s.seq - 1 - step : step;
@@ -812,7 +824,7 @@ typedef struct fast_run {
     const recurrent_params *params;
     run_sizes s;
     fast_sizes f;
-    const kiln_tensor *x, *w, *r, *b, *initial_h, *initial_c, *p;
+    recurrent_operands in;
     recurrent_results out;
     bool pack_w, pack_r; /* pack this run (else packed by an earlier run of the session) */
     fast_direction dir[MAX_DIRECTIONS];
@@ -836,12 +848,12 @@ static void fast_prepare(const fast_run *run, size_t d)
     const bool split_h = run->op->cell == CELL_GRU && run->params->linear_before_reset;
     for (size_t g = 0; g < G; g++) {
         if (run->pack_w)
-            kiln_pack_panels((const float *)run->w->data + (d * G + g) * H * s->input, H, s->input,
+            kiln_pack_panels((const float *)run->in.w->data + (d * G + g) * H * s->input, H, s->input,
                              fd->w + g * f->hp * s->input);
         if (run->pack_r)
-            kiln_pack_panels((const float *)run->r->data + (d * G + g) * H * H, H, H, fd->r + g * f->hp * H);
+            kiln_pack_panels((const float *)run->in.r->data + (d * G + g) * H * H, H, H, fd->r + g * f->hp * H);
     }
-    const float *b = run->b ? (const float *)run->b->data + d * 2 * s->rows : NULL;
+    const float *b = run->in.b ? (const float *)run->in.b->data + d * 2 * s->rows : NULL;
     memset(fd->bias, 0, f->gate_rows * sizeof(float));
     memset(fd->r_bias_h, 0, f->hp * sizeof(float));
     for (size_t g = 0; g < G && b; g++)
@@ -852,19 +864,19 @@ static void fast_prepare(const fast_run *run, size_t d)
                 fd->r_bias_h[j] = b[s->rows + g * H + j];
         }
     memset(fd->peephole, 0, 3 * f->hp * sizeof(float));
-    if (run->p)
+    if (run->in.p)
         for (size_t g = 0; g < 3; g++)
-            memcpy(fd->peephole + g * f->hp, (const float *)run->p->data + (d * 3 + g) * H, H * sizeof(float));
+            memcpy(fd->peephole + g * f->hp, (const float *)run->in.p->data + (d * 3 + g) * H, H * sizeof(float));
     memset(fd->h, 0, 2 * f->state * sizeof(float));
     size_t dirs = run->params->directions;
     for (size_t bi = 0; bi < s->batch; bi++) {
         size_t at = run->params->layout == 0 ? (d * s->batch + bi) * H : (bi * dirs + d) * H;
-        if (run->initial_h)
-            memcpy(fd->h + bi * f->hp, (const float *)run->initial_h->data + at, H * sizeof(float));
-        if (run->initial_c)
-            memcpy(fd->c + bi * f->hp, (const float *)run->initial_c->data + at, H * sizeof(float));
+        if (run->in.initial_h)
+            memcpy(fd->h + bi * f->hp, (const float *)run->in.initial_h->data + at, H * sizeof(float));
+        if (run->in.initial_c)
+            memcpy(fd->c + bi * f->hp, (const float *)run->in.initial_c->data + at, H * sizeof(float));
     }
-    kiln_panels_gemm(fd->w, f->gate_rows / KILN_PANEL_ROWS, s->input, run->x->data, s->input, s->seq * s->batch,
+    kiln_panels_gemm(fd->w, f->gate_rows / KILN_PANEL_ROWS, s->input, run->in.x->data, s->input, s->seq * s->batch,
                      fd->bias, 0, fd->projection, f->gate_rows);
 }
 
@@ -932,7 +944,7 @@ static void fast_step(const fast_run *run, const fast_direction *fd, const activ
         for (size_t b = 0; b < B; b++) {
             float *g = fd->gates + b * rows, *h = fd->h + b * hp, *c = fd->c + b * hp, *work = fd->work + b * hp;
             float *gi = g, *go = g + hp, *gf = g + 2 * hp, *gc = g + 3 * hp;
-            if (run->p) {
+            if (run->in.p) {
                 KILN_SIMD for (size_t j = 0; j < H; j++) {
                     gi[j] += pi[j] * c[j];
                     gf[j] += pf[j] * c[j];
@@ -943,7 +955,7 @@ static void fast_step(const fast_run *run, const fast_direction *fd, const activ
             kiln_recurrent_activate(fast_activation(acts[1]), clip, gc, H);
             KILN_SIMD for (size_t j = 0; j < H; j++)
                 c[j] = gf[j] * c[j] + gi[j] * gc[j];
-            if (run->p) {
+            if (run->in.p) {
                 KILN_SIMD for (size_t j = 0; j < H; j++)
                     go[j] += po[j] * c[j];
             }
@@ -1048,13 +1060,7 @@ static kiln_status fast_recurrent_into(const kiln_kernel_call *call, const recur
         .op = op,
         .params = &p,
         .s = s,
-        .x = call->inputs[IN_X],
-        .w = call->inputs[IN_W],
-        .r = call->inputs[IN_R],
-        .b = call->input_count > IN_B ? call->inputs[IN_B] : NULL,
-        .initial_h = call->input_count > IN_INITIAL_H ? call->inputs[IN_INITIAL_H] : NULL,
-        .initial_c = call->input_count > IN_INITIAL_C ? call->inputs[IN_INITIAL_C] : NULL,
-        .p = call->input_count > IN_P ? call->inputs[IN_P] : NULL,
+        .in = operands_of(call),
         .out = out,
     };
     size_t total;
@@ -1066,8 +1072,8 @@ static kiln_status fast_recurrent_into(const kiln_kernel_call *call, const recur
     bool moved;
     KILN_TRY(fast_block(scratch, op->name, total, &moved, err));
     /* A program weight is at the same address, unchanged, on every run of the session (kernel_context.h). */
-    run.pack_w = !(operand_is_constant(call, IN_W) && scratch->packed_w == run.w->data);
-    run.pack_r = !(operand_is_constant(call, IN_R) && scratch->packed_r == run.r->data);
+    run.pack_w = !(operand_is_constant(call, IN_W) && scratch->packed_w == run.in.w->data);
+    run.pack_r = !(operand_is_constant(call, IN_R) && scratch->packed_r == run.in.r->data);
     for (size_t d = 0; d < p.directions; d++)
         carve_direction(scratch->fast, &run.f, p.directions, d, &run.dir[d]);
     double work = (double)s.seq * (double)s.batch * (double)s.rows * (double)(s.input + s.hidden);
@@ -1081,8 +1087,8 @@ static kiln_status fast_recurrent_into(const kiln_kernel_call *call, const recur
         for (size_t d = 0; d < p.directions; d++)
             fast_direction_run(&run, d);
     }
-    scratch->packed_w = operand_is_constant(call, IN_W) ? run.w->data : NULL;
-    scratch->packed_r = operand_is_constant(call, IN_R) ? run.r->data : NULL;
+    scratch->packed_w = operand_is_constant(call, IN_W) ? run.in.w->data : NULL;
+    scratch->packed_r = operand_is_constant(call, IN_R) ? run.in.r->data : NULL;
     call->context->path = KILN_PATH_VECTOR;
     *ran = true;
     return KILN_OK;
