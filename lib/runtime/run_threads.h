@@ -35,7 +35,9 @@ typedef struct kiln_run_threads {
  * The threads the next run may use: `allowed` (the session's count) when
  * the cores are idle, fewer when other processes hold some (the median of
  * the last three looks' count of other processes' running threads, so a
- * process that runs for a moment does not count), never fewer than 1.
+ * process that runs for a moment does not count; the first look, when it
+ * sees another process, is the median of three samples 0.5 ms apart),
+ * never fewer than 1.
  * Looks again only when KILN_RUN_THREADS_LOOK_NS has passed since the last
  * look; where the machine cannot be read (no /proc), `allowed`.
  * @return 1..allowed.
