@@ -603,10 +603,8 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
     if (call->context && eq.operand_count == 2 && out->dtype == KILN_F32 && as_product(&loops, &product)) {
         bool ran;
         KILN_TRY(kiln_onednn_strided_product(call, &product, &ran, err));
-        if (ran) {
-            call->context->path = KILN_PATH_ONEDNN;
+        if (ran)
             return KILN_OK;
-        }
     }
     einsum_summed summed;
     split_summed(&loops, eq.operand_count, &summed);

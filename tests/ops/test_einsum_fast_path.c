@@ -21,6 +21,8 @@
 
 #include <kiln/kiln.h>
 
+#include "program_recipe.h"
+
 #include "onednn.h"
 
 typedef struct einsum_case {
@@ -88,7 +90,6 @@ static void shape_text(uint32_t rank, const int64_t *shape, char *out, size_t si
 static kiln_program *einsum_program(const einsum_case *c)
 {
     kiln_builder *b;
-    kiln_program *p;
     kiln_error err;
     kiln_value a, bv, y;
     char text[128];
@@ -101,13 +102,7 @@ static kiln_program *einsum_program(const einsum_case *c)
     if (kiln_builder_add_op_with_attributes(b, "einsum", 2, (kiln_value[]){a, bv}, 1, &equation, &y, &err) != KILN_OK)
         fail_msg("%s: %s", c->equation, err.message);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
-    free(bytes);
-    kiln_builder_free(b);
-    return p;
+    return recipe_seal(b);
 }
 
 /* y of one run of `s` on a, b (owned by the session until its next run). */

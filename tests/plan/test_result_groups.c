@@ -18,6 +18,8 @@
 
 #include <kiln/kiln.h>
 
+#include "program_recipe.h"
+
 #include "program.h"
 #include "result_groups.h"
 #include "session.h"
@@ -26,7 +28,6 @@
 static kiln_program *topk_program(const char *const *ops, uint32_t count, int64_t second_k, bool read_all)
 {
     kiln_builder *b;
-    kiln_program *p;
     kiln_error err;
     kiln_value x, h, y[4];
     assert_int_equal(kiln_builder_new("topk", &b, &err), KILN_OK);
@@ -46,13 +47,7 @@ static kiln_program *topk_program(const char *const *ops, uint32_t count, int64_
         snprintf(name, sizeof name, "y%u", i);
         assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
     }
-    void *bytes;
-    size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
-    free(bytes);
-    kiln_builder_free(b);
-    return p;
+    return recipe_seal(b);
 }
 
 static kiln_tensor *input(void)
@@ -152,7 +147,6 @@ static void the_plan_keeps_a_group_apart(void **state)
 static kiln_program *recurrent_program(const char *const *ops, uint32_t count, uint32_t gates)
 {
     kiln_builder *b;
-    kiln_program *p;
     kiln_error err;
     kiln_value in[3], y[3];
     char w_shape[32], r_shape[32];
@@ -170,13 +164,7 @@ static kiln_program *recurrent_program(const char *const *ops, uint32_t count, u
         snprintf(name, sizeof name, "y%u", i);
         assert_int_equal(kiln_builder_add_output(b, name, y[i], &err), KILN_OK);
     }
-    void *bytes;
-    size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
-    free(bytes);
-    kiln_builder_free(b);
-    return p;
+    return recipe_seal(b);
 }
 
 static kiln_tensor *filled(uint32_t rank, const int64_t *shape, uint32_t seed)

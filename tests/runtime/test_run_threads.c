@@ -20,6 +20,8 @@
 
 #include <kiln/kiln.h>
 
+#include "program_recipe.h"
+
 #include "run_threads.h"
 
 static void the_median_of_three_looks_decides(void **state)
@@ -60,20 +62,13 @@ static void the_machine_can_be_read(void **state)
 static kiln_program *small_program(void)
 {
     kiln_builder *b;
-    kiln_program *p;
     kiln_error err;
     kiln_value x, y;
     assert_int_equal(kiln_builder_new("double", &b, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[4]", &x, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, x}, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, &err), KILN_OK);
-    free(bytes);
-    return p;
+    return recipe_seal(b);
 }
 
 static uint32_t threads_of_a_run(const kiln_program *p, kiln_thread_policy policy)

@@ -109,23 +109,32 @@ kiln_value recipe_start(recipe *r, const char *x_shape, const char *other_shape)
     return x;
 }
 
-kiln_program *recipe_finish(recipe *r, uint32_t output_count, const kiln_value *outputs)
+kiln_program *recipe_seal(kiln_builder *builder)
 {
     kiln_error err;
     void *bytes;
     size_t size;
     kiln_program *program;
+    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(builder);
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    free(bytes);
+    if (status != KILN_OK)
+        fail_msg("loading the sealed program: %s", err.message);
+    return program;
+}
+
+kiln_program *recipe_finish(recipe *r, uint32_t output_count, const kiln_value *outputs)
+{
+    kiln_error err;
     for (uint32_t o = 0; o < output_count; o++) {
         char name[16];
         snprintf(name, sizeof name, "y%u", o);
         assert_int_equal(kiln_builder_add_output(r->b, name, outputs[o], &err), KILN_OK);
     }
-    assert_int_equal(kiln_builder_encode(r->b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(r->b);
+    kiln_program *program = recipe_seal(r->b);
     for (uint32_t i = 0; i < r->weights; i++)
         free(r->data[i]);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
     return program;
 }
 

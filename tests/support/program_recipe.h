@@ -49,6 +49,9 @@ kiln_value recipe_batch_norm(recipe *r, kiln_value x, int64_t channels);
 /* Add the outputs (named y0, y1, ...), seal, load. */
 kiln_program *recipe_finish(recipe *r, uint32_t output_count, const kiln_value *outputs);
 
+/* Seal `builder` (freed here) into an artifact in memory and load it, failing the test on any error. */
+kiln_program *recipe_seal(kiln_builder *builder);
+
 /* A random input of `channels` channels in [-scale, scale), with `special` at one element when not 0. */
 kiln_tensor *recipe_input(int64_t channels, float scale, float special);
 
