@@ -723,14 +723,21 @@ static kiln_status run_recurrent_into(const kiln_kernel_call *call, const recurr
     return KILN_OK;
 }
 
+/* `op`'s attributes read into *p and the call's operands and result checked against them (sizes in *s). */
+static kiln_status prepare(const kiln_kernel_call *call, const recurrent_op *op, recurrent_params *p, run_sizes *s,
+                           kiln_error *err)
+{
+    char why[200];
+    if (!read_params(call->attributes, call->attribute_count, op->cell, p, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
+    return check_operands(call, op, p, s, err);
+}
+
 static kiln_status run_recurrent(const kiln_kernel_call *call, const recurrent_op *op, kiln_error *err)
 {
     recurrent_params p;
-    char why[200];
-    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
     run_sizes s;
-    KILN_TRY(check_operands(call, op, &p, &s, err));
+    KILN_TRY(prepare(call, op, &p, &s, err));
     return run_recurrent_into(call, op, &p, s, results_of(op, call->output), err);
 }
 
@@ -1100,11 +1107,8 @@ static kiln_status fast_recurrent(const kiln_kernel_call *call, const recurrent_
     if (!fast_allowed(call))
         return KILN_OK;
     recurrent_params p;
-    char why[200];
-    if (!read_params(call->attributes, call->attribute_count, op->cell, &p, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", op->name, why);
     run_sizes s;
-    KILN_TRY(check_operands(call, op, &p, &s, err));
+    KILN_TRY(prepare(call, op, &p, &s, err));
     return fast_recurrent_into(call, op, &p, s, results_of(op, call->output), ran, err);
 }
 
@@ -1154,8 +1158,19 @@ static const struct {
 static kiln_status run_recurrent_together(const kiln_kernel_call *call, kiln_tensor *const *results,
                                           const kiln_op_def *const *ops, uint32_t count, kiln_error *err)
 {
+    /* Half-precision operands: member by member (their f32 copies are per result). */
+    if (kiln_call_holds_half(call)) {
+        for (uint32_t i = 0; i < count; i++) {
+            kiln_kernel_call alone = *call;
+            alone.output = results[i];
+            KILN_TRY(ops[i]->run(&alone, err));
+        }
+        return KILN_OK;
+    }
     recurrent_results out = {NULL, NULL, NULL};
     const recurrent_op *first = NULL;
+    recurrent_params p;
+    run_sizes s;
     for (uint32_t i = 0; i < count; i++) {
         const recurrent_op *op = NULL;
         for (size_t k = 0; k < sizeof kin / sizeof kin[0] && !op; k++)
@@ -1163,32 +1178,16 @@ static kiln_status run_recurrent_together(const kiln_kernel_call *call, kiln_ten
         if (!op || (first && op->cell != first->cell))
             return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: not a recurrent op of this group", ops[i]->name);
         first = first ? first : op;
-        if (kiln_call_holds_half(call)) {
-            kiln_kernel_call alone = *call;
-            alone.output = results[i];
-            KILN_TRY(ops[i]->run(&alone, err));
-            continue;
-        }
+        kiln_kernel_call member = *call;
+        member.output = results[i];
+        KILN_TRY(prepare(&member, op, &p, &s, err));
         recurrent_results r = results_of(op, results[i]);
         out.all_hidden = r.all_hidden ? r.all_hidden : out.all_hidden;
         out.last_hidden = r.last_hidden ? r.last_hidden : out.last_hidden;
         out.last_cell = r.last_cell ? r.last_cell : out.last_cell;
     }
-    if (!first || kiln_call_holds_half(call))
+    if (!first)
         return KILN_OK;
-    recurrent_params p;
-    char why[200];
-    if (!read_params(call->attributes, call->attribute_count, first->cell, &p, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", first->name, why);
-    run_sizes s;
-    for (uint32_t i = 0; i < count; i++) {
-        kiln_kernel_call member = *call;
-        member.output = results[i];
-        const recurrent_op *op = NULL;
-        for (size_t k = 0; k < sizeof kin / sizeof kin[0] && !op; k++)
-            op = kin[k].run == ops[i]->run ? kin[k].op : NULL;
-        KILN_TRY(check_operands(&member, op, &p, &s, err));
-    }
     if (fast_allowed(call)) {
         bool ran;
         KILN_TRY(fast_recurrent_into(call, first, &p, s, out, &ran, err));
