@@ -147,7 +147,7 @@ kiln_status kiln_kernel_div(const kiln_tensor *const *inputs, uint32_t input_cou
 }
 
 #define DEFINE_NEG(CODE, T, U, SUFFIX, EXPR)                     \
-    static void neg_##SUFFIX(const void *vin, void *vout, uint64_t n) \
+    KILN_VECTOR_CLONES static void neg_##SUFFIX(const void *vin, void *vout, uint64_t n) \
     {                                                           \
         const T *in = vin;                                      \
         T *out = vout;                                          \

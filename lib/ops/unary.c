@@ -229,7 +229,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
 
 /* NAME_f32 and NAME_f64 computing EXPR of `double x`, rounded once for f32. */
 #define FLOAT_LOOPS(NAME, EXPR)                                                                \
-    static void NAME##_f32(const void *vin, void *vout, uint64_t n, const unary_params *p)     \
+    KILN_VECTOR_CLONES static void NAME##_f32(const void *vin, void *vout, uint64_t n, const unary_params *p) \
     {                                                                                          \
         const float *in = vin;                                                                 \
         float *out = vout;                                                                     \
@@ -239,7 +239,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
             out[i] = (float)(EXPR);                                                            \
         }                                                                                      \
     }                                                                                          \
-    static void NAME##_f64(const void *vin, void *vout, uint64_t n, const unary_params *p)     \
+    KILN_VECTOR_CLONES static void NAME##_f64(const void *vin, void *vout, uint64_t n, const unary_params *p) \
     {                                                                                          \
         const double *in = vin;                                                                \
         double *out = vout;                                                                    \
@@ -252,7 +252,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
 
 /* NAME_f32 and NAME_f64 writing the bool (one byte, 0 or 1) EXPR of `double x`. */
 #define PREDICATE_LOOPS(NAME, EXPR)                                                            \
-    static void NAME##_f32(const void *vin, void *vout, uint64_t n, const unary_params *p)     \
+    KILN_VECTOR_CLONES static void NAME##_f32(const void *vin, void *vout, uint64_t n, const unary_params *p) \
     {                                                                                          \
         const float *in = vin;                                                                 \
         uint8_t *out = vout;                                                                   \
@@ -262,7 +262,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
             out[i] = (uint8_t)(EXPR);                                                          \
         }                                                                                      \
     }                                                                                          \
-    static void NAME##_f64(const void *vin, void *vout, uint64_t n, const unary_params *p)     \
+    KILN_VECTOR_CLONES static void NAME##_f64(const void *vin, void *vout, uint64_t n, const unary_params *p) \
     {                                                                                          \
         const double *in = vin;                                                                \
         uint8_t *out = vout;                                                                   \
@@ -275,7 +275,7 @@ typedef void (*unary_loop)(const void *in, void *out, uint64_t n, const unary_pa
 
 /* NAME_SUFFIX computing EXPR of `T x` in T. */
 #define INTEGER_LOOP(NAME, T, SUFFIX, EXPR)                                                    \
-    static void NAME##_##SUFFIX(const void *vin, void *vout, uint64_t n, const unary_params *p) \
+    KILN_VECTOR_CLONES static void NAME##_##SUFFIX(const void *vin, void *vout, uint64_t n, const unary_params *p) \
     {                                                                                          \
         const T *in = vin;                                                                     \
         T *out = vout;                                                                         \
@@ -361,7 +361,7 @@ FLOAT_LOOPS(round, unary_round_half_even(x))
  * took a third of its run). Same results: no f32 lies strictly between a
  * bound and its nearest f32, and for f32 the bounds are f32 already.
  */
-static void clip_f32(const void *vin, void *vout, uint64_t n, const unary_params *p)
+KILN_VECTOR_CLONES static void clip_f32(const void *vin, void *vout, uint64_t n, const unary_params *p)
 {
     const float *in = vin;
     float *out = vout;

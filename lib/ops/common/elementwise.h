@@ -23,7 +23,7 @@
  * (KILN_SIMD); binary.c's rows index by `k * step` and are not.
  */
 #define DEFINE_UNIT_STEP_ROW(NAME, T, EXPR)                                                            \
-    static void NAME(const void *const *bases, const int64_t *offsets, const int64_t *steps,           \
+    KILN_VECTOR_CLONES static void NAME(const void *const *bases, const int64_t *offsets, const int64_t *steps, \
                      uint32_t count, void *out, int64_t n)                                             \
     {                                                                                                  \
         const T *a = (const T *)bases[0] + offsets[0];                                                 \

@@ -80,6 +80,28 @@ void kiln_threads_leave(int previous);
 #define KILN_SIMD
 #endif
 
+/*
+ * Written before a function whose loops vectorize (KILN_SIMD): the
+ * function is compiled for baseline x86-64 (SSE2, 128-bit vectors), AVX2
+ * and AVX-512F, and the first call binds the widest copy the CPU runs
+ * (GCC's target_clones, an ifunc). Why: kiln is built for baseline
+ * x86-64, so that one build runs on every x86-64 CPU, and SSE2 halves
+ * what a loop of memory-bound arithmetic does per instruction (DenseNet-121's
+ * batch_norm passes on SSE2: 0.31 ns an element). Every copy computes
+ * the same IEEE operations in the same order (C11 mode: no multiply and
+ * add is contracted into an FMA; the AVX2 copy has no FMA either), so
+ * the results are the same bits on every CPU. Elsewhere (clang, other
+ * architectures) the function is compiled once.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define KILN_VECTOR_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#endif
+#endif
+#ifndef KILN_VECTOR_CLONES
+#define KILN_VECTOR_CLONES
+#endif
+
 /* Computes elements [begin, end) of some elementwise loop described by `job`. */
 typedef void (*kiln_chunk_fn)(const void *job, uint64_t begin, uint64_t end);
 
