@@ -1,6 +1,6 @@
 /*
  * fusion.h — a conv and the activation after it, run as one oneDNN
- * primitive.
+ * primitive (and a batch_norm and the relu after it, as one pass: norm.c).
  *
  * A conv whose result only feeds the next node, a relu, leaky_relu or
  * clip of f32, can apply that activation as a oneDNN post-op and write
@@ -32,7 +32,8 @@
 kiln_status kiln_fusion_readers(const kiln_model *m, uint32_t **out, kiln_error *err);
 
 /*
- * Whether node n (a conv) and node n + 1 form a pair: n's result is read
+ * Whether node n (an op with the trait applies_activation: conv,
+ * batch_norm) and node n + 1 form a pair: n's result is read
  * once (`readers` from kiln_fusion_readers), by node n + 1, an f32 relu,
  * leaky_relu or clip. The activation goes to *out (may be NULL).
  */

@@ -391,7 +391,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         /* An activation the node may apply for the next one (fusion.h). */
         kiln_fusion_offer offer = {s->program->fusions[n], NULL, false, false};
         s->context.fusion = NULL;
-        if (offer.activation.kind != KILN_ACTIVATION_NONE && s->context.onednn) {
+        if (offer.activation.kind != KILN_ACTIVATION_NONE && !s->context.reference_only) {
             KILN_TRY(bind_result(s, n + 1, &offer.output, err));
             offer.output_may_be_channels_last = s->program->channels_last_ok[n + 1];
             s->context.fusion = &offer;

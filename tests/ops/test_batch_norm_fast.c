@@ -4,7 +4,9 @@
  * kernel: every element within 1 ulp, NaN where the reference has NaN,
  * infinities exact, in the plain and the channels-last layout, on 1 and 2
  * threads (the same bits on both), over shapes whose channel counts are
- * and are not multiples of the channel block.
+ * and are not multiples of the channel block; and the relu it applies
+ * when offered (kernel_context.h): the relu kernel's bits on its own
+ * result, declined where the layout or the activation does not allow it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,10 +130,90 @@ static void fast_batch_norm_is_within_one_ulp(void **state)
             check_shape(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], layout == 1);
 }
 
+/* Run the relu kernel on `in` into `out` (same shape). */
+static void run_relu(const kiln_tensor *in, kiln_tensor *out)
+{
+    const kiln_op_def *def = kiln_op_find("relu");
+    assert_non_null(def);
+    kiln_kernel_context context;
+    memset(&context, 0, sizeof context);
+    context.threads = 1;
+    kiln_node_state state = {NULL, NULL};
+    context.state = &state;
+    const kiln_tensor *inputs[1] = {in};
+    kiln_kernel_call call = {inputs, 1, out, NULL, 0, &context};
+    kiln_error err;
+    assert_int_equal(def->run(&call, &err), KILN_OK);
+}
+
+/*
+ * batch_norm offered the relu after it writes relu(batch_norm(x)) into
+ * the offer's output, bit for bit what the relu kernel makes of its own
+ * result, on 1 and 2 threads and in both layouts; it declines a
+ * leaky_relu, and a channels-last result the relu's slot may not hold.
+ */
+static void fast_batch_norm_applies_an_offered_relu(void **state)
+{
+    (void)state;
+    static const int64_t shapes[][4] = {{1, 3, 5, 7}, {2, 65, 9, 11}, {1, 256, 24, 24}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int layout = 0; layout < 2; layout++) {
+            const int64_t *shape = shapes[i];
+            int64_t c = shape[1];
+            kiln_tensor *x = tensor(4, shape), *params[4];
+            for (int k = 0; k < 4; k++)
+                params[k] = tensor(1, &c);
+            float *xv = x->data;
+            for (uint64_t e = 0; e < x->element_count; e++)
+                xv[e] = random_float(-50.0f, 50.0f);
+            xv[0] = NAN, xv[1] = -INFINITY, xv[x->element_count - 1] = -0.0f;
+            for (int64_t k = 0; k < c; k++) {
+                ((float *)params[0]->data)[k] = random_float(-3.0f, 3.0f);
+                ((float *)params[1]->data)[k] = k == 0 ? 0.0f : random_float(-1.0f, 1.0f);
+                ((float *)params[2]->data)[k] = random_float(-20.0f, 20.0f);
+                ((float *)params[3]->data)[k] = random_float(0.0f, 4.0f);
+            }
+            const kiln_tensor *inputs[5] = {x, params[0], params[1], params[2], params[3]};
+            kiln_tensor *plain = tensor(4, shape), *expected = tensor(4, shape), *unused = tensor(4, shape);
+            kiln_tensor *fused = tensor(4, shape);
+            kiln_kernel_context context;
+            memset(&context, 0, sizeof context);
+            context.threads = 1;
+            context.channels_last_operands = layout ? 1u : 0u;
+            run(inputs, plain, &context);
+            run_relu(plain, expected);
+            for (uint32_t threads = 1; threads <= 2; threads++) {
+                kiln_fusion_offer offer = {{KILN_ACTIVATION_RELU, 0.0f, 0.0f, INFINITY}, fused, true, false};
+                context.threads = threads;
+                context.fusion = &offer;
+                memset(fused->data, 0x7F, fused->byte_size);
+                run(inputs, unused, &context);
+                assert_true(offer.applied);
+                assert_memory_equal(fused->data, expected->data, x->byte_size);
+                /* A leaky_relu is not applied; nor, channels-last, into a slot that must be row-major. */
+                kiln_fusion_offer leaky = {{KILN_ACTIVATION_LEAKY_RELU, 0.1f, 0.0f, INFINITY}, fused, true, false};
+                context.fusion = &leaky;
+                run(inputs, unused, &context);
+                assert_false(leaky.applied);
+                assert_memory_equal(unused->data, plain->data, x->byte_size);
+                kiln_fusion_offer row_major = {{KILN_ACTIVATION_RELU, 0.0f, 0.0f, INFINITY}, fused, false, false};
+                context.fusion = &row_major;
+                run(inputs, unused, &context);
+                assert_int_equal(row_major.applied, layout == 0);
+                context.fusion = NULL;
+            }
+            kiln_tensor_free(x), kiln_tensor_free(plain), kiln_tensor_free(expected), kiln_tensor_free(unused);
+            kiln_tensor_free(fused);
+            for (int k = 0; k < 4; k++)
+                kiln_tensor_free(params[k]);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fast_batch_norm_is_within_one_ulp),
+        cmocka_unit_test(fast_batch_norm_applies_an_offered_relu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
