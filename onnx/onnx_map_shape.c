@@ -397,6 +397,14 @@ kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
     if (status == KILN_OK && onnx_node_has_input(node, 3))
         status = onnx_node_unsupported(node, "the axes operand is not supported");
     onnx_attrs_float(&list, "value", value);
+    /* No pad at all (PyTorch exports one before each avg_pool, DenseNet's
+     * transitions among them): in every mode the result is x itself, so
+     * nothing is emitted and no copy runs. */
+    bool nothing_added = true;
+    for (uint32_t i = 0; i < count; i++)
+        nothing_added = nothing_added && pads[i] == 0;
+    if (status == KILN_OK && nothing_added)
+        return onnx_node_set_output(node, 0, x);
     if (status == KILN_OK)
         status = onnx_map_emit_output(node, kiln_op, 1, &x, &list);
     return status;

@@ -496,6 +496,44 @@ static void resize_targets_are_folded(void **state)
     onnx_result_release(&result);
 }
 
+/*
+ * A Pad that adds nothing (pads all 0, as PyTorch exports before an
+ * avg_pool) is no node: the Relu after it reads x itself, and the result
+ * is the Relu of x.
+ */
+static void a_pad_of_nothing_is_no_node(void **state)
+{
+    (void)state;
+    const int64_t eight[] = {8};
+    Onnx__TensorProto *pads = onnx_tensor_i64("pads", 1, eight, (const int64_t[]){0, 0, 0, 0, 0, 0, 0, 0});
+    Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "2", "3")), NULL};
+    kiln_onnx_result result;
+    kiln_error err;
+    Onnx__ModelProto *model =
+        onnx_model(8, 13,
+                   (Onnx__NodeProto *[]){onnx_node("Pad", "p", L("x", "pads"), L("padded"), NULL),
+                                         onnx_node("Relu", "r", L("padded"), L("y"), NULL), NULL},
+                   image, (Onnx__ValueInfoProto *[]){onnx_value("y", F32, 0, NULL), NULL},
+                   (Onnx__TensorProto *[]){pads, NULL});
+    if (import(model, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    assert_int_equal(kiln_program_node_count(program), 1);
+    kiln_node_info node;
+    kiln_program_node(program, 0, &node);
+    assert_string_equal(node.op, "relu");
+    const float x[6] = {-1, 2, -3, 4, -0.5f, 6};
+    kiln_session *session;
+    kiln_tensor *input;
+    const float *got = run_image(program, &session, &input, x, 2, 3);
+    for (int i = 0; i < 6; i++)
+        assert_true(got[i] == (x[i] < 0 ? 0.0f : x[i]));
+    kiln_session_free(session);
+    kiln_tensor_free(input);
+    kiln_program_free(program);
+    onnx_result_release(&result);
+}
+
 /* ------------------------------------------------------- quantization */
 
 /* An i8 tensor whose values (in `storage`, which must outlive the model) sit in int32_data, as ONNX stores them. */
@@ -1069,6 +1107,7 @@ int main(void)
         cmocka_unit_test_teardown(ops_are_refused_below_the_opset_that_adds_them, release_arena),
         cmocka_unit_test_teardown(lrn_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(resize_targets_are_folded, release_arena),
+        cmocka_unit_test_teardown(a_pad_of_nothing_is_no_node, release_arena),
         cmocka_unit_test_teardown(quantization_matches_the_formulas, release_arena),
         cmocka_unit_test_teardown(cosine_windows_match_their_formulas, release_arena),
         cmocka_unit_test_teardown(integer_products_match_integer_loops, release_arena),
