@@ -44,8 +44,8 @@ uint32_t kiln_layout_channelwise_operand(kiln_layout_role role);
 /*
  * Which node results may be left channels-last: *out gets node_count
  * flags (free()). A result qualifies when it is f32 of rank 3 to 5, not a
- * program output, and every node reading it takes the layout: conv or a
- * pool as operand 0, batch_norm as operand 0 when its result qualifies,
+ * program output, and every node reading it takes the layout: conv, a
+ * pool or a resize as operand 0 (trait READS_OPERAND_0), batch_norm as operand 0 when its result qualifies,
  * an elementwise op whose result qualifies (and, for a binary one,
  * whose other operand is a node result too: both in one layout), a
  * concat along the channel axis whose result qualifies (every operand a

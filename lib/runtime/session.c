@@ -307,20 +307,25 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
 /*
  * Call node n's kernels: its fast path first, where it has one (it may
  * read channels-last operands as its layout trait says, and may decline);
- * else its reference kernel, on row-major operands, converted here first.
+ * a fast path that declined channels-last operands is offered them again
+ * row-major, converted here (a resize of a rank-5 x reads only row-major
+ * data); else its reference kernel, on row-major operands.
  */
 static kiln_status call_kernel(kiln_session *s, uint32_t n, kiln_kernel_call *call, kiln_error *err)
 {
     const kiln_node_decl *node = &s->model->nodes[n];
     const kiln_op_def *def = s->model->opset[node->op].def;
+    bool fast = def->fast && !s->context.reference_only;
     s->context.wrote_channels_last = false;
-    if (def->fast && !s->context.reference_only) {
-        bool ran = false;
-        KILN_TRY(def->fast(call, &ran, err));
-        if (ran)
-            return KILN_OK;
-    }
-    if (def->traits.layout == KILN_LAYOUT_READS_OPERAND_0 && s->context.channels_last_operands) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (fast) {
+            bool ran = false;
+            KILN_TRY(def->fast(call, &ran, err));
+            if (ran)
+                return KILN_OK;
+        }
+        if (def->traits.layout != KILN_LAYOUT_READS_OPERAND_0 || !s->context.channels_last_operands)
+            break;
         for (uint32_t i = 0; i < node->input_count; i++)
             make_plain(s, node->inputs[i]);
         s->context.channels_last_operands = 0;

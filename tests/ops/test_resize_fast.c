@@ -10,8 +10,10 @@
  * odd sizes, ranks 1 to 5, inputs holding NaN, infinities and -0, the
  * node's tables kept across runs of one shape and rebuilt for another,
  * outputs large enough to run on two threads, with the AVX-512, AVX2 and
- * plain C copies of the linear sums (linear_rows.h). Declined: cubic, f64 and
- * half linear, a resized axis before the last two.
+ * plain C copies of the linear sums (linear_rows.h); a channels-last x
+ * (layout.h) of rank 4 into a channels-last or a row-major result.
+ * Declined: cubic, f64 and half linear, a resized axis before the last
+ * two, a channels-last x of rank 3 or 5.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +188,103 @@ static void linear_is_the_reference_bit_for_bit(void **state)
     assert_true(check(&large, 2));
 }
 
+/* The channels-last copy of row-major [N, C, spatial...] t, or the row-major copy of channels-last t when `back`. */
+static kiln_tensor *transposed(const kiln_tensor *t, bool back)
+{
+    kiln_tensor *r = new_poisoned_tensor(t->dtype, t->rank, t->shape);
+    uint64_t n = (uint64_t)t->shape[0], c = (uint64_t)t->shape[1], p = t->element_count / (n * c);
+    const float *from = t->data;
+    float *to = r->data;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = 0; k < c; k++)
+            for (uint64_t q = 0; q < p; q++) {
+                uint64_t plain = (i * c + k) * p + q, last = (i * p + q) * c + k;
+                to[back ? plain : last] = from[back ? last : plain];
+            }
+    return r;
+}
+
+/*
+ * rc on a channels-last x: the fast path runs, writes its result
+ * channels-last when `keep` (result_may_be_channels_last) and row-major
+ * otherwise, and either way holds the reference's bits on the row-major x.
+ */
+static void check_channels_last(const resize_case *rc, bool keep, uint32_t threads)
+{
+    const kiln_op_def *def = kiln_op_find("resize");
+    kiln_node_attribute attributes[4];
+    uint32_t attribute_count = case_attributes(rc, attributes);
+    kiln_node_state slot = {NULL, NULL};
+    for (int run = 0; run < 2; run++) {
+        kiln_tensor *x = random_tensor(rc->dtype, rc->rank, rc->in, run == 1), *x_last = transposed(x, false);
+        kiln_tensor *fast = new_poisoned_tensor(rc->dtype, rc->rank, rc->out);
+        kiln_tensor *reference = new_poisoned_tensor(rc->dtype, rc->rank, rc->out);
+        kiln_kernel_context context = {.threads = threads, .state = &slot, .path = KILN_PATH_REFERENCE,
+                                       .channels_last_operands = 1u, .result_may_be_channels_last = keep};
+        const kiln_tensor *inputs[] = {x_last};
+        kiln_kernel_call call = {inputs, 1, fast, attributes, attribute_count, &context};
+        kiln_error err;
+        bool ran = false;
+        assert_int_equal(def->fast(&call, &ran, &err), KILN_OK);
+        assert_true(ran);
+        assert_int_equal(context.wrote_channels_last, keep);
+        inputs[0] = x;
+        call.output = reference;
+        call.context = NULL;
+        assert_int_equal(def->run(&call, &err), KILN_OK);
+        kiln_tensor *plain = keep ? transposed(fast, true) : fast;
+        if (memcmp(plain->data, reference->data, reference->byte_size) != 0)
+            fail_msg("channels-last %s rank %u [%lld -> %lld] %s result, %u threads: differs from the reference",
+                     rc->mode ? rc->mode : "nearest", rc->rank, (long long)rc->in[rc->rank - 1],
+                     (long long)rc->out[rc->rank - 1], keep ? "channels-last" : "row-major", threads);
+        if (keep)
+            kiln_tensor_free(plain);
+        kiln_tensor_free(x), kiln_tensor_free(x_last), kiln_tensor_free(fast), kiln_tensor_free(reference);
+    }
+    if (slot.release)
+        slot.release(slot.data);
+}
+
+static void channels_last_is_the_reference_bit_for_bit(void **state)
+{
+    (void)state;
+    static const char *const modes[] = {"linear", NULL};
+    static const char *const coordinates[] = {NULL, "align_corners", "asymmetric"};
+    for (size_t m = 0; m < 2; m++)
+        for (size_t c = 0; c < 3; c++)
+            for (int keep = 0; keep < 2; keep++) {
+                resize_case rc = planes(modes[m], coordinates[c], 2, 5, 7, 9, 14, 13);
+                check_channels_last(&rc, keep, 1);
+            }
+    /* a UNet's upsample, large enough for two threads */
+    resize_case large = planes("linear", NULL, 1, 32, 32, 32, 64, 64);
+    check_channels_last(&large, true, 2);
+    check_channels_last(&large, false, 2);
+    /* rank 3 and 5 channels-last: declined, for the session to convert */
+    resize_case declined[2] = {{.mode = "linear", .by_sizes = true, .rank = 3, .in = {1, 3, 9}, .out = {1, 3, 20},
+                                .dtype = KILN_F32},
+                               {.mode = "linear", .by_sizes = true, .rank = 5, .in = {1, 2, 3, 4, 5},
+                                .out = {1, 2, 3, 8, 10}, .dtype = KILN_F32}};
+    kiln_node_state slot = {NULL, NULL};
+    for (int d = 0; d < 2; d++) {
+        kiln_node_attribute attributes[4];
+        uint32_t attribute_count = case_attributes(&declined[d], attributes);
+        kiln_tensor *x = random_tensor(KILN_F32, declined[d].rank, declined[d].in, false);
+        kiln_tensor *y = new_poisoned_tensor(KILN_F32, declined[d].rank, declined[d].out);
+        kiln_kernel_context context = {.threads = 1, .state = &slot, .channels_last_operands = 1u,
+                                       .result_may_be_channels_last = true};
+        const kiln_tensor *inputs[] = {x};
+        kiln_kernel_call call = {inputs, 1, y, attributes, attribute_count, &context};
+        kiln_error err;
+        bool ran = true;
+        assert_int_equal(kiln_op_find("resize")->fast(&call, &ran, &err), KILN_OK);
+        assert_false(ran);
+        kiln_tensor_free(x), kiln_tensor_free(y);
+    }
+    if (slot.release)
+        slot.release(slot.data);
+}
+
 static void nearest_is_the_reference_bit_for_bit(void **state)
 {
     (void)state;
@@ -305,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(linear_is_the_reference_bit_for_bit),
         cmocka_unit_test(nearest_is_the_reference_bit_for_bit),
+        cmocka_unit_test(channels_last_is_the_reference_bit_for_bit),
         cmocka_unit_test(every_rank_is_the_reference),
         cmocka_unit_test(declines_the_rest),
         cmocka_unit_test(tables_follow_the_shape),

@@ -210,6 +210,63 @@ static void a_channel_concat_keeps_channels_last(void **state)
 }
 
 /*
+ * A UNet's decoder step: conv, max_pool, conv, resize (linear, x2),
+ * concat with the first conv's result, conv: the resize reads its operand
+ * channels-last and writes its result so, and nothing is converted. A
+ * 1-D conv's result resized (rank 3, which the resize reads only
+ * row-major) is converted once and resized all the same.
+ */
+static void a_resize_keeps_channels_last(void **state)
+{
+    (void)state;
+    recipe r;
+    const double twice[] = {1, 1, 2, 2};
+    kiln_attribute resize_attributes[] = {
+        {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
+        {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = twice, .count = 4},
+    };
+    kiln_attribute channels = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1};
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value skip = recipe_conv(&r, x, 8, 8, 3, 0.5f);                              /* node 0 */
+    kiln_value down = recipe_conv(&r, recipe_pool(&r, "max_pool", skip, 2), 8, 16, 3, 0.5f); /* 1, 2: 6x6 */
+    kiln_value up = recipe_op(&r, "resize", 1, &down, 2, resize_attributes);          /* 3: [2, 16, 12, 12] */
+    kiln_value joined = recipe_op(&r, "concat", 2, (kiln_value[]){up, skip}, 1, &channels); /* 4 */
+    kiln_value out = recipe_unary(&r, "global_avg_pool", recipe_conv(&r, joined, 24, 8, 3, 0.5f)); /* 5, 6 */
+    kiln_program *program = recipe_finish(&r, 1, &out);
+    assert_true(may_stay(program, 2)); /* read by the resize */
+    assert_true(may_stay(program, 3)); /* read by the concat */
+    layout_counts counts = check(program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(counts.converted, 0);
+    check(program, 8, NAN);
+    kiln_program_free(program);
+
+    recipe line;
+    const double wider[] = {1, 1, 2};
+    kiln_attribute line_attributes[] = {
+        {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = "linear"},
+        {.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = wider, .count = 3},
+    };
+    kiln_value image = recipe_start(&line, "[2, 8, 12, 12]", NULL);
+    const int64_t as_line[] = {2, 8, 144};
+    kiln_attribute line_shape = {.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = as_line, .count = 3};
+    kiln_value signal = recipe_op(&line, "reshape", 1, &image, 1, &line_shape);
+    const int64_t weight_shape[] = {8, 8, 3}, bias_shape[] = {8}, pads[] = {1, 1};
+    kiln_attribute conv_pads = {.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 2};
+    kiln_value conv_operands[3] = {signal, recipe_weight(&line, 3, weight_shape, 0.5f),
+                                   recipe_weight(&line, 1, bias_shape, 0.25f)};
+    kiln_value filtered = recipe_op(&line, "conv", 3, conv_operands, 1, &conv_pads);
+    kiln_value stretched = recipe_op(&line, "resize", 1, &filtered, 2, line_attributes); /* [2, 8, 288] */
+    kiln_value pooled = recipe_unary(&line, "global_avg_pool", stretched);
+    kiln_program *line_program = recipe_finish(&line, 1, &pooled);
+    assert_true(may_stay(line_program, 1)); /* the conv's */
+    layout_counts line_counts = check(line_program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(line_counts.converted, 1);
+    kiln_program_free(line_program);
+}
+
+/*
  * A chain of relus ending in a pool: each relu's result may stay because
  * the next one's may (decided from the last node back, in one pass); the
  * same chain ending in the output keeps every relu row-major.
@@ -388,6 +445,7 @@ int main(void)
         cmocka_unit_test(batch_norm_keeps_the_layout_of_x),
         cmocka_unit_test(a_chain_decides_from_its_end),
         cmocka_unit_test(a_channel_concat_keeps_channels_last),
+        cmocka_unit_test(a_resize_keeps_channels_last),
         cmocka_unit_test(a_dead_reader_does_not_keep_a_result_row_major),
         cmocka_unit_test(a_kernel_that_needs_row_major_gets_it),
         cmocka_unit_test(elementwise_ops_follow_their_operands),
