@@ -539,28 +539,48 @@ static void batch_norm_fast_f32(const kiln_kernel_call *call, double eps, bool c
     call->context->path = KILN_PATH_VECTOR;
 }
 
+/* batch_norm's operands and epsilon checked; *eps set. */
+static kiln_status check_batch_norm(const kiln_kernel_call *call, double *eps, kiln_error *err)
+{
+    char why[160];
+    KILN_TRY(check_call("batch_norm", call, 2, err));
+    if (call->input_count != 5)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: takes 5 inputs");
+    if (!resolve_epsilon(call->attributes, call->attribute_count, eps, why, sizeof why))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: %s", why);
+    return check_per_channel("batch_norm", call, 1, 5, call->inputs[0]->shape[1], err);
+}
+
 static kiln_status run_batch_norm(const kiln_kernel_call *call, kiln_error *err)
 {
     KILN_HALF_IN_F32(call, run_batch_norm, err);
     const kiln_tensor *x = call->inputs[0];
     double eps;
-    char why[160];
-    KILN_TRY(check_call("batch_norm", call, 2, err));
-    if (call->input_count != 5)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: takes 5 inputs");
-    if (!resolve_epsilon(call->attributes, call->attribute_count, &eps, why, sizeof why))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "batch_norm: %s", why);
-    KILN_TRY(check_per_channel("batch_norm", call, 1, 5, x->shape[1], err));
+    KILN_TRY(check_batch_norm(call, &eps, err));
     if (x->element_count == 0)
         return KILN_OK; /* no work, however large its other axes */
     /* A channels-last x (layout.h) gives a channels-last result: the session knows. */
     bool channels_last = call->context && (call->context->channels_last_operands & 1u);
-    if (x->dtype == KILN_F32 && call->context && !call->context->reference_only)
-        batch_norm_fast_f32(call, eps, channels_last);
-    else if (x->dtype == KILN_F32)
+    if (x->dtype == KILN_F32)
         batch_norm_f32(call, eps, channels_last);
     else
         batch_norm_f64(call, eps, channels_last);
+    return KILN_OK;
+}
+
+/* The f32 fast path (above); anything it does not take, the reference kernel runs or refuses. */
+static kiln_status fast_batch_norm(const kiln_kernel_call *call, bool *ran, kiln_error *err)
+{
+    (void)err;
+    *ran = false;
+    double eps;
+    kiln_error ignored;
+    if (!call->context || call->context->reference_only || call->input_count < 1 ||
+        call->inputs[0]->dtype != KILN_F32 || call->output->dtype != KILN_F32 ||
+        check_batch_norm(call, &eps, &ignored) != KILN_OK || call->inputs[0]->element_count == 0)
+        return KILN_OK;
+    batch_norm_fast_f32(call, eps, call->context->channels_last_operands & 1u);
+    *ran = true;
     return KILN_OK;
 }
 
@@ -848,7 +868,7 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
 
 static const kiln_op_def norm_ops[] = {
     {.name = "batch_norm", .versions = {1, 1}, .inputs = {5, 5}, .attributes = epsilon_attributes,
-     .infer = infer_batch_norm, .run = run_batch_norm,
+     .infer = infer_batch_norm, .run = run_batch_norm, .fast = fast_batch_norm,
      .traits = {.layout = KILN_LAYOUT_CHANNELWISE, .applies_activation = true}},
     {.name = "layer_norm", .versions = {1, 1}, .inputs = {2, 3}, .attributes = layer_norm_attributes,
      .infer = infer_layer_norm, .run = run_layer_norm},
