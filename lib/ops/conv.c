@@ -23,6 +23,7 @@
 
 #include "dtype.h"
 #include "attribute.h"
+#include "conv_folded.h"
 #include "format/error.h"
 #include "half_compute.h"
 #include "onednn.h"
@@ -496,6 +497,8 @@ static kiln_status fast_window(const char *op, kiln_window_kind kind, const kiln
     if (call->output->dtype != KILN_F32 || check_dtypes(op, call, NULL) != KILN_OK ||
         prepare_call(op, call, kind, &g, NULL) != KILN_OK || call->output->element_count == 0)
         return KILN_OK;
+    if (kind == KILN_WINDOW_CONV && kiln_conv_folds(call, &g.lifted.window, g.group))
+        return kiln_conv_folded(call, &g.lifted.window, ran, err);
     if (kind == KILN_WINDOW_CONV)
         return kiln_onednn_conv(call, &g.lifted.window, g.group, ran, err);
     return kiln_onednn_conv_transpose(call, &g.lifted.window, g.group, ran, err);
