@@ -446,7 +446,7 @@ DEFINE_BATCH_NORM(double, f64)
  * the reference's or, where that value lies within those units of a
  * rounding boundary of f32, its neighbour: within 1 ulp. Rows (a channel's
  * plane, or a channels-last pixel's channels) split over the session's
- * threads from 2^17 elements. Measured on DenseNet-121 (62 batch_norms on
+ * threads as a costly unary op's elements (kiln_parallel_min_costly_elements). Measured on DenseNet-121 (62 batch_norms on
  * 12x12 to 48x48 planes), one thread: 1.12 ms a run on the reference
  * loops (a double division an element).
  *
@@ -532,7 +532,7 @@ static void batch_norm_fast_f32(const kiln_kernel_call *call, double eps, bool c
                           call->inputs[4]->data, out, eps, channels, spatial, channels_last, relu};
     uint64_t rows = channels_last ? images * spatial : images * channels;
     uint64_t row = channels_last ? channels : spatial;
-    uint64_t min_rows = row ? (KILN_PARALLEL_MIN_COSTLY_ELEMENTS + row - 1) / row : 1;
+    uint64_t min_rows = row ? (kiln_parallel_min_costly_elements() + row - 1) / row : 1;
     kiln_parallel_chunks_from(rows, kiln_call_threads(call), min_rows, batch_norm_rows_f32, &job);
     if (relu)
         call->context->fusion->applied = true;
