@@ -497,7 +497,7 @@ typedef struct unary_op {
  * What planning knows of each op (op_registry.h, kiln_op_traits). Ops that
  * loop over memory in order take channels-last operands as they come; relu,
  * leaky_relu and clip also bound their result's magnitude and may be
- * applied by the conv before them.
+ * applied by the conv before them, as may silu.
  */
 #define TRAITS_NONE {0}
 #define TRAITS_IN_ORDER {.layout = KILN_LAYOUT_ELEMENTWISE}
@@ -509,6 +509,7 @@ typedef struct unary_op {
      .activation = KILN_ACTIVATION_LEAKY_RELU}
 #define TRAITS_CLIP                                                                                         \
     {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_CLIPPED, .activation = KILN_ACTIVATION_CLIP}
+#define TRAITS_SILU {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_SILU}
 
 #define UNARY_OPS(X)                                                                                          \
     X(abs, "abs", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
@@ -539,7 +540,7 @@ typedef struct unary_op {
     X(selu, "selu", TRAITS_IN_ORDER, alpha_gamma, read_selu, false, FLOATS(selu))                             \
     X(celu, "celu", TRAITS_IN_ORDER, alpha_only, read_celu, false, FLOATS(celu))                              \
     X(gelu, "gelu", TRAITS_IN_ORDER, approximate_only, read_gelu, false, FLOATS(gelu))                        \
-    X(silu, "silu", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(silu))                                         \
+    X(silu, "silu", TRAITS_SILU, NULL, NULL, false, FLOATS(silu))                                             \
     X(softplus, "softplus", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softplus))                             \
     X(softsign, "softsign", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softsign))                             \
     X(shrink, "shrink", TRAITS_NONE, bias_lambd, read_shrink, false, FLOATS(shrink))                          \

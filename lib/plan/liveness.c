@@ -19,3 +19,11 @@ void kiln_live_nodes(const kiln_model *m, bool *live)
                 live[node->inputs[i] - first] = true;
     }
 }
+
+uint32_t kiln_next_live_node(const kiln_model *m, const bool *live, uint32_t n)
+{
+    uint32_t next = n + 1;
+    while (next < m->node_count && !live[next])
+        next++;
+    return next;
+}

@@ -12,6 +12,7 @@
 #define KILN_LIB_LIVENESS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "model.h"
 
@@ -21,5 +22,8 @@
  * one pass from the last node back decides every one.
  */
 void kiln_live_nodes(const kiln_model *m, bool *live);
+
+/* The first live node after node n (`live` from kiln_live_nodes), or m->node_count when none is. */
+uint32_t kiln_next_live_node(const kiln_model *m, const bool *live, uint32_t n);
 
 #endif

@@ -130,6 +130,12 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, ui
     uint64_t total = 0;
     if (status == KILN_OK)
         set_lifetimes(m, slots);
+    /* A node no output depends on is not run (liveness.h): it needs no bytes. */
+    bool *live = status == KILN_OK ? malloc((m->node_count ? m->node_count : 1) * sizeof *live) : NULL;
+    if (status == KILN_OK && !live)
+        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
+    if (status == KILN_OK)
+        kiln_live_nodes(m, live);
     /*
      * A conv and the activation after it may run as one (fusion.h): the
      * activation's result is then written while the conv's operands are
@@ -138,17 +144,13 @@ kiln_status kiln_plan_arena(const kiln_model *m, const kiln_interval *ranges, ui
      */
     uint32_t *readers = NULL;
     if (status == KILN_OK)
-        status = kiln_fusion_readers(m, &readers, err);
-    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++)
-        if (kiln_fusion_pair(m, n, readers, NULL))
-            slots[n + 1].first_use = n;
+        status = kiln_fusion_readers(m, live, &readers, err);
+    for (uint32_t n = 0; status == KILN_OK && n < m->node_count; n++) {
+        uint32_t at = kiln_fusion_pair(m, live, n, readers, NULL);
+        if (at != 0)
+            slots[at].first_use = n;
+    }
     free(readers);
-    /* A node no output depends on is not run (liveness.h): it needs no bytes. */
-    bool *live = status == KILN_OK ? malloc((m->node_count ? m->node_count : 1) * sizeof *live) : NULL;
-    if (status == KILN_OK && !live)
-        status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the arena");
-    if (status == KILN_OK)
-        kiln_live_nodes(m, live);
     /* Nodes that compute their results together (result_groups.h): every
      * member's result is written when the first runs, so lives from there. */
     for (uint32_t n = 0; status == KILN_OK && n < m->node_count;) {

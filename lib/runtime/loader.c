@@ -268,13 +268,18 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
     const kiln_model *m = &p->model;
     uint32_t *readers;
     p->fusions = calloc(m->node_count + 1, sizeof *p->fusions);
-    if (!p->fusions)
+    p->fusion_nodes = calloc(m->node_count + 1, sizeof *p->fusion_nodes);
+    if (!p->fusions || !p->fusion_nodes)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the fused activations");
-    KILN_TRY(kiln_fusion_readers(m, &readers, err));
-    for (uint32_t n = 0; n < m->node_count; n++)
-        if (kiln_fusion_pair(m, n, readers, &p->fusions[n]) && p->plan_stored &&
-            !kiln_fusion_plan_allows(m, n, p->arena_offsets, p->slot_sizes))
+    KILN_TRY(kiln_fusion_readers(m, p->live, &readers, err));
+    for (uint32_t n = 0; n < m->node_count; n++) {
+        uint32_t at = kiln_fusion_pair(m, p->live, n, readers, &p->fusions[n]);
+        if (at != 0 && p->plan_stored && !kiln_fusion_plan_allows(m, n, at, p->arena_offsets, p->slot_sizes))
+            at = 0;
+        if (at == 0)
             p->fusions[n].kind = KILN_ACTIVATION_NONE;
+        p->fusion_nodes[n] = at;
+    }
     free(readers);
     return KILN_OK;
 }
@@ -372,9 +377,10 @@ static kiln_status plan_memory(kiln_program *p, kiln_report *report)
                             "the stored memory plan is not used (%s); this runtime's own plan is", err.message);
         }
     }
-    status = find_fusions(p, &err);
+    /* Liveness (plan_node_paths) first: the pairs skip nodes that do not run. */
+    status = plan_node_paths(p, &err);
     if (status == KILN_OK)
-        status = plan_node_paths(p, &err);
+        status = find_fusions(p, &err);
     if (status == KILN_OK)
         status = find_result_groups(p, &err);
     if (status == KILN_OK)
@@ -519,6 +525,7 @@ void kiln_program_free(kiln_program *program)
     free(program->arena_offsets);
     free(program->slot_sizes);
     free(program->fusions);
+    free(program->fusion_nodes);
     free(program->result_groups);
     free(program->channels_last_ok);
     free(program->layout_roles);

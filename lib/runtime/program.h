@@ -31,8 +31,10 @@ struct kiln_program {
     uint64_t *slot_sizes;       /* per node result: this runtime's slot at the domain's upper bound */
     bool domain_planned;        /* false when a size at the upper bound overflows 64 bits */
     bool plan_stored;           /* the offsets come from the artifact's PLAN section */
-    /* Per node: the activation a conv may apply for the next node (fusion.h); kind NONE for most. */
+    /* Per node: the activation a conv may apply for the node fusion_nodes[n], the next that
+     * runs (fusion.h); kind NONE (and node 0) for most. */
     kiln_fused_activation *fusions;
+    uint32_t *fusion_nodes;
     /* Per node, decided at load so that a run compares no op names: its result may be left
      * channels-last and how it reads channels-last operands (layout.h), how its result's
      * magnitude bound follows from its operands' (value_bound.h). */

@@ -393,12 +393,13 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         uint64_t node_start = s->profile ? kiln_profile_clock() : 0;
         kiln_tensor *result;
         KILN_TRY(bind_result(s, n, &result, err));
-        /* An activation the node may apply for the next one (fusion.h). */
+        /* An activation the node may apply for the next one that runs (fusion.h). */
         kiln_fusion_offer offer = {s->program->fusions[n], NULL, false, false};
+        uint32_t activation_node = s->program->fusion_nodes[n];
         s->context.fusion = NULL;
         if (offer.activation.kind != KILN_ACTIVATION_NONE && !s->context.reference_only) {
-            KILN_TRY(bind_result(s, n + 1, &offer.output, err));
-            offer.output_may_be_channels_last = s->program->channels_last_ok[n + 1];
+            KILN_TRY(bind_result(s, activation_node, &offer.output, err));
+            offer.output_may_be_channels_last = s->program->channels_last_ok[activation_node];
             s->context.fusion = &offer;
         }
         s->context.constant_operands = 0;
@@ -426,7 +427,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             return kiln_fail(err, status, "node %u (%s): %s", n, m->opset[node->op].name, detail);
         }
         /* The value written: node n's result, or the activation's when the node applied it. */
-        uint32_t written = first + n + (offer.applied ? 1 : 0);
+        uint32_t written = first + (offer.applied ? activation_node : n);
         if (role == KILN_LAYOUT_ELEMENTWISE || role == KILN_LAYOUT_CHANNEL_CONCAT)
             s->channels_last[written] = s->context.channels_last_operands != 0;
         else if (role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1)
@@ -436,9 +437,10 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         double bound = s->context.result_bound;
         s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->bound_rules[n], node, s->bounds);
         if (s->profile)
-            kiln_profile_record(s->profile, n, node_start, s->context.path, offer.applied, result);
+            kiln_profile_record(s->profile, n, node_start, s->context.path, offer.applied ? activation_node : 0,
+                                result);
         if (offer.applied)
-            n++; /* the node wrote the activation's result: node n + 1 has run */
+            n = activation_node; /* the node wrote the activation's result: that node has run */
         for (uint32_t j = 1; j < together; j++) {
             s->channels_last[first + n + j] = false;
             s->bounds[first + n + j] = kiln_bound_apply(s->program->bound_rules[n + j], &m->nodes[n + j], s->bounds);

@@ -4,7 +4,7 @@
  *
  * What a node's time covers: from before its result is bound to after its
  * kernel returns, so operand layout conversions (layout.h) count with the
- * node that needed them. A node whose kernel applied the next node's
+ * node that needed them. A node whose kernel applied the next running node's
  * activation (fusion.h) carries that activation's time too; the
  * activation node is recorded as fused into it, with no time of its own.
  *
@@ -91,8 +91,8 @@ static void record_shape(kiln_profile_slot *slot, const kiln_tensor *result)
     memcpy(slot->shape, result->shape, sizeof slot->shape);
 }
 
-void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln_kernel_path path, bool applied,
-                         const kiln_tensor *result)
+void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln_kernel_path path,
+                         uint32_t applied, const kiln_tensor *result)
 {
     kiln_profile_slot *slot = &profile->slots[n];
     uint64_t elapsed = kiln_profile_clock() - start;
@@ -101,11 +101,11 @@ void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln
         slot->min_nanoseconds = elapsed;
     slot->runs++;
     slot->path = node_path(path);
-    slot->applied_activation = applied;
+    slot->applied_activation = applied != 0;
     slot->fused_into = UINT32_MAX;
     record_shape(slot, result);
-    if (applied && n + 1 < profile->node_count)
-        kiln_profile_record_with(profile, n + 1, n, result);
+    if (applied != 0 && applied < profile->node_count)
+        kiln_profile_record_with(profile, applied, n, result);
 }
 
 void kiln_profile_record_with(kiln_profile *profile, uint32_t node, uint32_t runner, const kiln_tensor *result)

@@ -56,12 +56,12 @@ uint64_t kiln_profile_clock(void);
 
 /*
  * Node n ran since `start` (kiln_profile_clock) along `path` and wrote
- * `result`; `applied` says it applied the activation of node n + 1
+ * `result`; `applied`, when not 0, is the node whose activation n applied
  * (fusion.h), which is then recorded as fused into n, with the same
  * result shape.
  */
-void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln_kernel_path path, bool applied,
-                         const kiln_tensor *result);
+void kiln_profile_record(kiln_profile *profile, uint32_t n, uint64_t start, kiln_kernel_path path,
+                         uint32_t applied, const kiln_tensor *result);
 
 /* Node `node` did not run on its own: node `runner` computed `result` for it
  * (a group of nodes computed together, result_groups.h). Recorded as fused into `runner`. */

@@ -1,6 +1,7 @@
 /*
- * test_fusion.c — a conv and the relu, leaky_relu or clip after it, run as
- * one oneDNN primitive (lib/plan/fusion.h, spec/opset.md "Fast paths").
+ * test_fusion.c — a conv and the relu, leaky_relu, clip or silu after it,
+ * run as one oneDNN primitive (lib/plan/fusion.h, spec/opset.md "Fast
+ * paths").
  *
  * Each program runs in a session with fast paths and in one with the
  * reference kernels only; the outputs must agree (within the conv
@@ -41,7 +42,7 @@ static float random_unit(void)
 }
 
 typedef struct program_case {
-    const char *activation;  /* relu, leaky_relu or clip */
+    const char *activation;  /* relu, leaky_relu, clip or silu */
     uint32_t stages;         /* conv + activation pairs in a chain */
     bool weight_is_input;    /* the weight an input: never fused */
     bool conv_is_output;     /* the last conv's result also an output: not a pair */
@@ -196,8 +197,8 @@ static int fill_weights(void **state)
 static void each_activation_fuses(void **state)
 {
     (void)state;
-    static const char *const activations[] = {"relu", "leaky_relu", "clip"};
-    for (size_t a = 0; a < 3; a++) {
+    static const char *const activations[] = {"relu", "leaky_relu", "clip", "silu"};
+    for (size_t a = 0; a < 4; a++) {
         check(&(program_case){activations[a], 1, false, false}, 0, 1);
         /* A chain: each activation's slot must stay apart from its conv's input. */
         check(&(program_case){activations[a], 3, false, false}, 0, 3);
@@ -212,6 +213,7 @@ static void special_or_huge_inputs_run_unfused(void **state)
     check(&(program_case){"relu", 1, false, false}, NAN, 0);
     check(&(program_case){"clip", 1, false, false}, -INFINITY, 0);
     check(&(program_case){"leaky_relu", 1, false, false}, INFINITY, 0);
+    check(&(program_case){"silu", 1, false, false}, -INFINITY, 0);
     /* Finite, but large enough that a sum might overflow: unfused. The
      * stages after the first see values the clip bounds, so they fuse. */
     check(&(program_case){"relu", 1, false, false}, 1e38f, 0);
@@ -241,27 +243,194 @@ static void pairs_and_the_plan(void **state)
     const kiln_model *m = &program->model;
     uint32_t *readers;
     kiln_error err;
-    assert_int_equal(kiln_fusion_readers(m, &readers, &err), KILN_OK);
+    assert_int_equal(kiln_fusion_readers(m, program->live, &readers, &err), KILN_OK);
     /* Nodes: conv, relu, conv, relu. */
     kiln_fused_activation a;
-    assert_true(kiln_fusion_pair(m, 0, readers, &a));
+    assert_int_equal(kiln_fusion_pair(m, program->live, 0, readers, &a), 1);
     assert_int_equal(a.kind, KILN_ACTIVATION_RELU);
-    assert_false(kiln_fusion_pair(m, 1, readers, NULL));
-    assert_true(kiln_fusion_pair(m, 2, readers, NULL));
-    assert_false(kiln_fusion_pair(m, 3, readers, NULL));
+    assert_int_equal(kiln_fusion_pair(m, program->live, 1, readers, NULL), 0);
+    assert_int_equal(kiln_fusion_pair(m, program->live, 2, readers, NULL), 3);
+    assert_int_equal(kiln_fusion_pair(m, program->live, 3, readers, NULL), 0);
     /* This runtime's plan keeps both pairs apart. */
     assert_int_equal(program->fusions[0].kind, KILN_ACTIVATION_RELU);
     assert_int_equal(program->fusions[2].kind, KILN_ACTIVATION_RELU);
     /* Node 3's slot over node 1's (the second conv's x): not allowed. */
     uint64_t sizes[4] = {2592, 2592, 2592, 2592};
     uint64_t apart[4] = {0, 2624, 0, 5248}, over[4] = {0, 2624, 0, 2624};
-    assert_true(kiln_fusion_plan_allows(m, 2, apart, sizes));
-    assert_false(kiln_fusion_plan_allows(m, 2, over, sizes));
+    assert_true(kiln_fusion_plan_allows(m, 2, 3, apart, sizes));
+    assert_false(kiln_fusion_plan_allows(m, 2, 3, over, sizes));
     /* Node 1's slot over node 0's, the first conv's own result: allowed
      * (the conv does not read it). */
-    assert_true(kiln_fusion_plan_allows(m, 0, (uint64_t[]){0, 0, 2624, 5248}, sizes));
+    assert_true(kiln_fusion_plan_allows(m, 0, 1, (uint64_t[]){0, 0, 2624, 5248}, sizes));
     free(readers);
     kiln_program_free(program);
+}
+
+/*
+ * conv + silu, fused, against the reference kernels within the bound
+ * spec/opset.md states for oneDNN's swish: SILU_ULP ulp of silu applied
+ * to the conv's result y, or, for y below -86.9 (oneDNN's exp gives 0
+ * below about -87), within SILU_TINY of it (the fused result is then -0.0
+ * or a tiny value; tests/bench/measure_fused_silu.c measured both). x,
+ * weights and biases are multiples of 1/16, 1/8 and 1/64 small enough
+ * that every partial sum of either conv is exact in f32 whatever its
+ * order: both paths compute the same y, which a twin program without the
+ * silu gives, and the difference left is the activation's. The fused
+ * runs are counted: a pointwise conv of a row-major x, and a conv whose
+ * result the silu does not read alone, stay unfused.
+ */
+enum { SILU_ULP = 8, SILU_CHANNELS = 16 };
+#define SILU_TINY 1.5e-36
+
+typedef struct silu_case {
+    const char *what;
+    int64_t kernel;      /* 1 or 3, pads kernel / 2 */
+    bool depthwise;      /* group = channels */
+    bool after_conv;     /* x the result of a 3x3 conv before it: channels-last on the oneDNN path */
+    bool dead_sigmoid;   /* sigmoid(conv) between the conv and the silu, as the ONNX importer leaves it */
+    bool sigmoid_output; /* that sigmoid a program output: the conv has two readers */
+    uint64_t fused;      /* convs fused per run (oneDNN builds) */
+} silu_case;
+
+/* Weights and biases of the conv before (0) and the conv with the silu (1). */
+static float silu_weights[2][SILU_CHANNELS * SILU_CHANNELS * 9], silu_biases[2][SILU_CHANNELS];
+
+/* A random multiple of 1 / `denominator` of magnitude at most limit / denominator. */
+static float random_multiple(int limit, float denominator)
+{
+    return (float)lroundf(random_unit() * (float)limit) / denominator;
+}
+
+static kiln_value exact_conv(kiln_builder *b, kiln_value x, int64_t kernel, bool depthwise, int which)
+{
+    kiln_error err;
+    int64_t inputs = depthwise ? 1 : SILU_CHANNELS;
+    const int64_t weight_shape[] = {SILU_CHANNELS, inputs, kernel, kernel}, bias_shape[] = {SILU_CHANNELS};
+    const int64_t pads[] = {kernel / 2, kernel / 2, kernel / 2, kernel / 2};
+    kiln_value operands[3] = {x}, y;
+    assert_int_equal(kiln_builder_add_weight(b, which ? "w" : "w_before", KILN_WEIGHT_PARAMETER, KILN_F32, 4,
+                                             weight_shape, silu_weights[which], &operands[1], &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, which ? "b" : "b_before", KILN_WEIGHT_PARAMETER, KILN_F32, 1,
+                                             bias_shape, silu_biases[which], &operands[2], &err),
+                     KILN_OK);
+    kiln_attribute attributes[] = {{.name = "pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads, .count = 4},
+                                   {.name = "group", .type = KILN_ATTRIBUTE_INT, .i = depthwise ? SILU_CHANNELS : 1}};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "conv", 3, operands, 2, attributes, &y, &err), KILN_OK);
+    return y;
+}
+
+/* Case c's program; without `silu`, its twin whose output is the conv's result. */
+static kiln_program *make_silu_program(const silu_case *c, bool silu)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, conv, sigmoid, y;
+    char shape[64];
+    snprintf(shape, sizeof shape, "[%d, %d, %d, %d]", BATCH, SILU_CHANNELS, SIDE, SIDE);
+    assert_int_equal(kiln_builder_new("silu_fusion", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, &err), KILN_OK);
+    if (c->after_conv)
+        x = exact_conv(b, x, 3, false, 0);
+    y = conv = exact_conv(b, x, c->kernel, c->depthwise, 1);
+    if (silu && (c->dead_sigmoid || c->sigmoid_output))
+        assert_int_equal(kiln_builder_add_op(b, "sigmoid", 1, &conv, &sigmoid, &err), KILN_OK);
+    if (silu)
+        assert_int_equal(kiln_builder_add_op(b, "silu", 1, &conv, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    if (silu && c->sigmoid_output)
+        assert_int_equal(kiln_builder_add_output(b, "sigmoid", sigmoid, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    free(bytes);
+    return program;
+}
+
+/* f32 values in an order where neighbours differ by 1, +0 and -0 both 0. */
+static int64_t ordered(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits >> 31 ? -(int64_t)(bits & 0x7fffffffu) : (int64_t)bits;
+}
+
+static kiln_session *new_session(kiln_program *program, bool reference_kernels)
+{
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.reference_kernels = reference_kernels;
+    kiln_session *s;
+    kiln_error err;
+    assert_int_equal(kiln_session_new(program, &options, &s, &err), KILN_OK);
+    return s;
+}
+
+static void check_silu(const silu_case *c)
+{
+    for (int which = 0; which < 2; which++) {
+        for (size_t i = 0; i < sizeof silu_weights[which] / sizeof silu_weights[which][0]; i++)
+            silu_weights[which][i] = random_multiple(4, 8.0f); /* [-0.5, 0.5] */
+        for (int i = 0; i < SILU_CHANNELS; i++)
+            silu_biases[which][i] = random_multiple(32, 64.0f);
+    }
+    kiln_program *program = make_silu_program(c, true), *twin = make_silu_program(c, false);
+    kiln_session *fast = new_session(program, false), *reference = new_session(program, true);
+    kiln_session *conv_only = new_session(twin, true);
+    kiln_error err;
+    const int64_t shape[] = {BATCH, SILU_CHANNELS, SIDE, SIDE};
+    kiln_tensor *x;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 4, shape, &x, &err), KILN_OK);
+    const program_case plain = {"silu", 1, false, false};
+    for (int round = 0; round < 3; round++) {
+        float *v = kiln_tensor_data(x);
+        /* Round 0 near 0, where silu curves; the others reach y below -87,
+         * where the fused result may be -0.0. */
+        for (uint64_t i = 0; i < kiln_tensor_element_count(x); i++)
+            v[i] = random_multiple(round == 0 ? 16 : 128, 16.0f);
+        uint64_t before = kiln_onednn_fused_runs();
+        const float *got = kiln_tensor_const_data(run(fast, &plain, x, NULL));
+        assert_int_equal(kiln_onednn_fused_runs() - before, kiln_onednn_enabled() ? c->fused : 0);
+        const float *expected = kiln_tensor_const_data(run(reference, &plain, x, NULL));
+        const float *y = kiln_tensor_const_data(run(conv_only, &plain, x, NULL));
+        for (uint64_t i = 0; i < kiln_tensor_element_count(x); i++) {
+            bool within = llabs(ordered(got[i]) - ordered(expected[i])) <= SILU_ULP ||
+                          (y[i] < -86.9f && fabs((double)got[i] - (double)expected[i]) <= SILU_TINY);
+            if (!within)
+                fail_msg("%s: element %llu (conv %.9g) is %.9g, the reference %.9g", c->what, (unsigned long long)i,
+                         (double)y[i], (double)got[i], (double)expected[i]);
+        }
+        if (c->sigmoid_output)
+            assert_close(kiln_session_output(fast, 1), kiln_session_output(reference, 1), "sigmoid");
+    }
+    kiln_tensor_free(x);
+    kiln_session_free(fast);
+    kiln_session_free(reference);
+    kiln_session_free(conv_only);
+    kiln_program_free(program);
+    kiln_program_free(twin);
+}
+
+static void silu_fuses_within_its_bound(void **state)
+{
+    (void)state;
+    static const silu_case cases[] = {
+        {"3x3", 3, false, false, false, false, 1},
+        {"depthwise 3x3", 3, true, false, false, false, 1},
+        {"3x3 of a channels-last x", 3, false, true, false, false, 1},
+        {"depthwise 3x3 of a channels-last x", 3, true, true, false, false, 1},
+        {"1x1 of a channels-last x", 1, false, true, false, false, 1},
+        /* A pointwise conv of a row-major x: oneDNN's GEMM applies swish slowly, so unfused. */
+        {"1x1 of a row-major x", 1, false, false, false, false, 0},
+        /* The ONNX importer's Mul(x, Sigmoid(x)): the sigmoid, read by nothing, does not run. */
+        {"3x3, a dead sigmoid between", 3, false, false, true, false, 1},
+        {"3x3, the sigmoid an output", 3, false, false, false, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_silu(&cases[i]);
 }
 
 int main(void)
@@ -271,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup(special_or_huge_inputs_run_unfused, fill_weights),
         cmocka_unit_test_setup(only_pairs_with_program_weights_fuse, fill_weights),
         cmocka_unit_test_setup(pairs_and_the_plan, fill_weights),
+        cmocka_unit_test(silu_fuses_within_its_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -248,7 +248,9 @@ static bool make_inner(dnnl_engine_t engine, const dnnl_memory_desc_t *plain, co
  * oneDNN's relu gives 0 * x, a -0.0 for a negative x where the op gives
  * +0.0. On finite values each computes the op's value (leaky_relu's
  * alpha * x is one f32 product either way), but for the sign of a zero
- * result (spec/opset.md, "Fast paths").
+ * result. silu is swish with alpha 1, x * sigmoid(x) in f32 with oneDNN's
+ * own exp: not the op's value, but within the few ulp of it that
+ * spec/opset.md ("Fast paths") states.
  */
 static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activation *a)
 {
@@ -259,6 +261,8 @@ static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activat
         return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_relu, a->alpha, 0.0f) == dnnl_success;
     case KILN_ACTIVATION_CLIP:
         return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip, a->lo, a->hi) == dnnl_success;
+    case KILN_ACTIVATION_SILU:
+        return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f) == dnnl_success;
     case KILN_ACTIVATION_NONE:
         break;
     }

@@ -407,7 +407,10 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_on
             pointwise = window->strides[a] == 1 && window->pad_begin[a] == 0 && window->pad_end[a] == 0;
         /* oneDNN 2.6's GEMM convolution applies eltwise post-ops in a loop
          * of its own, slower than kiln's activation after it (a fused
-         * MobileNetV2 measured 2.7x slower): a pointwise pair runs unfused. */
+         * MobileNetV2 measured 2.7x slower): a pointwise pair runs unfused.
+         * swish too, though kiln's silu costs more than relu6: EfficientNet's
+         * 1x1 expansions (24 -> 144 channels at 56x56, 40 -> 240 at 28x28,
+         * 192 -> 1152 at 7x7) measured 2.7x to 6x slower fused. */
         if (pointwise && activation)
             described = false;
         convolution_desc whole, part;
@@ -447,16 +450,22 @@ static double conv_result_bound(const primitive_entry *e, double x_bound)
         y *= fmax(1.0, fabs((double)e->activation.alpha));
     if (e->activation.kind == KILN_ACTIVATION_CLIP)
         y = fmin(y, fmax(fabs((double)e->activation.lo), fabs((double)e->activation.hi)));
+    /* |silu(v)| <= max(|v|, 0.27847) for finite v (its least value is
+     * -0.27846, at v = -1.2785), and the fused silu is within 8 ulp of
+     * silu (spec/opset.md): 8 * 2^-23 of its magnitude. */
+    if (e->activation.kind == KILN_ACTIVATION_SILU)
+        y = fmax(y, 0.2785) * (1 + 0x1p-20);
     return y <= FLT_MAX ? y : INFINITY;
 }
 
 /*
  * Run a conv or conv_transpose call through its cached primitive. A conv
  * offered the next node's activation (fusion.h) applies it when the
- * weight and bias are program weights and the fused result is exact: the
- * conv's result finite for this x (finite_input_limit), where oneDNN's
- * eltwise computes the op's value. Otherwise the plain primitive runs and
- * the activation node runs after it.
+ * weight and bias are program weights and the conv's result is finite
+ * for this x (finite_input_limit): there oneDNN's eltwise computes the
+ * op's value, or for silu a value within the bound spec/opset.md states
+ * (NaN and infinities, which it handles otherwise, cannot occur).
+ * Otherwise the plain primitive runs and the activation node runs after it.
  */
 static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
                                    bool transposed, bool *ran, kiln_error *err)
