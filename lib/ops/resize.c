@@ -698,17 +698,20 @@ static void resize_chunk(const void *data, uint64_t begin, uint64_t end)
 
 /*
  * The fast path on a channels-last x of rank 4 (layout.h: [N, H, W, C] in
- * memory), as a conv leaves it: every channel of an
- * output pixel has the same taps, so each pixel's C results are one loop
- * over the channels of (up to) four input pixels, which vectorizes, with
- * the reference's sums: from 0, (top, first column), (top, second),
- * (bottom, first), (bottom, second), each (row weight x column weight) x
- * element in double, a tap of weight 0 left out, rounded once. The result
- * is written channels-last when it may be (a UNet's concat then copies it
- * as it is) and row-major otherwise (channel by channel, `channel_step`
- * apart). Measured on a small UNet's 1x32x32x32 -> 64x64 half_pixel
- * upsample, one thread: 122 us a run through a conversion to row-major,
- * the row-major path and a concat transposing its result back.
+ * memory), as a conv leaves it, into a channels-last result (a UNet's
+ * concat then copies it as it is): every channel of an output pixel has
+ * the same taps, so each pixel's C results are one loop over the channels
+ * of (up to) four input pixels, which vectorizes, with the reference's
+ * sums: from 0, (top, first column), (top, second), (bottom, first),
+ * (bottom, second), each (row weight x column weight) x element in
+ * double, a tap of weight 0 left out, rounded once. Measured on a small
+ * UNet's 1x32x32x32 -> 64x64 half_pixel upsample, one thread: 122 us a run
+ * through a conversion to row-major, the row-major path and a concat
+ * transposing its result back. A result that must be row-major is not
+ * written from here: scattering each pixel's channels a plane apart made
+ * LR-ASPP's final upsample (21 channels, 16x16 -> 128x128, a program
+ * output) 6x slower than converting the small x and taking the row-major
+ * path.
  */
 typedef struct resize_pixels_job {
     const resize_tables *tables;
@@ -716,14 +719,12 @@ typedef struct resize_pixels_job {
     float *out;
     bool linear;
     int64_t channels, in_h, in_w, out_h, out_w;
-    int64_t pixel_step, channel_step; /* of the result: (C, 1) channels-last, (1, out_h * out_w) row-major */
 } resize_pixels_job;
 
 /* One output pixel's channels from its taps a, b (top row) and c, d (bottom row); wy1 or wx1 0 leaves taps out. */
-static inline __attribute__((always_inline)) void pixel_sums(float *o, int64_t step, int64_t channels,
-                                                             const float *a, const float *b, const float *c,
-                                                             const float *d, double wy0, double wy1, double wx0,
-                                                             double wx1)
+static inline __attribute__((always_inline)) void pixel_sums(float *o, int64_t channels, const float *a,
+                                                             const float *b, const float *c, const float *d,
+                                                             double wy0, double wy1, double wx0, double wx1)
 {
     double w00 = wy0 * wx0, w01 = wy0 * wx1, w10 = wy1 * wx0, w11 = wy1 * wx1;
     if (wy1 != 0.0 && wx1 != 0.0) {
@@ -733,27 +734,27 @@ static inline __attribute__((always_inline)) void pixel_sums(float *o, int64_t s
             sum += w01 * (double)b[k];
             sum += w10 * (double)c[k];
             sum += w11 * (double)d[k];
-            o[k * step] = (float)sum;
+            o[k] = (float)sum;
         }
     } else if (wy1 != 0.0) {
         KILN_SIMD for (int64_t k = 0; k < channels; k++) {
             double sum = 0.0;
             sum += w00 * (double)a[k];
             sum += w10 * (double)c[k];
-            o[k * step] = (float)sum;
+            o[k] = (float)sum;
         }
     } else if (wx1 != 0.0) {
         KILN_SIMD for (int64_t k = 0; k < channels; k++) {
             double sum = 0.0;
             sum += w00 * (double)a[k];
             sum += w01 * (double)b[k];
-            o[k * step] = (float)sum;
+            o[k] = (float)sum;
         }
     } else {
         KILN_SIMD for (int64_t k = 0; k < channels; k++) {
             double sum = 0.0;
             sum += w00 * (double)a[k];
-            o[k * step] = (float)sum;
+            o[k] = (float)sum;
         }
     }
 }
@@ -768,28 +769,19 @@ KILN_VECTOR_CLONES static void resize_pixels(const void *data, uint64_t begin, u
         int64_t n = at / plane, y = at % plane / job->out_w, x = at % job->out_w;
         const float *image = job->in + n * job->in_h * job->in_w * C;
         const float *a = image + (rows->first[y] * job->in_w + columns->first[x]) * C;
-        float *o = job->out + n * plane * C + (at % plane) * job->pixel_step;
+        float *o = job->out + at * C;
         if (!job->linear) {
             /* a copy of the bits, as the row-major path's */
             const uint32_t *from = (const uint32_t *)a;
             uint32_t *to = (uint32_t *)o;
-            if (job->channel_step == 1) {
-                KILN_SIMD for (int64_t k = 0; k < C; k++) to[k] = from[k];
-            } else {
-                for (int64_t k = 0; k < C; k++)
-                    to[k * job->channel_step] = from[k];
-            }
+            KILN_SIMD for (int64_t k = 0; k < C; k++) to[k] = from[k];
             continue;
         }
         const float *b = image + (rows->first[y] * job->in_w + columns->second[x]) * C;
         const float *c = image + (rows->second[y] * job->in_w + columns->first[x]) * C;
         const float *d = image + (rows->second[y] * job->in_w + columns->second[x]) * C;
-        double wy0 = rows->first_weight[y], wy1 = rows->second_weight[y];
-        double wx0 = columns->first_weight[x], wx1 = columns->second_weight[x];
-        if (job->channel_step == 1)
-            pixel_sums(o, 1, C, a, b, c, d, wy0, wy1, wx0, wx1);
-        else
-            pixel_sums(o, job->channel_step, C, a, b, c, d, wy0, wy1, wx0, wx1);
+        pixel_sums(o, C, a, b, c, d, rows->first_weight[y], rows->second_weight[y], columns->first_weight[x],
+                   columns->second_weight[x]);
     }
 }
 
@@ -853,8 +845,10 @@ static kiln_status fast_resize_by(const kiln_kernel_call *call, bool text_target
     if (width != 1 && width != 2 && width != 4 && width != 8)
         return KILN_OK;
     /* A channels-last x (layout.h) of rank 3 (whose tables' rows would be
-     * its channels) or 5: declined, for the session to convert it and ask again. */
-    if ((call->context->channels_last_operands & 1u) && in->rank != 4)
+     * its channels) or 5, or into a result that must be row-major: declined,
+     * for the session to convert it and ask again. */
+    if ((call->context->channels_last_operands & 1u) &&
+        (in->rank != 4 || !call->context->result_may_be_channels_last))
         return KILN_OK;
     /* The last two axes (one for rank 1) as [h, w]; every earlier axis exactly kept (p = q). */
     int64_t p[2] = {1, 1}, q[2] = {1, 1}, sizes[4] = {1, 1, 1, 1};
@@ -890,14 +884,11 @@ static kiln_status fast_resize_by(const kiln_kernel_call *call, bool text_target
     uint64_t min_elements = linear ? kiln_parallel_min_costly_elements() : KILN_PARALLEL_MIN_ELEMENTS;
     if (call->context->channels_last_operands & 1u) {
         int64_t C = in->shape[1];
-        bool keep = call->context->result_may_be_channels_last;
-        resize_pixels_job pixels = {tables,   in->data, out->data, linear,   C,
-                                    sizes[0], sizes[1], sizes[2],  sizes[3], keep ? C : 1,
-                                    keep ? 1 : sizes[2] * sizes[3]};
+        resize_pixels_job pixels = {tables, in->data, out->data, linear, C, sizes[0], sizes[1], sizes[2], sizes[3]};
         uint64_t count = (uint64_t)(in->shape[0] * sizes[2] * sizes[3]);
         uint64_t min_pixels = C > 0 ? (min_elements + (uint64_t)C - 1) / (uint64_t)C : min_elements;
         kiln_parallel_chunks_from(count, kiln_call_threads(call), min_pixels, resize_pixels, &pixels);
-        call->context->wrote_channels_last = keep;
+        call->context->wrote_channels_last = true;
     } else {
         resize_job job = {tables, in->data, out->data, width, linear, sizes[0], sizes[1], sizes[2], sizes[3]};
         kiln_parallel_chunks_from(out->element_count, kiln_call_threads(call), min_elements, resize_chunk, &job);

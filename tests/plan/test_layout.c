@@ -214,7 +214,8 @@ static void a_channel_concat_keeps_channels_last(void **state)
  * concat with the first conv's result, conv: the resize reads its operand
  * channels-last and writes its result so, and nothing is converted. A
  * 1-D conv's result resized (rank 3, which the resize reads only
- * row-major) is converted once and resized all the same.
+ * row-major) is converted once and resized all the same, as is the x of a
+ * resize whose result is the program's output.
  */
 static void a_resize_keeps_channels_last(void **state)
 {
@@ -264,6 +265,18 @@ static void a_resize_keeps_channels_last(void **state)
     if (recipe_convs_write_channels_last())
         assert_int_equal(line_counts.converted, 1);
     kiln_program_free(line_program);
+
+    /* A resize that is the program's output: its small x is converted, its result written row-major. */
+    recipe head;
+    kiln_value features = recipe_conv(&head, recipe_start(&head, "[2, 8, 12, 12]", NULL), 8, 4, 3, 0.5f);
+    kiln_value scores = recipe_op(&head, "resize", 1, &features, 2, resize_attributes);
+    kiln_program *head_program = recipe_finish(&head, 1, &scores);
+    assert_true(may_stay(head_program, 0));
+    assert_false(may_stay(head_program, 1));
+    layout_counts head_counts = check(head_program, 8, 0);
+    if (recipe_convs_write_channels_last())
+        assert_int_equal(head_counts.converted, 1);
+    kiln_program_free(head_program);
 }
 
 /*
