@@ -40,6 +40,7 @@ typedef enum kiln_activation_kind {
     KILN_ACTIVATION_LEAKY_RELU,
     KILN_ACTIVATION_CLIP,
     KILN_ACTIVATION_SILU, /* oneDNN's swish, alpha 1: within 8 ulp, not exact (spec/opset.md, "Fast paths") */
+    KILN_ACTIVATION_HARD_SWISH, /* oneDNN's hardswish: within a few ulp, not exact (the same) */
 } kiln_activation_kind;
 
 typedef struct kiln_fused_activation {

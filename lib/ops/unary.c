@@ -497,7 +497,7 @@ typedef struct unary_op {
  * What planning knows of each op (op_registry.h, kiln_op_traits). Ops that
  * loop over memory in order take channels-last operands as they come; relu,
  * leaky_relu and clip also bound their result's magnitude and may be
- * applied by the conv before them, as may silu.
+ * applied by the conv before them, as may silu and hard_swish.
  */
 #define TRAITS_NONE {0}
 #define TRAITS_IN_ORDER {.layout = KILN_LAYOUT_ELEMENTWISE}
@@ -510,6 +510,7 @@ typedef struct unary_op {
 #define TRAITS_CLIP                                                                                         \
     {.layout = KILN_LAYOUT_ELEMENTWISE, .magnitude = KILN_MAGNITUDE_CLIPPED, .activation = KILN_ACTIVATION_CLIP}
 #define TRAITS_SILU {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_SILU}
+#define TRAITS_HARD_SWISH {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_HARD_SWISH}
 
 #define UNARY_OPS(X)                                                                                          \
     X(abs, "abs", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
@@ -533,7 +534,7 @@ typedef struct unary_op {
     X(tanh, "tanh", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(tanh))                                         \
     X(sigmoid, "sigmoid", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(sigmoid))                                \
     X(hard_sigmoid, "hard_sigmoid", TRAITS_IN_ORDER, alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
-    X(hard_swish, "hard_swish", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(hard_swish))                       \
+    X(hard_swish, "hard_swish", TRAITS_HARD_SWISH, NULL, NULL, false, FLOATS(hard_swish))                       \
     X(relu, "relu", TRAITS_RELU, NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                                \
     X(leaky_relu, "leaky_relu", TRAITS_LEAKY_RELU, alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))    \
     X(elu, "elu", TRAITS_IN_ORDER, alpha_only, read_alpha_one, false, FLOATS(elu))                            \

@@ -33,6 +33,7 @@ uint32_t kiln_fusion_pair(const kiln_model *m, const bool *live, uint32_t n, con
     switch (a.kind) {
     case KILN_ACTIVATION_RELU:
     case KILN_ACTIVATION_SILU:
+    case KILN_ACTIVATION_HARD_SWISH:
         break;
     case KILN_ACTIVATION_LEAKY_RELU:
         a.alpha = (float)kiln_attribute_float(next->attributes, next->attribute_count, "alpha", 0.01);

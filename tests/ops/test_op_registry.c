@@ -73,6 +73,7 @@ static void planned_ops_declare_their_traits(void **state)
         {"leaky_relu", KILN_ACTIVATION_LEAKY_RELU, KILN_MAGNITUDE_SLOPE_ALPHA},
         {"clip", KILN_ACTIVATION_CLIP, KILN_MAGNITUDE_CLIPPED},
         {"silu", KILN_ACTIVATION_SILU, KILN_MAGNITUDE_UNKNOWN},
+        {"hard_swish", KILN_ACTIVATION_HARD_SWISH, KILN_MAGNITUDE_UNKNOWN},
     };
     for (size_t i = 0; i < sizeof activations / sizeof activations[0]; i++) {
         const kiln_op_def *def = kiln_op_find(activations[i].op);

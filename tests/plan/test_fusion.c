@@ -1,5 +1,5 @@
 /*
- * test_fusion.c — a conv and the relu, leaky_relu, clip or silu after it,
+ * test_fusion.c — a conv and the relu, leaky_relu, clip, silu or hard_swish after it,
  * run as one oneDNN primitive (lib/plan/fusion.h, spec/opset.md "Fast
  * paths").
  *
@@ -42,7 +42,7 @@ static float random_unit(void)
 }
 
 typedef struct program_case {
-    const char *activation;  /* relu, leaky_relu, clip or silu */
+    const char *activation;  /* relu, leaky_relu, clip, silu or hard_swish */
     uint32_t stages;         /* conv + activation pairs in a chain */
     bool weight_is_input;    /* the weight an input: never fused */
     bool conv_is_output;     /* the last conv's result also an output: not a pair */
@@ -197,8 +197,8 @@ static int fill_weights(void **state)
 static void each_activation_fuses(void **state)
 {
     (void)state;
-    static const char *const activations[] = {"relu", "leaky_relu", "clip", "silu"};
-    for (size_t a = 0; a < 4; a++) {
+    static const char *const activations[] = {"relu", "leaky_relu", "clip", "silu", "hard_swish"};
+    for (size_t a = 0; a < 5; a++) {
         check(&(program_case){activations[a], 1, false, false}, 0, 1);
         /* A chain: each activation's slot must stay apart from its conv's input. */
         check(&(program_case){activations[a], 3, false, false}, 0, 3);
@@ -214,6 +214,7 @@ static void special_or_huge_inputs_run_unfused(void **state)
     check(&(program_case){"clip", 1, false, false}, -INFINITY, 0);
     check(&(program_case){"leaky_relu", 1, false, false}, INFINITY, 0);
     check(&(program_case){"silu", 1, false, false}, -INFINITY, 0);
+    check(&(program_case){"hard_swish", 1, false, false}, NAN, 0);
     /* Finite, but large enough that a sum might overflow: unfused. The
      * stages after the first see values the clip bounds, so they fuse. */
     check(&(program_case){"relu", 1, false, false}, 1e38f, 0);
@@ -271,7 +272,8 @@ static void pairs_and_the_plan(void **state)
  * spec/opset.md states for oneDNN's swish: SILU_ULP ulp of silu applied
  * to the conv's result y, or, for y below -86.9 (oneDNN's exp gives 0
  * below about -87), within SILU_TINY of it (the fused result is then -0.0
- * or a tiny value; tests/bench/measure_fused_silu.c measured both). x,
+ * or a tiny value; tests/bench/measure_fused_activation.c measured both);
+ * and conv + hard_swish within HARD_SWISH_ULP ulp (oneDNN's hardswish). x,
  * weights and biases are multiples of 1/16, 1/8 and 1/64 small enough
  * that every partial sum of either conv is exact in f32 whatever its
  * order: both paths compute the same y, which a twin program without the
@@ -279,11 +281,12 @@ static void pairs_and_the_plan(void **state)
  * runs are counted: a pointwise conv of a row-major x, and a conv whose
  * result the silu does not read alone, stay unfused.
  */
-enum { SILU_ULP = 8, SILU_CHANNELS = 16 };
+enum { SILU_ULP = 8, HARD_SWISH_ULP = 4, SILU_CHANNELS = 16 };
 #define SILU_TINY 1.5e-36
 
 typedef struct silu_case {
     const char *what;
+    const char *op;      /* silu or hard_swish */
     int64_t kernel;      /* 1 or 3, pads kernel / 2 */
     bool depthwise;      /* group = channels */
     bool after_conv;     /* x the result of a 3x3 conv before it: channels-last on the oneDNN path */
@@ -320,7 +323,7 @@ static kiln_value exact_conv(kiln_builder *b, kiln_value x, int64_t kernel, bool
     return y;
 }
 
-/* Case c's program; without `silu`, its twin whose output is the conv's result. */
+/* Case c's program; without `silu` (c's activation), its twin whose output is the conv's result. */
 static kiln_program *make_silu_program(const silu_case *c, bool silu)
 {
     kiln_builder *b;
@@ -328,7 +331,7 @@ static kiln_program *make_silu_program(const silu_case *c, bool silu)
     kiln_value x, conv, sigmoid, y;
     char shape[64];
     snprintf(shape, sizeof shape, "[%d, %d, %d, %d]", BATCH, SILU_CHANNELS, SIDE, SIDE);
-    assert_int_equal(kiln_builder_new("silu_fusion", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_new("approximate_fusion", &b, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, &err), KILN_OK);
     if (c->after_conv)
         x = exact_conv(b, x, 3, false, 0);
@@ -336,7 +339,7 @@ static kiln_program *make_silu_program(const silu_case *c, bool silu)
     if (silu && (c->dead_sigmoid || c->sigmoid_output))
         assert_int_equal(kiln_builder_add_op(b, "sigmoid", 1, &conv, &sigmoid, &err), KILN_OK);
     if (silu)
-        assert_int_equal(kiln_builder_add_op(b, "silu", 1, &conv, &y, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_op(b, c->op, 1, &conv, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     if (silu && c->sigmoid_output)
         assert_int_equal(kiln_builder_add_output(b, "sigmoid", sigmoid, &err), KILN_OK);
@@ -384,7 +387,8 @@ static void check_silu(const silu_case *c)
     const int64_t shape[] = {BATCH, SILU_CHANNELS, SIDE, SIDE};
     kiln_tensor *x;
     assert_int_equal(kiln_tensor_new(KILN_F32, 4, shape, &x, &err), KILN_OK);
-    const program_case plain = {"silu", 1, false, false};
+    const program_case plain = {c->op, 1, false, false};
+    bool silu = strcmp(c->op, "silu") == 0;
     for (int round = 0; round < 3; round++) {
         float *v = kiln_tensor_data(x);
         /* Round 0 near 0, where silu curves; the others reach y below -87,
@@ -397,11 +401,11 @@ static void check_silu(const silu_case *c)
         const float *expected = kiln_tensor_const_data(run(reference, &plain, x, NULL));
         const float *y = kiln_tensor_const_data(run(conv_only, &plain, x, NULL));
         for (uint64_t i = 0; i < kiln_tensor_element_count(x); i++) {
-            bool within = llabs(ordered(got[i]) - ordered(expected[i])) <= SILU_ULP ||
-                          (y[i] < -86.9f && fabs((double)got[i] - (double)expected[i]) <= SILU_TINY);
+            bool within = llabs(ordered(got[i]) - ordered(expected[i])) <= (silu ? SILU_ULP : HARD_SWISH_ULP) ||
+                          (silu && y[i] < -86.9f && fabs((double)got[i] - (double)expected[i]) <= SILU_TINY);
             if (!within)
-                fail_msg("%s: element %llu (conv %.9g) is %.9g, the reference %.9g", c->what, (unsigned long long)i,
-                         (double)y[i], (double)got[i], (double)expected[i]);
+                fail_msg("%s %s: element %llu (conv %.9g) is %.9g, the reference %.9g", c->op, c->what,
+                         (unsigned long long)i, (double)y[i], (double)got[i], (double)expected[i]);
         }
         if (c->sigmoid_output)
             assert_close(kiln_session_output(fast, 1), kiln_session_output(reference, 1), "sigmoid");
@@ -418,16 +422,30 @@ static void silu_fuses_within_its_bound(void **state)
 {
     (void)state;
     static const silu_case cases[] = {
-        {"3x3", 3, false, false, false, false, 1},
-        {"depthwise 3x3", 3, true, false, false, false, 1},
-        {"3x3 of a channels-last x", 3, false, true, false, false, 1},
-        {"depthwise 3x3 of a channels-last x", 3, true, true, false, false, 1},
-        {"1x1 of a channels-last x", 1, false, true, false, false, 1},
+        {"3x3", "silu", 3, false, false, false, false, 1},
+        {"depthwise 3x3", "silu", 3, true, false, false, false, 1},
+        {"3x3 of a channels-last x", "silu", 3, false, true, false, false, 1},
+        {"depthwise 3x3 of a channels-last x", "silu", 3, true, true, false, false, 1},
+        {"1x1 of a channels-last x", "silu", 1, false, true, false, false, 1},
         /* A pointwise conv of a row-major x: oneDNN's GEMM applies swish slowly, so unfused. */
-        {"1x1 of a row-major x", 1, false, false, false, false, 0},
+        {"1x1 of a row-major x", "silu", 1, false, false, false, false, 0},
         /* The ONNX importer's Mul(x, Sigmoid(x)): the sigmoid, read by nothing, does not run. */
-        {"3x3, a dead sigmoid between", 3, false, false, true, false, 1},
-        {"3x3, the sigmoid an output", 3, false, false, false, true, 0},
+        {"3x3, a dead sigmoid between", "silu", 3, false, false, true, false, 1},
+        {"3x3, the sigmoid an output", "silu", 3, false, false, false, true, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_silu(&cases[i]);
+}
+
+/* The same for hard_swish (MobileNetV3's), within HARD_SWISH_ULP. */
+static void hard_swish_fuses_within_its_bound(void **state)
+{
+    (void)state;
+    static const silu_case cases[] = {
+        {"3x3", "hard_swish", 3, false, false, false, false, 1},
+        {"depthwise 3x3 of a channels-last x", "hard_swish", 3, true, true, false, false, 1},
+        {"1x1 of a channels-last x", "hard_swish", 1, false, true, false, false, 1},
+        {"1x1 of a row-major x", "hard_swish", 1, false, false, false, false, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_silu(&cases[i]);
@@ -441,6 +459,7 @@ int main(void)
         cmocka_unit_test_setup(only_pairs_with_program_weights_fuse, fill_weights),
         cmocka_unit_test_setup(pairs_and_the_plan, fill_weights),
         cmocka_unit_test(silu_fuses_within_its_bound),
+        cmocka_unit_test(hard_swish_fuses_within_its_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

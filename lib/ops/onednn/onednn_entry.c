@@ -249,8 +249,10 @@ static bool make_inner(dnnl_engine_t engine, const dnnl_memory_desc_t *plain, co
  * +0.0. On finite values each computes the op's value (leaky_relu's
  * alpha * x is one f32 product either way), but for the sign of a zero
  * result. silu is swish with alpha 1, x * sigmoid(x) in f32 with oneDNN's
- * own exp: not the op's value, but within the few ulp of it that
- * spec/opset.md ("Fast paths") states.
+ * own exp, and hard_swish oneDNN's hardswish, x * relu6(x + 3) / 6 in f32
+ * (the op's x * clamp((x + 3) / 6) in double, rounded once): not the
+ * op's values, but within the few ulp of them that spec/opset.md ("Fast
+ * paths") states.
  */
 static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activation *a)
 {
@@ -263,6 +265,8 @@ static bool append_activation(dnnl_post_ops_t post_ops, const kiln_fused_activat
         return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_clip, a->lo, a->hi) == dnnl_success;
     case KILN_ACTIVATION_SILU:
         return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_swish, 1.0f, 0.0f) == dnnl_success;
+    case KILN_ACTIVATION_HARD_SWISH:
+        return dnnl_post_ops_append_eltwise(post_ops, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f) == dnnl_success;
     case KILN_ACTIVATION_NONE:
         break;
     }

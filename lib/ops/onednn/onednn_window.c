@@ -455,6 +455,10 @@ static double conv_result_bound(const primitive_entry *e, double x_bound)
      * silu (spec/opset.md): 8 * 2^-23 of its magnitude. */
     if (e->activation.kind == KILN_ACTIVATION_SILU)
         y = fmax(y, 0.2785) * (1 + 0x1p-20);
+    /* |hard_swish(v)| <= max(|v|, 0.375) (its least value is -0.375, at
+     * v = -1.5), and the fused one is within 4 ulp of it (spec/opset.md). */
+    if (e->activation.kind == KILN_ACTIVATION_HARD_SWISH)
+        y = fmax(y, 0.375) * (1 + 0x1p-21);
     return y <= FLT_MAX ? y : INFINITY;
 }
 

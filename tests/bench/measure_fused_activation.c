@@ -1,7 +1,8 @@
 /*
- * measure_fused_silu.c — how far oneDNN's swish post-op (a conv fused
- * with the silu after it, lib/plan/fusion.h) is from kiln's reference
- * silu: the measurement behind the bound spec/opset.md states for it.
+ * measure_fused_activation.c — how far oneDNN's swish and hardswish
+ * post-ops (a conv fused with the silu or hard_swish after it,
+ * lib/plan/fusion.h) are from kiln's reference silu and hard_swish: the
+ * measurement behind the bounds spec/opset.md states for them.
  *
  * The conv is the identity, so that its result is x exactly and the only
  * difference left is the activation's: weight 1 on the centre tap of a
@@ -14,15 +15,15 @@
  * (both signs, zeros and subnormals included), in chunks of 2^24, then
  * through every 64th f32 from 100 to FLT_MAX / 4 (the largest |x| a
  * conv of these weights fuses for) of both signs. Each result is compared
- * with unary_silu(x) in double, rounded to f32, the reference kernel's
- * value; the run fails should a chunk not fuse.
+ * with unary_silu(x) (or unary_hard_swish(x)) in double, rounded to f32,
+ * the reference kernel's value; the run fails should a chunk not fuse.
  *
  * Reported per range of x: the largest distance in ulp (the count of f32
  * values between the two, +0 and -0 one value) and where, the largest
  * |difference|, and the largest x whose result is a zero where the
  * reference's is not (oneDNN's exp gives 0 below about -87).
  *
- * Usage: measure_fused_silu dense|depthwise|channels-last [--quick]
+ * Usage: measure_fused_activation silu|hard_swish dense|depthwise|channels-last [--quick]
  * (--quick: one chunk in 256, for a smoke run). Run by hand: it takes
  * minutes per shape.
  */
@@ -51,6 +52,9 @@ enum { CHANNELS = 16, SIDE = 1024, CHUNK = CHANNELS * SIDE * SIDE };
     } while (0)
 
 typedef enum shape { DENSE, DEPTHWISE, CHANNELS_LAST } shape;
+
+/* The activation measured: "silu" or "hard_swish". */
+static bool hard_swish;
 
 /* An identity conv of x, `kernel` x `kernel`, grouped or not. */
 static kiln_value identity_conv(kiln_builder *b, kiln_value x, int64_t kernel, bool grouped, const char *name)
@@ -84,12 +88,12 @@ static kiln_program *make_program(shape s)
     kiln_value x, y;
     char x_shape[64];
     snprintf(x_shape, sizeof x_shape, "[1, %d, %d, %d]", CHANNELS, SIDE, SIDE);
-    CHECK(kiln_builder_new("fused_silu", &b, &err));
+    CHECK(kiln_builder_new("fused_activation", &b, &err));
     CHECK(kiln_builder_add_input(b, "x", KILN_F32, x_shape, &x, &err));
     if (s == CHANNELS_LAST)
         x = identity_conv(b, x, 3, false, "before");
     y = identity_conv(b, x, s == CHANNELS_LAST ? 1 : 3, s == DEPTHWISE, "conv");
-    CHECK(kiln_builder_add_op(b, "silu", 1, &y, &y, &err));
+    CHECK(kiln_builder_add_op(b, hard_swish ? "hard_swish" : "silu", 1, &y, &y, &err));
     CHECK(kiln_builder_add_output(b, "y", y, &err));
     void *bytes;
     size_t size;
@@ -131,17 +135,27 @@ typedef struct range_stats {
 
 enum { RANGES = 4 };
 
-static range_stats stats[RANGES] = {
+static range_stats silu_stats[RANGES] = {
     {.name = "x < -86.9", .below = -86.9f},
     {.name = "-86.9 <= x < -80", .below = -80.0f},
     {.name = "-80 <= x < 0", .below = 0.0f},
     {.name = "x >= 0", .below = INFINITY},
 };
 
+/* hard_swish: 0 (or -0) below -3, a parabola to 3, x itself above. */
+static range_stats hard_swish_stats[RANGES] = {
+    {.name = "x < -3", .below = -3.0f},
+    {.name = "-3 <= x < 0", .below = 0.0f},
+    {.name = "0 <= x < 3", .below = 3.0f},
+    {.name = "x >= 3", .below = INFINITY},
+};
+
+static range_stats *stats = silu_stats;
+
 static void compare(const float *x, const float *got, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
-        float expected = (float)unary_silu((double)x[i]);
+        float expected = (float)(hard_swish ? unary_hard_swish((double)x[i]) : unary_silu((double)x[i]));
         range_stats *r = stats;
         while (!(x[i] < r->below))
             r++;
@@ -185,17 +199,20 @@ static void run_chunk(kiln_session *session, kiln_tensor *x, uint64_t n)
 int main(int argc, char **argv)
 {
     shape s;
-    if (argc >= 2 && strcmp(argv[1], "dense") == 0)
+    bool known = argc >= 3 && (strcmp(argv[1], "silu") == 0 || strcmp(argv[1], "hard_swish") == 0);
+    hard_swish = known && strcmp(argv[1], "hard_swish") == 0;
+    stats = hard_swish ? hard_swish_stats : silu_stats;
+    if (known && strcmp(argv[2], "dense") == 0)
         s = DENSE;
-    else if (argc >= 2 && strcmp(argv[1], "depthwise") == 0)
+    else if (known && strcmp(argv[2], "depthwise") == 0)
         s = DEPTHWISE;
-    else if (argc >= 2 && strcmp(argv[1], "channels-last") == 0)
+    else if (known && strcmp(argv[2], "channels-last") == 0)
         s = CHANNELS_LAST;
     else {
-        fprintf(stderr, "usage: measure_fused_silu dense|depthwise|channels-last [--quick]\n");
+        fprintf(stderr, "usage: measure_fused_activation silu|hard_swish dense|depthwise|channels-last [--quick]\n");
         return 2;
     }
-    bool quick = argc >= 3 && strcmp(argv[2], "--quick") == 0;
+    bool quick = argc >= 4 && strcmp(argv[3], "--quick") == 0;
     if (!kiln_onednn_enabled()) {
         fprintf(stderr, "this build has no oneDNN: nothing to measure\n");
         return 1;
@@ -236,7 +253,8 @@ int main(int argc, char **argv)
         }
     }
     static const char *const names[] = {"dense 3x3", "depthwise 3x3", "1x1 of a channels-last x"};
-    printf("fused conv + silu (%s) against unary_silu rounded to f32\n", names[s]);
+    const char *op = hard_swish ? "hard_swish" : "silu";
+    printf("fused conv + %s (%s) against unary_%s rounded to f32\n", op, names[s], op);
     for (int r = 0; r < RANGES; r++) {
         printf("  %-17s %11" PRIu64 " values: max %" PRId64 " ulp (x = %.9g: %.9g, reference %.9g); "
                "max |error| %.3g (x = %.9g)",
@@ -244,7 +262,7 @@ int main(int argc, char **argv)
                (double)stats[r].max_ulp_got, (double)stats[r].max_ulp_expected, stats[r].max_error,
                (double)stats[r].max_error_x);
         if (stats[r].lost)
-            printf("; zero for a nonzero silu up to x = %.9g", (double)stats[r].largest_lost_x);
+            printf("; zero for a nonzero %s up to x = %.9g", op, (double)stats[r].largest_lost_x);
         printf("\n");
     }
     kiln_tensor_free(x);
