@@ -359,6 +359,7 @@ static void gemm_matches_the_exact_product(void **state)
         {1, 1, 1, false, false, 1.0, 1.0, 0, 0},
         {16, 784, 512, false, false, 1.0, 1.0, 1, 0}, /* a dense layer: fused bias */
         {16, 512, 10, false, true, 1.0, 1.0, 2, 0},   /* weights stored [N, K] */
+        {2, 1280, 1000, false, true, 1.0, 1.0, 1, 0}, /* a classifier: a 5 MiB weight, packed on huge pages */
         {7, 5, 9, true, false, 1.0, 1.0, 4, 0},
         {7, 5, 9, true, true, 0.5, -2.0, 4, 0},
         {12, 40, 6, false, false, -1.5, 0.25, 3, 0},  /* C a column */
@@ -628,6 +629,9 @@ static void conv_matches_the_exact_sum(void **state)
          false},
         {"conv", {4, {2, 64, 14, 14}}, {4, {128, 64, 1, 1}}, true, {0}, {0}, {0}, {0}, 0, NULL, 0, 0, 0, 0, false},
         {"conv", {4, {1, 256, 8, 8}}, {4, {32, 256, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0,
+         false},
+        /* A 9 MiB weight: packed into a buffer of kiln's on huge pages (onednn_entry.c, weight_buffer). */
+        {"conv", {4, {1, 512, 4, 4}}, {4, {512, 512, 3, 3}}, true, {0}, {0}, {0}, {1, 1, 1, 1}, 0, NULL, 0, 0, 0, 0,
          false},
         /* Specials: NaN and inf in x propagate; an infinite weight is declined
          * (padding taps must not meet it) and the reference computes it. */

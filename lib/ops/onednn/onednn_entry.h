@@ -50,6 +50,7 @@ typedef struct primitive_entry {
      * kiln's buffer directly.
      */
     dnnl_memory_t src_inner, weights_inner, dst_inner;
+    void *weights_pages; /* weights_inner's buffer when kiln allocated it (weight_buffer), else NULL */
     dnnl_primitive_t src_reorder, weights_reorder, dst_reorder;
     bool weights_constant; /* the weights operand is a program weight (kernel_context.h) */
     bool weights_packed;   /* ... and weights_inner already holds it: no reorder per run */
