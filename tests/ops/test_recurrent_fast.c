@@ -11,8 +11,9 @@
  * initial states and peepholes, clip, every activation, both
  * linear_before_reset; weights as program weights (packed once, reused on
  * the next run) and as inputs (repacked every run, here changed between
- * runs at the same address), and the directions on two threads (a layer
- * above the product threshold, spec/opset.md "Threads"), each with the
+ * runs at the same address), the directions on two threads (a layer
+ * above the product threshold, spec/opset.md "Threads") and an LSTM's
+ * steps split over two and three threads (the one-thread bits), each with the
  * AVX-512, AVX2 and plain C copies of the arithmetic. Also the
  * activations alone against libm, over a million arguments and the
  * special values.
@@ -272,6 +273,66 @@ static void attributes_match_the_reference(void **state)
     print_message("largest difference from the reference: %.3g of 1 + |reference|\n", largest_error);
 }
 
+/* The fast kernel of `op` on operands t (weights constant) with `threads` threads into a new result. */
+static kiln_tensor *run_fast(const char *op, const fast_case *fc, kiln_tensor **t, bool all, uint32_t threads)
+{
+    const kiln_op_def *def = kiln_op_find(op);
+    kiln_node_attribute attributes[8];
+    uint32_t attribute_count = case_attributes(fc, attributes);
+    kiln_node_state slot = {NULL, NULL};
+    kiln_kernel_context context = {.threads = threads, .state = &slot, .constant_operands = (1u << 1) | (1u << 2)};
+    kiln_tensor *y = result_for(fc, all);
+    kiln_kernel_call call = {(const kiln_tensor *const *)t, fc->inputs, y, attributes, attribute_count, &context};
+    kiln_error err;
+    bool ran = false;
+    assert_int_equal(def->fast(&call, &ran, &err), KILN_OK);
+    assert_true(ran);
+    if (slot.release)
+        slot.release(slot.data);
+    return y;
+}
+
+/*
+ * An LSTM's steps split over a team (recurrent.c, lstm_split: panels
+ * shared between the threads, two barriers a step) give the one-thread
+ * bits: hidden 128 (8 panels), 70 (5, shared unevenly), with peepholes,
+ * batch 2, both directions one after the other, on 2 and 3 threads.
+ */
+static void split_steps_give_the_same_bits(void **state)
+{
+    (void)state;
+    const fast_case cases[] = {
+        {.cell = LSTM, .inputs = 7, .seq = 9, .batch = 2, .input = 12, .hidden = 128},
+        {.cell = LSTM, .direction = "reverse", .layout = 1, .inputs = 7, .seq = 5, .batch = 1, .input = 3,
+         .hidden = 70},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const fast_case *fc = &cases[i];
+        const int64_t S = fc->seq, B = fc->batch, H = fc->hidden, I = fc->input;
+        kiln_tensor *t[7];
+        t[0] = random_tensor(3, fc->layout == 0 ? (int64_t[]){S, B, I} : (int64_t[]){B, S, I}, 1.5f);
+        t[1] = random_tensor(3, (int64_t[]){1, 4 * H, I}, 0.8f / sqrtf((float)I));
+        t[2] = random_tensor(3, (int64_t[]){1, 4 * H, H}, 0.8f / sqrtf((float)H));
+        t[3] = random_tensor(2, (int64_t[]){1, 8 * H}, 0.5f);
+        t[4] = random_tensor(3, fc->layout == 0 ? (int64_t[]){1, B, H} : (int64_t[]){B, 1, H}, 1.0f);
+        t[5] = random_tensor(3, fc->layout == 0 ? (int64_t[]){1, B, H} : (int64_t[]){B, 1, H}, 1.0f);
+        t[6] = random_tensor(2, (int64_t[]){1, 3 * H}, 0.7f);
+        static const char *const ops[] = {"lstm", "lstm_last_hidden", "lstm_last_cell"};
+        for (int o = 0; o < 3; o++) {
+            kiln_tensor *alone = run_fast(ops[o], fc, t, o == 0, 1);
+            for (uint32_t threads = 2; threads <= 3; threads++) {
+                kiln_tensor *team = run_fast(ops[o], fc, t, o == 0, threads);
+                if (memcmp(alone->data, team->data, alone->byte_size) != 0)
+                    fail_msg("%s hidden %lld on %u threads: not the one-thread bits", ops[o], (long long)H, threads);
+                kiln_tensor_free(team);
+            }
+            kiln_tensor_free(alone);
+        }
+        for (int k = 0; k < 7; k++)
+            kiln_tensor_free(t[k]);
+    }
+}
+
 /*
  * One node's slot across runs of other sequence lengths and batches, its
  * weights program weights packed by the first run: each run against the
@@ -459,6 +520,7 @@ int main(void)
         cmocka_unit_test(attributes_match_the_reference),
         cmocka_unit_test(nan_matches_the_reference),
         cmocka_unit_test(runs_of_other_sizes_reuse_the_packing),
+        cmocka_unit_test(split_steps_give_the_same_bits),
         cmocka_unit_test(declines_what_the_reference_does),
         cmocka_unit_test(activations_match_libm),
         cmocka_unit_test(features_name_the_path),

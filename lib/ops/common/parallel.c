@@ -98,3 +98,24 @@ void kiln_parallel_chunks_from(uint64_t count, uint32_t threads, uint64_t min_el
 #endif
     chunk(job, 0, count);
 }
+
+void kiln_parallel_team(uint32_t threads, kiln_team_fn body, const void *job)
+{
+#ifdef _OPENMP
+    if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+        body(job, (uint32_t)omp_get_thread_num(), (uint32_t)omp_get_num_threads());
+        return;
+    }
+#else
+    (void)threads;
+#endif
+    body(job, 0, 1);
+}
+
+void kiln_team_barrier(void)
+{
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+}

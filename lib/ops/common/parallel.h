@@ -118,4 +118,18 @@ void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk,
 void kiln_parallel_chunks_from(uint64_t count, uint32_t threads, uint64_t min_elements, kiln_chunk_fn chunk,
                                const void *job);
 
+/* One member of a team: `index` of `count` (count >= 1). */
+typedef void (*kiln_team_fn)(const void *job, uint32_t index, uint32_t count);
+
+/*
+ * Run body(job, i, count) on a team of up to `threads` threads, i = 0 ..
+ * count - 1 (count may be fewer than asked: OpenMP's limits; 1 without
+ * OpenMP), for work whose members meet at kiln_team_barrier: each step
+ * of a recurrence, say, split between them.
+ */
+void kiln_parallel_team(uint32_t threads, kiln_team_fn body, const void *job);
+
+/* Inside a kiln_parallel_team body: wait until every member of the team has reached it. */
+void kiln_team_barrier(void);
+
 #endif
