@@ -335,6 +335,18 @@ static void slice_matches_reference(void **state)
     /* Zero-size input and empty slices. */
     check_slice(2, (int64_t[]){0, 3}, 1, (int64_t[]){0}, (int64_t[]){2}, (int64_t[]){1}, NULL);
     check_slice(2, shape, 1, (int64_t[]){3}, (int64_t[]){1}, NULL, NULL);
+    /* Rank 4, one or two axes sliced: the trailing axes taken whole and the
+     * sliced axis before them copy as one run (a channel split), the axes
+     * before by the odometer; a step or a partial inner axis stops the run. */
+    const int64_t image[] = {2, 5, 3, 4}, single[] = {1, 6, 1, 4};
+    for (int64_t axis = 0; axis < 4; axis++) {
+        check_slice(4, image, 1, (int64_t[]){1}, (int64_t[]){3}, (int64_t[]){axis}, NULL);
+        check_slice(4, image, 1, (int64_t[]){0}, (int64_t[]){INT64_MAX}, (int64_t[]){axis}, (int64_t[]){2});
+        check_slice(4, single, 1, (int64_t[]){0}, (int64_t[]){3}, (int64_t[]){axis}, NULL);
+    }
+    check_slice(4, image, 2, (int64_t[]){1, 1}, (int64_t[]){4, 3}, (int64_t[]){1, 3}, NULL);
+    check_slice(4, image, 2, (int64_t[]){0, 2}, (int64_t[]){1, 0}, (int64_t[]){0, 2}, (int64_t[]){1, -1});
+    check_slice(4, image, 2, (int64_t[]){0, 0}, (int64_t[]){2, 5}, (int64_t[]){0, 1}, NULL); /* the whole tensor */
 }
 
 /* ---------------------------------------------------------------- cumsum */
