@@ -29,6 +29,7 @@
 
 #include "fusion.h"
 #include "onednn.h"
+#include "program_recipe.h"
 #include "program.h"
 
 enum { BATCH = 2, CHANNELS = 4, SIDE = 9 };
@@ -99,14 +100,7 @@ static kiln_program *make_program(const program_case *c)
     assert_int_equal(kiln_builder_add_output(b, "y", x, &err), KILN_OK);
     if (c->conv_is_output)
         assert_int_equal(kiln_builder_add_output(b, "conv", conv, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    kiln_program *program;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
-    return program;
+    return recipe_seal(b);
 }
 
 /* Run `program` on x (and the weights as inputs when asked); output `index`. */
@@ -343,14 +337,7 @@ static kiln_program *make_silu_program(const silu_case *c, bool silu)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     if (silu && c->sigmoid_output)
         assert_int_equal(kiln_builder_add_output(b, "sigmoid", sigmoid, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    kiln_program *program;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
-    return program;
+    return recipe_seal(b);
 }
 
 /* f32 values in an order where neighbours differ by 1, +0 and -0 both 0. */
