@@ -1075,7 +1075,7 @@ static const kiln_op_def gather_ops[] = {
     {.name = "gather_nd", .versions = {1, 1}, .inputs = {2, 2}, .attributes = gather_nd_attributes,
      .infer = infer_gather_nd, .run = run_gather_nd},
     {.name = "slice", .versions = {1, 1}, .inputs = {1, 1}, .attributes = slice_attributes,
-     .infer = infer_slice, .run = run_slice},
+     .infer = infer_slice, .run = run_slice, .traits = {.magnitude = KILN_MAGNITUDE_NOT_ABOVE_OPERAND}},
     {.name = "cumsum", .versions = {1, 1}, .inputs = {1, 1}, .attributes = cumsum_attributes,
      .infer = infer_cumsum, .run = run_cumsum},
     {.name = "one_hot", .versions = {1, 1}, .inputs = {1, 1}, .attributes = one_hot_attributes,

@@ -597,9 +597,9 @@ static const kiln_op_def linalg_ops[] = {
     {.name = "gemm", .versions = {1, 1}, .inputs = {2, 3}, .attributes = gemm_attributes,
      .infer = infer_gemm, .run = run_gemm, .fast = fast_gemm},
     {.name = "transpose", .versions = {1, 1}, .inputs = {1, 1}, .attributes = transpose_attributes,
-     .infer = infer_transpose, .run = run_transpose},
+     .infer = infer_transpose, .run = run_transpose, .traits = {.magnitude = KILN_MAGNITUDE_NOT_ABOVE_OPERAND}},
     {.name = "flatten", .versions = {1, 1}, .inputs = {1, 1}, .attributes = flatten_attributes,
-     .infer = infer_flatten, .run = run_flatten},
+     .infer = infer_flatten, .run = run_flatten, .traits = {.magnitude = KILN_MAGNITUDE_NOT_ABOVE_OPERAND}},
 };
 
 const kiln_op_family kiln_ops_linalg = {linalg_ops, sizeof linalg_ops / sizeof linalg_ops[0]};

@@ -81,10 +81,11 @@ typedef enum kiln_layout_role {
 /* How a bound on an f32 result's magnitude follows from its operands' (plan/value_bound.h). */
 typedef enum kiln_magnitude_rule {
     KILN_MAGNITUDE_UNKNOWN = 0,       /* nothing follows (the default) */
-    KILN_MAGNITUDE_NOT_ABOVE_OPERAND, /* |y| <= |x| (relu) */
+    KILN_MAGNITUDE_NOT_ABOVE_OPERAND, /* |y| <= |x| (relu; ops that only move x's elements: reshape, slice) */
     KILN_MAGNITUDE_SLOPE_ALPHA,       /* |y| <= max(1, |alpha|) |x| (leaky_relu) */
     KILN_MAGNITUDE_CLIPPED,           /* |y| <= min(|x|, max(|min|, |max|)) (clip) */
     KILN_MAGNITUDE_SUM,               /* |y| <= |a| + |b| (add, sub) */
+    KILN_MAGNITUDE_LARGEST_OPERAND,   /* |y| <= the largest operand's |x| (concat) */
 } kiln_magnitude_rule;
 
 /*

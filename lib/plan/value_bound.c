@@ -34,6 +34,8 @@ kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n)
     }
     case KILN_MAGNITUDE_SUM: /* |a ± b| <= |a| + |b|, rounded once */
         return node->input_count == 2 ? (kiln_bound_rule){KILN_BOUND_SUM, 1 + 0x1p-22} : none;
+    case KILN_MAGNITUDE_LARGEST_OPERAND: /* concat: every element is one of an operand's */
+        return (kiln_bound_rule){KILN_BOUND_LARGEST, 1.0};
     case KILN_MAGNITUDE_UNKNOWN:
         break;
     }
@@ -56,6 +58,14 @@ double kiln_bound_apply(kiln_bound_rule rule, const kiln_node_decl *node, const 
         double y = bounds[node->inputs[1]];
         return y <= FLT_MAX ? finite_or_unknown((x + y) * rule.factor) : INFINITY;
     }
+    case KILN_BOUND_LARGEST:
+        for (uint32_t i = 1; i < node->input_count; i++) {
+            double b = bounds[node->inputs[i]];
+            if (!(b <= FLT_MAX))
+                return INFINITY;
+            x = fmax(x, b);
+        }
+        return x;
     case KILN_BOUND_NONE:
         break;
     }

@@ -30,6 +30,7 @@ typedef enum kiln_bound_kind {
     KILN_BOUND_SCALED,  /* factor * B(x): relu, leaky_relu */
     KILN_BOUND_CLAMPED, /* min(B(x), factor): clip */
     KILN_BOUND_SUM,     /* (B(a) + B(b)) * factor: add, sub */
+    KILN_BOUND_LARGEST, /* the largest B of the operands: concat */
 } kiln_bound_kind;
 
 typedef struct kiln_bound_rule {
@@ -39,7 +40,9 @@ typedef struct kiln_bound_rule {
 
 /*
  * The rule bounding node n's f32 result from its operands' bounds, for
- * relu, leaky_relu, clip, add and sub (rounding included); NONE for any
+ * relu, leaky_relu, clip, add and sub (rounding included), for ops that
+ * only move their operand's elements (reshape, flatten, squeeze,
+ * unsqueeze, transpose, slice, identity) and for concat; NONE for any
  * other op or dtype. Decided once per program, when it is loaded.
  */
 kiln_bound_rule kiln_bound_rule_of(const kiln_model *m, uint32_t n);

@@ -55,7 +55,7 @@ static void traits_agree_with_kernels(void **state)
         }
         if (t->magnitude == KILN_MAGNITUDE_SUM)
             assert_int_equal(def->inputs.max, 2);
-        else if (t->magnitude != KILN_MAGNITUDE_UNKNOWN)
+        else if (t->magnitude != KILN_MAGNITUDE_UNKNOWN && t->magnitude != KILN_MAGNITUDE_LARGEST_OPERAND)
             assert_int_equal(def->inputs.max, 1);
     }
 }
@@ -83,6 +83,10 @@ static void planned_ops_declare_their_traits(void **state)
     }
     assert_true(kiln_op_find("conv")->traits.applies_activation);
     assert_int_equal(kiln_op_find("add")->traits.magnitude, KILN_MAGNITUDE_SUM);
+    assert_int_equal(kiln_op_find("concat")->traits.magnitude, KILN_MAGNITUDE_LARGEST_OPERAND);
+    static const char *const movers[] = {"reshape", "flatten", "squeeze", "unsqueeze", "transpose", "slice", "identity"};
+    for (size_t i = 0; i < sizeof movers / sizeof movers[0]; i++)
+        assert_int_equal(kiln_op_find(movers[i])->traits.magnitude, KILN_MAGNITUDE_NOT_ABOVE_OPERAND);
     assert_int_equal(kiln_op_find("batch_norm")->traits.layout, KILN_LAYOUT_CHANNELWISE);
     static const char *const window_ops[] = {"conv", "max_pool", "avg_pool", "global_max_pool", "global_avg_pool"};
     for (size_t i = 0; i < sizeof window_ops / sizeof window_ops[0]; i++)

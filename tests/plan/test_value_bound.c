@@ -60,14 +60,24 @@ static void each_rule(void **state)
         recipe_binary(&r, "add", x, r.other),        /* 3 */
         recipe_binary(&r, "sub", x, r.other),        /* 4 */
         recipe_unary(&r, "sigmoid", x),              /* 5: no rule */
+        recipe_op(&r, "concat", 2, (kiln_value[]){x, r.other}, 1,
+                  &(kiln_attribute){.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1}), /* 6 */
+        recipe_op(&r, "transpose", 1, &x, 1,
+                  &(kiln_attribute){.name = "perm", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){0, 2, 3, 1},
+                                    .count = 4}), /* 7 */
+        recipe_op(&r, "slice", 1, &x, 2,
+                  (kiln_attribute[]){{.name = "ends", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){4}, .count = 1},
+                                     {.name = "starts", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t[]){1},
+                                      .count = 1}}), /* 8 */
+        recipe_unary(&r, "flatten", x),              /* 9 */
     };
-    kiln_program *program = recipe_finish(&r, 6, outputs);
+    kiln_program *program = recipe_finish(&r, 10, outputs);
     const kiln_model *m = &program->model;
     double bounds[16];
     for (int i = 0; i < 16; i++)
         bounds[i] = INFINITY;
     /* Nothing known of x: nothing known after. */
-    for (uint32_t n = 0; n < 6; n++)
+    for (uint32_t n = 0; n < 10; n++)
         assert_true(isinf(bound_after(m, n, bounds)));
     bounds[0] = 2.0; /* x */
     assert_true(bound_after(m, 0, bounds) == 2.0);
@@ -76,7 +86,13 @@ static void each_rule(void **state)
     double clip = bound_after(m, 2, bounds);
     assert_true(clip >= 0.5 && clip <= 0.5 * (1 + 1e-6));
     assert_true(isinf(bound_after(m, 3, bounds))); /* other unknown */
+    assert_true(isinf(bound_after(m, 6, bounds))); /* concat of x and the unknown other */
+    /* Moving x's elements keeps x's bound. */
+    assert_true(bound_after(m, 7, bounds) == 2.0);
+    assert_true(bound_after(m, 8, bounds) == 2.0);
+    assert_true(bound_after(m, 9, bounds) == 2.0);
     bounds[1] = 3.0;                                           /* other */
+    assert_true(bound_after(m, 6, bounds) == 3.0);           /* the larger operand's */
     double sum = bound_after(m, 3, bounds), difference = bound_after(m, 4, bounds);
     assert_true(sum >= 5.0 && sum <= 5.0 * (1 + 1e-6));
     assert_true(difference == sum);
@@ -164,10 +180,47 @@ static void carried_bounds_hold_and_replace_scans(void **state)
     kiln_program_free(program);
 }
 
+/*
+ * A SqueezeNet fire module and the pool after it: conv+relu, two convs+relu
+ * of its result (1x1 and 3x3, both fused: the 1x1 reads channels-last
+ * data), their concat, max_pool, conv+relu. The concat carries the larger
+ * of its operands' bounds, so neither the pool nor the last conv scans its
+ * operand: only x is scanned, by the first conv.
+ */
+static void a_concat_carries_its_operands_bounds(void **state)
+{
+    (void)state;
+    recipe r;
+    kiln_attribute channels = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1};
+    kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+    kiln_value squeezed = recipe_unary(&r, "relu", recipe_conv(&r, x, 8, 4, 3, 0.5f));
+    kiln_value wide = recipe_unary(&r, "relu", recipe_conv(&r, squeezed, 4, 8, 1, 0.5f));
+    kiln_value around = recipe_unary(&r, "relu", recipe_conv(&r, squeezed, 4, 8, 3, 0.5f));
+    kiln_value joined = recipe_op(&r, "concat", 2, (kiln_value[]){wide, around}, 1, &channels);
+    kiln_value pooled = recipe_pool(&r, "max_pool", joined, 2);
+    kiln_value y[2] = {joined, recipe_unary(&r, "relu", recipe_conv(&r, pooled, 16, 8, 3, 0.5f))};
+    kiln_program *program = recipe_finish(&r, 2, y);
+    recipe_sessions sessions = recipe_sessions_new(program, 1);
+    for (int round = 0; round < 2; round++) {
+        kiln_tensor *input = recipe_input(8, 2.0f, 0);
+        scan_count scans = {0, 0};
+        recipe_sessions_run(&sessions, program, &input, measure, &scans);
+        uint32_t finite = assert_bounds_hold(program, sessions.fast);
+        if (kiln_onednn_enabled() && recipe_convs_write_channels_last()) {
+            assert_int_equal(finite, 2);
+            assert_int_equal(scans.during, 1);
+        }
+        kiln_tensor_free(input);
+    }
+    recipe_sessions_free(&sessions);
+    kiln_program_free(program);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_rule),
+        cmocka_unit_test(a_concat_carries_its_operands_bounds),
         cmocka_unit_test(carried_bounds_hold_and_replace_scans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
