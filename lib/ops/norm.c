@@ -869,7 +869,7 @@ static kiln_status run_mean_variance_norm(const kiln_kernel_call *call, kiln_err
 static const kiln_op_def norm_ops[] = {
     {.name = "batch_norm", .versions = {1, 1}, .inputs = {5, 5}, .attributes = epsilon_attributes,
      .infer = infer_batch_norm, .run = run_batch_norm, .fast = fast_batch_norm,
-     .traits = {.layout = KILN_LAYOUT_CHANNELWISE, .applies_activation = true}},
+     .traits = {.layout = KILN_LAYOUT_CHANNELWISE, .applies_activation = true, .activation_in_place = true}},
     {.name = "layer_norm", .versions = {1, 1}, .inputs = {2, 3}, .attributes = layer_norm_attributes,
      .infer = infer_layer_norm, .run = run_layer_norm},
     {.name = "group_norm", .versions = {1, 1}, .inputs = {3, 3}, .attributes = group_norm_attributes,

@@ -101,6 +101,11 @@ typedef struct kiln_op_traits {
     kiln_activation_kind activation;
     /* This op's fast path can apply the activation of the node after it. */
     bool applies_activation;
+    /* ... element by element, each result from the same element of operand
+     * 0 alone (batch_norm): it may write the activation's result over that
+     * operand's own slot, so the memory plan does not lengthen the
+     * activation's lifetime for it (plan/fusion.h, kiln_fusion_in_place). */
+    bool activation_in_place;
 } kiln_op_traits;
 
 /*

@@ -84,3 +84,11 @@ bool kiln_fusion_plan_allows(const kiln_model *m, uint32_t n, uint32_t a, const 
     }
     return true;
 }
+
+bool kiln_fusion_in_place(const void *output, size_t output_bytes, const void *x, size_t x_bytes)
+{
+    uintptr_t out = (uintptr_t)output, in = (uintptr_t)x;
+    if (out == in && output_bytes == x_bytes)
+        return true;
+    return out + output_bytes <= in || in + x_bytes <= out;
+}

@@ -22,6 +22,7 @@
 #define KILN_LIB_FUSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernel_context.h"
@@ -44,6 +45,16 @@ kiln_status kiln_fusion_readers(const kiln_model *m, const bool *live, uint32_t 
  */
 uint32_t kiln_fusion_pair(const kiln_model *m, const bool *live, uint32_t n, const uint32_t *readers,
                           kiln_fused_activation *out);
+
+/*
+ * For a pair whose producer n applies the activation in place (trait
+ * activation_in_place): whether it may write the activation's result at
+ * `output`, `output_bytes` long, while it reads operand 0 at `x`, `x_bytes`
+ * long: the same bytes (each element read before it is written) or none
+ * in common. A session asks this of its own plan's buffers before it
+ * offers such an activation.
+ */
+bool kiln_fusion_in_place(const void *output, size_t output_bytes, const void *x, size_t x_bytes);
 
 /*
  * Whether, under a plan of `offsets` and slot `sizes` per node result, the

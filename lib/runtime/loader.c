@@ -274,7 +274,10 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
     KILN_TRY(kiln_fusion_readers(m, p->live, &readers, err));
     for (uint32_t n = 0; n < m->node_count; n++) {
         uint32_t at = kiln_fusion_pair(m, p->live, n, readers, &p->fusions[n]);
-        if (at != 0 && p->plan_stored && !kiln_fusion_plan_allows(m, n, at, p->arena_offsets, p->slot_sizes))
+        /* A producer applying it in place is checked by the session, on its own plan's buffers. */
+        bool in_place = m->opset[m->nodes[n].op].def->traits.activation_in_place;
+        if (at != 0 && p->plan_stored && !in_place &&
+            !kiln_fusion_plan_allows(m, n, at, p->arena_offsets, p->slot_sizes))
             at = 0;
         if (at == 0)
             p->fusions[n].kind = KILN_ACTIVATION_NONE;

@@ -400,7 +400,11 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         if (offer.activation.kind != KILN_ACTIVATION_NONE && !s->context.reference_only) {
             KILN_TRY(bind_result(s, activation_node, &offer.output, err));
             offer.output_may_be_channels_last = s->program->channels_last_ok[activation_node];
-            s->context.fusion = &offer;
+            /* In place (batch_norm): only over x's own bytes or apart from them. */
+            const kiln_tensor *x = &s->values[node->inputs[0]];
+            bool in_place = m->opset[node->op].def->traits.activation_in_place;
+            if (!in_place || kiln_fusion_in_place(offer.output->data, offer.output->byte_size, x->data, x->byte_size))
+                s->context.fusion = &offer;
         }
         s->context.constant_operands = 0;
         for (uint32_t i = 0; i < node->input_count; i++) {

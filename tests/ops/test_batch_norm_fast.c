@@ -208,6 +208,16 @@ static void fast_batch_norm_applies_an_offered_relu(void **state)
                 context.fusion = &row_major;
                 run(inputs, unused, &context);
                 assert_int_equal(row_major.applied, layout == 0);
+                /* In place: the relu's result written over x itself (the session's plan may put it there). */
+                kiln_tensor *in_place = tensor(4, shape);
+                memcpy(in_place->data, x->data, x->byte_size);
+                const kiln_tensor *own[5] = {in_place, params[0], params[1], params[2], params[3]};
+                kiln_fusion_offer over_x = {{KILN_ACTIVATION_RELU, 0.0f, 0.0f, INFINITY}, in_place, true, false};
+                context.fusion = &over_x;
+                run(own, unused, &context);
+                assert_true(over_x.applied);
+                assert_memory_equal(in_place->data, expected->data, x->byte_size);
+                kiln_tensor_free(in_place);
                 context.fusion = NULL;
             }
             kiln_tensor_free(x), kiln_tensor_free(plain), kiln_tensor_free(expected), kiln_tensor_free(unused);

@@ -48,6 +48,9 @@ static void traits_agree_with_kernels(void **state)
         /* Only a fast path reads operand 0 channels-last or applies the next node's activation. */
         if (t->layout == KILN_LAYOUT_READS_OPERAND_0 || t->applies_activation)
             assert_non_null(def->fast);
+        /* Applying it in place is a way of applying it. */
+        if (t->activation_in_place)
+            assert_true(t->applies_activation);
         /* An activation a conv applies is a one-operand op that keeps its operand's layout. */
         if (t->activation != KILN_ACTIVATION_NONE) {
             assert_int_equal(def->inputs.max, 1);

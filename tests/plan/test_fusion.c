@@ -262,6 +262,68 @@ static void pairs_and_the_plan(void **state)
 }
 
 /*
+ * batch_norm and the relu after it (batch_norm applies it in place): the
+ * plan does not lengthen the relu's lifetime (the arena is the one of the
+ * same chain with an unfusable sigmoid in the relu's place), and a session
+ * fuses the pair where the relu's buffer is x's own or apart from it, with
+ * the relu's bits. kiln_fusion_in_place: the same bytes or none in common.
+ */
+static void batch_norm_applies_its_relu_in_place(void **state)
+{
+    (void)state;
+    float block[64] = {0};
+    assert_true(kiln_fusion_in_place(block, 64, block, 64));             /* the same bytes */
+    assert_true(kiln_fusion_in_place(block, 64, block + 16, 64));        /* apart */
+    assert_true(kiln_fusion_in_place(block + 16, 64, block, 64));
+    assert_false(kiln_fusion_in_place(block + 4, 64, block, 64));        /* overlapping, shifted */
+    assert_false(kiln_fusion_in_place(block, 64, block + 4, 64));
+    assert_false(kiln_fusion_in_place(block, 128, block, 64));           /* the same start, longer */
+    uint64_t arena[2];
+    for (int activation = 0; activation < 2; activation++) {
+        recipe r;
+        kiln_value x = recipe_start(&r, "[2, 8, 12, 12]", NULL);
+        /* conv, (abs: the variance) batch_norm, relu (or sigmoid), twice, conv: nodes 0, 1 2 3, 4 5 6, 7 */
+        kiln_value y = recipe_conv(&r, x, 8, 8, 3, 0.5f);
+        for (int k = 0; k < 2; k++)
+            y = recipe_unary(&r, activation ? "sigmoid" : "relu", recipe_batch_norm(&r, y, 8));
+        y = recipe_conv(&r, y, 8, 4, 3, 0.5f);
+        kiln_program *program = recipe_finish(&r, 1, &y);
+        arena[activation] = kiln_program_arena_bytes(program);
+        if (activation == 0) {
+            assert_int_equal(program->fusions[2].kind, KILN_ACTIVATION_RELU);
+            assert_int_equal(program->fusions[5].kind, KILN_ACTIVATION_RELU);
+            recipe_sessions sessions = recipe_sessions_new(program, 2);
+            for (int round = 0; round < 2; round++) {
+                kiln_tensor *input = recipe_input(8, 2.0f, round ? NAN : 0);
+                recipe_sessions_run(&sessions, program, &input, NULL, NULL);
+                kiln_tensor_free(input);
+            }
+            recipe_sessions_free(&sessions);
+            /* The relus (nodes 3 and 6) did not run: their batch_norms applied them. */
+            kiln_session_options options;
+            kiln_session_options_default(&options);
+            options.profile = true;
+            kiln_session *profiled;
+            kiln_error err;
+            assert_int_equal(kiln_session_new(program, &options, &profiled, &err), KILN_OK);
+            kiln_tensor *input = recipe_input(8, 2.0f, 0);
+            assert_int_equal(kiln_session_set_input(profiled, "x", input, &err), KILN_OK);
+            assert_int_equal(kiln_session_run(profiled, &err), KILN_OK);
+            for (uint32_t relu = 3; relu <= 6; relu += 3) {
+                kiln_node_profile node = {.struct_size = sizeof node};
+                assert_int_equal(kiln_session_profile_node(profiled, relu, &node, &err), KILN_OK);
+                assert_int_equal(node.path, KILN_NODE_PATH_FUSED);
+                assert_int_equal(node.fused_into, relu - 1);
+            }
+            kiln_tensor_free(input);
+            kiln_session_free(profiled);
+        }
+        kiln_program_free(program);
+    }
+    assert_int_equal(arena[0], arena[1]);
+}
+
+/*
  * conv + silu, fused, against the reference kernels within the bound
  * spec/opset.md states for oneDNN's swish: SILU_ULP ulp of silu applied
  * to the conv's result y, or, for y below -86.9 (oneDNN's exp gives 0
@@ -445,6 +507,7 @@ int main(void)
         cmocka_unit_test_setup(special_or_huge_inputs_run_unfused, fill_weights),
         cmocka_unit_test_setup(only_pairs_with_program_weights_fuse, fill_weights),
         cmocka_unit_test_setup(pairs_and_the_plan, fill_weights),
+        cmocka_unit_test(batch_norm_applies_its_relu_in_place),
         cmocka_unit_test(silu_fuses_within_its_bound),
         cmocka_unit_test(hard_swish_fuses_within_its_bound),
     };
