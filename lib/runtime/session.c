@@ -106,6 +106,8 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->check_inputs = !(options && options->skip_input_checks);
     s->max_threads = kiln_session_thread_count(options ? options->threads : 0);
     s->context.threads = s->max_threads;
+    /* Here, not in the first run that changes the count: that would allocate (parallel.h). */
+    kiln_threads_prepare();
     s->adaptive_threads = !options || options->thread_policy != KILN_THREADS_FIXED;
     s->context.reference_only = options && options->reference_kernels;
     s->bound_inputs = calloc(m->input_count + 1, sizeof *s->bound_inputs);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +435,67 @@ static void mlp_arena_is_at_most_twice_the_live_activations(void **state)
 }
 
 /* Once a session exists, running it allocates nothing, valid input or not. */
+#if COUNTING_ALLOCATIONS
+/* The runs of running_allocates_on_no_thread, on a thread of their own: allocations counted over the runs. */
+static void *runs_on_a_new_thread(void *program)
+{
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.threads = 1; /* another count than OpenMP's default on a machine of 2 or more cores */
+    options.thread_policy = KILN_THREADS_FIXED;
+    kiln_session *session;
+    kiln_tensor *x;
+    kiln_error err;
+    unsigned long *counted = malloc(sizeof *counted);
+    if (!counted || kiln_session_new(program, &options, &session, &err) != KILN_OK ||
+        kiln_tensor_new(KILN_F32, 2, (int64_t[]){4, 8}, &x, &err) != KILN_OK)
+        return NULL;
+    unsigned long before = allocations;
+    for (int i = 0; i < 10; i++)
+        if (kiln_session_set_input(session, "x", x, &err) != KILN_OK || kiln_session_run(session, &err) != KILN_OK)
+            before = 0; /* counted as allocations: the test fails */
+    *counted = allocations - before;
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    return counted;
+}
+#endif
+
+/*
+ * A session created on a new thread runs there on 1 thread, which writes
+ * OpenMP's thread count for the first time on that thread (libgomp then
+ * allocates the thread's own settings): the session wrote it when it was
+ * created (kiln_threads_prepare), so its runs allocate nothing. (The
+ * adaptive policy changes the count between runs in the same way when the
+ * machine's load changes.)
+ */
+static void running_allocates_on_no_thread(void **state)
+{
+    (void)state;
+#if COUNTING_ALLOCATIONS
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y, one;
+    assert_int_equal(kiln_builder_new("count", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[4, 8]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    pthread_t thread;
+    void *result = NULL;
+    assert_int_equal(pthread_create(&thread, NULL, runs_on_a_new_thread, program), 0);
+    assert_int_equal(pthread_join(thread, &result), 0);
+    assert_non_null(result);
+    assert_int_equal(*(unsigned long *)result, 0);
+    free(result);
+    kiln_program_free(program);
+#else
+    skip();
+#endif
+}
+
 static void running_allocates_nothing(void **state)
 {
     (void)state;
@@ -758,6 +820,7 @@ int main(void)
         cmocka_unit_test(zero_element_values_need_no_bytes_in_any_axis_order),
         cmocka_unit_test(long_lived_values_are_not_overwritten),
         cmocka_unit_test(running_allocates_nothing),
+        cmocka_unit_test(running_allocates_on_no_thread),
         cmocka_unit_test(dense_layer_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(half_window_runs_allocate_nothing_after_warm_up),
         cmocka_unit_test(recurrent_runs_allocate_nothing_after_warm_up),

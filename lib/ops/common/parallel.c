@@ -56,6 +56,13 @@ int kiln_threads_enter(uint32_t threads)
 #endif
 }
 
+void kiln_threads_prepare(void)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(omp_get_max_threads());
+#endif
+}
+
 void kiln_threads_leave(int previous)
 {
 #ifdef _OPENMP

@@ -67,6 +67,15 @@ int kiln_threads_enter(uint32_t threads);
 void kiln_threads_leave(int previous);
 
 /*
+ * Write the calling thread's OpenMP thread count once, unchanged: libgomp
+ * allocates a thread's own copy of its settings at the first write, and a
+ * session's run that writes it (kiln_threads_enter, when the adaptive
+ * policy picks another count than the last run's) must not allocate.
+ * Called when a session is created.
+ */
+void kiln_threads_prepare(void);
+
+/*
  * Written before an elementwise inner loop: the iterations are independent
  * (each writes its own element, reading that element or a broadcast value
  * of the operands; an output is never a shifted view of an input), so the
