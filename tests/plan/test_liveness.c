@@ -17,6 +17,8 @@
 
 #include <kiln/kiln.h>
 
+#include "program_recipe.h"
+
 /* y = x + 1 (the output); dead = x / 0 and dead2 = dead * dead, read by nothing live. */
 static kiln_program *program_with_dead_nodes(bool dead_is_output)
 {
@@ -34,13 +36,7 @@ static kiln_program *program_with_dead_nodes(bool dead_is_output)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     if (dead_is_output)
         assert_int_equal(kiln_builder_add_output(b, "d", dead2, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    kiln_program *program;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
+    kiln_program *program = recipe_seal(b);
     return program;
 }
 

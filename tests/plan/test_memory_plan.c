@@ -436,6 +436,24 @@ static void mlp_arena_is_at_most_twice_the_live_activations(void **state)
 
 /* Once a session exists, running it allocates nothing, valid input or not. */
 #if COUNTING_ALLOCATIONS
+/* y = (x + 1)^2 of x: f32[batch, 8], batch in 1..16: the program whose runs the allocation tests count. */
+static kiln_program *counted_program(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, y, one;
+    assert_int_equal(kiln_builder_new("count", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 16, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 8]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){y, y}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    kiln_program *program = load(b);
+    kiln_builder_free(b);
+    return program;
+}
+
 /* The runs of running_allocates_on_no_thread, on a thread of their own: allocations counted over the runs. */
 static void *runs_on_a_new_thread(void *program)
 {
@@ -473,16 +491,7 @@ static void running_allocates_on_no_thread(void **state)
 {
     (void)state;
 #if COUNTING_ALLOCATIONS
-    kiln_builder *b;
-    kiln_error err;
-    kiln_value x, y, one;
-    assert_int_equal(kiln_builder_new("count", &b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[4, 8]", &x, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, one}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    kiln_program *program = load(b);
-    kiln_builder_free(b);
+    kiln_program *program = counted_program();
     pthread_t thread;
     void *result = NULL;
     assert_int_equal(pthread_create(&thread, NULL, runs_on_a_new_thread, program), 0);
@@ -500,18 +509,8 @@ static void running_allocates_nothing(void **state)
 {
     (void)state;
 #if COUNTING_ALLOCATIONS
-    kiln_builder *b;
     kiln_error err;
-    kiln_value x, y, one;
-    assert_int_equal(kiln_builder_new("count", &b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_dim(b, "batch", 1, 16, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[batch, 8]", &x, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F32, 1.0, &one, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, one}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){y, y}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    kiln_program *program = load(b);
-    kiln_builder_free(b);
+    kiln_program *program = counted_program();
     kiln_session *session;
     kiln_tensor *small, *large, *outside;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);

@@ -24,6 +24,7 @@
 #include <kiln/kiln.h>
 
 #include "onednn.h"
+#include "program_recipe.h"
 
 enum { NODE_CONV, NODE_RELU, NODE_FLATTEN, NODE_GEMM, NODE_ADD, NODE_MATMUL, NODE_NEG, NODE_COUNT };
 enum { RUNS = 3 };
@@ -76,13 +77,7 @@ static kiln_program *make_program(void)
     assert_int_equal(kiln_builder_add_op(b, "matmul", 2, matmul_operands, &product, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &negated, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", product, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    kiln_program *program;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
+    kiln_program *program = recipe_seal(b);
     assert_int_equal(kiln_program_node_count(program), NODE_COUNT);
     return program;
 }
@@ -323,12 +318,7 @@ static void grouped_nodes_are_fused_into_the_first(void **state)
                      KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "values", values, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "indices", indices, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
-    free(bytes);
+    program = recipe_seal(b);
     kiln_tensor *t;
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){4, 9}, &t, &err), KILN_OK);
     fill(kiln_tensor_data(t), 36, 1.0f);
