@@ -1,4 +1,5 @@
 /* onnx_graph_inputs.c — see onnx_graph_inputs.h. */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +28,92 @@ static const kiln_onnx_dim *declared_dim(onnx_importer *im, const char *name, ui
             return &im->options->dims[i];
         }
     return NULL;
+}
+
+/* Declare the kiln dim of options->dims[index] in the builder, once. */
+static kiln_status declare_dim(onnx_importer *im, uint32_t index, kiln_error *err)
+{
+    if (im->dim_declared[index])
+        return KILN_OK;
+    const kiln_onnx_dim *bound = &im->options->dims[index];
+    char identifier[256];
+    onnx_make_identifier(bound->name, identifier, sizeof identifier);
+    kiln_status status = kiln_builder_add_dim(im->builder, identifier, bound->min, bound->max, err);
+    /* multiple_of 0 or 1: any size of the range. */
+    if (status == KILN_OK && bound->multiple_of > 1)
+        status = kiln_builder_set_dim_multiple_of(im->builder, identifier, bound->multiple_of, err);
+    if (status == KILN_OK)
+        im->dim_declared[index] = true;
+    return status;
+}
+
+/*
+ * Whether `param` is a size expression over declared dims ("s27 + 1",
+ * "2*batch", "(seq//2)": what torch.onnx writes for a derived dim): only
+ * names of declared dims, integers, spaces, parentheses and + - * // %, with
+ * at least one operator. When it is, the kiln text of it ("//" is kiln's
+ * floor division "/") is written to `out` and each dim it names is declared;
+ * the builder's own parser then checks its syntax and that it stays
+ * non-negative over the domain.
+ */
+static bool expression_of_declared_dims(onnx_importer *im, const char *param, char *out, size_t size,
+                                        kiln_status *status, kiln_error *err)
+{
+    bool has_operator = false;
+    size_t used = 0;
+    *status = KILN_OK;
+    for (const char *p = param; *p;) {
+        if (isalpha((unsigned char)*p) || *p == '_') {
+            const char *start = p;
+            while (isalnum((unsigned char)*p) || *p == '_')
+                p++;
+            char name[256];
+            size_t length = (size_t)(p - start);
+            if (length >= sizeof name)
+                return false;
+            memcpy(name, start, length);
+            name[length] = '\0';
+            uint32_t index;
+            if (!declared_dim(im, name, &index))
+                return false;
+            char identifier[256];
+            onnx_make_identifier(name, identifier, sizeof identifier);
+            size_t need = strlen(identifier);
+            if (size - used <= need)
+                return false;
+            memcpy(out + used, identifier, need);
+            used += need;
+            continue;
+        }
+        if (!isdigit((unsigned char)*p) && !strchr(" ()+-*/%", *p))
+            return false;
+        if (strchr("+-*/%", *p))
+            has_operator = true;
+        if (size - used <= 1)
+            return false;
+        out[used++] = *p;
+        p += (p[0] == '/' && p[1] == '/') ? 2 : 1;
+    }
+    out[used] = '\0';
+    if (!has_operator)
+        return false;
+    /* Only now declare: a text that turns out not to be an expression declares nothing. */
+    for (const char *p = param; *p;) {
+        if (!isalpha((unsigned char)*p) && *p != '_') {
+            p++;
+            continue;
+        }
+        const char *start = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        char name[256];
+        memcpy(name, start, (size_t)(p - start));
+        name[p - start] = '\0';
+        uint32_t index;
+        if (declared_dim(im, name, &index) && (*status = declare_dim(im, index, err)) != KILN_OK)
+            return true;
+    }
+    return true;
 }
 
 /* Whether a user who typed `typed` plausibly meant `name`: a few edits
@@ -107,6 +194,8 @@ static kiln_status input_shape_text(onnx_importer *im, const Onnx__ValueInfoProt
         const Onnx__TensorShapeProto__Dimension *dim = proto_shape->dim[a];
         const char *separator = a ? ", " : "";
         uint32_t dim_index;
+        char expression[512];
+        kiln_status expression_status;
         if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             if (dim->dim_value < 0)
                 return onnx_fail(err, KILN_ERR_MALFORMED, "input '%s' axis %zu has the negative size %lld",
@@ -117,19 +206,18 @@ static kiln_status input_shape_text(onnx_importer *im, const Onnx__ValueInfoProt
             onnx_append_text(shape, size, "%s%lld", separator, (long long)dim->dim_value);
         } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param[0] &&
                    declared_dim(im, dim->dim_param, &dim_index)) {
-            const kiln_onnx_dim *bound = &im->options->dims[dim_index];
             char identifier[256];
-            onnx_make_identifier(bound->name, identifier, sizeof identifier);
-            if (!im->dim_declared[dim_index]) {
-                kiln_status status = kiln_builder_add_dim(im->builder, identifier, bound->min, bound->max, err);
-                /* multiple_of 0 or 1: any size of the range. */
-                if (status == KILN_OK && bound->multiple_of > 1)
-                    status = kiln_builder_set_dim_multiple_of(im->builder, identifier, bound->multiple_of, err);
-                if (status != KILN_OK)
-                    return status;
-                im->dim_declared[dim_index] = true;
-            }
+            onnx_make_identifier(im->options->dims[dim_index].name, identifier, sizeof identifier);
+            kiln_status status = declare_dim(im, dim_index, err);
+            if (status != KILN_OK)
+                return status;
             onnx_append_text(shape, size, "%s%s", separator, identifier);
+        } else if (!known && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   expression_of_declared_dims(im, dim->dim_param, expression, sizeof expression, &expression_status,
+                                               err)) {
+            if (expression_status != KILN_OK)
+                return expression_status;
+            onnx_append_text(shape, size, "%s%s", separator, expression);
         } else if (known) {
             onnx_append_text(shape, size, "%s%lld", separator, (long long)kiln_tensor_shape(known)[a]);
         } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dim->dim_param[0]) {
