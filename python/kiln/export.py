@@ -400,7 +400,7 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's tracer warnings speak of torch internals
         try:
-            torch.onnx.export(module, args, buffer, input_names=names, output_names=list(output_names),
+            torch.onnx.export(module, args, buffer, input_names=names, output_names=list(output_names), dynamo=False,
                               dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=True)
         except torch.onnx.errors.UnsupportedOperatorError as exc:
             raise UnsupportedError("PyTorch cannot export this module to ONNX opset %d: %s" % (opset, exc), 15,
