@@ -1,21 +1,22 @@
 #!/bin/sh
 # compare.sh — kiln against ONNX Runtime (CPU) on the same ONNX models, at
 # the same thread counts (issue #6: kiln at most 1.0x ORT's latency).
-# A harness run by hand, not by CI: it needs node, onnxruntime-node and
-# python3-onnx, and its numbers mean something only on a quiet machine.
+# A harness run by hand, not by CI: it needs the Python environment's
+# onnxruntime (PyPI) and onnx, and its numbers mean something only on a
+# quiet machine.
 #
-# Setup, once:
-#   apt install python3-onnx nodejs npm
-#   (cd tests/bench/ort && npm install --no-save onnxruntime-node)
-#     (.npmrc here skips the optional CUDA download)
+# Setup, once: scripts/install-deps (the checkout's .venv, from
+# requirements.txt: onnxruntime, onnx, numpy), and a build of kiln. The
+# interpreter is $KILN_PYTHON, by default .venv/bin/python of the checkout.
 #
 # Usage: tests/bench/ort/compare.sh [--kiln PATH] [--threads "1 2"] [--runs N] [--warmup N]
 #                                   [--rounds N] [--exports DIR...]
 #
 # For each model of make_models.py: `kiln import-onnx` it (a model whose
 # ops the importer does not map yet is reported as pending), time it with
-# `kiln bench --json` and with ort_bench.js (the same runs and warm-up,
-# intra- and inter-op threads = N), and print both medians and the ratio
+# `kiln bench --json` and with ort_bench.py (the same runs and warm-up;
+# intra-op threads = N, inter-op threads = 1, sequential execution), and
+# print both medians and the ratio
 # kiln / ORT. The two alternate for --rounds rounds (default 3) and each
 # side reports the median of its rounds' medians, so that a change in the
 # machine's load during the run weighs on both. Models and artifacts go to
@@ -67,13 +68,14 @@ if [ -z "$kiln" ] || [ ! -x "$kiln" ]; then
     echo "compare.sh: no kiln binary (build it, or pass --kiln PATH)" >&2
     exit 2
 fi
-[ -d "$here/node_modules/onnxruntime-node" ] ||
-    { echo "compare.sh: run 'npm install --no-save onnxruntime-node' in $here first" >&2; exit 2; }
+python=${KILN_PYTHON:-$root/.venv/bin/python}
+"$python" -c 'import onnxruntime, onnx' 2>/dev/null ||
+    { echo "compare.sh: $python cannot import onnxruntime and onnx (scripts/install-deps makes .venv; or set KILN_PYTHON)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -z "$exports" ]; then
-    /usr/bin/python3 "$here/make_models.py" "$work"
+    "$python" "$here/make_models.py" "$work"
 else
     for dir in $exports; do
         for case in "$dir"/*/; do
@@ -87,7 +89,7 @@ median() { sed -n 's/.*"median_ms": *\([0-9.eE+-]*\).*/\1/p'; }
 median_of() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's/.*"features": *\(\[[^]]*\]\).*/features \1/p')"
-echo "onnxruntime-node: $(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")"
+echo "onnxruntime: $("$python" "$here/ort_bench.py" --version) (Python, $("$python" -c 'import sys; print(sys.version.split()[0])'))"
 echo "$runs timed runs after $warmup warm-up, median of $rounds alternating rounds' medians, in ms;" \
     "ratio = kiln / ORT (issue #6 wants <= 1.00)"
 echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: spinning waits; --threads N fixes the thread count)}"
@@ -116,10 +118,14 @@ while IFS='|' read -r name import_dims bench_dims ort_inputs description; do
             median <"$work/kiln.json" >>"$work/kiln.times"
             sed -n 's/.*"waits": *"\([a-z]*\)".*/\1/p' "$work/kiln.json" >>"$work/kiln.waits"
             # shellcheck disable=SC2086
-            node "$here/ort_bench.js" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" \
+            "$python" "$here/ort_bench.py" "$work/$name.onnx" $ort_inputs --threads "$n" --runs "$runs" \
                 --warmup "$warmup" | median >>"$work/ort.times"
             round=$((round + 1))
         done
+        if [ "$(grep -c . "$work/ort.times")" -ne "$rounds" ]; then
+            printf '%-34s %7s ORT failed (ort_bench.py said so above)\n' "$description" "$n"
+            continue
+        fi
         k=$(median_of <"$work/kiln.times")
         o=$(median_of <"$work/ort.times")
         ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')

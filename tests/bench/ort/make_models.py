@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """make_models.py — write the ONNX models of the ONNX Runtime comparison.
 
-Usage: make_models.py OUT_DIR
+Usage: PYTHON make_models.py OUT_DIR   (compare.sh runs it with $KILN_PYTHON)
 
-Writes, with Debian's python3-onnx (onnx.helper, opset 17), the models that
+Writes, with onnx.helper (opset 17), the models that
 tests/bench/ort/compare.sh times in kiln and in ONNX Runtime; the same
 networks as tests/bench/bench_fast.c:
 

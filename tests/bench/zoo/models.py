@@ -1,14 +1,33 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """models.py -- export the model zoo of run.sh (issue #18): real models, random
-init with a fixed seed, as ONNX (opset 14) with a dynamic batch (and a dynamic
-sequence or time axis where natural), each with one test input at batch 1 and
+init with a fixed seed, as ONNX with a dynamic batch (and a dynamic sequence
+or time axis where natural), each with one test input at batch 1 and
 PyTorch's output on it.
 
-Usage: /usr/bin/python3 tests/bench/zoo/models.py OUT_DIR [NAME...]
+Usage: PYTHON tests/bench/zoo/models.py [--dynamo] OUT_DIR [NAME...]
+       (run.sh runs it with $KILN_PYTHON, by default the checkout's .venv/bin/python)
 
-Needs torch (1.13 here) and onnx; the torchvision families need torchvision
-(Debian: apt-get install python3-torchvision) and are skipped, with a note,
-without it. Writes, for each model NAME:
+Needs torch (2.13 in requirements.txt) and onnx. The exporter:
+
+- by default torch.onnx.export(..., dynamo=False), the TorchScript exporter
+  (deprecated in torch 2.9+, still working in 2.13) at opset 14: the
+  exporter of the torch 1.13 exports tests/bench/zoo/RESULTS.md measured,
+  and the one whose models kiln imports today. kiln's importer reads
+  default-domain opsets 1..17, and torch 2.13's torch.export-based exporter
+  writes opset 18 at the least (asked for less, it converts down with
+  onnx's version converter, which it warns "may not be successful");
+- with --dynamo, torch.onnx.export(..., dynamo=True, opset_version=18),
+  once kiln imports opset 18 (checked with torch 2.13: encoder_block,
+  gpt_block, lstm_classifier, gru_tagger and unet_small export and ORT runs
+  them; audio_cnn does not export, torch.export cannot solve its strided
+  `time` axis, and is reported and left out). torch.export specializes an
+  axis whose example size is 1 to the constant 1, so the model is traced at
+  batch 2 (the test input repeated) with the --dim ranges of the manifest as
+  torch.export.Dim bounds; the test input and PyTorch's output stay batch 1.
+
+The torchvision families need torchvision, and are skipped with a note when
+it does not import (PyPI's torchvision wheels do not import beside the CPU
+torch of requirements.txt). Writes, for each model NAME:
   OUT_DIR/NAME/model.onnx     the exported model
   OUT_DIR/NAME/<input>.npy    the test input(s), batch 1
   OUT_DIR/NAME/expected.npy   PyTorch's output on them (the model's one output, "y")
@@ -18,6 +37,7 @@ A model whose export fails is reported on stderr and left out of the manifest.
 """
 import math
 import os
+import re
 import sys
 import time
 
@@ -28,10 +48,13 @@ import torch.nn.functional as F
 
 try:
     import torchvision
-except ImportError:  # the hand-written models still export
+    TORCHVISION_MISSING = None
+except Exception as error:  # ImportError, or a wheel built for another torch (RuntimeError, ...)
     torchvision = None
+    TORCHVISION_MISSING = "%s: %s" % (type(error).__name__, str(error).splitlines()[0] if str(error) else "")
 
-OPSET = 14
+OPSET = 14          # the TorchScript exporter's (the default)
+DYNAMO_OPSET = 18   # the torch.export-based exporter's lowest
 SEED = 18
 
 
@@ -245,7 +268,14 @@ ZOO = [
 ]
 
 
-def export(out, name, build, make_inputs, axes, dims, description):
+def export_dims(axes, dims):
+    """dynamic_shapes for torch.export: each named axis as a torch.export.Dim bounded by its --dim range."""
+    ranges = {name: (int(low), int(high)) for name, low, high in re.findall(r"--dim (\w+)=(\d+)\.\.(\d+)", dims)}
+    bound = {name: torch.export.Dim(name, min=low, max=high) for name, (low, high) in ranges.items()}
+    return {name: {axis: bound[dim] for axis, dim in named.items()} for name, named in axes.items() if name != "y"}
+
+
+def export(out, name, build, make_inputs, axes, dims, description, dynamo=False):
     torch.manual_seed(SEED)
     model = build().eval()
     inputs = make_inputs()
@@ -255,32 +285,52 @@ def export(out, name, build, make_inputs, axes, dims, description):
         expected = model(*args)
     directory = os.path.join(out, name)
     os.makedirs(directory, exist_ok=True)
-    torch.onnx.export(model, args, os.path.join(directory, "model.onnx"), opset_version=OPSET,
-                      input_names=names, output_names=["y"], dynamic_axes=axes, do_constant_folding=True)
+    path = os.path.join(directory, "model.onnx")
+    if dynamo:
+        traced = tuple(torch.cat([a, a], 0) for a in args)  # batch 2: a size-1 example axis would be specialized
+        torch.onnx.export(model, traced, path, dynamo=True, opset_version=DYNAMO_OPSET, input_names=names,
+                          output_names=["y"], dynamic_shapes=export_dims(axes, dims), external_data=False,
+                          verbose=False)
+    else:
+        torch.onnx.export(model, args, path, dynamo=False, opset_version=OPSET, input_names=names,
+                          output_names=["y"], dynamic_axes=axes, do_constant_folding=True)
     for n in names:
         np.save(os.path.join(directory, n + ".npy"), inputs[n].numpy())
     np.save(os.path.join(directory, "expected.npy"), expected.numpy())
     return "|".join([name, dims, " ".join(names), description])
 
 
+def first_line(error):
+    """The line of an export error that says what went wrong: torch.export's 'Exception summary', else the first."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in str(error).splitlines()]
+    lines = [line for line in lines if line]
+    if "## Exception summary" in lines[:-1]:  # "<class 'X'>: message", the message often on the lines after
+        start = lines.index("## Exception summary") + 1
+        return " ".join(lines[start:start + 3])
+    return lines[0] if lines else ""
+
+
 def main():
-    if len(sys.argv) < 2:
-        sys.exit("usage: models.py OUT_DIR [NAME...]")
-    out, only = sys.argv[1], set(sys.argv[2:])
+    argv = sys.argv[1:]
+    dynamo = "--dynamo" in argv
+    argv = [a for a in argv if a != "--dynamo"]
+    if not argv or argv[0].startswith("-"):
+        sys.exit("usage: models.py [--dynamo] OUT_DIR [NAME...]")
+    out, only = argv[0], set(argv[1:])
     os.makedirs(out, exist_ok=True)
     lines = []
     for name, build, make_inputs, axes, dims, description, needs_tv in ZOO:
         if only and name not in only:
             continue
         if needs_tv and torchvision is None:
-            print(f"models.py: {name}: skipped, torchvision is not installed", file=sys.stderr)
+            print(f"models.py: {name}: skipped, torchvision does not import ({TORCHVISION_MISSING})", file=sys.stderr)
             continue
         start = time.time()
         try:
-            lines.append(export(out, name, build, make_inputs, axes, dims, description))
+            lines.append(export(out, name, build, make_inputs, axes, dims, description, dynamo))
             print(f"models.py: {name}: exported in {time.time() - start:.1f} s", file=sys.stderr)
         except Exception as error:  # report and go on: the zoo is broad on purpose
-            print(f"models.py: {name}: export failed: {type(error).__name__}: {error}", file=sys.stderr)
+            print(f"models.py: {name}: export failed: {type(error).__name__}: {first_line(error)}", file=sys.stderr)
     with open(os.path.join(out, "manifest.txt"), "w") as manifest:
         manifest.write("\n".join(lines) + ("\n" if lines else ""))
 

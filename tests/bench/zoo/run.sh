@@ -3,34 +3,38 @@
 # real models (torchvision classification, segmentation and video; a
 # transformer encoder block, a GPT block, LSTM, GRU, a 1-D audio CNN, a
 # UNet), each exported by PyTorch (models.py), imported by kiln, checked
-# against PyTorch's output, then timed in kiln and in onnxruntime-node.
-# A harness run by hand, NOT by CI: it needs torch, torchvision, onnx,
-# node and onnxruntime-node, takes minutes, and its numbers mean something
-# only on a quiet machine.
+# against PyTorch's output, then timed in kiln and in ONNX Runtime (the
+# Python package from PyPI, tests/bench/ort/ort_bench.py).
+# A harness run by hand, NOT by CI: it needs torch, onnx and onnxruntime
+# (and torchvision for 14 of the models, skipped with a note without it),
+# takes minutes, and its numbers mean something only on a quiet machine.
 #
-# Setup, once:
-#   apt-get install python3-torch python3-torchvision python3-onnx python3-numpy nodejs npm
-#   (cd tests/bench/ort && npm install --no-save onnxruntime-node)
-#   scripts/example            # or any build of build/tools/kiln
+# Setup, once: scripts/install-deps (the checkout's .venv, from
+# requirements.txt), and a build of kiln (scripts/example, or any build of
+# build/tools/kiln). The interpreter is $KILN_PYTHON, by default
+# .venv/bin/python of the checkout; it runs models.py, the error check and
+# ort_bench.py.
 #
 # Usage: tests/bench/zoo/run.sh [--kiln PATH] [--threads "1 2"] [--runs N] [--warmup N]
-#                               [--rounds N] [--budget-ms MS] [--models DIR] [MODEL...]
+#                               [--rounds N] [--budget-ms MS] [--models DIR] [--dynamo] [MODEL...]
 #
 # For each model: `kiln import-onnx` with its dims (a refusal is reported
 # with the first line of the reason); `kiln run` on the test input, compared
 # with PyTorch's output (max abs error; WRONG when it exceeds 1e-3 of the
-# largest |expected|); then `kiln bench --json --input` and ort_npy.js (the
-# timing of tests/bench/ort/ort_bench.js, on the same .npy input) at each
-# thread count, alternating for --rounds rounds (default 9), each side
-# reporting the median of its rounds' medians (as tests/bench/ort/compare.sh
-# does). Each round runs --runs timed runs (default 60), fewer for a slow
-# model: at most --budget-ms of timed runs a round (default 600), at
-# least 5. Many short rounds rather than a few long ones: the virtual
-# machines this runs on have slow phases of seconds, which three rounds a
-# side could not outvote (tests/bench/zoo/RESULTS.md). The last line is the geometric mean of kiln / ORT over the
-# models that import and match. --models DIR reuses an export of
-# models.py; otherwise the models go to a temporary directory. ORT's
-# node_modules is $ORT_NODE_MODULES, by default tests/bench/ort/node_modules.
+# largest |expected|); then `kiln bench --json --input` and
+# tests/bench/ort/ort_bench.py (on the same .npy input; intra-op threads N,
+# inter-op threads 1, sequential execution) at each thread count,
+# alternating for --rounds rounds (default 9), each side reporting the
+# median of its rounds' medians (as tests/bench/ort/compare.sh does). Each
+# round runs --runs timed runs (default 60), fewer for a slow model: at
+# most --budget-ms of timed runs a round (default 600), at least 5. Many
+# short rounds rather than a few long ones: the virtual machines this runs
+# on have slow phases of seconds, which three rounds a side could not
+# outvote (tests/bench/zoo/RESULTS.md). The last line is the geometric mean
+# of kiln / ORT over the models that import and match. --models DIR reuses
+# an export of models.py; otherwise the models go to a temporary directory,
+# exported by the TorchScript exporter at opset 14, or with --dynamo by
+# torch.export at opset 18 (models.py says why the first is the default).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -41,6 +45,7 @@ warmup=5
 rounds=9
 budget=600
 models=""
+dynamo=""
 while [ $# -gt 0 ]; do
     case $1 in
     --kiln) kiln=$2; shift 2 ;;
@@ -50,8 +55,9 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --budget-ms) budget=$2; shift 2 ;;
     --models) models=$(cd "$2" && pwd); shift 2 ;;
+    --dynamo) dynamo=--dynamo; shift ;;
     -*)
-        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N] [--budget-ms MS] [--models DIR] [MODEL...]" >&2
+        echo "usage: $0 [--kiln PATH] [--threads \"1 2\"] [--runs N] [--warmup N] [--rounds N] [--budget-ms MS] [--models DIR] [--dynamo] [MODEL...]" >&2
         exit 2
         ;;
     *) break ;;
@@ -66,23 +72,24 @@ if [ -z "$kiln" ] || [ ! -x "$kiln" ]; then
     echo "run.sh: no kiln binary (build it, or pass --kiln PATH)" >&2
     exit 2
 fi
-ORT_NODE_MODULES=${ORT_NODE_MODULES:-$root/tests/bench/ort/node_modules}
-export ORT_NODE_MODULES
-[ -d "$ORT_NODE_MODULES/onnxruntime-node" ] ||
-    { echo "run.sh: no onnxruntime-node in $ORT_NODE_MODULES ('npm install --no-save onnxruntime-node' in tests/bench/ort)" >&2; exit 2; }
+python=${KILN_PYTHON:-$root/.venv/bin/python}
+ort_bench=$root/tests/bench/ort/ort_bench.py
+"$python" -c 'import onnxruntime, numpy' 2>/dev/null ||
+    { echo "run.sh: $python cannot import onnxruntime and numpy (scripts/install-deps makes .venv; or set KILN_PYTHON)" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -z "$models" ]; then
     models=$work/models
-    /usr/bin/python3 -W ignore "$here/models.py" "$models" "$@"
+    # shellcheck disable=SC2086 # $dynamo is empty or one flag
+    "$python" -W ignore "$here/models.py" $dynamo "$models" "$@"
 fi
 
 median() { sed -n 's/.*"median_ms": *\([0-9.eE+-]*\).*/\1/p'; }
 median_of() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "kiln: $("$kiln" version | head -n 1); $("$kiln" version --json | sed -n 's/.*"features": *\(\[[^]]*\]\).*/features \1/p')"
-echo "onnxruntime-node: $(node -p "require('$ORT_NODE_MODULES/onnxruntime-node/package.json').version")"
+echo "onnxruntime: $("$python" "$ort_bench" --version) (Python, $("$python" -c 'import sys; print(sys.version.split()[0])'))"
 echo "up to $runs timed runs (at most ${budget} ms of them) after $warmup warm-up, median of $rounds alternating rounds' medians, in ms; ratio = kiln / ORT"
 echo "load average at the start: $(cut -d ' ' -f 1-3 /proc/loadavg); OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-(unset: spinning waits; --threads N fixes the thread count)}"
 printf '%-44s %7s %10s %10s %7s\n' model threads kiln ORT ratio
@@ -109,7 +116,7 @@ while IFS='|' read -r name dims inputs description; do
         echo "$name: kiln run failed: $reason" >>"$work/problems"
         continue
     fi
-    check=$(/usr/bin/python3 -c '
+    check=$("$python" -c '
 import sys, numpy as np
 got, want = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
 if got.shape != want.shape:
@@ -135,10 +142,15 @@ print("%s max abs error %.3g (%.2g of max |y| %.3g)" % ("WRONG" if not rel <= 1e
             "$kiln" bench "$work/$name.kiln" $bind --threads "$n" --runs "$n_runs" --warmup "$warmup" --json |
                 median >>"$work/kiln.times"
             # shellcheck disable=SC2086
-            node "$here/ort_npy.js" "$dir/model.onnx" $bind --threads "$n" --runs "$n_runs" --warmup "$warmup" |
+            "$python" "$ort_bench" "$dir/model.onnx" $bind --threads "$n" --runs "$n_runs" --warmup "$warmup" |
                 median >>"$work/ort.times"
             round=$((round + 1))
         done
+        if [ "$(grep -c . "$work/ort.times")" -ne "$rounds" ]; then
+            printf '%-44s %7s ORT failed (ort_bench.py said so above)\n' "  ($n_runs runs)" "$n"
+            echo "$name: ORT failed at $n thread(s)" >>"$work/problems"
+            continue
+        fi
         k=$(median_of <"$work/kiln.times")
         o=$(median_of <"$work/ort.times")
         ratio=$(awk -v k="$k" -v o="$o" 'BEGIN { printf "%.2f", k / o }')
