@@ -24,6 +24,9 @@ kiln_status onnx_map_batch_norm(onnx_node *node, const char *kiln_op);
 /** LayerNormalization (opset 17). */
 kiln_status onnx_map_layer_norm(onnx_node *node, const char *kiln_op);
 
+/** GroupNormalization-18 (scale and bias per group): group_norm with them repeated per channel. */
+kiln_status onnx_map_group_norm_18(onnx_node *node, const char *kiln_op);
+
 /** LRN as a composition of kiln ops. */
 kiln_status onnx_map_lrn(onnx_node *node, const char *kiln_op);
 
