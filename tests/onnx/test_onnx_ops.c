@@ -1354,6 +1354,115 @@ static void group_normalization_18_matches_a_naive_reference(void **state)
                    "attribute 'stash_type' is not part of GroupNormalization-18");
 }
 
+/*
+ * A dim_param that is an expression over declared dims (torch.export's
+ * '10*s3' for wav2vec2's sample count) is that expression, with or
+ * without a known value (onnx-test with --dim once refused the known
+ * case: "--dim names no input size of the model: s3"); the guard checks
+ * each run against it.
+ */
+static void dim_param_expressions_take_known_values(void **state)
+{
+    (void)state;
+    kiln_onnx_dim dims[] = {{.name = "s3", .min = 1, .max = 4}};
+    const int64_t six[] = {6}, seven[] = {7};
+    kiln_tensor *x = tensor_of(KILN_F32, 1, six, (const float[]){1, 2, 3, 4, 5, 6}, 6 * sizeof(float));
+    const char *names[] = {"x"};
+    const kiln_tensor *values[] = {x};
+    for (int given = 0; given < 2; given++) {
+        kiln_onnx_options options = {.struct_size = sizeof options, .dims = dims, .dim_count = 1};
+        if (given) {
+            options.known_input_count = 1;
+            options.known_input_names = names;
+            options.known_inputs = values;
+        }
+        kiln_onnx_result result;
+        kiln_error err;
+        Onnx__ModelProto *model = one_node(18, onnx_node("Relu", "r", L("x"), L("y"), NULL),
+                                           (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 1, L("2*s3")), NULL}, NULL);
+        if (import_with(model, &options, &result, &err) != KILN_OK)
+            fail_msg("%s", err.message);
+        kiln_program *program = load(&result);
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+        assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        kiln_tensor *odd = tensor_of(KILN_F32, 1, seven, (const float[]){1, 2, 3, 4, 5, 6, 7}, 7 * sizeof(float));
+        if (kiln_session_set_input(session, "x", odd, &err) == KILN_OK)
+            assert_int_not_equal(kiln_session_run(session, &err), KILN_OK); /* 7 is no 2*s3 */
+        assert_non_null(strstr(err.message, "x"));
+        kiln_tensor_free(odd);
+        kiln_session_free(session);
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
+    kiln_tensor_free(x);
+}
+
+/*
+ * Cast and CastLike from a float to an integer saturate a value out of the
+ * integer's range, infinities included (ONNX leaves them undefined; T5's
+ * relative position buckets cast log(0) = -inf to int64 and discard it):
+ * to i32 the bounds are -2^31 and the largest f32 below 2^31, to u8 0 and
+ * 255, so every value in range is the plain truncation. A NaN still fails.
+ */
+static void float_to_integer_casts_saturate(void **state)
+{
+    (void)state;
+    const float values[] = {-INFINITY, INFINITY, 3.7f, -2.5f, 1e20f, -1e20f, 255.9f, 2147483520.0f};
+    const int64_t dims[] = {8};
+    const int32_t want_i32[] = {INT32_MIN, 2147483520, 3, -2, 2147483520, INT32_MIN, 255, 2147483520};
+    const uint8_t want_u8[] = {0, 255, 3, 0, 255, 0, 255, 255};
+    struct {
+        int32_t onnx_type;
+        const void *want;
+        size_t width;
+        bool like;
+    } targets[] = {{ONNX__TENSOR_PROTO__DATA_TYPE__INT32, want_i32, 4, false},
+                   {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, want_u8, 1, false},
+                   {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, want_u8, 1, true}};
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        Onnx__NodeProto *node =
+            targets[t].like
+                ? onnx_node("CastLike", "c", L("x", "like"), L("y"), NULL)
+                : onnx_node("Cast", "c", L("x"), L("y"),
+                            (Onnx__AttributeProto *[]){onnx_attr_int("to", targets[t].onnx_type), NULL});
+        Onnx__ValueInfoProto *inputs[] = {onnx_value("x", F32, 1, L("8")),
+                                          targets[t].like ? onnx_value("like", targets[t].onnx_type, 1, L("1")) : NULL,
+                                          NULL};
+        kiln_onnx_result result;
+        kiln_program *program;
+        kiln_session *session;
+        kiln_tensor *x = tensor_of(KILN_F32, 1, dims, values, sizeof values);
+        kiln_tensor *like = NULL;
+        kiln_error err;
+        if (targets[t].like) {
+            if (import(one_node(18, node, inputs, NULL), &result, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+            program = load(&result);
+            like = tensor_of(KILN_U8, 1, (const int64_t[]){1}, (const uint8_t[]){0}, 1);
+            assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "like", like, NULL), KILN_OK);
+            if (kiln_session_run(session, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+        } else {
+            run_x(one_node(18, node, inputs, NULL), &result, &program, &session, x, 0);
+        }
+        assert_memory_equal(kiln_tensor_const_data(kiln_session_output(session, 0)), targets[t].want,
+                            8 * targets[t].width);
+        /* A NaN has no integer to saturate to. */
+        ((float *)kiln_tensor_data(x))[2] = NAN;
+        if (like == NULL) {
+            assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+            assert_int_not_equal(kiln_session_run(session, &err), KILN_OK);
+            assert_non_null(strstr(err.message, "nan"));
+        }
+        kiln_tensor_free(like);
+        release_run(&result, program, session, x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1373,6 +1482,8 @@ int main(void)
         cmocka_unit_test_teardown(opset_18_forms_are_read_at_18_only, release_arena),
         cmocka_unit_test_teardown(empty_max_and_min_are_the_extremes, release_arena),
         cmocka_unit_test_teardown(group_normalization_18_matches_a_naive_reference, release_arena),
+        cmocka_unit_test_teardown(dim_param_expressions_take_known_values, release_arena),
+        cmocka_unit_test_teardown(float_to_integer_casts_saturate, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
