@@ -1026,3 +1026,174 @@ kiln_status onnx_map_max_unpool(onnx_node *node, const char *kiln_op)
     }
     return onnx_map_emit_output(node, kiln_op, 2, inputs, &list);
 }
+
+/* An INTS attribute of `count` values, or `fallback` in each when absent. @return false if it has another count. */
+static bool ints_attribute(const onnx_node *node, const char *name, uint32_t count, int64_t fallback, int64_t *out)
+{
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, name);
+    for (uint32_t i = 0; i < count; i++)
+        out[i] = a && i < a->n_ints ? a->ints[i] : fallback;
+    return !a || a->n_ints == count;
+}
+
+/* The most positions Col2Im's index tensors may hold: each is an i64 constant of the model. */
+#define COL2IM_MAX_POSITIONS (UINT32_C(1) << 24)
+
+/*
+ * Col2Im (opset 18): the sum of overlapping sliding blocks into an image,
+ * the inverse of im2col. Input column c * K + k (k the kernel offset,
+ * row-major over block_shape; K its count) at block position l (row-major
+ * over the grid of blocks) adds into output position l_d * stride_d -
+ * pad_begin_d + k_d * dilation_d of channel c, when that lies inside the
+ * image. image_shape and block_shape must be constant, and so x's
+ * channels and block count, so the importer lists the V taps that land
+ * inside the image at import: x is reshaped to [N, C, K * L], those taps
+ * gathered (indices j = k * L + l), and scatter_elements with reduction
+ * add sums each into its position of zeros [N, C, prod(image_shape)],
+ * reshaped to [N, C, image...]. The sums run in tap order (k, then l),
+ * the order of PyTorch's col2im loops.
+ */
+kiln_status onnx_map_col2im(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, n = 0, block_count = 0;
+    int64_t sizes[KILN_MAX_RANK], image[KILN_MAX_RANK], block[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 1, image, KILN_MAX_RANK - 2, &n);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 2, block, KILN_MAX_RANK - 2, &block_count);
+    if (status != KILN_OK)
+        return status;
+    if (rank != 3)
+        return onnx_node_unsupported(node, "input has rank %u; Col2Im takes [N, C * prod(block_shape), L]", rank);
+    if (n == 0 || block_count != n)
+        return onnx_node_unsupported(node, "image_shape has %u sizes and block_shape %u", n, block_count);
+    int64_t dilations[KILN_MAX_RANK], strides[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK];
+    if (!ints_attribute(node, "dilations", n, 1, dilations) || !ints_attribute(node, "strides", n, 1, strides) ||
+        !ints_attribute(node, "pads", 2 * n, 0, pads))
+        return onnx_node_unsupported(node, "dilations and strides need %u values, pads %u", n, 2 * n);
+    if (sizes[1] < 0 || sizes[2] < 0)
+        return onnx_node_unsupported(node, "input axes 1 and 2 must be constant (they are %s and %s)",
+                                     sizes[1] < 0 ? "symbolic" : "constant", sizes[2] < 0 ? "symbolic" : "constant");
+    /* K, the grid of blocks and the image, each product bounded before it is formed. */
+    int64_t kernel = 1, grid[KILN_MAX_RANK], blocks = 1, positions = 1;
+    for (uint32_t d = 0; d < n; d++) {
+        if (image[d] < 1 || block[d] < 1 || dilations[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[n + d] < 0 ||
+            image[d] > COL2IM_MAX_POSITIONS || block[d] > COL2IM_MAX_POSITIONS || dilations[d] > COL2IM_MAX_POSITIONS ||
+            strides[d] > COL2IM_MAX_POSITIONS || pads[d] > COL2IM_MAX_POSITIONS || pads[n + d] > COL2IM_MAX_POSITIONS)
+            return onnx_node_unsupported(node, "axis %u: image %lld, block %lld, dilation %lld, stride %lld, pads "
+                                               "%lld, %lld are not sizes Col2Im takes",
+                                         d, (long long)image[d], (long long)block[d], (long long)dilations[d],
+                                         (long long)strides[d], (long long)pads[d], (long long)pads[n + d]);
+        int64_t span = dilations[d] * (block[d] - 1) + 1, padded = image[d] + pads[d] + pads[n + d];
+        grid[d] = padded < span ? 0 : (padded - span) / strides[d] + 1;
+        if (grid[d] < 1)
+            return onnx_node_unsupported(node, "axis %u: a block of span %lld does not fit the padded image of %lld",
+                                         d, (long long)span, (long long)padded);
+        kernel *= block[d];
+        blocks *= grid[d];
+        positions *= image[d];
+        if (kernel > COL2IM_MAX_POSITIONS || blocks > COL2IM_MAX_POSITIONS || positions > COL2IM_MAX_POSITIONS)
+            return onnx_node_unsupported(node, "more than %u kernel taps, blocks or image positions",
+                                         COL2IM_MAX_POSITIONS);
+    }
+    if (kernel * blocks > (int64_t)COL2IM_MAX_POSITIONS)
+        return onnx_node_unsupported(node, "%lld taps, more than %u", (long long)(kernel * blocks),
+                                     COL2IM_MAX_POSITIONS);
+    if (sizes[1] % kernel != 0 || sizes[2] != blocks)
+        return onnx_node_unsupported(node, "input [%lld, %lld] does not hold C * %lld columns of %lld blocks",
+                                     (long long)sizes[1], (long long)sizes[2], (long long)kernel, (long long)blocks);
+    int64_t channels = sizes[1] / kernel, taps = kernel * blocks;
+    /* The taps that land inside the image: their column (k * L + l) and their output position. */
+    kiln_tensor *gather_index, *position;
+    status = kiln_tensor_new(KILN_I64, 1, &taps, &gather_index, node->err);
+    if (status != KILN_OK)
+        return status;
+    status = kiln_tensor_new(KILN_I64, 3, (const int64_t[]){1, 1, taps}, &position, node->err);
+    if (status != KILN_OK) {
+        kiln_tensor_free(gather_index);
+        return status;
+    }
+    int64_t *column = kiln_tensor_data(gather_index), *target = kiln_tensor_data(position), inside = 0;
+    for (int64_t k = 0; k < kernel; k++)
+        for (int64_t l = 0; l < blocks; l++) {
+            int64_t flat = 0, k_rest = k, l_rest = l, k_unit = kernel, l_unit = blocks;
+            bool in = true;
+            for (uint32_t d = 0; d < n; d++) {
+                k_unit /= block[d];
+                l_unit /= grid[d];
+                int64_t at = (l_rest / l_unit) * strides[d] - pads[d] + (k_rest / k_unit) * dilations[d];
+                k_rest %= k_unit;
+                l_rest %= l_unit;
+                in = in && at >= 0 && at < image[d];
+                flat = flat * image[d] + at;
+            }
+            if (in) {
+                column[inside] = k * blocks + l;
+                target[inside++] = flat;
+            }
+        }
+    /* Only the first `inside` entries are taps: the index tensors are rewritten at that length. */
+    kiln_tensor *columns = NULL, *targets = NULL;
+    status = kiln_tensor_new(KILN_I64, 1, &inside, &columns, node->err);
+    if (status == KILN_OK)
+        status = kiln_tensor_new(KILN_I64, 3, (const int64_t[]){1, 1, inside}, &targets, node->err);
+    if (status == KILN_OK && inside) {
+        memcpy(kiln_tensor_data(columns), column, (size_t)inside * sizeof *column);
+        memcpy(kiln_tensor_data(targets), target, (size_t)inside * sizeof *target);
+    }
+    kiln_tensor_free(gather_index);
+    kiln_tensor_free(position);
+    kiln_value column_value, target_value, flat_x, taken, zero, zeros, index, summed;
+    if (status == KILN_OK)
+        status = onnx_node_constant_tensor(node, "col2im_columns", columns, &column_value);
+    if (status == KILN_OK)
+        status = onnx_node_constant_tensor(node, "col2im_positions", targets, &target_value);
+    kiln_tensor_free(columns);
+    kiln_tensor_free(targets);
+    if (status != KILN_OK)
+        return status;
+    /* x [N, C*K, L] -> [N, C, K*L] -> the taps [N, C, V]. */
+    onnx_attrs flat = {0}, gather = {0};
+    onnx_attrs_ints(&flat, "shape", (const int64_t[]){0, channels, taps}, 3);
+    onnx_attrs_int(&gather, "axis", 2);
+    status = onnx_node_emit(node, "reshape", 1, &x, flat.count, flat.items, &flat_x);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "gather", 2, (kiln_value[]){flat_x, column_value}, gather.count, gather.items,
+                                &taken);
+    /* Zeros [N, C, P] and the positions [N, C, V], over x's batch size (a symbolic one too). */
+    char batch[64], zeros_shape[256], index_shape[256];
+    if (status == KILN_OK)
+        status = onnx_node_axis_text(node, x, 0, batch, sizeof batch);
+    if (status != KILN_OK)
+        return status;
+    snprintf(zeros_shape, sizeof zeros_shape, "[%s, %lld, %lld]", batch, (long long)channels, (long long)positions);
+    snprintf(index_shape, sizeof index_shape, "[%s, %lld, %lld]", batch, (long long)channels, (long long)inside);
+    onnx_attrs zeros_attrs = {0}, index_attrs = {0};
+    onnx_attrs_string(&zeros_attrs, "shape", zeros_shape, strlen(zeros_shape));
+    onnx_attrs_string(&index_attrs, "shape", index_shape, strlen(index_shape));
+    status = onnx_node_scalar(node, dtype, 0.0, &zero);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand_to", 1, &zero, zeros_attrs.count, zeros_attrs.items, &zeros);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand_to", 1, &target_value, index_attrs.count, index_attrs.items, &index);
+    onnx_attrs scatter = {0};
+    onnx_attrs_int(&scatter, "axis", 2);
+    onnx_attrs_string(&scatter, "reduction", "add", 3);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "scatter_elements", 3, (kiln_value[]){zeros, index, taken}, scatter.count,
+                                scatter.items, &summed);
+    int64_t out_shape[KILN_MAX_RANK] = {0, channels};
+    for (uint32_t d = 0; d < n; d++)
+        out_shape[2 + d] = image[d];
+    onnx_attrs back = {0};
+    onnx_attrs_ints(&back, "shape", out_shape, 2 + n);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "reshape", 1, &summed, &back);
+    return status;
+}

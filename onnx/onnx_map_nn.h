@@ -48,6 +48,9 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op);
 /** GridSample (opset 16+). */
 kiln_status onnx_map_grid_sample(onnx_node *node, const char *kiln_op);
 
+/** Col2Im (opset 18): gather of the taps inside the image, scatter_elements adding them. */
+kiln_status onnx_map_col2im(onnx_node *node, const char *kiln_op);
+
 /** MaxUnpool (opset 9+). */
 kiln_status onnx_map_max_unpool(onnx_node *node, const char *kiln_op);
 

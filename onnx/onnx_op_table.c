@@ -151,6 +151,7 @@ static const onnx_op_mapping mappings[] = {
     {"MaxPool", SINCE_1, onnx_map_window, "max_pool", {1, 8, 10, 11, 12}},
     {"AveragePool", SINCE_1, onnx_map_window, "avg_pool", {1, 7, 10, 11}},
     {"LpPool", SINCE_1, onnx_map_window, "lp_pool", {1, 2, 11, 18}},
+    {"Col2Im", FROM(18), onnx_map_col2im, NULL, {18}},
     {"MaxUnpool", FROM(9), onnx_map_max_unpool, "max_unpool", {9, 11}},
     {"Resize", FROM(10), onnx_map_resize, "resize", {10, 11, 13, 18}},
     {"Upsample", 7, 9, 0, onnx_map_resize, "resize", {7, 9}},
@@ -253,7 +254,6 @@ static const struct {
     {"RandomUniformLike", "random generators are not supported"},
     {"Multinomial", "random generators are not supported"},
     {"Bernoulli", "random generators are not supported"},
-    {"Col2Im", "kiln has no col2im (a sum of overlapping sliding blocks into an image)"},
     /* Opset 18's bitwise ops take integers; kiln's and, or, xor and not take bool only. */
     {"BitwiseAnd", "kiln has no bitwise integer ops (its and, or, xor, not take bool)"},
     {"BitwiseOr", "kiln has no bitwise integer ops (its and, or, xor, not take bool)"},

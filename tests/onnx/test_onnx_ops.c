@@ -1463,6 +1463,43 @@ static void float_to_integer_casts_saturate(void **state)
     }
 }
 
+/*
+ * Col2Im over a symbolic batch: blocks of ones (2x2 over a 3x3 image,
+ * stride 1) add up to the number of blocks covering each position.
+ */
+static void col2im_counts_overlaps_over_a_symbolic_batch(void **state)
+{
+    (void)state;
+    kiln_onnx_dim dims[] = {{.name = "batch", .min = 1, .max = 3}};
+    kiln_onnx_options options = {.struct_size = sizeof options, .dims = dims, .dim_count = 1};
+    const int64_t two[] = {2};
+    Onnx__TensorProto *shapes[] = {onnx_tensor_i64("image", 1, two, (const int64_t[]){3, 3}),
+                                   onnx_tensor_i64("block", 1, two, (const int64_t[]){2, 2}), NULL};
+    Onnx__ModelProto *model = one_node(18, onnx_node("Col2Im", "c", L("x", "image", "block"), L("y"), NULL),
+                                       (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("batch", "4", "4")), NULL},
+                                       shapes);
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import_with(model, &options, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    float ones[2 * 4 * 4];
+    for (int i = 0; i < 32; i++)
+        ones[i] = 1.0f;
+    kiln_tensor *x = tensor_of(KILN_F32, 3, (const int64_t[]){2, 4, 4}, ones, sizeof ones);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    const kiln_tensor *y = kiln_session_output(session, 0);
+    assert_int_equal(kiln_tensor_rank(y), 4);
+    const float want[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    for (int i = 0; i < 18; i++)
+        assert_true(((const float *)kiln_tensor_const_data(y))[i] == want[i % 9]);
+    release_run(&result, program, session, x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1484,6 +1521,7 @@ int main(void)
         cmocka_unit_test_teardown(group_normalization_18_matches_a_naive_reference, release_arena),
         cmocka_unit_test_teardown(dim_param_expressions_take_known_values, release_arena),
         cmocka_unit_test_teardown(float_to_integer_casts_saturate, release_arena),
+        cmocka_unit_test_teardown(col2im_counts_overlaps_over_a_symbolic_batch, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
