@@ -212,9 +212,11 @@ static kiln_status input_shape_text(onnx_importer *im, const Onnx__ValueInfoProt
             if (status != KILN_OK)
                 return status;
             onnx_append_text(shape, size, "%s%s", separator, identifier);
-        } else if (!known && dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+        } else if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
                    expression_of_declared_dims(im, dim->dim_param, expression, sizeof expression, &expression_status,
                                                err)) {
+            /* With a known value too (onnx-test with --dim, spec/onnx-import.md §3.1): the expression is
+             * declared as a plain dim is, and the guards check the value against it. */
             if (expression_status != KILN_OK)
                 return expression_status;
             onnx_append_text(shape, size, "%s%s", separator, expression);

@@ -62,6 +62,22 @@ bool onnx_attrs_floats(onnx_attrs *list, const char *name, const float *values, 
     return true;
 }
 
+bool onnx_attrs_doubles(onnx_attrs *list, const char *name, const double *values, uint32_t count)
+{
+    if (count > ONNX_ATTRS_FLOAT_POOL - list->floats_used)
+        return false;
+    kiln_attribute *a = attr_next(list, name, KILN_ATTRIBUTE_FLOATS);
+    if (!a)
+        return false;
+    double *copy = &list->floats[list->floats_used];
+    if (count)
+        memcpy(copy, values, count * sizeof *values);
+    list->floats_used += count;
+    a->floats = copy;
+    a->count = count;
+    return true;
+}
+
 bool onnx_attrs_string(onnx_attrs *list, const char *name, const char *text, size_t length)
 {
     if (list->text_used == 4 || length >= ONNX_ATTRS_TEXT_MAX)
@@ -244,6 +260,10 @@ kiln_status onnx_map_ints_operand(onnx_node *node, const char *name, int64_t inp
         *count = (uint32_t)a->n_ints;
         return KILN_OK;
     }
+    /* The attribute form is gone at this version: taking it would compute the older version's meaning. */
+    if (onnx_node_attribute(node, name))
+        return onnx_node_unsupported(node, "attribute '%s' is not part of %s at opset %lld: from opset %lld it is input %u",
+                                     name, node->proto->op_type, (long long)node->opset, (long long)input_from, index);
     *present = onnx_node_has_input(node, index);
     if (!*present)
         return KILN_OK;

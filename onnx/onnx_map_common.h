@@ -41,6 +41,9 @@ bool onnx_attrs_ints(onnx_attrs *list, const char *name, const int64_t *values, 
 /** Append FLOATS attribute `name`. @return false if the list or its pool is full. */
 bool onnx_attrs_floats(onnx_attrs *list, const char *name, const float *values, uint32_t count);
 
+/** Append FLOATS attribute `name` from doubles (kept as they are). @return false if the list or its pool is full. */
+bool onnx_attrs_doubles(onnx_attrs *list, const char *name, const double *values, uint32_t count);
+
 /**
  * "[a, b, c]" of the size texts `sizes`: the target of expand_to and
  * resize_to, a shape over the dims. @return false if it does not fit.

@@ -176,6 +176,49 @@ static int32_t legacy_cast_type(const char *name)
     return 0;
 }
 
+/*
+ * ONNX leaves a cast from a float to an integer of a value outside the
+ * integer's range (an infinity among them) undefined; kiln's cast fails
+ * the run on one. PyTorch exports compute such casts and then discard
+ * them: T5's relative position buckets cast log(0) = -inf to int64 and a
+ * Where picks the other branch. So the importer saturates first: a clip
+ * to the integer range's bounds as values of x's dtype (exact there, so no
+ * value in range moves), then the cast. A NaN still fails the run.
+ * @return false when no clip is needed (not float to integer).
+ */
+static bool saturating_bounds(kiln_dtype from, kiln_dtype to, double *lo, double *hi)
+{
+    int digits, max_exponent; /* significand bits, and 2^max_exponent just above the largest finite */
+    switch (from) {
+    case KILN_F64: digits = 53, max_exponent = 1024; break;
+    case KILN_F32: digits = 24, max_exponent = 128; break;
+    case KILN_BF16: digits = 8, max_exponent = 128; break;
+    case KILN_F16: digits = 11, max_exponent = 16; break;
+    default: return false;
+    }
+    int bits;
+    bool is_signed;
+    switch (to) {
+    case KILN_I8: bits = 7, is_signed = true; break;
+    case KILN_I16: bits = 15, is_signed = true; break;
+    case KILN_I32: bits = 31, is_signed = true; break;
+    case KILN_I64: bits = 63, is_signed = true; break;
+    case KILN_U8: bits = 8, is_signed = false; break;
+    case KILN_U16: bits = 16, is_signed = false; break;
+    case KILN_U32: bits = 32, is_signed = false; break;
+    case KILN_U64: bits = 64, is_signed = false; break;
+    default: return false;
+    }
+    /* The integers lie in [-2^bits, 2^bits - 1] (or [0, 2^bits - 1]); in `from`, the largest value at
+     * most 2^bits - 1 is 2^bits - 2^(bits - digits) when that is below 2^bits - 1, and the largest
+     * finite value when the range goes past it. */
+    double largest = ldexp(1.0 - ldexp(1.0, -digits), max_exponent);
+    double top = bits <= digits ? ldexp(1.0, bits) - 1 : ldexp(1.0, bits) - ldexp(1.0, bits - digits);
+    *hi = fmin(top, largest);
+    *lo = is_signed ? fmax(-ldexp(1.0, bits), -largest) : 0.0;
+    return true;
+}
+
 kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -191,6 +234,18 @@ kiln_status onnx_map_cast(onnx_node *node, const char *kiln_op)
     }
     if (onnx_dtype_to_kiln(type, &to, &dtype_err) != KILN_OK)
         return onnx_node_unsupported(node, "attribute 'to': %s", dtype_err.message);
+    kiln_dtype from;
+    uint32_t rank;
+    double lo, hi;
+    status = onnx_node_type(node, x, &from, &rank, NULL);
+    if (status == KILN_OK && saturating_bounds(from, to, &lo, &hi)) {
+        onnx_attrs bounds = {0};
+        onnx_attrs_float(&bounds, "min", lo);
+        onnx_attrs_float(&bounds, "max", hi);
+        status = onnx_node_emit(node, "clip", 1, &x, bounds.count, bounds.items, &x);
+    }
+    if (status != KILN_OK)
+        return status;
     onnx_attrs list = {0};
     const char *name = kiln_dtype_name(to);
     onnx_attrs_string(&list, "to", name, strlen(name));
@@ -283,8 +338,18 @@ kiln_status onnx_map_cast_like(onnx_node *node, const char *kiln_op)
     kiln_dtype dtype;
     uint32_t rank;
     kiln_status status = onnx_map_inputs(node, 0, 2, inputs);
+    kiln_dtype from;
+    double lo, hi;
     if (status == KILN_OK)
         status = onnx_node_type(node, inputs[1], &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, inputs[0], &from, &rank, NULL);
+    if (status == KILN_OK && saturating_bounds(from, dtype, &lo, &hi)) {
+        onnx_attrs bounds = {0}; /* saturated as Cast is, above */
+        onnx_attrs_float(&bounds, "min", lo);
+        onnx_attrs_float(&bounds, "max", hi);
+        status = onnx_node_emit(node, "clip", 1, &inputs[0], bounds.count, bounds.items, &inputs[0]);
+    }
     if (status == KILN_OK)
         status = onnx_map_cast_to(node, &inputs[0], dtype);
     if (status == KILN_OK)

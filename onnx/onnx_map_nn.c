@@ -10,10 +10,108 @@
 #include "onnx_map_nn.h"
 #include "onnx_model.h"
 
-/* ReduceX: axes as an attribute, or (ReduceSum from opset 13) as input 1 with noop_with_empty_axes. */
+/*
+ * The extreme a ReduceMax (`largest`) or ReduceMin over no element gives
+ * from opset 18: -inf (+inf) for floats, the dtype's smallest (largest)
+ * value for integers, as its bytes in `bytes`. @return false for another dtype.
+ */
+static bool empty_extreme(kiln_dtype dtype, bool largest, unsigned char bytes[8])
+{
+    union {
+        unsigned char all[8];
+        float f32;
+        double f64;
+        uint16_t half;
+        int8_t i8;
+        int16_t i16;
+        int32_t i32;
+        int64_t i64;
+        uint8_t u8;
+        uint16_t u16;
+        uint32_t u32;
+        uint64_t u64;
+    } v = {0};
+    switch (dtype) {
+    case KILN_F32: v.f32 = largest ? -INFINITY : INFINITY; break;
+    case KILN_F64: v.f64 = largest ? -INFINITY : INFINITY; break;
+    case KILN_F16: v.half = largest ? 0xFC00 : 0x7C00; break;
+    case KILN_BF16: v.half = largest ? 0xFF80 : 0x7F80; break;
+    case KILN_I8: v.i8 = largest ? INT8_MIN : INT8_MAX; break;
+    case KILN_I16: v.i16 = largest ? INT16_MIN : INT16_MAX; break;
+    case KILN_I32: v.i32 = largest ? INT32_MIN : INT32_MAX; break;
+    case KILN_I64: v.i64 = largest ? INT64_MIN : INT64_MAX; break;
+    case KILN_U8: v.u8 = largest ? 0 : UINT8_MAX; break;
+    case KILN_U16: v.u16 = largest ? 0 : UINT16_MAX; break;
+    case KILN_U32: v.u32 = largest ? 0 : UINT32_MAX; break;
+    case KILN_U64: v.u64 = largest ? 0 : UINT64_MAX; break;
+    default: return false;
+    }
+    memcpy(bytes, &v, 8);
+    return true;
+}
+
+/*
+ * ReduceMax and ReduceMin from opset 18 over an axis of constant size 0:
+ * ONNX defines the result (the extreme of empty_extreme), where kiln's
+ * reduce_max and reduce_min have no value and refuse an empty axis. The
+ * result holds no element of x, so it is a constant of the reduced shape
+ * (every size constant; otherwise kiln's refusal stands).
+ * @return true if the node was so bound (or a failure recorded in *status).
+ */
+static bool reduce_empty_extreme(onnx_node *node, const char *kiln_op, kiln_value x, const int64_t *axes,
+                                 uint32_t count, bool keepdims, kiln_status *status)
+{
+    bool largest = strcmp(kiln_op, "reduce_max") == 0;
+    if ((!largest && strcmp(kiln_op, "reduce_min") != 0) || node->opset < 18)
+        return false;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    if (onnx_node_type(node, x, &dtype, &rank, sizes) != KILN_OK)
+        return false;
+    bool reduced[KILN_MAX_RANK] = {false}, empty = false;
+    for (uint32_t a = 0; a < rank; a++) {
+        if (sizes[a] < 0)
+            return false;
+        reduced[a] = count == 0;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= (int64_t)rank)
+            return false; /* kiln's rule reports the axis */
+        reduced[a] = true;
+    }
+    for (uint32_t a = 0; a < rank; a++)
+        empty = empty || (reduced[a] && sizes[a] == 0);
+    unsigned char bytes[8];
+    if (!empty || !empty_extreme(dtype, largest, bytes))
+        return false;
+    int64_t shape[KILN_MAX_RANK];
+    uint32_t out_rank = 0;
+    for (uint32_t a = 0; a < rank; a++)
+        if (!reduced[a] || keepdims)
+            shape[out_rank++] = reduced[a] ? 1 : sizes[a];
+    kiln_tensor *t;
+    *status = kiln_tensor_new(dtype, out_rank, shape, &t, node->err);
+    if (*status != KILN_OK)
+        return true;
+    size_t width = kiln_dtype_size(dtype);
+    unsigned char *data = kiln_tensor_data(t);
+    for (uint64_t e = 0; e < kiln_tensor_element_count(t); e++)
+        memcpy(data + e * width, bytes, width);
+    *status = onnx_node_set_constant_output(node, 0, t);
+    return true;
+}
+
+/*
+ * ReduceX: axes as an attribute, or as input 1 with noop_with_empty_axes
+ * (ReduceSum from opset 13, the other nine from opset 18). An absent or
+ * empty axes input reduces every axis, or with noop_with_empty_axes = 1
+ * none (identity).
+ */
 kiln_status onnx_map_reduce(onnx_node *node, const char *kiln_op)
 {
-    bool axes_as_input = strcmp(node->proto->op_type, "ReduceSum") == 0 && node->opset >= 13;
+    int64_t axes_input_from = strcmp(node->proto->op_type, "ReduceSum") == 0 ? 13 : 18;
     kiln_value x;
     int64_t axes[KILN_MAX_RANK];
     uint32_t count = 0;
@@ -21,15 +119,18 @@ kiln_status onnx_map_reduce(onnx_node *node, const char *kiln_op)
     onnx_attrs list = {0};
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK)
-        status = onnx_map_ints_operand(node, "axes", axes_as_input ? 13 : INT64_MAX, 1, axes, KILN_MAX_RANK,
-                                         &count, &present);
+        status = onnx_map_ints_operand(node, "axes", axes_input_from, 1, axes, KILN_MAX_RANK, &count, &present);
     if (status != KILN_OK)
         return status;
-    if ((!present || count == 0) && onnx_node_int(node, "noop_with_empty_axes", 0) != 0)
+    if (node->opset >= axes_input_from && (!present || count == 0) &&
+        onnx_node_int(node, "noop_with_empty_axes", 0) != 0)
         return onnx_map_emit_output(node, "identity", 1, &x, NULL);
+    int64_t keepdims = onnx_node_int(node, "keepdims", 1);
+    if (reduce_empty_extreme(node, kiln_op, x, axes, present ? count : 0, keepdims != 0, &status))
+        return status;
     if (present && count)
         onnx_attrs_ints(&list, "axes", axes, count);
-    onnx_attrs_int(&list, "keepdims", onnx_node_int(node, "keepdims", 1));
+    onnx_attrs_int(&list, "keepdims", keepdims);
     return onnx_map_emit_output(node, kiln_op, 1, &x, &list);
 }
 
@@ -108,6 +209,63 @@ kiln_status onnx_map_batch_norm(onnx_node *node, const char *kiln_op)
     if (status == KILN_OK)
         status = onnx_map_emit_output(node, kiln_op, 5, inputs, &list);
     return status;
+}
+
+/*
+ * GroupNormalization-18: scale and bias hold one value per group (opset
+ * 21 makes them per channel, as kiln's group_norm and PyTorch take them).
+ * Each is repeated over its group's channels (C constant: channel c is
+ * in group c / (C / G)), and kiln's group_norm computes the rest: the statistics
+ * of each group over its channels and positions are the same either way.
+ */
+kiln_status onnx_map_group_norm_18(onnx_node *node, const char *kiln_op)
+{
+    kiln_value operands[3];
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t sizes[KILN_MAX_RANK];
+    kiln_status status = onnx_map_inputs(node, 0, 3, operands);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, operands[0], &dtype, &rank, sizes);
+    if (status != KILN_OK)
+        return status;
+    for (size_t i = 0; i < node->proto->n_attribute; i++) {
+        const char *name = node->proto->attribute[i]->name ? node->proto->attribute[i]->name : "";
+        if (strcmp(name, "num_groups") != 0 && strcmp(name, "epsilon") != 0)
+            return onnx_node_unsupported(node, "attribute '%s' is not part of GroupNormalization-18", name);
+    }
+    const Onnx__AttributeProto *groups = onnx_node_attribute(node, "num_groups");
+    if (!groups)
+        return onnx_node_unsupported(node, "attribute 'num_groups' is required");
+    if (rank < 3)
+        return onnx_node_unsupported(node, "x has rank %u; GroupNormalization takes (N, C, ...) of rank 3 or more",
+                                     rank);
+    int64_t channels = sizes[1], g = groups->i;
+    if (channels < 0)
+        return onnx_node_unsupported(node, "the channel axis is symbolic: the per-group scale cannot be spread "
+                                           "over its channels at import");
+    if (g < 1 || g > channels || channels % g != 0)
+        return onnx_node_unsupported(node, "num_groups %lld does not divide the %lld channels", (long long)g,
+                                     (long long)channels);
+    /* [G] -> [G, 1] -> [G, C/G] -> [C]: each group's value repeated over its channels, copied exactly. */
+    int64_t spread[2] = {g, channels / g}, axis_1 = 1;
+    for (uint32_t k = 1; k < 3 && status == KILN_OK; k++) {
+        onnx_attrs unsqueeze = {0}, expand = {0}, reshape = {0};
+        onnx_attrs_ints(&unsqueeze, "axes", &axis_1, 1);
+        onnx_attrs_ints(&expand, "shape", spread, 2);
+        onnx_attrs_ints(&reshape, "shape", &channels, 1);
+        status = onnx_node_emit(node, "unsqueeze", 1, &operands[k], unsqueeze.count, unsqueeze.items, &operands[k]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "expand", 1, &operands[k], expand.count, expand.items, &operands[k]);
+        if (status == KILN_OK)
+            status = onnx_node_emit(node, "reshape", 1, &operands[k], reshape.count, reshape.items, &operands[k]);
+    }
+    if (status != KILN_OK)
+        return status;
+    onnx_attrs list = {0};
+    onnx_attrs_int(&list, "num_groups", g);
+    onnx_attrs_float(&list, "epsilon", onnx_node_float(node, "epsilon", 1e-5));
+    return onnx_map_emit_output(node, kiln_op, 3, operands, &list);
 }
 
 /*
@@ -452,6 +610,13 @@ kiln_status onnx_map_window(onnx_node *node, const char *kiln_op)
     uint32_t count = onnx_map_present_inputs(node);
     onnx_attrs list = {0};
     kiln_status status = count < 1 || count > 3 ? onnx_node_unsupported(node, "%u inputs", count) : KILN_OK;
+    /* LpPool has ceil_mode and dilations from opset 18 (kiln's lp_pool takes both): before, they are not its own. */
+    static const char *const lp_pool_18[] = {"ceil_mode", "dilations", NULL};
+    for (const char *const *name = lp_pool_18; status == KILN_OK && *name && node->opset < 18; name++)
+        if (strcmp(kiln_op, "lp_pool") == 0 && onnx_node_attribute(node, *name))
+            status = onnx_node_unsupported(node, "attribute '%s' is not part of LpPool at opset %lld (it is from "
+                                                 "opset 18)",
+                                           *name, (long long)node->opset);
     if (status == KILN_OK && onnx_node_output_read(node, 1))
         status = onnx_node_unsupported(node, "output 1 ('%s', the indices of the maxima) is not supported",
                                        node->proto->output[1]);
@@ -486,25 +651,250 @@ kiln_status onnx_map_window(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/* The target of a Resize: sizes (constants, or size texts when symbolic) or scales, one per axis. */
+typedef struct resize_target {
+    bool by_sizes, symbolic;
+    uint32_t count;
+    int64_t sizes[KILN_MAX_RANK];
+    const char *texts[KILN_MAX_RANK];
+    double scales[KILN_MAX_RANK];
+    char axis_texts[KILN_MAX_RANK][64]; /* storage for the texts of axes Resize-18's axes leave alone */
+} resize_target;
+
+/* The target from the sizes input (constant or symbolic) or the scales (input, or Upsample-7's attribute). */
+static kiln_status resize_read_target(onnx_node *node, bool legacy, resize_target *t)
+{
+    uint32_t scales_index = legacy ? 1 : 2, sizes_index = 3;
+    kiln_status status = KILN_OK;
+    if (!legacy && onnx_node_is_symbolic(node, sizes_index)) {
+        /* Sizes computed from the input's (F.interpolate(x, size=input.shape[-2:])): resize_to, its
+         * sizes a shape text over the dims (spec/onnx-import.md §3.1). */
+        t->by_sizes = t->symbolic = true;
+        status = onnx_node_symbolic_sizes(node, sizes_index, t->texts, KILN_MAX_RANK, &t->count);
+    } else if (!legacy && onnx_node_has_input(node, sizes_index)) {
+        t->by_sizes = true;
+        status = onnx_node_constant_ints(node, sizes_index, t->sizes, KILN_MAX_RANK, &t->count);
+    }
+    if (status != KILN_OK)
+        return status;
+    /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
+    if (t->by_sizes && t->count) {
+        if (onnx_node_has_input(node, scales_index)) {
+            const kiln_tensor *scales;
+            status = onnx_node_constant(node, scales_index, &scales);
+            if (status != KILN_OK)
+                return status;
+            if (kiln_tensor_element_count(scales) != 0)
+                return onnx_node_unsupported(node, "both scales and sizes are given");
+        }
+        return KILN_OK;
+    }
+    t->by_sizes = t->symbolic = false;
+    if (node->opset < 9) {
+        /* Upsample-7: the scales are an attribute. */
+        const Onnx__AttributeProto *scales = onnx_node_attribute(node, "scales");
+        if (!scales || scales->n_floats == 0 || scales->n_floats > KILN_MAX_RANK)
+            return onnx_node_unsupported(node, "attribute 'scales' must hold 1 to %u values", KILN_MAX_RANK);
+        t->count = (uint32_t)scales->n_floats;
+        for (uint32_t i = 0; i < t->count; i++)
+            t->scales[i] = scales->floats[i];
+        return KILN_OK;
+    }
+    const kiln_tensor *scales;
+    if (!onnx_node_has_input(node, scales_index))
+        return onnx_node_unsupported(node, "neither scales nor sizes is given");
+    status = onnx_node_constant(node, scales_index, &scales);
+    if (status != KILN_OK)
+        return status;
+    uint64_t count = kiln_tensor_element_count(scales);
+    if (kiln_tensor_dtype(scales) != KILN_F32 || count > KILN_MAX_RANK)
+        return onnx_node_unsupported(node, "scales must be at most %u f32 values, not %llu of %s", KILN_MAX_RANK,
+                                     (unsigned long long)count, kiln_dtype_name(kiln_tensor_dtype(scales)));
+    t->count = (uint32_t)count;
+    const float *values = kiln_tensor_const_data(scales);
+    for (uint32_t i = 0; i < t->count; i++)
+        t->scales[i] = values[i]; /* widened exactly; kiln reads the ratio the f32 spells */
+    return KILN_OK;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
+/*
+ * Resize-18's keep_aspect_ratio_policy not_larger / not_smaller over the
+ * sizes of the listed axes (`axes`, `count` of them): ONNX takes one
+ * scale for all of them, the smallest (largest) sizes[i] / in[i], and
+ * the output size round(scale * in) (half up) on each. kiln's resize
+ * reads that scale exactly as the ratio p/q and gives floor(in * p / q),
+ * so the target becomes scales (p/q on the listed axes) when the two
+ * sizes agree on every axis, and is refused naming the axis otherwise.
+ */
+static kiln_status resize_keep_aspect_ratio(onnx_node *node, const char *policy, const int64_t *in,
+                                            const uint32_t *axes, resize_target *t)
+{
+    bool not_larger = strcmp(policy, "not_larger") == 0;
+    if (!not_larger && strcmp(policy, "not_smaller") != 0)
+        return onnx_node_unsupported(node, "attribute 'keep_aspect_ratio_policy' is \"%s\", not stretch, not_larger "
+                                           "or not_smaller",
+                                     policy);
+    if (t->symbolic)
+        return onnx_node_unsupported(node, "keep_aspect_ratio_policy %s with symbolic sizes: the common scale is "
+                                           "not known at import",
+                                     policy);
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < t->count; i++) {
+        int64_t size = in[axes[i]];
+        if (size < 0)
+            return onnx_node_unsupported(node, "keep_aspect_ratio_policy %s over the symbolic input axis %u: the "
+                                               "common scale is not known at import",
+                                         policy, axes[i]);
+        if (size == 0 || size > INT32_MAX || t->sizes[i] < 1 || t->sizes[i] > INT32_MAX)
+            return onnx_node_unsupported(node, "keep_aspect_ratio_policy %s with sizes[%u] = %lld over an input axis "
+                                               "of size %lld",
+                                         policy, i, (long long)t->sizes[i], (long long)size);
+        /* sizes[i] / in[i] against the best so far, cross-multiplied (each factor below 2^31). */
+        int64_t here = t->sizes[i] * in[axes[best]], there = t->sizes[best] * size;
+        if (not_larger ? here < there : here > there)
+            best = i;
+    }
+    int64_t p = t->sizes[best], q = in[axes[best]], g = gcd64(p, q);
+    p /= g;
+    q /= g;
+    for (uint32_t i = 0; i < t->count; i++) {
+        int64_t size = in[axes[i]];
+        int64_t rounded = (2 * p * size + q) / (2 * q), floored = p * size / q;
+        if (rounded != floored)
+            return onnx_node_unsupported(node, "keep_aspect_ratio_policy %s: axis %u of size %lld scaled by %lld/%lld "
+                                               "is %lld in ONNX (rounded half up), kiln's resize gives %lld (floor)",
+                                         policy, axes[i], (long long)size, (long long)p, (long long)q,
+                                         (long long)rounded, (long long)floored);
+        t->scales[i] = (double)p / (double)q;
+    }
+    t->by_sizes = false;
+    return KILN_OK;
+}
+
+/*
+ * Resize-18's axes: the target names only the listed axes. It becomes one
+ * entry per axis of x: a scale of 1, or the axis's own size (its text
+ * when symbolic, which makes the target a shape text for resize_to).
+ */
+static kiln_status resize_spread_axes(onnx_node *node, kiln_value x, uint32_t rank, const int64_t *in,
+                                      const uint32_t *axes, resize_target *t)
+{
+    resize_target full = {.by_sizes = t->by_sizes, .symbolic = t->symbolic, .count = rank};
+    bool listed[KILN_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < t->count; i++) {
+        listed[axes[i]] = true;
+        full.sizes[axes[i]] = t->sizes[i];
+        full.texts[axes[i]] = t->texts[i];
+        full.scales[axes[i]] = t->scales[i];
+    }
+    for (uint32_t a = 0; a < rank; a++) {
+        if (listed[a])
+            continue;
+        full.scales[a] = 1.0;
+        full.sizes[a] = in[a];
+        full.symbolic = full.symbolic || (full.by_sizes && in[a] < 0);
+    }
+    if (full.symbolic)
+        for (uint32_t a = 0; a < rank; a++) {
+            if (listed[a] && t->symbolic)
+                continue;
+            if (listed[a])
+                snprintf(full.axis_texts[a], sizeof full.axis_texts[a], "%lld", (long long)full.sizes[a]);
+            else {
+                kiln_status status = onnx_node_axis_text(node, x, a, full.axis_texts[a], sizeof full.axis_texts[a]);
+                if (status != KILN_OK)
+                    return status;
+            }
+            full.texts[a] = full.axis_texts[a];
+        }
+    *t = full;
+    return KILN_OK;
+}
+
+/*
+ * Resize-18's antialias = 1 widens the linear and cubic filters by 1 /
+ * scale on an axis that is downscaled; kiln's resize has no such filter.
+ * On an axis whose scale is at least 1 the widened filter is the plain
+ * one (ONNX: "max(1, 1 / scale)"), so the node is taken when every scale
+ * is provably at least 1, and refused naming the axis otherwise. Mode
+ * nearest has no filter to widen.
+ */
+static kiln_status resize_antialias(onnx_node *node, const char *mode, kiln_value x, const int64_t *in,
+                                    const resize_target *t)
+{
+    if (onnx_node_int(node, "antialias", 0) == 0 || strcmp(mode, "nearest") == 0)
+        return KILN_OK;
+    for (uint32_t a = 0; a < t->count; a++) {
+        if (!t->by_sizes) {
+            if (t->scales[a] < 1.0)
+                return onnx_node_unsupported(node, "antialias = 1 downscales axis %u (scale %.17g): kiln's resize has "
+                                                   "no antialiasing filter",
+                                             a, t->scales[a]);
+            continue;
+        }
+        if (!t->symbolic && in[a] >= 0) {
+            if (t->sizes[a] < in[a])
+                return onnx_node_unsupported(node, "antialias = 1 downscales axis %u (%lld to %lld): kiln's resize has "
+                                                   "no antialiasing filter",
+                                             a, (long long)in[a], (long long)t->sizes[a]);
+            continue;
+        }
+        char own[64];
+        kiln_status status = onnx_node_axis_text(node, x, a, own, sizeof own);
+        if (status != KILN_OK)
+            return status;
+        char target[64];
+        if (t->symbolic)
+            snprintf(target, sizeof target, "%s", t->texts[a]);
+        else
+            snprintf(target, sizeof target, "%lld", (long long)t->sizes[a]);
+        if (strcmp(own, target) != 0)
+            return onnx_node_unsupported(node, "antialias = 1 resizes axis %u from %s to %s, which may downscale: "
+                                               "kiln's resize has no antialiasing filter",
+                                         a, own, target);
+    }
+    return KILN_OK;
+}
+
 /*
  * Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
- * (opset 9: X, scales; opsets 7 and 8: the scales attribute). The scales or sizes operand must be constant and
- * becomes resize's attribute. Opset 10 and Upsample define no coordinate
- * transformation; nearest there is ONNX's asymmetric floor rule. Linear
- * Upsample and Resize-10 are refused rather than guessed.
+ * (opset 9: X, scales; opsets 7 and 8: the scales attribute). The scales
+ * or sizes operand must be constant and becomes resize's attribute.
+ * Opset 10 and Upsample define no coordinate transformation; nearest there
+ * is ONNX's asymmetric floor rule. Linear Upsample and Resize-10 are
+ * refused rather than guessed. Resize-18 adds `axes` (the target names
+ * only those axes), `keep_aspect_ratio_policy` (one scale for the sizes
+ * of all of them) and `antialias` (a wider filter when downscaling),
+ * each read by a helper above.
  */
 kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
 {
     bool legacy = node->opset < 11 || strcmp(node->proto->op_type, "Upsample") == 0;
-    char mode_text[32], coordinate_text[32], nearest_text[32];
+    char mode_text[32], coordinate_text[32], nearest_text[32], policy_text[32];
     const char *mode = onnx_node_string(node, "mode", "nearest", mode_text, sizeof mode_text);
     const char *coordinate = onnx_node_string(node, "coordinate_transformation_mode", "half_pixel",
                                               coordinate_text, sizeof coordinate_text);
     const char *nearest = onnx_node_string(node, "nearest_mode", "round_prefer_floor", nearest_text,
                                            sizeof nearest_text);
-    uint32_t scales_index = legacy ? 1 : 2, sizes_index = 3;
+    const char *policy = onnx_node_string(node, "keep_aspect_ratio_policy", "stretch", policy_text,
+                                          sizeof policy_text);
     kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank;
+    int64_t in[KILN_MAX_RANK];
     kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, in);
     if (status != KILN_OK)
         return status;
     if (legacy) {
@@ -520,59 +910,56 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op)
         return onnx_node_unsupported(node, "coordinate_transformation_mode tf_crop_and_resize (a region of interest) "
                                            "is not supported");
     static const char *const later[] = {"antialias", "axes", "keep_aspect_ratio_policy", NULL};
-    for (const char *const *name = later; *name; name++)
+    for (const char *const *name = later; node->opset < 18 && *name; name++)
         if (onnx_node_attribute(node, *name))
-            return onnx_node_unsupported(node, "attribute '%s' is not supported", *name);
+            return onnx_node_unsupported(node, "attribute '%s' is not part of %s at opset %lld (Resize has it from "
+                                               "opset 18)",
+                                         *name, node->proto->op_type, (long long)node->opset);
+    /* Resize-18's axes: distinct, negative ones counted from the end; all axes in order by default. */
+    uint32_t axes[KILN_MAX_RANK], axis_count = rank;
+    for (uint32_t a = 0; a < rank; a++)
+        axes[a] = a;
+    const Onnx__AttributeProto *axes_attr = onnx_node_attribute(node, "axes");
+    if (axes_attr) {
+        bool seen[KILN_MAX_RANK] = {false};
+        if (axes_attr->n_ints > rank)
+            return onnx_node_unsupported(node, "attribute 'axes' has %zu values for rank %u", axes_attr->n_ints, rank);
+        axis_count = (uint32_t)axes_attr->n_ints;
+        for (uint32_t i = 0; i < axis_count; i++) {
+            int64_t a = axes_attr->ints[i] < 0 ? axes_attr->ints[i] + rank : axes_attr->ints[i];
+            if (a < 0 || a >= (int64_t)rank || seen[a])
+                return onnx_node_unsupported(node, "axes[%u] = %lld is out of range for rank %u or repeated", i,
+                                             (long long)axes_attr->ints[i], rank);
+            seen[a] = true;
+            axes[i] = (uint32_t)a;
+        }
+    }
+    resize_target t = {0};
+    status = resize_read_target(node, legacy, &t);
+    if (status != KILN_OK)
+        return status;
+    if (t.count != axis_count)
+        return onnx_node_unsupported(node, "the %s hold %u values for %u axes (%s)", t.by_sizes ? "sizes" : "scales",
+                                     t.count, axis_count, axes_attr ? "attribute 'axes'" : "the input's rank");
+    if (t.by_sizes && strcmp(policy, "stretch") != 0)
+        status = resize_keep_aspect_ratio(node, policy, in, axes, &t);
+    if (status == KILN_OK && axes_attr)
+        status = resize_spread_axes(node, x, rank, in, axes, &t);
+    if (status == KILN_OK)
+        status = resize_antialias(node, mode, x, in, &t);
+    if (status != KILN_OK)
+        return status;
     onnx_attrs list = {0};
-    /* Opset 11 requires a scales input and lets sizes be empty: the non-empty one is the target. */
-    int64_t sizes[KILN_MAX_RANK];
-    uint32_t size_count = 0;
     char sizes_text[ONNX_ATTRS_TEXT_MAX];
-    if (!legacy && onnx_node_is_symbolic(node, sizes_index)) {
-        /* Sizes computed from the input's (F.interpolate(x, size=input.shape[-2:])): resize_to, its
-         * sizes a shape text over the dims (spec/onnx-import.md §3.1). */
-        const char *texts[KILN_MAX_RANK];
-        status = onnx_node_symbolic_sizes(node, sizes_index, texts, KILN_MAX_RANK, &size_count);
-        if (status != KILN_OK)
-            return status;
-        if (!onnx_shape_text(texts, size_count, sizes_text, sizeof sizes_text) ||
+    if (t.symbolic) {
+        if (!onnx_shape_text(t.texts, t.count, sizes_text, sizeof sizes_text) ||
             !onnx_attrs_string(&list, "sizes", sizes_text, strlen(sizes_text)))
             return onnx_node_unsupported(node, "the sizes are too long to write");
         kiln_op = "resize_to";
-    } else if (!legacy && onnx_node_has_input(node, sizes_index)) {
-        status = onnx_node_constant_ints(node, sizes_index, sizes, KILN_MAX_RANK, &size_count);
-        if (status != KILN_OK)
-            return status;
-    }
-    if (size_count) {
-        if (onnx_node_has_input(node, scales_index)) {
-            const kiln_tensor *scales;
-            status = onnx_node_constant(node, scales_index, &scales);
-            if (status != KILN_OK)
-                return status;
-            if (kiln_tensor_element_count(scales) != 0)
-                return onnx_node_unsupported(node, "both scales and sizes are given");
-        }
-        if (strcmp(kiln_op, "resize_to") != 0)
-            onnx_attrs_ints(&list, "sizes", sizes, size_count);
-    } else if (node->opset < 9) {
-        /* Upsample-7: the scales are an attribute. */
-        const Onnx__AttributeProto *scales = onnx_node_attribute(node, "scales");
-        if (!scales || scales->n_floats == 0 || scales->n_floats > KILN_MAX_RANK)
-            return onnx_node_unsupported(node, "attribute 'scales' must hold 1 to %u values", KILN_MAX_RANK);
-        onnx_attrs_floats(&list, "scales", scales->floats, (uint32_t)scales->n_floats);
+    } else if (t.by_sizes) {
+        onnx_attrs_ints(&list, "sizes", t.sizes, t.count);
     } else {
-        const kiln_tensor *scales;
-        if (!onnx_node_has_input(node, scales_index))
-            return onnx_node_unsupported(node, "neither scales nor sizes is given");
-        status = onnx_node_constant(node, scales_index, &scales);
-        if (status != KILN_OK)
-            return status;
-        uint64_t count = kiln_tensor_element_count(scales);
-        if (kiln_tensor_dtype(scales) != KILN_F32 || count > KILN_MAX_RANK)
-            return onnx_node_unsupported(node, "scales must be at most %u f32 values, not %llu of %s", KILN_MAX_RANK,
-                                         (unsigned long long)count, kiln_dtype_name(kiln_tensor_dtype(scales)));
-        onnx_attrs_floats(&list, "scales", kiln_tensor_const_data(scales), (uint32_t)count);
+        onnx_attrs_doubles(&list, "scales", t.scales, t.count);
     }
     /* Attributes that cannot matter for the mode are dropped: kiln refuses them rather than ignore them. */
     onnx_attrs_string(&list, "mode", mode, strlen(mode));
@@ -638,4 +1025,175 @@ kiln_status onnx_map_max_unpool(onnx_node *node, const char *kiln_op)
         onnx_attrs_ints(&list, "output_shape", shape, rank);
     }
     return onnx_map_emit_output(node, kiln_op, 2, inputs, &list);
+}
+
+/* An INTS attribute of `count` values, or `fallback` in each when absent. @return false if it has another count. */
+static bool ints_attribute(const onnx_node *node, const char *name, uint32_t count, int64_t fallback, int64_t *out)
+{
+    const Onnx__AttributeProto *a = onnx_node_attribute(node, name);
+    for (uint32_t i = 0; i < count; i++)
+        out[i] = a && i < a->n_ints ? a->ints[i] : fallback;
+    return !a || a->n_ints == count;
+}
+
+/* The most positions Col2Im's index tensors may hold: each is an i64 constant of the model. */
+#define COL2IM_MAX_POSITIONS (UINT32_C(1) << 24)
+
+/*
+ * Col2Im (opset 18): the sum of overlapping sliding blocks into an image,
+ * the inverse of im2col. Input column c * K + k (k the kernel offset,
+ * row-major over block_shape; K its count) at block position l (row-major
+ * over the grid of blocks) adds into output position l_d * stride_d -
+ * pad_begin_d + k_d * dilation_d of channel c, when that lies inside the
+ * image. image_shape and block_shape must be constant, and so x's
+ * channels and block count, so the importer lists the V taps that land
+ * inside the image at import: x is reshaped to [N, C, K * L], those taps
+ * gathered (indices j = k * L + l), and scatter_elements with reduction
+ * add sums each into its position of zeros [N, C, prod(image_shape)],
+ * reshaped to [N, C, image...]. The sums run in tap order (k, then l),
+ * the order of PyTorch's col2im loops.
+ */
+kiln_status onnx_map_col2im(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, n = 0, block_count = 0;
+    int64_t sizes[KILN_MAX_RANK], image[KILN_MAX_RANK], block[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 1, image, KILN_MAX_RANK - 2, &n);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 2, block, KILN_MAX_RANK - 2, &block_count);
+    if (status != KILN_OK)
+        return status;
+    if (rank != 3)
+        return onnx_node_unsupported(node, "input has rank %u; Col2Im takes [N, C * prod(block_shape), L]", rank);
+    if (n == 0 || block_count != n)
+        return onnx_node_unsupported(node, "image_shape has %u sizes and block_shape %u", n, block_count);
+    int64_t dilations[KILN_MAX_RANK], strides[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK];
+    if (!ints_attribute(node, "dilations", n, 1, dilations) || !ints_attribute(node, "strides", n, 1, strides) ||
+        !ints_attribute(node, "pads", 2 * n, 0, pads))
+        return onnx_node_unsupported(node, "dilations and strides need %u values, pads %u", n, 2 * n);
+    if (sizes[1] < 0 || sizes[2] < 0)
+        return onnx_node_unsupported(node, "input axes 1 and 2 must be constant (they are %s and %s)",
+                                     sizes[1] < 0 ? "symbolic" : "constant", sizes[2] < 0 ? "symbolic" : "constant");
+    /* K, the grid of blocks and the image, each product bounded before it is formed. */
+    int64_t kernel = 1, grid[KILN_MAX_RANK], blocks = 1, positions = 1;
+    for (uint32_t d = 0; d < n; d++) {
+        if (image[d] < 1 || block[d] < 1 || dilations[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[n + d] < 0 ||
+            image[d] > COL2IM_MAX_POSITIONS || block[d] > COL2IM_MAX_POSITIONS || dilations[d] > COL2IM_MAX_POSITIONS ||
+            strides[d] > COL2IM_MAX_POSITIONS || pads[d] > COL2IM_MAX_POSITIONS || pads[n + d] > COL2IM_MAX_POSITIONS)
+            return onnx_node_unsupported(node, "axis %u: image %lld, block %lld, dilation %lld, stride %lld, pads "
+                                               "%lld, %lld are not sizes Col2Im takes",
+                                         d, (long long)image[d], (long long)block[d], (long long)dilations[d],
+                                         (long long)strides[d], (long long)pads[d], (long long)pads[n + d]);
+        int64_t span = dilations[d] * (block[d] - 1) + 1, padded = image[d] + pads[d] + pads[n + d];
+        grid[d] = padded < span ? 0 : (padded - span) / strides[d] + 1;
+        if (grid[d] < 1)
+            return onnx_node_unsupported(node, "axis %u: a block of span %lld does not fit the padded image of %lld",
+                                         d, (long long)span, (long long)padded);
+        kernel *= block[d];
+        blocks *= grid[d];
+        positions *= image[d];
+        if (kernel > COL2IM_MAX_POSITIONS || blocks > COL2IM_MAX_POSITIONS || positions > COL2IM_MAX_POSITIONS)
+            return onnx_node_unsupported(node, "more than %u kernel taps, blocks or image positions",
+                                         COL2IM_MAX_POSITIONS);
+    }
+    if (kernel * blocks > (int64_t)COL2IM_MAX_POSITIONS)
+        return onnx_node_unsupported(node, "%lld taps, more than %u", (long long)(kernel * blocks),
+                                     COL2IM_MAX_POSITIONS);
+    if (sizes[1] % kernel != 0 || sizes[2] != blocks)
+        return onnx_node_unsupported(node, "input [%lld, %lld] does not hold C * %lld columns of %lld blocks",
+                                     (long long)sizes[1], (long long)sizes[2], (long long)kernel, (long long)blocks);
+    int64_t channels = sizes[1] / kernel, taps = kernel * blocks;
+    /* The taps that land inside the image: their column (k * L + l) and their output position. */
+    kiln_tensor *gather_index, *position;
+    status = kiln_tensor_new(KILN_I64, 1, &taps, &gather_index, node->err);
+    if (status != KILN_OK)
+        return status;
+    status = kiln_tensor_new(KILN_I64, 3, (const int64_t[]){1, 1, taps}, &position, node->err);
+    if (status != KILN_OK) {
+        kiln_tensor_free(gather_index);
+        return status;
+    }
+    int64_t *column = kiln_tensor_data(gather_index), *target = kiln_tensor_data(position), inside = 0;
+    for (int64_t k = 0; k < kernel; k++)
+        for (int64_t l = 0; l < blocks; l++) {
+            int64_t flat = 0, k_rest = k, l_rest = l, k_unit = kernel, l_unit = blocks;
+            bool in = true;
+            for (uint32_t d = 0; d < n; d++) {
+                k_unit /= block[d];
+                l_unit /= grid[d];
+                int64_t at = (l_rest / l_unit) * strides[d] - pads[d] + (k_rest / k_unit) * dilations[d];
+                k_rest %= k_unit;
+                l_rest %= l_unit;
+                in = in && at >= 0 && at < image[d];
+                flat = flat * image[d] + at;
+            }
+            if (in) {
+                column[inside] = k * blocks + l;
+                target[inside++] = flat;
+            }
+        }
+    /* Only the first `inside` entries are taps: the index tensors are rewritten at that length. */
+    kiln_tensor *columns = NULL, *targets = NULL;
+    status = kiln_tensor_new(KILN_I64, 1, &inside, &columns, node->err);
+    if (status == KILN_OK)
+        status = kiln_tensor_new(KILN_I64, 3, (const int64_t[]){1, 1, inside}, &targets, node->err);
+    if (status == KILN_OK && inside) {
+        memcpy(kiln_tensor_data(columns), column, (size_t)inside * sizeof *column);
+        memcpy(kiln_tensor_data(targets), target, (size_t)inside * sizeof *target);
+    }
+    kiln_tensor_free(gather_index);
+    kiln_tensor_free(position);
+    kiln_value column_value, target_value, flat_x, taken, zero, zeros, index, summed;
+    if (status == KILN_OK)
+        status = onnx_node_constant_tensor(node, "col2im_columns", columns, &column_value);
+    if (status == KILN_OK)
+        status = onnx_node_constant_tensor(node, "col2im_positions", targets, &target_value);
+    kiln_tensor_free(columns);
+    kiln_tensor_free(targets);
+    if (status != KILN_OK)
+        return status;
+    /* x [N, C*K, L] -> [N, C, K*L] -> the taps [N, C, V]. */
+    onnx_attrs flat = {0}, gather = {0};
+    onnx_attrs_ints(&flat, "shape", (const int64_t[]){0, channels, taps}, 3);
+    onnx_attrs_int(&gather, "axis", 2);
+    status = onnx_node_emit(node, "reshape", 1, &x, flat.count, flat.items, &flat_x);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "gather", 2, (kiln_value[]){flat_x, column_value}, gather.count, gather.items,
+                                &taken);
+    /* Zeros [N, C, P] and the positions [N, C, V], over x's batch size (a symbolic one too). */
+    char batch[64], zeros_shape[256], index_shape[256];
+    if (status == KILN_OK)
+        status = onnx_node_axis_text(node, x, 0, batch, sizeof batch);
+    if (status != KILN_OK)
+        return status;
+    snprintf(zeros_shape, sizeof zeros_shape, "[%s, %lld, %lld]", batch, (long long)channels, (long long)positions);
+    snprintf(index_shape, sizeof index_shape, "[%s, %lld, %lld]", batch, (long long)channels, (long long)inside);
+    onnx_attrs zeros_attrs = {0}, index_attrs = {0};
+    onnx_attrs_string(&zeros_attrs, "shape", zeros_shape, strlen(zeros_shape));
+    onnx_attrs_string(&index_attrs, "shape", index_shape, strlen(index_shape));
+    status = onnx_node_scalar(node, dtype, 0.0, &zero);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand_to", 1, &zero, zeros_attrs.count, zeros_attrs.items, &zeros);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "expand_to", 1, &target_value, index_attrs.count, index_attrs.items, &index);
+    onnx_attrs scatter = {0};
+    onnx_attrs_int(&scatter, "axis", 2);
+    onnx_attrs_string(&scatter, "reduction", "add", 3);
+    if (status == KILN_OK)
+        status = onnx_node_emit(node, "scatter_elements", 3, (kiln_value[]){zeros, index, taken}, scatter.count,
+                                scatter.items, &summed);
+    int64_t out_shape[KILN_MAX_RANK] = {0, channels};
+    for (uint32_t d = 0; d < n; d++)
+        out_shape[2 + d] = image[d];
+    onnx_attrs back = {0};
+    onnx_attrs_ints(&back, "shape", out_shape, 2 + n);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "reshape", 1, &summed, &back);
+    return status;
 }

@@ -24,6 +24,9 @@ kiln_status onnx_map_batch_norm(onnx_node *node, const char *kiln_op);
 /** LayerNormalization (opset 17). */
 kiln_status onnx_map_layer_norm(onnx_node *node, const char *kiln_op);
 
+/** GroupNormalization-18 (scale and bias per group): group_norm with them repeated per channel. */
+kiln_status onnx_map_group_norm_18(onnx_node *node, const char *kiln_op);
+
 /** LRN as a composition of kiln ops. */
 kiln_status onnx_map_lrn(onnx_node *node, const char *kiln_op);
 
@@ -44,6 +47,9 @@ kiln_status onnx_map_resize(onnx_node *node, const char *kiln_op);
 
 /** GridSample (opset 16+). */
 kiln_status onnx_map_grid_sample(onnx_node *node, const char *kiln_op);
+
+/** Col2Im (opset 18): gather of the taps inside the image, scatter_elements adding them. */
+kiln_status onnx_map_col2im(onnx_node *node, const char *kiln_op);
 
 /** MaxUnpool (opset 9+). */
 kiln_status onnx_map_max_unpool(onnx_node *node, const char *kiln_op);

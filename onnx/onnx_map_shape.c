@@ -372,6 +372,41 @@ kiln_status onnx_map_slice(onnx_node *node, const char *kiln_op)
     return status;
 }
 
+/*
+ * Pad-18's axes input: the pads given per listed axis (begins, then ends)
+ * spread over every axis of x, 0 on the others. Negative axes count from
+ * the end; an axis listed twice is refused, as ONNX refuses it.
+ */
+static kiln_status pad_axes(onnx_node *node, kiln_value x, int64_t *pads, uint32_t *count)
+{
+    kiln_dtype dtype;
+    uint32_t rank, axis_count = 0;
+    int64_t axes[KILN_MAX_RANK], full[2 * KILN_MAX_RANK] = {0};
+    kiln_status status = onnx_node_type(node, x, &dtype, &rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 3, axes, KILN_MAX_RANK, &axis_count);
+    if (status != KILN_OK)
+        return status;
+    if (*count != 2 * axis_count)
+        return onnx_node_unsupported(node, "pads has %u values for %u axes (2 per axis)", *count, axis_count);
+    bool seen[KILN_MAX_RANK] = {false};
+    for (uint32_t i = 0; i < axis_count; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= (int64_t)rank)
+            return onnx_node_unsupported(node, "axes[%u] = %lld is out of range for rank %u", i, (long long)axes[i],
+                                         rank);
+        if (seen[a])
+            return onnx_node_unsupported(node, "axes[%u] = %lld repeats axis %lld", i, (long long)axes[i],
+                                         (long long)a);
+        seen[a] = true;
+        full[a] = pads[i];
+        full[rank + a] = pads[axis_count + i];
+    }
+    memcpy(pads, full, 2 * rank * sizeof *pads);
+    *count = 2 * rank;
+    return KILN_OK;
+}
+
 kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -388,14 +423,19 @@ kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
         return status;
     if (!present)
         return onnx_node_unsupported(node, "the pads operand is missing");
+    if (onnx_node_has_input(node, 3) && node->opset < 18)
+        return onnx_node_unsupported(node, "input 3 (axes) is not part of Pad at opset %lld (it is from opset 18)",
+                                     (long long)node->opset);
+    if (onnx_node_has_input(node, 3))
+        status = pad_axes(node, x, pads, &count);
+    if (status != KILN_OK)
+        return status;
     onnx_attrs_ints(&list, "pads", pads, count);
     const char *mode = onnx_node_string(node, "mode", "constant", mode_text, sizeof mode_text);
     onnx_attrs_string(&list, "mode", mode, strlen(mode));
     double value = node->opset < 11 ? onnx_node_float(node, "value", 0.0) : 0.0;
     if (node->opset >= 11 && onnx_node_has_input(node, 2))
         status = onnx_map_constant_scalar(node, 2, &value);
-    if (status == KILN_OK && onnx_node_has_input(node, 3))
-        status = onnx_node_unsupported(node, "the axes operand is not supported");
     onnx_attrs_float(&list, "value", value);
     /* No pad at all (PyTorch exports one before each avg_pool, DenseNet's
      * transitions among them): in every mode the result is x itself, so
@@ -410,7 +450,11 @@ kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op)
     return status;
 }
 
-/* Split into slices along `axis`: sizes from input 1 (opset 13+), the `split` attribute, or equal parts. */
+/*
+ * Split into slices along `axis`: sizes from input 1 (opset 13+), the
+ * `split` attribute, `num_outputs` (opset 18+: parts of ceil(size / n),
+ * the last one smaller), or, with neither, equal parts, one per output.
+ */
 kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
 {
     kiln_value x;
@@ -419,6 +463,7 @@ kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
     int64_t sizes[KILN_MAX_RANK], split[64];
     uint32_t count = 0, outputs = (uint32_t)node->proto->n_output;
     bool present = false;
+    const Onnx__AttributeProto *num_outputs = onnx_node_attribute(node, "num_outputs");
     kiln_status status = onnx_node_input(node, 0, &x);
     if (status == KILN_OK)
         status = onnx_node_type(node, x, &dtype, &rank, sizes);
@@ -436,14 +481,30 @@ kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
         return onnx_node_unsupported(node, "axis %lld is out of range for rank %u", (long long)axis, rank);
     if (outputs == 0 || outputs > 64)
         return onnx_node_unsupported(node, "%u outputs", outputs);
+    if (num_outputs && node->opset < 18)
+        return onnx_node_unsupported(node, "attribute 'num_outputs' is not part of Split at opset %lld (it is from "
+                                           "opset 18)",
+                                     (long long)node->opset);
+    if (num_outputs && present)
+        return onnx_node_unsupported(node, "both the split input and attribute 'num_outputs' are given (Split-18 "
+                                           "takes one of them)");
+    if (num_outputs && num_outputs->i != (int64_t)outputs)
+        return onnx_node_unsupported(node, "attribute 'num_outputs' is %lld, the node has %u outputs",
+                                     (long long)num_outputs->i, outputs);
     if (!present) {
         if (sizes[a] < 0)
             return onnx_node_unsupported(node, "equal split of the symbolic axis %lld", (long long)a);
-        if (sizes[a] % outputs != 0)
+        /* Split-18's num_outputs: parts of ceil(size / n), the last one what is left (ONNX's definition). */
+        int64_t part = sizes[a] / outputs + (num_outputs && sizes[a] % outputs != 0);
+        if (!num_outputs && sizes[a] % outputs != 0)
             return onnx_node_unsupported(node, "axis %lld of size %lld does not split into %u equal parts",
                                          (long long)a, (long long)sizes[a], outputs);
+        if (part * (int64_t)(outputs - 1) > sizes[a])
+            return onnx_node_unsupported(node, "axis %lld of size %lld does not split into %u parts of %lld and a "
+                                               "smaller last one (num_outputs %u)",
+                                         (long long)a, (long long)sizes[a], outputs, (long long)part, outputs);
         for (uint32_t o = 0; o < outputs; o++)
-            split[o] = sizes[a] / outputs;
+            split[o] = o + 1 < outputs ? part : sizes[a] - part * (int64_t)(outputs - 1);
         count = outputs;
     }
     if (count != outputs)
@@ -464,4 +525,108 @@ kiln_status onnx_map_split(onnx_node *node, const char *kiln_op)
         start = end;
     }
     return KILN_OK;
+}
+
+/*
+ * ScatterElements and ScatterND: kiln's ops of the same attributes. The
+ * reductions grew with the versions (none before opset 16; add and mul
+ * from 16; max and min from 18), and a reduction the node's version does
+ * not define is refused rather than computed.
+ */
+kiln_status onnx_map_scatter(onnx_node *node, const char *kiln_op)
+{
+    char text[32];
+    const char *reduction = onnx_node_string(node, "reduction", "none", text, sizeof text);
+    bool from_16 = strcmp(reduction, "add") == 0 || strcmp(reduction, "mul") == 0;
+    bool from_18 = strcmp(reduction, "max") == 0 || strcmp(reduction, "min") == 0;
+    if (onnx_node_attribute(node, "reduction") && node->opset < 16)
+        return onnx_node_unsupported(node, "attribute 'reduction' is not part of %s at opset %lld (it is from opset 16)",
+                                     node->proto->op_type, (long long)node->opset);
+    if ((from_18 && node->opset < 18) || (!from_16 && !from_18 && strcmp(reduction, "none") != 0))
+        return onnx_node_unsupported(node, "reduction \"%s\" is not defined at opset %lld (none, add, mul%s)", reduction,
+                                     (long long)node->opset, node->opset >= 18 ? ", max, min" : "");
+    return onnx_map_rename(node, kiln_op);
+}
+
+/*
+ * CenterCropPad (opset 18): on each listed axis (`axes`, default all;
+ * negative from the end) a centered window of the target size: cropped
+ * where the input is larger (the window starts at floor((in - out) / 2)),
+ * padded with zeros where it is smaller (floor((out - in) / 2) before, the
+ * rest after). The input sizes on the listed axes and the target must be
+ * constants: a slice, then a pad.
+ */
+kiln_status onnx_map_center_crop_pad(onnx_node *node, const char *kiln_op)
+{
+    (void)kiln_op;
+    kiln_value x;
+    kiln_dtype dtype;
+    uint32_t rank, count = 0;
+    int64_t sizes[KILN_MAX_RANK], target[KILN_MAX_RANK];
+    kiln_status status = onnx_node_input(node, 0, &x);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, x, &dtype, &rank, sizes);
+    if (status == KILN_OK)
+        status = onnx_node_constant_ints(node, 1, target, KILN_MAX_RANK, &count);
+    if (status != KILN_OK)
+        return status;
+    uint32_t axes[KILN_MAX_RANK], axis_count = rank;
+    for (uint32_t a = 0; a < rank; a++)
+        axes[a] = a;
+    const Onnx__AttributeProto *axes_attr = onnx_node_attribute(node, "axes");
+    bool seen[KILN_MAX_RANK] = {false};
+    if (axes_attr) {
+        if (axes_attr->n_ints > rank)
+            return onnx_node_unsupported(node, "attribute 'axes' has %zu values for rank %u", axes_attr->n_ints, rank);
+        axis_count = (uint32_t)axes_attr->n_ints;
+        for (uint32_t i = 0; i < axis_count; i++) {
+            int64_t a = axes_attr->ints[i] < 0 ? axes_attr->ints[i] + rank : axes_attr->ints[i];
+            if (a < 0 || a >= (int64_t)rank || seen[a])
+                return onnx_node_unsupported(node, "axes[%u] = %lld is out of range for rank %u or repeated", i,
+                                             (long long)axes_attr->ints[i], rank);
+            seen[a] = true;
+            axes[i] = (uint32_t)a;
+        }
+    }
+    if (count != axis_count)
+        return onnx_node_unsupported(node, "the shape holds %u sizes for %u axes", count, axis_count);
+    int64_t starts[KILN_MAX_RANK], ends[KILN_MAX_RANK], slice_axes[KILN_MAX_RANK], pads[2 * KILN_MAX_RANK] = {0};
+    uint32_t sliced = 0;
+    bool padded = false;
+    for (uint32_t i = 0; i < axis_count; i++) {
+        int64_t in = sizes[axes[i]], out = target[i];
+        if (out < 0)
+            return onnx_node_unsupported(node, "shape[%u] = %lld is negative", i, (long long)out);
+        if (in < 0)
+            return onnx_node_unsupported(node, "input axis %u is symbolic: where to crop or pad is not known at import",
+                                         axes[i]);
+        if (out < in) {
+            starts[sliced] = (in - out) / 2;
+            ends[sliced] = starts[sliced] + out;
+            slice_axes[sliced++] = axes[i];
+        } else if (out > in) {
+            pads[axes[i]] = (out - in) / 2;
+            pads[rank + axes[i]] = out - in - pads[axes[i]];
+            padded = true;
+        }
+    }
+    if (sliced) {
+        onnx_attrs list = {0};
+        onnx_attrs_ints(&list, "starts", starts, sliced);
+        onnx_attrs_ints(&list, "ends", ends, sliced);
+        onnx_attrs_ints(&list, "axes", slice_axes, sliced);
+        status = onnx_node_emit(node, "slice", 1, &x, list.count, list.items, &x);
+    }
+    if (status == KILN_OK && padded) {
+        onnx_attrs list = {0};
+        onnx_attrs_ints(&list, "pads", pads, 2 * rank);
+        onnx_attrs_string(&list, "mode", "constant", strlen("constant"));
+        onnx_attrs_float(&list, "value", 0.0);
+        status = onnx_node_emit(node, "pad", 1, &x, list.count, list.items, &x);
+    }
+    if (status == KILN_OK && !sliced && !padded)
+        status = onnx_node_emit(node, "identity", 1, &x, 0, NULL, &x);
+    if (status == KILN_OK)
+        status = onnx_node_set_output(node, 0, x);
+    return status;
 }

@@ -2,7 +2,8 @@
  * onnx_map_shape.h — ONNX ops on shapes and layout whose shape-like operands
  * (shapes, axes, pads, repeats) kiln takes as attributes: Identity,
  * Dropout, Constant, Shape, Reshape, Expand, Tile, Squeeze, Unsqueeze,
- * Slice, Pad, Split, ConstantOfShape; rows of the table in onnx_op_table.c.
+ * Slice, Pad, Split, ConstantOfShape, ScatterElements, ScatterND,
+ * CenterCropPad; rows of the table in onnx_op_table.c.
  * Symbolic operands go to onnx_map_symbolic.h.
  */
 #ifndef KILN_ONNX_ONNX_MAP_SHAPE_H
@@ -48,5 +49,11 @@ kiln_status onnx_map_pad(onnx_node *node, const char *kiln_op);
 
 /** Split: one kiln slice per output. */
 kiln_status onnx_map_split(onnx_node *node, const char *kiln_op);
+
+/** ScatterElements, ScatterND: the reductions each version defines. */
+kiln_status onnx_map_scatter(onnx_node *node, const char *kiln_op);
+
+/** CenterCropPad (opset 18): a slice and a pad of constant sizes. */
+kiln_status onnx_map_center_crop_pad(onnx_node *node, const char *kiln_op);
 
 #endif

@@ -15,7 +15,7 @@
 
 /**
  * Read and decode the ONNX model in `path`, then check its IR version
- * (3..10), its default-domain opset (1..17) and the counts of `limits`
+ * (3..10), its default-domain opset (1..KILN_ONNX_MAX_OPSET, 18) and the counts of `limits`
  * (NULL: kiln_onnx_limits_default).
  * @return KILN_OK with *out to free with onnx__model_proto__free_unpacked,
  *         KILN_ERR_IO, KILN_ERR_LIMIT, KILN_ERR_MALFORMED (not a protobuf

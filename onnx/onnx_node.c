@@ -298,6 +298,24 @@ kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count
     return KILN_OK;
 }
 
+kiln_status onnx_node_constant_tensor(onnx_node *node, const char *name, const kiln_tensor *tensor, kiln_value *out)
+{
+    onnx_importer *im = node->importer;
+    const char *kiln_name;
+    kiln_error kiln_err;
+    kiln_status status = onnx_unique_kiln_name(im, &im->kiln_names, name, &kiln_name, node->err);
+    if (status != KILN_OK)
+        return status;
+    status = kiln_builder_add_weight(im->builder, kiln_name, KILN_WEIGHT_CONSTANT, kiln_tensor_dtype(tensor),
+                                     kiln_tensor_rank(tensor), kiln_tensor_shape(tensor),
+                                     kiln_tensor_const_data(tensor), out, &kiln_err);
+    if (status == KILN_ERR_OUT_OF_MEMORY)
+        return onnx_fail(node->err, status, "%s", kiln_err.message);
+    if (status != KILN_OK)
+        return onnx_node_unsupported(node, "constant '%s': %s", kiln_name, kiln_err.message);
+    return KILN_OK;
+}
+
 kiln_status onnx_node_scalar(onnx_node *node, kiln_dtype dtype, double value, kiln_value *out)
 {
     kiln_error kiln_err;

@@ -129,6 +129,13 @@ bool onnx_node_find_shape(onnx_node *node, const char *const *texts, uint32_t co
 kiln_status onnx_node_emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,
                            uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out);
 
+/**
+ * A stored constant (a weight of kind constant) holding a copy of
+ * `tensor`, named `name` or, when that is taken, with a suffix: index
+ * tensors a mapping computes at import (Col2Im's positions).
+ */
+kiln_status onnx_node_constant_tensor(onnx_node *node, const char *name, const kiln_tensor *tensor, kiln_value *out);
+
 /** A rank-0 constant of `dtype` holding `value`. */
 kiln_status onnx_node_scalar(onnx_node *node, kiln_dtype dtype, double value, kiln_value *out);
 

@@ -22,7 +22,7 @@ const cli_verb cli_verb_import_onnx = {
     "convert an ONNX model into a kiln artifact",
     "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX[:K]]... [--allow-external-data DIR]\n"
     "                        [--non-strict] [--check 'NAME: RULE, ...']... [--name NAME]\n\n"
-    "Read an ONNX model (IR versions 3..10, default-domain opsets 1..17), translate\n"
+    "Read an ONNX model (IR versions 3..10, default-domain opsets 1..18), translate\n"
     "every node into kiln ops and seal the program. Symbolic input sizes (dim_param)\n"
     "become kiln dims: each needs --dim with its inclusive range, and every\n"
     "undeclared one is listed. Every construct kiln cannot express is listed at\n"

@@ -45,7 +45,7 @@ extern "C" {
 #define KILN_ONNX_MIN_IR_VERSION 3
 #define KILN_ONNX_MAX_IR_VERSION 10
 #define KILN_ONNX_MIN_OPSET 1
-#define KILN_ONNX_MAX_OPSET 17
+#define KILN_ONNX_MAX_OPSET 18
 
 /* Ceilings checked before (file size, nesting) or right after (counts) decoding. */
 typedef struct kiln_onnx_limits {

@@ -77,7 +77,8 @@ Onnx__ValueInfoProto *onnx_value(const char *name, int32_t elem_type, size_t ran
     for (size_t a = 0; a < rank; a++) {
         Onnx__TensorShapeProto__Dimension *d = take(sizeof *d);
         onnx__tensor_shape_proto__dimension__init(d);
-        if (dims[a][0] >= '0' && dims[a][0] <= '9') {
+        /* All digits: a size; anything else but "?" a dim_param ("batch", or an expression: "2*s3"). */
+        if (dims[a][0] && strspn(dims[a], "0123456789") == strlen(dims[a])) {
             d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
             d->dim_value = strtoll(dims[a], NULL, 10);
         } else if (strcmp(dims[a], "?") != 0) {

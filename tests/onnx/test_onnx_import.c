@@ -440,10 +440,10 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     assert_non_null(strstr(err.message, "IR version 2 is not supported (supported: 3..10)"));
 
     Onnx__ModelProto *new_opset = relu_model(L("2"), 1);
-    new_opset->opset_import[0]->version = 18;
+    new_opset->opset_import[0]->version = 19;
     bytes = onnx_pack(new_opset, &size);
     assert_int_equal(onnx_model_decode(bytes, size, NULL, &model, &err), KILN_ERR_UNSUPPORTED_VERSION);
-    assert_non_null(strstr(err.message, "opset version 18 is not supported (supported: 1..17)"));
+    assert_non_null(strstr(err.message, "opset version 19 is not supported (supported: 1..18)"));
 
     kiln_onnx_limits limits;
     kiln_onnx_limits_default(&limits);

@@ -909,7 +909,7 @@ static void old_opsets_bind_each_node_to_its_version(void **state)
 /*
  * An op does not exist below the opset ONNX adds it in (issue #17: a model
  * stamped opset 14 used Mish, added in 18, and was imported): Mish at 14
- * and at 17 (the newest opset the importer takes), HardSwish at 13 and
+ * and at 17 (the opset before it), HardSwish at 13 and
  * Trilu at 13 are refused naming that opset, while HardSwish and Trilu at
  * 14, where ONNX defines them, are looked up as usual.
  */
@@ -1097,6 +1097,409 @@ static void recurrent_zero_state_over_a_symbolic_batch(void **state)
     assert_memory_equal(outputs[0], outputs[1], sizeof outputs[0]);
 }
 
+/* ----------------------------------------------------- opset 18's changes */
+
+/* Import `model` (which must import) and run it on x; output `index`'s tensor stays valid until *session is freed. */
+static const kiln_tensor *run_x(const Onnx__ModelProto *model, kiln_onnx_result *result, kiln_program **program,
+                                kiln_session **session, kiln_tensor *x, uint32_t index)
+{
+    kiln_error err;
+    if (import(model, result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    *program = load(result);
+    assert_int_equal(kiln_session_new(*program, NULL, session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(*session, "x", x, NULL), KILN_OK);
+    if (kiln_session_run(*session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    return kiln_session_output(*session, index);
+}
+
+static void release_run(kiln_onnx_result *result, kiln_program *program, kiln_session *session, kiln_tensor *x)
+{
+    kiln_session_free(session);
+    kiln_program_free(program);
+    kiln_tensor_free(x);
+    onnx_result_release(result);
+}
+
+/*
+ * The schema changes of opset 18 (spec/onnx-import.md §4): each new form
+ * is read at 18 and refused below it, and each old form is refused at 18,
+ * so that no node computes another version's meaning. The numbers of
+ * each form are checked by tests/onnx-opset18 (onnx's own cases).
+ */
+static void opset_18_forms_are_read_at_18_only(void **state)
+{
+    (void)state;
+    Onnx__ValueInfoProto *x23[] = {onnx_value("x", F32, 2, L("2", "3")), NULL};
+    Onnx__ValueInfoProto *image[] = {onnx_value("x", F32, 4, L("1", "1", "4", "4")), NULL};
+    const int64_t one[] = {1}, two_axes[] = {2}, pads[] = {1, 1};
+    Onnx__AttributeProto *axes_1[] = {onnx_attr_ints("axes", 1, one), NULL};
+
+    /* Reductions: the axes attribute is gone at 18 (it would reduce every axis if ignored). */
+    expect_refusal(one_node(18, onnx_node("ReduceMax", "r", L("x"), L("y"), axes_1), x23, NULL),
+                   "attribute 'axes' is not part of ReduceMax at opset 18: from opset 18 it is input 1");
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import(one_node(17, onnx_node("ReduceMax", "r", L("x"), L("y"), axes_1), x23, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+
+    /* Split: num_outputs from 18, parts of ceil(7 / 3) = 3 and the rest. */
+    Onnx__ValueInfoProto *x7[] = {onnx_value("x", F32, 1, L("7")), NULL};
+    Onnx__AttributeProto *three[] = {onnx_attr_int("num_outputs", 3), NULL};
+    Onnx__ValueInfoProto *outs[] = {onnx_value("a", F32, 0, NULL), onnx_value("b", F32, 0, NULL),
+                                    onnx_value("c", F32, 0, NULL), NULL};
+    expect_refusal(onnx_model(8, 17, (Onnx__NodeProto *[]){onnx_node("Split", "s", L("x"), L("a", "b", "c"), three), NULL},
+                              x7, outs, NULL),
+                   "attribute 'num_outputs' is not part of Split at opset 17 (it is from opset 18)");
+    const int64_t seven[] = {7};
+    kiln_program *program;
+    kiln_session *session;
+    kiln_tensor *x = tensor_of(KILN_F32, 1, seven, (const float[]){0, 1, 2, 3, 4, 5, 6}, 7 * sizeof(float));
+    const kiln_tensor *last = run_x(
+        onnx_model(8, 18, (Onnx__NodeProto *[]){onnx_node("Split", "s", L("x"), L("a", "b", "c"), three), NULL}, x7,
+                   outs, NULL),
+        &result, &program, &session, x, 2);
+    assert_int_equal(kiln_tensor_shape(kiln_session_output(session, 0))[0], 3);
+    assert_int_equal(kiln_tensor_shape(kiln_session_output(session, 1))[0], 3);
+    assert_int_equal(kiln_tensor_shape(last)[0], 1);
+    assert_true(((const float *)kiln_tensor_const_data(last))[0] == 6.0f);
+    release_run(&result, program, session, x);
+    Onnx__ValueInfoProto *x5[] = {onnx_value("x", F32, 1, L("5")), NULL};
+    Onnx__AttributeProto *four_parts[] = {onnx_attr_int("num_outputs", 4), NULL};
+    Onnx__ValueInfoProto *outs4[] = {outs[0], outs[1], outs[2], onnx_value("d", F32, 0, NULL), NULL};
+    expect_refusal(onnx_model(8, 18,
+                              (Onnx__NodeProto *[]){onnx_node("Split", "s", L("x"), L("a", "b", "c", "d"), four_parts),
+                                                    NULL},
+                              x5, outs4, NULL),
+                   "axis 0 of size 5 does not split into 4 parts of 2 and a smaller last one");
+    Onnx__ValueInfoProto *outs2[] = {outs[0], outs[1], NULL};
+    expect_refusal(onnx_model(8, 18, (Onnx__NodeProto *[]){onnx_node("Split", "s", L("x"), L("a", "b"), three), NULL},
+                              x7, outs2, NULL),
+                   "attribute 'num_outputs' is 3, the node has 2 outputs");
+
+    /* Pad: the axes input from 18 (pads of axis 2 alone), refused before; an axis twice is refused. */
+    Onnx__TensorProto *pad_operands[] = {onnx_tensor_i64("pads", 1, (const int64_t[]){2}, pads),
+                                         onnx_tensor_i64("axes", 1, one, two_axes), NULL};
+    expect_refusal(one_node(17, onnx_node("Pad", "p", L("x", "pads", "", "axes"), L("y"), NULL), image, pad_operands),
+                   "input 3 (axes) is not part of Pad at opset 17 (it is from opset 18)");
+    const int64_t image_dims[] = {1, 1, 4, 4};
+    float pixels[16];
+    for (int i = 0; i < 16; i++)
+        pixels[i] = (float)i;
+    x = tensor_of(KILN_F32, 4, image_dims, pixels, sizeof pixels);
+    const kiln_tensor *padded =
+        run_x(one_node(18, onnx_node("Pad", "p", L("x", "pads", "", "axes"), L("y"), NULL), image, pad_operands),
+              &result, &program, &session, x, 0);
+    assert_int_equal(kiln_tensor_shape(padded)[2], 6);
+    assert_int_equal(kiln_tensor_shape(padded)[3], 4);
+    assert_true(((const float *)kiln_tensor_const_data(padded))[4] == 0.0f); /* row 0 is padding */
+    assert_true(((const float *)kiln_tensor_const_data(padded))[4 * 4] == 12.0f); /* row 4 is input row 3 */
+    release_run(&result, program, session, x);
+    const int64_t repeated[] = {2, -2};
+    Onnx__TensorProto *twice[] = {onnx_tensor_i64("pads", 1, (const int64_t[]){4}, (const int64_t[]){1, 1, 1, 1}),
+                                  onnx_tensor_i64("axes", 1, (const int64_t[]){2}, repeated), NULL};
+    expect_refusal(one_node(18, onnx_node("Pad", "p", L("x", "pads", "", "axes"), L("y"), NULL), image, twice),
+                   "axes[1] = -2 repeats axis 2");
+
+    /* Resize: antialias, axes and keep_aspect_ratio_policy are opset 18's; a downscale with antialias is refused. */
+    const int64_t four[] = {4};
+    Onnx__TensorProto *half[] = {onnx_tensor_f32("scales", 1, four, (const float[]){1, 1, 0.5f, 0.5f}, 1), NULL};
+    Onnx__AttributeProto *antialias[] = {onnx_attr_string("mode", "linear"), onnx_attr_int("antialias", 1), NULL};
+    expect_refusal(one_node(17, onnx_node("Resize", "r", L("x", "", "scales"), L("y"), antialias), image, half),
+                   "attribute 'antialias' is not part of Resize at opset 17 (Resize has it from opset 18)");
+    expect_refusal(one_node(18, onnx_node("Resize", "r", L("x", "", "scales"), L("y"), antialias), image, half),
+                   "antialias = 1 downscales axis 2 (scale 0.5): kiln's resize has no antialiasing filter");
+    /* not_larger over sizes [3, 2] of a 4x4 image: scale 1/2 on both axes, so 2x2. */
+    Onnx__TensorProto *sizes_32[] = {onnx_tensor_i64("sizes", 1, (const int64_t[]){2}, (const int64_t[]){3, 2}), NULL};
+    const int64_t spatial[] = {2, 3};
+    Onnx__AttributeProto *not_larger[] = {onnx_attr_ints("axes", 2, spatial),
+                                          onnx_attr_string("keep_aspect_ratio_policy", "not_larger"), NULL};
+    x = tensor_of(KILN_F32, 4, image_dims, pixels, sizeof pixels);
+    const kiln_tensor *kept =
+        run_x(one_node(18, onnx_node("Resize", "r", L("x", "", "", "sizes"), L("y"), not_larger), image, sizes_32),
+              &result, &program, &session, x, 0);
+    assert_int_equal(kiln_tensor_shape(kept)[2], 2);
+    assert_int_equal(kiln_tensor_shape(kept)[3], 2);
+    release_run(&result, program, session, x);
+    Onnx__AttributeProto *stretch_typo[] = {onnx_attr_string("keep_aspect_ratio_policy", "fit"), NULL};
+    Onnx__TensorProto *sizes_4[] = {onnx_tensor_i64("sizes", 1, four, (const int64_t[]){1, 1, 2, 2}), NULL};
+    expect_refusal(one_node(18, onnx_node("Resize", "r", L("x", "", "", "sizes"), L("y"), stretch_typo), image, sizes_4),
+                   "attribute 'keep_aspect_ratio_policy' is \"fit\", not stretch, not_larger or not_smaller");
+
+    /* Scatter reductions: max and min from 18 only. */
+    Onnx__ValueInfoProto *scatter_inputs[] = {onnx_value("x", F32, 1, L("4")), onnx_value("i", I64, 1, L("2")),
+                                              onnx_value("u", F32, 1, L("2")), NULL};
+    Onnx__AttributeProto *max_reduction[] = {onnx_attr_string("reduction", "max"), NULL};
+    expect_refusal(one_node(16, onnx_node("ScatterElements", "s", L("x", "i", "u"), L("y"), max_reduction),
+                            scatter_inputs, NULL),
+                   "reduction \"max\" is not defined at opset 16 (none, add, mul)");
+    if (import(one_node(18, onnx_node("ScatterElements", "s", L("x", "i", "u"), L("y"), max_reduction), scatter_inputs,
+                        NULL),
+               &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+
+    /* LpPool: dilations and ceil_mode from 18. */
+    const int64_t kernel[] = {2, 2};
+    Onnx__AttributeProto *dilated[] = {onnx_attr_ints("kernel_shape", 2, kernel), onnx_attr_ints("dilations", 2, kernel),
+                                       NULL};
+    expect_refusal(one_node(17, onnx_node("LpPool", "l", L("x"), L("y"), dilated), image, NULL),
+                   "attribute 'dilations' is not part of LpPool at opset 17 (it is from opset 18)");
+    if (import(one_node(18, onnx_node("LpPool", "l", L("x"), L("y"), dilated), image, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+
+    /* Mish is ONNX's from 18, now within the opsets the importer reads. */
+    if (import(one_node(18, onnx_node("Mish", "m", L("x"), L("y"), NULL), x23, NULL), &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    onnx_result_release(&result);
+
+    /* CenterCropPad needs constant sizes where it crops or pads. */
+    Onnx__ValueInfoProto *batch[] = {onnx_value("x", F32, 2, L("batch", "3")), NULL};
+    Onnx__TensorProto *shape_2[] = {onnx_tensor_i64("shape", 1, (const int64_t[]){2}, (const int64_t[]){2, 2}), NULL};
+    kiln_onnx_options options = {.struct_size = sizeof options};
+    kiln_onnx_dim dims[] = {{.name = "batch", .min = 1, .max = 4}};
+    options.dims = dims;
+    options.dim_count = 1;
+    kiln_status status = import_with(
+        one_node(18, onnx_node("CenterCropPad", "c", L("x", "shape"), L("y"), NULL), batch, shape_2), &options,
+        &result, &err);
+    assert_int_equal(status, KILN_ERR_UNSUPPORTED_OP);
+    assert_non_null(strstr(err.message, "input axis 0 is symbolic: where to crop or pad is not known at import"));
+    onnx_result_release(&result);
+}
+
+/*
+ * ReduceMax and ReduceMin from opset 18 over an empty axis: ONNX's -inf
+ * and the largest i64 (kiln's reductions refuse an empty axis, so the
+ * importer writes the constant result).
+ */
+static void empty_max_and_min_are_the_extremes(void **state)
+{
+    (void)state;
+    const int64_t one[] = {1}, empty_dims[] = {2, 0};
+    Onnx__TensorProto *axes[] = {onnx_tensor_i64("axes", 1, one, one), NULL};
+    kiln_onnx_result result;
+    kiln_program *program;
+    kiln_session *session;
+    kiln_tensor *x = tensor_of(KILN_F32, 2, empty_dims, NULL, 0);
+    const kiln_tensor *y = run_x(one_node(18, onnx_node("ReduceMax", "r", L("x", "axes"), L("y"), NULL),
+                                          (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 2, L("2", "0")), NULL}, axes),
+                                 &result, &program, &session, x, 0);
+    assert_int_equal(kiln_tensor_rank(y), 2);
+    assert_int_equal(kiln_tensor_shape(y)[0], 2);
+    assert_int_equal(kiln_tensor_shape(y)[1], 1);
+    for (int i = 0; i < 2; i++)
+        assert_true(isinf(((const float *)kiln_tensor_const_data(y))[i]) &&
+                    ((const float *)kiln_tensor_const_data(y))[i] < 0);
+    release_run(&result, program, session, x);
+    x = tensor_of(KILN_I64, 2, empty_dims, NULL, 0);
+    y = run_x(one_node(18,
+                       onnx_node("ReduceMin", "r", L("x", "axes"), L("y"),
+                                 (Onnx__AttributeProto *[]){onnx_attr_int("keepdims", 0), NULL}),
+                       (Onnx__ValueInfoProto *[]){onnx_value("x", I64, 2, L("2", "0")), NULL}, axes),
+              &result, &program, &session, x, 0);
+    assert_int_equal(kiln_tensor_rank(y), 1);
+    assert_true(((const int64_t *)kiln_tensor_const_data(y))[1] == INT64_MAX);
+    release_run(&result, program, session, x);
+}
+
+/*
+ * GroupNormalization-18 (scale and bias per group) against a naive
+ * reference: x [2, 4, 3], 2 groups of 2 channels, in long double.
+ */
+static void group_normalization_18_matches_a_naive_reference(void **state)
+{
+    (void)state;
+    enum { B = 2, CH = 4, S = 3, G = 2 };
+    float xs[B * CH * S];
+    for (int i = 0; i < B * CH * S; i++)
+        xs[i] = (float)((i * 29) % 13) / 3.0f - 2.0f;
+    const float scale[G] = {1.5f, -0.5f}, bias[G] = {0.25f, 2.0f};
+    const int64_t g_dims[] = {G}, x_dims[] = {B, CH, S};
+    Onnx__TensorProto *affine[] = {onnx_tensor_f32("scale", 1, g_dims, scale, 1),
+                                   onnx_tensor_f32("bias", 1, g_dims, bias, 1), NULL};
+    Onnx__AttributeProto *attributes[] = {onnx_attr_int("num_groups", G), onnx_attr_float("epsilon", 1e-3f), NULL};
+    kiln_onnx_result result;
+    kiln_program *program;
+    kiln_session *session;
+    kiln_tensor *x = tensor_of(KILN_F32, 3, x_dims, xs, sizeof xs);
+    const kiln_tensor *y =
+        run_x(one_node(18, onnx_node("GroupNormalization", "g", L("x", "scale", "bias"), L("y"), attributes),
+                       (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "4", "3")), NULL}, affine),
+              &result, &program, &session, x, 0);
+    const float *got = kiln_tensor_const_data(y);
+    const int per = CH / G * S;
+    for (int n = 0; n < B; n++)
+        for (int g = 0; g < G; g++) {
+            const float *block = xs + (n * CH + g * (CH / G)) * S;
+            long double mean = 0, var = 0;
+            for (int i = 0; i < per; i++)
+                mean += block[i];
+            mean /= per;
+            for (int i = 0; i < per; i++)
+                var += (block[i] - mean) * (block[i] - mean);
+            var /= per;
+            for (int i = 0; i < per; i++) {
+                int at = (int)(block - xs) + i;
+                expect_close(got[at], (block[i] - mean) / sqrtl(var + 1e-3L) * scale[g] + bias[g], "y", at);
+            }
+        }
+    release_run(&result, program, session, x);
+    Onnx__AttributeProto *stash[] = {onnx_attr_int("num_groups", G), onnx_attr_int("stash_type", 1), NULL};
+    expect_refusal(one_node(18, onnx_node("GroupNormalization", "g", L("x", "scale", "bias"), L("y"), stash),
+                            (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("2", "4", "3")), NULL}, affine),
+                   "attribute 'stash_type' is not part of GroupNormalization-18");
+}
+
+/*
+ * A dim_param that is an expression over declared dims (torch.export's
+ * '10*s3' for wav2vec2's sample count) is that expression, with or
+ * without a known value (onnx-test with --dim once refused the known
+ * case: "--dim names no input size of the model: s3"); the guard checks
+ * each run against it.
+ */
+static void dim_param_expressions_take_known_values(void **state)
+{
+    (void)state;
+    kiln_onnx_dim dims[] = {{.name = "s3", .min = 1, .max = 4}};
+    const int64_t six[] = {6}, seven[] = {7};
+    kiln_tensor *x = tensor_of(KILN_F32, 1, six, (const float[]){1, 2, 3, 4, 5, 6}, 6 * sizeof(float));
+    const char *names[] = {"x"};
+    const kiln_tensor *values[] = {x};
+    for (int given = 0; given < 2; given++) {
+        kiln_onnx_options options = {.struct_size = sizeof options, .dims = dims, .dim_count = 1};
+        if (given) {
+            options.known_input_count = 1;
+            options.known_input_names = names;
+            options.known_inputs = values;
+        }
+        kiln_onnx_result result;
+        kiln_error err;
+        Onnx__ModelProto *model = one_node(18, onnx_node("Relu", "r", L("x"), L("y"), NULL),
+                                           (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 1, L("2*s3")), NULL}, NULL);
+        if (import_with(model, &options, &result, &err) != KILN_OK)
+            fail_msg("%s", err.message);
+        kiln_program *program = load(&result);
+        kiln_session *session;
+        assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+        assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+        assert_int_equal(kiln_session_run(session, &err), KILN_OK);
+        kiln_tensor *odd = tensor_of(KILN_F32, 1, seven, (const float[]){1, 2, 3, 4, 5, 6, 7}, 7 * sizeof(float));
+        if (kiln_session_set_input(session, "x", odd, &err) == KILN_OK)
+            assert_int_not_equal(kiln_session_run(session, &err), KILN_OK); /* 7 is no 2*s3 */
+        assert_non_null(strstr(err.message, "x"));
+        kiln_tensor_free(odd);
+        kiln_session_free(session);
+        kiln_program_free(program);
+        onnx_result_release(&result);
+    }
+    kiln_tensor_free(x);
+}
+
+/*
+ * Cast and CastLike from a float to an integer saturate a value out of the
+ * integer's range, infinities included (ONNX leaves them undefined; T5's
+ * relative position buckets cast log(0) = -inf to int64 and discard it):
+ * to i32 the bounds are -2^31 and the largest f32 below 2^31, to u8 0 and
+ * 255, so every value in range is the plain truncation. A NaN still fails.
+ */
+static void float_to_integer_casts_saturate(void **state)
+{
+    (void)state;
+    const float values[] = {-INFINITY, INFINITY, 3.7f, -2.5f, 1e20f, -1e20f, 255.9f, 2147483520.0f};
+    const int64_t dims[] = {8};
+    const int32_t want_i32[] = {INT32_MIN, 2147483520, 3, -2, 2147483520, INT32_MIN, 255, 2147483520};
+    const uint8_t want_u8[] = {0, 255, 3, 0, 255, 0, 255, 255};
+    struct {
+        int32_t onnx_type;
+        const void *want;
+        size_t width;
+        bool like;
+    } targets[] = {{ONNX__TENSOR_PROTO__DATA_TYPE__INT32, want_i32, 4, false},
+                   {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, want_u8, 1, false},
+                   {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, want_u8, 1, true}};
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        Onnx__NodeProto *node =
+            targets[t].like
+                ? onnx_node("CastLike", "c", L("x", "like"), L("y"), NULL)
+                : onnx_node("Cast", "c", L("x"), L("y"),
+                            (Onnx__AttributeProto *[]){onnx_attr_int("to", targets[t].onnx_type), NULL});
+        Onnx__ValueInfoProto *inputs[] = {onnx_value("x", F32, 1, L("8")),
+                                          targets[t].like ? onnx_value("like", targets[t].onnx_type, 1, L("1")) : NULL,
+                                          NULL};
+        kiln_onnx_result result;
+        kiln_program *program;
+        kiln_session *session;
+        kiln_tensor *x = tensor_of(KILN_F32, 1, dims, values, sizeof values);
+        kiln_tensor *like = NULL;
+        kiln_error err;
+        if (targets[t].like) {
+            if (import(one_node(18, node, inputs, NULL), &result, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+            program = load(&result);
+            like = tensor_of(KILN_U8, 1, (const int64_t[]){1}, (const uint8_t[]){0}, 1);
+            assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+            assert_int_equal(kiln_session_set_input(session, "like", like, NULL), KILN_OK);
+            if (kiln_session_run(session, &err) != KILN_OK)
+                fail_msg("%s", err.message);
+        } else {
+            run_x(one_node(18, node, inputs, NULL), &result, &program, &session, x, 0);
+        }
+        assert_memory_equal(kiln_tensor_const_data(kiln_session_output(session, 0)), targets[t].want,
+                            8 * targets[t].width);
+        /* A NaN has no integer to saturate to. */
+        ((float *)kiln_tensor_data(x))[2] = NAN;
+        if (like == NULL) {
+            assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+            assert_int_not_equal(kiln_session_run(session, &err), KILN_OK);
+            assert_non_null(strstr(err.message, "nan"));
+        }
+        kiln_tensor_free(like);
+        release_run(&result, program, session, x);
+    }
+}
+
+/*
+ * Col2Im over a symbolic batch: blocks of ones (2x2 over a 3x3 image,
+ * stride 1) add up to the number of blocks covering each position.
+ */
+static void col2im_counts_overlaps_over_a_symbolic_batch(void **state)
+{
+    (void)state;
+    kiln_onnx_dim dims[] = {{.name = "batch", .min = 1, .max = 3}};
+    kiln_onnx_options options = {.struct_size = sizeof options, .dims = dims, .dim_count = 1};
+    const int64_t two[] = {2};
+    Onnx__TensorProto *shapes[] = {onnx_tensor_i64("image", 1, two, (const int64_t[]){3, 3}),
+                                   onnx_tensor_i64("block", 1, two, (const int64_t[]){2, 2}), NULL};
+    Onnx__ModelProto *model = one_node(18, onnx_node("Col2Im", "c", L("x", "image", "block"), L("y"), NULL),
+                                       (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 3, L("batch", "4", "4")), NULL},
+                                       shapes);
+    kiln_onnx_result result;
+    kiln_error err;
+    if (import_with(model, &options, &result, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    kiln_program *program = load(&result);
+    float ones[2 * 4 * 4];
+    for (int i = 0; i < 32; i++)
+        ones[i] = 1.0f;
+    kiln_tensor *x = tensor_of(KILN_F32, 3, (const int64_t[]){2, 4, 4}, ones, sizeof ones);
+    kiln_session *session;
+    assert_int_equal(kiln_session_new(program, NULL, &session, NULL), KILN_OK);
+    assert_int_equal(kiln_session_set_input(session, "x", x, NULL), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("%s", err.message);
+    const kiln_tensor *y = kiln_session_output(session, 0);
+    assert_int_equal(kiln_tensor_rank(y), 4);
+    const float want[9] = {1, 2, 1, 2, 4, 2, 1, 2, 1};
+    for (int i = 0; i < 18; i++)
+        assert_true(((const float *)kiln_tensor_const_data(y))[i] == want[i % 9]);
+    release_run(&result, program, session, x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1113,6 +1516,12 @@ int main(void)
         cmocka_unit_test_teardown(integer_products_match_integer_loops, release_arena),
         cmocka_unit_test_teardown(recurrent_layers_fill_absent_operands, release_arena),
         cmocka_unit_test_teardown(recurrent_zero_state_over_a_symbolic_batch, release_arena),
+        cmocka_unit_test_teardown(opset_18_forms_are_read_at_18_only, release_arena),
+        cmocka_unit_test_teardown(empty_max_and_min_are_the_extremes, release_arena),
+        cmocka_unit_test_teardown(group_normalization_18_matches_a_naive_reference, release_arena),
+        cmocka_unit_test_teardown(dim_param_expressions_take_known_values, release_arena),
+        cmocka_unit_test_teardown(float_to_integer_casts_saturate, release_arena),
+        cmocka_unit_test_teardown(col2im_counts_overlaps_over_a_symbolic_batch, release_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
