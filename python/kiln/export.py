@@ -1,22 +1,21 @@
-"""Exporting a PyTorch module into a sealed kiln artifact.
+"""Sealing a PyTorch program into a kiln artifact.
 
-    artifact = kiln.export(module, (example,), dynamic_shapes={"x": {0: batch}},
+    batch = torch.export.Dim("batch", min=2, max=4)
+    artifact = kiln.export(module, (example,), dynamic_shapes={"x": {0: batch}}, strict=True,
                            checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
 
-The module is traced by torch.onnx.export into memory (no file is
-written), every Dim becomes a bounded kiln dim, and the ONNX importer
-proves the program's shape rules over the whole declared domain: a
-refusal raises with the node, the claim and the counterexample, and the
-domain is never narrowed to make it pass. Then, by default, the eager
-module runs at the example and at every corner of the domain (each dim at
+A front door (_torch_export: torch.export; _torchscript_export: the
+TorchScript tracer) turns the program into ONNX in memory with its dims,
+and the ONNX importer proves the program's shape rules over the whole
+declared domain: a refusal raises with the node, the claim and the
+counterexample, and the domain is never narrowed to make it pass. Then,
+by default, the eager program runs at the example and at every corner of the domain (each dim at
 its smallest and largest size), and each case is compared with the sealed
 artifact run by kiln: the cases are stored in the artifact as evidence
 (up to a size budget; larger ones are compared and left out), so that
 every later `kiln verify` replays them.
 """
 import ctypes
-import inspect as _inspect
-import io
 import itertools
 import os
 import re
@@ -25,7 +24,7 @@ import warnings
 import numpy
 
 from . import _lib, _tensors
-from .contract import Check, Dim
+from .contract import Check
 from .errors import ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, raise_for
 
 # Cases, smallest first, are sealed while their tensors fit in this many bytes; the rest are compared only.
@@ -85,66 +84,6 @@ class Artifact:
             "" if sum(1 for c in self.evidence if c["sealed"]) == 1 else "s")
 
 
-def _input_names(module, args, input_names):
-    if input_names is not None:
-        names = list(input_names)
-    else:
-        forward = getattr(module, "forward", module)
-        parameters = [p for p in _inspect.signature(forward).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        names = [p.name for p in parameters[:len(args)]]
-    if len(names) != len(args):
-        raise ArgumentError("%d example input%s but %d input name%s" % (
-            len(args), "" if len(args) == 1 else "s", len(names), "" if len(names) == 1 else "s"), 1)
-    return names
-
-
-def _dims_of(dynamic_shapes, names, args):
-    """{input name: {axis: Dim}} and the Dims by name, from dynamic_shapes (by name or by position)."""
-    axes_of, dims = {}, {}
-    if dynamic_shapes is None:
-        return axes_of, dims
-    if isinstance(dynamic_shapes, (list, tuple)):
-        dynamic_shapes = {names[i]: spec for i, spec in enumerate(dynamic_shapes) if spec}
-    for input_name, spec in dynamic_shapes.items():
-        if input_name not in names:
-            raise ArgumentError("dynamic_shapes names '%s', which is not an input (inputs: %s)" % (
-                input_name, ", ".join(names)), 21)
-        if spec is None:
-            continue
-        if isinstance(spec, (list, tuple)):
-            spec = {axis: d for axis, d in enumerate(spec) if d is not None}
-        rank = args[names.index(input_name)].dim()
-        axes = {}
-        for axis, value in spec.items():
-            if not -rank <= axis < rank:
-                raise ArgumentError("dynamic_shapes['%s']: axis %d of a rank-%d input" % (input_name, axis, rank), 1)
-            dim = Dim.of(value)
-            known = dims.get(dim.name)
-            if known is not None and known != dim:
-                raise ArgumentError("two dims are called '%s' with different bounds: %r and %r" % (
-                    dim.name, known, dim), 1)
-            dims[dim.name] = dim
-            axes[axis % rank] = dim
-        axes_of[input_name] = axes
-    return axes_of, dims
-
-
-def _check_example(names, args, axes_of):
-    """The example's own sizes are a point of the domain, else nothing proven about it would hold."""
-    point = {}
-    for name, example in zip(names, args):
-        for axis, dim in axes_of.get(name, {}).items():
-            size = int(example.shape[axis])
-            if size < dim.min or size > dim.max or size % dim.multiple_of:
-                raise ArgumentError("the example input '%s' has %d on axis %d, outside %r: give an example "
-                                    "inside the declared domain" % (name, size, axis, dim), 19)
-            if point.setdefault(dim.name, size) != size:
-                raise ArgumentError("dim '%s' is %d and %d in the example inputs" % (
-                    dim.name, point[dim.name], size), 19)
-    return point
-
-
 def _corners(dims):
     """The points {dim name: size} of the domain's corners."""
     ordered = list(dims.values())
@@ -173,25 +112,15 @@ def _resize(array, axis, size):
     return numpy.take(tiled, numpy.arange(size), axis=axis)
 
 
-def _case_inputs(names, examples, axes_of, point):
+def _case_inputs(names, examples, axes, point):
+    """The example inputs resized to the dims' sizes at `point`: axes[input][axis](point) each."""
     inputs = {}
     for name, example in zip(names, examples):
         array = example
-        for axis, dim in axes_of.get(name, {}).items():
-            array = _resize(array, axis, point[dim.name])
+        for axis, size in axes.get(name, {}).items():
+            array = _resize(array, axis, size(point))
         inputs[name] = numpy.ascontiguousarray(array)
     return inputs
-
-
-def _eager(module, names, inputs, torch):
-    tensors = [torch.from_numpy(inputs[name].copy()) for name in names]
-    # Gradients stay enabled, as during the export: without them some modules
-    # (nn.TransformerEncoderLayer in eval mode) take fused paths the export did not trace.
-    with torch.enable_grad():
-        result = module(*tensors)
-    if isinstance(result, (list, tuple)):
-        return [r.detach().cpu().numpy() for r in result]
-    return [result.detach().cpu().numpy()]
 
 
 def _compare(actual, expected, rule):
@@ -326,87 +255,93 @@ def _encode(builder):
         _lib.libc.free(data)
 
 
-def _output_names(given, count, input_names):
-    """The outputs' names: `given`, else "y" (or y0, y1, ...), else "output" when an input is called so.
-    An output may not share an input's name: torch.onnx.export would rename the input ("y" becomes
-    "y.1") and its dynamic axes would go to the output, leaving the input's dims undeclared."""
-    if given is not None:
-        clash = sorted(set(given) & set(input_names))
-        if clash:
-            raise ArgumentError("output name%s %s %s also an input's: give outputs other names" % (
-                "" if len(clash) == 1 else "s", ", ".join("'%s'" % n for n in clash),
-                "is" if len(clash) == 1 else "are"), 1)
-        return list(given)
-    base = "y"
-    while True:
-        names = [base] if count == 1 else ["%s%d" % (base, i) for i in range(count)]
-        if not set(names) & set(input_names):
-            return names
-        base = "output" if base == "y" else base + "_"
-
-
 def _case_name(point, kind):
     if not point:
         return kind
     return "%s %s" % (kind, " ".join("%s=%d" % item for item in sorted(point.items())))
 
 
-def export(module, args, *, dynamic_shapes=None, checks=None, evidence="corners", input_names=None,
-           output_names=None, name=None, opset=14, non_strict=False, evidence_bytes=DEFAULT_EVIDENCE_BYTES,
-           rtol=None, atol=None):
-    """Seal a PyTorch module into a kiln Artifact.
+def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, checks=None, evidence="corners",
+           output_names=None, name=None, non_strict=False, evidence_bytes=DEFAULT_EVIDENCE_BYTES, rtol=None,
+           atol=None, exporter="torch.export", input_names=None, opset=None):
+    """Seal a PyTorch program into a kiln Artifact.
 
-    args: the example inputs (tensors), in forward's order. dynamic_shapes:
-    {input name: {axis: kiln.Dim}} (or a list by position); a Dim object
-    used twice is one dim; torch.export.Dim objects are taken too. checks:
-    {input name: kiln.Check}. evidence: "corners" (the example and every
-    corner of the domain, compared with the eager module and sealed up to
-    `evidence_bytes`), "example", None (no evidence), or a list of cases
-    {"name": ..., "inputs": {name: array}} whose expected outputs the eager
-    module gives. rtol/atol override the dtype's tolerance. non_strict:
-    store unprovable preconditions as runtime guards instead of refusing.
-    Raises kiln.UnsupportedError (every construct listed), the checker's
-    kiln.ProgramError/ContractError (with .node, .claim, .counterexample),
-    or kiln.EvidenceError (the case and its error figures)."""
-    import torch
+    program: an nn.Module, traced here by torch.export.export(program, args,
+    kwargs, dynamic_shapes=..., strict=strict), or a torch.export
+    ExportedProgram already made (its example inputs are used when args is
+    empty; dynamic_shapes then only names its dims). dynamic_shapes:
+    {input name: {axis: dim}} (or a list by position), each dim a
+    torch.export.Dim (min/max required), a derived dim (2*d, d + 1),
+    Dim.AUTO/Dim.STATIC, or a kiln.Dim. The contract is the exported
+    program's: every symbol of its range_constraints becomes a kiln dim with
+    the same bounds, derived sizes stay expressions over them, and kiln's
+    checker proves the graph's shape rules over the whole domain.
 
+    checks: {input name: kiln.Check}. evidence: "corners" (the example and
+    every corner of the domain, compared with the eager program and sealed
+    up to `evidence_bytes`), "example", None, or a list of cases {"name":
+    ..., "inputs": {name: array}} whose expected outputs the eager program
+    gives. rtol/atol override the dtype's tolerance. non_strict: kiln's
+    checker stores preconditions it cannot prove as runtime guards instead
+    of refusing (unrelated to torch's `strict`, which picks its tracer).
+    exporter="torchscript" takes torch.onnx's TorchScript tracer instead
+    (opset 14; kiln.Dims only; the route of PyTorch 1.13).
+
+    Raises kiln.ArgumentError (a bad declaration: an unbounded dim, a dim on
+    no input), kiln.ProgramError (torch specialized or narrowed a declared
+    dim, or kiln's checker refused a rule: .dim or .node, .claim,
+    .counterexample), kiln.UnsupportedError (every op or construct that
+    cannot be translated, or a data-dependent size), or kiln.EvidenceError
+    (the case and its error figures)."""
     if _lib.onnx is None:
         raise UnsupportedError("this kiln was built without the ONNX importer (protobuf-c)", 15)
-    args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
-    if not all(isinstance(a, torch.Tensor) for a in args):
-        raise ArgumentError("kiln.export takes the example inputs as a tuple of tensors", 1)
-    names = _input_names(module, args, input_names)
-    axes_of, dims = _dims_of(dynamic_shapes, names, args)
-    example_point = _check_example(names, args, axes_of)
+    if exporter not in ("torch.export", "torchscript"):
+        raise ArgumentError("exporter must be 'torch.export' or 'torchscript', got %r" % (exporter,), 1)
+    if exporter == "torch.export":
+        try:
+            from ._torch_export import from_module_or_program
+            import torch.export  # noqa: F401
+        except ImportError as exc:
+            raise UnsupportedError("kiln.export needs PyTorch 2 with torch.export (%s); on PyTorch 1.13 pass "
+                                   "exporter='torchscript'" % exc, 15) from exc
+    module = None if type(program).__name__ == "ExportedProgram" else program
     was_training = getattr(module, "training", False)
     if hasattr(module, "eval"):
         module.eval()
     try:
-        return _export(module, args, names, axes_of, dims, example_point, checks or {}, evidence, output_names,
-                       name or type(module).__name__, opset, non_strict, evidence_bytes, rtol, atol, torch)
+        if exporter == "torch.export":
+            if input_names is not None:
+                raise ArgumentError("input_names is the TorchScript route's; torch.export names the inputs after "
+                                    "forward's parameters", 1)
+            args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+            traced = from_module_or_program(program, args, kwargs, dynamic_shapes, strict, output_names)
+        else:
+            from ._torchscript_export import from_module
+            if module is None or kwargs:
+                raise ArgumentError("exporter='torchscript' takes a module and positional example inputs", 1)
+            traced = from_module(module, args, dynamic_shapes, input_names, output_names, opset)
+        program_name = name or type(module if module is not None else program.module()).__name__
+        return _seal(traced, checks or {}, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
     finally:
         if was_training:
             module.train(True)
 
 
-def _export(module, args, names, axes_of, dims, example_point, checks, evidence, output_names, program_name,
-            opset, non_strict, evidence_bytes, rtol, atol, torch):
-    onnx, kiln = _lib.onnx, _lib.kiln
-    examples = [a.detach().cpu().numpy() for a in args]
-    first_outputs = _eager(module, names, dict(zip(names, examples)), torch)
-    output_names = _output_names(output_names, len(first_outputs), names)
-    dynamic_axes = {n: {axis: d.name for axis, d in axes.items()} for n, axes in axes_of.items()}
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's tracer warnings speak of torch internals
-        try:
-            torch.onnx.export(module, args, buffer, input_names=names, output_names=list(output_names), dynamo=False,
-                              dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=True)
-        except torch.onnx.errors.UnsupportedOperatorError as exc:
-            raise UnsupportedError("PyTorch cannot export this module to ONNX opset %d: %s" % (opset, exc), 15,
-                                   [str(exc)]) from exc
-    model = buffer.getvalue()
+def _check_example_point(traced):
+    """The example's own sizes are a point of the domain, else nothing proven about it would hold."""
+    for name, size in traced.example_point.items():
+        dim = traced.dims[name]
+        if size < dim.min or size > dim.max or size % dim.multiple_of:
+            raise ArgumentError("the example has %s=%d, outside %r: give an example inside the declared domain" % (
+                name, size, dim), 19)
 
+
+def _seal(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol):
+    """Import the traced ONNX model over its dims, add the checks and the evidence, and seal."""
+    onnx = _lib.onnx
+    _check_example_point(traced)
+    dims = traced.dims
+    model = traced.model
     onnx_dims = (_lib.OnnxDim * max(len(dims), 1))(
         *(_lib.OnnxDim(d.name.encode(), d.min, d.max, d.multiple_of) for d in dims.values()))
     options = _lib.OnnxOptions()
@@ -432,10 +367,9 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
             if not isinstance(check, Check):
                 raise ArgumentError("checks['%s'] must be a kiln.Check" % input_name, 1)
             _set_check(builder, kiln_name[input_name], check)
-        too_large = _corners_too_large(builder, dims, example_point) if evidence == "corners" else {}
-        cases = _evidence_cases(module, names, examples, axes_of, dims, example_point, evidence, torch,
-                                first_outputs, too_large)
-        report = _seal_cases(builder, cases, kiln_name, output_names, evidence_bytes, rtol, atol)
+        too_large = _corners_too_large(builder, dims, traced.example_point) if evidence == "corners" else {}
+        cases = _evidence_cases(traced, evidence, too_large)
+        report = _seal_cases(builder, cases, kiln_name, traced.output_names, evidence_bytes, rtol, atol)
         report += [{"name": name, "sealed": False, "skipped": reason, "results": None}
                    for name, reason in too_large.items()]
         data = _encode(builder)
@@ -443,7 +377,7 @@ def _export(module, args, names, axes_of, dims, example_point, checks, evidence,
         if result.value:
             onnx.kiln_onnx_result_free(result)
     artifact = Artifact(data, report)
-    _check_cases(artifact, cases, kiln_name, output_names, report)
+    _check_cases(artifact, cases, kiln_name, traced.output_names, report)
     return artifact
 
 
@@ -470,24 +404,24 @@ def _corners_too_large(builder, dims, example_point):
     return skipped
 
 
-def _evidence_cases(module, names, examples, axes_of, dims, example_point, evidence, torch, first_outputs,
-                    too_large):
+def _evidence_cases(traced, evidence, too_large):
     """[(name, {input name: array}, [expected output arrays])] as `evidence` asks (without the
     corners in `too_large`)."""
     if evidence is None or evidence is False:
         return []
-    cases = [("example", dict(zip(names, examples)), first_outputs)]
+    names, examples = traced.names, traced.examples
+    cases = [("example", dict(zip(names, examples)), traced.first_outputs)]
     if evidence == "example":
         return cases
     if evidence == "corners":
-        seen = {tuple(sorted(example_point.items()))}
-        for point in _corners(dims):
+        seen = {tuple(sorted(traced.example_point.items()))}
+        for point in _corners(traced.dims):
             key = tuple(sorted(point.items()))
             if key in seen or _case_name(point, "corner") in too_large:
                 continue
             seen.add(key)
-            inputs = _case_inputs(names, examples, axes_of, point)
-            cases.append((_case_name(point, "corner"), inputs, _eager(module, names, inputs, torch)))
+            inputs = _case_inputs(names, examples, traced.axes, point)
+            cases.append((_case_name(point, "corner"), inputs, traced.eager(inputs)))
         return cases
     if isinstance(evidence, (list, tuple)):
         out = []
@@ -496,7 +430,7 @@ def _evidence_cases(module, names, examples, axes_of, dims, example_point, evide
             expected = case.get("outputs")
             expected = list(expected.values()) if isinstance(expected, dict) else expected
             out.append((case.get("name", "case %d" % i), inputs,
-                        expected if expected is not None else _eager(module, names, inputs, torch)))
+                        expected if expected is not None else traced.eager(inputs)))
         return out
     raise ArgumentError("evidence must be 'corners', 'example', None or a list of cases, got %r" % (evidence,), 1)
 

@@ -136,10 +136,25 @@ class Add(torch.nn.Module):
         return x + y
 
 
-def test_the_checker_refuses_sizes_it_cannot_prove_equal(tmp_path, run_kiln):
+def test_torch_export_equating_two_declared_dims_is_refused_with_both():
     dims = {"x": {0: kiln.Dim("batch", 1, 8)}, "y": {0: kiln.Dim("n", 1, 8)}}
     with pytest.raises(kiln.ProgramError) as refused:
         kiln.export(Add(), (torch.ones(2, 4), torch.ones(2, 4)), dynamic_shapes=dims)
+    error = refused.value
+    assert_kiln_error(error, kiln.ProgramError, "KILN_ERR_INVALID_PROGRAM")
+    assert error.dim == "n"
+    assert "dim 'n' (input 'y' axis 0, declared 1..8) equals dim 'batch' (input 'x' axis 0, declared 1..8)" in error.claim
+    # A point of the declared domain where the sizes differ and neither broadcasts.
+    point = dict(item.split("=") for item in error.counterexample.split(", "))
+    assert point["n"] != point["batch"] and min(int(point["n"]), int(point["batch"])) >= 2
+    assert "declare the smaller domain yourself" in str(error)  # what to do; kiln applies no fix
+
+
+def test_the_checker_refuses_sizes_it_cannot_prove_equal(tmp_path, run_kiln):
+    # The TorchScript route infers no contract: kiln's own checker is what refuses.
+    dims = {"x": {0: kiln.Dim("batch", 1, 8)}, "y": {0: kiln.Dim("n", 1, 8)}}
+    with pytest.raises(kiln.ProgramError) as refused:
+        kiln.export(Add(), (torch.ones(2, 4), torch.ones(2, 4)), dynamic_shapes=dims, exporter="torchscript")
     error = refused.value
     assert_kiln_error(error, kiln.ProgramError, "KILN_ERR_INVALID_PROGRAM")
     assert error.node == "node 0 '/Add' (Add)"
@@ -172,9 +187,19 @@ class NonZero(torch.nn.Module):
         return torch.nonzero(x).float()
 
 
-def test_an_unsupported_onnx_construct_is_listed():
+def test_a_data_dependent_size_is_refused_naming_the_op_and_the_line():
     with pytest.raises(kiln.UnsupportedError) as refused:
         kiln.export(NonZero(), (torch.ones(2, 4),))
+    error = refused.value
+    assert error.status_name == "KILN_ERR_UNSUPPORTED_OP"
+    assert error.constructs == ["aten.nonzero.default"]
+    assert "test_errors.py:%d" % (NonZero.forward.__code__.co_firstlineno + 1) in str(error)
+    assert "depends on tensor values" in str(error)
+
+
+def test_an_unsupported_onnx_construct_is_listed():
+    with pytest.raises(kiln.UnsupportedError) as refused:
+        kiln.export(NonZero(), (torch.ones(2, 4),), exporter="torchscript")
     error = refused.value
     assert error.status_name == "KILN_ERR_UNSUPPORTED_OP"
     assert len(error.constructs) == 1 and "unsupported op NonZero" in error.constructs[0]
