@@ -1,15 +1,18 @@
-#!/usr/bin/python3
-"""The seed example with kiln in place of torch.export: y = 2*x + 1 for
-x: float64[batch, 2], batch declared in 2..4.
+#!/usr/bin/env python3
+"""The seed example: y = 2*x + 1 for x: float64[batch, 2], batch declared in 2..4.
 
-kiln.export traces the module, proves its shape rules over the whole
-declared domain, runs the eager module at the example and at the domain's
-corners and seals those cases as evidence; the artifact is saved, loaded
-back, run on ones of shape (3, 2), and batch 5 is refused by the contract.
+torch.export traces the module over the declared domain and infers its
+contract (batch in 2..4); kiln.export takes that ExportedProgram, proves
+its shape rules over the whole domain with kiln's own checker, runs the
+eager module at the example and at the domain's corners (batch 2 and 4)
+and seals those cases as evidence. The artifact is saved, loaded back and
+run on ones of shape (3, 2); batch 5 is refused by the contract.
 
-    examples/scale.py [OUT.kiln]      # Debian's /usr/bin/python3, which has torch
+    examples/scale.py [OUT.kiln]
 
-Without `kiln` installed it uses the build tree of scripts/example (build/python).
+Needs torch 2 (`pip install torch==2.13.0`, then kiln: README, "Installing
+with pip"). Without kiln installed it uses the build tree of scripts/example
+(build/python).
 """
 import os
 import sys
@@ -31,17 +34,17 @@ class Scale(torch.nn.Module):
 
 
 def main(path):
-    batch = kiln.Dim("batch", min=2, max=4)
-    artifact = kiln.export(Scale(), (torch.ones(2, 2, dtype=torch.float64),),
-                           dynamic_shapes={"x": {0: batch}},
-                           checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
+    batch = torch.export.Dim("batch", min=2, max=4)
+    program = torch.export.export(Scale(), (torch.ones(3, 2, dtype=torch.float64),),
+                                  dynamic_shapes={"x": {0: batch}}, strict=True)
+    artifact = kiln.export(program, checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
     artifact.save(path)
-    program = kiln.load(path)
-    out = program.run(x=numpy.ones((3, 2)))
+    loaded = kiln.load(path)
+    out = loaded.run(x=numpy.ones((3, 2)))
     print("shape", tuple(out["y"].shape))
     print("first row", out["y"][0].tolist())
     try:
-        program.run(x=numpy.ones((5, 2)))
+        loaded.run(x=numpy.ones((5, 2)))
     except kiln.ContractError as refused:
         print(refused)
     else:

@@ -10,7 +10,7 @@
 #
 #   <!-- readme: run -->             run it
 #   <!-- readme: run if onnx -->     run it when the build has the ONNX importer
-#   <!-- readme: run if onnx torch --> ... and /usr/bin/python3 has torch and onnx
+#   <!-- readme: run if onnx torch --> ... and the checkout's .venv/bin/python has torch and onnx
 #   <!-- readme: skip (REASON) -->   illustrative, or too slow: never run
 #
 # An unmarked block fails the test, so that no untested command enters the
@@ -49,7 +49,7 @@ awk -v dir="$tmp/blocks" '
 ' "$readme" > "$tmp/manifest"
 
 has_onnx() { kiln --help | grep -q '^  import-onnx '; }
-has_torch() { /usr/bin/python3 -c 'import torch, onnx' >/dev/null 2>&1; }
+has_torch() { "$root/.venv/bin/python" -c 'import torch, onnx' >/dev/null 2>&1; }
 
 PATH="$build/tools:$PATH"
 export PATH
@@ -73,7 +73,7 @@ tab=$(printf '\t')
             for need in ${needs%" -->"}; do
                 case $need in
                 onnx) has_onnx || why="${why:+$why; }this kiln has no ONNX importer" ;;
-                torch) has_torch || why="${why:+$why; }/usr/bin/python3 lacks torch or onnx" ;;
+                torch) has_torch || why="${why:+$why; }.venv/bin/python lacks torch or onnx" ;;
                 *) echo "README.md:$line: unknown need '$need' in '$mark' (onnx, torch)" >&2; problems=$((problems + 1)) ;;
                 esac
             done ;;

@@ -12,8 +12,10 @@ a declared dim that torch specialized or narrowed is refused with the dim,
 the rule and a counterexample.
 """
 import contextlib
+import io
 import logging
 import re
+import sys
 import warnings
 
 import numpy
@@ -226,11 +228,16 @@ def trace(module, args, kwargs, dynamic_shapes, strict, torch):
     parameters = _parameter_names(module, args, kwargs)
     shapes, declared = _torch_dynamic_shapes(dynamic_shapes, parameters, torch)
     check_example_sizes(declared, parameters, args, kwargs)
-    with quiet_torch():
+    # On a failed trace torch prints the partial graph to stderr before raising; kiln's error
+    # says what failed, so that text is dropped (what the module prints itself while traced
+    # successfully is passed on).
+    printed = io.StringIO()
+    with quiet_torch(), contextlib.redirect_stderr(printed):
         try:
             ep = torch.export.export(module, tuple(args), kwargs or None, dynamic_shapes=shapes, strict=strict)
         except Exception as exc:  # torch raises many kinds; each becomes the kiln error that says what to fix
             raise _trace_error(exc, declared, torch) from exc
+    sys.stderr.write(printed.getvalue())
     return ep, declared
 
 
@@ -323,7 +330,8 @@ def _constraint_error(text, declared):
             low, high = int(low.group(1)) if low else None, int(high.group(1)) if high else None
             size = _counterexample(name, declared, lambda s: (low is not None and s < low) or
                                    (high is not None and s > high))
-            problems.append("torch.export holds dim '%s'%s only where %s" % (name, _described(name, declared), guard))
+            problems.append("torch.export holds dim '%s'%s only where %s" % (name, _described(name, declared),
+                                                                            _readable_guard(guard)))
             if size is not None:
                 counterexamples.append("%s=%d" % (name, size))
             continue
@@ -343,6 +351,12 @@ def _constraint_error(text, declared):
     exc.claim = problems[0] if problems else message
     exc.counterexample = ", ".join(counterexamples) or None
     return exc
+
+
+def _readable_guard(guard):
+    """A guard of torch's in the user's terms: L['x'].size()[0] -> x.shape[0]."""
+    guard = re.sub(r"L\['flat_args'\]\[(\d+)\]\.size\(\)\[(\d+)\]", r"input#\1.shape[\2]", guard)
+    return re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]", r"\1.shape[\2]", guard)
 
 
 def _unequal_pair(first, second, declared):
@@ -404,7 +418,7 @@ def contract(ep, declared, input_names):
         raise _unbacked_error(ep, unbacked)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     recovered = _traced_dim_names(placeholders, input_names)
-    names, axes, scaled = {}, {}, {}
+    names, axes, scaled, wanted = {}, {}, {}, {}
     for input_name in input_names:
         value = placeholders[input_name].meta.get("val")
         spec = declared.get(input_name, {})
@@ -422,6 +436,10 @@ def contract(ep, declared, input_names):
             expr = size.node.expr
             axes[input_name][axis] = expr
             free = list(expr.free_symbols)
+            bounds = _declared_bounds(user) if user is not None and not isinstance(user, int) else None
+            if bounds is not None and None not in bounds and len(free) == 1 and \
+                    (expr == free[0] or (isinstance(user, Dim) and expr == user.multiple_of * free[0])):
+                wanted.setdefault(free[0], bounds)  # Dim.AUTO(min=, max=) too: torch may narrow it silently
             if isinstance(user, Dim) and user.multiple_of > 1 and len(free) == 1 and \
                     expr == user.multiple_of * free[0]:
                 scaled[free[0]] = user  # the user's kiln.Dim stands for multiple_of * root
@@ -442,7 +460,7 @@ def contract(ep, declared, input_names):
                                 "dims; declare it Dim('%s', min=%s, max=...) in dynamic_shapes" % (
                                     name, _where(input_name, axis), low, name, low), 1)
         low, high = int(low), int(high)
-        want = _user_bounds(declared, name)
+        want = wanted.get(symbol) or _user_bounds(declared, name)
         if want is not None and None not in want and low == 2 and int(want[0]) < 2 and high == int(want[1]):
             # torch takes a backed size to be at least 2 (it specializes 0 and 1) where no guard
             # says so; the declared smaller sizes stay, proven by kiln's checker and run as evidence.
@@ -693,7 +711,18 @@ def from_module_or_program(target, args, kwargs, dynamic_shapes, strict, given_o
     example_point = _example_point(axes, examples, user_inputs, roots, sympy)
     traced = Traced(model.SerializeToString(), dims, user_inputs, names_out, examples, sizers, example_point, eager)
     traced.first_outputs = first
+    traced.program_name = type(target).__name__ if eager_module is target else _module_class_name(ep)
     return traced
+
+
+def _module_class_name(ep):
+    """The class name of the module an ExportedProgram was traced from (its root's entry in
+    the nodes' nn_module_stack), or "program"."""
+    for node in ep.graph.nodes:
+        for path, kind in (node.meta.get("nn_module_stack") or {}).values():
+            if path == "":
+                return str(kind).rsplit(".", 1)[-1]
+    return "program"
 
 
 def _sizer(expr, roots, sympy):

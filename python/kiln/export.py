@@ -320,7 +320,7 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
             if module is None or kwargs:
                 raise ArgumentError("exporter='torchscript' takes a module and positional example inputs", 1)
             traced = from_module(module, args, dynamic_shapes, input_names, output_names, opset)
-        program_name = name or type(module if module is not None else program.module()).__name__
+        program_name = name or getattr(traced, "program_name", None) or type(module).__name__
         return _seal(traced, checks or {}, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
     finally:
         if was_training:

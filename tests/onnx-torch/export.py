@@ -1,8 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Export PyTorch models with dynamic axes to ONNX test cases for kiln onnx-test.
 
-Not run by CI: it needs PyTorch, torchvision and onnx (Debian 12:
-python3-torch, python3-torchvision, python3-onnx). It writes one case
+Not run by CI: it needs PyTorch and onnx (the checkout's .venv, from
+requirements.txt), and torchvision for --large. It writes one case
 directory per model, in the ONNX backend-test layout kiln onnx-test reads:
 
     OUT/NAME/model.onnx
@@ -14,8 +14,14 @@ contract is checked at several points of its domain. Weights are random
 (fixed seed); batch-norm statistics are random too, so that the
 normalisation is not an identity.
 
-    python3 tests/onnx-torch/export.py tests/onnx-torch            # mlp, cnn, encoder, encoder256
-    python3 tests/onnx-torch/export.py /tmp/onnx-torch --large     # resnet18, mobilenet_v2
+    .venv/bin/python tests/onnx-torch/export.py tests/onnx-torch            # mlp, cnn, encoder, encoder256
+    .venv/bin/python tests/onnx-torch/export.py /tmp/onnx-torch --large     # resnet18, mobilenet_v2
+
+The committed cases were written by PyTorch 1.13. PyTorch 2.13's
+TorchScript exporter writes the encoder's sequence length into its
+attention reshapes as the example's constant, and kiln refuses that model
+at import with a counterexample (seq=1); the dynamo exporter (opset 18,
+the route of kiln.export) keeps it symbolic.
 
 Then, for example:
 
@@ -24,6 +30,7 @@ Then, for example:
 """
 import argparse
 import copy
+import inspect
 import os
 import shutil
 
@@ -260,10 +267,13 @@ def export_case(out_dir, name, model, example_shapes, dynamic_axes, weight_step=
     # Gradients stay enabled (export and reference runs alike): in eval mode
     # without them, nn.TransformerEncoderLayer takes a fused fast path that
     # has no ONNX export.
+    # The TorchScript exporter at opset 14, which these cases were made with: PyTorch 2.9 and
+    # later default to the dynamo exporter (opset 18, kiln.export's route), so ask for it by name.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, (example,), os.path.join(case, "model.onnx"), opset_version=OPSET,
-                          input_names=["x"], output_names=output_names,
-                          dynamic_axes=dict({"x": dynamic_axes}, **dict(zip(output_names, output_axes))),
-                          do_constant_folding=True)
+                      input_names=["x"], output_names=output_names,
+                      dynamic_axes=dict({"x": dynamic_axes}, **dict(zip(output_names, output_axes))),
+                      do_constant_folding=True, **legacy)
     onnx.checker.check_model(onnx.load(os.path.join(case, "model.onnx")))
     reference = copy.deepcopy(model).double()
     for n, shape in enumerate(example_shapes):
