@@ -19,7 +19,12 @@ import sys
 import tempfile
 
 import numpy
-import torch
+
+try:
+    import torch
+except ImportError:
+    sys.exit("examples/scale.py needs PyTorch 2: pip install torch==2.13.0 (the CPU build; README, "
+             "\"Installing with pip\")")
 
 try:
     import kiln
