@@ -542,10 +542,13 @@ def _unsupported_ops(ep):
     """Every ATen op of the program that torch's ONNX exporter has no translation for, with where
     the user's code calls it (the exporter itself stops at the first)."""
     try:
-        from torch.onnx._internal.exporter import _decomp, _registration
+        from torch.onnx._internal.exporter import _decomp, _fx_passes, _registration
         registry = _registration.ONNXRegistry.from_torchlib()
         table = _decomp.create_onnx_friendly_decomposition_table(_decomp.get_onnx_implemented_overloads(registry))
         program = ep.run_decompositions(table)
+        # The exporter drops assertions (_assert_tensor_metadata, _assert_scalar, ...) before it
+        # translates: they have no translation and need none.
+        _fx_passes.remove_assertion_nodes(program.graph_module)
     except Exception:  # a private API of torch's: when it moves, the exporter's own message stands
         return []
     found = {}
@@ -558,16 +561,18 @@ def _unsupported_ops(ep):
 def to_onnx(ep, torch):
     """torch.onnx.export of the ExportedProgram at opset 18 (a ModelProto); every ATen op it cannot
     translate is listed at once."""
-    with quiet_torch():
+    # Without gradients, as torch.onnx's own examples run it: with them on, its graph
+    # simplification can fail on a view it would otherwise translate (T5's attention reshape).
+    with quiet_torch(), torch.no_grad():
         try:
             return torch.onnx.export(ep, dynamo=True, opset_version=OPSET, verbose=False).model_proto
         except Exception as exc:  # ConversionError and its causes
-            ops = _unsupported_ops(ep)
+            text = str(exc)
+            ops = _unsupported_ops(ep) if "No ONNX function found" in text else []
             if ops:
                 raise UnsupportedError("%d op%s of the exported program cannot be translated to ONNX opset %d:\n  %s"
                                        % (len(ops), "" if len(ops) == 1 else "s", OPSET, "\n  ".join(ops)),
                                        15, ops) from exc
-            text = str(exc)
             summary = text.split("## Exception summary")[-1].strip().splitlines()
             raise UnsupportedError("torch.onnx.export cannot translate the exported program: %s" % (
                 next((line for line in summary if line.strip()), text)), 15, [text]) from exc
