@@ -1,17 +1,18 @@
 """kiln: sealed, checksummed tensor programs with a shape contract, from Python.
 
     import kiln, numpy, torch
-    batch = kiln.Dim("batch", min=2, max=4)
-    artifact = kiln.export(Scale(), (torch.ones(2, 2, dtype=torch.float64),),
-                           dynamic_shapes={"x": {0: batch}},
-                           checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
+    batch = torch.export.Dim("batch", min=2, max=4)
+    ep = torch.export.export(Scale(), (torch.ones(3, 2, dtype=torch.float64),),
+                             dynamic_shapes={"x": {0: batch}}, strict=True)
+    artifact = kiln.export(ep, checks={"x": kiln.Check(range=(-1e6, 1e6), finite=True)})
     artifact.save("scale.kiln")
     program = kiln.load("scale.kiln")
     program.run(x=numpy.ones((3, 2)))["y"]        # 3.0 everywhere
     program.run(x=numpy.ones((5, 2)))             # kiln.ContractError: input 'x' axis 0 (batch): 5 is outside 2..4
 
 The package is ctypes over libkiln (and libkiln-onnx for export); see
-README.md, "Python", and spec/contract.md for what the contract means.
+README.md, "Python", spec/python-export.md for how kiln.export takes a
+torch.export program, and spec/contract.md for what the contract means.
 """
 from . import _lib
 from .contract import Check, Dim
