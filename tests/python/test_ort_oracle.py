@@ -1,5 +1,5 @@
-"""ONNX Runtime as an oracle for the ONNX cases of tests/onnx-torch and
-tests/onnx-legacy.
+"""ONNX Runtime as an oracle for the ONNX cases of tests/onnx-torch,
+tests/onnx-legacy and tests/onnx-transformers.
 
 tests/onnx/onnx_torch.sh and onnx_legacy.sh compare kiln with the outputs
 stored beside each case (test_data_set_N/output_K.pb), which only speak for
@@ -25,6 +25,7 @@ for), and the four cases kiln refuses by design (onnx_legacy.sh checks
 their reasons), are skipped with the reason.
 """
 import glob
+import json
 import os
 import subprocess
 
@@ -197,3 +198,44 @@ def test_legacy_case_matches_ort(case, tmp_path, kiln_binary):
     program = import_case(case, [], tmp_path / (name + ".kiln"), kiln_binary)
     for data_set, inputs in data_sets(case):
         run_both(program, session, inputs, "%s %s (ORT on the model %s)" % (name, data_set, how))
+
+
+TRANSFORMERS_CASES = os.path.join(SOURCE_ROOT, "tests", "onnx-transformers")
+
+
+def size_at(dim, point):
+    """An ONNX dim (a number, or a dim_param such as 's27' or '10*s3') at `point` {symbol: size}."""
+    if isinstance(dim, int):
+        return dim
+    return int(eval(dim, {"__builtins__": {}}, dict(point)))  # dim_params of our own cases: products and sums
+
+
+@pytest.mark.parametrize("case", case_dirs(TRANSFORMERS_CASES), ids=os.path.basename)
+def test_transformers_case_matches_ort(case, tmp_path, kiln_binary):
+    """The transformers cases (torch.export + torch.onnx dynamo, opset 18; tests/bench/transformers)
+    on their stored data sets and at the domain's upper corner, which no data set has, with token
+    ids inside the vocabulary and the first sequence's mask padded."""
+    with open(os.path.join(case, "meta.json")) as f:
+        meta = json.load(f)
+    name = os.path.basename(case)
+    program = import_case(case, ["%s=%d..%d" % (s, lo, hi) for s, (lo, hi) in meta["dims"].items()],
+                          tmp_path / (name + ".kiln"), kiln_binary)
+    session, _ = ort_oracle(case)
+    for data_set, inputs in data_sets(case):
+        run_both(program, session, inputs, "%s %s" % (name, data_set))
+    point = {symbol: hi for symbol, (lo, hi) in meta["dims"].items()}
+    rng = numpy.random.default_rng(20261207)
+    inputs = []
+    for i in session.get_inputs():
+        shape = [size_at(d, point) for d in i.shape]
+        if i.name == "attention_mask":
+            mask = numpy.ones(shape, numpy.int64)
+            mask[0, shape[1] // 2:] = 0
+            inputs.append(mask)
+        elif i.type == "tensor(int64)":
+            inputs.append(rng.integers(0, 64, shape, dtype=numpy.int64))  # --tiny's vocabulary: 64 tokens
+        else:
+            inputs.append(rng.standard_normal(shape).astype(numpy.float32))
+    stored = {tuple(inputs_[0].shape) for _, inputs_ in data_sets(case)}
+    assert tuple(inputs[0].shape) not in stored
+    run_both(program, session, inputs, "%s at %s" % (name, point))
