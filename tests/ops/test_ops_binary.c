@@ -860,6 +860,34 @@ static void pow_known_answers(void **state)
     kiln_tensor *out = run_pair(square, KILN_F32, &tie, &two);
     assert_true(((const float *)out->data)[0] == 1.0f + 0x1p-11f);
     kiln_tensor_free(out);
+    /* f32 y = 3 is the cube in double rounded once: exact where the cube is a float, pow's
+     * special values, overflow to inf, and within 1 ulp of powf everywhere else. */
+    static const float cube_in[] = {3.0f, -2.0f, -0.0f, 0.0f, INFINITY, -INFINITY, NAN, 1e13f, -1e13f, 0x1p-50f,
+                                    1.0f + 0x1p-23f};
+    static const float cube_want[] = {27.0f, -8.0f, -0.0f, 0.0f, INFINITY, -INFINITY, NAN, INFINITY, -INFINITY, 0.0f,
+                                      1.0f + 0x1p-22f + 0x1p-23f};
+    float three = 3.0f;
+    for (size_t i = 0; i < sizeof cube_in / sizeof cube_in[0]; i++) {
+        out = run_pair(p, KILN_F32, &cube_in[i], &three);
+        float got = ((const float *)out->data)[0];
+        kiln_tensor_free(out);
+        if (isnan(cube_want[i])) {
+            assert_true(isnan(got));
+        } else {
+            assert_true(got == cube_want[i] && signbit(got) == signbit(cube_want[i]));
+        }
+    }
+    uint32_t seed = 20261207u;
+    for (int i = 0; i < 2000; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        float x = ((float)(seed >> 8) / 16777216.0f - 0.5f) * 64.0f; /* [-32, 32): gelu's cubes */
+        out = run_pair(p, KILN_F32, &x, &three);
+        float got = ((const float *)out->data)[0];
+        kiln_tensor_free(out);
+        float want = powf(x, 3.0f);
+        float ulp = fmaxf(fabsf(nextafterf(want, INFINITY) - want), fabsf(nextafterf(want, -INFINITY) - want));
+        assert_true(fabsf(got - want) <= ulp);
+    }
 }
 
 static void mod_float_sign_conventions(void **state)
