@@ -16,9 +16,10 @@
 # An unmarked block fails the test, so that no untested command enters the
 # README unnoticed. The blocks marked run are sourced, in README order, by
 # one `sh` with `set -e` (what one block exports, the next sees), in a
-# scratch directory that stands for the checkout: every top-level entry of
-# SOURCE_ROOT linked in, and a build/ holding BUILD_ROOT's tools/, python/
-# and examples/ with build/scale.kiln written as scripts/example writes it.
+# scratch directory that stands for the checkout: every top-level entry git
+# tracks in SOURCE_ROOT (every entry outside git) and .venv linked in, and a
+# build/ holding BUILD_ROOT's tools/, python/ and examples/ with
+# build/scale.kiln written as scripts/example writes it.
 # BUILD_ROOT/tools comes first on PATH, so `kiln` is the binary under test.
 set -eu
 root=$(cd "$1" && pwd)
@@ -107,10 +108,18 @@ fi
 # The checkout after scripts/example, in the scratch directory.
 work=$tmp/checkout
 mkdir -p "$work/build"
-for entry in "$root"/* "$root"/.[!.]*; do
-    [ -e "$entry" ] || continue
-    case ${entry##*/} in build | .git) continue ;; esac
-    ln -s "$entry" "$work/${entry##*/}"
+# In a git checkout, only what git tracks (and .venv, the environment the
+# blocks run with): files a user made at the top of the checkout, such as
+# the keys the README's own blocks write there, must not be in the way.
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    entries=$(git -C "$root" ls-files | cut -d/ -f1 | sort -u)
+    [ -e "$root/.venv" ] && entries="$entries .venv"
+else
+    entries=$(cd "$root" && for e in * .[!.]*; do [ -e "$e" ] && echo "$e"; done)
+fi
+for name in $entries; do
+    case $name in build | .git) continue ;; esac
+    if [ -e "$root/$name" ]; then ln -s "$root/$name" "$work/$name"; fi
 done
 for part in tools python examples; do
     ln -s "$build/$part" "$work/build/$part"
