@@ -9,7 +9,8 @@ shape rules over their whole domain.
 import inspect as _inspect
 import io
 
-from ._torch_export import Traced, quiet_torch
+from ._torch_export import Traced
+from ._torch_quiet import quiet_torch
 from .contract import Dim
 from .errors import ArgumentError, UnsupportedError
 

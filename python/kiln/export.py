@@ -300,7 +300,7 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
     if exporter == "torch.export":
         try:
             from ._torch_export import from_module_or_program
-            import torch.export  # noqa: F401
+            import torch.export  # noqa: F401 - PyTorch 1.x has none: the message below says what to do
         except ImportError as exc:
             raise UnsupportedError("kiln.export needs PyTorch 2 with torch.export (%s); on PyTorch 1.13 pass "
                                    "exporter='torchscript'" % exc, 15) from exc
