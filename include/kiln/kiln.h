@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include <kiln/status.h>
+#include <kiln/version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,12 +33,15 @@ extern "C" {
 #define KILN_NODISCARD
 #endif
 
-#define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 1
-#define KILN_VERSION_PATCH 0
-
-/** @return the library version as "MAJOR.MINOR.PATCH". */
+/** @return the library version as "MAJOR.MINOR.PATCH" (KILN_VERSION_STRING of the library's build). */
 KILN_API const char *kiln_version(void);
+
+/**
+ * @return the library version as MAJOR * 10000 + MINOR * 100 + PATCH: the
+ * KILN_VERSION_NUMBER the library was built with, which a caller compares
+ * with the one it was compiled against (<kiln/version.h>).
+ */
+KILN_API unsigned kiln_version_number(void);
 
 /** Highest tensor rank kiln accepts anywhere. */
 #define KILN_MAX_RANK 8

@@ -6,12 +6,8 @@
 #include "format/error.h"
 #include "program_info.h"
 
-const char *kiln_version(void)
-{
-#define KILN_STR2(x) #x
-#define KILN_STR(x) KILN_STR2(x)
-    return KILN_STR(KILN_VERSION_MAJOR) "." KILN_STR(KILN_VERSION_MINOR) "." KILN_STR(KILN_VERSION_PATCH);
-}
+const char *kiln_version(void) { return KILN_VERSION_STRING; }
+unsigned kiln_version_number(void) { return KILN_VERSION_NUMBER; }
 
 const char *kiln_program_name(const kiln_program *p) { return p->model.name; }
 kiln_mode kiln_program_mode(const kiln_program *p) { return p->model.mode; }
