@@ -461,6 +461,37 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
         KILN_SIMD for (uint64_t k = 0; k < n; k++)                                      \
             out[k] = (float)(vector_exp(in[k] - shift) * inverse);                      \
     }                                                                                   \
+    /* exp_sum, keeping each e^(in[k] - shift) in `store` for scale_stored */          \
+    TARGET static double exp_sum_stored_##SUFFIX(const float *in, uint64_t n, double shift, \
+                                                 double *store)                         \
+    {                                                                                   \
+        double partial[SOFTMAX_LANES];                                                  \
+        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
+            partial[j] = 0.0;                                                           \
+        uint64_t k = 0;                                                                 \
+        for (; k + SOFTMAX_LANES <= n; k += SOFTMAX_LANES) {                            \
+            KILN_SIMD for (int j = 0; j < SOFTMAX_LANES; j++) {                         \
+                double e = vector_exp(in[k + j] - shift);                               \
+                store[k + j] = e;                                                       \
+                partial[j] += e;                                                        \
+            }                                                                           \
+        }                                                                               \
+        double sum = 0.0;                                                               \
+        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
+            sum += partial[j];                                                          \
+        for (; k < n; k++) {                                                            \
+            store[k] = vector_exp(in[k] - shift);                                       \
+            sum += store[k];                                                            \
+        }                                                                               \
+        return sum;                                                                     \
+    }                                                                                   \
+    TARGET static void scale_stored_##SUFFIX(const double *store, float *out, uint64_t n, \
+                                             double sum)                                \
+    {                                                                                   \
+        double inverse = 1.0 / sum;                                                     \
+        KILN_SIMD for (uint64_t k = 0; k < n; k++)                                      \
+            out[k] = (float)(store[k] * inverse);                                       \
+    }                                                                                   \
     /* softmax of `width` <= SOFTMAX_COLUMNS slices side by side, `inner` apart */     \
     TARGET static void softmax_columns_##SUFFIX(const float *in, float *out, uint64_t extent,  \
                                                 uint64_t inner, uint64_t width)         \
@@ -588,23 +619,40 @@ void kiln_vector_gelu_f32(const float *in, float *out, uint64_t n)
  * is divided by it. (A +inf or all -inf slice: inf - inf is NaN, as in
  * the reference.)
  */
+/*
+ * A slice of at most this many elements keeps its exponentials (in double,
+ * on the stack) between the sum and the scaling, so each is computed once;
+ * a longer one computes them again. The same values either way: the
+ * scaling multiplies the very e^(x - m) the sum added.
+ */
+#define SOFTMAX_STORED 1024
+
+/* One instruction set's softmax of a slice (SUFFIX as VECTOR_LOOPS names it). */
+#define SOFTMAX_SLICE(SUFFIX, in, out, extent)                                                   \
+    do {                                                                                         \
+        double shift = slice_max_##SUFFIX(in, extent);                                           \
+        if (extent <= SOFTMAX_STORED) {                                                          \
+            double store[SOFTMAX_STORED];                                                        \
+            scale_stored_##SUFFIX(store, out, extent, exp_sum_stored_##SUFFIX(in, extent, shift, store)); \
+        } else {                                                                                 \
+            scaled_exp_##SUFFIX(in, out, extent, shift, exp_sum_##SUFFIX(in, extent, shift));    \
+        }                                                                                        \
+    } while (0)
+
 void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent)
 {
 #ifdef HAVE_AVX2_COPY
     int bits = vector_bits();
     if (bits == 512) {
-        double shift = slice_max_avx512(in, extent);
-        scaled_exp_avx512(in, out, extent, shift, exp_sum_avx512(in, extent, shift));
+        SOFTMAX_SLICE(avx512, in, out, extent);
         return;
     }
     if (bits == 256) {
-        double shift = slice_max_avx2(in, extent);
-        scaled_exp_avx2(in, out, extent, shift, exp_sum_avx2(in, extent, shift));
+        SOFTMAX_SLICE(avx2, in, out, extent);
         return;
     }
 #endif
-    double shift = slice_max_baseline(in, extent);
-    scaled_exp_baseline(in, out, extent, shift, exp_sum_baseline(in, extent, shift));
+    SOFTMAX_SLICE(baseline, in, out, extent);
 }
 
 /* Run NAME's element loop of the widest copy this CPU runs. */
