@@ -231,6 +231,74 @@ static void cast_refuses_unconvertible_elements(void **state)
     assert_int_equal(cast_values(KILN_F64, inf, 1, KILN_U64, u64, &err), KILN_ERR_RUNTIME);
 }
 
+/* The typed loops of the common pairs give the values of C's own conversions
+ * (truncation toward zero, one rounding, wrapping, nonzero is true), and a
+ * float they cannot convert is still named by its element. */
+static void cast_common_pairs_as_c_converts(void **state)
+{
+    (void)state;
+    kiln_error err;
+    {
+        float in[] = {-0.0f, 2.99f, -2.99f, 16777216.0f, -9.2233715e18f, 1e-30f};
+        int64_t out[6], want[6];
+        int32_t out32[5], want32[5];
+        for (int i = 0; i < 6; i++)
+            want[i] = (int64_t)in[i];
+        for (int i = 0; i < 5; i++)
+            want32[i] = i == 4 ? 0 : (int32_t)in[i];
+        assert_int_equal(cast_values(KILN_F32, in, 6, KILN_I64, out, &err), KILN_OK);
+        assert_memory_equal(out, want, sizeof out);
+        float in32[] = {-0.0f, 2.99f, -2.99f, 16777216.0f, 0.0f};
+        assert_int_equal(cast_values(KILN_F32, in32, 5, KILN_I32, out32, &err), KILN_OK);
+        assert_memory_equal(out32, want32, sizeof out32);
+        float bad[] = {1.0f, 2.0f, NAN, 3.0f};
+        assert_int_equal(cast_values(KILN_F32, bad, 4, KILN_I64, out, &err), KILN_ERR_RUNTIME);
+        assert_non_null(strstr(err.message, "element 2"));
+        float big[] = {0.0f, 9.3e18f};
+        assert_int_equal(cast_values(KILN_F32, big, 2, KILN_I64, out, &err), KILN_ERR_RUNTIME);
+        assert_non_null(strstr(err.message, "element 1"));
+    }
+    {
+        int64_t in[] = {0, -1, 16777217, INT64_MAX, INT64_MIN, 0x100000001};
+        float f[6], want_f[6];
+        double d[6], want_d[6];
+        int32_t narrow[6], want_narrow[] = {0, -1, 16777217, -1, 0, 1};
+        uint8_t truth[6], want_truth[] = {0, 1, 1, 1, 1, 1};
+        for (int i = 0; i < 6; i++) {
+            want_f[i] = (float)in[i];
+            want_d[i] = (double)in[i];
+        }
+        assert_int_equal(cast_values(KILN_I64, in, 6, KILN_F32, f, &err), KILN_OK);
+        assert_memory_equal(f, want_f, sizeof f);
+        assert_int_equal(cast_values(KILN_I64, in, 6, KILN_F64, d, &err), KILN_OK);
+        assert_memory_equal(d, want_d, sizeof d);
+        assert_int_equal(cast_values(KILN_I64, in, 6, KILN_I32, narrow, &err), KILN_OK);
+        assert_memory_equal(narrow, want_narrow, sizeof narrow);
+        assert_int_equal(cast_values(KILN_I64, in, 6, KILN_BOOL, truth, &err), KILN_OK);
+        assert_memory_equal(truth, want_truth, sizeof truth);
+    }
+    {
+        uint8_t in[] = {0, 1, 7}; /* a bool byte other than 1 is true */
+        float f[3], want_f[] = {0.0f, 1.0f, 1.0f};
+        int64_t i64[3], want_i64[] = {0, 1, 1};
+        assert_int_equal(cast_values(KILN_BOOL, in, 3, KILN_F32, f, &err), KILN_OK);
+        assert_memory_equal(f, want_f, sizeof f);
+        assert_int_equal(cast_values(KILN_BOOL, in, 3, KILN_I64, i64, &err), KILN_OK);
+        assert_memory_equal(i64, want_i64, sizeof i64);
+        float mask[] = {0.0f, -0.0f, NAN, 0.5f};
+        uint8_t truth[4], want_truth[] = {0, 0, 1, 1};
+        assert_int_equal(cast_values(KILN_F32, mask, 4, KILN_BOOL, truth, &err), KILN_OK);
+        assert_memory_equal(truth, want_truth, sizeof truth);
+        int32_t small[] = {-5, 0, 16777217};
+        int64_t wide[3], want_wide[] = {-5, 0, 16777217};
+        float sf[3], want_sf[] = {-5.0f, 0.0f, 16777216.0f};
+        assert_int_equal(cast_values(KILN_I32, small, 3, KILN_I64, wide, &err), KILN_OK);
+        assert_memory_equal(wide, want_wide, sizeof wide);
+        assert_int_equal(cast_values(KILN_I32, small, 3, KILN_F32, sf, &err), KILN_OK);
+        assert_memory_equal(sf, want_sf, sizeof sf);
+    }
+}
+
 /* ----------------------------------------------------- concat, expand, tile */
 
 static void concat_matches_reference(void **state)
@@ -981,6 +1049,7 @@ int main(void)
         cmocka_unit_test(copies_match_reference),
         cmocka_unit_test(cast_known_answers),
         cmocka_unit_test(cast_refuses_unconvertible_elements),
+        cmocka_unit_test(cast_common_pairs_as_c_converts),
         cmocka_unit_test(concat_matches_reference),
         cmocka_unit_test(expand_matches_reference),
         cmocka_unit_test(tile_matches_reference),
