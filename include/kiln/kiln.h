@@ -12,6 +12,10 @@
  *  - ABI policy: structs declared here keep their layout for all of 1.x;
  *    option structs only grow at the end (guarded by struct_size).
  *  - Input-controlled conditions are reported as errors, never asserted.
+ *  - Indexed getters (kiln_program_dim(program, index, &out) and the like)
+ *    are defined for every index: past the count they give a zeroed struct
+ *    (NULL names), a NULL pointer, -1 for a text's length, 0 for a count,
+ *    UINT32_MAX for a value id, false, or KILN_ERR_INVALID_ARGUMENT.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -894,7 +898,8 @@ KILN_API uint32_t kiln_program_dim_count(const kiln_program *program);
 KILN_API void kiln_program_dim(const kiln_program *program, uint32_t index, kiln_dim_info *out);
 KILN_API uint32_t kiln_program_derived_dim_count(const kiln_program *program);
 /** Name of derived dim `index`; its expression is written to `buffer`.
- *  @return the length the full expression text needs, like snprintf. */
+ *  @return the length the full expression text needs, like snprintf; -1 (and
+ *  *name NULL) past the count. */
 KILN_API int kiln_program_derived_dim(const kiln_program *program, uint32_t index, const char **name,
                                       char *buffer, size_t size);
 
@@ -1015,9 +1020,9 @@ KILN_API void kiln_program_section(const kiln_program *program, uint32_t index, 
  * input_count + weight_count + n.
  */
 
-/** Value id of operand `index` of node `node`. */
+/** Value id of operand `index` of node `node`; UINT32_MAX past either count. */
 KILN_API uint32_t kiln_program_node_input(const kiln_program *program, uint32_t node, uint32_t index);
-/** Value id that output `index` exposes (an input, a weight or a node result). */
+/** Value id that output `index` exposes (an input, a weight or a node result); UINT32_MAX past the count. */
 KILN_API uint32_t kiln_program_output_value(const kiln_program *program, uint32_t index);
 /**
  * Render the inferred shape of node `node`'s result over the declared

@@ -117,8 +117,10 @@ void kiln_artifact_section(const kiln_artifact *a, uint32_t index, kiln_section_
 {
     if (a->program)
         kiln_program_section(a->program, index, out);
-    else
+    else if (index < a->description.section_count)
         *out = a->description.sections[index];
+    else
+        *out = (kiln_section_info){0};
 }
 
 int64_t kiln_artifact_find_section(const kiln_artifact *a, const char *type)

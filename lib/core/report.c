@@ -114,6 +114,10 @@ uint32_t kiln_report_count(const kiln_report *report)
 
 void kiln_report_problem(const kiln_report *report, uint32_t index, kiln_problem_info *out)
 {
+    if (!report || index >= report->count) {
+        *out = (kiln_problem_info){0};
+        return;
+    }
     const kiln_problem *p = &report->items[index];
     *out = (kiln_problem_info){p->severity, p->status, p->code, p->location, p->message};
 }

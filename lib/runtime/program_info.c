@@ -53,6 +53,10 @@ uint32_t kiln_program_metadata_count(const kiln_program *p) { return p->model.me
 
 void kiln_program_metadata(const kiln_program *p, uint32_t index, const char **key, const char **value)
 {
+    if (index >= p->model.metadata_count) {
+        *key = *value = NULL;
+        return;
+    }
     *key = p->model.metadata[index].key;
     *value = p->model.metadata[index].value;
 }
@@ -61,6 +65,10 @@ uint32_t kiln_program_dim_count(const kiln_program *p) { return p->model.dim_cou
 
 void kiln_program_dim(const kiln_program *p, uint32_t index, kiln_dim_info *out)
 {
+    if (index >= p->model.dim_count) {
+        *out = (kiln_dim_info){0};
+        return;
+    }
     out->name = p->model.dims[index].name;
     out->min = p->model.dims[index].min;
     out->max = p->model.dims[index].max;
@@ -72,6 +80,10 @@ uint32_t kiln_program_derived_dim_count(const kiln_program *p) { return p->model
 int kiln_program_derived_dim(const kiln_program *p, uint32_t index, const char **name, char *buffer, size_t size)
 {
     const kiln_model *m = &p->model;
+    if (index >= m->derived_count) {
+        *name = NULL;
+        return -1;
+    }
     const char **names = kiln_model_dim_names(m);
     *name = m->derived[index].name;
     int length = names ? kiln_expr_format(&m->exprs, m->derived[index].expr, names, buffer, size) : 0;
@@ -83,6 +95,10 @@ uint32_t kiln_program_input_count(const kiln_program *p) { return p->model.input
 
 void kiln_program_input(const kiln_program *p, uint32_t index, kiln_io_info *out)
 {
+    if (index >= p->model.input_count) {
+        *out = (kiln_io_info){0};
+        return;
+    }
     const kiln_input_decl *in = &p->model.inputs[index];
     out->name = in->name;
     out->dtype = in->type.dtype;
@@ -105,6 +121,9 @@ static kiln_status shape_at(const kiln_model *m, const kiln_shape *s, const int6
 kiln_status kiln_program_input_shape_at(const kiln_program *p, uint32_t index, const int64_t *dim_values,
                                         int64_t shape[KILN_MAX_RANK], kiln_error *err)
 {
+    if (index >= p->model.input_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "input %u of a program with %u inputs", index,
+                         p->model.input_count);
     return shape_at(&p->model, &p->model.inputs[index].type.shape, dim_values, shape, err);
 }
 
@@ -112,6 +131,9 @@ kiln_status kiln_program_output_shape_at(const kiln_program *p, uint32_t index, 
                                          int64_t shape[KILN_MAX_RANK], kiln_error *err)
 {
     const kiln_model *m = &p->model;
+    if (index >= m->output_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "output %u of a program with %u outputs", index,
+                         m->output_count);
     return shape_at(m, &m->value_types[m->outputs[index].value].shape, dim_values, shape, err);
 }
 
@@ -141,6 +163,10 @@ uint32_t kiln_program_output_count(const kiln_program *p) { return p->model.outp
 
 void kiln_program_output(const kiln_program *p, uint32_t index, kiln_io_info *out)
 {
+    if (index >= p->model.output_count) {
+        *out = (kiln_io_info){0};
+        return;
+    }
     const kiln_output_decl *o = &p->model.outputs[index];
     const kiln_value_type *type = &p->model.value_types[o->value];
     out->name = o->name;
@@ -150,11 +176,15 @@ void kiln_program_output(const kiln_program *p, uint32_t index, kiln_io_info *ou
 
 int kiln_program_input_shape_text(const kiln_program *p, uint32_t index, char *buffer, size_t size)
 {
+    if (index >= p->model.input_count)
+        return -1;
     return kiln_model_format_shape(&p->model, &p->model.inputs[index].type.shape, buffer, size);
 }
 
 int kiln_program_output_shape_text(const kiln_program *p, uint32_t index, char *buffer, size_t size)
 {
+    if (index >= p->model.output_count)
+        return -1;
     const kiln_value_type *type = &p->model.value_types[p->model.outputs[index].value];
     return kiln_model_format_shape(&p->model, &type->shape, buffer, size);
 }
@@ -163,6 +193,10 @@ uint32_t kiln_program_weight_count(const kiln_program *p) { return p->model.weig
 
 void kiln_program_weight(const kiln_program *p, uint32_t index, kiln_weight_info *out)
 {
+    if (index >= p->model.weight_count) {
+        *out = (kiln_weight_info){0};
+        return;
+    }
     const kiln_weight_decl *w = &p->model.weights[index];
     out->name = w->name;
     out->kind = w->kind;
@@ -176,6 +210,10 @@ uint32_t kiln_program_node_count(const kiln_program *p) { return p->model.node_c
 
 void kiln_program_node(const kiln_program *p, uint32_t index, kiln_node_info *out)
 {
+    if (index >= p->model.node_count) {
+        *out = (kiln_node_info){0};
+        return;
+    }
     const kiln_node_decl *node = &p->model.nodes[index];
     out->op = p->model.opset[node->op].name;
     out->op_version = p->model.opset[node->op].version;
@@ -205,6 +243,10 @@ uint32_t kiln_program_section_count(const kiln_program *p) { return p->container
 
 void kiln_program_section(const kiln_program *p, uint32_t index, kiln_section_info *out)
 {
+    if (index >= p->container.section_count) {
+        *out = (kiln_section_info){0};
+        return;
+    }
     const kiln_section_entry *s = &p->container.sections[index];
     kiln_fourcc_text(s->type, out->type);
     out->critical = (s->flags & KILN_SECTION_CRITICAL) != 0;
@@ -220,13 +262,20 @@ void kiln_program_section(const kiln_program *p, uint32_t index, kiln_section_in
 
 uint32_t kiln_program_node_input(const kiln_program *p, uint32_t node, uint32_t index)
 {
+    if (node >= p->model.node_count || index >= p->model.nodes[node].input_count)
+        return UINT32_MAX;
     return p->model.nodes[node].inputs[index];
 }
 
-uint32_t kiln_program_output_value(const kiln_program *p, uint32_t index) { return p->model.outputs[index].value; }
+uint32_t kiln_program_output_value(const kiln_program *p, uint32_t index)
+{
+    return index < p->model.output_count ? p->model.outputs[index].value : UINT32_MAX;
+}
 
 int kiln_program_node_shape_text(const kiln_program *p, uint32_t node, char *buffer, size_t size)
 {
+    if (node >= p->model.node_count)
+        return -1;
     const kiln_value_type *type = &p->model.value_types[kiln_model_first_node_value(&p->model) + node];
     return kiln_model_format_shape(&p->model, &type->shape, buffer, size);
 }

@@ -101,6 +101,66 @@ static void opened_artifact_answers(void **state)
     kiln_artifact_close(NULL);
 }
 
+/* Every indexed getter past its count gives the defined empty answer of kiln.h's
+ * conventions, never a read past an array (ASan would stop this test). */
+static void indexed_getters_past_the_count_are_defined(void **state)
+{
+    (void)state;
+    char path[256];
+    path_in(path, sizeof path, "scale-getters.kiln");
+    save_scale(path, 2, 4);
+    kiln_artifact *a = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    const kiln_program *p = kiln_artifact_program(a);
+    char text[64];
+    const char *name = "unset", *value = "unset";
+    kiln_dim_info dim = {.name = "unset", .min = 7};
+    kiln_program_dim(p, kiln_program_dim_count(p), &dim);
+    assert_null(dim.name);
+    assert_int_equal(dim.min, 0);
+    assert_int_equal(kiln_program_derived_dim(p, kiln_program_derived_dim_count(p), &name, text, sizeof text), -1);
+    assert_null(name);
+    kiln_io_info io = {.name = "unset"};
+    kiln_program_input(p, kiln_program_input_count(p), &io);
+    assert_null(io.name);
+    io.name = "unset";
+    kiln_program_output(p, kiln_program_output_count(p), &io);
+    assert_null(io.name);
+    assert_int_equal(kiln_program_input_shape_text(p, 1, text, sizeof text), -1);
+    assert_int_equal(kiln_program_output_shape_text(p, 1, text, sizeof text), -1);
+    assert_int_equal(kiln_program_input_axis_text(p, 1, 0, text, sizeof text), -1);
+    assert_int_equal(kiln_program_node_shape_text(p, kiln_program_node_count(p), text, sizeof text), -1);
+    int64_t shape[KILN_MAX_RANK], dims[1] = {3};
+    assert_int_equal(kiln_program_input_shape_at(p, 1, dims, shape, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_program_output_shape_at(p, 1, dims, shape, &err), KILN_ERR_INVALID_ARGUMENT);
+    kiln_program_metadata(p, kiln_program_metadata_count(p), &name, &value);
+    assert_null(name);
+    assert_null(value);
+    kiln_weight_info weight = {.name = "unset"};
+    kiln_program_weight(p, kiln_program_weight_count(p), &weight);
+    assert_null(weight.name);
+    kiln_node_info node = {.op = "unset"};
+    kiln_program_node(p, kiln_program_node_count(p), &node);
+    assert_null(node.op);
+    assert_null(kiln_program_node_name(p, kiln_program_node_count(p)));
+    assert_int_equal(kiln_program_node_input(p, 0, 2), UINT32_MAX);
+    assert_int_equal(kiln_program_node_input(p, kiln_program_node_count(p), 0), UINT32_MAX);
+    assert_int_equal(kiln_program_output_value(p, kiln_program_output_count(p)), UINT32_MAX);
+    kiln_section_info section = {.stored_size = 9};
+    kiln_program_section(p, kiln_program_section_count(p), &section);
+    assert_int_equal(section.stored_size, 0);
+    section.stored_size = 9;
+    kiln_artifact_section(a, kiln_artifact_section_count(a), &section);
+    assert_int_equal(section.stored_size, 0);
+    assert_null(kiln_program_evidence_name(p, kiln_program_evidence_count(p)));
+    assert_null(kiln_program_runtime_guard(p, kiln_program_runtime_guard_count(p), NULL));
+    kiln_problem_info problem = {.message = "unset"};
+    kiln_report_problem(kiln_artifact_report(a), kiln_report_count(kiln_artifact_report(a)), &problem);
+    assert_null(problem.message);
+    kiln_artifact_close(a);
+}
+
 static void unreadable_artifact_is_an_error(void **state)
 {
     (void)state;
@@ -305,6 +365,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(opened_artifact_answers),
+        cmocka_unit_test(indexed_getters_past_the_count_are_defined),
         cmocka_unit_test(unreadable_artifact_is_an_error),
         cmocka_unit_test(diff_classes_dim_changes),
         cmocka_unit_test(evidence_add_compares_at_add_time),
