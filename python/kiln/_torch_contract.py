@@ -4,7 +4,7 @@ expression over them; refused where torch specialized or narrowed a declared dim
 (spec/python-export.md §2)."""
 import re
 
-from ._torch_dims import declared_bounds, declared_name, dim_hint, user_bounds
+from ._torch_dims import axis_of, declared_bounds, declared_name, dim_hint
 from ._torch_refusals import at_axis, specialized, unbacked_error
 from .contract import Dim
 from .errors import ArgumentError, ProgramError
@@ -68,7 +68,7 @@ def contract(ep, declared, input_names):
                                 "dims; declare it Dim('%s', min=%s, max=...) in dynamic_shapes" % (
                                     name, at_axis(input_name, axis), low, name, low), 1)
         low, high = int(low), int(high)
-        want = wanted.get(symbol) or user_bounds(declared, name)
+        want = wanted.get(symbol) or axis_of(name, declared)[2]
         if want is not None and None not in want and low == 2 and int(want[0]) < 2 and high == int(want[1]):
             # torch takes a backed size to be at least 2 (it specializes 0 and 1) where no guard
             # says so; the declared smaller sizes stay, proven by kiln's checker and run as evidence.

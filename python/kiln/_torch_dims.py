@@ -138,16 +138,9 @@ def torch_dynamic_shapes(dynamic_shapes, parameters, torch):
 
 
 def axis_of(name, declared):
+    """(input, axis, declared bounds) of the first axis declared with the dim `name`, or Nones."""
     for input_name, axes in declared.items():
         for axis, value in axes.items():
             if declared_name(value) == name:
                 return input_name, axis, declared_bounds(value)
     return None, None, None
-
-
-def user_bounds(declared, name):
-    for axes in declared.values():
-        for value in axes.values():
-            if declared_name(value) == name:
-                return declared_bounds(value)
-    return None

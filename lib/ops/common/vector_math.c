@@ -373,6 +373,15 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
 #define SOFTMAX_LANES 16
 
 /*
+ * A slice of at most this many elements (a multiple of SOFTMAX_LANES)
+ * keeps its exponentials (in double, on the stack) between the sum and the
+ * scaling, so each is computed once; a longer one computes them again. The
+ * same values either way: the scaling multiplies the very e^(x - m) the
+ * sum added.
+ */
+#define SOFTMAX_STORED 1024
+
+/*
  * Softmax along an inner axis works on this many slices at once, their
  * shifts and sums on the stack (running allocates nothing): 2 x 2 KiB,
  * and rows of 256 f32 (1 KiB) read in order.
@@ -436,24 +445,6 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
             sum += in[k];                                                               \
         return sum;                                                                     \
     }                                                                                   \
-    /* sum of e^(in[k] - shift) over the slice, SOFTMAX_LANES partial sums in a fixed order */ \
-    TARGET static double exp_sum_##SUFFIX(const float *in, uint64_t n, double shift)    \
-    {                                                                                   \
-        double partial[SOFTMAX_LANES];                                                  \
-        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
-            partial[j] = 0.0;                                                           \
-        uint64_t k = 0;                                                                 \
-        for (; k + SOFTMAX_LANES <= n; k += SOFTMAX_LANES) {                            \
-            KILN_SIMD for (int j = 0; j < SOFTMAX_LANES; j++)                           \
-                partial[j] += vector_exp(in[k + j] - shift);                            \
-        }                                                                               \
-        double sum = 0.0;                                                               \
-        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
-            sum += partial[j];                                                          \
-        for (; k < n; k++)                                                              \
-            sum += vector_exp(in[k] - shift);                                           \
-        return sum;                                                                     \
-    }                                                                                   \
     TARGET static void scaled_exp_##SUFFIX(const float *in, float *out, uint64_t n,     \
                                            double shift, double sum)                    \
     {                                                                                   \
@@ -461,13 +452,11 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
         KILN_SIMD for (uint64_t k = 0; k < n; k++)                                      \
             out[k] = (float)(vector_exp(in[k] - shift) * inverse);                      \
     }                                                                                   \
-    /* exp_sum, keeping each e^(in[k] - shift) in `store` for scale_stored */          \
-    TARGET static double exp_sum_stored_##SUFFIX(const float *in, uint64_t n, double shift, \
-                                                 double *store)                         \
+    /* e^(in[k] - shift) over the whole blocks of SOFTMAX_LANES of n elements, each     \
+     * added to its lane's partial sum and kept in store[k] */                          \
+    TARGET static uint64_t exp_lanes_##SUFFIX(const float *in, uint64_t n, double shift, \
+                                              double *store, double *partial)           \
     {                                                                                   \
-        double partial[SOFTMAX_LANES];                                                  \
-        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
-            partial[j] = 0.0;                                                           \
         uint64_t k = 0;                                                                 \
         for (; k + SOFTMAX_LANES <= n; k += SOFTMAX_LANES) {                            \
             KILN_SIMD for (int j = 0; j < SOFTMAX_LANES; j++) {                         \
@@ -476,12 +465,32 @@ static inline __attribute__((always_inline)) double vector_hard_sigmoid(double x
                 partial[j] += e;                                                        \
             }                                                                           \
         }                                                                               \
+        return k;                                                                       \
+    }                                                                                   \
+    /* sum of e^(in[k] - shift) over the slice, SOFTMAX_LANES partial sums in a fixed   \
+     * order; `store` (SOFTMAX_STORED doubles) keeps every term of a slice that fits    \
+     * it, and is scratch, a chunk at a time, for a longer one (the same lanes, the     \
+     * same order) */                                                                   \
+    TARGET static double exp_sum_##SUFFIX(const float *in, uint64_t n, double shift,    \
+                                          double *store)                                \
+    {                                                                                   \
+        double partial[SOFTMAX_LANES];                                                  \
+        for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
+            partial[j] = 0.0;                                                           \
+        bool keep = n <= SOFTMAX_STORED;                                                \
+        uint64_t k = 0;                                                                 \
+        while (n - k >= SOFTMAX_LANES) {                                                \
+            uint64_t chunk = n - k < SOFTMAX_STORED ? n - k : SOFTMAX_STORED;           \
+            k += exp_lanes_##SUFFIX(in + k, chunk, shift, store + (keep ? k : 0), partial); \
+        }                                                                               \
         double sum = 0.0;                                                               \
         for (int j = 0; j < SOFTMAX_LANES; j++)                                         \
             sum += partial[j];                                                          \
         for (; k < n; k++) {                                                            \
-            store[k] = vector_exp(in[k] - shift);                                       \
-            sum += store[k];                                                            \
+            double e = vector_exp(in[k] - shift);                                       \
+            if (keep)                                                                   \
+                store[k] = e;                                                           \
+            sum += e;                                                                   \
         }                                                                               \
         return sum;                                                                     \
     }                                                                                   \
@@ -619,24 +628,15 @@ void kiln_vector_gelu_f32(const float *in, float *out, uint64_t n)
  * is divided by it. (A +inf or all -inf slice: inf - inf is NaN, as in
  * the reference.)
  */
-/*
- * A slice of at most this many elements keeps its exponentials (in double,
- * on the stack) between the sum and the scaling, so each is computed once;
- * a longer one computes them again. The same values either way: the
- * scaling multiplies the very e^(x - m) the sum added.
- */
-#define SOFTMAX_STORED 1024
-
 /* One instruction set's softmax of a slice (SUFFIX as VECTOR_LOOPS names it). */
 #define SOFTMAX_SLICE(SUFFIX, in, out, extent)                                                   \
     do {                                                                                         \
-        double shift = slice_max_##SUFFIX(in, extent);                                           \
-        if (extent <= SOFTMAX_STORED) {                                                          \
-            double store[SOFTMAX_STORED];                                                        \
-            scale_stored_##SUFFIX(store, out, extent, exp_sum_stored_##SUFFIX(in, extent, shift, store)); \
-        } else {                                                                                 \
-            scaled_exp_##SUFFIX(in, out, extent, shift, exp_sum_##SUFFIX(in, extent, shift));    \
-        }                                                                                        \
+        double shift = slice_max_##SUFFIX(in, extent), store[SOFTMAX_STORED];                    \
+        double sum = exp_sum_##SUFFIX(in, extent, shift, store);                                 \
+        if (extent <= SOFTMAX_STORED)                                                            \
+            scale_stored_##SUFFIX(store, out, extent, sum);                                      \
+        else                                                                                     \
+            scaled_exp_##SUFFIX(in, out, extent, shift, sum);                                    \
     } while (0)
 
 void kiln_vector_softmax_f32(const float *in, float *out, uint64_t extent)
