@@ -32,7 +32,7 @@ static int build_and_save(const char *path)
         kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err) != KILN_OK ||
         kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err) != KILN_OK ||
         kiln_builder_add_output(b, "y", y, &err) != KILN_OK ||
-        kiln_builder_save(b, path, &err) != KILN_OK)
+        kiln_builder_save(b, path, NULL, &err) != KILN_OK)
         rc = fail("building the program", &err);
     kiln_builder_free(b);
     return rc;
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     int rc = build_and_save(path);
     if (rc)
         return rc;
-    if (kiln_program_load(path, NULL, &program, &err) != KILN_OK)
+    if (kiln_program_load(path, NULL, &program, NULL, &err) != KILN_OK)
         return fail("loading the artifact", &err);
     if (kiln_session_new(program, NULL, &session, &err) != KILN_OK) {
         kiln_program_free(program);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <kiln/onnx.h>
+#include <kiln/util.h>
 
 #include "onnx_error.h"
 #include "onnx_import.h"
@@ -17,10 +18,35 @@ struct kiln_onnx_model {
     char *file_stem; /* the file's name without directory and extension; NULL for a model from memory */
 };
 
-void kiln_onnx_options_default(kiln_onnx_options *options)
+/* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
+#define ONNX_OPTIONS_SIZE_1_0 KILN_SIZE_THROUGH(kiln_onnx_options, non_strict)
+
+static void options_default(kiln_onnx_options *options)
 {
     memset(options, 0, sizeof *options);
     options->struct_size = sizeof *options;
+}
+
+void kiln_onnx_options_init(kiln_onnx_options *options, size_t struct_size)
+{
+    kiln_onnx_options defaults;
+    options_default(&defaults);
+    kiln_struct_fill(options, struct_size, &defaults, sizeof defaults);
+}
+
+/* A caller's options (NULL: defaults) read into this library's layout, with
+ * their limits read into `limits`, which out->limits then points at. */
+static kiln_status read_options(const kiln_onnx_options *options, kiln_onnx_options *out, kiln_onnx_limits *limits,
+                                kiln_error *err)
+{
+    options_default(out);
+    kiln_status status = options ? kiln_struct_read(out, sizeof *out, options, ONNX_OPTIONS_SIZE_1_0,
+                                                    "kiln_onnx_options", err)
+                                 : KILN_OK;
+    if (status == KILN_OK)
+        status = onnx_limits_read(out->limits, limits, err);
+    out->limits = limits;
+    return status;
 }
 
 /* The name a path gives a program: its last component without the extension ("onnx" when empty). */
@@ -33,15 +59,6 @@ static char *file_stem(const char *path)
     if (dot && dot != name)
         *dot = '\0';
     return name;
-}
-
-static kiln_status check_limits(const kiln_onnx_limits *limits, kiln_error *err)
-{
-    if (limits && limits->struct_size != sizeof *limits)
-        return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "kiln_onnx_limits.struct_size is %zu, expected %zu (fill it with kiln_onnx_limits_default)",
-                         limits->struct_size, sizeof *limits);
-    return KILN_OK;
 }
 
 static kiln_status wrap_model(Onnx__ModelProto *proto, const char *path, kiln_onnx_model **out, kiln_error *err)
@@ -64,9 +81,7 @@ kiln_status kiln_onnx_model_read(const char *path, const kiln_onnx_limits *limit
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_onnx_model_read: path and out are required");
     *out = NULL;
     Onnx__ModelProto *proto;
-    kiln_status status = check_limits(limits, err);
-    if (status == KILN_OK)
-        status = onnx_model_read(path, limits, &proto, err);
+    kiln_status status = onnx_model_read(path, limits, &proto, err);
     return status == KILN_OK ? wrap_model(proto, path, out, err) : status;
 }
 
@@ -77,9 +92,7 @@ kiln_status kiln_onnx_model_decode(const void *bytes, size_t size, const kiln_on
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_onnx_model_decode: bytes and out are required");
     *out = NULL;
     Onnx__ModelProto *proto;
-    kiln_status status = check_limits(limits, err);
-    if (status == KILN_OK)
-        status = onnx_model_decode(bytes, size, limits, &proto, err);
+    kiln_status status = onnx_model_decode(bytes, size, limits, &proto, err);
     return status == KILN_OK ? wrap_model(proto, NULL, out, err) : status;
 }
 
@@ -131,8 +144,7 @@ kiln_status kiln_onnx_tensor_read_file(const char *path, const kiln_onnx_limits 
 {
     if (!path || !out)
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_onnx_tensor_read_file: path and out are required");
-    kiln_status status = check_limits(limits, err);
-    return status == KILN_OK ? onnx_tensor_read_file(path, limits, out, name, err) : status;
+    return onnx_tensor_read_file(path, limits, out, name, err);
 }
 
 kiln_status kiln_onnx_import(const kiln_onnx_model *model, const kiln_onnx_options *options,
@@ -143,13 +155,12 @@ kiln_status kiln_onnx_import(const kiln_onnx_model *model, const kiln_onnx_optio
     *out = NULL;
     if (!model)
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_onnx_import: model is required");
-    if (options && options->struct_size != sizeof *options)
-        return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "kiln_onnx_options.struct_size is %zu, expected %zu (fill it with kiln_onnx_options_default)",
-                         options->struct_size, sizeof *options);
-    kiln_status status = check_limits(options ? options->limits : NULL, err);
+    kiln_onnx_options settings;
+    kiln_onnx_limits limits;
+    kiln_status status = read_options(options, &settings, &limits, err);
     if (status != KILN_OK)
         return status;
+    options = &settings;
     for (uint32_t d = 0; options && d < options->dim_count; d++)
         if (!options->dims[d].name || options->dims[d].multiple_of < 0)
             return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "dim %u: %s", d,
@@ -172,7 +183,11 @@ kiln_status kiln_onnx_import_file(const char *path, const kiln_onnx_options *opt
     if (out)
         *out = NULL;
     kiln_onnx_model *model = NULL;
-    kiln_status status = kiln_onnx_model_read(path, options ? options->limits : NULL, &model, err);
+    kiln_onnx_options settings;
+    kiln_onnx_limits limits;
+    kiln_status status = read_options(options, &settings, &limits, err);
+    if (status == KILN_OK)
+        status = kiln_onnx_model_read(path, &limits, &model, err);
     if (status == KILN_OK)
         status = kiln_onnx_import(model, options, out, err);
     kiln_onnx_model_free(model);
@@ -185,7 +200,11 @@ kiln_status kiln_onnx_import_memory(const void *bytes, size_t size, const kiln_o
     if (out)
         *out = NULL;
     kiln_onnx_model *model = NULL;
-    kiln_status status = kiln_onnx_model_decode(bytes, size, options ? options->limits : NULL, &model, err);
+    kiln_onnx_options settings;
+    kiln_onnx_limits limits;
+    kiln_status status = read_options(options, &settings, &limits, err);
+    if (status == KILN_OK)
+        status = kiln_onnx_model_decode(bytes, size, &limits, &model, err);
     if (status == KILN_OK)
         status = kiln_onnx_import(model, options, out, err);
     kiln_onnx_model_free(model);

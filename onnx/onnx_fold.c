@@ -95,8 +95,8 @@ bool onnx_fold_constant_node(onnx_importer *im, const Onnx__NodeProto *proto, co
         run_outputs++;
     }
     if (run_outputs) {
-        if (kiln_builder_encode(sub.builder, &bytes, &size, NULL) != KILN_OK ||
-            kiln_program_load_memory(bytes, size, NULL, &program, NULL) != KILN_OK ||
+        if (kiln_builder_encode(sub.builder, NULL, &bytes, &size, NULL) != KILN_OK ||
+            kiln_program_load_memory(bytes, size, NULL, &program, NULL, NULL) != KILN_OK ||
             kiln_session_new(program, NULL, &session, NULL) != KILN_OK || kiln_session_run(session, NULL) != KILN_OK)
             goto done;
     }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <kiln/util.h>
+
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
 #include "onnx_model.h"

@@ -18,12 +18,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kiln/util.h>
+
 #include "onnx_error.h"
 #include "onnx_model.h"
 #include "onnx_nesting.h"
 
-void kiln_onnx_limits_default(kiln_onnx_limits *limits)
+/* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
+#define ONNX_LIMITS_SIZE_1_0 KILN_SIZE_THROUGH(kiln_onnx_limits, max_nesting_depth)
+
+static void limits_default(kiln_onnx_limits *limits)
 {
+    memset(limits, 0, sizeof *limits);
     limits->struct_size = sizeof *limits;
     limits->max_file_bytes = (UINT64_C(1) << 31) - 1;
     limits->max_nodes = 1000000;
@@ -39,12 +45,19 @@ void kiln_onnx_limits_default(kiln_onnx_limits *limits)
     limits->max_nesting_depth = 64;
 }
 
-static const kiln_onnx_limits *limits_or_default(const kiln_onnx_limits *limits, kiln_onnx_limits *storage)
+void kiln_onnx_limits_init(kiln_onnx_limits *limits, size_t struct_size)
 {
-    if (limits)
-        return limits;
-    kiln_onnx_limits_default(storage);
-    return storage;
+    kiln_onnx_limits defaults;
+    limits_default(&defaults);
+    kiln_struct_fill(limits, struct_size, &defaults, sizeof defaults);
+}
+
+kiln_status onnx_limits_read(const kiln_onnx_limits *limits, kiln_onnx_limits *out, kiln_error *err)
+{
+    limits_default(out);
+    if (!limits)
+        return KILN_OK;
+    return kiln_struct_read(out, sizeof *out, limits, ONNX_LIMITS_SIZE_1_0, "kiln_onnx_limits", err);
 }
 
 /* What a file that is not a regular one is, for the message that refuses it. */
@@ -195,7 +208,10 @@ kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx
                               kiln_error *err)
 {
     kiln_onnx_limits storage;
-    limits = limits_or_default(limits, &storage);
+    kiln_status limits_status = onnx_limits_read(limits, &storage, err);
+    if (limits_status != KILN_OK)
+        return limits_status;
+    limits = &storage;
     if (size > limits->max_file_bytes)
         return onnx_fail(err, KILN_ERR_LIMIT, "the model is %zu bytes, over the limit of %llu", size,
                          (unsigned long long)limits->max_file_bytes);
@@ -224,7 +240,10 @@ kiln_status onnx_model_decode(const uint8_t *bytes, size_t size, const kiln_onnx
 kiln_status onnx_model_read(const char *path, const kiln_onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err)
 {
     kiln_onnx_limits storage;
-    limits = limits_or_default(limits, &storage);
+    kiln_status limits_status = onnx_limits_read(limits, &storage, err);
+    if (limits_status != KILN_OK)
+        return limits_status;
+    limits = &storage;
     uint8_t *bytes;
     size_t size;
     kiln_status status = read_file(path, limits->max_file_bytes, &bytes, &size, err);
@@ -478,7 +497,10 @@ kiln_status onnx_tensor_to_kiln(const Onnx__TensorProto *tensor, const char *ext
                                 const kiln_onnx_limits *limits, kiln_tensor **out, kiln_error *err)
 {
     kiln_onnx_limits storage;
-    limits = limits_or_default(limits, &storage);
+    kiln_status limits_status = onnx_limits_read(limits, &storage, err);
+    if (limits_status != KILN_OK)
+        return limits_status;
+    limits = &storage;
     kiln_dtype dtype;
     kiln_error dtype_err;
     if (onnx_dtype_to_kiln(tensor->data_type, &dtype, &dtype_err) != KILN_OK)
@@ -556,7 +578,10 @@ kiln_status onnx_tensor_read_file(const char *path, const kiln_onnx_limits *limi
                                   kiln_error *err)
 {
     kiln_onnx_limits storage;
-    limits = limits_or_default(limits, &storage);
+    kiln_status limits_status = onnx_limits_read(limits, &storage, err);
+    if (limits_status != KILN_OK)
+        return limits_status;
+    limits = &storage;
     uint8_t *bytes;
     size_t size;
     kiln_status status = read_file(path, limits->max_file_bytes, &bytes, &size, err);

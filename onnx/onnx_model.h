@@ -21,6 +21,10 @@
  *         KILN_ERR_IO, KILN_ERR_LIMIT, KILN_ERR_MALFORMED (not a protobuf
  *         ModelProto) or KILN_ERR_UNSUPPORTED_VERSION.
  */
+/* Read a caller's limits (NULL: the defaults; any struct_size from the 1.0
+ * size up, kiln_struct_read) into `out`. */
+kiln_status onnx_limits_read(const kiln_onnx_limits *limits, kiln_onnx_limits *out, kiln_error *err);
+
 kiln_status onnx_model_read(const char *path, const kiln_onnx_limits *limits, Onnx__ModelProto **out, kiln_error *err);
 
 /**

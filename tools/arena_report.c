@@ -1,4 +1,6 @@
 /* arena_report.c — a program's arena and its growth per dim (see arena_report.h). */
+#include <kiln/util.h>
+
 #include "arena_report.h"
 
 #include <math.h>
@@ -81,7 +83,7 @@ void arena_report_after_write(const char *path)
      * load never reads (under NONE a compressed weight section was
      * inflated: a 64 MiB weight doubled the peak of kiln asm --compress). */
     options.verify = KILN_VERIFY_LAZY;
-    if (kiln_program_load(path, &options, &program, &err) != KILN_OK)
+    if (kiln_program_load(path, &options, &program, NULL, &err) != KILN_OK)
         return;
     char where[256], amount[32], message[KILN_ERROR_MESSAGE_SIZE];
     uint64_t bytes = kiln_program_arena_bytes(program);

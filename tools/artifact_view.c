@@ -23,7 +23,7 @@ bool artifact_view_open_with_options(artifact_view *view, const char *path, cons
 {
     memset(view, 0, sizeof *view);
     view->path = path;
-    if (kiln_artifact_open_with_options(path, options, &view->artifact, &view->error) != KILN_OK)
+    if (kiln_artifact_open(path, options, &view->artifact, &view->error) != KILN_OK)
         return false;
     view->program = kiln_artifact_program(view->artifact);
     view->report = kiln_artifact_report(view->artifact);
@@ -37,7 +37,7 @@ bool artifact_view_open_with_options(artifact_view *view, const char *path, cons
 
 void artifact_view_close(artifact_view *view)
 {
-    kiln_artifact_close(view->artifact);
+    kiln_artifact_free(view->artifact);
     memset(view, 0, sizeof *view);
 }
 

@@ -66,7 +66,7 @@ static bool evidence_dims(const kiln_program *program, int64_t *values, bool *bo
         ok = ok && kiln_tensor_wrap(dtype, rank, shape, (void *)(uintptr_t)data,
                                     (size_t)count * kiln_dtype_size(dtype), &tensors[i], &err) == KILN_OK;
     }
-    ok = ok && kiln_program_bind_dims(program, names, (const kiln_tensor *const *)tensors, inputs, values, bound,
+    ok = ok && kiln_program_bind_dims(program, inputs, names, (const kiln_tensor *const *)tensors, values, bound,
                                       &err) == KILN_OK;
     for (uint32_t i = 0; tensors && i < inputs; i++)
         kiln_tensor_free(tensors[i]);

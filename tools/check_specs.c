@@ -41,7 +41,7 @@ int check_specs_take(check_specs *specs, const char *verb, const char *value)
         if (strcmp(specs->items[i].input, spec.input) == 0) {
             rc = cli_usage_error(verb, "--check names input '%s' twice; give all its rules in one --check "
                                        "(e.g. '%s: range 0..1, finite')", spec.input, spec.input);
-            kiln_check_spec_release(&spec);
+            kiln_check_spec_free(&spec);
             return rc;
         }
     }
@@ -55,7 +55,7 @@ int check_specs_take(check_specs *specs, const char *verb, const char *value)
 void check_specs_release(check_specs *specs)
 {
     for (uint32_t i = 0; i < specs->count; i++)
-        kiln_check_spec_release(&specs->items[i]);
+        kiln_check_spec_free(&specs->items[i]);
     free(specs->items);
     free(specs->inputs);
     free(specs->checks);

@@ -141,7 +141,7 @@ static kiln_status save(const kiln_builder *builder, const char *output, int com
     cli_progress_init(&progress, compression ? "compressing" : "sealing");
     options.progress = cli_progress_update;
     options.progress_user = &progress;
-    kiln_status status = kiln_builder_save_with_options(builder, output, &options, err);
+    kiln_status status = kiln_builder_save(builder, output, &options, err);
     cli_progress_finish(&progress);
     return status;
 }

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <kiln/util.h>
+
 #include "bench_profile.h"
 #include "bench_sizes.h"
 #include "cli.h"
@@ -503,7 +505,7 @@ static int choose_sizes(bench_state *st, const bench_args *args)
     int64_t *bound_values = calloc(2 * ((size_t)st->dim_count + 1), sizeof *bound_values);
     if (!bound_values)
         return cli_error("out of memory");
-    if (kiln_program_bind_dims(st->program, st->names, (const kiln_tensor *const *)st->tensors, st->input_count,
+    if (kiln_program_bind_dims(st->program, st->input_count, st->names, (const kiln_tensor *const *)st->tensors,
                                bound_values, st->bound, &err) != KILN_OK) {
         free(bound_values);
         return explain_bad_sizes(st, args, &err);

@@ -76,9 +76,12 @@ static int add_checks(const char *path, const check_args *args)
     kiln_load_options options;
     cli_progress progress;
     load_args_rewrite_options(&options, &progress);
-    kiln_status status = kiln_artifact_add_input_checks_with_options(
-        path, args->out_path, specs->count, specs->inputs, specs->checks, args->force, replaced, &removed, &options,
-        &kept, &err);
+    kiln_edit_options edit;
+    kiln_edit_options_default(&edit);
+    edit.force = args->force;
+    edit.load = &options;
+    kiln_status status = kiln_artifact_add_input_checks(path, args->out_path, specs->count, specs->inputs, specs->checks,
+                                                        &edit, replaced, &removed, &kept, &err);
     cli_progress_finish(&progress);
     if (status != KILN_OK) {
         rc = cli_load_error(path, &err);

@@ -11,6 +11,8 @@
 
 #include <kiln/text.h>
 
+#include <kiln/util.h>
+
 #include "cli.h"
 #include "load_args.h"
 #include "options.h"

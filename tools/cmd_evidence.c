@@ -198,10 +198,21 @@ static int add_case(const char *path, const evidence_args *args, const kiln_comp
     kiln_load_options options;
     cli_progress progress;
     load_args_rewrite_options(&options, &progress);
-    kiln_status status = kiln_artifact_add_evidence_with_options(
-        path, args->out_path, args->name, (uint32_t)inputs->count, (const char *const *)inputs->names,
-        (const kiln_tensor *const *)inputs->tensors, (uint32_t)expected->count, (const char *const *)expected->names,
-        (const kiln_tensor *const *)expected->tensors, rules, args->force, results, &removed, &options, &err);
+    kiln_edit_options edit;
+    kiln_edit_options_default(&edit);
+    edit.force = args->force;
+    edit.load = &options;
+    const kiln_evidence_case evidence = {
+        .name = args->name,
+        .input_count = (uint32_t)inputs->count,
+        .input_names = (const char *const *)inputs->names,
+        .inputs = (const kiln_tensor *const *)inputs->tensors,
+        .output_count = (uint32_t)expected->count,
+        .output_names = (const char *const *)expected->names,
+        .expected = (const kiln_tensor *const *)expected->tensors,
+        .rules = rules,
+    };
+    kiln_status status = kiln_artifact_add_evidence(path, args->out_path, &evidence, &edit, results, &removed, &err);
     cli_progress_finish(&progress);
     if (status != KILN_OK) {
         rc = cli_load_error(path, &err);

@@ -222,7 +222,7 @@ static int cmd_import_onnx(int argc, char **argv)
     cli_progress_init(&progress, "sealing");
     save_options.progress = cli_progress_update;
     save_options.progress_user = &progress;
-    status = kiln_builder_save_with_options(kiln_onnx_result_builder(result), args.output, &save_options, &err);
+    status = kiln_builder_save(kiln_onnx_result_builder(result), args.output, &save_options, &err);
     cli_progress_finish(&progress);
     if (status != KILN_OK) {
         /* A write error names the output itself; the rest is about the program. */

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "arena_report.h"
 #include "artifact_view.h"
 #include "cli.h"
@@ -140,6 +142,7 @@ static uint32_t semantic_check_count(const kiln_program *program)
     uint32_t count = 0;
     for (uint32_t i = 0; i < kiln_program_input_count(program); i++) {
         kiln_input_check check;
+        kiln_input_check_default(&check);
         count += kiln_program_input_check(program, i, &check);
     }
     return count;
@@ -439,6 +442,7 @@ static void print_semantic_checks(const kiln_program *p, const term_style *st)
         kiln_input_check c;
         kiln_io_info io;
         char rule[512];
+        kiln_input_check_default(&c);
         if (!kiln_program_input_check(p, i, &c))
             continue;
         kiln_program_input(p, i, &io);
@@ -787,6 +791,7 @@ static void json_semantic_checks(json_writer *w, const kiln_program *p)
     for (uint32_t i = 0; i < kiln_program_input_count(p); i++) {
         kiln_input_check c;
         kiln_io_info io;
+        kiln_input_check_default(&c);
         if (!kiln_program_input_check(p, i, &c))
             continue;
         kiln_program_input(p, i, &io);

@@ -320,8 +320,8 @@ static enum outcome run_data_set(const kiln_onnx_model *model, const char *name,
                  kiln_onnx_result_unsupported_count(result) ? kiln_onnx_result_unsupported(result, 0) : err.message);
         goto done;
     }
-    if (kiln_builder_encode(kiln_onnx_result_builder(result), &bytes, &length, &err) != KILN_OK ||
-        kiln_program_load_memory(bytes, length, NULL, &program, &err) != KILN_OK) {
+    if (kiln_builder_encode(kiln_onnx_result_builder(result), NULL, &bytes, &length, &err) != KILN_OK ||
+        kiln_program_load_memory(bytes, length, NULL, &program, NULL, &err) != KILN_OK) {
         snprintf(message, size, "%s", err.message);
         goto done;
     }
@@ -345,7 +345,7 @@ static enum outcome run_data_set(const kiln_onnx_model *model, const char *name,
     }
     /* Each data set runs in a session narrowed to its own sizes: the arena
      * of the whole declared domain may be over the limit (seq up to 2048). */
-    if (kiln_session_new_for_inputs(program, NULL, kiln_names, values, input_count, &session, &err) != KILN_OK) {
+    if (kiln_session_new_for_inputs(program, NULL, input_count, kiln_names, values, &session, &err) != KILN_OK) {
         snprintf(message, size, "%s", err.message);
         goto done;
     }

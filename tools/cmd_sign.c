@@ -69,7 +69,7 @@ static int cmd_sign(int argc, char **argv)
     kiln_load_options_default(&options);
     options.progress = cli_progress_update;
     options.progress_user = &progress;
-    status = kiln_artifact_sign_with_options(path, out_path, &key, &options, &err);
+    status = kiln_artifact_sign(path, out_path, &key, &options, &err);
     cli_progress_finish(&progress);
     kiln_public_key public_key;
     memcpy(public_key.bytes, key.bytes + 32, sizeof public_key.bytes);

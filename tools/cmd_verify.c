@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "artifact_view.h"
 #include "cli.h"
 #include "options.h"
@@ -411,7 +413,7 @@ static int cmd_verify(int argc, char **argv)
         cli_progress_init(&progress, "verifying");
         options.progress = cli_progress_update;
         options.progress_user = &progress;
-        kiln_status status = kiln_program_load_with_report(path, &options, &program, &report, &err);
+        kiln_status status = kiln_program_load(path, &options, &program, &report, &err);
         cli_progress_finish(&progress);
         /* Whether a session over the whole domain fits the default arena
          * limit is reported, not required: a program too large at its upper

@@ -42,7 +42,7 @@ int load_args_load(const load_args *args, const char *path, kiln_program **out)
     cli_progress progress;
     kiln_error err;
     load_args_options(args, &options, &progress);
-    kiln_status status = kiln_program_load(path, &options, out, &err);
+    kiln_status status = kiln_program_load(path, &options, out, NULL, &err);
     cli_progress_finish(&progress);
     if (status != KILN_OK)
         return cli_load_error(path, &err);

@@ -53,6 +53,7 @@ static bool used_as_indices(const kiln_program *program, uint32_t index)
 void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor *t, uint64_t *state)
 {
     kiln_input_check check;
+    kiln_input_check_default(&check);
     bool has_check = kiln_program_input_check(program, index, &check);
     bool indices = !(has_check && (check.category_count || check.has_range)) && used_as_indices(program, index);
     double lo = -1, hi = 1;

@@ -6,16 +6,31 @@
  *  - Every fallible function returns kiln_status (KILN_OK = 0) and takes a
  *    trailing `kiln_error *err` (may be NULL) that receives the code and a
  *    message naming what was wrong.
- *  - Handles are opaque. Every *_free function accepts NULL.
- *  - Option structs begin with `struct_size`; fill them with the matching
- *    *_default() function, then change fields. Passing NULL means defaults.
+ *  - One call per job; what varies goes in an options struct (NULL means
+ *    defaults). Counts come before the arrays they count.
+ *  - Handles are opaque and freed by their *_free function, which accepts
+ *    NULL; each handle's comment says who owns it and which threads may
+ *    use it.
+ *  - Versioned structs begin with `struct_size`. Fill one with its
+ *    kiln_*_default(&s): a macro that calls kiln_*_init(&s, sizeof s), so
+ *    struct_size records the size of the header the caller was compiled
+ *    with. The library accepts any struct_size from the struct's 1.0 size
+ *    upward: the fields an older, shorter struct lacks take their
+ *    defaults, and a newer caller's longer struct is accepted when every
+ *    byte this library does not know is zero (else KILN_ERR_INVALID_ARGUMENT
+ *    names the struct and the first unknown byte). Structs a function
+ *    fills (kiln_node_profile, ...) are filled up to their struct_size.
  *  - ABI policy: structs declared here keep their layout for all of 1.x;
- *    option structs only grow at the end (guarded by struct_size).
+ *    versioned structs only grow at the end, past their old size (never
+ *    into its tail padding). CI compares the shared library's ABI with
+ *    the 1.0 baseline (tests/abi/).
  *  - Input-controlled conditions are reported as errors, never asserted.
  *  - Indexed getters (kiln_program_dim(program, index, &out) and the like)
  *    are defined for every index: past the count they give a zeroed struct
  *    (NULL names), a NULL pointer, -1 for a text's length, 0 for a count,
  *    UINT32_MAX for a value id, false, or KILN_ERR_INVALID_ARGUMENT.
+ *  - Helpers kiln's own tools and bindings share (byte sizes in words,
+ *    name distances, atomic file writes) are in <kiln/util.h>.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -29,12 +44,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(__GNUC__)
-#define KILN_NODISCARD __attribute__((warn_unused_result))
-#else
-#define KILN_NODISCARD
 #endif
 
 /** @return the library version as "MAJOR.MINOR.PATCH" (KILN_VERSION_STRING of the library's build). */
@@ -86,21 +95,6 @@ KILN_API float kiln_f16_to_f32(uint16_t bits);
 /** Widen a bf16 bit pattern to f32: exact for every pattern (a bf16 is the top half of an f32). */
 KILN_API float kiln_bf16_to_f32(uint16_t bits);
 
-/**
- * Write `bytes` as people read it: "512 bytes" below 1 KiB, else one
- * decimal in binary units ("8.0 GiB", "1.5 MiB").
- * @return the length the full text needs, like snprintf.
- */
-KILN_API int kiln_format_bytes(uint64_t bytes, char *buffer, size_t size);
-
-/**
- * How many single-character edits (insertions, deletions, replacements;
- * ASCII case ignored) turn name `a` into name `b`: what "did you mean"
- * suggestions rank by. Names longer than 64 bytes are 64 from every name.
- * @return 0..64.
- */
-KILN_API uint32_t kiln_name_distance(const char *a, const char *b);
-
 /** Parse a short dtype name. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
 KILN_API kiln_status kiln_dtype_from_name(const char *name, kiln_dtype *out);
 
@@ -113,7 +107,10 @@ KILN_API bool kiln_dtype_is_supported(kiln_dtype dtype);
 
 /* ----------------------------------------------------------------- tensors */
 
-/* A dense, C-ordered, owned or borrowed tensor. */
+/* A dense, C-ordered, owned or borrowed tensor. Owned by whoever made it
+ * (kiln_tensor_new, _wrap, kiln_npy_read_*), except a session's outputs,
+ * which the session owns. Readers on many threads may share one; a writer
+ * needs it alone. */
 typedef struct kiln_tensor kiln_tensor;
 
 /**
@@ -184,15 +181,6 @@ KILN_API KILN_NODISCARD kiln_status kiln_npy_read_file(const char *path, kiln_te
 KILN_API KILN_NODISCARD kiln_status kiln_npy_read_memory(const void *bytes, size_t size, kiln_tensor **out,
                                                 kiln_error *err);
 
-/**
- * Write `size` bytes to `path` the way kiln writes artifacts: into a
- * temporary file in the same directory, flushed to disk, then renamed over
- * `path` (and the directory flushed), so `path` never holds a torn file.
- * @return KILN_OK or KILN_ERR_IO naming the path.
- */
-KILN_API KILN_NODISCARD kiln_status kiln_write_file_atomic(const char *path, const void *data, size_t size,
-                                                           kiln_error *err);
-
 /** Write `tensor` as a .npy file (format 1.0, or 2.0 if the header needs it). */
 KILN_API KILN_NODISCARD kiln_status kiln_npy_write_file(const char *path, const kiln_tensor *tensor,
                                                kiln_error *err);
@@ -233,8 +221,9 @@ typedef struct kiln_limits {
                                      cases 0..i for case i (all the cases of a 1024-node program) */
 } kiln_limits;
 
-/** Fill `limits` with the defaults listed above. */
-KILN_API void kiln_limits_default(kiln_limits *limits);
+/** Fill `limits` (struct_size bytes; kiln_limits_default passes sizeof) with the defaults listed above. */
+KILN_API void kiln_limits_init(kiln_limits *limits, size_t struct_size);
+#define kiln_limits_default(limits) kiln_limits_init((limits), sizeof *(limits))
 
 /* ----------------------------------------------------------------- builder */
 
@@ -250,7 +239,8 @@ typedef enum kiln_weight_kind {
     KILN_WEIGHT_CONSTANT = 2,
 } kiln_weight_kind;
 
-/* Assembles a program. Not thread-safe; one builder per thread. */
+/* Assembles a program. Owned by the caller of kiln_builder_new; one
+ * thread at a time (one builder per thread). */
 typedef struct kiln_builder kiln_builder;
 
 /* A value (input, weight or op result) inside one builder. */
@@ -328,8 +318,9 @@ typedef struct kiln_input_check {
     const char *description; /* NULL for none */
 } kiln_input_check;
 
-/** Fill `check` with "no check". */
-KILN_API void kiln_input_check_default(kiln_input_check *check);
+/** Fill `check` (struct_size bytes; kiln_input_check_default passes sizeof) with "no check". */
+KILN_API void kiln_input_check_init(kiln_input_check *check, size_t struct_size);
+#define kiln_input_check_default(check) kiln_input_check_init((check), sizeof *(check))
 
 /**
  * Attach semantic checks to input `input` (replacing earlier ones). A range
@@ -404,19 +395,30 @@ typedef struct kiln_compare_rule {
     bool nan_equal; /* a NaN matches a NaN (otherwise any NaN is a mismatch) */
 } kiln_compare_rule;
 
-/**
- * Record a known-input case: the program, given `inputs` (one per declared
- * input, by name), must produce `expected` for the named outputs under
- * `rules` (one per expected output). Stored in the artifact and replayed
- * by kiln_program_replay_evidence and `kiln verify`. Tensors are copied.
+/*
+ * A known-input case: the program, given `inputs` (one per declared input,
+ * by name), must produce `expected` for the named outputs under `rules`
+ * (one per expected output). The arrays are the caller's, read during the
+ * call that takes the case.
  */
-KILN_API KILN_NODISCARD kiln_status kiln_builder_add_evidence(kiln_builder *builder, const char *name,
-                                                              uint32_t input_count, const char *const *input_names,
-                                                              const kiln_tensor *const *inputs,
-                                                              uint32_t output_count,
-                                                              const char *const *output_names,
-                                                              const kiln_tensor *const *expected,
-                                                              const kiln_compare_rule *rules, kiln_error *err);
+typedef struct kiln_evidence_case {
+    const char *name;
+    uint32_t input_count;
+    const char *const *input_names;
+    const kiln_tensor *const *inputs;
+    uint32_t output_count;
+    const char *const *output_names;
+    const kiln_tensor *const *expected;
+    const kiln_compare_rule *rules;
+} kiln_evidence_case;
+
+/**
+ * Record the known-input case `evidence`: stored in the artifact and
+ * replayed by kiln_program_replay_evidence and `kiln verify`. Tensors are
+ * copied.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_evidence(kiln_builder *builder,
+                                                              const kiln_evidence_case *evidence, kiln_error *err);
 
 /* Typed node attributes. Values are stored in the artifact; codes never change. */
 typedef enum kiln_attribute_type {
@@ -508,24 +510,6 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_set_node_name(kiln_builder *bui
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);
 
-/**
- * Seal the program into an artifact in memory. The bytes are deterministic
- * for a given program. Free *bytes with free().
- */
-KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, void **bytes,
-                                               size_t *size, kiln_error *err);
-
-/**
- * Seal the program and write it to `path` atomically (temp file + rename).
- * Streamed: each section, the weights included, goes to the file a piece
- * at a time, hashed and checksummed on the way, so sealing holds no second
- * copy of the weights (kiln_builder_add_weight_file: not even a first).
- * @return KILN_OK, a sealing error (as kiln_builder_encode), or
- *         KILN_ERR_IO naming the file that could not be read or written.
- */
-KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
-                                             kiln_error *err);
-
 /* How to seal. */
 typedef struct kiln_save_options {
     size_t struct_size;
@@ -561,20 +545,29 @@ typedef struct kiln_save_options {
     const kiln_limits *reader_limits;
 } kiln_save_options;
 
-/** Fill `options` with the defaults above. */
-KILN_API void kiln_save_options_default(kiln_save_options *options);
+/** Fill `options` (struct_size bytes; kiln_save_options_default passes sizeof) with the defaults above. */
+KILN_API void kiln_save_options_init(kiln_save_options *options, size_t struct_size);
+#define kiln_save_options_default(options) kiln_save_options_init((options), sizeof *(options))
 
-/** kiln_builder_encode with options (NULL = defaults). */
-KILN_API KILN_NODISCARD kiln_status kiln_builder_encode_with_options(const kiln_builder *builder,
-                                                                     const kiln_save_options *options,
-                                                                     void **bytes, size_t *size,
-                                                                     kiln_error *err);
+/**
+ * Seal the program under `options` (NULL = defaults) into an artifact in
+ * memory. The bytes are deterministic for a given program and options.
+ * Free *bytes with free().
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_encode(const kiln_builder *builder, const kiln_save_options *options,
+                                                        void **bytes, size_t *size, kiln_error *err);
 
-/** kiln_builder_save with options (NULL = defaults). */
-KILN_API KILN_NODISCARD kiln_status kiln_builder_save_with_options(const kiln_builder *builder,
-                                                                   const char *path,
-                                                                   const kiln_save_options *options,
-                                                                   kiln_error *err);
+/**
+ * Seal the program under `options` (NULL = defaults) and write it to
+ * `path` atomically (temp file + rename). Streamed: each section, the
+ * weights included, goes to the file a piece at a time, hashed and
+ * checksummed on the way, so sealing holds no second copy of the weights
+ * (kiln_builder_add_weight_file: not even a first).
+ * @return KILN_OK, a sealing error (as kiln_builder_encode), or
+ *         KILN_ERR_IO naming the file that could not be read or written.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_save(const kiln_builder *builder, const char *path,
+                                                      const kiln_save_options *options, kiln_error *err);
 
 /* ----------------------------------------------------------------- loading */
 
@@ -601,7 +594,9 @@ typedef struct kiln_secret_key {
 typedef struct kiln_load_options {
     size_t struct_size;
     kiln_verify_policy verify;
-    kiln_limits limits;
+    /* The ceilings loading applies (NULL, the default: kiln_limits_default);
+     * read during the load, and the program keeps a copy. */
+    const kiln_limits *limits;
     /* Keys whose signatures are accepted. When any is given, an artifact
      * signed by another key is refused (KILN_ERR_UNTRUSTED_KEY). */
     const kiln_public_key *trusted_keys;
@@ -613,26 +608,37 @@ typedef struct kiln_load_options {
     void *progress_user;
 } kiln_load_options;
 
-/** Fill `options` with defaults (full verification, default limits). */
-KILN_API void kiln_load_options_default(kiln_load_options *options);
+/** Fill `options` (struct_size bytes; kiln_load_options_default passes sizeof) with defaults: full
+ *  verification, default limits. */
+KILN_API void kiln_load_options_init(kiln_load_options *options, size_t struct_size);
+#define kiln_load_options_default(options) kiln_load_options_init((options), sizeof *(options))
 
-/* A loaded, validated, immutable program. Safe to share across threads. */
+/* A loaded, validated, immutable program. Owned by the caller of
+ * kiln_program_load (or by the kiln_artifact it came from); safe to use
+ * from any number of threads at once, sessions included. */
 typedef struct kiln_program kiln_program;
+
+/* A report of every problem loading found (see "compatibility report" below). */
+typedef struct kiln_report kiln_report;
 
 /**
  * Map `path`, validate it as `options->verify` says (full by default) and
- * decode the program.
- * @return KILN_OK, or the status of the first problem found; the message
- *         names every incompatibility found (see kiln_program_load_with_report).
+ * decode the program. Loading collects every problem it can find instead
+ * of stopping at the first; with `report` non-NULL they are handed over
+ * in *report (always, unless out of memory; free it with
+ * kiln_report_free), and *out is NULL when the report holds an error.
+ * @return KILN_OK, or the status of the first error found; the message
+ *         names every incompatibility found.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_program_load(const char *path, const kiln_load_options *options,
-                                             kiln_program **out, kiln_error *err);
+                                                      kiln_program **out, kiln_report **report, kiln_error *err);
 
-/** Same as kiln_program_load, from a memory buffer (copied). */
+/** Same as kiln_program_load, from `size` bytes in memory (copied). */
 KILN_API KILN_NODISCARD kiln_status kiln_program_load_memory(const void *bytes, size_t size,
-                                                    const kiln_load_options *options,
-                                                    kiln_program **out, kiln_error *err);
+                                                             const kiln_load_options *options, kiln_program **out,
+                                                             kiln_report **report, kiln_error *err);
 
+/** Free a program (NULL is fine). Every session made from it must be freed first. */
 KILN_API void kiln_program_free(kiln_program *program);
 
 /* ---------------------------------------------------------------- evidence */
@@ -677,30 +683,6 @@ typedef struct kiln_evidence_result {
 KILN_API KILN_NODISCARD kiln_status kiln_program_replay_evidence(const kiln_program *program, uint32_t index,
                                                                  kiln_evidence_result *results, kiln_error *err);
 
-/**
- * Add an evidence case to the artifact at `path` (verified in full first)
- * and write the result atomically to `out_path` (NULL: replace `path`).
- * The strict form of kiln_artifact_add_evidence_with_results (declared
- * after kiln_signature_info), with `force` false: the case is checked like
- * kiln_builder_add_evidence, replayed on this runtime, and refused unless
- * every expected output holds under its rule. Other sections are copied
- * byte for byte; a signature is dropped, since the digest changes (sign
- * again). Semantic checks are added the same way by
- * kiln_artifact_add_input_checks.
- * @return KILN_OK; KILN_ERR_RUNTIME when the case runs but an output falls
- *         outside its rule (the message names the case, each failing
- *         output, its figures and rule); the error that kept the case from
- *         running (e.g. KILN_ERR_SHAPE_GUARD); or a check, load or write
- *         error.
- */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path,
-                                                               const char *name, uint32_t input_count,
-                                                               const char *const *input_names,
-                                                               const kiln_tensor *const *inputs,
-                                                               uint32_t output_count,
-                                                               const char *const *output_names,
-                                                               const kiln_tensor *const *expected,
-                                                               const kiln_compare_rule *rules, kiln_error *err);
 
 /* ---------------------------------------------------- compatibility report */
 
@@ -719,8 +701,6 @@ typedef enum kiln_severity {
     KILN_SEVERITY_WARNING = 1,
 } kiln_severity;
 
-typedef struct kiln_report kiln_report;
-
 typedef struct kiln_problem_info {
     kiln_severity severity;
     kiln_status status;   /* the matching status code */
@@ -729,22 +709,9 @@ typedef struct kiln_problem_info {
     const char *message;
 } kiln_problem_info;
 
-/**
- * kiln_program_load, also filling *report (always, unless out of memory;
- * free with kiln_report_free). *out is NULL when the report has an error.
- * @return KILN_OK, or the status of the first error in the report.
- */
-KILN_API KILN_NODISCARD kiln_status kiln_program_load_with_report(const char *path,
-                                                                  const kiln_load_options *options,
-                                                                  kiln_program **out, kiln_report **report,
-                                                                  kiln_error *err);
-
-/** Same, from memory (copied). */
-KILN_API KILN_NODISCARD kiln_status kiln_program_load_memory_with_report(const void *bytes, size_t size,
-                                                                         const kiln_load_options *options,
-                                                                         kiln_program **out,
-                                                                         kiln_report **report,
-                                                                         kiln_error *err);
+/* A kiln_report is owned by the caller it was handed to (kiln_program_load),
+ * or by the kiln_artifact it belongs to; immutable, so any number of
+ * threads may read it at once. */
 
 KILN_API uint32_t kiln_report_count(const kiln_report *report);
 /** Problem `index`; strings live as long as the report. */
@@ -805,41 +772,58 @@ typedef struct kiln_signature_info {
 
 KILN_API void kiln_program_signature(const kiln_program *program, kiln_signature_info *out);
 
+/* How an artifact is edited in place (kiln_artifact_add_evidence,
+ * kiln_artifact_add_input_checks). */
+typedef struct kiln_edit_options {
+    size_t struct_size;
+    /* Write even what fails here: a case whose outputs fall outside its
+     * rules on this runtime, stored evidence that breaks a new input
+     * check (kiln verify will then fail the artifact here, which is what a
+     * case recorded for another runtime, or a known regression, may
+     * want). Default false: refuse, writing nothing. */
+    bool force;
+    /* How `path` is loaded and checked first (NULL, the default: full
+     * verification, default limits); its progress callback reports the
+     * check, then, as a second pass, the writing. */
+    const kiln_load_options *load;
+} kiln_edit_options;
+
+/** Fill `options` (struct_size bytes; kiln_edit_options_default passes sizeof) with the defaults above. */
+KILN_API void kiln_edit_options_init(kiln_edit_options *options, size_t struct_size);
+#define kiln_edit_options_default(options) kiln_edit_options_init((options), sizeof *(options))
+
 /**
- * kiln_artifact_add_evidence, choosing what a case that fails here does
- * and reporting what was done. The case is replayed on this runtime and
- * each expected output compared under its rule; if one falls outside it,
- * nothing is written and KILN_ERR_RUNTIME is returned, unless `force`: then
- * the case is sealed as given (kiln verify will fail the artifact here,
- * which is what a case recorded for another runtime, or a known
- * regression, may want).
+ * Add the evidence case `evidence` to the artifact at `path` (verified in
+ * full first) and write the result atomically to `out_path` (NULL:
+ * replace `path`). The case is checked like kiln_builder_add_evidence,
+ * replayed on this runtime and each expected output compared under its
+ * rule; if one falls outside it, nothing is written, unless
+ * options->force: then the case is sealed as given. Other sections are
+ * copied byte for byte; a signature is dropped, since the digest changes
+ * (sign again).
  *
- * @param results           NULL, or `output_count` entries: the figures of
- *                          expected output o (passed, elements, mismatches,
- *                          max abs/rel error, rule; `output` is
+ * @param options           NULL for defaults (see kiln_edit_options)
+ * @param results           NULL, or evidence->output_count entries: the
+ *                          figures of expected output o (passed, elements,
+ *                          mismatches, max abs/rel error, rule; `output` is
  *                          output_names[o]), filled whenever the case ran,
  *                          also when it is refused; zeroed otherwise
  * @param removed_signature NULL, or the signature the artifact had (state
  *                          KILN_SIGNATURE_NONE if unsigned) and the
  *                          written file no longer has; zeroed unless written
- * @return KILN_OK (with `force`, also for a case that fails here: see
- *         `results`); KILN_ERR_RUNTIME for a failing case without `force`;
- *         or any error of kiln_artifact_add_evidence.
+ * @return KILN_OK (with force, also for a case that fails here: see
+ *         `results`); KILN_ERR_RUNTIME when the case runs but an output
+ *         falls outside its rule (the message names the case, each failing
+ *         output, its figures and rule); the error that kept the case from
+ *         running (e.g. KILN_ERR_SHAPE_GUARD); or a check, load or write
+ *         error.
  */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_results(
-    const char *path, const char *out_path, const char *name, uint32_t input_count, const char *const *input_names,
-    const kiln_tensor *const *inputs, uint32_t output_count, const char *const *output_names,
-    const kiln_tensor *const *expected, const kiln_compare_rule *rules, bool force, kiln_evidence_result *results,
-    kiln_signature_info *removed_signature, kiln_error *err);
-
-/** kiln_artifact_add_evidence_with_results, loading `path` under `options`
- *  (NULL = defaults); its progress callback reports the check, then, as a
- *  second pass, the writing. */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_options(
-    const char *path, const char *out_path, const char *name, uint32_t input_count, const char *const *input_names,
-    const kiln_tensor *const *inputs, uint32_t output_count, const char *const *output_names,
-    const kiln_tensor *const *expected, const kiln_compare_rule *rules, bool force, kiln_evidence_result *results,
-    kiln_signature_info *removed_signature, const kiln_load_options *options, kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path,
+                                                               const kiln_evidence_case *evidence,
+                                                               const kiln_edit_options *options,
+                                                               kiln_evidence_result *results,
+                                                               kiln_signature_info *removed_signature,
+                                                               kiln_error *err);
 
 /**
  * Set the semantic checks of inputs of the artifact at `path` (verified in
@@ -849,17 +833,18 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_options(
  * the input already had is replaced whole, checks of other inputs are
  * kept. Every stored evidence case must satisfy the new checks, else the
  * artifact is not written and the error names the case, the input, the
- * element and the rule; with `force` such cases are kept (kiln verify will
- * then fail them) and the first one found is described in
+ * element and the rule; with options->force such cases are kept (kiln
+ * verify will then fail them) and the first one found is described in
  * *forced_violation. Other sections are copied byte for byte; a signature
  * is dropped, since the digest changes (sign again).
  *
+ * @param options           NULL for defaults (see kiln_edit_options)
  * @param replaced          NULL, or `count` entries: true where the input
  *                          had a check that is now replaced
  * @param removed_signature NULL, or the signature the artifact had (state
  *                          KILN_SIGNATURE_NONE if unsigned) and the
  *                          written file no longer has
- * @param forced_violation  NULL, or (with `force`) the first kept evidence
+ * @param forced_violation  NULL, or (with force) the first kept evidence
  *                          case that breaks a new check; code KILN_OK if none
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a NULL argument, no
  *         checks, an input named twice or a name that is not an input (the
@@ -869,18 +854,10 @@ KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_evidence_with_options(
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_path,
                                                                    uint32_t count, const char *const *inputs,
-                                                                   const kiln_input_check *checks, bool force,
-                                                                   bool *replaced,
+                                                                   const kiln_input_check *checks,
+                                                                   const kiln_edit_options *options, bool *replaced,
                                                                    kiln_signature_info *removed_signature,
                                                                    kiln_error *forced_violation, kiln_error *err);
-
-/** kiln_artifact_add_input_checks, loading `path` under `options` (NULL =
- *  defaults); its progress callback reports the check, then, as a second
- *  pass, the writing. */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_add_input_checks_with_options(
-    const char *path, const char *out_path, uint32_t count, const char *const *inputs,
-    const kiln_input_check *checks, bool force, bool *replaced, kiln_signature_info *removed_signature,
-    const kiln_load_options *options, kiln_error *forced_violation, kiln_error *err);
 
 KILN_API uint32_t kiln_program_metadata_count(const kiln_program *program);
 /** Key and value of metadata entry `index` (sorted by key). */
@@ -924,8 +901,10 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_output_shape_at(const kiln_prog
                                                                  const int64_t *dim_values,
                                                                  int64_t shape[KILN_MAX_RANK], kiln_error *err);
 
-/** The semantic checks of input `index`; false if it has none. Pointers
- *  in *out live as long as the program. */
+/** The semantic checks of input `index`, written to *out up to the
+ *  struct_size the caller set (kiln_input_check_default); false if it has
+ *  none or out's struct_size is below the struct's 1.0 size. Pointers in
+ *  *out live as long as the program. */
 KILN_API bool kiln_program_input_check(const kiln_program *program, uint32_t index, kiln_input_check *out);
 KILN_API uint32_t kiln_program_output_count(const kiln_program *program);
 KILN_API void kiln_program_output(const kiln_program *program, uint32_t index, kiln_io_info *out);
@@ -1053,7 +1032,7 @@ KILN_API void kiln_program_evidence_output(const kiln_program *program, uint32_t
  * section or feature bit, ops this runtime lacks, another mode). Describing
  * proves the container intact — header, section table, trailer, artifact
  * digest, every section's CRC32 and BLAKE2b-256, zero gaps — but decodes no
- * section and judges no compatibility: kiln_program_load_with_report does.
+ * section and judges no compatibility: kiln_program_load with a report does.
  * A signature is reported as present (KILN_SIGNATURE_UNVERIFIED), never
  * checked.
  */
@@ -1065,7 +1044,7 @@ typedef struct kiln_artifact_description {
     uint8_t digest[32];           /* the artifact digest (trailer BLAKE2b-256) */
     kiln_signature_info signature;
     uint32_t section_count;
-    kiln_section_info *sections;  /* owned; kiln_artifact_description_release frees it */
+    kiln_section_info *sections;  /* owned; kiln_artifact_description_free frees it */
 } kiln_artifact_description;
 
 /**
@@ -1075,32 +1054,33 @@ typedef struct kiln_artifact_description {
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_describe(const char *path, kiln_artifact_description *out,
                                                            kiln_error *err);
-/** Free what kiln_artifact_describe allocated (NULL and empty descriptions are fine). */
-KILN_API void kiln_artifact_description_release(kiln_artifact_description *description);
+/** Free what kiln_artifact_describe allocated inside `description`, the
+ *  struct itself being the caller's (NULL and empty descriptions are fine). */
+KILN_API void kiln_artifact_description_free(kiln_artifact_description *description);
 
 /*
  * An artifact opened for inspection: its program when this runtime can
  * run it, otherwise the description of its intact container and the
  * report saying why it cannot run here. Whatever decodes can be
- * inspected, drawn and compared (kiln inspect, dot, diff).
+ * inspected, drawn and compared (kiln inspect, dot, diff). Owned by the
+ * caller of kiln_artifact_open, with everything it hands out; immutable,
+ * so any number of threads may read it at once.
  */
 typedef struct kiln_artifact kiln_artifact;
 
 /**
- * Open the artifact at `path` for inspection (full verification).
+ * Open the artifact at `path` for inspection, loading under `options`
+ * (NULL = defaults: full verification; else a verify policy, limits,
+ * trusted keys, a progress callback).
  * @return KILN_OK when it is a readable artifact, runnable here or not;
  *         otherwise the error that makes it unreadable (missing file,
  *         damage, another format major), with *out NULL.
  */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_open(const char *path, const kiln_load_options *options,
+                                                       kiln_artifact **out, kiln_error *err);
 
-/** kiln_artifact_open, loading under `options` (NULL = defaults: full
- *  verification): a verify policy, limits, trusted keys, a progress callback. */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_open_with_options(const char *path,
-                                                                    const kiln_load_options *options,
-                                                                    kiln_artifact **out, kiln_error *err);
-/** Free an opened artifact (NULL is fine). */
-KILN_API void kiln_artifact_close(kiln_artifact *artifact);
+/** Free an opened artifact, its program, report and description (NULL is fine). */
+KILN_API void kiln_artifact_free(kiln_artifact *artifact);
 /** The path it was opened from. */
 KILN_API const char *kiln_artifact_path(const kiln_artifact *artifact);
 /** Its program, or NULL when this runtime cannot run it (see the report). */
@@ -1146,6 +1126,8 @@ typedef struct kiln_identity_pair {
     uint8_t a[32], b[32];
 } kiln_identity_pair;
 
+/* A comparison's result. Owned by the caller of kiln_diff_artifacts;
+ * immutable, so any number of threads may read it at once. */
 typedef struct kiln_diff kiln_diff;
 
 /**
@@ -1195,19 +1177,15 @@ KILN_API KILN_NODISCARD kiln_status kiln_secret_key_parse(const char *text, kiln
                                                           kiln_error *err);
 
 /**
- * Verify the artifact at `path` in full, sign its digest with `key` and
- * write the signed artifact atomically to `out_path` (NULL: replace
- * `path`). Only the trailer changes: the digest and identities stay.
+ * Verify the artifact at `path` under `options` (NULL = defaults: in
+ * full; its progress callback also reports the writing, as a second
+ * pass), sign its digest with `key` and write the signed artifact
+ * atomically to `out_path` (NULL: replace `path`). Only the trailer
+ * changes: the digest and identities stay.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign(const char *path, const char *out_path,
-                                                       const kiln_secret_key *key, kiln_error *err);
-
-/** kiln_artifact_sign, verifying under `options` (NULL = defaults; its
- *  progress callback also reports the writing, as a second pass). */
-KILN_API KILN_NODISCARD kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_path,
-                                                                    const kiln_secret_key *key,
-                                                                    const kiln_load_options *options,
-                                                                    kiln_error *err);
+                                                       const kiln_secret_key *key, const kiln_load_options *options,
+                                                       kiln_error *err);
 
 /* ----------------------------------------------------------------- running */
 
@@ -1269,7 +1247,9 @@ typedef struct kiln_session_options {
     bool profile;
 } kiln_session_options;
 
-KILN_API void kiln_session_options_default(kiln_session_options *options);
+/** Fill `options` (struct_size bytes; kiln_session_options_default passes sizeof) with the defaults above. */
+KILN_API void kiln_session_options_init(kiln_session_options *options, size_t struct_size);
+#define kiln_session_options_default(options) kiln_session_options_init((options), sizeof *(options))
 
 /**
  * The arena kiln_session_new would allocate with `options` (NULL =
@@ -1288,7 +1268,9 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_session_arena(const kiln_progra
                                                                const kiln_session_options *options,
                                                                uint64_t *arena_bytes, kiln_error *err);
 
-/* Per-thread execution state for one program: inputs, arena, outputs. */
+/* Execution state for one program: inputs, arena, outputs. Owned by the
+ * caller of kiln_session_new; one thread at a time (runs of one session
+ * never overlap: give each thread its own session of the shared program). */
 typedef struct kiln_session kiln_session;
 
 /**
@@ -1328,9 +1310,10 @@ KILN_API void kiln_session_free(kiln_session *session);
  * @return KILN_OK, or the error kiln_session_run would give for these
  *         inputs' shapes (KILN_ERR_SHAPE_GUARD, KILN_ERR_MISSING_INPUT, ...).
  */
-KILN_API KILN_NODISCARD kiln_status kiln_program_bind_dims(const kiln_program *program, const char *const *names,
-                                                           const kiln_tensor *const *tensors, uint32_t count,
-                                                           int64_t *values, bool *bound, kiln_error *err);
+KILN_API KILN_NODISCARD kiln_status kiln_program_bind_dims(const kiln_program *program, uint32_t count,
+                                                           const char *const *names,
+                                                           const kiln_tensor *const *tensors, int64_t *values,
+                                                           bool *bound, kiln_error *err);
 
 /**
  * kiln_session_new narrowed to the sizes `tensors` give the dims
@@ -1342,9 +1325,9 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_bind_dims(const kiln_program *p
  *         shapes; or one of kiln_session_new's.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_new_for_inputs(const kiln_program *program,
-                                                                const kiln_session_options *options,
+                                                                const kiln_session_options *options, uint32_t count,
                                                                 const char *const *names,
-                                                                const kiln_tensor *const *tensors, uint32_t count,
+                                                                const kiln_tensor *const *tensors,
                                                                 kiln_session **out, kiln_error *err);
 
 /** @return the bytes of the arena `session` allocated (planned for its dims' upper bound). */
@@ -1410,7 +1393,7 @@ KILN_API const char *kiln_node_path_name(kiln_node_path path);
 
 /* One node's profile (kiln_session_profile_node). */
 typedef struct kiln_node_profile {
-    size_t struct_size;        /* set by the caller: sizeof(kiln_node_profile) */
+    size_t struct_size;        /* set by the caller: sizeof(kiln_node_profile); filled up to it */
     const char *op;            /* the node's op, e.g. "conv"; owned by the program */
     kiln_node_path path;       /* how its last run ran (FUSED: it was applied by node fused_into) */
     bool applied_activation;   /* its last run also applied the next node's activation (fused into it) */
@@ -1426,7 +1409,7 @@ typedef struct kiln_node_profile {
 
 /* The runs a profile covers (kiln_session_profile_summary). */
 typedef struct kiln_profile_summary {
-    size_t struct_size;        /* set by the caller: sizeof(kiln_profile_summary) */
+    size_t struct_size;        /* set by the caller: sizeof(kiln_profile_summary); filled up to it */
     uint32_t node_count;       /* the program's nodes: kiln_session_profile_node's range */
     uint64_t runs;             /* successful runs since the session was created or the profile reset */
     uint64_t nanoseconds;      /* their wall time inside kiln_session_run, guards and checks included */
@@ -1437,8 +1420,8 @@ typedef struct kiln_profile_summary {
  * What the profile of `session` holds so far. A run that fails adds the
  * time of the nodes it ran but is not counted.
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when the session was created
- *         without options.profile, or out's struct_size is not
- *         sizeof(kiln_profile_summary).
+ *         without options.profile, or out's struct_size is below the
+ *         struct's 1.0 size.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_profile_summary(const kiln_session *session,
                                                                  kiln_profile_summary *out, kiln_error *err);
@@ -1448,7 +1431,7 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_profile_summary(const kiln_sess
  * `session` over its profiled runs.
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when the session was created
  *         without options.profile, `node` is out of range, or out's
- *         struct_size is not sizeof(kiln_node_profile).
+ *         struct_size is below the struct's 1.0 size.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_profile_node(const kiln_session *session, uint32_t node,
                                                               kiln_node_profile *out, kiln_error *err);

@@ -12,7 +12,7 @@
  *     kiln_onnx_result *result = NULL;
  *     kiln_error err;
  *     if (kiln_onnx_import_file("model.onnx", &options, &result, &err) == KILN_OK)
- *         status = kiln_builder_save(kiln_onnx_result_builder(result), "model.kiln", &err);
+ *         status = kiln_builder_save(kiln_onnx_result_builder(result), "model.kiln", NULL, &err);
  *     else
  *         for (uint32_t i = 0; i < kiln_onnx_result_unsupported_count(result); i++)
  *             puts(kiln_onnx_result_unsupported(result, i));
@@ -26,7 +26,8 @@
  *
  * The conventions of kiln.h hold: kiln_status results with a trailing
  * kiln_error, opaque handles whose *_free accepts NULL, option structs that
- * begin with struct_size and are filled by their *_default function.
+ * begin with struct_size and are filled by their *_default macro (kiln.h's
+ * conventions: any struct_size from the 1.0 size up is accepted).
  */
 #ifndef KILN_ONNX_H
 #define KILN_ONNX_H
@@ -64,7 +65,8 @@ typedef struct kiln_onnx_limits {
 } kiln_onnx_limits;
 
 /** Fill `limits` with the defaults above (struct_size included). */
-KILN_API void kiln_onnx_limits_default(kiln_onnx_limits *limits);
+KILN_API void kiln_onnx_limits_init(kiln_onnx_limits *limits, size_t struct_size);
+#define kiln_onnx_limits_default(limits) kiln_onnx_limits_init((limits), sizeof *(limits))
 
 /*
  * The bounds of one symbolic size (dim_param) of the model: it becomes the
@@ -108,7 +110,8 @@ typedef struct kiln_onnx_options {
 } kiln_onnx_options;
 
 /** Fill `options` with the defaults above: no dims, no external data, no known inputs, default limits, strict. */
-KILN_API void kiln_onnx_options_default(kiln_onnx_options *options);
+KILN_API void kiln_onnx_options_init(kiln_onnx_options *options, size_t struct_size);
+#define kiln_onnx_options_default(options) kiln_onnx_options_init((options), sizeof *(options))
 
 /* --------------------------------------------------------------- models */
 

@@ -22,6 +22,13 @@ extern "C" {
 #define KILN_API
 #endif
 
+/* Marks the calls whose status must not be ignored. */
+#if defined(__GNUC__)
+#define KILN_NODISCARD __attribute__((warn_unused_result))
+#else
+#define KILN_NODISCARD
+#endif
+
 typedef enum kiln_status {
     KILN_OK = 0,
     KILN_ERR_INVALID_ARGUMENT = 1,   /* a caller passed a bad argument        */

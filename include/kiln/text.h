@@ -102,7 +102,7 @@ typedef struct kiln_check_spec {
  * "check 'SPEC': column C: message", e.g. an unknown rule, a missing ':',
  * a range whose MIN exceeds its MAX, a NaN bound, a rule given twice.
  *
- * @return KILN_OK with *out to release with kiln_check_spec_release, or an
+ * @return KILN_OK with *out to free with kiln_check_spec_free, or an
  *         error with *out empty: KILN_ERR_MALFORMED (the grammar),
  *         KILN_ERR_INVALID_PROGRAM (an empty or NaN range, no categories),
  *         KILN_ERR_INVALID_ARGUMENT (NULL arguments),
@@ -112,7 +112,7 @@ KILN_API KILN_NODISCARD kiln_status kiln_check_spec_parse(const char *spec, kiln
                                                           kiln_error *err);
 
 /** Free what kiln_check_spec_parse allocated and empty `spec` (NULL and empty specs are fine). */
-KILN_API void kiln_check_spec_release(kiln_check_spec *spec);
+KILN_API void kiln_check_spec_free(kiln_check_spec *spec);
 
 #ifdef __cplusplus
 }

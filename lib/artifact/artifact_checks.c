@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "artifact_rewrite.h"
+#include "edit_options.h"
 #include "format/error.h"
 #include "model_check.h"
 #include "program.h"
@@ -45,7 +46,7 @@ static kiln_status evidence_satisfies(const kiln_model *m, const kiln_input_chec
 {
     const char *name = m->inputs[check->input].name;
     for (uint32_t c = 0; c < m->evidence_count; c++) {
-        const kiln_evidence_case *e = &m->evidence[c];
+        const kiln_evidence_record *e = &m->evidence[c];
         for (uint32_t i = 0; i < e->input_count; i++) {
             const kiln_evidence_tensor *t = &e->inputs[i];
             if (strcmp(t->name, name) != 0)
@@ -69,9 +70,6 @@ static kiln_status set_one(kiln_program *p, const char *input, const kiln_input_
     kiln_input_check_decl decl;
     if (!input)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "an input name is NULL");
-    if (check->struct_size != sizeof *check)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "the check of '%s' was not initialised with kiln_input_check_default", input);
     KILN_TRY(find_input(m, input, &index, err));
     KILN_TRY(kiln_input_check_copy(index, check, &decl, err));
     kiln_error violation;
@@ -103,31 +101,29 @@ static kiln_status check_arguments(const char *path, uint32_t count, const char 
 }
 
 kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_path, uint32_t count,
-                                           const char *const *inputs, const kiln_input_check *checks, bool force,
-                                           bool *replaced, kiln_signature_info *removed_signature,
-                                           kiln_error *forced_violation, kiln_error *err)
-{
-    return kiln_artifact_add_input_checks_with_options(path, out_path, count, inputs, checks, force, replaced,
-                                                       removed_signature, NULL, forced_violation, err);
-}
-
-kiln_status kiln_artifact_add_input_checks_with_options(const char *path, const char *out_path, uint32_t count,
-                                                        const char *const *inputs, const kiln_input_check *checks,
-                                                        bool force, bool *replaced,
-                                                        kiln_signature_info *removed_signature,
-                                                        const kiln_load_options *options,
-                                                        kiln_error *forced_violation, kiln_error *err)
+                                           const char *const *inputs, const kiln_input_check *checks,
+                                           const kiln_edit_options *options, bool *replaced,
+                                           kiln_signature_info *removed_signature, kiln_error *forced_violation,
+                                           kiln_error *err)
 {
     if (removed_signature)
         memset(removed_signature, 0, sizeof *removed_signature);
     if (forced_violation)
         kiln_error_clear(forced_violation);
+    kiln_edit_settings settings;
+    KILN_TRY(kiln_edit_settings_resolve(options, &settings, err));
+    bool force = settings.options.force;
     KILN_TRY(check_arguments(path, count, inputs, checks, err));
     kiln_program *p;
-    KILN_TRY(kiln_program_load(path, options, &p, err));
+    KILN_TRY(kiln_program_load(path, settings.options.load, &p, NULL, err));
     kiln_status status = KILN_OK;
-    for (uint32_t i = 0; status == KILN_OK && i < count; i++)
-        status = set_one(p, inputs[i], &checks[i], force, replaced ? &replaced[i] : NULL, forced_violation, err);
+    for (uint32_t i = 0; status == KILN_OK && i < count; i++) {
+        /* The array's stride is the caller's struct size, which an older or newer header makes other than ours. */
+        kiln_input_check check;
+        status = kiln_input_check_read(kiln_input_check_at(checks, i), &check, err);
+        if (status == KILN_OK)
+            status = set_one(p, inputs[i], &check, force, replaced ? &replaced[i] : NULL, forced_violation, err);
+    }
     kiln_writer section;
     kiln_writer_init(&section);
     if (status == KILN_OK) {
@@ -138,7 +134,7 @@ kiln_status kiln_artifact_add_input_checks_with_options(const char *path, const 
     if (status == KILN_OK)
         status = kiln_artifact_rewrite_section(p, KILN_SECTION_CHKS, true, &section,
                                                (kiln_section_place){KILN_SECTION_IOSG, true}, out_path ? out_path : path,
-                                               options, err);
+                                               settings.options.load, err);
     if (status == KILN_OK && removed_signature)
         kiln_program_signature(p, removed_signature);
     kiln_writer_release(&section);

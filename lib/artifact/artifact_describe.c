@@ -86,11 +86,11 @@ kiln_status kiln_artifact_describe(const char *path, kiln_artifact_description *
     kiln_status status = describe_bytes(file.bytes, file.size, out, err);
     kiln_mapped_file_release(&file);
     if (status != KILN_OK)
-        kiln_artifact_description_release(out);
+        kiln_artifact_description_free(out);
     return status;
 }
 
-void kiln_artifact_description_release(kiln_artifact_description *description)
+void kiln_artifact_description_free(kiln_artifact_description *description)
 {
     if (!description)
         return;

@@ -9,6 +9,7 @@
 
 #include "artifact_rewrite.h"
 #include "dtype.h"
+#include "edit_options.h"
 #include "evidence_check.h"
 #include "section_evidence.h"
 #include "format/error.h"
@@ -31,7 +32,7 @@ static void describe_rule(const kiln_compare_rule *rule, kiln_dtype dtype, char 
 
 /* The refusal names the case, each failing output (up to
  * NAMED_FAILURES_MAX) with its figures and rule, and how to force it. */
-static kiln_status refuse_case(const kiln_evidence_case *c, const kiln_evidence_result *results, kiln_error *err)
+static kiln_status refuse_case(const kiln_evidence_record *c, const kiln_evidence_result *results, kiln_error *err)
 {
     char failures[KILN_ERROR_MESSAGE_SIZE] = "";
     size_t used = 0;
@@ -69,11 +70,11 @@ static kiln_status refuse_case(const kiln_evidence_case *c, const kiln_evidence_
  * is refused unless `force`, since kiln verify would fail the artifact it
  * was sealed into. results[o] receives expected output o's figures.
  */
-static kiln_status admit_case(kiln_program *p, kiln_evidence_case *c, bool force, kiln_evidence_result *results,
+static kiln_status admit_case(kiln_program *p, kiln_evidence_record *c, bool force, kiln_evidence_result *results,
                               kiln_error *err)
 {
     kiln_model *m = &p->model;
-    kiln_evidence_case *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
+    kiln_evidence_record *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
     if (!grown)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
     m->evidence = grown;
@@ -82,7 +83,7 @@ static kiln_status admit_case(kiln_program *p, kiln_evidence_case *c, bool force
     KILN_TRY(kiln_evidence_check(m, err));
     uint32_t index = m->evidence_count - 1;
     KILN_TRY(kiln_program_replay_evidence(p, index, results, err));
-    const kiln_evidence_case *added = &m->evidence[index];
+    const kiln_evidence_record *added = &m->evidence[index];
     for (uint32_t o = 0; o < added->output_count; o++)
         if (!results[o].passed && !force)
             return refuse_case(added, results, err);
@@ -105,71 +106,42 @@ static kiln_status rewrite(const kiln_program *p, const char *path, const kiln_l
     return status;
 }
 
-kiln_status kiln_artifact_add_evidence_with_options(const char *path, const char *out_path, const char *name,
-                                                    uint32_t input_count, const char *const *input_names,
-                                                    const kiln_tensor *const *inputs, uint32_t output_count,
-                                                    const char *const *output_names,
-                                                    const kiln_tensor *const *expected,
-                                                    const kiln_compare_rule *rules, bool force,
-                                                    kiln_evidence_result *results,
-                                                    kiln_signature_info *removed_signature,
-                                                    const kiln_load_options *options, kiln_error *err)
+kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path, const kiln_evidence_case *evidence,
+                                       const kiln_edit_options *options, kiln_evidence_result *results,
+                                       kiln_signature_info *removed_signature, kiln_error *err)
 {
     if (removed_signature)
         memset(removed_signature, 0, sizeof *removed_signature);
-    if (results)
-        memset(results, 0, output_count * sizeof *results);
+    if (results && evidence)
+        memset(results, 0, evidence->output_count * sizeof *results);
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    kiln_evidence_case c;
-    KILN_TRY(kiln_evidence_case_from_arguments(name, input_count, input_names, inputs, output_count, output_names,
-                                               expected, rules, &c, err));
+    kiln_edit_settings settings;
+    KILN_TRY(kiln_edit_settings_resolve(options, &settings, err));
+    kiln_evidence_record c;
+    KILN_TRY(kiln_evidence_record_from_case(evidence, &c, err));
+    uint32_t output_count = evidence->output_count;
     /* The comparison needs somewhere to put its figures even when the
      * caller does not want them. */
     kiln_evidence_result *figures = calloc((size_t)output_count + 1, sizeof *figures);
     kiln_program *p = NULL;
     kiln_status status = figures ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
     if (status == KILN_OK)
-        status = kiln_program_load(path, options, &p, err);
+        status = kiln_program_load(path, settings.options.load, &p, NULL, err);
     if (status == KILN_OK)
-        status = admit_case(p, &c, force, figures, err);
-    kiln_evidence_case_release(&c);
+        status = admit_case(p, &c, settings.options.force, figures, err);
+    kiln_evidence_record_release(&c);
     if (status == KILN_OK)
-        status = rewrite(p, out_path ? out_path : path, options, err);
+        status = rewrite(p, out_path ? out_path : path, settings.options.load, err);
     if (status == KILN_OK && removed_signature)
         kiln_program_signature(p, removed_signature);
     /* The figures name outputs by the program's strings, which go with it:
      * the caller's names are the same and outlive this call. */
     for (uint32_t o = 0; results && figures && o < output_count; o++) {
         results[o] = figures[o];
-        results[o].output = figures[o].output ? output_names[o] : NULL;
+        results[o].output = figures[o].output ? evidence->output_names[o] : NULL;
     }
     free(figures);
     kiln_program_free(p);
     return status;
-}
-
-kiln_status kiln_artifact_add_evidence_with_results(const char *path, const char *out_path, const char *name,
-                                                    uint32_t input_count, const char *const *input_names,
-                                                    const kiln_tensor *const *inputs, uint32_t output_count,
-                                                    const char *const *output_names,
-                                                    const kiln_tensor *const *expected,
-                                                    const kiln_compare_rule *rules, bool force,
-                                                    kiln_evidence_result *results,
-                                                    kiln_signature_info *removed_signature, kiln_error *err)
-{
-    return kiln_artifact_add_evidence_with_options(path, out_path, name, input_count, input_names, inputs,
-                                                   output_count, output_names, expected, rules, force, results,
-                                                   removed_signature, NULL, err);
-}
-
-kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path, const char *name,
-                                       uint32_t input_count, const char *const *input_names,
-                                       const kiln_tensor *const *inputs, uint32_t output_count,
-                                       const char *const *output_names, const kiln_tensor *const *expected,
-                                       const kiln_compare_rule *rules, kiln_error *err)
-{
-    return kiln_artifact_add_evidence_with_results(path, out_path, name, input_count, input_names, inputs,
-                                                   output_count, output_names, expected, rules, false, NULL, NULL,
-                                                   err);
 }

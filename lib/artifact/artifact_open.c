@@ -10,6 +10,7 @@
 #include <kiln/kiln.h>
 
 #include "format/error.h"
+#include "loader.h"
 
 struct kiln_artifact {
     char *path;
@@ -18,24 +19,22 @@ struct kiln_artifact {
     kiln_artifact_description description; /* when program is NULL */
 };
 
-kiln_status kiln_artifact_open(const char *path, kiln_artifact **out, kiln_error *err)
-{
-    return kiln_artifact_open_with_options(path, NULL, out, err);
-}
-
-kiln_status kiln_artifact_open_with_options(const char *path, const kiln_load_options *options, kiln_artifact **out,
-                                            kiln_error *err)
+kiln_status kiln_artifact_open(const char *path, const kiln_load_options *options, kiln_artifact **out,
+                               kiln_error *err)
 {
     if (!out || !path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_artifact_open: NULL argument");
     *out = NULL;
+    /* Options the library cannot read are the caller's error, not the artifact's. */
+    kiln_load_settings settings;
+    KILN_TRY(kiln_load_settings_resolve(options, &settings, err));
     kiln_artifact *a = calloc(1, sizeof *a);
     if (!a || !(a->path = strdup(path))) {
         free(a);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory opening %s", path);
     }
     kiln_error load_err;
-    if (kiln_program_load_with_report(path, options, &a->program, &a->report, &load_err) == KILN_OK) {
+    if (kiln_program_load(path, &settings.options, &a->program, &a->report, &load_err) == KILN_OK) {
         *out = a;
         return KILN_OK;
     }
@@ -44,20 +43,20 @@ kiln_status kiln_artifact_open_with_options(const char *path, const kiln_load_op
      * lacks, still has a header, sections and a digest to show. */
     kiln_status status = kiln_artifact_describe(path, &a->description, err);
     if (status != KILN_OK) {
-        kiln_artifact_close(a);
+        kiln_artifact_free(a);
         return status;
     }
     *out = a;
     return KILN_OK;
 }
 
-void kiln_artifact_close(kiln_artifact *a)
+void kiln_artifact_free(kiln_artifact *a)
 {
     if (!a)
         return;
     kiln_program_free(a->program);
     kiln_report_free(a->report);
-    kiln_artifact_description_release(&a->description);
+    kiln_artifact_description_free(&a->description);
     free(a->path);
     free(a);
 }

@@ -5,28 +5,21 @@
 
 #include "format/error.h"
 #include "format/signature.h"
+#include "loader.h"
 #include "program.h"
 
 kiln_status kiln_artifact_sign(const char *path, const char *out_path, const kiln_secret_key *key,
-                               kiln_error *err)
-{
-    return kiln_artifact_sign_with_options(path, out_path, key, NULL, err);
-}
-
-kiln_status kiln_artifact_sign_with_options(const char *path, const char *out_path, const kiln_secret_key *key,
-                                            const kiln_load_options *options, kiln_error *err)
+                               const kiln_load_options *options, kiln_error *err)
 {
     kiln_program *program;
-    kiln_load_options full;
+    kiln_load_settings settings;
     if (!path || !key)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path and key must not be NULL");
-    if (options)
-        full = *options;
-    else
-        kiln_load_options_default(&full);
+    KILN_TRY(kiln_load_settings_resolve(options, &settings, err));
+    kiln_load_options full = settings.options;
     /* Sign only what verifies in full: a signature vouches for the bytes. */
     full.verify = KILN_VERIFY_FULL;
-    KILN_TRY(kiln_program_load(path, &full, &program, err));
+    KILN_TRY(kiln_program_load(path, &full, &program, NULL, err));
     const kiln_container *c = &program->container;
     uint8_t public_key[KILN_PUBLIC_KEY_SIZE], key_id[KILN_KEY_ID_SIZE], signature[KILN_SIGNATURE_SIZE];
     memcpy(public_key, key->bytes + 32, sizeof public_key);

@@ -1,5 +1,5 @@
 /* file_write.c — the public face of the container layer's atomic file writing. */
-#include <kiln/kiln.h>
+#include <kiln/util.h>
 
 #include "format/file_io.h"
 

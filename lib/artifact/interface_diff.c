@@ -505,6 +505,8 @@ static bool categories_within(const kiln_input_check *a, const kiln_input_check 
 static void compare_checks(diff *d, uint32_t ia, uint32_t ib, const char *name)
 {
     kiln_input_check ca, cb;
+    kiln_input_check_default(&ca);
+    kiln_input_check_default(&cb);
     bool has_a = kiln_program_input_check(d->a, ia, &ca), has_b = kiln_program_input_check(d->b, ib, &cb);
     char subject[300], ra[128], rb[128];
     snprintf(subject, sizeof subject, "input '%s' check", name);

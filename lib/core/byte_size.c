@@ -1,7 +1,7 @@
 /* byte_size.c — byte counts in the units people read them in (kiln_format_bytes). */
 #include <stdio.h>
 
-#include <kiln/kiln.h>
+#include <kiln/util.h>
 
 int kiln_format_bytes(uint64_t bytes, char *buffer, size_t size)
 {

@@ -1,8 +1,9 @@
 /* name_distance.c — how far apart two names are, for "did you mean" suggestions (kiln_name_distance). */
 #include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include <kiln/kiln.h>
+#include <kiln/util.h>
 
 /* Names longer than this are this far from everything: suggestions are for typos in short names. */
 #define LONGEST_NAME 64

@@ -9,7 +9,7 @@
 #include "half.h"
 #include "tensor.h"
 
-void kiln_evidence_case_release(kiln_evidence_case *c)
+void kiln_evidence_record_release(kiln_evidence_record *c)
 {
     free(c->name);
     for (uint32_t i = 0; i < c->input_count; i++) {
@@ -69,7 +69,7 @@ static kiln_status copy_tensors(const kiln_evidence_tensor *from, uint32_t count
     return KILN_OK;
 }
 
-kiln_status kiln_evidence_case_copy(const kiln_evidence_case *from, kiln_evidence_case *to, kiln_error *err)
+kiln_status kiln_evidence_record_copy(const kiln_evidence_record *from, kiln_evidence_record *to, kiln_error *err)
 {
     memset(to, 0, sizeof *to);
     if (!(to->name = strdup(from->name)))
@@ -85,7 +85,7 @@ kiln_status kiln_evidence_case_copy(const kiln_evidence_case *from, kiln_evidenc
             memcpy(to->rules, from->rules, from->output_count * sizeof *to->rules);
     }
     if (status != KILN_OK)
-        kiln_evidence_case_release(to);
+        kiln_evidence_record_release(to);
     return status;
 }
 
@@ -105,28 +105,30 @@ static kiln_status copy_named_tensors(uint32_t count, const char *const *names, 
     return KILN_OK;
 }
 
-kiln_status kiln_evidence_case_from_arguments(const char *name, uint32_t input_count,
-                                              const char *const *input_names, const kiln_tensor *const *inputs,
-                                              uint32_t output_count, const char *const *output_names,
-                                              const kiln_tensor *const *expected, const kiln_compare_rule *rules,
-                                              kiln_evidence_case *out, kiln_error *err)
+kiln_status kiln_evidence_record_from_case(const kiln_evidence_case *evidence, kiln_evidence_record *out,
+                                           kiln_error *err)
 {
     memset(out, 0, sizeof *out);
+    if (!evidence)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the evidence case is NULL");
+    const char *name = evidence->name;
+    uint32_t input_count = evidence->input_count, output_count = evidence->output_count;
+    const kiln_compare_rule *rules = evidence->rules;
     if (!name || !name[0])
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "an evidence case needs a non-empty name");
     if (output_count && !rules)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': rules is NULL", name);
     kiln_status status = (out->name = strdup(name)) ? KILN_OK : no_memory(err);
     if (status == KILN_OK)
-        status = copy_named_tensors(input_count, input_names, inputs, &out->inputs, &out->input_count, err);
+        status = copy_named_tensors(input_count, evidence->input_names, evidence->inputs, &out->inputs, &out->input_count, err);
     if (status == KILN_OK)
-        status = copy_named_tensors(output_count, output_names, expected, &out->outputs, &out->output_count, err);
+        status = copy_named_tensors(output_count, evidence->output_names, evidence->expected, &out->outputs, &out->output_count, err);
     if (status == KILN_OK && !(out->rules = calloc(output_count ? output_count : 1, sizeof *out->rules)))
         status = no_memory(err);
     if (status == KILN_OK && output_count)
         memcpy(out->rules, rules, output_count * sizeof *rules);
     if (status != KILN_OK)
-        kiln_evidence_case_release(out);
+        kiln_evidence_record_release(out);
     return status;
 }
 

@@ -22,34 +22,31 @@ typedef struct kiln_evidence_tensor {
     uint8_t *data;
 } kiln_evidence_tensor;
 
-typedef struct kiln_evidence_case {
+typedef struct kiln_evidence_record {
     char *name;
     uint32_t input_count;
     kiln_evidence_tensor *inputs;
     uint32_t output_count;
     kiln_evidence_tensor *outputs;
     kiln_compare_rule *rules; /* one per output */
-} kiln_evidence_case;
+} kiln_evidence_record;
 
 /* Release one evidence case's contents. */
-void kiln_evidence_case_release(kiln_evidence_case *c);
+void kiln_evidence_record_release(kiln_evidence_record *c);
 
 /* Copy a caller's tensor into an evidence tensor named `name`. */
 kiln_status kiln_evidence_tensor_copy(const char *name, const kiln_tensor *tensor, kiln_evidence_tensor *out,
                                       kiln_error *err);
 
 /*
- * Make a case from public-API arguments (copying every tensor). Only
- * NULLs are refused here; kiln_evidence_check judges the rest.
+ * Make a record of the caller's case (copying every tensor). Only NULLs
+ * are refused here; kiln_evidence_check judges the rest.
  */
-kiln_status kiln_evidence_case_from_arguments(const char *name, uint32_t input_count,
-                                              const char *const *input_names, const kiln_tensor *const *inputs,
-                                              uint32_t output_count, const char *const *output_names,
-                                              const kiln_tensor *const *expected, const kiln_compare_rule *rules,
-                                              kiln_evidence_case *out, kiln_error *err);
+kiln_status kiln_evidence_record_from_case(const kiln_evidence_case *evidence, kiln_evidence_record *out,
+                                           kiln_error *err);
 
 /* Deep-copy a case (for sealing). */
-kiln_status kiln_evidence_case_copy(const kiln_evidence_case *from, kiln_evidence_case *to, kiln_error *err);
+kiln_status kiln_evidence_record_copy(const kiln_evidence_record *from, kiln_evidence_record *to, kiln_error *err);
 
 /* Compare `actual` with `expected` under `rule`, filling the figures of `result`. */
 void kiln_evidence_compare(const kiln_tensor *actual, const kiln_evidence_tensor *expected,

@@ -6,7 +6,7 @@
 
 #include "format/error.h"
 
-static kiln_status check_rule(const kiln_evidence_case *e, uint32_t i, kiln_error *err)
+static kiln_status check_rule(const kiln_evidence_record *e, uint32_t i, kiln_error *err)
 {
     const kiln_compare_rule *rule = &e->rules[i];
     if (rule->kind != KILN_COMPARE_EXACT && rule->kind != KILN_COMPARE_TOLERANCE)
@@ -19,7 +19,7 @@ static kiln_status check_rule(const kiln_evidence_case *e, uint32_t i, kiln_erro
     return KILN_OK;
 }
 
-static kiln_status check_case(const kiln_model *m, const kiln_evidence_case *e, kiln_error *err)
+static kiln_status check_case(const kiln_model *m, const kiln_evidence_record *e, kiln_error *err)
 {
     if (!e->name[0])
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "an evidence case has an empty name");

@@ -45,7 +45,7 @@ void kiln_model_release(kiln_model *m)
         free(m->outputs[i].name);
     free(m->outputs);
     for (uint32_t i = 0; i < m->evidence_count; i++)
-        kiln_evidence_case_release(&m->evidence[i]);
+        kiln_evidence_record_release(&m->evidence[i]);
     for (uint32_t i = 0; i < m->check_count; i++)
         kiln_input_check_release(&m->checks[i]);
     free(m->checks);

@@ -110,7 +110,7 @@ typedef struct kiln_model {
     uint32_t node_count;
     kiln_output_decl *outputs;
     uint32_t output_count;
-    kiln_evidence_case *evidence;
+    kiln_evidence_record *evidence;
     uint32_t evidence_count;
     kiln_input_check_decl *checks; /* sorted by input */
     uint32_t check_count;

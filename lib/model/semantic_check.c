@@ -6,10 +6,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "dtype.h"
 #include "format/error.h"
 #include "half.h"
 #include "integer_range.h"
+
+/* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
+#define INPUT_CHECK_SIZE_1_0 KILN_SIZE_THROUGH(kiln_input_check, description)
+
+void kiln_input_check_init(kiln_input_check *check, size_t struct_size)
+{
+    kiln_input_check defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.struct_size = sizeof defaults;
+    kiln_struct_fill(check, struct_size, &defaults, sizeof defaults);
+}
+
+kiln_status kiln_input_check_read(const kiln_input_check *check, kiln_input_check *out, kiln_error *err)
+{
+    kiln_input_check_init(out, sizeof *out);
+    if (!check)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the input check is NULL");
+    return kiln_struct_read(out, sizeof *out, check, INPUT_CHECK_SIZE_1_0, "kiln_input_check", err);
+}
+
+const kiln_input_check *kiln_input_check_at(const kiln_input_check *checks, uint32_t index)
+{
+    return (const kiln_input_check *)((const unsigned char *)checks + (size_t)index * checks->struct_size);
+}
 
 void kiln_input_check_release(kiln_input_check_decl *check)
 {

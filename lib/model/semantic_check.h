@@ -26,8 +26,14 @@ typedef struct kiln_input_check_decl {
     char *description;   /* "" for none */
 } kiln_input_check_decl;
 
-
 void kiln_input_check_release(kiln_input_check_decl *check);
+
+/* Read a caller's check (any struct_size from its 1.0 size up, kiln_struct_read) into `out`. */
+kiln_status kiln_input_check_read(const kiln_input_check *check, kiln_input_check *out, kiln_error *err);
+
+/* Element `index` of a caller's array of checks, whose stride is the
+ * caller's struct_size (its first element's), not necessarily ours. */
+const kiln_input_check *kiln_input_check_at(const kiln_input_check *checks, uint32_t index);
 
 /* Copy a public check for input `input` into `out` (categories sorted, unique). */
 kiln_status kiln_input_check_copy(uint32_t input, const kiln_input_check *from, kiln_input_check_decl *out,

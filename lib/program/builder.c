@@ -15,6 +15,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <kiln/util.h>
+
 #include "builder.h"
 #include "attribute.h"
 #include "evidence.h"
@@ -23,6 +25,7 @@
 #include "format/error.h"
 #include "format/file_io.h"
 #include "half.h"
+#include "load_limits.h"
 #include "op_registry.h"
 #include "reader_limits.h"
 #include "section_encode.h"
@@ -249,18 +252,13 @@ kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, cons
     return KILN_OK;
 }
 
-void kiln_input_check_default(kiln_input_check *check)
-{
-    memset(check, 0, sizeof *check);
-    check->struct_size = sizeof *check;
-}
-
 kiln_status kiln_builder_set_input_check(kiln_builder *b, const char *input, const kiln_input_check *check,
                                          kiln_error *err)
 {
     kiln_model *m = &b->model;
-    if (!check || check->struct_size != sizeof *check)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the check was not initialised with kiln_input_check_default");
+    kiln_input_check read;
+    KILN_TRY(kiln_input_check_read(check, &read, err));
+    check = &read;
     uint32_t index = 0;
     while (index < m->input_count && (!input || strcmp(m->inputs[index].name, input) != 0))
         index++;
@@ -644,16 +642,12 @@ kiln_status kiln_builder_set_node_name(kiln_builder *b, kiln_value node, const c
     return KILN_OK;
 }
 
-kiln_status kiln_builder_add_evidence(kiln_builder *b, const char *name, uint32_t input_count,
-                                      const char *const *input_names, const kiln_tensor *const *inputs,
-                                      uint32_t output_count, const char *const *output_names,
-                                      const kiln_tensor *const *expected, const kiln_compare_rule *rules,
-                                      kiln_error *err)
+kiln_status kiln_builder_add_evidence(kiln_builder *b, const kiln_evidence_case *evidence, kiln_error *err)
 {
     kiln_model *m = &b->model;
-    kiln_evidence_case c;
-    KILN_TRY(kiln_evidence_case_from_arguments(name, input_count, input_names, inputs, output_count, output_names,
-                                               expected, rules, &c, err));
+    kiln_evidence_record c;
+    KILN_TRY(kiln_evidence_record_from_case(evidence, &c, err));
+    const char *name = c.name;
     /* Names are checked now so the error points at this call; dtypes,
      * ranks and rules are checked with the whole program when sealing. */
     kiln_status status = KILN_OK;
@@ -674,7 +668,7 @@ kiln_status kiln_builder_add_evidence(kiln_builder *b, const char *name, uint32_
                                c.outputs[i].name);
     }
     if (status == KILN_OK) {
-        kiln_evidence_case *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
+        kiln_evidence_record *grown = realloc(m->evidence, (m->evidence_count + 1) * sizeof *grown);
         if (grown) {
             m->evidence = grown;
             m->evidence[m->evidence_count++] = c;
@@ -682,7 +676,7 @@ kiln_status kiln_builder_add_evidence(kiln_builder *b, const char *name, uint32_
         }
         status = no_memory(err);
     }
-    kiln_evidence_case_release(&c);
+    kiln_evidence_record_release(&c);
     return status;
 }
 
@@ -832,7 +826,7 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
     out->evidence = calloc(m->evidence_count + 1, sizeof *out->evidence);
     failed = failed || !out->evidence;
     for (uint32_t i = 0; !failed && i < m->evidence_count; i++, out->evidence_count++)
-        failed = kiln_evidence_case_copy(&m->evidence[i], &out->evidence[i], NULL) != KILN_OK;
+        failed = kiln_evidence_record_copy(&m->evidence[i], &out->evidence[i], NULL) != KILN_OK;
     /* The stored pool holds exactly the expressions the input axes use, in
      * the order a walk of those axes first meets them, so the file depends
      * on the program and not on the order of builder calls. */
@@ -869,12 +863,22 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
     return kiln_model_infer(out, KILN_DEFAULT_MAX_PROOF_STEPS, err);
 }
 
-void kiln_save_options_default(kiln_save_options *options)
+/* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
+#define SAVE_OPTIONS_SIZE_1_0 KILN_SIZE_THROUGH(kiln_save_options, reader_limits)
+
+static void save_options_default(kiln_save_options *options)
 {
     memset(options, 0, sizeof *options);
     options->struct_size = sizeof *options;
     options->compression_level = 0;
     options->timestamp = -1;
+}
+
+void kiln_save_options_init(kiln_save_options *options, size_t struct_size)
+{
+    kiln_save_options defaults;
+    save_options_default(&defaults);
+    kiln_struct_fill(options, struct_size, &defaults, sizeof defaults);
 }
 
 /*
@@ -938,31 +942,24 @@ static kiln_status stamp(kiln_model *m, int64_t timestamp, kiln_error *err)
     return KILN_OK;
 }
 
-/* Check `options` (NULL: the defaults, in *defaults) and seal the builder's program into *sealed. */
-static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_options **options,
-                                     kiln_save_options *defaults, kiln_model *sealed, kiln_error *err)
+/* Read the caller's `options` (NULL: the defaults) into *settings, check
+ * them, and seal the builder's program into *sealed. */
+static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_options *options,
+                                     kiln_save_options *settings, kiln_model *sealed, kiln_error *err)
 {
     int64_t timestamp;
     memset(sealed, 0, sizeof *sealed);
-    if (!*options) {
-        kiln_save_options_default(defaults);
-        *options = defaults;
-    }
-    if ((*options)->struct_size != sizeof **options)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "save options were not initialised with kiln_save_options_default");
-    if ((*options)->compression_level < 0 || (*options)->compression_level > 9)
+    save_options_default(settings);
+    if (options)
+        KILN_TRY(kiln_struct_read(settings, sizeof *settings, options, SAVE_OPTIONS_SIZE_1_0, "kiln_save_options",
+                                  err));
+    if (settings->compression_level < 0 || settings->compression_level > 9)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
-                         (*options)->compression_level);
+                         settings->compression_level);
     kiln_limits reader_limits;
-    kiln_limits_default(&reader_limits);
-    if ((*options)->reader_limits) {
-        if ((*options)->reader_limits->struct_size != sizeof reader_limits)
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                             "save options: reader_limits were not initialised with kiln_limits_default");
-        reader_limits = *(*options)->reader_limits;
-    }
-    KILN_TRY(choose_timestamp(*options, &timestamp, err));
+    KILN_TRY(kiln_limits_read(settings->reader_limits, &reader_limits, err));
+    settings->reader_limits = NULL; /* read: the caller's pointer is not kept */
+    KILN_TRY(choose_timestamp(settings, &timestamp, err));
     kiln_status status = seal_model(b, sealed, err);
     if (status == KILN_OK)
         status = kiln_model_fits_reader_limits(sealed, &reader_limits, err);
@@ -973,18 +970,18 @@ static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_opti
     return status;
 }
 
-kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_save_options *options,
-                                             void **bytes, size_t *size, kiln_error *err)
+kiln_status kiln_builder_encode(const kiln_builder *b, const kiln_save_options *options, void **bytes,
+                                size_t *size, kiln_error *err)
 {
-    kiln_save_options defaults;
+    kiln_save_options settings;
     kiln_model sealed;
     kiln_writer out;
     *bytes = NULL;
     *size = 0;
-    KILN_TRY(seal_with_options(b, &options, &defaults, &sealed, err));
+    KILN_TRY(seal_with_options(b, options, &settings, &sealed, err));
     kiln_writer_init(&out);
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
-    kiln_status status = kiln_model_encode(&sealed, options->compression_level, options->store_memory_plan, &out,
+    kiln_progress progress = {settings.progress, settings.progress_user, 0, 0, 0};
+    kiln_status status = kiln_model_encode(&sealed, settings.compression_level, settings.store_memory_plan, &out,
                                            &progress, err);
     kiln_model_release(&sealed);
     if (status != KILN_OK) {
@@ -996,31 +993,21 @@ kiln_status kiln_builder_encode_with_options(const kiln_builder *b, const kiln_s
     return KILN_OK;
 }
 
-kiln_status kiln_builder_encode(const kiln_builder *b, void **bytes, size_t *size, kiln_error *err)
+kiln_status kiln_builder_save(const kiln_builder *b, const char *path, const kiln_save_options *options,
+                              kiln_error *err)
 {
-    return kiln_builder_encode_with_options(b, NULL, bytes, size, err);
-}
-
-kiln_status kiln_builder_save_with_options(const kiln_builder *b, const char *path,
-                                           const kiln_save_options *options, kiln_error *err)
-{
-    kiln_save_options defaults;
+    kiln_save_options settings;
     kiln_model sealed;
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    KILN_TRY(seal_with_options(b, &options, &defaults, &sealed, err));
+    KILN_TRY(seal_with_options(b, options, &settings, &sealed, err));
     /* Streamed: the weights go from the builder (or their files) to the
      * temporary file a piece at a time, hashed on the way. */
-    kiln_progress progress = {options->progress, options->progress_user, 0, 0, 0};
-    kiln_status status = kiln_model_save(&sealed, options->compression_level, options->store_memory_plan, path,
+    kiln_progress progress = {settings.progress, settings.progress_user, 0, 0, 0};
+    kiln_status status = kiln_model_save(&sealed, settings.compression_level, settings.store_memory_plan, path,
                                          &progress, err);
     kiln_model_release(&sealed);
     return status;
-}
-
-kiln_status kiln_builder_save(const kiln_builder *b, const char *path, kiln_error *err)
-{
-    return kiln_builder_save_with_options(b, path, NULL, err);
 }
 
 /* ------------------------------------------------ queries (builder.h) */

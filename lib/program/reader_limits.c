@@ -98,7 +98,7 @@ static kiln_status check_evidence(const kiln_model *m, const kiln_limits *limits
 {
     KILN_TRY(check_count("evidence cases", m->evidence_count, limits->max_outputs, "max_outputs", err));
     for (uint32_t c = 0; c < m->evidence_count; c++) {
-        const kiln_evidence_case *e = &m->evidence[c];
+        const kiln_evidence_record *e = &m->evidence[c];
         KILN_TRY(check_string("an evidence case name", e->name, limits, err));
         KILN_TRY(check_count("inputs of an evidence case", e->input_count, limits->max_inputs, "max_inputs", err));
         KILN_TRY(check_count("expected outputs of an evidence case", e->output_count, limits->max_outputs,

@@ -28,7 +28,7 @@ void kiln_evidence_encode(const kiln_model *m, kiln_writer *w)
 {
     kiln_write_u32(w, m->evidence_count);
     for (uint32_t c = 0; c < m->evidence_count; c++) {
-        const kiln_evidence_case *e = &m->evidence[c];
+        const kiln_evidence_record *e = &m->evidence[c];
         kiln_write_string(w, e->name);
         kiln_write_u32(w, e->input_count);
         for (uint32_t i = 0; i < e->input_count; i++)
@@ -76,7 +76,7 @@ static kiln_status decode_tensor(kiln_reader *r, const kiln_limits *limits, kiln
     return KILN_OK;
 }
 
-static kiln_status decode_case(kiln_reader *r, const kiln_limits *limits, kiln_evidence_case *e,
+static kiln_status decode_case(kiln_reader *r, const kiln_limits *limits, kiln_evidence_record *e,
                                kiln_error *err)
 {
     uint32_t count;

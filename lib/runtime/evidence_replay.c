@@ -73,7 +73,7 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence case %u does not exist (%u cases)", index,
                          p->model.evidence_count);
     KILN_TRY(check_replay_budget(p, index, err));
-    const kiln_evidence_case *c = &p->model.evidence[index];
+    const kiln_evidence_record *c = &p->model.evidence[index];
     kiln_session *session = NULL;
     kiln_tensor *views = calloc(c->input_count + 1, sizeof *views);
     if (!views)
@@ -93,7 +93,7 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
         tensors[i] = &views[i];
     }
     if (status == KILN_OK)
-        status = kiln_session_new_for_inputs(p, NULL, names, tensors, c->input_count, &session, err);
+        status = kiln_session_new_for_inputs(p, NULL, c->input_count, names, tensors, &session, err);
     free(names);
     free(tensors);
     for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++)

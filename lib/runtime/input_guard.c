@@ -153,9 +153,8 @@ kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_tensor *const *inp
     return status;
 }
 
-kiln_status kiln_program_bind_dims(const kiln_program *program, const char *const *names,
-                                   const kiln_tensor *const *tensors, uint32_t count, int64_t *values, bool *bound,
-                                   kiln_error *err)
+kiln_status kiln_program_bind_dims(const kiln_program *program, uint32_t count, const char *const *names,
+                                   const kiln_tensor *const *tensors, int64_t *values, bool *bound, kiln_error *err)
 {
     if (!program || (count && (!names || !tensors)) || (program->model.dim_count && (!values || !bound)))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program, names, tensors, values and bound must not be NULL");

@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "format/error.h"
 #include "format/hashing.h"
 #include "format/signature.h"
 #include "layout.h"
 #include "memory_plan.h"
+#include "load_limits.h"
 #include "loader.h"
 #include "result_groups.h"
 #include "program.h"
@@ -22,47 +25,36 @@
 #include "section_decode.h"
 #include "sections.h"
 
-void kiln_limits_default(kiln_limits *limits)
-{
-    memset(limits, 0, sizeof *limits);
-    limits->struct_size = sizeof *limits;
-    limits->max_sections = 64;
-    limits->max_string_length = 4096;
-    limits->max_metadata = 256;
-    limits->max_dims = 256;
-    limits->max_expr_nodes = 65536;
-    limits->max_inputs = 1024;
-    limits->max_outputs = 1024;
-    limits->max_weights = 65536;
-    limits->max_nodes = 1000000;
-    limits->max_node_inputs = 64;
-    limits->max_opset_entries = 1024;
-    limits->max_values = 4194304;
-    limits->max_attributes = 64;
-    limits->max_weight_bytes = UINT64_C(16) << 30;
-    limits->max_decompressed_bytes = UINT64_C(16) << 30;
-    limits->max_decompressed_program_bytes = UINT64_C(256) << 20;
-    limits->max_arena_bytes = UINT64_C(4) << 30;
-    limits->max_proof_steps = KILN_DEFAULT_MAX_PROOF_STEPS;
-    /* Every case of a program of up to 1024 nodes (an artifact holds at
-     * most max_outputs = 1024 cases); one case of a 10^6-node program,
-     * which runs in about 1.3 s here. */
-    limits->max_replay_nodes = UINT64_C(1) << 20;
-}
+/* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
+#define LOAD_OPTIONS_SIZE_1_0 KILN_SIZE_THROUGH(kiln_load_options, progress_user)
 
-void kiln_load_options_default(kiln_load_options *options)
+static void load_options_default(kiln_load_options *options)
 {
     memset(options, 0, sizeof *options);
     options->struct_size = sizeof *options;
     options->verify = KILN_VERIFY_FULL;
-    kiln_limits_default(&options->limits);
+}
+
+void kiln_load_options_init(kiln_load_options *options, size_t struct_size)
+{
+    kiln_load_options defaults;
+    load_options_default(&defaults);
+    kiln_struct_fill(options, struct_size, &defaults, sizeof defaults);
+}
+
+kiln_status kiln_load_settings_resolve(const kiln_load_options *options, kiln_load_settings *out, kiln_error *err)
+{
+    load_options_default(&out->options);
+    if (options)
+        KILN_TRY(kiln_struct_read(&out->options, sizeof out->options, options, LOAD_OPTIONS_SIZE_1_0,
+                                  "kiln_load_options", err));
+    KILN_TRY(kiln_limits_read(out->options.limits, &out->limits, err));
+    out->options.limits = &out->limits;
+    return KILN_OK;
 }
 
 static kiln_status check_options(const kiln_load_options *options, kiln_error *err)
 {
-    if (options->struct_size != sizeof *options || options->limits.struct_size != sizeof options->limits)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "load options were not initialised with kiln_load_options_default");
     if (options->verify != KILN_VERIFY_FULL && options->verify != KILN_VERIFY_NONE &&
         options->verify != KILN_VERIFY_LAZY)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "unknown verify policy %d", (int)options->verify);
@@ -223,7 +215,7 @@ static void note_unknown_features(const kiln_container *c, kiln_report *report)
 static void open_bytes(kiln_program *p, const uint8_t *bytes, size_t size, const kiln_load_options *options,
                        kiln_report *report)
 {
-    const kiln_limits *limits = &options->limits;
+    const kiln_limits *limits = options->limits;
     /* An uncompressed section is bounded by the file itself; the weights
      * table bounds the weight bytes; inflating is bounded here. */
     kiln_container_limits container_limits = {
@@ -396,7 +388,7 @@ static kiln_status plan_memory(kiln_program *p, kiln_report *report)
 /* Decode, plan and check the sections (the part of open_bytes that reports progress). */
 static void open_sections(kiln_program *p, const kiln_load_options *options, kiln_report *report)
 {
-    const kiln_limits *limits = &options->limits;
+    const kiln_limits *limits = options->limits;
     kiln_error err;
     if (kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
                           &p->weight_section, report, &err) != KILN_OK)
@@ -451,25 +443,17 @@ static kiln_status finish_load(kiln_program *program, const uint8_t *bytes, size
     return status;
 }
 
-static const kiln_load_options *options_or_default(const kiln_load_options *options, kiln_load_options *defaults)
+kiln_status kiln_program_load(const char *path, const kiln_load_options *options, kiln_program **out,
+                              kiln_report **report, kiln_error *err)
 {
-    if (options)
-        return options;
-    kiln_load_options_default(defaults);
-    return defaults;
-}
-
-kiln_status kiln_program_load_with_report(const char *path, const kiln_load_options *options, kiln_program **out,
-                                          kiln_report **report, kiln_error *err)
-{
-    kiln_load_options defaults;
+    kiln_load_settings settings;
     *out = NULL;
     if (report)
         *report = NULL;
     if (!path)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
-    options = options_or_default(options, &defaults);
-    KILN_TRY(check_options(options, err));
+    KILN_TRY(kiln_load_settings_resolve(options, &settings, err));
+    KILN_TRY(check_options(&settings.options, err));
     kiln_program *program = program_new();
     if (!program)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", path);
@@ -480,20 +464,20 @@ kiln_status kiln_program_load_with_report(const char *path, const kiln_load_opti
             kiln_report_add_error(*report, err);
         return status;
     }
-    return finish_load(program, program->file.bytes, program->file.size, options, out, report, err);
+    return finish_load(program, program->file.bytes, program->file.size, &settings.options, out, report, err);
 }
 
-kiln_status kiln_program_load_memory_with_report(const void *bytes, size_t size, const kiln_load_options *options,
-                                                 kiln_program **out, kiln_report **report, kiln_error *err)
+kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_load_options *options,
+                                     kiln_program **out, kiln_report **report, kiln_error *err)
 {
-    kiln_load_options defaults;
+    kiln_load_settings settings;
     *out = NULL;
     if (report)
         *report = NULL;
     if (!bytes && size)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "bytes is NULL");
-    options = options_or_default(options, &defaults);
-    KILN_TRY(check_options(options, err));
+    KILN_TRY(kiln_load_settings_resolve(options, &settings, err));
+    KILN_TRY(check_options(&settings.options, err));
     kiln_program *program = program_new();
     /* Copy so the program owns aligned bytes for its whole lifetime. */
     uint8_t *copy = malloc(size ? size : 1);
@@ -505,19 +489,7 @@ kiln_status kiln_program_load_memory_with_report(const void *bytes, size_t size,
     if (size)
         memcpy(copy, bytes, size);
     program->owned_bytes = copy;
-    return finish_load(program, copy, size, options, out, report, err);
-}
-
-kiln_status kiln_program_load(const char *path, const kiln_load_options *options, kiln_program **out,
-                              kiln_error *err)
-{
-    return kiln_program_load_with_report(path, options, out, NULL, err);
-}
-
-kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_load_options *options,
-                                     kiln_program **out, kiln_error *err)
-{
-    return kiln_program_load_memory_with_report(bytes, size, options, out, NULL, err);
+    return finish_load(program, copy, size, &settings.options, out, report, err);
 }
 
 void kiln_program_free(kiln_program *program)

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "attribute.h"
 #include "format/error.h"
 #include "program_info.h"
@@ -144,16 +146,20 @@ bool kiln_program_input_check(const kiln_program *p, uint32_t index, kiln_input_
         const kiln_input_check_decl *c = &m->checks[i];
         if (c->input != index)
             continue;
-        memset(out, 0, sizeof *out);
-        out->struct_size = sizeof *out;
-        out->has_range = c->has_range;
-        out->min = c->min;
-        out->max = c->max;
-        out->finite_only = c->finite_only;
-        out->category_count = c->category_count;
-        out->categories = c->categories;
-        out->unit = c->unit;
-        out->description = c->description;
+        kiln_input_check filled;
+        kiln_input_check_default(&filled);
+        filled.has_range = c->has_range;
+        filled.min = c->min;
+        filled.max = c->max;
+        filled.finite_only = c->finite_only;
+        filled.category_count = c->category_count;
+        filled.categories = c->categories;
+        filled.unit = c->unit;
+        filled.description = c->description;
+        /* Up to the caller's size: an older header's struct is shorter. */
+        if (out->struct_size < KILN_SIZE_THROUGH(kiln_input_check, description))
+            return false;
+        kiln_struct_fill(out, out->struct_size, &filled, sizeof filled);
         return true;
     }
     return false;
@@ -294,7 +300,7 @@ void kiln_program_evidence_output(const kiln_program *p, uint32_t evidence, uint
         memset(rule, 0, sizeof *rule);
         return;
     }
-    const kiln_evidence_case *c = &p->model.evidence[evidence];
+    const kiln_evidence_record *c = &p->model.evidence[evidence];
     *name = c->outputs[index].name;
     *rule = c->rules[index];
 }

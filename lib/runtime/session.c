@@ -60,12 +60,6 @@ struct kiln_session {
     bool has_outputs;
 };
 
-void kiln_session_options_default(kiln_session_options *options)
-{
-    memset(options, 0, sizeof *options);
-    options->struct_size = sizeof *options;
-}
-
 static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
     s->arena_size = (size_t)s->bound.arena_bytes;
@@ -94,7 +88,9 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     *out = NULL;
     if (!program)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
-    KILN_TRY(kiln_session_options_check(options, err));
+    kiln_session_options settings;
+    KILN_TRY(kiln_session_options_read(options, &settings, err));
+    options = &settings;
     const kiln_model *m = &program->model;
     /* Under the lazy policy this is where the weights are first checked. */
     KILN_TRY(kiln_program_prepare_weights(program, err));
@@ -119,7 +115,7 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
     s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
-    bool profile = kiln_session_options_profile(options);
+    bool profile = options->profile;
     if (profile)
         s->profile = kiln_profile_new(m);
     kiln_status status = KILN_OK;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kiln/util.h>
+
 #include "format/error.h"
 #include "memory_plan.h"
 
@@ -356,25 +358,34 @@ kiln_status kiln_session_bound_resolve(const kiln_program *p, const kiln_session
     return status;
 }
 
-/* The size of kiln_session_options before `profile` was added at its end:
- * options a caller built against that header are still taken. */
-#define OPTIONS_SIZE_BEFORE_PROFILE offsetof(kiln_session_options, profile)
+/* The smallest kiln_session_options taken: the struct before `profile`
+ * was added at its end, which callers built against that header pass. */
+#define SESSION_OPTIONS_SIZE_MIN KILN_SIZE_THROUGH(kiln_session_options, thread_policy)
 
-kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err)
+static void session_options_default(kiln_session_options *options)
 {
-    if (options && options->struct_size != sizeof *options && options->struct_size != OPTIONS_SIZE_BEFORE_PROFILE)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "session options were not initialised with kiln_session_options_default");
-    if (options && options->thread_policy != KILN_THREADS_ADAPTIVE && options->thread_policy != KILN_THREADS_FIXED)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "thread_policy %d is neither KILN_THREADS_ADAPTIVE (0) nor KILN_THREADS_FIXED (1)",
-                         (int)options->thread_policy);
-    return KILN_OK;
+    memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
 }
 
-bool kiln_session_options_profile(const kiln_session_options *options)
+void kiln_session_options_init(kiln_session_options *options, size_t struct_size)
 {
-    return options && options->struct_size > OPTIONS_SIZE_BEFORE_PROFILE && options->profile;
+    kiln_session_options defaults;
+    session_options_default(&defaults);
+    kiln_struct_fill(options, struct_size, &defaults, sizeof defaults);
+}
+
+kiln_status kiln_session_options_read(const kiln_session_options *options, kiln_session_options *out,
+                                      kiln_error *err)
+{
+    session_options_default(out);
+    if (options)
+        KILN_TRY(kiln_struct_read(out, sizeof *out, options, SESSION_OPTIONS_SIZE_MIN, "kiln_session_options", err));
+    if (out->thread_policy != KILN_THREADS_ADAPTIVE && out->thread_policy != KILN_THREADS_FIXED)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "thread_policy %d is neither KILN_THREADS_ADAPTIVE (0) nor KILN_THREADS_FIXED (1)",
+                         (int)out->thread_policy);
+    return KILN_OK;
 }
 
 void kiln_session_bound_release(kiln_session_bound *bound)
@@ -413,8 +424,9 @@ kiln_status kiln_program_session_arena(const kiln_program *program, const kiln_s
     uint64_t needed = 0;
     if (!program || !arena_bytes)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program and arena_bytes must not be NULL");
-    KILN_TRY(kiln_session_options_check(options, err));
-    kiln_status status = kiln_session_bound_resolve(program, options, &bound, &needed, err);
+    kiln_session_options settings;
+    KILN_TRY(kiln_session_options_read(options, &settings, err));
+    kiln_status status = kiln_session_bound_resolve(program, &settings, &bound, &needed, err);
     *arena_bytes = needed;
     if (status == KILN_OK)
         kiln_session_bound_release(&bound);
@@ -422,14 +434,15 @@ kiln_status kiln_program_session_arena(const kiln_program *program, const kiln_s
 }
 
 kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_session_options *options,
-                                        const char *const *names, const kiln_tensor *const *tensors, uint32_t count,
+                                        uint32_t count, const char *const *names, const kiln_tensor *const *tensors,
                                         kiln_session **out, kiln_error *err)
 {
     *out = NULL;
     if (!program)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
-    KILN_TRY(kiln_session_options_check(options, err));
-    if (options && options->dim_count)
+    kiln_session_options narrowed;
+    KILN_TRY(kiln_session_options_read(options, &narrowed, err));
+    if (narrowed.dim_count)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "session options narrow dims already: the inputs' sizes narrow them here");
     const kiln_model *m = &program->model;
@@ -439,12 +452,7 @@ kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_
     kiln_status status = values && bound && dims ? KILN_OK
                                                  : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
-        status = kiln_program_bind_dims(program, names, tensors, count, values, bound, err);
-    /* The caller's struct may be the shorter one from before `profile`: copy only its bytes. */
-    kiln_session_options narrowed;
-    kiln_session_options_default(&narrowed);
-    if (options)
-        memcpy(&narrowed, options, options->struct_size);
+        status = kiln_program_bind_dims(program, count, names, tensors, values, bound, err);
     for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
         if (bound[d])
             dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};

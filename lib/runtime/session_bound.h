@@ -36,12 +36,11 @@ kiln_status kiln_session_bound_resolve(const kiln_program *program, const kiln_s
 
 void kiln_session_bound_release(kiln_session_bound *bound);
 
-/* `options` (NULL: defaults) initialised by kiln_session_options_default (of this
- * header, or of one from before `profile`), or KILN_ERR_INVALID_ARGUMENT. */
-kiln_status kiln_session_options_check(const kiln_session_options *options, kiln_error *err);
-
-/* Whether checked `options` ask for a profile (false when NULL or older than the field). */
-bool kiln_session_options_profile(const kiln_session_options *options);
+/* Read a caller's `options` (NULL: defaults; any struct_size from the one
+ * before `profile` up, kiln_struct_read) into `out` and check them.
+ * @return KILN_OK or KILN_ERR_INVALID_ARGUMENT. */
+kiln_status kiln_session_options_read(const kiln_session_options *options, kiln_session_options *out,
+                                      kiln_error *err);
 
 /*
  * After the input guard has bound the dims (input_guard.h): each bound dim

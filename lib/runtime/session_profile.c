@@ -23,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <kiln/util.h>
+
 #include "format/error.h"
 #include "session_profile.h"
 #include "tensor.h"
@@ -151,19 +153,33 @@ static kiln_status profile_of(const kiln_session *session, const kiln_profile **
     return KILN_OK;
 }
 
+/* The 1.0 sizes: a caller's struct is at least this long; it is filled up to its own size. */
+#define PROFILE_SUMMARY_SIZE_1_0 KILN_SIZE_THROUGH(kiln_profile_summary, node_nanoseconds)
+#define NODE_PROFILE_SIZE_1_0 KILN_SIZE_THROUGH(kiln_node_profile, shape)
+
+static kiln_status check_out_size(const void *out, size_t min_size, const char *type_name, kiln_error *err)
+{
+    size_t given = 0;
+    if (out)
+        memcpy(&given, out, sizeof given);
+    if (given < min_size)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s.struct_size is %zu, below its smallest size %zu: set it "
+                         "to sizeof(%s)", type_name, given, min_size, type_name);
+    return KILN_OK;
+}
+
 kiln_status kiln_session_profile_summary(const kiln_session *session, kiln_profile_summary *out, kiln_error *err)
 {
     const kiln_profile *profile;
-    if (!out || out->struct_size != sizeof *out)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "the profile summary's struct_size must be sizeof(kiln_profile_summary)");
+    KILN_TRY(check_out_size(out, PROFILE_SUMMARY_SIZE_1_0, "kiln_profile_summary", err));
     KILN_TRY(profile_of(session, &profile, err));
-    out->node_count = profile->node_count;
-    out->runs = profile->runs;
-    out->nanoseconds = profile->nanoseconds;
-    out->node_nanoseconds = 0;
+    kiln_profile_summary summary = {.struct_size = sizeof summary};
+    summary.node_count = profile->node_count;
+    summary.runs = profile->runs;
+    summary.nanoseconds = profile->nanoseconds;
     for (uint32_t n = 0; n < profile->node_count; n++)
-        out->node_nanoseconds += profile->slots[n].nanoseconds;
+        summary.node_nanoseconds += profile->slots[n].nanoseconds;
+    kiln_struct_fill(out, out->struct_size, &summary, sizeof summary);
     return KILN_OK;
 }
 
@@ -171,25 +187,25 @@ kiln_status kiln_session_profile_node(const kiln_session *session, uint32_t node
                                       kiln_error *err)
 {
     const kiln_profile *profile;
-    if (!out || out->struct_size != sizeof *out)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "the node profile's struct_size must be sizeof(kiln_node_profile)");
+    KILN_TRY(check_out_size(out, NODE_PROFILE_SIZE_1_0, "kiln_node_profile", err));
     KILN_TRY(profile_of(session, &profile, err));
     if (node >= profile->node_count)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "node %u is out of range: the program has %u node%s", node,
                          profile->node_count, profile->node_count == 1 ? "" : "s");
     const kiln_profile_slot *slot = &profile->slots[node];
-    out->op = slot->op;
-    out->path = slot->path;
-    out->applied_activation = slot->applied_activation;
-    out->fused_into = slot->fused_into;
-    out->runs = slot->runs;
-    out->fused_runs = slot->fused_runs;
-    out->nanoseconds = slot->nanoseconds;
-    out->min_nanoseconds = slot->min_nanoseconds;
-    out->dtype = slot->dtype;
-    out->rank = slot->rank;
-    memcpy(out->shape, slot->shape, sizeof out->shape);
+    kiln_node_profile filled = {.struct_size = sizeof filled};
+    filled.op = slot->op;
+    filled.path = slot->path;
+    filled.applied_activation = slot->applied_activation;
+    filled.fused_into = slot->fused_into;
+    filled.runs = slot->runs;
+    filled.fused_runs = slot->fused_runs;
+    filled.nanoseconds = slot->nanoseconds;
+    filled.min_nanoseconds = slot->min_nanoseconds;
+    filled.dtype = slot->dtype;
+    filled.rank = slot->rank;
+    memcpy(filled.shape, slot->shape, sizeof filled.shape);
+    kiln_struct_fill(out, out->struct_size, &filled, sizeof filled);
     return KILN_OK;
 }
 

@@ -322,7 +322,7 @@ kiln_status kiln_text_check_parse_rules(kiln_check_cursor *c, bool rule_required
 
 /* ------------------------------------------------------- one-line specs */
 
-void kiln_check_spec_release(kiln_check_spec *spec)
+void kiln_check_spec_free(kiln_check_spec *spec)
 {
     if (!spec)
         return;
@@ -386,7 +386,7 @@ kiln_status kiln_check_spec_parse(const char *spec, kiln_check_spec *out, kiln_e
                                    "a check is one line; give one --check per input");
     kiln_lexer_release(&lexer);
     if (status != KILN_OK) {
-        kiln_check_spec_release(out);
+        kiln_check_spec_free(out);
         return restate_error(spec, status, err);
     }
     return KILN_OK;

@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kiln/util.h>
+
 #include "builder.h"
 #include "format/error.h"
 #include "half.h"
@@ -694,7 +696,7 @@ static kiln_status parse_check(parser *p)
         status = fail_with(p, name_at, &cause);
     if (status == KILN_OK)
         status = kiln_text_symbols_add(&p->checked, spec.input, strlen(spec.input), 0, name_at, p->err);
-    kiln_check_spec_release(&spec);
+    kiln_check_spec_free(&spec);
     KILN_TRY(status);
     return end_statement(p, "'check'");
 }
@@ -2016,8 +2018,17 @@ static kiln_status add_evidence(parser *p, const evidence_block *e)
         }
         for (uint32_t k = 0; k < outputs; k++)
             rules[k] = e->rule;
-        if (kiln_builder_add_evidence(p->builder, e->name, inputs, names, tensors, outputs, names + inputs,
-                                      tensors + inputs, rules, &cause) != KILN_OK)
+        const kiln_evidence_case evidence = {
+            .name = e->name,
+            .input_count = inputs,
+            .input_names = names,
+            .inputs = tensors,
+            .output_count = outputs,
+            .output_names = names + inputs,
+            .expected = tensors + inputs,
+            .rules = rules,
+        };
+        if (kiln_builder_add_evidence(p->builder, &evidence, &cause) != KILN_OK)
             status = fail_with(p, e->at, &cause);
     }
     free(names);

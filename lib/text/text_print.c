@@ -433,7 +433,7 @@ static kiln_status evidence_file_name(printer *pr, const char *case_name, const 
 
 /* `  NAME: DTYPE[EXTENTS] = VALUES` for a small tensor printed without a
  * directory, else `  NAME = file "evidence-CASE-NAME.npy"`. */
-static kiln_status print_evidence_tensor(printer *pr, const kiln_evidence_case *c, const kiln_evidence_tensor *t)
+static kiln_status print_evidence_tensor(printer *pr, const kiln_evidence_record *c, const kiln_evidence_tensor *t)
 {
     /* The name is claimed even for a tensor printed inline, so a file has
      * the same name with and without a directory. */
@@ -475,7 +475,7 @@ static bool is_double(double value, double expected)
 
 /* `atol A rtol R`, or `exact` (with the stored, unused tolerances when
  * they are not the defaults), then `nan_unequal` when NaN never matches. */
-static kiln_status print_rule(printer *pr, const kiln_evidence_case *c, const kiln_compare_rule *rule)
+static kiln_status print_rule(printer *pr, const kiln_evidence_record *c, const kiln_compare_rule *rule)
 {
     char atol[KILN_TEXT_LITERAL_MAX], rtol[KILN_TEXT_LITERAL_MAX];
     if (!kiln_text_literal_format(KILN_F64, (const uint8_t *)&rule->atol, atol) ||
@@ -498,7 +498,7 @@ static kiln_status print_evidence(printer *pr)
 {
     const kiln_model *m = pr->model;
     for (uint32_t k = 0; k < m->evidence_count; k++) {
-        const kiln_evidence_case *c = &m->evidence[k];
+        const kiln_evidence_record *c = &m->evidence[k];
         /* The text states one rule per case (it applies to every expected
          * output); the file stores one per output. */
         for (uint32_t i = 1; i < c->output_count; i++)

@@ -1,8 +1,9 @@
 """The C library, loaded with ctypes: structs mirrored field by field and
 every function the package calls declared with its argument and result
 types. Each struct whose C side records its size (``struct_size``) is
-checked against ctypes' own size when the library is loaded, so a layout
-that drifts from the header fails at import, not with corrupted memory.
+filled by ``init``, which hands the library this binding's own size of
+it: the library accepts any size from the struct's 1.0 size up (kiln.h's
+conventions), so the binding and a newer library work together.
 
 Where the libraries are: ``KILN_LIBRARY_DIR`` if set (a directory holding
 libkiln.so and libkiln-onnx.so), else the paths meson wrote into
@@ -63,7 +64,7 @@ class LoadOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("verify", ctypes.c_int),
-        ("limits", Limits),
+        ("limits", ctypes.POINTER(Limits)),
         ("trusted_keys", ctypes.POINTER(PublicKey)),
         ("trusted_key_count", ctypes.c_uint32),
         ("require_signature", ctypes.c_bool),
@@ -157,6 +158,19 @@ class CompareRule(ctypes.Structure):
                 ("nan_equal", ctypes.c_bool)]
 
 
+class EvidenceCase(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("input_count", ctypes.c_uint32),
+        ("input_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("inputs", ctypes.POINTER(ctypes.c_void_p)),
+        ("output_count", ctypes.c_uint32),
+        ("output_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("expected", ctypes.POINTER(ctypes.c_void_p)),
+        ("rules", ctypes.POINTER(CompareRule)),
+    ]
+
+
 class EvidenceResult(ctypes.Structure):
     _fields_ = [
         ("output", ctypes.c_char_p),
@@ -219,7 +233,7 @@ _KILN = {
     "kiln_tensor_byte_size": (ctypes.c_size_t, [P]),
     "kiln_tensor_const_data": (P, [P]),
     "kiln_write_file_atomic": (STATUS, [ctypes.c_char_p, P, ctypes.c_size_t, ERR]),
-    "kiln_limits_default": (None, [ctypes.POINTER(Limits)]),
+    "kiln_limits_init": (None, [ctypes.POINTER(Limits), ctypes.c_size_t]),
     # builder
     "kiln_builder_new": (STATUS, [ctypes.c_char_p, ctypes.POINTER(P), ERR]),
     "kiln_builder_free": (None, [P]),
@@ -232,20 +246,18 @@ _KILN = {
     "kiln_builder_add_op": (STATUS, [P, ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
                                      ctypes.POINTER(ctypes.c_uint32), ERR]),
     "kiln_builder_add_output": (STATUS, [P, ctypes.c_char_p, ctypes.c_uint32, ERR]),
-    "kiln_input_check_default": (None, [ctypes.POINTER(InputCheck)]),
+    "kiln_input_check_init": (None, [ctypes.POINTER(InputCheck), ctypes.c_size_t]),
     "kiln_builder_set_input_check": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(InputCheck), ERR]),
-    "kiln_builder_add_evidence": (STATUS, [P, ctypes.c_char_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
-                                           ctypes.POINTER(P), ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
-                                           ctypes.POINTER(P), ctypes.POINTER(CompareRule), ERR]),
-    "kiln_save_options_default": (None, [ctypes.POINTER(SaveOptions)]),
-    "kiln_builder_encode_with_options": (STATUS, [P, ctypes.POINTER(SaveOptions), ctypes.POINTER(P),
-                                                  ctypes.POINTER(ctypes.c_size_t), ERR]),
+    "kiln_builder_add_evidence": (STATUS, [P, ctypes.POINTER(EvidenceCase), ERR]),
+    "kiln_save_options_init": (None, [ctypes.POINTER(SaveOptions), ctypes.c_size_t]),
+    "kiln_builder_encode": (STATUS, [P, ctypes.POINTER(SaveOptions), ctypes.POINTER(P), ctypes.POINTER(ctypes.c_size_t),
+                                     ERR]),
     # loading
-    "kiln_load_options_default": (None, [ctypes.POINTER(LoadOptions)]),
-    "kiln_program_load_with_report": (STATUS, [ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(P),
-                                               ctypes.POINTER(P), ERR]),
-    "kiln_program_load_memory_with_report": (STATUS, [P, ctypes.c_size_t, ctypes.POINTER(LoadOptions),
-                                                      ctypes.POINTER(P), ctypes.POINTER(P), ERR]),
+    "kiln_load_options_init": (None, [ctypes.POINTER(LoadOptions), ctypes.c_size_t]),
+    "kiln_program_load": (STATUS, [ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(P), ctypes.POINTER(P),
+                                   ERR]),
+    "kiln_program_load_memory": (STATUS, [P, ctypes.c_size_t, ctypes.POINTER(LoadOptions), ctypes.POINTER(P),
+                                          ctypes.POINTER(P), ERR]),
     "kiln_program_free": (None, [P]),
     "kiln_report_count": (ctypes.c_uint32, [P]),
     "kiln_report_problem": (None, [P, ctypes.c_uint32, ctypes.POINTER(ProblemInfo)]),
@@ -273,10 +285,11 @@ _KILN = {
     "kiln_program_evidence_output_count": (ctypes.c_uint32, [P, ctypes.c_uint32]),
     "kiln_program_replay_evidence": (STATUS, [P, ctypes.c_uint32, ctypes.POINTER(EvidenceResult), ERR]),
     # running
-    "kiln_session_options_default": (None, [ctypes.POINTER(SessionOptions)]),
+    "kiln_session_options_init": (None, [ctypes.POINTER(SessionOptions), ctypes.c_size_t]),
     "kiln_session_new": (STATUS, [P, ctypes.POINTER(SessionOptions), ctypes.POINTER(P), ERR]),
-    "kiln_session_new_for_inputs": (STATUS, [P, ctypes.POINTER(SessionOptions), ctypes.POINTER(ctypes.c_char_p),
-                                             ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint32, ctypes.POINTER(P), ERR]),
+    "kiln_session_new_for_inputs": (STATUS, [P, ctypes.POINTER(SessionOptions), ctypes.c_uint32,
+                                             ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_void_p),
+                                             ctypes.POINTER(P), ERR]),
     "kiln_session_free": (None, [P]),
     "kiln_session_run_threads": (ctypes.c_uint32, [P]),
     "kiln_session_set_input": (STATUS, [P, ctypes.c_char_p, P, ERR]),
@@ -297,11 +310,12 @@ _KILN = {
     "kiln_secret_key_format": (ctypes.c_int, [ctypes.POINTER(SecretKey), ctypes.c_char_p, ctypes.c_size_t]),
     "kiln_public_key_parse": (STATUS, [ctypes.c_char_p, ctypes.POINTER(PublicKey), ERR]),
     "kiln_secret_key_parse": (STATUS, [ctypes.c_char_p, ctypes.POINTER(SecretKey), ERR]),
-    "kiln_artifact_sign": (STATUS, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(SecretKey), ERR]),
+    "kiln_artifact_sign": (STATUS, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(SecretKey),
+                                    ctypes.POINTER(LoadOptions), ERR]),
 }
 
 _ONNX = {
-    "kiln_onnx_options_default": (None, [ctypes.POINTER(OnnxOptions)]),
+    "kiln_onnx_options_init": (None, [ctypes.POINTER(OnnxOptions), ctypes.c_size_t]),
     "kiln_onnx_import_memory": (STATUS, [P, ctypes.c_size_t, ctypes.POINTER(OnnxOptions), ctypes.POINTER(P), ERR]),
     "kiln_onnx_result_free": (None, [P]),
     "kiln_onnx_result_builder": (P, [P]),
@@ -328,26 +342,30 @@ def _declare(library, table):
         function.restype, function.argtypes = signature[0], signature[1]
 
 
-def _check_layouts(kiln):
-    """Each struct that records its C size must have that size here too."""
-    for struct, default in ((LoadOptions, kiln.kiln_load_options_default),
-                            (SessionOptions, kiln.kiln_session_options_default),
-                            (SaveOptions, kiln.kiln_save_options_default),
-                            (InputCheck, kiln.kiln_input_check_default),
-                            (Limits, kiln.kiln_limits_default)):
-        value = struct()
-        default(ctypes.byref(value))
-        if value.struct_size != ctypes.sizeof(struct):
-            raise ImportError("kiln: %s is %d bytes in the library and %d in the binding: the library and the "
-                              "Python package are from different versions" %
-                              (struct.__name__, value.struct_size, ctypes.sizeof(struct)))
+# The kiln_*_init function that fills each versioned struct, and the library that has it.
+_INITS = {
+    "LoadOptions": ("kiln", "kiln_load_options_init"),
+    "SessionOptions": ("kiln", "kiln_session_options_init"),
+    "SaveOptions": ("kiln", "kiln_save_options_init"),
+    "InputCheck": ("kiln", "kiln_input_check_init"),
+    "Limits": ("kiln", "kiln_limits_init"),
+    "OnnxOptions": ("onnx", "kiln_onnx_options_init"),
+}
+
+
+def init(struct_type):
+    """A new `struct_type` (a versioned struct) holding the library's defaults,
+    its struct_size this binding's size of it."""
+    value = struct_type()
+    library, function = _INITS[struct_type.__name__]
+    getattr(globals()[library], function)(ctypes.byref(value), ctypes.sizeof(value))
+    return value
 
 
 # The onnx importer links libkiln.so itself; loading libkiln first with
 # RTLD_GLOBAL makes both share one copy of kiln in the process.
 kiln = ctypes.CDLL(_library_path("LIBKILN"), mode=ctypes.RTLD_GLOBAL)
 _declare(kiln, _KILN)
-_check_layouts(kiln)
 try:
     onnx = ctypes.CDLL(_library_path("LIBKILN_ONNX"))
     _declare(onnx, _ONNX)

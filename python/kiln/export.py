@@ -203,8 +203,7 @@ def _import_error(status, error, result):
 
 
 def _set_check(builder, kiln_name, check):
-    struct = _lib.InputCheck()
-    _lib.kiln.kiln_input_check_default(ctypes.byref(struct))
+    struct = _lib.init(_lib.InputCheck)
     keep = []
     if check.range is not None:
         struct.has_range, struct.min, struct.max = True, check.range[0], check.range[1]
@@ -235,20 +234,19 @@ def _add_evidence(builder, case_name, kiln_inputs, outputs, rules):
         out_array = (ctypes.c_void_p * len(out_handles))(*(h.value for h in out_handles))
         rule_array = (_lib.CompareRule * len(rules))(*(_rule_struct(r) for r in rules))
         error = _lib.Error()
-        raise_for(kiln.kiln_builder_add_evidence(builder, case_name.encode(), len(kiln_inputs), in_names, in_array,
-                                                 len(outputs), out_names, out_array, rule_array,
-                                                 ctypes.byref(error)), error)
+        case = _lib.EvidenceCase(case_name.encode(), len(kiln_inputs), in_names, in_array, len(outputs), out_names,
+                                 out_array, rule_array)
+        raise_for(kiln.kiln_builder_add_evidence(builder, ctypes.byref(case), ctypes.byref(error)), error)
     finally:
         for handle in handles:
             kiln.kiln_tensor_free(handle)
 
 
 def _encode(builder):
-    options = _lib.SaveOptions()
-    _lib.kiln.kiln_save_options_default(ctypes.byref(options))
+    options = _lib.init(_lib.SaveOptions)
     data, size, error = ctypes.c_void_p(), ctypes.c_size_t(), _lib.Error()
-    raise_for(_lib.kiln.kiln_builder_encode_with_options(builder, ctypes.byref(options), ctypes.byref(data),
-                                                         ctypes.byref(size), ctypes.byref(error)), error)
+    raise_for(_lib.kiln.kiln_builder_encode(builder, ctypes.byref(options), ctypes.byref(data), ctypes.byref(size),
+                                            ctypes.byref(error)), error)
     try:
         return ctypes.string_at(data, size.value)
     finally:
@@ -344,8 +342,7 @@ def _seal(traced, checks, evidence, program_name, non_strict, evidence_bytes, rt
     model = traced.model
     onnx_dims = (_lib.OnnxDim * max(len(dims), 1))(
         *(_lib.OnnxDim(d.name.encode(), d.min, d.max, d.multiple_of) for d in dims.values()))
-    options = _lib.OnnxOptions()
-    onnx.kiln_onnx_options_default(ctypes.byref(options))
+    options = _lib.init(_lib.OnnxOptions)
     options.program_name = program_name.encode()
     options.dims = ctypes.cast(onnx_dims, ctypes.POINTER(_lib.OnnxDim))
     options.dim_count = len(dims)

@@ -115,7 +115,7 @@ def sign(path, key, out=None):
         key = SecretKey.parse(key)
     error = _lib.Error()
     raise_for(_lib.kiln.kiln_artifact_sign(os.fspath(path).encode(), None if out is None else os.fspath(out).encode(),
-                                           ctypes.byref(key._struct), ctypes.byref(error)), error)
+                                           ctypes.byref(key._struct), None, ctypes.byref(error)), error)
     from .program import load
     program = load(path if out is None else out, verify="none")
     state, key_id = program.signature

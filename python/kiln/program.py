@@ -54,15 +54,17 @@ def read_public_key(key):
 
 
 def _load_options(verify, trusted_keys, require_signature, limits):
-    options = _lib.LoadOptions()
-    _lib.kiln.kiln_load_options_default(ctypes.byref(options))
+    """kiln_load_options for these arguments, and what it points at (keep it alive as long as the options)."""
+    options = _lib.init(_lib.LoadOptions)
     if verify not in VERIFY_POLICIES:
         raise ArgumentError("verify must be one of %s, got %r" % (", ".join(VERIFY_POLICIES), verify), 1)
     options.verify = VERIFY_POLICIES[verify]
+    limit_struct = _lib.init(_lib.Limits)
     for name, value in (limits or {}).items():
-        if not hasattr(options.limits, name) or name == "struct_size":
+        if not hasattr(limit_struct, name) or name == "struct_size":
             raise ArgumentError("%r is not a kiln limit (kiln_limits)" % name, 1)
-        setattr(options.limits, name, value)
+        setattr(limit_struct, name, value)
+    options.limits = ctypes.pointer(limit_struct)
     from .keys import PublicKey
     if isinstance(trusted_keys, (str, bytes, os.PathLike, PublicKey)):
         trusted_keys = [trusted_keys]  # one key, not a sequence of characters
@@ -73,7 +75,7 @@ def _load_options(verify, trusted_keys, require_signature, limits):
     options.trusted_keys = ctypes.cast(key_array, ctypes.POINTER(_lib.PublicKey))
     options.trusted_key_count = len(keys)
     options.require_signature = bool(require_signature)
-    return options, key_array
+    return options, (key_array, limit_struct)
 
 
 def load(source, *, verify="full", trusted_keys=(), require_signature=False, limits=None, dims=None,
@@ -92,14 +94,13 @@ def load(source, *, verify="full", trusted_keys=(), require_signature=False, lim
     handle, report, error = ctypes.c_void_p(), ctypes.c_void_p(), _lib.Error()
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
-        status = _lib.kiln.kiln_program_load_memory_with_report(data, len(data), ctypes.byref(options),
-                                                                ctypes.byref(handle), ctypes.byref(report),
-                                                                ctypes.byref(error))
+        status = _lib.kiln.kiln_program_load_memory(data, len(data), ctypes.byref(options), ctypes.byref(handle),
+                                                    ctypes.byref(report), ctypes.byref(error))
         origin = "<memory>"
     else:
         origin = os.fspath(source)
-        status = _lib.kiln.kiln_program_load_with_report(origin.encode(), ctypes.byref(options), ctypes.byref(handle),
-                                                         ctypes.byref(report), ctypes.byref(error))
+        status = _lib.kiln.kiln_program_load(origin.encode(), ctypes.byref(options), ctypes.byref(handle),
+                                             ctypes.byref(report), ctypes.byref(error))
     del keys
     problems = _problems(report) if report.value else []
     if report.value:
@@ -192,7 +193,7 @@ class Program:
             self.metadata[key.value.decode()] = value.value.decode()
         self.checks = {}
         for i, io in enumerate(self.inputs):
-            check = _lib.InputCheck()
+            check = _lib.init(_lib.InputCheck)
             if kiln.kiln_program_input_check(handle, i, ctypes.byref(check)):
                 self.checks[io.name] = Check(
                     range=(check.min, check.max) if check.has_range else None, finite=check.finite_only,
@@ -299,8 +300,7 @@ def _session_options(dims, max_arena, threads, reference_kernels, skip_input_che
                      profile=False):
     """kiln_session_options for these arguments, and the kiln_dim_bound array it points at (keep it
     alive as long as the options). dims: {name: (min, max) or one size}."""
-    options = _lib.SessionOptions()
-    _lib.kiln.kiln_session_options_default(ctypes.byref(options))
+    options = _lib.init(_lib.SessionOptions)
     bounds = []
     for name, value in (dims or {}).items():
         low, high = (value, value) if isinstance(value, numbers.Integral) else value  # numpy ints too
@@ -366,8 +366,8 @@ class Session:
             names = (ctypes.c_char_p * max(len(fit), 1))(*(n.encode() for n in fit))
             tensors = (ctypes.c_void_p * max(len(fit), 1))(*(w.value for w in wrappers))
             options.dim_count = 0
-            return kiln.kiln_session_new_for_inputs(program._open_handle(), ctypes.byref(options), names, tensors, len(fit),
-                                                    ctypes.byref(handle), ctypes.byref(error))
+            return kiln.kiln_session_new_for_inputs(program._open_handle(), ctypes.byref(options), len(fit), names,
+                                                    tensors, ctypes.byref(handle), ctypes.byref(error))
         finally:
             for wrapper in wrappers:
                 kiln.kiln_tensor_free(wrapper)

@@ -3,7 +3,7 @@
  * public API alone (<kiln/kiln.h>): kiln_artifact_open and its container
  * facts, the program's op uses, metadata, dims and axis texts, and
  * kiln_diff_artifacts classing a widened and a narrowed dim as
- * spec/compatibility.md §6 says, and kiln_artifact_add_evidence_with_results
+ * spec/compatibility.md §6 says, and kiln_artifact_add_evidence
  * refusing a case that fails here unless forced (compatibility §5).
  */
 #include <setjmp.h>
@@ -37,7 +37,7 @@ static void save_scale(const char *path, int64_t lo, int64_t hi)
     assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
+    assert_int_equal(kiln_builder_save(b, path, NULL, &err), KILN_OK);
     kiln_builder_free(b);
 }
 
@@ -54,7 +54,7 @@ static void opened_artifact_answers(void **state)
     save_scale(path, 2, 4);
     kiln_artifact *a = NULL;
     kiln_error err;
-    assert_int_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(path, NULL, &a, &err), KILN_OK);
     assert_string_equal(kiln_artifact_path(a), path);
     kiln_program *p = kiln_artifact_program(a);
     assert_non_null(p);
@@ -97,8 +97,8 @@ static void opened_artifact_answers(void **state)
     assert_string_equal(axis, "2");
     assert_int_equal(kiln_program_input_axis_text(p, 0, 2, axis, sizeof axis), -1);
     assert_int_equal(kiln_program_input_axis_text(p, 1, 0, axis, sizeof axis), -1);
-    kiln_artifact_close(a);
-    kiln_artifact_close(NULL);
+    kiln_artifact_free(a);
+    kiln_artifact_free(NULL);
 }
 
 /* Every indexed getter past its count gives the defined empty answer of kiln.h's
@@ -111,7 +111,7 @@ static void indexed_getters_past_the_count_are_defined(void **state)
     save_scale(path, 2, 4);
     kiln_artifact *a = NULL;
     kiln_error err;
-    assert_int_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(path, NULL, &a, &err), KILN_OK);
     const kiln_program *p = kiln_artifact_program(a);
     char text[64];
     const char *name = "unset", *value = "unset";
@@ -158,7 +158,7 @@ static void indexed_getters_past_the_count_are_defined(void **state)
     kiln_problem_info problem = {.message = "unset"};
     kiln_report_problem(kiln_artifact_report(a), kiln_report_count(kiln_artifact_report(a)), &problem);
     assert_null(problem.message);
-    kiln_artifact_close(a);
+    kiln_artifact_free(a);
 }
 
 static void unreadable_artifact_is_an_error(void **state)
@@ -168,7 +168,7 @@ static void unreadable_artifact_is_an_error(void **state)
     path_in(path, sizeof path, "missing.kiln");
     kiln_artifact *a = (kiln_artifact *)1;
     kiln_error err;
-    assert_int_not_equal(kiln_artifact_open(path, &a, &err), KILN_OK);
+    assert_int_not_equal(kiln_artifact_open(path, NULL, &a, &err), KILN_OK);
     assert_null(a);
     assert_non_null(strstr(err.message, "missing.kiln"));
 }
@@ -200,9 +200,9 @@ static void diff_classes_dim_changes(void **state)
     save_scale(narrow, 2, 3);
     kiln_artifact *a, *w, *n;
     kiln_error err;
-    assert_int_equal(kiln_artifact_open(base, &a, &err), KILN_OK);
-    assert_int_equal(kiln_artifact_open(wide, &w, &err), KILN_OK);
-    assert_int_equal(kiln_artifact_open(narrow, &n, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(base, NULL, &a, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(wide, NULL, &w, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open(narrow, NULL, &n, &err), KILN_OK);
 
     kiln_diff *d;
     assert_int_equal(kiln_diff_artifacts(a, a, &d, &err), KILN_OK);
@@ -239,9 +239,9 @@ static void diff_classes_dim_changes(void **state)
     kiln_diff_free(NULL);
 
     assert_int_equal(kiln_diff_artifacts(a, NULL, &d, &err), KILN_ERR_INVALID_ARGUMENT);
-    kiln_artifact_close(a);
-    kiln_artifact_close(w);
-    kiln_artifact_close(n);
+    kiln_artifact_free(a);
+    kiln_artifact_free(w);
+    kiln_artifact_free(n);
 }
 
 /* A (3, 2) f64 tensor holding `value` everywhere but its last element. */
@@ -281,9 +281,15 @@ static void evidence_add_compares_at_add_time(void **state)
     kiln_error err;
 
     /* Refused: nothing written, the figures reported and named in the message. */
-    assert_int_equal(kiln_artifact_add_evidence_with_results(path, refused, "wrong", 1, in,
-                                                             (const kiln_tensor *const[]){x}, 1, out,
-                                                             (const kiln_tensor *const[]){wrong}, &rule, false,
+    assert_int_equal(kiln_artifact_add_evidence(path, refused, &(kiln_evidence_case){
+            .name = "wrong",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const[]){x},
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const[]){wrong},
+            .rules = &rule}, NULL,
                                                              &result, &removed, &err),
                      KILN_ERR_RUNTIME);
     assert_false(file_exists(refused));
@@ -297,21 +303,37 @@ static void evidence_add_compares_at_add_time(void **state)
     assert_non_null(strstr(err.message, "evidence 'wrong' does not hold on this runtime: output 'y': 1 of 6 "
                                         "elements outside atol 0.01 + rtol 0 (max abs error 0.1, max rel error 0.0323)"));
     /* The strict wrapper refuses it the same way. */
-    assert_int_equal(kiln_artifact_add_evidence(path, refused, "wrong", 1, in, (const kiln_tensor *const[]){x}, 1,
-                                                out, (const kiln_tensor *const[]){wrong}, &rule, &err),
+    assert_int_equal(kiln_artifact_add_evidence(path, refused, &(kiln_evidence_case){
+            .name = "wrong",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const[]){x},
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const[]){wrong},
+            .rules = &rule}, NULL, NULL, NULL, &err),
                      KILN_ERR_RUNTIME);
     assert_false(file_exists(refused));
 
     /* Forced: written, the same figures reported; replaying it fails. */
-    assert_int_equal(kiln_artifact_add_evidence_with_results(path, forced, "wrong", 1, in,
-                                                             (const kiln_tensor *const[]){x}, 1, out,
-                                                             (const kiln_tensor *const[]){wrong}, &rule, true,
+    assert_int_equal(kiln_artifact_add_evidence(path, forced, &(kiln_evidence_case){
+            .name = "wrong",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const[]){x},
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const[]){wrong},
+            .rules = &rule}, &(kiln_edit_options){
+            .struct_size = sizeof(kiln_edit_options),
+            .force = true,
+            .load = NULL},
                                                              &result, &removed, &err),
                      KILN_OK);
     assert_false(result.passed);
     assert_int_equal(result.mismatches, 1);
     kiln_program *p = NULL;
-    assert_int_equal(kiln_program_load(forced, NULL, &p, &err), KILN_OK);
+    assert_int_equal(kiln_program_load(forced, NULL, &p, NULL, &err), KILN_OK);
     assert_int_equal(kiln_program_evidence_count(p), 1);
     kiln_evidence_result replayed;
     assert_int_equal(kiln_program_replay_evidence(p, 0, &replayed, &err), KILN_OK);
@@ -322,10 +344,16 @@ static void evidence_add_compares_at_add_time(void **state)
     kiln_public_key public_key;
     kiln_secret_key secret_key;
     assert_int_equal(kiln_key_generate(&public_key, &secret_key, &err), KILN_OK);
-    assert_int_equal(kiln_artifact_sign(path, signed_path, &secret_key, &err), KILN_OK);
-    assert_int_equal(kiln_artifact_add_evidence_with_results(signed_path, NULL, "right", 1, in,
-                                                             (const kiln_tensor *const[]){x}, 1, out,
-                                                             (const kiln_tensor *const[]){right}, &rule, false,
+    assert_int_equal(kiln_artifact_sign(path, signed_path, &secret_key, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_add_evidence(signed_path, NULL, &(kiln_evidence_case){
+            .name = "right",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const[]){x},
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const[]){right},
+            .rules = &rule}, NULL,
                                                              &result, &removed, &err),
                      KILN_OK);
     assert_true(result.passed);
@@ -335,7 +363,7 @@ static void evidence_add_compares_at_add_time(void **state)
     uint8_t key_id[16];
     kiln_key_id(&public_key, key_id);
     assert_memory_equal(removed.key_id, key_id, 16);
-    assert_int_equal(kiln_program_load(signed_path, NULL, &p, &err), KILN_OK);
+    assert_int_equal(kiln_program_load(signed_path, NULL, &p, NULL, &err), KILN_OK);
     assert_int_equal(kiln_program_replay_evidence(p, 0, &replayed, &err), KILN_OK);
     assert_true(replayed.passed);
     kiln_program_free(p);

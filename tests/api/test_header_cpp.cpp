@@ -1,6 +1,7 @@
 // The public header compiled as C++: extern "C" guards, no C-only syntax.
 #include <kiln/kiln.h>
 #include <kiln/text.h>
+#include <kiln/util.h>
 
 #include <cstdio>
 #include <cstring>

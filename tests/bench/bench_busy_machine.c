@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     }
     kiln_program *p;
     kiln_error err;
-    if (kiln_program_load(argv[1], NULL, &p, &err) != KILN_OK) {
+    if (kiln_program_load(argv[1], NULL, &p, NULL, &err) != KILN_OK) {
         fprintf(stderr, "%s: %s\n", argv[1], err.message);
         return 1;
     }

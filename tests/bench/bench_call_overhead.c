@@ -40,8 +40,8 @@ int main(int argc, char **argv)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    if (kiln_builder_encode(b, &bytes, &size, &err) != KILN_OK ||
-        kiln_program_load_memory(bytes, size, NULL, &program, &err) != KILN_OK ||
+    if (kiln_builder_encode(b, NULL, &bytes, &size, &err) != KILN_OK ||
+        kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err) != KILN_OK ||
         kiln_session_new(program, NULL, &session, &err) != KILN_OK) {
         fprintf(stderr, "load: %s\n", err.message);
         return 1;

@@ -74,8 +74,8 @@ static kiln_program *load(kiln_builder *b)
     size_t size;
     kiln_error err;
     kiln_program *program;
-    CHECK(kiln_builder_encode(b, &bytes, &size, &err));
-    CHECK(kiln_program_load_memory(bytes, size, NULL, &program, &err));
+    CHECK(kiln_builder_encode(b, NULL, &bytes, &size, &err));
+    CHECK(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err));
     free(bytes);
     kiln_builder_free(b);
     return program;

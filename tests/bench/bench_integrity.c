@@ -49,7 +49,7 @@ static int write_artifact(const char *path, int64_t elements)
     if (kiln_builder_add_input(b, "x", KILN_F32, "[1]", &x, &err) != KILN_OK ||
         kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 1, &elements, data, &w, &err) != KILN_OK ||
         kiln_builder_add_op(b, "add", 2, (kiln_value[]){w, x}, &y, &err) != KILN_OK ||
-        kiln_builder_add_output(b, "y", y, &err) != KILN_OK || kiln_builder_save(b, path, &err) != KILN_OK)
+        kiln_builder_add_output(b, "y", y, &err) != KILN_OK || kiln_builder_save(b, path, NULL, &err) != KILN_OK)
         rc = die("saving", &err);
     kiln_builder_free(b);
     free(data);
@@ -64,7 +64,7 @@ static double time_open(const char *path, kiln_verify_policy policy, int *failed
     kiln_load_options_default(&options);
     options.verify = policy;
     double start = now_seconds();
-    if (kiln_program_load(path, &options, &program, &err) != KILN_OK) {
+    if (kiln_program_load(path, &options, &program, NULL, &err) != KILN_OK) {
         die("loading", &err);
         *failed = 1;
         return 0;
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     snprintf(signed_path, signed_size, "%s.signed", path);
     for (int run = 0; run < 3; run++) {
         double start = now_seconds();
-        if (kiln_artifact_sign(path, signed_path, &secret_key, &err) != KILN_OK)
+        if (kiln_artifact_sign(path, signed_path, &secret_key, NULL, &err) != KILN_OK)
             return die("signing", &err);
         double t = now_seconds() - start;
         sign = t < sign ? t : sign;

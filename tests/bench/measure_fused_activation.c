@@ -98,9 +98,9 @@ static kiln_program *make_program(shape s)
     void *bytes;
     size_t size;
     kiln_program *program;
-    CHECK(kiln_builder_encode(b, &bytes, &size, &err));
+    CHECK(kiln_builder_encode(b, NULL, &bytes, &size, &err));
     kiln_builder_free(b);
-    CHECK(kiln_program_load_memory(bytes, size, NULL, &program, &err));
+    CHECK(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err));
     free(bytes);
     return program;
 }

@@ -571,7 +571,7 @@ static void bench_reports_latency_throughput_and_memory(void **state)
     assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
     char path[512];
     snprintf(path, sizeof path, "%s/checked.kiln", harness_work_dir);
-    assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
+    assert_int_equal(kiln_builder_save(b, path, NULL, &err), KILN_OK);
     kiln_builder_free(b);
     /* A thousand rows, so that many values are drawn. */
     run(&r, "'%s' bench checked.kiln --runs 3 --dim n=1000 --json", kiln_binary);

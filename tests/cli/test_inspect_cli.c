@@ -370,8 +370,15 @@ static void build_rich(const char *path)
     for (int i = 0; i < 3; i++)
         ((int64_t *)kiln_tensor_data(tz))[i] = 1;
     kiln_compare_rule rules[2] = {{KILN_COMPARE_TOLERANCE, 1e-6, 1e-6, true}, {KILN_COMPARE_EXACT, 0, 0, false}};
-    B(kiln_builder_add_evidence(b, "zeros", 2, (const char *[]){"x", "c"}, (const kiln_tensor *[]){tx, tc}, 2,
-                                (const char *[]){"y", "z"}, (const kiln_tensor *[]){ty, tz}, rules, err));
+    B(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = "zeros",
+            .input_count = 2,
+            .input_names = (const char *[]){"x", "c"},
+            .inputs = (const kiln_tensor *[]){tx, tc},
+            .output_count = 2,
+            .output_names = (const char *[]){"y", "z"},
+            .expected = (const kiln_tensor *[]){ty, tz},
+            .rules = rules}, err));
     kiln_tensor_free(tx);
     kiln_tensor_free(tc);
     kiln_tensor_free(ty);
@@ -379,7 +386,7 @@ static void build_rich(const char *path)
     kiln_save_options options;
     kiln_save_options_default(&options);
     options.compression_level = 9;
-    B(kiln_builder_save_with_options(b, path, &options, err));
+    B(kiln_builder_save(b, path, &options, err));
     kiln_builder_free(b);
 }
 
@@ -482,13 +489,20 @@ static void build_variant(const variant *given, const char *path)
         for (int i = 0; i < 8; i++)
             ((float *)kiln_tensor_data(ty))[i] = 1.0f;
         kiln_compare_rule rule = {KILN_COMPARE_EXACT, 0, 0, false};
-        B(kiln_builder_add_evidence(b, "zeros", 2, (const char *[]){"x", "t"}, (const kiln_tensor *[]){tx, tt}, 1,
-                                    (const char *[]){"y"}, (const kiln_tensor *[]){ty}, &rule, err));
+        B(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                .name = "zeros",
+                .input_count = 2,
+                .input_names = (const char *[]){"x", "t"},
+                .inputs = (const kiln_tensor *[]){tx, tt},
+                .output_count = 1,
+                .output_names = (const char *[]){"y"},
+                .expected = (const kiln_tensor *[]){ty},
+                .rules = &rule}, err));
         kiln_tensor_free(tx);
         kiln_tensor_free(tt);
         kiln_tensor_free(ty);
     }
-    B(kiln_builder_save(b, path, err));
+    B(kiln_builder_save(b, path, NULL, err));
     kiln_builder_free(b);
 }
 
@@ -1070,7 +1084,7 @@ static void build_conv(const char *path)
     B(kiln_builder_set_node_name(b, relu, "/a/very/long/path/of/modules/that/goes/on/and/on/relu/Relu", err));
     B(kiln_builder_set_node_name(b, y, "a<b&c>\"d\"", err));
     B(kiln_builder_add_output(b, "y", y, err));
-    B(kiln_builder_save(b, path, err));
+    B(kiln_builder_save(b, path, NULL, err));
     kiln_builder_free(b);
 }
 

@@ -88,12 +88,20 @@ static void build_scale(const char *path, const char *input, const char *note, c
         const kiln_tensor *inputs[] = {in}, *outputs[] = {out};
         kiln_compare_rule rule = {KILN_COMPARE_EXACT, 0.0, 0.0, false};
         assert_int_equal(
-            kiln_builder_add_evidence(b, case_name, 1, input_names, inputs, 1, output_names, outputs, &rule, &err),
+            kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                    .name = case_name,
+                    .input_count = 1,
+                    .input_names = input_names,
+                    .inputs = inputs,
+                    .output_count = 1,
+                    .output_names = output_names,
+                    .expected = outputs,
+                    .rules = &rule}, &err),
             KILN_OK);
         kiln_tensor_free(in);
         kiln_tensor_free(out);
     }
-    if (kiln_builder_save(b, full, &err) != KILN_OK)
+    if (kiln_builder_save(b, full, NULL, &err) != KILN_OK)
         fail_msg("saving %s: %s", path, err.message);
     kiln_builder_free(b);
 }

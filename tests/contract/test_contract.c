@@ -24,8 +24,8 @@ static kiln_session *session_from_builder(kiln_builder *b, kiln_program **progra
     size_t size;
     kiln_error err;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(*program, NULL, &session, &err), KILN_OK);
     return session;
@@ -445,7 +445,7 @@ static kiln_status build_claim(int64_t p_max, int64_t q_max, const char *x_shape
     void *bytes = NULL;
     size_t size;
     if (status == KILN_OK) /* sealing checks the whole program again, input axes included */
-        status = kiln_builder_encode(b, &bytes, &size, err);
+        status = kiln_builder_encode(b, NULL, &bytes, &size, err);
     free(bytes);
     kiln_builder_free(b);
     return status;
@@ -545,7 +545,7 @@ static kiln_status build_sum_of_terms(int dims, const char *term, void **bytes, 
     assert_int_equal(kiln_builder_add_op(b, "neg", 1, &v, &y, err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
     *bytes = NULL;
-    kiln_status status = kiln_builder_encode(b, bytes, size, err);
+    kiln_status status = kiln_builder_encode(b, NULL, bytes, size, err);
     kiln_builder_free(b);
     return status;
 }
@@ -588,7 +588,7 @@ static void sums_of_squares_are_decided_and_searches_are_bounded(void **state)
     clock_gettime(CLOCK_MONOTONIC, &start);
     assert_int_equal(build_sum_of_terms(24, "%s*%s - %s", &bytes, &size, &err), KILN_OK);
     kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     kiln_program_free(program);
     free(bytes);
     assert_true(seconds_since(&start) < 10);
@@ -620,19 +620,22 @@ static void the_proof_budget_is_a_load_limit(void **state)
     assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[p*q - p]", &x, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
 
     kiln_load_options options;
     kiln_load_options_default(&options);
-    assert_int_equal(options.limits.max_proof_steps, 100000000);
-    options.limits.max_proof_steps = 3; /* less than one corner costs (the tree p*q - p) */
-    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, &err), KILN_ERR_LIMIT);
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
+    assert_int_equal(limits.max_proof_steps, 100000000);
+    limits.max_proof_steps = 3; /* less than one corner costs (the tree p*q - p) */
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, NULL, &err), KILN_ERR_LIMIT);
     assert_null(program);
     assert_non_null(strstr(err.message, "input 'x' axis 0: cannot decide within the proof budget (3 steps; "
                                         "kiln_limits.max_proof_steps) whether the size is not negative"));
-    options.limits.max_proof_steps = 100; /* four corners of 5 steps, and the one residue class */
-    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, &err), KILN_OK);
+    limits.max_proof_steps = 100; /* four corners of 5 steps, and the one residue class */
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, NULL, &err), KILN_OK);
     kiln_program_free(program);
     free(bytes);
 }
@@ -653,10 +656,10 @@ static kiln_status build_inner_k(bool strict, kiln_program **program, kiln_error
     if (status == KILN_OK)
         status = kiln_builder_add_output(b, "y", y, err);
     if (status == KILN_OK)
-        status = kiln_builder_encode(b, &bytes, &size, err);
+        status = kiln_builder_encode(b, NULL, &bytes, &size, err);
     kiln_builder_free(b);
     if (status == KILN_OK)
-        status = kiln_program_load_memory(bytes, size, NULL, program, err);
+        status = kiln_program_load_memory(bytes, size, NULL, program, NULL, err);
     free(bytes);
     return status;
 }
@@ -829,7 +832,7 @@ static void builder_refuses_bad_programs(void **state)
     /* No outputs yet: sealing must fail. */
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "no outputs"));
     assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){x, i}, &out, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "dtypes differ (f32 and i32)"));
@@ -1057,6 +1060,7 @@ static void semantic_checks_guard_values(void **state)
 
     /* The checks survive the file, and describe themselves. */
     kiln_input_check check;
+    kiln_input_check_default(&check);
     assert_true(kiln_program_input_check(program, 0, &check));
     assert_true(check.has_range && check.finite_only);
     assert_string_equal(check.unit, "m/s");

@@ -190,7 +190,7 @@ static kiln_program *build_program(const program_form *p, char *why, size_t why_
     void *bytes = NULL;
     size_t size = 0;
     if (status == KILN_OK)
-        status = kiln_builder_encode(b, &bytes, &size, &err);
+        status = kiln_builder_encode(b, NULL, &bytes, &size, &err);
     kiln_builder_free(b);
     if (status != KILN_OK) {
         assert_int_equal(status, KILN_ERR_INVALID_PROGRAM);
@@ -198,7 +198,7 @@ static kiln_program *build_program(const program_form *p, char *why, size_t why_
         return NULL;
     }
     kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     return program;
 }

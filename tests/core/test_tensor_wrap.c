@@ -90,11 +90,11 @@ static void sessions_read_the_callers_buffer(void **state)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     double buffer[3] = {1, 2, 3};

@@ -45,9 +45,9 @@ static void import_model(const uint8_t *data, size_t size)
     if (status == KILN_OK) {
         void *bytes = NULL;
         size_t length = 0;
-        if (kiln_builder_encode(result.builder, &bytes, &length, NULL) == KILN_OK) {
+        if (kiln_builder_encode(result.builder, NULL, &bytes, &length, NULL) == KILN_OK) {
             kiln_program *program = NULL;
-            kiln_status loaded = kiln_program_load_memory(bytes, length, NULL, &program, NULL);
+            kiln_status loaded = kiln_program_load_memory(bytes, length, NULL, &program, NULL, NULL);
             /* Metadata copied from the model may exceed the reader's default string limit. */
             if (loaded != KILN_OK && loaded != KILN_ERR_LIMIT)
                 abort();

@@ -12,9 +12,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kiln_load_options options;
     kiln_program *program;
     kiln_load_options_default(&options);
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
     options.verify = KILN_VERIFY_NONE;
-    options.limits.max_decompressed_bytes = UINT64_C(64) << 20; /* keep the fuzzer's memory bounded */
-    if (kiln_program_load_memory(data, size, &options, &program, NULL) == KILN_OK)
+    limits.max_decompressed_bytes = UINT64_C(64) << 20; /* keep the fuzzer's memory bounded */
+    if (kiln_program_load_memory(data, size, &options, &program, NULL, NULL) == KILN_OK)
         kiln_program_free(program);
     return 0;
 }

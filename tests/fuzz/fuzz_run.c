@@ -24,11 +24,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kiln_program *program;
     kiln_session *session;
     kiln_load_options_default(&options);
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
     options.verify = KILN_VERIFY_NONE;
-    options.limits.max_arena_bytes = UINT64_C(64) << 20; /* keep the fuzzer's memory bounded */
-    options.limits.max_weight_bytes = UINT64_C(64) << 20;
-    options.limits.max_decompressed_bytes = UINT64_C(64) << 20;
-    if (kiln_program_load_memory(data, size, &options, &program, NULL) != KILN_OK)
+    limits.max_arena_bytes = UINT64_C(64) << 20; /* keep the fuzzer's memory bounded */
+    limits.max_weight_bytes = UINT64_C(64) << 20;
+    limits.max_decompressed_bytes = UINT64_C(64) << 20;
+    if (kiln_program_load_memory(data, size, &options, &program, NULL, NULL) != KILN_OK)
         return 0;
     if (kiln_session_new(program, NULL, &session, NULL) == KILN_OK) {
         uint32_t inputs = kiln_program_input_count(program);

@@ -27,7 +27,7 @@ static void parse_as_check_spec(const uint8_t *data, size_t size)
     kiln_check_spec parsed;
     if (kiln_check_spec_parse(spec, &parsed, NULL) == KILN_OK && !parsed.input)
         abort(); /* a parsed spec names its input */
-    kiln_check_spec_release(&parsed);
+    kiln_check_spec_free(&parsed);
     free(spec);
 }
 
@@ -40,11 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     void *bytes = NULL;
     size_t length = 0;
-    if (kiln_builder_encode(builder, &bytes, &length, NULL) == KILN_OK) {
+    if (kiln_builder_encode(builder, NULL, &bytes, &length, NULL) == KILN_OK) {
         kiln_program *program = NULL;
         kiln_load_options options;
         kiln_load_options_default(&options);
-        kiln_status status = kiln_program_load_memory(bytes, length, &options, &program, NULL);
+        kiln_status status = kiln_program_load_memory(bytes, length, &options, &program, NULL, NULL);
         /* Training-mode programs seal fine and are refused only by this
          * inference runtime; a text may exceed the reader's default limits
          * (e.g. a metadata value over 4096 bytes), which writers only

@@ -59,8 +59,8 @@ static kiln_program *load(const kiln_onnx_result *result)
     size_t size;
     kiln_program *program = NULL;
     kiln_error err;
-    assert_int_equal(kiln_builder_encode(result->builder, &bytes, &size, &err), KILN_OK);
-    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    assert_int_equal(kiln_builder_encode(result->builder, NULL, &bytes, &size, &err), KILN_OK);
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
     free(bytes);
     if (status != KILN_OK)
         fail_msg("%s", err.message);

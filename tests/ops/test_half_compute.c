@@ -672,10 +672,10 @@ static void session_runs_half_program(void **state)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program = NULL;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_program_feature_bits(program), 1);
     kiln_session *session = NULL;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
@@ -734,11 +734,11 @@ static void input_checks_read_half_values(void **state)
         assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
         void *bytes = NULL;
         size_t size = 0;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
         kiln_builder_free(b);
         kiln_program *program = NULL;
         kiln_session *session = NULL;
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
         assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
         int64_t shape[1] = {3};
         kiln_tensor *input = new_tensor(half_dtypes[d], 1, shape);
@@ -786,19 +786,33 @@ static void evidence_tolerates_half_outputs(void **state)
         const char *input_names[] = {"x"}, *output_names[] = {"y"};
         kiln_compare_rule tolerant = {KILN_COMPARE_TOLERANCE, 0.05, 0, false};
         kiln_compare_rule exact = {KILN_COMPARE_EXACT, 0, 0, false};
-        assert_int_equal(kiln_builder_add_evidence(b, "near", 1, input_names, (const kiln_tensor *const[]){input}, 1,
-                                                   output_names, (const kiln_tensor *const[]){expected}, &tolerant,
+        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                .name = "near",
+                .input_count = 1,
+                .input_names = input_names,
+                .inputs = (const kiln_tensor *const[]){input},
+                .output_count = 1,
+                .output_names = output_names,
+                .expected = (const kiln_tensor *const[]){expected},
+                .rules = &tolerant},
                                                    &err),
                          KILN_OK);
-        assert_int_equal(kiln_builder_add_evidence(b, "exact", 1, input_names, (const kiln_tensor *const[]){input}, 1,
-                                                   output_names, (const kiln_tensor *const[]){expected}, &exact, &err),
+        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                .name = "exact",
+                .input_count = 1,
+                .input_names = input_names,
+                .inputs = (const kiln_tensor *const[]){input},
+                .output_count = 1,
+                .output_names = output_names,
+                .expected = (const kiln_tensor *const[]){expected},
+                .rules = &exact}, &err),
                          KILN_OK);
         void *bytes = NULL;
         size_t size = 0;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
         kiln_builder_free(b);
         kiln_program *program = NULL;
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
         kiln_evidence_result result;
         assert_int_equal(kiln_program_replay_evidence(program, 0, &result, &err), KILN_OK);
         assert_true(result.passed);
@@ -841,11 +855,11 @@ static void generators_make_half_values(void **state)
     assert_int_equal(kiln_builder_add_output(b, "constant", constant, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program = NULL;
     kiln_session *session = NULL;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     int64_t shape[2] = {3, 3};
     kiln_tensor *input = new_tensor(KILN_F32, 2, shape);
@@ -881,11 +895,11 @@ static void one_hot_writes_half_values(void **state)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program = NULL;
     kiln_session *session = NULL;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     int64_t shape[1] = {3};
     kiln_tensor *input = new_tensor(KILN_I64, 1, shape);
@@ -967,10 +981,10 @@ static void session_runs_half_window_ops(void **state)
     assert_int_equal(kiln_builder_add_output(b, "y", sum, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program = NULL;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_program_feature_bits(program), 1);
     kiln_session *session = NULL;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);

@@ -1137,8 +1137,8 @@ static kiln_session *session_from_builder(kiln_builder *b, kiln_program **progra
     size_t size;
     kiln_error err;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    if (kiln_program_load_memory(bytes, size, NULL, program, &err) != KILN_OK)
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    if (kiln_program_load_memory(bytes, size, NULL, program, NULL, &err) != KILN_OK)
         fail_msg("load: %s", err.message);
     free(bytes);
     assert_int_equal(kiln_session_new(*program, NULL, &session, &err), KILN_OK);

@@ -295,8 +295,8 @@ static kiln_status try_build(const char *shape, kiln_dtype dtype, kiln_program *
         assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
         void *bytes;
         size_t size;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, err), KILN_OK);
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, NULL, err), KILN_OK);
         free(bytes);
     }
     kiln_builder_free(b);

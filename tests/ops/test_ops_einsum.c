@@ -476,8 +476,8 @@ static kiln_status try_build(const char *equation, uint32_t count, const char *x
         void *bytes;
         size_t size;
         kiln_program *program;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, err), KILN_OK);
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, err), KILN_OK);
         kiln_program_output_shape_text(program, 0, out_shape, out_size);
         kiln_program_free(program);
         free(bytes);
@@ -526,9 +526,9 @@ static void end_to_end(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     for (int64_t n = 1; n <= 6; n += 5) {

@@ -249,9 +249,9 @@ static void end_to_end(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     char text[64];
     kiln_program_output_shape_text(program, 0, text, sizeof text);

@@ -433,8 +433,8 @@ static kiln_status try_build(const char *x_shape, const char *grid_shape, kiln_d
         assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
         void *bytes;
         size_t size;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, err), KILN_OK);
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, program, NULL, err), KILN_OK);
         free(bytes);
     }
     kiln_builder_free(b);

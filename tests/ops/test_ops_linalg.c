@@ -508,8 +508,8 @@ static void open_session(built *p)
     void *bytes;
     size_t size;
     kiln_error err;
-    assert_int_equal(kiln_builder_encode(p->builder, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p->program, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(p->builder, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p->program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(p->program, NULL, &p->session, &err), KILN_OK);
 }

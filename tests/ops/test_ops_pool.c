@@ -525,8 +525,8 @@ static kiln_status build_program(const char *op, kiln_dtype dtype, const kiln_di
         assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
         void *bytes;
         size_t size;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, err), KILN_OK);
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &run->program, err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &run->program, NULL, err), KILN_OK);
         free(bytes);
         assert_int_equal(kiln_session_new(run->program, NULL, &run->session, err), KILN_OK);
     }

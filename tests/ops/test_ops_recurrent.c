@@ -653,9 +653,9 @@ static void a_program_uses_every_result(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(builder, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(builder);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     kiln_tensor *x = tensor_from(KILN_F32, 3, (int64_t[]){4, 2, 3}, o.x);

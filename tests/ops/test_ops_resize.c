@@ -443,8 +443,8 @@ static kiln_status try_build_op(const char *op, const char *shape, kiln_dtype dt
         void *bytes;
         size_t size;
         kiln_program *program;
-        assert_int_equal(kiln_builder_encode(b, &bytes, &size, err), KILN_OK);
-        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, err), KILN_OK);
         kiln_program_output_shape_text(program, 0, out_shape, out_size);
         kiln_program_free(program);
         free(bytes);
@@ -504,8 +504,8 @@ static void end_to_end_symbolic(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     kiln_builder_free(b);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
@@ -558,8 +558,8 @@ static void end_to_end_resize_to(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     kiln_builder_free(b);
     char shape[64];

@@ -239,9 +239,9 @@ static void end_to_end(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     for (int64_t t = 5; t <= 8; t += 3) {

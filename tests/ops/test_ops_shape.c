@@ -500,11 +500,11 @@ static void open_session(built *p)
     void *bytes;
     size_t size;
     kiln_error err;
-    kiln_status status = kiln_builder_encode(p->builder, &bytes, &size, &err);
+    kiln_status status = kiln_builder_encode(p->builder, NULL, &bytes, &size, &err);
     if (status != KILN_OK)
         print_error("encode: %s\n", err.message);
     assert_int_equal(status, KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p->program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p->program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(p->program, NULL, &p->session, &err), KILN_OK);
 }

@@ -246,9 +246,9 @@ static void a_program_uses_both(void **state)
     size_t size;
     kiln_program *program;
     kiln_session *session;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     kiln_tensor *in = new_poisoned_tensor(KILN_F32, 1, (int64_t[]){5});

@@ -460,10 +460,10 @@ static kiln_tensor *run_end_to_end(const char *op, const kiln_tensor *in, const 
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program = NULL;
-    status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
     free(bytes);
     if (status != KILN_OK)
         fail_msg("%s: load: %s", op, err.message);
@@ -1005,11 +1005,11 @@ static void shape_rule_keeps_shape(void **state)
     assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
     void *bytes = NULL;
     size_t size = 0;
-    if (kiln_builder_encode(b, &bytes, &size, &err) != KILN_OK)
+    if (kiln_builder_encode(b, NULL, &bytes, &size, &err) != KILN_OK)
         fail_msg("encode: %s", err.message);
     kiln_builder_free(b);
     kiln_program *program = NULL;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     kiln_session *session = NULL;
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);

@@ -74,8 +74,8 @@ static kiln_program *load(kiln_builder *b)
     size_t size;
     kiln_error err;
     kiln_program *program;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     return program;
 }
@@ -133,10 +133,10 @@ static kiln_status load_neg(const char *shape, kiln_program **program, kiln_erro
     assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, shape, &x, err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "neg", 1, &x, &y, err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, err), KILN_OK);
-    kiln_status status = kiln_builder_encode(b, &bytes, &size, err);
+    kiln_status status = kiln_builder_encode(b, NULL, &bytes, &size, err);
     kiln_builder_free(b);
     if (status == KILN_OK)
-        status = kiln_program_load_memory(bytes, size, NULL, program, err);
+        status = kiln_program_load_memory(bytes, size, NULL, program, NULL, err);
     free(bytes);
     return status;
 }
@@ -326,9 +326,9 @@ static void stored_plans_are_checked_and_used(void **state)
     size_t size;
     kiln_error err;
     kiln_program *program;
-    assert_int_equal(kiln_builder_encode_with_options(b, &options, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, &options, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_true(kiln_program_memory_plan_stored(program));
     uint16_t major, minor;
     kiln_program_format_version(program, &major, &minor);
@@ -351,7 +351,7 @@ static void stored_plans_are_checked_and_used(void **state)
         size_t edited_size;
         uint8_t *edited = replace_plan(bytes, size, &plan, &edited_size);
         kiln_report *report;
-        assert_int_equal(kiln_program_load_memory_with_report(edited, edited_size, NULL, &program, &report, &err),
+        assert_int_equal(kiln_program_load_memory(edited, edited_size, NULL, &program, &report, &err),
                          KILN_OK);
         bool warned = false;
         for (uint32_t i = 0; i < kiln_report_count(report); i++) {

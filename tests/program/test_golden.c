@@ -55,7 +55,7 @@ static kiln_program *load(const char *relative, kiln_verify_policy policy)
     char *path = golden_path(relative);
     kiln_load_options_default(&options);
     options.verify = policy;
-    if (kiln_program_load(path, &options, &program, &err) != KILN_OK)
+    if (kiln_program_load(path, &options, &program, NULL, &err) != KILN_OK)
         fail_msg("%s: %s", path, err.message);
     free(path);
     return program;
@@ -170,7 +170,7 @@ static void signed_golden_verifies_with_its_key(void **state)
     options.require_signature = true;
     char *path = golden_path("v1.0/scale-signed.kiln");
     kiln_program *program;
-    assert_int_equal(kiln_program_load(path, &options, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load(path, &options, &program, NULL, &err), KILN_OK);
     kiln_signature_info signature;
     kiln_program_signature(program, &signature);
     assert_int_equal(signature.state, KILN_SIGNATURE_VERIFIED);
@@ -183,7 +183,7 @@ static void signed_golden_verifies_with_its_key(void **state)
     assert_memory_equal(signed_digest, unsigned_digest, 32);
     kiln_program_free(program);
     path = (free(path), golden_path("v1.0/scale.kiln"));
-    assert_int_equal(kiln_program_load(path, &options, &program, &err), KILN_ERR_UNSIGNED);
+    assert_int_equal(kiln_program_load(path, &options, &program, NULL, &err), KILN_ERR_UNSIGNED);
     free(path);
 }
 
@@ -239,7 +239,7 @@ static void every_golden_artifact_refuses_truncation_and_bit_flips(void **state)
         for (size_t length = 0; length < size; length++) {
             kiln_program *program;
             kiln_error err;
-            kiln_status status = kiln_program_load_memory(bytes, length, NULL, &program, &err);
+            kiln_status status = kiln_program_load_memory(bytes, length, NULL, &program, NULL, &err);
             if (!integrity_status(status))
                 fail_msg("%s truncated to %zu bytes: status %d (%s)", files[f], length, (int)status, err.message);
         }
@@ -248,7 +248,7 @@ static void every_golden_artifact_refuses_truncation_and_bit_flips(void **state)
             kiln_error err;
             uint8_t bit = (uint8_t)(1u << (at % 8));
             bytes[at] ^= bit;
-            kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+            kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
             bytes[at] ^= bit;
             if (!integrity_status(status)) {
                 kiln_program_free(program);
@@ -330,7 +330,7 @@ static void writer_reproduces_the_goldens(void **state)
         void *bytes;
         size_t size, golden_size;
         kiln_error err;
-        assert_int_equal(kiln_builder_encode_with_options(b, &options, &bytes, &size, &err), KILN_OK);
+        assert_int_equal(kiln_builder_encode(b, &options, &bytes, &size, &err), KILN_OK);
         uint8_t *golden = read_file(cases[i].file, &golden_size);
         if (size != golden_size || memcmp(bytes, golden, size) != 0)
             fail_msg("%s: the writer no longer reproduces this golden artifact", cases[i].file);
@@ -348,7 +348,7 @@ static void expect_future(const char *file, kiln_status status, uint32_t errors,
     kiln_program *program;
     kiln_report *report;
     kiln_error err;
-    kiln_status got = kiln_program_load_with_report(path, NULL, &program, &report, &err);
+    kiln_status got = kiln_program_load(path, NULL, &program, &report, &err);
     if (got != status)
         fail_msg("%s: status %d, expected %d (%s)", file, (int)got, (int)status, err.message);
     uint32_t error_count = 0;
@@ -405,8 +405,11 @@ static void arena_over_the_limit_is_a_session_error(void **state)
     kiln_session *session;
     kiln_error err;
     kiln_load_options_default(&options);
-    options.limits.max_arena_bytes = 64;
-    assert_int_equal(kiln_program_load_with_report(path, &options, &program, &report, &err), KILN_OK);
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
+    limits.max_arena_bytes = 64;
+    assert_int_equal(kiln_program_load(path, &options, &program, &report, &err), KILN_OK);
     assert_int_equal(kiln_report_count(report), 0);
     assert_true(kiln_program_arena_bytes(program) > 64);
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_ERR_LIMIT);

@@ -67,7 +67,7 @@ static void named_artifact_loads_runs_and_keeps_its_names(void **state)
     char *path = path_of("named.kiln");
     kiln_program *p;
     kiln_error err;
-    if (kiln_program_load(path, NULL, &p, &err) != KILN_OK)
+    if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
         fail_msg("%s: %s", path, err.message);
     uint16_t major, minor;
     kiln_program_format_version(p, &major, &minor);
@@ -102,7 +102,7 @@ static void writer_reproduces_it(void **state)
     void *bytes;
     size_t size;
     kiln_error err;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     uint8_t *golden = malloc(size + 1);
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
         char *path = path_of("named.kiln");
         kiln_builder *b = named_program();
         kiln_error err;
-        kiln_status status = kiln_builder_save(b, path, &err);
+        kiln_status status = kiln_builder_save(b, path, NULL, &err);
         kiln_builder_free(b);
         free(path);
         if (status != KILN_OK)

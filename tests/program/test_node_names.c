@@ -56,7 +56,7 @@ static artifact encode(const kiln_builder *b)
 {
     artifact a;
     kiln_error err;
-    assert_int_equal(kiln_builder_encode(b, (void **)&a.bytes, &a.size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, (void **)&a.bytes, &a.size, &err), KILN_OK);
     return a;
 }
 
@@ -64,7 +64,7 @@ static kiln_program *load(const artifact *a)
 {
     kiln_program *p = NULL;
     kiln_error err;
-    kiln_status status = kiln_program_load_memory(a->bytes, a->size, NULL, &p, &err);
+    kiln_status status = kiln_program_load_memory(a->bytes, a->size, NULL, &p, NULL, &err);
     if (status != KILN_OK)
         fail_msg("load: %s", err.message);
     return p;
@@ -412,12 +412,12 @@ static void loader_on_corrupt_and_newer_sections(void **state)
     artifact bad = with_nnam(&a, &payload, 1);
     kiln_program *p = NULL;
     kiln_error err;
-    assert_int_equal(kiln_program_load_memory(bad.bytes, bad.size, NULL, &p, &err), KILN_ERR_MALFORMED);
+    assert_int_equal(kiln_program_load_memory(bad.bytes, bad.size, NULL, &p, NULL, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "section NNAM: entry 0 names node 7"));
 
     /* An NNAM of a newer version is skipped with a warning: the names go, the program stays. */
     artifact newer = with_nnam(&a, &payload, 2);
-    assert_int_equal(kiln_program_load_memory(newer.bytes, newer.size, NULL, &p, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(newer.bytes, newer.size, NULL, &p, NULL, &err), KILN_OK);
     assert_null(kiln_program_node_name(p, 0));
     kiln_program_free(p);
 

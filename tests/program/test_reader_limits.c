@@ -38,7 +38,7 @@ static kiln_status encode_for(const kiln_builder *b, const kiln_limits *limits, 
     kiln_save_options options;
     kiln_save_options_default(&options);
     options.reader_limits = limits;
-    return kiln_builder_encode_with_options(b, &options, bytes, size, err);
+    return kiln_builder_encode(b, &options, bytes, size, err);
 }
 
 static void long_metadata_value(void **state)
@@ -64,11 +64,11 @@ static void long_metadata_value(void **state)
     assert_int_equal(encode_for(b, &raised, &bytes, &size, &err), KILN_OK);
     kiln_program *program = NULL;
     /* Default readers refuse it, for the reason the writer gave; raised ones load it. */
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_ERR_LIMIT);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_ERR_LIMIT);
     kiln_load_options load;
     kiln_load_options_default(&load);
-    load.limits = raised;
-    assert_int_equal(kiln_program_load_memory(bytes, size, &load, &program, &err), KILN_OK);
+    load.limits = &raised;
+    assert_int_equal(kiln_program_load_memory(bytes, size, &load, &program, NULL, &err), KILN_OK);
     assert_string_equal(kiln_program_metadata_value(program, "note"), value);
     kiln_program_free(program);
     free(bytes);
@@ -122,11 +122,25 @@ static void too_many_evidence_cases(void **state)
     assert_int_equal(kiln_tensor_new(KILN_F32, 1, (const int64_t[]){2}, &y, &err), KILN_OK);
     const char *in[] = {"x"}, *out[] = {"y"};
     kiln_compare_rule rule = {KILN_COMPARE_EXACT, 0, 0, false};
-    assert_int_equal(kiln_builder_add_evidence(b, "first", 1, in, (const kiln_tensor *const *)&x, 1, out,
-                                               (const kiln_tensor *const *)&y, &rule, &err),
+    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = "first",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const *)&x,
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const *)&y,
+            .rules = &rule}, &err),
                      KILN_OK);
-    assert_int_equal(kiln_builder_add_evidence(b, "second", 1, in, (const kiln_tensor *const *)&x, 1, out,
-                                               (const kiln_tensor *const *)&y, &rule, &err),
+    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = "second",
+            .input_count = 1,
+            .input_names = in,
+            .inputs = (const kiln_tensor *const *)&x,
+            .output_count = 1,
+            .output_names = out,
+            .expected = (const kiln_tensor *const *)&y,
+            .rules = &rule}, &err),
                      KILN_OK);
     kiln_limits one_output;
     kiln_limits_default(&one_output);

@@ -65,7 +65,7 @@ static kiln_program *load_bytes(const void *bytes, size_t size)
 {
     kiln_program *program;
     kiln_error err;
-    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
     if (status != KILN_OK)
         fail_msg("load failed: %s", err.message);
     return program;
@@ -79,7 +79,7 @@ static void every_section_round_trips(void **state)
     size_t size;
     kiln_error err;
     char text[256];
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_program *p = load_bytes(bytes, size);
     const kiln_model *m = &p->model;
 
@@ -277,9 +277,9 @@ static void writer_is_deterministic(void **state)
     void *bytes1, *bytes2, *bytes3;
     size_t size1, size2, size3;
     kiln_error err;
-    assert_int_equal(kiln_builder_encode(b1, &bytes1, &size1, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(b2, &bytes2, &size2, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(b1, &bytes3, &size3, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b1, NULL, &bytes1, &size1, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b2, NULL, &bytes2, &size2, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b1, NULL, &bytes3, &size3, &err), KILN_OK);
     assert_int_equal(size1, size2);
     assert_memory_equal(bytes1, bytes2, size1);
     assert_int_equal(size1, size3);
@@ -303,13 +303,13 @@ static void save_is_atomic_and_matches_encode(void **state)
     kiln_error err;
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     /* Saving over an existing file replaces it whole. */
     FILE *old = fopen(path, "wb");
     assert_non_null(old);
     fputs("previous contents", old);
     fclose(old);
-    assert_int_equal(kiln_builder_save(b, path, &err), KILN_OK);
+    assert_int_equal(kiln_builder_save(b, path, NULL, &err), KILN_OK);
 
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
@@ -329,14 +329,14 @@ static void save_is_atomic_and_matches_encode(void **state)
     assert_int_equal(files, 1);
 
     kiln_program *from_file;
-    assert_int_equal(kiln_program_load(path, NULL, &from_file, &err), KILN_OK);
+    assert_int_equal(kiln_program_load(path, NULL, &from_file, NULL, &err), KILN_OK);
     assert_string_equal(kiln_program_name(from_file), "rich program");
     kiln_program_free(from_file);
 
     /* A save into a missing directory fails cleanly, naming the path. */
     char bad[600];
     snprintf(bad, sizeof bad, "%s/missing/x.kiln", dir);
-    assert_int_equal(kiln_builder_save(b, bad, &err), KILN_ERR_IO);
+    assert_int_equal(kiln_builder_save(b, bad, NULL, &err), KILN_ERR_IO);
     assert_non_null(strstr(err.message, "missing/x.kiln"));
 
     unlink(path);
@@ -351,10 +351,10 @@ static void loading_a_missing_file_is_an_io_error(void **state)
     (void)state;
     kiln_program *p;
     kiln_error err;
-    assert_int_equal(kiln_program_load("/nonexistent/kiln/file.kiln", NULL, &p, &err), KILN_ERR_IO);
+    assert_int_equal(kiln_program_load("/nonexistent/kiln/file.kiln", NULL, &p, NULL, &err), KILN_ERR_IO);
     assert_null(p);
     assert_non_null(strstr(err.message, "/nonexistent/kiln/file.kiln"));
-    assert_int_equal(kiln_program_load("/tmp", NULL, &p, &err), KILN_ERR_IO);
+    assert_int_equal(kiln_program_load("/tmp", NULL, &p, NULL, &err), KILN_ERR_IO);
 }
 
 static void verify_none_still_loads_a_valid_file(void **state)
@@ -368,12 +368,12 @@ static void verify_none_still_loads_a_valid_file(void **state)
     kiln_program *p;
     kiln_load_options_default(&options);
     options.verify = KILN_VERIFY_NONE;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
-    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &p, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &p, NULL, &err), KILN_OK);
     kiln_program_free(p);
     /* Options not made by the default function are refused. */
     options.struct_size = 3;
-    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &p, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_program_load_memory(bytes, size, &options, &p, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
     free(bytes);
     kiln_builder_free(b);
 }

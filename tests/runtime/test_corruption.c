@@ -109,7 +109,7 @@ static artifact encode_scale_with(const kiln_save_options *options)
     assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode_with_options(b, options, &bytes, &a.size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, options, &bytes, &a.size, &err), KILN_OK);
     kiln_builder_free(b);
     a.bytes = bytes;
     return a;
@@ -308,7 +308,7 @@ static load_result load_bytes(const uint8_t *bytes, size_t size, const kiln_load
     load_result r;
     kiln_program *program = NULL;
     memset(&r.err, 0, sizeof r.err);
-    r.status = kiln_program_load_memory(bytes, size, options, &program, &r.err);
+    r.status = kiln_program_load_memory(bytes, size, options, &program, NULL, &r.err);
     if (r.status == KILN_OK) {
         assert_non_null(program);
     } else {
@@ -340,7 +340,7 @@ static run_result open_and_start(const uint8_t *bytes, size_t size, const kiln_l
     kiln_program *program = NULL;
     kiln_session *session = NULL;
     memset(&r, 0, sizeof r);
-    r.open.status = kiln_program_load_memory(bytes, size, options, &program, &r.open.err);
+    r.open.status = kiln_program_load_memory(bytes, size, options, &program, NULL, &r.open.err);
     if (r.open.status != KILN_OK) {
         assert_null(program);
         assert_int_equal(r.open.err.code, r.open.status);
@@ -987,7 +987,7 @@ static artifact encode_non_strict(void)
     assert_int_equal(kiln_builder_add_input(b, "w", KILN_F32, "[4, 5]", &w, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){a, w}, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(b, &bytes, &out.size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &out.size, &err), KILN_OK);
     kiln_builder_free(b);
     out.bytes = bytes;
     return out;
@@ -1145,7 +1145,7 @@ static void test_newer_minor_unknown_ancillary_loads(void **state)
     kiln_program *program = NULL;
     kiln_error err;
     uint16_t major, minor;
-    assert_int_equal(kiln_program_load_memory(a.bytes, a.size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(a.bytes, a.size, NULL, &program, NULL, &err), KILN_OK);
     kiln_program_format_version(program, &major, &minor);
     assert_int_equal(major, 1);
     assert_int_equal(minor, 1);
@@ -1202,7 +1202,7 @@ static artifact encode_one_op(kiln_dtype dtype, const char *op, const char *to)
     kiln_attribute attribute = {.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = to};
     assert_int_equal(kiln_builder_add_op_with_attributes(b, op, 1, &x, to ? 1 : 0, &attribute, &y, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_encode(b, &bytes, &a.size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &a.size, &err), KILN_OK);
     kiln_builder_free(b);
     a.bytes = bytes;
     return a;
@@ -1335,7 +1335,7 @@ static void test_compressed_weights_load_and_run(void **state)
         kiln_program *program = NULL;
         kiln_section_info info;
         kiln_error err;
-        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, NULL, &err), KILN_OK);
         kiln_program_section(program, WDAT, &info);
         assert_string_equal(info.type, "WDAT");
         assert_true(info.compressed);
@@ -1453,7 +1453,7 @@ static void test_compressed_stream_sizes(void **state)
         kiln_load_options options = options_for(all_policies[p]);
         kiln_program *program = NULL;
         kiln_error err;
-        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, NULL, &err), KILN_OK);
         expect_scale_runs(program);
         kiln_program_free(program);
     }
@@ -1622,18 +1622,21 @@ static void test_compressed_program_section(void **state)
     reseal(a.bytes, a.size);
     for (int p = 0; p < 3; p++) {
         kiln_load_options options = options_for(all_policies[p]);
+        kiln_limits limits;
+        kiln_limits_default(&limits);
+        options.limits = &limits;
         kiln_program *program = NULL;
         kiln_error err;
-        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
+        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, NULL, &err), KILN_OK);
         assert_int_equal(kiln_program_dim_count(program), 1);
         expect_scale_runs(program);
         kiln_program_free(program);
         /* The inflated program sections together are bounded before any is
          * inflated (kiln_limits.max_decompressed_program_bytes). */
-        options.limits.max_decompressed_program_bytes = raw_size - 1;
+        limits.max_decompressed_program_bytes = raw_size - 1;
         expect_load(a.bytes, a.size, &options, KILN_ERR_LIMIT, "max_decompressed_program_bytes");
-        options.limits.max_decompressed_program_bytes = raw_size;
-        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, &err), KILN_OK);
+        limits.max_decompressed_program_bytes = raw_size;
+        assert_int_equal(kiln_program_load_memory(a.bytes, a.size, &options, &program, NULL, &err), KILN_OK);
         kiln_program_free(program);
     }
     /* Under NONE the program sections keep their CRC check. */
@@ -1912,11 +1915,17 @@ static void test_section_count_over_limit(void **state)
     /* With the limit lifted, the count is still checked against the bytes
      * before the table is allocated. */
     kiln_load_options lifted = options_for(KILN_VERIFY_FULL);
-    lifted.limits.max_sections = UINT32_MAX;
+    kiln_limits lifted_limits;
+    kiln_limits_default(&lifted_limits);
+    lifted.limits = &lifted_limits;
+    lifted_limits.max_sections = UINT32_MAX;
     expect_edited(&a, section_count_max, &lifted, KILN_ERR_MALFORMED, "does not end where the trailer begins");
     /* A caller's tighter limit applies to a valid file too. */
     kiln_load_options tight = options_for(KILN_VERIFY_FULL);
-    tight.limits.max_sections = 6;
+    kiln_limits tight_limits;
+    kiln_limits_default(&tight_limits);
+    tight.limits = &tight_limits;
+    tight_limits.max_sections = 6;
     expect_load(a.bytes, a.size, &tight, KILN_ERR_LIMIT, "7 sections, the limit is 6");
     artifact_release(&a);
 }
@@ -2072,7 +2081,10 @@ static void test_huge_weight_claims(void **state)
 
     /* A caller's byte budget for weights applies to the sum. */
     kiln_load_options tight = options_for(KILN_VERIFY_FULL);
-    tight.limits.max_weight_bytes = 15;
+    kiln_limits tight_limits;
+    kiln_limits_default(&tight_limits);
+    tight.limits = &tight_limits;
+    tight_limits.max_weight_bytes = 15;
     parts_init_scale(&p);
     expect_parts(&p, &tight, KILN_ERR_LIMIT, "weights exceed the limit of 15 bytes");
     parts_release(&p);
@@ -2103,7 +2115,10 @@ static void test_node_count_claims(void **state)
     (void)state;
     program_parts p;
     kiln_load_options lifted = options_for(KILN_VERIFY_FULL);
-    lifted.limits.max_nodes = UINT32_MAX;
+    kiln_limits lifted_limits;
+    kiln_limits_default(&lifted_limits);
+    lifted.limits = &lifted_limits;
+    lifted_limits.max_nodes = UINT32_MAX;
     parts_init_scale(&p);
     kiln_write_u32(parts_replace(&p, GRPH), 1000000000u);
     expect_parts(&p, NULL, KILN_ERR_LIMIT, "1000000000 nodes exceeds the limit of 1000000");
@@ -2304,7 +2319,7 @@ static child_outcome load_in_child(const uint8_t *bytes, size_t size, unsigned s
     if (child == 0) {
         kiln_program *program = NULL;
         alarm(seconds);
-        kiln_status s = kiln_program_load_memory(bytes, size, NULL, &program, NULL);
+        kiln_status s = kiln_program_load_memory(bytes, size, NULL, &program, NULL, NULL);
         kiln_program_free(program);
         _exit(CHILD_STATUS_BASE + (int)s);
     }
@@ -2567,11 +2582,17 @@ static void test_string_length_limit(void **state)
     kiln_write_u32(w, UINT32_MAX);
     expect_parts(&p, NULL, KILN_ERR_LIMIT, "4294967295 bytes, limit is 4096");
     kiln_load_options lifted = options_for(KILN_VERIFY_FULL);
-    lifted.limits.max_string_length = UINT32_MAX;
+    kiln_limits lifted_limits;
+    kiln_limits_default(&lifted_limits);
+    lifted.limits = &lifted_limits;
+    lifted_limits.max_string_length = UINT32_MAX;
     expect_parts(&p, &lifted, KILN_ERR_MALFORMED, "needs 4294967295 bytes");
     /* A caller's tighter limit applies to valid names. */
     kiln_load_options tight = options_for(KILN_VERIFY_FULL);
-    tight.limits.max_string_length = 4;
+    kiln_limits tight_limits;
+    kiln_limits_default(&tight_limits);
+    tight.limits = &tight_limits;
+    tight_limits.max_string_length = 4;
     write_meta(parts_replace(&p, META), "scale", KILN_MODE_INFERENCE);
     expect_parts(&p, &tight, KILN_ERR_LIMIT, "5 bytes, limit is 4");
     free(name);

@@ -231,7 +231,7 @@ static blob encode_with(const kiln_builder *b, const kiln_save_options *options)
     blob out;
     void *bytes = NULL;
     kiln_error err;
-    kiln_status status = kiln_builder_encode_with_options(b, options, &bytes, &out.size, &err);
+    kiln_status status = kiln_builder_encode(b, options, &bytes, &out.size, &err);
     if (status != KILN_OK)
         fail_msg("encode failed: %s", err.message);
     out.bytes = bytes;
@@ -312,7 +312,7 @@ static kiln_program *load_ok(const blob *b, const kiln_load_options *options)
 {
     kiln_program *program = NULL;
     kiln_error err;
-    kiln_status status = kiln_program_load_memory(b->bytes, b->size, options, &program, &err);
+    kiln_status status = kiln_program_load_memory(b->bytes, b->size, options, &program, NULL, &err);
     if (status != KILN_OK)
         fail_msg("load failed: %d: %s", (int)status, err.message);
     assert_non_null(program);
@@ -330,7 +330,7 @@ static load_result try_load(const uint8_t *bytes, size_t size, const kiln_load_o
     load_result r;
     kiln_program *program = NULL;
     memset(&r, 0, sizeof r);
-    r.status = kiln_program_load_memory(bytes, size, options, &program, &r.err);
+    r.status = kiln_program_load_memory(bytes, size, options, &program, NULL, &r.err);
     if (r.status == KILN_OK) {
         assert_non_null(program);
         kiln_program_signature(program, &r.signature);
@@ -439,7 +439,7 @@ static blob sign_blob(const blob *b, const key_pair *key, const char *name)
     kiln_error err;
     snprintf(signed_name, sizeof signed_name, "%s.signed", name);
     write_file(temp_path(name, path, sizeof path), b->bytes, b->size);
-    kiln_status status = kiln_artifact_sign(path, temp_path(signed_name, out, sizeof out), &key->secret_key, &err);
+    kiln_status status = kiln_artifact_sign(path, temp_path(signed_name, out, sizeof out), &key->secret_key, NULL, &err);
     if (status != KILN_OK)
         fail_msg("signing failed: %s", err.message);
     blob result = read_file(out);
@@ -777,7 +777,7 @@ static void test_every_flip_of_signed_artifact_refused(void **state)
             kiln_session *session = NULL;
             kiln_error err;
             b.bytes[offset] ^= (uint8_t)(1u << bit);
-            kiln_status status = kiln_program_load_memory(b.bytes, b.size, &lazy, &program, &err);
+            kiln_status status = kiln_program_load_memory(b.bytes, b.size, &lazy, &program, NULL, &err);
             if (status == KILN_OK)
                 status = kiln_session_new(program, NULL, &session, &err);
             kiln_session_free(session);
@@ -842,9 +842,9 @@ static void test_sign_in_place_and_to_path(void **state)
     write_file(temp_path("source.kiln", source, sizeof source), original.bytes, original.size);
     write_file(temp_path("in_place.kiln", in_place, sizeof in_place), original.bytes, original.size);
 
-    assert_int_equal(kiln_artifact_sign(in_place, NULL, &a.secret_key, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_sign(in_place, NULL, &a.secret_key, NULL, &err), KILN_OK);
     assert_int_equal(kiln_artifact_sign(source, temp_path("to_path.kiln", to_path, sizeof to_path),
-                                        &a.secret_key, &err), KILN_OK);
+                                        &a.secret_key, NULL, &err), KILN_OK);
     blob signed_in_place = read_file(in_place), signed_to_path = read_file(to_path), still = read_file(source);
     /* The source of "-o" is untouched; both ways give the same bytes. */
     assert_int_equal(still.size, original.size);
@@ -859,7 +859,7 @@ static void test_sign_in_place_and_to_path(void **state)
     expect_same_identities(&original, &signed_in_place);
 
     /* Signing a signed artifact again replaces the signature. */
-    assert_int_equal(kiln_artifact_sign(to_path, NULL, &b_key.secret_key, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_sign(to_path, NULL, &b_key.secret_key, NULL, &err), KILN_OK);
     blob resigned = read_file(to_path);
     assert_memory_equal(resigned.bytes, original.bytes, original.size - KILN_TRAILER_SIZE);
     check_trailer_signed_by(&resigned, &b_key, digest);
@@ -890,9 +890,9 @@ static void expect_sign_refused(const blob *damaged, kiln_status code, const cha
     int entries = temp_dir_entries();
     write_file(temp_path("damaged.kiln", source, sizeof source), damaged->bytes, damaged->size);
     write_file(temp_path("dest.kiln", dest, sizeof dest), precious, sizeof precious);
-    assert_int_equal(kiln_artifact_sign(source, dest, &a.secret_key, &err), code);
+    assert_int_equal(kiln_artifact_sign(source, dest, &a.secret_key, NULL, &err), code);
     assert_non_null(strstr(err.message, word));
-    assert_int_equal(kiln_artifact_sign(source, NULL, &a.secret_key, &err), code);
+    assert_int_equal(kiln_artifact_sign(source, NULL, &a.secret_key, NULL, &err), code);
     blob after_dest = read_file(dest), after_source = read_file(source);
     assert_int_equal(after_dest.size, sizeof precious);
     assert_memory_equal(after_dest.bytes, precious, sizeof precious);
@@ -936,7 +936,7 @@ static void test_sign_refuses_damaged_artifact(void **state)
     key_pair a = new_key();
     temp_path("dest.kiln", dest, sizeof dest);
     write_file(dest, "x", 1);
-    assert_int_equal(kiln_artifact_sign(temp_path("missing.kiln", missing, sizeof missing), dest, &a.secret_key,
+    assert_int_equal(kiln_artifact_sign(temp_path("missing.kiln", missing, sizeof missing), dest, &a.secret_key, NULL,
                                         &err), KILN_ERR_IO);
     assert_non_null(strstr(err.message, "missing.kiln"));
     blob after = read_file(dest);
@@ -944,10 +944,10 @@ static void test_sign_refuses_damaged_artifact(void **state)
     blob_release(&after);
     unlink(dest);
     write_file(temp_path("good.kiln", good, sizeof good), original.bytes, original.size);
-    assert_int_equal(kiln_artifact_sign(NULL, NULL, &a.secret_key, &err), KILN_ERR_INVALID_ARGUMENT);
-    assert_int_equal(kiln_artifact_sign(good, NULL, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_artifact_sign(NULL, NULL, &a.secret_key, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_artifact_sign(good, NULL, NULL, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_int_equal(kiln_artifact_sign(good, temp_path("no/such/dir.kiln", nowhere, sizeof nowhere),
-                                        &a.secret_key, &err), KILN_ERR_IO);
+                                        &a.secret_key, NULL, &err), KILN_ERR_IO);
     blob still = read_file(good);
     assert_memory_equal(still.bytes, original.bytes, original.size);
     blob_release(&still);
@@ -974,7 +974,7 @@ static void test_sign_refuses_inconsistent_secret_key(void **state)
     for (int which = 0; which < 2; which++) {
         key_pair k = new_key();
         k.secret_key.bytes[which ? 0 : 63] ^= 0x01; /* the public half, then the seed */
-        status[which] = kiln_artifact_sign(source, dest, &k.secret_key, &err);
+        status[which] = kiln_artifact_sign(source, dest, &k.secret_key, NULL, &err);
         if (status[which] == KILN_OK) {
             /* What was written verifies under no key: the real one finds a bad signature... */
             blob written = read_file(dest);
@@ -1315,11 +1315,11 @@ static void test_compression_round_trip(void **state)
     kiln_error err;
     kiln_save_options_default(&options);
     options.compression_level = 10;
-    assert_int_equal(kiln_builder_encode_with_options(builder, &options, &bytes, &size, &err),
+    assert_int_equal(kiln_builder_encode(builder, &options, &bytes, &size, &err),
                      KILN_ERR_INVALID_ARGUMENT);
     assert_null(bytes);
     options.compression_level = -1;
-    assert_int_equal(kiln_builder_encode_with_options(builder, &options, &bytes, &size, &err),
+    assert_int_equal(kiln_builder_encode(builder, &options, &bytes, &size, &err),
                      KILN_ERR_INVALID_ARGUMENT);
     kiln_builder_free(builder);
 
@@ -1364,7 +1364,7 @@ static void expect_lazy_weights_fail_at(const blob *b, kiln_status code, const c
     kiln_program *program = NULL;
     kiln_session *session = NULL;
     kiln_error err, first;
-    kiln_status status = kiln_program_load_memory(b->bytes, b->size, &lazy, &program, &err);
+    kiln_status status = kiln_program_load_memory(b->bytes, b->size, &lazy, &program, NULL, &err);
     if (status != KILN_OK) {
         print_error("LAZY open failed: %s\n", err.message);
         _fail(file, line);
@@ -1534,7 +1534,7 @@ static void test_timestamp(void **state)
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         setenv("SOURCE_DATE_EPOCH", invalid[i], 1);
         bytes = NULL;
-        kiln_status status = kiln_builder_encode_with_options(b, NULL, &bytes, &size, &err);
+        kiln_status status = kiln_builder_encode(b, NULL, &bytes, &size, &err);
         if (status != KILN_ERR_INVALID_ARGUMENT || !strstr(err.message, "SOURCE_DATE_EPOCH")) {
             print_error("SOURCE_DATE_EPOCH='%s': got %d: %s\n", invalid[i], (int)status,
                         status ? err.message : "");
@@ -1577,7 +1577,7 @@ static void test_source_date_epoch_must_be_digits(void **state)
         size_t size = 0;
         kiln_error err;
         setenv("SOURCE_DATE_EPOCH", malformed[i], 1);
-        kiln_status status = kiln_builder_encode_with_options(b, NULL, &bytes, &size, &err);
+        kiln_status status = kiln_builder_encode(b, NULL, &bytes, &size, &err);
         unsetenv("SOURCE_DATE_EPOCH");
         free(bytes);
         /*
@@ -1681,20 +1681,24 @@ static blob craft_scale(uint32_t extra, uint32_t attributes)
     return (blob){out.data, out.size};
 }
 
-static kiln_load_options limited(uint32_t max_values, uint32_t max_attributes)
+/* Load options whose limits (in *limits, which must outlive them) lower max_values and max_attributes. */
+static kiln_load_options limited(kiln_limits *limits, uint32_t max_values, uint32_t max_attributes)
 {
     kiln_load_options options = options_for(KILN_VERIFY_FULL);
-    options.limits.max_values = max_values;
-    options.limits.max_attributes = max_attributes;
+    kiln_limits_default(limits);
+    limits->max_values = max_values;
+    limits->max_attributes = max_attributes;
+    options.limits = limits;
     return options;
 }
 
 static void test_limit_max_values(void **state)
 {
     (void)state;
-    kiln_load_options defaults = options_for(KILN_VERIFY_FULL);
-    assert_int_equal(defaults.limits.max_values, 4194304);
-    assert_int_equal(defaults.limits.max_attributes, 64);
+    kiln_limits defaults_limits;
+    kiln_limits_default(&defaults_limits);
+    assert_int_equal(defaults_limits.max_values, 4194304);
+    assert_int_equal(defaults_limits.max_attributes, 64);
 
     /* The crafted program is the real one: it loads and runs. */
     blob b = craft_scale(0, 0);
@@ -1702,9 +1706,10 @@ static void test_limit_max_values(void **state)
     expect_scale_outputs(program, 2.0, 1.0);
     kiln_program_free(program);
     /* 1 input + 2 weights + 2 nodes = 5 values. */
-    kiln_load_options options = limited(5, 64);
+    kiln_limits limits;
+    kiln_load_options options = limited(&limits, 5, 64);
     expect_load(&b, &options, KILN_OK, NULL);
-    options = limited(4, 64);
+    options = limited(&limits, 4, 64);
     expect_load(&b, &options, KILN_ERR_LIMIT, "the program has 5 values, the limit is 4");
     blob_release(&b);
 
@@ -1714,12 +1719,12 @@ static void test_limit_max_values(void **state)
     assert_int_equal(kiln_program_weight_count(program), 102);
     expect_scale_outputs(program, 2.0, 1.0);
     kiln_program_free(program);
-    options = limited(105, 64);
+    options = limited(&limits, 105, 64);
     expect_load(&b, &options, KILN_OK, NULL);
-    options = limited(104, 64);
+    options = limited(&limits, 104, 64);
     options.verify = KILN_VERIFY_LAZY;
     expect_load(&b, &options, KILN_ERR_LIMIT, "105 values, the limit is 104");
-    options = limited(0, 64);
+    options = limited(&limits, 0, 64);
     expect_load(&b, &options, KILN_ERR_LIMIT, "the limit is 0");
     blob_release(&b);
 }
@@ -1740,7 +1745,8 @@ static void test_limit_max_attributes(void **state)
     blob_release(&b);
     /* A caller's tighter limit. */
     b = craft_scale(0, 1);
-    kiln_load_options options = limited(4194304, 0);
+    kiln_limits limits;
+    kiln_load_options options = limited(&limits, 4194304, 0);
     expect_load(&b, &options, KILN_ERR_LIMIT, "1 attributes exceeds the limit of 0");
     /* Under the default limit its (absent) bytes are read as node 1's and refused. */
     expect_load(&b, NULL, KILN_ERR_MALFORMED, "has unknown type");
@@ -1756,16 +1762,21 @@ static void test_limit_max_decompressed_bytes(void **state)
     (void)state;
     blob packed = encode_big(6), plain = encode_big(0);
     kiln_load_options options = options_for(KILN_VERIFY_FULL);
-    assert_int_equal(options.limits.max_decompressed_bytes, UINT64_C(16) << 30);
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
+    assert_int_equal(limits.max_decompressed_bytes, UINT64_C(16) << 30);
     /* Exactly at the limit. */
-    options.limits.max_decompressed_bytes = BIG_N * 4;
+    limits.max_decompressed_bytes = BIG_N * 4;
     expect_load(&packed, &options, KILN_OK, NULL);
     /* The limit is about decompression: stored weights are not affected. */
-    options.limits.max_decompressed_bytes = 1024;
+    limits.max_decompressed_bytes = 1024;
     expect_load(&plain, &options, KILN_OK, NULL);
     /* With max_weight_bytes lowered as well, the section is refused at parse. */
     kiln_load_options both = options;
-    both.limits.max_weight_bytes = 1024;
+    kiln_limits both_limits = limits;
+    both.limits = &both_limits;
+    both_limits.max_weight_bytes = 1024;
     expect_load(&packed, &both, KILN_ERR_LIMIT, "inflates to 65536 bytes, over the limit of 1024");
     /*
      * Regression: the container limit was once the LARGER of
@@ -1806,14 +1817,21 @@ static blob encode_neg_chain(uint32_t nodes, uint32_t cases)
         o[0] = nodes % 2 ? -i[0] : i[0];
         o[1] = nodes % 2 ? -i[1] : i[1];
         snprintf(name, sizeof name, "case%u", c);
-        assert_int_equal(kiln_builder_add_evidence(b, name, 1, &in_name, (const kiln_tensor *const[]){in}, 1,
-                                                   &out_name, (const kiln_tensor *const[]){out}, &exact, &err),
+        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                .name = name,
+                .input_count = 1,
+                .input_names = &in_name,
+                .inputs = (const kiln_tensor *const[]){in},
+                .output_count = 1,
+                .output_names = &out_name,
+                .expected = (const kiln_tensor *const[]){out},
+                .rules = &exact}, &err),
                          KILN_OK);
     }
     kiln_tensor_free(in);
     kiln_tensor_free(out);
     blob result = {0};
-    assert_int_equal(kiln_builder_encode(b, (void **)&result.bytes, &result.size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, (void **)&result.bytes, &result.size, &err), KILN_OK);
     kiln_builder_free(b);
     return result;
 }
@@ -1828,12 +1846,15 @@ static void test_limit_max_replay_nodes(void **state)
     (void)state;
     blob chain = encode_neg_chain(100, 3);
     kiln_load_options options = options_for(KILN_VERIFY_FULL);
-    assert_int_equal(options.limits.max_replay_nodes, 1048576);
-    options.limits.max_replay_nodes = 250; /* two cases of 100 nodes, not three */
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
+    assert_int_equal(limits.max_replay_nodes, 1048576);
+    limits.max_replay_nodes = 250; /* two cases of 100 nodes, not three */
     kiln_program *program;
     kiln_error err;
     kiln_evidence_result result;
-    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, &options, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, &options, &program, NULL, &err), KILN_OK);
     for (uint32_t c = 0; c < 2; c++) {
         assert_int_equal(kiln_program_replay_evidence(program, c, &result, &err), KILN_OK);
         assert_true(result.passed);
@@ -1844,7 +1865,7 @@ static void test_limit_max_replay_nodes(void **state)
                                      "it with a larger limit to replay this case");
     kiln_program_free(program);
     /* The default replays every case of it. */
-    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(chain.bytes, chain.size, NULL, &program, NULL, &err), KILN_OK);
     for (uint32_t c = 0; c < 3; c++)
         assert_int_equal(kiln_program_replay_evidence(program, c, &result, &err), KILN_OK);
     kiln_program_free(program);

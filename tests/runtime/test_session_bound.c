@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <kiln/kiln.h>
+#include <kiln/util.h>
 
 /* Rows of 1024 floats: each of the three results of a batch row is 4 KiB. */
 enum { WIDTH = 1024 };
@@ -60,22 +61,31 @@ static kiln_program *load_program(int64_t batch_max, int64_t seq_max, uint64_t a
             ((float *)kiln_tensor_data(expected))[i] = 4.0f;
         }
         kiln_compare_rule exact = {KILN_COMPARE_EXACT, 0, 0, false};
-        assert_int_equal(kiln_builder_add_evidence(b, "ones", 1, (const char *[]){"x"},
-                                                   (const kiln_tensor *[]){in}, 1, (const char *[]){"z"},
-                                                   (const kiln_tensor *[]){expected}, &exact, &err),
+        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+                .name = "ones",
+                .input_count = 1,
+                .input_names = (const char *[]){"x"},
+                .inputs = (const kiln_tensor *[]){in},
+                .output_count = 1,
+                .output_names = (const char *[]){"z"},
+                .expected = (const kiln_tensor *[]){expected},
+                .rules = &exact}, &err),
                          KILN_OK);
         kiln_tensor_free(in);
         kiln_tensor_free(expected);
     }
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_load_options options;
     kiln_load_options_default(&options);
-    options.limits.max_arena_bytes = arena_limit;
+    kiln_limits limits;
+    kiln_limits_default(&limits);
+    options.limits = &limits;
+    limits.max_arena_bytes = arena_limit;
     kiln_program *program;
-    if (kiln_program_load_memory(bytes, size, &options, &program, &err) != KILN_OK)
+    if (kiln_program_load_memory(bytes, size, &options, &program, NULL, &err) != KILN_OK)
         fail_msg("load: %s", err.message);
     free(bytes);
     return program;
@@ -178,10 +188,10 @@ static void bad_narrowings_are_refused(void **state)
     assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode(b, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
 
     static const struct {
@@ -280,23 +290,23 @@ static void evidence_replays_narrowed_to_its_case(void **state)
     int64_t values[1];
     bool bound[1];
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){3, WIDTH}, &x, &err), KILN_OK);
-    assert_int_equal(kiln_program_bind_dims(program, (const char *[]){"x"}, (const kiln_tensor *[]){x}, 1, values,
+    assert_int_equal(kiln_program_bind_dims(program, 1, (const char *[]){"x"}, (const kiln_tensor *[]){x}, values,
                                             bound, &err),
                      KILN_OK);
     assert_true(bound[0]);
     assert_int_equal(values[0], 3);
-    assert_int_equal(kiln_session_new_for_inputs(program, NULL, (const char *[]){"x"}, (const kiln_tensor *[]){x}, 1,
+    assert_int_equal(kiln_session_new_for_inputs(program, NULL, 1, (const char *[]){"x"}, (const kiln_tensor *[]){x},
                                                  &session, &err),
                      KILN_OK);
     assert_int_equal(kiln_session_arena_bytes(session), 3 * 2 * WIDTH * sizeof(float));
     kiln_session_free(session);
     /* Inputs outside the contract give the run's error. */
-    assert_int_equal(kiln_program_bind_dims(program, (const char *[]){"y"}, (const kiln_tensor *[]){x}, 1, values,
+    assert_int_equal(kiln_program_bind_dims(program, 1, (const char *[]){"y"}, (const kiln_tensor *[]){x}, values,
                                             bound, &err),
                      KILN_ERR_UNKNOWN_INPUT);
     kiln_tensor_free(x);
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){3, 7}, &x, &err), KILN_OK);
-    assert_int_equal(kiln_session_new_for_inputs(program, NULL, (const char *[]){"x"}, (const kiln_tensor *[]){x}, 1,
+    assert_int_equal(kiln_session_new_for_inputs(program, NULL, 1, (const char *[]){"x"}, (const kiln_tensor *[]){x},
                                                  &session, &err),
                      KILN_ERR_SHAPE_GUARD);
     assert_string_equal(err.message, "input 'x' axis 1: 7 is not the declared size 1024");
@@ -324,10 +334,10 @@ static void narrowed_sessions_of_a_stored_plan_plan_their_own(void **state)
     save.store_memory_plan = true;
     void *bytes;
     size_t size;
-    assert_int_equal(kiln_builder_encode_with_options(b, &save, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(b, &save, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(b);
     kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     free(bytes);
     assert_true(kiln_program_memory_plan_stored(program));
     kiln_session *whole, *small;

@@ -290,7 +290,7 @@ static void options_from_before_profile_are_taken(void **state)
     kiln_session_free(session);
     const char *names[] = {"x"};
     const kiln_tensor *tensors[] = {x};
-    assert_int_equal(kiln_session_new_for_inputs(program, old, names, tensors, 1, &session, &err), KILN_OK);
+    assert_int_equal(kiln_session_new_for_inputs(program, old, 1, names, tensors, &session, &err), KILN_OK);
     assert_int_equal(kiln_session_set_input(session, "x", x, &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_OK);
     kiln_session_free(session);

@@ -115,9 +115,9 @@ kiln_program *recipe_seal(kiln_builder *builder)
     void *bytes;
     size_t size;
     kiln_program *program;
-    assert_int_equal(kiln_builder_encode(builder, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(builder, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(builder);
-    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, &err);
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
     free(bytes);
     if (status != KILN_OK)
         fail_msg("loading the sealed program: %s", err.message);

@@ -83,7 +83,7 @@ static void seal_text(const char *text, const char *base_dir, void **bytes, size
     kiln_error err;
     if (kiln_text_assemble(text, strlen(text), "t.ktxt", base_dir, &b, &err) != KILN_OK)
         fail_msg("assemble failed: %s\n--- text:\n%s", err.message, text);
-    if (kiln_builder_encode(b, bytes, size, &err) != KILN_OK)
+    if (kiln_builder_encode(b, NULL, bytes, size, &err) != KILN_OK)
         fail_msg("seal failed: %s", err.message);
     kiln_builder_free(b);
 }
@@ -91,7 +91,7 @@ static void seal_text(const char *text, const char *base_dir, void **bytes, size
 static void seal_builder(kiln_builder *b, void **bytes, size_t *size)
 {
     kiln_error err;
-    if (kiln_builder_encode(b, bytes, size, &err) != KILN_OK)
+    if (kiln_builder_encode(b, NULL, bytes, size, &err) != KILN_OK)
         fail_msg("seal failed: %s", err.message);
 }
 
@@ -100,7 +100,7 @@ static char *disassemble(const void *bytes, size_t size, const char *weights_dir
     kiln_program *program;
     kiln_error err;
     char *text;
-    if (kiln_program_load_memory(bytes, size, NULL, &program, &err) != KILN_OK)
+    if (kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err) != KILN_OK)
         fail_msg("load failed: %s", err.message);
     if (kiln_text_disassemble(program, weights_dir, &text, &err) != KILN_OK)
         fail_msg("disassemble failed: %s", err.message);
@@ -742,7 +742,7 @@ static void dims_multiple_of_and_derived_dims_round_trip(void **state)
 
     /* The contract holds at run time: 12 is not a multiple of 8. */
     kiln_program *program;
-    assert_int_equal(kiln_program_load_memory(from_text, text_size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(from_text, text_size, NULL, &program, NULL, &err), KILN_OK);
     kiln_dim_info info;
     kiln_program_dim(program, 1, &info);
     assert_string_equal(info.name, "seq");
@@ -903,7 +903,8 @@ static void checks_round_trip_byte_exact(void **state)
     kiln_program *program;
     kiln_error err;
     kiln_input_check c;
-    assert_int_equal(kiln_program_load_memory(again, again_size, NULL, &program, &err), KILN_OK);
+    kiln_input_check_default(&c);
+    assert_int_equal(kiln_program_load_memory(again, again_size, NULL, &program, NULL, &err), KILN_OK);
     assert_true(kiln_program_input_check(program, 3, &c));
     assert_true(c.has_range && c.min == 0 && signbit(c.min) && c.max == 65504);
     assert_true(kiln_program_input_check(program, 7, &c));
@@ -928,23 +929,23 @@ static void check_specs_parse(void **state)
     assert_true(spec.check.has_range && spec.check.min == 0 && spec.check.max == 1 && spec.check.finite_only);
     assert_int_equal(spec.check.category_count, 0);
     assert_null(spec.check.unit);
-    kiln_check_spec_release(&spec);
+    kiln_check_spec_free(&spec);
     assert_null(spec.input);
     assert_int_equal(kiln_check_spec_parse("ids: categories 0,1,2", &spec, &err), KILN_OK);
     assert_int_equal(spec.check.category_count, 3);
     assert_int_equal(spec.check.categories[2], 2);
-    kiln_check_spec_release(&spec);
+    kiln_check_spec_free(&spec);
     assert_int_equal(kiln_check_spec_parse("v: range -10..10, unit m/s", &spec, &err), KILN_OK);
     assert_true(spec.check.min == -10 && spec.check.max == 10);
     assert_string_equal(spec.check.unit, "m/s");
-    kiln_check_spec_release(&spec);
+    kiln_check_spec_free(&spec);
     assert_int_equal(kiln_check_spec_parse("  k: categories 3, 4, unit \"1\", description \"a, b\" ", &spec, &err),
                      KILN_OK);
     assert_int_equal(spec.check.category_count, 2);
     assert_string_equal(spec.check.unit, "1");
     assert_string_equal(spec.check.description, "a, b");
-    kiln_check_spec_release(&spec);
-    kiln_check_spec_release(NULL);
+    kiln_check_spec_free(&spec);
+    kiln_check_spec_free(NULL);
 
     static const struct {
         const char *spec;
@@ -1038,8 +1039,15 @@ static void add_case(kiln_builder *b, const char *name, int64_t rows, const doub
     kiln_tensor *y = tensor_of(KILN_F64, 2, shape, y_values), *z = tensor_of(KILN_F64, 2, shape, z_values);
     kiln_compare_rule rules[2] = {rule, rule};
     kiln_error err;
-    if (kiln_builder_add_evidence(b, name, 2, (const char *[]){"x", "s"}, (const kiln_tensor *[]){x, s},
-                                  only_y ? 1 : 2, (const char *[]){"y", "z"}, (const kiln_tensor *[]){y, z}, rules,
+    if (kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = name,
+            .input_count = 2,
+            .input_names = (const char *[]){"x", "s"},
+            .inputs = (const kiln_tensor *[]){x, s},
+            .output_count = only_y ? 1 : 2,
+            .output_names = (const char *[]){"y", "z"},
+            .expected = (const kiln_tensor *[]){y, z},
+            .rules = rules},
                                   &err) != KILN_OK)
         fail_msg("add_evidence: %s", err.message);
     kiln_tensor_free(x);
@@ -1179,8 +1187,15 @@ static void evidence_as_users_write_it(void **state)
     seal_text(text, dir, &from_text, &text_size);
     kiln_builder *b = evidence_program();
     kiln_compare_rule rules[2] = {default_rule, default_rule};
-    assert_int_equal(kiln_builder_add_evidence(b, "ones", 2, names, (const kiln_tensor *[]){x, s}, 2, names + 2,
-                                               (const kiln_tensor *[]){y, z}, rules, &err),
+    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = "ones",
+            .input_count = 2,
+            .input_names = names,
+            .inputs = (const kiln_tensor *[]){x, s},
+            .output_count = 2,
+            .output_names = names + 2,
+            .expected = (const kiln_tensor *[]){y, z},
+            .rules = rules}, &err),
                      KILN_OK);
     seal_builder(b, &from_c, &c_size);
     kiln_builder_free(b);
@@ -1198,7 +1213,7 @@ static void evidence_as_users_write_it(void **state)
     assert_same_bytes(from_c, c_size, from_defaults, defaults_size);
     kiln_program *program;
     kiln_evidence_result results[2];
-    assert_int_equal(kiln_program_load_memory(from_text, text_size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(from_text, text_size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_program_evidence_count(program), 1);
     assert_int_equal(kiln_program_replay_evidence(program, 0, results, &err), KILN_OK);
     assert_true(results[0].passed && results[1].passed);
@@ -1221,16 +1236,22 @@ static void evidence_with_rules_per_output_is_refused(void **state)
     kiln_tensor *x = tensor_of(KILN_F64, 2, shape, values), *s = tensor_of(KILN_F64, 0, NULL, &three);
     kiln_compare_rule rules[2] = {default_rule, {KILN_COMPARE_EXACT, 1e-6, 1e-5, true}};
     kiln_error err;
-    assert_int_equal(kiln_builder_add_evidence(b, "mixed", 2, (const char *[]){"x", "s"},
-                                               (const kiln_tensor *[]){x, s}, 2, (const char *[]){"z", "y"},
-                                               (const kiln_tensor *[]){x, x}, rules, &err),
+    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
+            .name = "mixed",
+            .input_count = 2,
+            .input_names = (const char *[]){"x", "s"},
+            .inputs = (const kiln_tensor *[]){x, s},
+            .output_count = 2,
+            .output_names = (const char *[]){"z", "y"},
+            .expected = (const kiln_tensor *[]){x, x},
+            .rules = rules}, &err),
                      KILN_OK);
     void *bytes;
     size_t size;
     seal_builder(b, &bytes, &size);
     kiln_program *program;
     char *text = (char *)&err; /* must come back NULL */
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     assert_int_equal(kiln_text_disassemble(program, NULL, &text, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_null(text);
     assert_contains(err.message, "evidence 'mixed': outputs 'z' and 'y' are compared under different rules; the "
@@ -1254,7 +1275,7 @@ static void attributes_print_in_stored_order(void **state)
     seal_text(scale_text, NULL, &bytes, &size);
     kiln_program *program;
     kiln_error err;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, &err), KILN_OK);
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err), KILN_OK);
     int64_t perm[2] = {1, 0};
     double scales[4] = {0.5, 2.0, 1e300, -0.0};
     kiln_attribute attributes[] = {
@@ -1710,7 +1731,7 @@ static void damaged_texts_never_crash(void **state)
         if (kiln_text_assemble(copy, length, "d.ktxt", "/nonexistent", &b, &err) == KILN_OK) {
             void *bytes;
             size_t size;
-            if (kiln_builder_encode(b, &bytes, &size, &err) == KILN_OK)
+            if (kiln_builder_encode(b, NULL, &bytes, &size, &err) == KILN_OK)
                 free(bytes);
             kiln_builder_free(b);
         }

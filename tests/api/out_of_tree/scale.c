@@ -28,8 +28,8 @@ int main(int argc, char **argv)
           && kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, input}, &doubled, &err) == KILN_OK
           && kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err) == KILN_OK
           && kiln_builder_add_output(b, "y", y, &err) == KILN_OK
-          && kiln_builder_save(b, path, &err) == KILN_OK
-          && kiln_program_load(path, NULL, &program, &err) == KILN_OK
+          && kiln_builder_save(b, path, NULL, &err) == KILN_OK
+          && kiln_program_load(path, NULL, &program, NULL, &err) == KILN_OK
           && kiln_session_new(program, NULL, &session, &err) == KILN_OK
           && kiln_tensor_new(KILN_F64, 2, (const int64_t[]){3, 2}, &x, &err) == KILN_OK;
     if (ok) {
