@@ -40,9 +40,7 @@ static kiln_status read_options(const kiln_onnx_options *options, kiln_onnx_opti
                                 kiln_error *err)
 {
     options_default(out);
-    kiln_status status = options ? kiln_struct_read(out, sizeof *out, options, ONNX_OPTIONS_SIZE_1_0,
-                                                    "kiln_onnx_options", err)
-                                 : KILN_OK;
+    kiln_status status = kiln_struct_read(out, sizeof *out, options, ONNX_OPTIONS_SIZE_1_0, "kiln_onnx_options", err);
     if (status == KILN_OK)
         status = onnx_limits_read(out->limits, limits, err);
     out->limits = limits;

@@ -55,8 +55,6 @@ void kiln_onnx_limits_init(kiln_onnx_limits *limits, size_t struct_size)
 kiln_status onnx_limits_read(const kiln_onnx_limits *limits, kiln_onnx_limits *out, kiln_error *err)
 {
     limits_default(out);
-    if (!limits)
-        return KILN_OK;
     return kiln_struct_read(out, sizeof *out, limits, ONNX_LIMITS_SIZE_1_0, "kiln_onnx_limits", err);
 }
 

@@ -33,7 +33,7 @@ extern "C" {
  * size) bytes are copied, the rest of `out` is zeroed, and out's
  * struct_size becomes `out_size`. How the kiln_*_init functions write
  * defaults, and how a function fills a struct the caller sized.
- * `out_size` must be at least sizeof(size_t).
+ * Nothing is written when `out_size` is below sizeof(size_t).
  */
 KILN_API void kiln_struct_fill(void *out, size_t out_size, const void *in, size_t size);
 
@@ -41,7 +41,8 @@ KILN_API void kiln_struct_fill(void *out, size_t out_size, const void *in, size_
  * Read a caller's versioned struct `in` into `out` (`size` bytes, holding
  * this library's defaults): the caller's first min(in->struct_size, size)
  * bytes replace them, so the fields an older struct lacks keep their
- * defaults, and out's struct_size becomes `size`.
+ * defaults, and out's struct_size becomes `size`. A NULL `in` leaves the
+ * defaults as they are.
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT, naming `type_name`, for a
  *         struct_size below `min_size` (the struct's 1.0 size) or a longer
  *         struct with a nonzero byte past `size` (a field this library

@@ -26,9 +26,8 @@ void kiln_edit_options_init(kiln_edit_options *options, size_t struct_size)
 kiln_status kiln_edit_settings_resolve(const kiln_edit_options *options, kiln_edit_settings *out, kiln_error *err)
 {
     edit_options_default(&out->options);
-    if (options)
-        KILN_TRY(kiln_struct_read(&out->options, sizeof out->options, options, EDIT_OPTIONS_SIZE_1_0,
-                                  "kiln_edit_options", err));
+    KILN_TRY(kiln_struct_read(&out->options, sizeof out->options, options, EDIT_OPTIONS_SIZE_1_0,
+                              "kiln_edit_options", err));
     KILN_TRY(kiln_load_settings_resolve(out->options.load, &out->load, err));
     out->options.load = &out->load.options;
     return KILN_OK;

@@ -14,6 +14,8 @@
 
 void kiln_struct_fill(void *out, size_t out_size, const void *in, size_t size)
 {
+    if (out_size < sizeof out_size)
+        return; /* no room for struct_size: a caller's error, and nothing to write safely */
     size_t common = out_size < size ? out_size : size;
     memcpy(out, in, common);
     memset((unsigned char *)out + common, 0, out_size - common);
@@ -23,6 +25,8 @@ void kiln_struct_fill(void *out, size_t out_size, const void *in, size_t size)
 kiln_status kiln_struct_read(void *out, size_t size, const void *in, size_t min_size, const char *type_name,
                              kiln_error *err)
 {
+    if (!in)
+        return KILN_OK; /* the caller gave none: the defaults in `out` stand */
     size_t given;
     memcpy(&given, in, sizeof given);
     if (given < min_size)

@@ -49,7 +49,5 @@ void kiln_limits_init(kiln_limits *limits, size_t struct_size)
 kiln_status kiln_limits_read(const kiln_limits *limits, kiln_limits *out, kiln_error *err)
 {
     limits_default(out);
-    if (!limits)
-        return KILN_OK;
     return kiln_struct_read(out, sizeof *out, limits, LIMITS_SIZE_1_0, "kiln_limits", err);
 }

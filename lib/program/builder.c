@@ -950,9 +950,8 @@ static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_opti
     int64_t timestamp;
     memset(sealed, 0, sizeof *sealed);
     save_options_default(settings);
-    if (options)
-        KILN_TRY(kiln_struct_read(settings, sizeof *settings, options, SAVE_OPTIONS_SIZE_1_0, "kiln_save_options",
-                                  err));
+    KILN_TRY(kiln_struct_read(settings, sizeof *settings, options, SAVE_OPTIONS_SIZE_1_0, "kiln_save_options",
+                              err));
     if (settings->compression_level < 0 || settings->compression_level > 9)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "compression level %d is not in 0..9",
                          settings->compression_level);

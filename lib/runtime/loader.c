@@ -45,9 +45,8 @@ void kiln_load_options_init(kiln_load_options *options, size_t struct_size)
 kiln_status kiln_load_settings_resolve(const kiln_load_options *options, kiln_load_settings *out, kiln_error *err)
 {
     load_options_default(&out->options);
-    if (options)
-        KILN_TRY(kiln_struct_read(&out->options, sizeof out->options, options, LOAD_OPTIONS_SIZE_1_0,
-                                  "kiln_load_options", err));
+    KILN_TRY(kiln_struct_read(&out->options, sizeof out->options, options, LOAD_OPTIONS_SIZE_1_0,
+                              "kiln_load_options", err));
     KILN_TRY(kiln_limits_read(out->options.limits, &out->limits, err));
     out->options.limits = &out->limits;
     return KILN_OK;

@@ -379,8 +379,7 @@ kiln_status kiln_session_options_read(const kiln_session_options *options, kiln_
                                       kiln_error *err)
 {
     session_options_default(out);
-    if (options)
-        KILN_TRY(kiln_struct_read(out, sizeof *out, options, SESSION_OPTIONS_SIZE_MIN, "kiln_session_options", err));
+    KILN_TRY(kiln_struct_read(out, sizeof *out, options, SESSION_OPTIONS_SIZE_MIN, "kiln_session_options", err));
     if (out->thread_policy != KILN_THREADS_ADAPTIVE && out->thread_policy != KILN_THREADS_FIXED)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "thread_policy %d is neither KILN_THREADS_ADAPTIVE (0) nor KILN_THREADS_FIXED (1)",

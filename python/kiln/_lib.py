@@ -344,12 +344,12 @@ def _declare(library, table):
 
 # The kiln_*_init function that fills each versioned struct, and the library that has it.
 _INITS = {
-    "LoadOptions": ("kiln", "kiln_load_options_init"),
-    "SessionOptions": ("kiln", "kiln_session_options_init"),
-    "SaveOptions": ("kiln", "kiln_save_options_init"),
-    "InputCheck": ("kiln", "kiln_input_check_init"),
-    "Limits": ("kiln", "kiln_limits_init"),
-    "OnnxOptions": ("onnx", "kiln_onnx_options_init"),
+    LoadOptions: ("kiln", "kiln_load_options_init"),
+    SessionOptions: ("kiln", "kiln_session_options_init"),
+    SaveOptions: ("kiln", "kiln_save_options_init"),
+    InputCheck: ("kiln", "kiln_input_check_init"),
+    Limits: ("kiln", "kiln_limits_init"),
+    OnnxOptions: ("onnx", "kiln_onnx_options_init"),
 }
 
 
@@ -357,7 +357,7 @@ def init(struct_type):
     """A new `struct_type` (a versioned struct) holding the library's defaults,
     its struct_size this binding's size of it."""
     value = struct_type()
-    library, function = _INITS[struct_type.__name__]
+    library, function = _INITS[struct_type]
     getattr(globals()[library], function)(ctypes.byref(value), ctypes.sizeof(value))
     return value
 

@@ -92,6 +92,11 @@ static void init_writes_exactly_the_given_size(void **state)
     assert_int_equal(options->timestamp, -1);
     for (size_t i = size; i < sizeof storage; i++)
         assert_int_equal(storage[i], 0xA5);
+    /* A size with no room for struct_size itself is written nothing. */
+    memset(storage, 0xA5, sizeof storage);
+    kiln_limits_init((kiln_limits *)storage, sizeof(size_t) - 1);
+    for (size_t i = 0; i < sizeof storage; i++)
+        assert_int_equal(storage[i], 0xA5);
     /* The macro passes the caller's sizeof. */
     kiln_load_options load;
     kiln_load_options_default(&load);
