@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "invariant.h"
 
 void kiln_reader_init(kiln_reader *r, const void *data, size_t size, const char *context)
 {
@@ -16,6 +17,8 @@ void kiln_reader_init(kiln_reader *r, const void *data, size_t size, const char 
 
 size_t kiln_reader_remaining(const kiln_reader *r)
 {
+    /* Every read checks what remains first, so the position never passes the end. */
+    KILN_ASSERT(r->pos <= r->size);
     return r->size - r->pos;
 }
 

@@ -18,10 +18,10 @@ import sys
 
 # Lowest first. Layers of one rank are siblings and may not include each other.
 LAYERS = [
-    ('format', 0), ('lib/core', 1), ('lib/contract', 2),
-    ('lib/ops', 3), ('lib/ops/common', 3), ('lib/ops/onednn', 3),
-    ('lib/model', 4), ('lib/plan', 5), ('lib/program', 6), ('lib/runtime', 7),
-    ('lib/artifact', 8), ('lib/text', 8),
+    ('lib/base', 0), ('format', 1), ('lib/core', 2), ('lib/contract', 3),
+    ('lib/ops', 4), ('lib/ops/common', 4), ('lib/ops/onednn', 4),
+    ('lib/model', 5), ('lib/plan', 6), ('lib/program', 7), ('lib/runtime', 8),
+    ('lib/artifact', 9), ('lib/text', 9),
 ]
 # Above the library: public headers and their own folder only.
 CLIENTS = ['onnx', 'tools', 'tools/onnx', 'examples', 'python']

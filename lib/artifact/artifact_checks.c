@@ -10,7 +10,7 @@
 
 #include "artifact_rewrite.h"
 #include "edit_options.h"
-#include "format/error.h"
+#include "error.h"
 #include "model_check.h"
 #include "program.h"
 #include "section_checks.h"

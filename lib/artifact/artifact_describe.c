@@ -10,7 +10,7 @@
 #include <kiln/kiln.h>
 
 #include "format/container.h"
-#include "format/error.h"
+#include "error.h"
 #include "format/file_io.h"
 
 /* Every section's CRC32 and BLAKE2b-256 (inflating compressed ones), then

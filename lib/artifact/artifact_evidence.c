@@ -12,7 +12,7 @@
 #include "edit_options.h"
 #include "evidence_check.h"
 #include "section_evidence.h"
-#include "format/error.h"
+#include "error.h"
 #include "program.h"
 #include "sections.h"
 

@@ -9,7 +9,7 @@
 
 #include <kiln/kiln.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "loader.h"
 
 struct kiln_artifact {

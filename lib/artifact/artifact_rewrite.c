@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "format/container.h"
-#include "format/error.h"
+#include "error.h"
 #include "sections.h"
 
 kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, bool critical,

@@ -3,7 +3,7 @@
 
 #include <kiln/kiln.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "format/signature.h"
 #include "loader.h"
 #include "program.h"

@@ -1,7 +1,7 @@
 /* diff.c — the public face of interface_diff.h: kiln_diff in kiln/kiln.h. */
 #include <stdlib.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "interface_diff.h"
 
 struct kiln_diff {

@@ -5,7 +5,7 @@
 
 #include <kiln/util.h>
 
-#include "format/error.h"
+#include "error.h"
 
 /* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
 #define EDIT_OPTIONS_SIZE_1_0 KILN_SIZE_THROUGH(kiln_edit_options, load)

@@ -7,7 +7,7 @@
 
 #include <kiln/kiln.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "format/signature.h"
 
 #define PUBLIC_PREFIX "kiln-ed25519-public-v1 "

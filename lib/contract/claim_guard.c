@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 
 static bool same_claim(const kiln_runtime_guard *g, const kiln_runtime_guard *h)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 
 int kiln_expr_compare(const kiln_expr_pool *pool, uint32_t a, uint32_t b)
 {

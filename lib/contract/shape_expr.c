@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 
 void kiln_expr_pool_init(kiln_expr_pool *pool)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "shape_canon.h"
 
 typedef struct parser {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "domain_search.h"
-#include "format/error.h"
+#include "error.h"
 #include "shape_canon.h"
 
 static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)

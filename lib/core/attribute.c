@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 
 kiln_attribute kiln_attribute_view(const kiln_node_attribute *a)
 {

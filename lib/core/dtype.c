@@ -4,7 +4,7 @@
 #include <kiln/kiln.h>
 
 #include "dtype.h"
-#include "format/error.h"
+#include "error.h"
 
 static const struct {
     kiln_dtype dtype;

@@ -31,8 +31,8 @@
 
 #include <kiln/kiln.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "npy.h"
 #include "tensor.h"
 

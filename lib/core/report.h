@@ -7,7 +7,7 @@
 
 #include <kiln/kiln.h>
 
-#include "format/error.h"
+#include "error.h"
 
 typedef struct kiln_problem {
     kiln_severity severity;

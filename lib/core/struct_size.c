@@ -10,7 +10,7 @@
 #include <kiln/util.h>
 #include <kiln/version.h>
 
-#include "format/error.h"
+#include "error.h"
 
 void kiln_struct_fill(void *out, size_t out_size, const void *in, size_t size)
 {

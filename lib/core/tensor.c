@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 
 kiln_status kiln_shape_sizes(kiln_dtype dtype, uint32_t rank, const int64_t *shape,
                              uint64_t *element_count, size_t *byte_size, kiln_error *err)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 
 static kiln_status check_rule(const kiln_evidence_record *e, uint32_t i, kiln_error *err)
 {

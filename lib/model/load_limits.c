@@ -5,7 +5,7 @@
 
 #include <kiln/util.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "proof_budget.h"
 
 /* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */

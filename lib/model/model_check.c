@@ -8,7 +8,7 @@
 #include "attribute.h"
 #include "dtype.h"
 #include "evidence_check.h"
-#include "format/error.h"
+#include "error.h"
 #include "identifier.h"
 #include "op_registry.h"
 #include "semantic_check.h"

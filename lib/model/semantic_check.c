@@ -9,7 +9,7 @@
 #include <kiln/util.h>
 
 #include "dtype.h"
-#include "format/error.h"
+#include "error.h"
 #include "half.h"
 #include "integer_range.h"
 

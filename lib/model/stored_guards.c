@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "shape_canon.h"
 
 static const char *op_name(const kiln_model *m, uint32_t node)

@@ -16,7 +16,7 @@
 #include "binary_walk.h"
 #include "broadcast.h"
 #include "elementwise.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "arithmetic.h"
 #include "op_registry.h"

@@ -17,7 +17,7 @@
 #include "dtype.h"
 #include "attribute.h"
 #include "elementwise.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "op_registry.h"
 #include "binary_walk.h"

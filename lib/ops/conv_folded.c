@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "tensor.h"
 
 static _Atomic uint64_t folded_runs;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "half_compute.h"
 #include "dtype.h"
 #include "op_registry.h"

@@ -18,7 +18,7 @@
 
 #include "attribute.h"
 #include "broadcast.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "dtype.h"
 #include "odometer.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "index_range.h"
 #include "odometer.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "op_registry.h"
 #include "real_access.h"
 

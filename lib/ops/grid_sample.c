@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "dtype.h"
 #include "op_registry.h"

@@ -22,7 +22,7 @@
 #include "attribute.h"
 #include "axis_product.h"
 #include "broadcast.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "onednn.h"
 #include "odometer.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "index_range.h"
 #include "op_registry.h"
 #include "size_claim.h"

@@ -19,7 +19,7 @@
 #include "dtype.h"
 #include "attribute.h"
 #include "broadcast.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "odometer.h"
 #include "op_registry.h"

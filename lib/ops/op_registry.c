@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 
 static const kiln_op_family *const families[] = {
     &kiln_ops_elementwise, &kiln_ops_unary, &kiln_ops_binary, &kiln_ops_reduce,

@@ -22,7 +22,7 @@
 
 #include "dtype.h"
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "onednn.h"
 #include "op_registry.h"

@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "half_compute.h"
 #include "op_registry.h"
 #include "parallel.h"

@@ -16,7 +16,7 @@
 
 #include "dtype.h"
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "odometer.h"
 #include "op_registry.h"

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "half_compute.h"
 #include "linear_rows.h"
 #include "dtype.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "op_registry.h"
 #include "size_claim.h"
 

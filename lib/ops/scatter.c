@@ -21,7 +21,7 @@
 
 #include "dtype.h"
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "index_range.h"
 #include "odometer.h"

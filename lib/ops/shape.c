@@ -16,7 +16,7 @@
 #include "attribute.h"
 #include "axis_product.h"
 #include "broadcast.h"
-#include "format/error.h"
+#include "error.h"
 #include "half.h"
 #include "odometer.h"
 #include "op_registry.h"

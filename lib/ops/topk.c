@@ -13,7 +13,7 @@
 
 #include "dtype.h"
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half.h"
 #include "op_registry.h"
 #include "size_claim.h"

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "half_compute.h"
 #include "op_registry.h"
 #include "unary_math.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "liveness.h"
 #include "op_registry.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 
 /* Whether values a and b have one static shape (canonical expressions compare by id). */
 static bool same_shape(const kiln_model *m, uint32_t a, uint32_t b)

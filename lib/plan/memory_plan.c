@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "fusion.h"
 #include "result_groups.h"
 #include "liveness.h"

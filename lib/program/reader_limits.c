@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 
 /* `count` of `what` against `limit` (the kiln_limits field `field`). */
 static kiln_status check_count(const char *what, uint64_t count, uint64_t limit, const char *field, kiln_error *err)

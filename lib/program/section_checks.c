@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "format/error.h"
+#include "error.h"
 
 enum { HAS_RANGE = 1, FINITE_ONLY = 2, KNOWN_FLAGS = HAS_RANGE | FINITE_ONLY };
 

@@ -3,8 +3,8 @@
 
 #include <stdio.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "model_check.h"
 #include "report.h"
 #include "section_checks.h"

@@ -1,7 +1,7 @@
 /* section_dims.c — see section_dims.h. */
 #include "section_dims.h"
 
-#include "format/error.h"
+#include "error.h"
 #include "section_read.h"
 
 void kiln_dims_encode(const kiln_model *m, kiln_writer *w)

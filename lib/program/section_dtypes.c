@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "dtype.h"
 #include "half_feature.h"
 #include "report.h"

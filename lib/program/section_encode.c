@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "half_feature.h"
 #include "section_checks.h"
 #include "section_dims.h"

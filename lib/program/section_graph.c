@@ -1,7 +1,7 @@
 /* section_graph.c — see section_graph.h. */
 #include "section_graph.h"
 
-#include "format/error.h"
+#include "error.h"
 #include "attribute.h"
 #include "section_read.h"
 

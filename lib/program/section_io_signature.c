@@ -1,7 +1,7 @@
 /* section_io_signature.c — see section_io_signature.h. */
 #include "section_io_signature.h"
 
-#include "format/error.h"
+#include "error.h"
 #include "section_dtypes.h"
 #include "section_read.h"
 

@@ -1,7 +1,7 @@
 /* section_meta.c — see section_meta.h. */
 #include "section_meta.h"
 
-#include "format/error.h"
+#include "error.h"
 #include "section_read.h"
 
 void kiln_meta_encode(const kiln_model *m, kiln_writer *w)

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "node_name.h"
 
 bool kiln_node_names_present(const kiln_model *m)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "op_registry.h"
 #include "report.h"
 #include "section_read.h"

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "memory_plan.h"
 #include "section_read.h"
 

@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "format/error.h"
+#include "error.h"
 
 void *kiln_section_alloc_array(uint32_t count, size_t item_size)
 {

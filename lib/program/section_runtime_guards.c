@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "format/error.h"
+#include "error.h"
 
 void kiln_runtime_guards_encode(const kiln_model *m, kiln_writer *w)
 {

@@ -1,8 +1,8 @@
 /* section_weights.c — see section_weights.h. */
 #include "section_weights.h"
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "section_dtypes.h"
 #include "section_read.h"
 #include "sections.h"

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 
 /*
  * Open `path` as weight `weight`'s source: a regular file (O_NONBLOCK, so

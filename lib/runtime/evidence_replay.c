@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "evidence.h"
-#include "format/error.h"
+#include "error.h"
 #include "program.h"
 #include "tensor.h"
 

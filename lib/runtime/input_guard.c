@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "program.h"
 
 /* Renders expression `expr` for a message ("?" if out of memory). Only on

@@ -10,7 +10,7 @@
 
 #include <kiln/util.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "format/hashing.h"
 #include "format/signature.h"
 #include "layout.h"

@@ -5,7 +5,7 @@
 #include <kiln/util.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "program_info.h"
 
 const char *kiln_version(void) { return KILN_VERSION_STRING; }

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
+#include "invariant.h"
 #include "channels_last.h"
 #include "input_guard.h"
 #include "semantic_check.h"
@@ -252,6 +253,8 @@ static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, k
         KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
     *out = &s->values[value];
     kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->bound.offsets[n]);
+    /* The plan sized the arena for the largest shapes the bound dims allow. */
+    KILN_ASSERT(s->bound.offsets[n] <= s->arena_size && (*out)->byte_size <= s->arena_size - s->bound.offsets[n]);
     return KILN_OK;
 }
 

@@ -9,7 +9,7 @@
 
 #include <kiln/util.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "memory_plan.h"
 
 /* Past this many nodes, finding narrowings that fit (a dozen plans per

@@ -25,7 +25,7 @@
 
 #include <kiln/util.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "session_profile.h"
 #include "tensor.h"
 

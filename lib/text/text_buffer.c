@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
+#include "checked_math.h"
 
 void kiln_text_buffer_init(kiln_text_buffer *buffer)
 {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "format/error.h"
+#include "error.h"
 
 typedef struct kiln_text_buffer {
     char *data;      /* NUL-terminated once anything was appended; may be NULL */

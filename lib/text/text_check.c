@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "text_literal.h"
 
 /* Longest piece of a spec quoted back in an error message. */

@@ -31,7 +31,7 @@
 #include <kiln/util.h>
 
 #include "builder.h"
-#include "format/error.h"
+#include "error.h"
 #include "half.h"
 #include "npy.h"
 #include "op_registry.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "loader.h"
 #include "program.h"
 #include "tensor.h"

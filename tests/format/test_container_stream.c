@@ -28,7 +28,7 @@
 
 #include "format/container.h"
 #include "format/cursor.h"
-#include "format/error.h"
+#include "error.h"
 #include "format/file_io.h"
 
 #define DATA KILN_FOURCC('D', 'A', 'T', 'A')

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "arithmetic.h"
 #include "op_registry.h"
 #include "tensor.h"

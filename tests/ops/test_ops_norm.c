@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"

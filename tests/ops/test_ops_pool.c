@@ -30,7 +30,7 @@
 #include <kiln/text.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "op_registry.h"
 #include "shape_expr.h"
 #include "tensor.h"

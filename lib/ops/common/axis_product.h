@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "shape.h"
 #include "shape_context.h"
 

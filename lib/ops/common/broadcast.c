@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "domain_search.h"
-#include "format/error.h"
+#include "error.h"
 #include "size_claim.h"
 
 typedef struct broadcast_pair {

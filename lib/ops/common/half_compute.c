@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/checked_math.h"
-#include "format/error.h"
+#include "checked_math.h"
+#include "error.h"
 #include "half.h"
 #include "dtype.h"
 #include "tensor.h"

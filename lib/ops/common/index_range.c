@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "format/error.h"
+#include "error.h"
 
 int64_t kiln_index_at(const kiln_tensor *t, uint64_t i)
 {

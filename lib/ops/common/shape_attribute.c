@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "attribute.h"
-#include "format/error.h"
+#include "error.h"
 #include "shape_attribute.h"
 #include "shape_parse.h"
 #include "size_claim.h"

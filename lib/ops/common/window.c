@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "size_claim.h"
 
 /* ----------------------------------------------------------- attributes */

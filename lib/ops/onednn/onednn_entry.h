@@ -13,7 +13,7 @@
 
 #include <dnnl.h>
 
-#include "format/error.h"
+#include "error.h"
 #include "kernel_context.h"
 #include "onednn.h"
 #include "op_registry.h"

@@ -3,8 +3,8 @@
  * untrusted input goes through these; each returns false on overflow and
  * leaves *out unspecified.
  */
-#ifndef KILN_FORMAT_CHECKED_MATH_H
-#define KILN_FORMAT_CHECKED_MATH_H
+#ifndef KILN_BASE_CHECKED_MATH_H
+#define KILN_BASE_CHECKED_MATH_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * over large buffers work in KILN_PROGRESS_STEP pieces and advance the
  * shared counter after each, so a caller can draw a progress bar.
  */
-#ifndef KILN_FORMAT_PROGRESS_H
-#define KILN_FORMAT_PROGRESS_H
+#ifndef KILN_BASE_PROGRESS_H
+#define KILN_BASE_PROGRESS_H
 
 #include <stddef.h>
 #include <stdint.h>

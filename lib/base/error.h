@@ -3,8 +3,8 @@
  * reports errors goes through kiln_fail so the code and the message never
  * disagree.
  */
-#ifndef KILN_FORMAT_ERROR_H
-#define KILN_FORMAT_ERROR_H
+#ifndef KILN_BASE_ERROR_H
+#define KILN_BASE_ERROR_H
 
 #include <kiln/status.h>
 
