@@ -56,14 +56,14 @@ static void release_folded(void *data)
 }
 
 /* Whether the node's call may fold at these extents: the rest of the test beside kiln_conv_folds. */
-static bool folds_here(const kiln_tensor *x, const kiln_tensor *weight, const kiln_onednn_window *w)
+static bool folds_here(const kiln_tensor *x, const kiln_tensor *weight, const kiln_window_axes *w)
 {
     int64_t s = w->strides[0];
     return s >= 2 && s <= 64 && w->dilations[0] == 1 && x->shape[2] % s == 0 && weight->shape[2] % s == 0 &&
            w->pad_begin[0] % s == 0 && w->pad_end[0] % s == 0;
 }
 
-bool kiln_conv_folds(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group)
+bool kiln_conv_folds(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group)
 {
     const kiln_tensor *x = call->inputs[0], *weight = call->inputs[1];
     return call->context && call->context->state && window->spatial == 1 && group == 1 && x->rank == 3 &&
@@ -106,7 +106,7 @@ static kiln_status fold_weight(folded_state *f, const kiln_tensor *weight, int64
     return KILN_OK;
 }
 
-kiln_status kiln_conv_folded(const kiln_kernel_call *call, const kiln_onednn_window *window, bool *ran,
+kiln_status kiln_conv_folded(const kiln_kernel_call *call, const kiln_window_axes *window, bool *ran,
                              kiln_error *err)
 {
     *ran = false;
@@ -118,7 +118,7 @@ kiln_status kiln_conv_folded(const kiln_kernel_call *call, const kiln_onednn_win
     inner.state = &f->primitives;
     kiln_kernel_call folded_call = *call;
     folded_call.context = &inner;
-    kiln_onednn_window folded_window = *window;
+    kiln_window_axes folded_window = *window;
     kiln_tensor x_view, weight_view;
     const kiln_tensor *operands[3] = {&x_view, &weight_view, call->input_count > 2 ? call->inputs[2] : NULL};
     bool folds = folds_here(x, weight, window);

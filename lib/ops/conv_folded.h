@@ -18,7 +18,7 @@
  * state keeps one shape (kiln_conv_folded keeps the node's oneDNN
  * primitives in its own state, folded or not).
  */
-bool kiln_conv_folds(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group);
+bool kiln_conv_folds(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group);
 
 /*
  * Run a call kiln_conv_folds accepts through kiln_onednn_conv: folded when
@@ -27,7 +27,7 @@ bool kiln_conv_folds(const kiln_kernel_call *call, const kiln_onednn_window *win
  * otherwise. *ran as kiln_onednn_conv's.
  * @return KILN_OK, KILN_ERR_OUT_OF_MEMORY or kiln_onednn_conv's error.
  */
-kiln_status kiln_conv_folded(const kiln_kernel_call *call, const kiln_onednn_window *window, bool *ran,
+kiln_status kiln_conv_folded(const kiln_kernel_call *call, const kiln_window_axes *window, bool *ran,
                              kiln_error *err);
 
 /* Tests: calls run folded so far, in this process. */

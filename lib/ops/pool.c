@@ -452,7 +452,7 @@ static kiln_status fast_global(const char *op, const kiln_kernel_call *call, poo
     if (call->output->dtype != KILN_F32 || check_dtypes(op, call, NULL) != KILN_OK ||
         check_global(op, call, kind, &r, NULL) != KILN_OK || call->output->element_count == 0 || x->rank > 5)
         return KILN_OK;
-    kiln_onednn_window whole = {.spatial = x->rank - 2};
+    kiln_window_axes whole = {.spatial = x->rank - 2};
     for (uint32_t a = 0; a < whole.spatial; a++) {
         whole.kernel[a] = x->shape[2 + a];
         whole.strides[a] = whole.dilations[a] = 1;

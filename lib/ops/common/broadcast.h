@@ -8,7 +8,7 @@
 #ifndef KILN_LIB_BROADCAST_H
 #define KILN_LIB_BROADCAST_H
 
-#include "op_registry.h"
+#include "op_def.h"
 
 /*
  * The output size of one aligned pair of axis sizes (expression ids `a`

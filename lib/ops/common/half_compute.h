@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "op_registry.h"
+#include "op_def.h"
 
 /* @return true if an operand or the result of `call` is f16 or bf16. */
 bool kiln_call_holds_half(const kiln_kernel_call *call);

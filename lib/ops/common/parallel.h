@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "op_registry.h"
+#include "op_def.h"
 
 /*
  * Elementwise loops shorter than this run on one thread: below it, waking

@@ -7,7 +7,7 @@
 #ifndef KILN_LIB_SHAPE_ATTRIBUTE_H
 #define KILN_LIB_SHAPE_ATTRIBUTE_H
 
-#include "op_registry.h"
+#include "op_def.h"
 
 /*
  * Parse STRING attribute `name` of the node as a shape over the declared

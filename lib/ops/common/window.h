@@ -15,8 +15,7 @@
 #include <stdint.h>
 
 #include "attribute.h"
-#include "onednn.h"
-#include "op_registry.h"
+#include "op_def.h"
 
 /* Spatial axes a windowed op takes: 1d, 2d and 3d. */
 #define KILN_WINDOW_MAX_SPATIAL 3
@@ -96,6 +95,17 @@ void kiln_window_taps(int64_t start, int64_t dilation, int64_t kernel, int64_t e
                       int64_t *last);
 
 /*
+ * A window on concrete extents, axis by axis as the input has them (not
+ * lifted to three): what the oneDNN fast path (onednn.h) and the folded
+ * signal conv take.
+ */
+typedef struct kiln_window_axes {
+    uint32_t spatial; /* 1..3 */
+    int64_t kernel[3], strides[3], dilations[3];
+    int64_t pad_begin[3], pad_end[3];
+} kiln_window_axes;
+
+/*
  * A window op's geometry on concrete tensors: every spatial axis lifted to
  * three (leading axes of extent 1, so kernels walk one 3-D loop nest), and
  * the same window unlifted for the oneDNN fast path.
@@ -104,7 +114,7 @@ typedef struct kiln_window_geometry {
     int64_t in[KILN_WINDOW_MAX_SPATIAL], out[KILN_WINDOW_MAX_SPATIAL], kernel[KILN_WINDOW_MAX_SPATIAL];
     int64_t stride[KILN_WINDOW_MAX_SPATIAL], dilation[KILN_WINDOW_MAX_SPATIAL], pad[KILN_WINDOW_MAX_SPATIAL];
     int64_t padded[KILN_WINDOW_MAX_SPATIAL]; /* in + both pads */
-    kiln_onednn_window window;
+    kiln_window_axes window;
 } kiln_window_geometry;
 
 /*

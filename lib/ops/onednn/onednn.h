@@ -20,7 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "op_registry.h"
+#include "op_def.h"
+#include "window.h"
 
 typedef struct kiln_onednn_session kiln_onednn_session;
 
@@ -87,12 +88,6 @@ typedef struct kiln_onednn_product {
 kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln_onednn_product *product, bool *ran,
                                         kiln_error *err);
 
-typedef struct kiln_onednn_window {
-    uint32_t spatial; /* 1..3 */
-    int64_t kernel[3], strides[3], dilations[3];
-    int64_t pad_begin[3], pad_end[3];
-} kiln_onednn_window;
-
 /*
  * Run an f32 conv call (x, weight [M, C/group, k...], optional bias [M])
  * through oneDNN's direct convolution, the bias fused, and the activation
@@ -103,7 +98,7 @@ typedef struct kiln_onednn_window {
  * where the reference skips the tap), and for geometries oneDNN refuses.
  * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY / KILN_ERR_RUNTIME.
  */
-kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                              bool *ran, kiln_error *err);
 
 /*
@@ -112,7 +107,7 @@ kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_win
  * (output_padding and output_shape included). Declined like conv, and
  * where oneDNN refuses the pads (e.g. negative ones from output_shape).
  */
-kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                                        bool *ran, kiln_error *err);
 
 typedef enum kiln_onednn_pool_kind {
@@ -130,7 +125,7 @@ typedef enum kiln_onednn_pool_kind {
  * op's max is NaN; oneDNN's comparisons may skip it).
  * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY / KILN_ERR_RUNTIME.
  */
-kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_window_axes *window,
                              kiln_onednn_pool_kind kind, bool *ran, kiln_error *err);
 
 /* Primitives this process has built so far, one per op and shape (the

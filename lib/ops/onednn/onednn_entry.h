@@ -16,7 +16,7 @@
 #include "error.h"
 #include "kernel_context.h"
 #include "onednn.h"
-#include "op_registry.h"
+#include "op_def.h"
 
 /*
  * Key: op kind (1 matmul, 2 gemm, 3 conv, 4 + kiln_onednn_pool_kind

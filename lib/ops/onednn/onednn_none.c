@@ -71,7 +71,7 @@ kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln
     return KILN_OK;
 }
 
-kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                              bool *ran, kiln_error *err)
 {
     (void)call, (void)window, (void)group, (void)err;
@@ -79,7 +79,7 @@ kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_win
     return KILN_OK;
 }
 
-kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                                        bool *ran, kiln_error *err)
 {
     (void)call, (void)window, (void)group, (void)err;
@@ -87,7 +87,7 @@ kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_
     return KILN_OK;
 }
 
-kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window,
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_window_axes *window,
                              kiln_onednn_pool_kind kind, bool *ran, kiln_error *err)
 {
     (void)call, (void)window, (void)kind, (void)err;

@@ -144,7 +144,7 @@ static bool exceeds(const kiln_tensor *t, float limit)
  * output_shape) come out as a smaller, possibly negative, end pad.
  * @return false when a size overflows.
  */
-static bool window_dims(const kiln_onednn_window *w, bool transposed, const kiln_tensor *x, const kiln_tensor *y,
+static bool window_dims(const kiln_window_axes *w, bool transposed, const kiln_tensor *x, const kiln_tensor *y,
                         dnnl_dims_t strides, dnnl_dims_t kernel, dnnl_dims_t gaps, dnnl_dims_t pad_l, dnnl_dims_t pad_r)
 {
     for (uint32_t a = 0; a < w->spatial; a++) {
@@ -327,7 +327,7 @@ static bool describe_convolution(convolution_desc *d, bool transposed, bool poin
  * is [G, C/G, M/G, k...] row-major, so oneDNN's (g, o = M/G, i = C/G, k...)
  * with the o and i strides swapped. Either way nothing is copied.
  */
-static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                                      bool transposed, const kiln_fused_activation *activation,
                                      bool y_may_be_channels_last, primitive_entry **out, kiln_error *err)
 {
@@ -471,7 +471,7 @@ static double conv_result_bound(const primitive_entry *e, double x_bound)
  * (NaN and infinities, which it handles otherwise, cannot occur).
  * Otherwise the plain primitive runs and the activation node runs after it.
  */
-static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                                    bool transposed, bool *ran, kiln_error *err)
 {
     *ran = false;
@@ -521,13 +521,13 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_oned
     return KILN_OK;
 }
 
-kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group, bool *ran,
+kiln_status kiln_onednn_conv(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group, bool *ran,
                              kiln_error *err)
 {
     return run_convolution(call, window, group, false, ran, err);
 }
 
-kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_onednn_window *window, int64_t group,
+kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_window_axes *window, int64_t group,
                                        bool *ran, kiln_error *err)
 {
     return run_convolution(call, window, group, true, ran, err);
@@ -540,7 +540,7 @@ kiln_status kiln_onednn_conv_transpose(const kiln_kernel_call *call, const kiln_
  * count_include_pad no window passes the declared end pad (the op counts
  * the taps inside the declared pads, oneDNN the whole kernel).
  */
-static bool pool_fits(const kiln_onednn_window *w, const kiln_tensor *x, const kiln_tensor *y,
+static bool pool_fits(const kiln_window_axes *w, const kiln_tensor *x, const kiln_tensor *y,
                       kiln_onednn_pool_kind kind, const dnnl_dims_t pad_r)
 {
     for (uint32_t a = 0; a < w->spatial; a++) {
@@ -557,7 +557,7 @@ static bool pool_fits(const kiln_onednn_window *w, const kiln_tensor *x, const k
     return true;
 }
 
-kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_onednn_window *window, kiln_onednn_pool_kind kind,
+kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_window_axes *window, kiln_onednn_pool_kind kind,
                              bool *ran, kiln_error *err)
 {
     *ran = false;
