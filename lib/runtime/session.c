@@ -32,34 +32,9 @@
 #include "session.h"
 #include "session_bound.h"
 #include "session_profile.h"
+#include "session_state.h"
 #include "stored_guards.h"
 #include "value_bound.h"
-
-struct kiln_session {
-    const kiln_program *program;
-    const kiln_model *model;
-    const kiln_tensor **bound_inputs; /* per declared input; borrowed */
-    kiln_tensor *values;              /* a view per value */
-    kiln_session_bound bound;         /* its dims' ranges and the arena planned for them */
-    uint8_t *arena;
-    size_t arena_size;
-    int64_t *dim_values;
-    bool *dim_bound;
-    kiln_binding_site *binding_sites;
-    const kiln_tensor **operands;     /* scratch for one node's inputs */
-    kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
-    bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
-    void *layout_scratch;             /* the largest channels-last result's slot, to convert through */
-    double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
-    kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */
-    uint32_t max_threads;             /* options->threads resolved: the most a run uses */
-    bool adaptive_threads;            /* KILN_THREADS_ADAPTIVE: fewer while other processes hold cores */
-    kiln_run_threads run_threads;     /* the adaptive policy's looks at the machine */
-    kiln_profile *profile;            /* options.profile: what each run records (session_profile.h); else NULL */
-    bool check_inputs;                /* enforce the semantic input checks */
-    uint64_t grouped_runs;            /* node groups run as one (result_groups.h), for tests */
-    bool has_outputs;
-};
 
 static kiln_status allocate_arena(kiln_session *s, kiln_error *err)
 {
@@ -172,29 +147,36 @@ void kiln_session_free(kiln_session *s)
     free(s);
 }
 
-double kiln_session_value_bound(const kiln_session *s, uint32_t value)
+kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_session_options *options,
+                                        uint32_t count, const char *const *names, const kiln_tensor *const *tensors,
+                                        kiln_session **out, kiln_error *err)
 {
-    return value < kiln_model_value_count(s->model) ? s->bounds[value] : INFINITY;
-}
-
-kiln_profile *kiln_session_profile_store(const kiln_session *s)
-{
-    return s->profile;
-}
-
-uint64_t kiln_session_arena_bytes(const kiln_session *s)
-{
-    return s->bound.arena_bytes;
-}
-
-uint32_t kiln_session_threads(const kiln_session *s)
-{
-    return s->max_threads;
-}
-
-uint32_t kiln_session_run_threads(const kiln_session *s)
-{
-    return s->context.threads;
+    *out = NULL;
+    if (!program)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
+    kiln_session_options narrowed;
+    KILN_TRY(kiln_session_options_read(options, &narrowed, err));
+    if (narrowed.dim_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "session options narrow dims already: the inputs' sizes narrow them here");
+    const kiln_model *m = &program->model;
+    int64_t *values = calloc(m->dim_count + 1, sizeof *values);
+    bool *bound = calloc(m->dim_count + 1, sizeof *bound);
+    kiln_dim_bound *dims = calloc(m->dim_count + 1, sizeof *dims);
+    kiln_status status = values && bound && dims ? KILN_OK
+                                                 : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    if (status == KILN_OK)
+        status = kiln_program_bind_dims(program, count, names, tensors, values, bound, err);
+    for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
+        if (bound[d])
+            dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};
+    narrowed.dims = dims;
+    if (status == KILN_OK)
+        status = kiln_session_new(program, &narrowed, out, err);
+    free(values);
+    free(bound);
+    free(dims);
+    return status;
 }
 
 const char *kiln_thread_wait_policy(void)
@@ -360,11 +342,6 @@ static kiln_status run_group(kiln_session *s, uint32_t n, uint32_t count, kiln_k
     return ops[0]->together(call, results, ops, count, err);
 }
 
-uint64_t kiln_session_grouped_runs(const kiln_session *s)
-{
-    return s->grouped_runs;
-}
-
 /* The nodes in order; the caller has set up the thread count. */
 static kiln_status run_nodes(kiln_session *s, kiln_error *err)
 {
@@ -476,19 +453,3 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
     return status;
 }
 
-uint32_t kiln_session_output_count(const kiln_session *s)
-{
-    return s->model->output_count;
-}
-
-const kiln_tensor *kiln_session_output(const kiln_session *s, uint32_t index)
-{
-    if (!s->has_outputs || index >= s->model->output_count)
-        return NULL;
-    return &s->values[s->model->outputs[index].value];
-}
-
-const char *kiln_session_output_name(const kiln_session *s, uint32_t index)
-{
-    return index < s->model->output_count ? s->model->outputs[index].name : NULL;
-}

@@ -432,34 +432,3 @@ kiln_status kiln_program_session_arena(const kiln_program *program, const kiln_s
     return status;
 }
 
-kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_session_options *options,
-                                        uint32_t count, const char *const *names, const kiln_tensor *const *tensors,
-                                        kiln_session **out, kiln_error *err)
-{
-    *out = NULL;
-    if (!program)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program is NULL");
-    kiln_session_options narrowed;
-    KILN_TRY(kiln_session_options_read(options, &narrowed, err));
-    if (narrowed.dim_count)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "session options narrow dims already: the inputs' sizes narrow them here");
-    const kiln_model *m = &program->model;
-    int64_t *values = calloc(m->dim_count + 1, sizeof *values);
-    bool *bound = calloc(m->dim_count + 1, sizeof *bound);
-    kiln_dim_bound *dims = calloc(m->dim_count + 1, sizeof *dims);
-    kiln_status status = values && bound && dims ? KILN_OK
-                                                 : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
-    if (status == KILN_OK)
-        status = kiln_program_bind_dims(program, count, names, tensors, values, bound, err);
-    for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
-        if (bound[d])
-            dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};
-    narrowed.dims = dims;
-    if (status == KILN_OK)
-        status = kiln_session_new(program, &narrowed, out, err);
-    free(values);
-    free(bound);
-    free(dims);
-    return status;
-}

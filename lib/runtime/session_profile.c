@@ -1,6 +1,7 @@
 /*
  * session_profile.c — a session's profile: the figures kiln_session_run
- * records when options.profile is set, and the public readers over them.
+ * records when options.profile is set (the public readers over them are
+ * in session_queries.c, which sees the session).
  *
  * What a node's time covers: from before its result is bound to after its
  * kernel returns, so operand layout conversions (layout.h) count with the
@@ -22,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <kiln/util.h>
 
 #include "error.h"
 #include "session_profile.h"
@@ -139,79 +138,4 @@ const char *kiln_node_path_name(kiln_node_path path)
     case KILN_NODE_PATH_NOT_RUN: return "not-run";
     }
     return "?";
-}
-
-/* The session's profile, or an error saying how to get one. */
-static kiln_status profile_of(const kiln_session *session, const kiln_profile **out, kiln_error *err)
-{
-    if (!session)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "session is NULL");
-    *out = kiln_session_profile_store(session);
-    if (!*out)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "this session does not profile: create it with kiln_session_options.profile set");
-    return KILN_OK;
-}
-
-/* The 1.0 sizes: a caller's struct is at least this long; it is filled up to its own size. */
-#define PROFILE_SUMMARY_SIZE_1_0 KILN_SIZE_THROUGH(kiln_profile_summary, node_nanoseconds)
-#define NODE_PROFILE_SIZE_1_0 KILN_SIZE_THROUGH(kiln_node_profile, shape)
-
-static kiln_status check_out_size(const void *out, size_t min_size, const char *type_name, kiln_error *err)
-{
-    size_t given = 0;
-    if (out)
-        memcpy(&given, out, sizeof given);
-    if (given < min_size)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s.struct_size is %zu, below its smallest size %zu: set it "
-                         "to sizeof(%s)", type_name, given, min_size, type_name);
-    return KILN_OK;
-}
-
-kiln_status kiln_session_profile_summary(const kiln_session *session, kiln_profile_summary *out, kiln_error *err)
-{
-    const kiln_profile *profile;
-    KILN_TRY(check_out_size(out, PROFILE_SUMMARY_SIZE_1_0, "kiln_profile_summary", err));
-    KILN_TRY(profile_of(session, &profile, err));
-    kiln_profile_summary summary = {.struct_size = sizeof summary};
-    summary.node_count = profile->node_count;
-    summary.runs = profile->runs;
-    summary.nanoseconds = profile->nanoseconds;
-    for (uint32_t n = 0; n < profile->node_count; n++)
-        summary.node_nanoseconds += profile->slots[n].nanoseconds;
-    kiln_struct_fill(out, out->struct_size, &summary, sizeof summary);
-    return KILN_OK;
-}
-
-kiln_status kiln_session_profile_node(const kiln_session *session, uint32_t node, kiln_node_profile *out,
-                                      kiln_error *err)
-{
-    const kiln_profile *profile;
-    KILN_TRY(check_out_size(out, NODE_PROFILE_SIZE_1_0, "kiln_node_profile", err));
-    KILN_TRY(profile_of(session, &profile, err));
-    if (node >= profile->node_count)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "node %u is out of range: the program has %u node%s", node,
-                         profile->node_count, profile->node_count == 1 ? "" : "s");
-    const kiln_profile_slot *slot = &profile->slots[node];
-    kiln_node_profile filled = {.struct_size = sizeof filled};
-    filled.op = slot->op;
-    filled.path = slot->path;
-    filled.applied_activation = slot->applied_activation;
-    filled.fused_into = slot->fused_into;
-    filled.runs = slot->runs;
-    filled.fused_runs = slot->fused_runs;
-    filled.nanoseconds = slot->nanoseconds;
-    filled.min_nanoseconds = slot->min_nanoseconds;
-    filled.dtype = slot->dtype;
-    filled.rank = slot->rank;
-    memcpy(filled.shape, slot->shape, sizeof filled.shape);
-    kiln_struct_fill(out, out->struct_size, &filled, sizeof filled);
-    return KILN_OK;
-}
-
-void kiln_session_profile_reset(kiln_session *session)
-{
-    kiln_profile *profile = session ? kiln_session_profile_store(session) : NULL;
-    if (profile)
-        kiln_profile_reset(profile);
 }

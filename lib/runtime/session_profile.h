@@ -1,7 +1,7 @@
 /*
  * session_profile.h — what a profiling session (kiln_session_options.profile)
- * records per node and per run, and the public readers over it
- * (kiln_session_profile_*, kiln.h).
+ * records per node and per run; the public readers over it
+ * (kiln_session_profile_*, kiln.h) are in session_queries.c.
  *
  * The storage is allocated with the session, one slot per node, so a
  * profiled run allocates nothing either. The session times each node
@@ -37,10 +37,6 @@ typedef struct kiln_profile {
     uint64_t runs, nanoseconds;
     kiln_profile_slot *slots; /* node_count + 1 (never a zero-byte allocation) */
 } kiln_profile;
-
-/* The profile a session created with options.profile records into; NULL
- * otherwise (defined in session.c, which owns the session's struct). */
-kiln_profile *kiln_session_profile_store(const kiln_session *s);
 
 /* A profile for the nodes of `m`, every figure zero. @return NULL when out of memory. */
 kiln_profile *kiln_profile_new(const kiln_model *m);
