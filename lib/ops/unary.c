@@ -524,42 +524,42 @@ typedef struct unary_op {
 #define TRAITS_SILU {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_SILU}
 #define TRAITS_HARD_SWISH {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_HARD_SWISH}
 
-#define UNARY_OPS(X)                                                                                          \
+#define UNARY_OPS(X)                                                                                                 \
     X(abs, "abs", TRAITS_IN_ORDER, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
     X(sign, "sign", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(sign))                                \
-    X(exp, "exp", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(exp))                                            \
-    X(log, "log", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(log))                                                \
-    X(sqrt, "sqrt", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sqrt))                                         \
-    X(rsqrt, "rsqrt", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(rsqrt))                                          \
-    X(reciprocal, "reciprocal", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(reciprocal))                           \
-    X(sin, "sin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sin))                                                \
-    X(cos, "cos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cos))                                                \
-    X(tan, "tan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(tan))                                                \
-    X(asin, "asin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asin))                                             \
-    X(acos, "acos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acos))                                             \
-    X(atan, "atan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atan))                                             \
-    X(sinh, "sinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sinh))                                             \
-    X(cosh, "cosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cosh))                                             \
-    X(asinh, "asinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asinh))                                          \
-    X(acosh, "acosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acosh))                                          \
-    X(atanh, "atanh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atanh))                                          \
-    X(tanh, "tanh", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(tanh))                                         \
-    X(sigmoid, "sigmoid", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sigmoid))                                \
+    X(exp, "exp", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(exp))                                           \
+    X(log, "log", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(log))                                               \
+    X(sqrt, "sqrt", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sqrt))                                        \
+    X(rsqrt, "rsqrt", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(rsqrt))                                         \
+    X(reciprocal, "reciprocal", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(reciprocal))                          \
+    X(sin, "sin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sin))                                               \
+    X(cos, "cos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cos))                                               \
+    X(tan, "tan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(tan))                                               \
+    X(asin, "asin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asin))                                            \
+    X(acos, "acos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acos))                                            \
+    X(atan, "atan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atan))                                            \
+    X(sinh, "sinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sinh))                                            \
+    X(cosh, "cosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cosh))                                            \
+    X(asinh, "asinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asinh))                                         \
+    X(acosh, "acosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acosh))                                         \
+    X(atanh, "atanh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atanh))                                         \
+    X(tanh, "tanh", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(tanh))                                        \
+    X(sigmoid, "sigmoid", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sigmoid))                               \
     X(hard_sigmoid, "hard_sigmoid", TRAITS_IN_ORDER, CHEAP, alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
-    X(hard_swish, "hard_swish", TRAITS_HARD_SWISH, CHEAP, NULL, NULL, false, FLOATS(hard_swish))                       \
+    X(hard_swish, "hard_swish", TRAITS_HARD_SWISH, CHEAP, NULL, NULL, false, FLOATS(hard_swish))                     \
     X(relu, "relu", TRAITS_RELU, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                                \
     X(leaky_relu, "leaky_relu", TRAITS_LEAKY_RELU, CHEAP, alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))    \
-    X(elu, "elu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_alpha_one, false, FLOATS(elu))                            \
-    X(selu, "selu", TRAITS_IN_ORDER, COSTLY, alpha_gamma, read_selu, false, FLOATS(selu))                             \
-    X(celu, "celu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_celu, false, FLOATS(celu))                              \
-    X(gelu, "gelu", TRAITS_IN_ORDER, COSTLY, approximate_only, read_gelu, false, FLOATS(gelu))                        \
-    X(silu, "silu", TRAITS_SILU, COSTLY, NULL, NULL, false, FLOATS(silu))                                             \
-    X(softplus, "softplus", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softplus))                             \
-    X(mish, "mish", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(mish))                                 \
-    X(softsign, "softsign", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softsign))                             \
+    X(elu, "elu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_alpha_one, false, FLOATS(elu))                           \
+    X(selu, "selu", TRAITS_IN_ORDER, COSTLY, alpha_gamma, read_selu, false, FLOATS(selu))                            \
+    X(celu, "celu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_celu, false, FLOATS(celu))                             \
+    X(gelu, "gelu", TRAITS_IN_ORDER, COSTLY, approximate_only, read_gelu, false, FLOATS(gelu))                       \
+    X(silu, "silu", TRAITS_SILU, COSTLY, NULL, NULL, false, FLOATS(silu))                                            \
+    X(softplus, "softplus", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softplus))                            \
+    X(mish, "mish", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(mish))                                        \
+    X(softsign, "softsign", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softsign))                            \
     X(shrink, "shrink", TRAITS_NONE, CHEAP, bias_lambd, read_shrink, false, FLOATS(shrink))                          \
     X(thresholded_relu, "thresholded_relu", TRAITS_NONE, CHEAP, alpha_only, read_alpha_one, false, FLOATS(thresholded_relu)) \
-    X(erf, "erf", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(erf))                                            \
+    X(erf, "erf", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(erf))                                           \
     X(floor, "floor", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(floor))                                          \
     X(ceil, "ceil", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(ceil))                                             \
     X(round, "round", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(round))                                          \
