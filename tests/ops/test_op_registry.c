@@ -5,7 +5,8 @@
  * activations that are one-operand elementwise ops, a spec page naming
  * every op; and that the lists written outside the records say what the
  * records say: spec/opset.md's channels-last lists against the layout
- * traits, README.md's op counts against the registry. Planning reads these traits instead of op names, so a record
+ * traits, README.md's op counts and the ops its Status names against the
+ * registry. Planning reads these traits instead of op names, so a record
  * that forgets one is caught here rather than by a slower program.
  */
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,8 +361,51 @@ static long number_before(const char *text, const char *before, const char *afte
     return end != p && strncmp(end, after, strlen(after)) == 0 ? value : -1;
 }
 
-/* README.md's op counts are the registry's: every op, and the unary family's. */
-static void readme_counts_match_the_registry(void **state)
+/* Whether some op of the registry is called `pattern` (which may hold fnmatch's `*`: `reduce_*`). */
+static bool some_op_matches(const char *pattern)
+{
+    for (uint32_t i = 0; i < kiln_op_count(); i++)
+        if (fnmatch(pattern, kiln_op_at(i)->name, 0) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Every op name README.md's "Status" paragraph writes in a code span
+ * (`where`, `reduce_*`, `global_*_pool`), from "The registry has" to "each
+ * with a portable reference", is an op of the registry; @return how many
+ * it names, failing the test on one that is not.
+ */
+static size_t readme_ops_are_registered(const char *text)
+{
+    const char *start = strstr(text, "The registry has ");
+    const char *end = start ? strstr(start, "each with a portable reference") : NULL;
+    if (!start || !end)
+        fail_msg("README.md's Status no longer says \"The registry has ... each with a portable reference\": "
+                 "this test must follow its wording");
+    size_t named = 0;
+    for (const char *p = strchr(start, '`'); p && p < end; p = strchr(p, '`')) {
+        const char *close = strchr(p + 1, '`');
+        assert_non_null(close);
+        char span[64];
+        size_t length = (size_t)(close - p - 1);
+        bool op_like = length > 0 && length < sizeof span;
+        for (size_t k = 0; op_like && k < length; k++)
+            op_like = islower((unsigned char)p[1 + k]) || p[1 + k] == '_' || p[1 + k] == '*';
+        if (op_like) {
+            memcpy(span, p + 1, length);
+            span[length] = '\0';
+            if (!some_op_matches(span))
+                fail_msg("README.md's Status names `%s`, which is no op of the registry", span);
+            named++;
+        }
+        p = close + 1;
+    }
+    return named;
+}
+
+/* README.md's "Status" is the registry's: its op counts (every op, the unary family's) and the ops it names. */
+static void readme_status_matches_the_registry(void **state)
 {
     (void)state;
     char *raw = read_source_file("README.md");
@@ -368,6 +413,8 @@ static void readme_counts_match_the_registry(void **state)
     free(raw);
     long ops = number_before(text, "The registry has ", " ops");
     long unary = number_before(text, "arithmetic, ", " unary ops and activations");
+    assert_true(readme_ops_are_registered(text) > 10);
+    assert_false(some_op_matches("no_such_op*"));
     free(text);
     if (ops < 0 || unary < 0)
         fail_msg("README.md no longer says \"The registry has N ops\" and \"arithmetic, N unary ops and "
@@ -387,7 +434,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(planned_ops_declare_their_traits),
         cmocka_unit_test(every_op_has_a_spec),
         cmocka_unit_test(channels_last_lists_match_the_traits),
-        cmocka_unit_test(readme_counts_match_the_registry),
+        cmocka_unit_test(readme_status_matches_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
