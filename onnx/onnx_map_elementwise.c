@@ -382,19 +382,3 @@ kiln_status onnx_map_prelu(onnx_node *node, const char *kiln_op)
         status = onnx_map_emit_output(node, "where", 3, triple, NULL);
     return status;
 }
-
-/* Mish: x * tanh(softplus(x)). */
-kiln_status onnx_map_mish(onnx_node *node, const char *kiln_op)
-{
-    (void)kiln_op;
-    kiln_value x, soft, squashed;
-    kiln_status status = onnx_node_input(node, 0, &x);
-    if (status == KILN_OK)
-        status = onnx_node_emit(node, "softplus", 1, &x, 0, NULL, &soft);
-    if (status == KILN_OK)
-        status = onnx_node_emit(node, "tanh", 1, &soft, 0, NULL, &squashed);
-    kiln_value pair[2] = {x, squashed};
-    if (status == KILN_OK)
-        status = onnx_map_emit_output(node, "mul", 2, pair, NULL);
-    return status;
-}

@@ -1,6 +1,6 @@
 /*
  * onnx_map_elementwise.h — elementwise ONNX ops: renames with copied attributes
- * and the decompositions (Clip with computed bounds, PRelu, Mish, Pow,
+ * and the decompositions (Clip with computed bounds, PRelu, Pow,
  * BitShift, Cast, CastLike); rows of the table in onnx_op_table.c.
  */
 #ifndef KILN_ONNX_ONNX_MAP_ELEMENTWISE_H
@@ -36,8 +36,5 @@ kiln_status onnx_map_cast_like(onnx_node *node, const char *kiln_op);
 
 /** PRelu: where(x < 0, slope * x, x). */
 kiln_status onnx_map_prelu(onnx_node *node, const char *kiln_op);
-
-/** Mish: x * tanh(softplus(x)). */
-kiln_status onnx_map_mish(onnx_node *node, const char *kiln_op);
 
 #endif

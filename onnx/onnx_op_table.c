@@ -6,7 +6,7 @@
  * over unchanged (onnx_map_rename). Others take operands ONNX passes as
  * tensors but kiln as attributes — shapes, axes, pads, repeats — which must
  * be constant at import (onnx_node_constant_ints) or symbolic
- * (onnx_map_symbolic.c); others again are decompositions (PRelu, Mish,
+ * (onnx_map_symbolic.c); others again are decompositions (PRelu,
  * opset < 13 Softmax, Clip with computed bounds, Split, the losses and
  * quantization). Each family lives in its onnx_map_*.c file.
  * Semantics follow the ONNX operator documentation of the opset versions
@@ -105,7 +105,7 @@ static const onnx_op_mapping mappings[] = {
     {"Shrink", FROM(9), onnx_map_rename, "shrink", {9}},
     {"ThresholdedRelu", FROM(10), onnx_map_rename, "thresholded_relu", {10}},
     {"PRelu", ALL, onnx_map_prelu, NULL, {7, 9, 16}},
-    {"Mish", FROM(18), onnx_map_mish, NULL, {18}},
+    {"Mish", FROM(18), onnx_map_rename, "mish", {18}},
     {"Clip", SINCE_1, onnx_map_clip, "clip", {1, 6, 11, 12, 13}},
     /* comparison, logic, selection, variadic */
     {"Equal", SINCE_1, onnx_map_binary, "eq", {1, 7, 11, 13}},

@@ -2,7 +2,11 @@
 # readme_blocks.sh — the shell blocks of README.md run as written, in order,
 # from the top of a checkout after scripts/example (issue #19 point 1).
 #
-# Usage: readme_blocks.sh SOURCE_ROOT BUILD_ROOT
+# Usage: readme_blocks.sh SOURCE_ROOT BUILD_ROOT [FILE]
+#
+# FILE (default README.md) is another Markdown file of the checkout whose
+# blocks are held to the same rule (meson test contributing_blocks:
+# CONTRIBUTING.md).
 #
 # Every fenced block of README.md other than ```c, ```python and ```text
 # (code, output and text programs, tested elsewhere or not commands) must
@@ -24,7 +28,8 @@
 set -eu
 root=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
-readme=$root/README.md
+doc=${3:-README.md}
+readme=$root/$doc
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kiln-readme-blocks-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/blocks"
@@ -62,8 +67,8 @@ tab=$(printf '\t')
     echo 'set -e'
     while IFS="$tab" read -r n line lang mark; do
         case $n in
-        stray) echo "README.md:$line: '$mark' is not right before a fence" >&2; problems=$((problems + 1)); continue ;;
-        open) echo "README.md:$line: a block that is never closed" >&2; problems=$((problems + 1)); continue ;;
+        stray) echo "$doc:$line: '$mark' is not right before a fence" >&2; problems=$((problems + 1)); continue ;;
+        open) echo "$doc:$line: a block that is never closed" >&2; problems=$((problems + 1)); continue ;;
         esac
         case $lang in c | python | text) continue ;; esac
         why=
@@ -75,23 +80,23 @@ tab=$(printf '\t')
                 case $need in
                 onnx) has_onnx || why="${why:+$why; }this kiln has no ONNX importer" ;;
                 torch) has_torch || why="${why:+$why; }.venv/bin/python lacks torch or onnx" ;;
-                *) echo "README.md:$line: unknown need '$need' in '$mark' (onnx, torch)" >&2; problems=$((problems + 1)) ;;
+                *) echo "$doc:$line: unknown need '$need' in '$mark' (onnx, torch)" >&2; problems=$((problems + 1)) ;;
                 esac
             done ;;
         "<!-- readme: skip ("?*") -->") why=${mark#"<!-- readme: skip ("}; why=${why%") -->"} ;;
         "")
-            echo "README.md:$line: a \`\`\`${lang#-} block marked neither '<!-- readme: run -->' nor '<!-- readme: skip (REASON) -->'" >&2
+            echo "$doc:$line: a \`\`\`${lang#-} block marked neither '<!-- readme: run -->' nor '<!-- readme: skip (REASON) -->'" >&2
             problems=$((problems + 1)); continue ;;
-        *) echo "README.md:$line: unknown marker '$mark'" >&2; problems=$((problems + 1)); continue ;;
+        *) echo "$doc:$line: unknown marker '$mark'" >&2; problems=$((problems + 1)); continue ;;
         esac
         if [ -n "$why" ]; then
-            echo "README.md:$line: skipped ($why)" >&2
+            echo "$doc:$line: skipped ($why)" >&2
             skipped=$((skipped + 1))
             continue
         fi
         # Say which block runs (the commands, as a user would see them), then run it here.
         printf 'echo %s > "%s"\n' "$line" "$tmp/current"
-        printf "echo; echo '== README.md:%s'\n" "$line"
+        printf "echo; echo '== $doc:%s'\n" "$line"
         printf "sed 's/^/\$ /' '%s'\n" "$tmp/blocks/$n.sh"
         printf ". '%s'\n" "$tmp/blocks/$n.sh"
         ran=$((ran + 1))
@@ -101,7 +106,7 @@ tab=$(printf '\t')
 } > "$tmp/run.sh"
 read -r problems ran skipped < "$tmp/counts"
 if [ "$problems" -ne 0 ]; then
-    echo "README.md: $problems problem(s) with its blocks' markers" >&2
+    echo "$doc: $problems problem(s) with its blocks' markers" >&2
     exit 1
 fi
 
@@ -129,7 +134,7 @@ done
 status=0
 (cd "$work" && sh "$tmp/run.sh" </dev/null) || status=$?
 if [ "$status" -ne 0 ]; then
-    echo "README.md: the block at line $(cat "$tmp/current" 2>/dev/null || echo '?') failed (exit $status)" >&2
+    echo "$doc: the block at line $(cat "$tmp/current" 2>/dev/null || echo '?') failed (exit $status)" >&2
     exit 1
 fi
-echo "README.md: $ran shell blocks ran as written, $skipped skipped"
+echo "$doc: $ran shell blocks ran as written, $skipped skipped"

@@ -14,13 +14,10 @@
 #include "op_def.h"
 
 /*
- * The registry is the concatenation of op families, one per source file
- * (arithmetic.c, unary.c, binary.c, reduce.c,
- * linalg.c, shape.c, gather.c, norm.c, conv.c,
- * pool.c, resize.c, einsum.c, generate.c, topk.c,
- * scatter.c, recurrent.c, grid_sample.c, reverse_sequence.c,
- * det.c, max_unpool.c), each
- * exporting its table.
+ * The registry is the concatenation of op families, one per source file of
+ * lib/ops/, each exporting its table; op_registry.c's families[] lists them
+ * (tests/ops/check_op_families.py checks that list, the declarations below
+ * and spec/opset.md's table of families against the tables defined).
  */
 typedef struct kiln_op_family {
     const kiln_op_def *ops;

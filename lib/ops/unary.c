@@ -347,6 +347,7 @@ FLOAT_LOOPS(celu, unary_celu(x, p->alpha))
 FLOAT_LOOPS(gelu, p->tanh_form ? unary_gelu_tanh(x) : unary_gelu_erf(x))
 FLOAT_LOOPS(silu, unary_silu(x))
 FLOAT_LOOPS(softplus, unary_softplus(x))
+FLOAT_LOOPS(mish, unary_mish(x))
 FLOAT_LOOPS(softsign, unary_softsign(x))
 FLOAT_LOOPS(shrink, unary_shrink(x, p->bias, p->lambd))
 FLOAT_LOOPS(thresholded_relu, unary_thresholded_relu(x, p->alpha))
@@ -478,8 +479,19 @@ static unary_loop loop_to_run(unary_loop reference, const kiln_kernel_call *call
 
 /* ---------------------------------------------------------------- the ops */
 
+/*
+ * What an element costs, which decides from how many elements a loop
+ * splits over threads. CHEAP: a few instructions an element (comparisons,
+ * selections, rounding), which keep the general threshold of
+ * kiln_parallel_chunks. COSTLY: tens of instructions an element (exp,
+ * tanh, sigmoid, erf, the libm ones), which split from
+ * kiln_parallel_min_costly_elements.
+ */
+typedef enum unary_cost { CHEAP, COSTLY } unary_cost;
+
 typedef struct unary_op {
     const char *name;
+    unary_cost cost;
     unary_params_reader read_params; /* NULL: the op takes no attributes */
     bool bool_result;                /* output dtype bool, else the input's */
     unary_loop loops[KILN_BOOL + 1]; /* by input dtype; NULL: not accepted */
@@ -492,7 +504,7 @@ typedef struct unary_op {
      [KILN_U8] = NAME##_u8,   [KILN_U16] = NAME##_u16, [KILN_U32] = NAME##_u32,               \
      [KILN_U64] = NAME##_u64}
 
-/* X(id, registry name, attribute specs, params reader, bool result, loops) */
+/* X(id, registry name, traits, cost, attribute specs, params reader, bool result, loops) */
 /*
  * What planning knows of each op (op_registry.h, kiln_op_traits). Ops that
  * loop over memory in order take channels-last operands as they come; relu,
@@ -512,48 +524,49 @@ typedef struct unary_op {
 #define TRAITS_SILU {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_SILU}
 #define TRAITS_HARD_SWISH {.layout = KILN_LAYOUT_ELEMENTWISE, .activation = KILN_ACTIVATION_HARD_SWISH}
 
-#define UNARY_OPS(X)                                                                                          \
-    X(abs, "abs", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
-    X(sign, "sign", TRAITS_NONE, NULL, NULL, false, FLOATS_AND_INTEGERS(sign))                                \
-    X(exp, "exp", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(exp))                                            \
-    X(log, "log", TRAITS_NONE, NULL, NULL, false, FLOATS(log))                                                \
-    X(sqrt, "sqrt", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(sqrt))                                         \
-    X(rsqrt, "rsqrt", TRAITS_NONE, NULL, NULL, false, FLOATS(rsqrt))                                          \
-    X(reciprocal, "reciprocal", TRAITS_NONE, NULL, NULL, false, FLOATS(reciprocal))                           \
-    X(sin, "sin", TRAITS_NONE, NULL, NULL, false, FLOATS(sin))                                                \
-    X(cos, "cos", TRAITS_NONE, NULL, NULL, false, FLOATS(cos))                                                \
-    X(tan, "tan", TRAITS_NONE, NULL, NULL, false, FLOATS(tan))                                                \
-    X(asin, "asin", TRAITS_NONE, NULL, NULL, false, FLOATS(asin))                                             \
-    X(acos, "acos", TRAITS_NONE, NULL, NULL, false, FLOATS(acos))                                             \
-    X(atan, "atan", TRAITS_NONE, NULL, NULL, false, FLOATS(atan))                                             \
-    X(sinh, "sinh", TRAITS_NONE, NULL, NULL, false, FLOATS(sinh))                                             \
-    X(cosh, "cosh", TRAITS_NONE, NULL, NULL, false, FLOATS(cosh))                                             \
-    X(asinh, "asinh", TRAITS_NONE, NULL, NULL, false, FLOATS(asinh))                                          \
-    X(acosh, "acosh", TRAITS_NONE, NULL, NULL, false, FLOATS(acosh))                                          \
-    X(atanh, "atanh", TRAITS_NONE, NULL, NULL, false, FLOATS(atanh))                                          \
-    X(tanh, "tanh", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(tanh))                                         \
-    X(sigmoid, "sigmoid", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(sigmoid))                                \
-    X(hard_sigmoid, "hard_sigmoid", TRAITS_IN_ORDER, alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
-    X(hard_swish, "hard_swish", TRAITS_HARD_SWISH, NULL, NULL, false, FLOATS(hard_swish))                       \
-    X(relu, "relu", TRAITS_RELU, NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                                \
-    X(leaky_relu, "leaky_relu", TRAITS_LEAKY_RELU, alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))    \
-    X(elu, "elu", TRAITS_IN_ORDER, alpha_only, read_alpha_one, false, FLOATS(elu))                            \
-    X(selu, "selu", TRAITS_IN_ORDER, alpha_gamma, read_selu, false, FLOATS(selu))                             \
-    X(celu, "celu", TRAITS_IN_ORDER, alpha_only, read_celu, false, FLOATS(celu))                              \
-    X(gelu, "gelu", TRAITS_IN_ORDER, approximate_only, read_gelu, false, FLOATS(gelu))                        \
-    X(silu, "silu", TRAITS_SILU, NULL, NULL, false, FLOATS(silu))                                             \
-    X(softplus, "softplus", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softplus))                             \
-    X(softsign, "softsign", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(softsign))                             \
-    X(shrink, "shrink", TRAITS_NONE, bias_lambd, read_shrink, false, FLOATS(shrink))                          \
-    X(thresholded_relu, "thresholded_relu", TRAITS_NONE, alpha_only, read_alpha_one, false, FLOATS(thresholded_relu)) \
-    X(erf, "erf", TRAITS_IN_ORDER, NULL, NULL, false, FLOATS(erf))                                            \
-    X(floor, "floor", TRAITS_NONE, NULL, NULL, false, FLOATS(floor))                                          \
-    X(ceil, "ceil", TRAITS_NONE, NULL, NULL, false, FLOATS(ceil))                                             \
-    X(round, "round", TRAITS_NONE, NULL, NULL, false, FLOATS(round))                                          \
-    X(clip, "clip", TRAITS_CLIP, min_max, read_clip, false, FLOATS_AND_INTEGERS(clip))                        \
-    X(logical_not, "not", TRAITS_NONE, NULL, NULL, false, {[KILN_BOOL] = logical_not_bool})                   \
-    X(isnan, "isnan", TRAITS_NONE, NULL, NULL, true, FLOATS(isnan))                                           \
-    X(isinf, "isinf", TRAITS_NONE, detect_flags, read_isinf, true, FLOATS(isinf))
+#define UNARY_OPS(X)                                                                                                 \
+    X(abs, "abs", TRAITS_IN_ORDER, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(abs))                               \
+    X(sign, "sign", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(sign))                                \
+    X(exp, "exp", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(exp))                                           \
+    X(log, "log", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(log))                                               \
+    X(sqrt, "sqrt", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sqrt))                                        \
+    X(rsqrt, "rsqrt", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(rsqrt))                                         \
+    X(reciprocal, "reciprocal", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(reciprocal))                          \
+    X(sin, "sin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sin))                                               \
+    X(cos, "cos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cos))                                               \
+    X(tan, "tan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(tan))                                               \
+    X(asin, "asin", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asin))                                            \
+    X(acos, "acos", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acos))                                            \
+    X(atan, "atan", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atan))                                            \
+    X(sinh, "sinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(sinh))                                            \
+    X(cosh, "cosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(cosh))                                            \
+    X(asinh, "asinh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(asinh))                                         \
+    X(acosh, "acosh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(acosh))                                         \
+    X(atanh, "atanh", TRAITS_NONE, COSTLY, NULL, NULL, false, FLOATS(atanh))                                         \
+    X(tanh, "tanh", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(tanh))                                        \
+    X(sigmoid, "sigmoid", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(sigmoid))                               \
+    X(hard_sigmoid, "hard_sigmoid", TRAITS_IN_ORDER, CHEAP, alpha_beta, read_hard_sigmoid, false, FLOATS(hard_sigmoid)) \
+    X(hard_swish, "hard_swish", TRAITS_HARD_SWISH, CHEAP, NULL, NULL, false, FLOATS(hard_swish))                     \
+    X(relu, "relu", TRAITS_RELU, CHEAP, NULL, NULL, false, FLOATS_AND_INTEGERS(relu))                                \
+    X(leaky_relu, "leaky_relu", TRAITS_LEAKY_RELU, CHEAP, alpha_only, read_leaky_relu, false, FLOATS(leaky_relu))    \
+    X(elu, "elu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_alpha_one, false, FLOATS(elu))                           \
+    X(selu, "selu", TRAITS_IN_ORDER, COSTLY, alpha_gamma, read_selu, false, FLOATS(selu))                            \
+    X(celu, "celu", TRAITS_IN_ORDER, COSTLY, alpha_only, read_celu, false, FLOATS(celu))                             \
+    X(gelu, "gelu", TRAITS_IN_ORDER, COSTLY, approximate_only, read_gelu, false, FLOATS(gelu))                       \
+    X(silu, "silu", TRAITS_SILU, COSTLY, NULL, NULL, false, FLOATS(silu))                                            \
+    X(softplus, "softplus", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softplus))                            \
+    X(mish, "mish", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(mish))                                        \
+    X(softsign, "softsign", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(softsign))                            \
+    X(shrink, "shrink", TRAITS_NONE, CHEAP, bias_lambd, read_shrink, false, FLOATS(shrink))                          \
+    X(thresholded_relu, "thresholded_relu", TRAITS_NONE, CHEAP, alpha_only, read_alpha_one, false, FLOATS(thresholded_relu)) \
+    X(erf, "erf", TRAITS_IN_ORDER, COSTLY, NULL, NULL, false, FLOATS(erf))                                           \
+    X(floor, "floor", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(floor))                                          \
+    X(ceil, "ceil", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(ceil))                                             \
+    X(round, "round", TRAITS_NONE, CHEAP, NULL, NULL, false, FLOATS(round))                                          \
+    X(clip, "clip", TRAITS_CLIP, CHEAP, min_max, read_clip, false, FLOATS_AND_INTEGERS(clip))                        \
+    X(logical_not, "not", TRAITS_NONE, CHEAP, NULL, NULL, false, {[KILN_BOOL] = logical_not_bool})                   \
+    X(isnan, "isnan", TRAITS_NONE, CHEAP, NULL, NULL, true, FLOATS(isnan))                                           \
+    X(isinf, "isinf", TRAITS_NONE, CHEAP, detect_flags, read_isinf, true, FLOATS(isinf))
 
 /* The attributes each op accepts (the library checks names and types). */
 static const kiln_attribute_spec alpha_only[] = {{"alpha", KILN_ATTRIBUTE_FLOAT}, {NULL, 0}};
@@ -568,8 +581,8 @@ static const kiln_attribute_spec min_max[] = {{"max", KILN_ATTRIBUTE_FLOAT}, {"m
 static const kiln_attribute_spec detect_flags[] = {
     {"detect_negative", KILN_ATTRIBUTE_INT}, {"detect_positive", KILN_ATTRIBUTE_INT}, {NULL, 0}};
 
-#define DEFINE_OP(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS) \
-    static const unary_op op_##ID = {NAME, READER, BOOL_RESULT, LOOPS};
+#define DEFINE_OP(ID, NAME, TRAITS, COST, SPECS, READER, BOOL_RESULT, LOOPS) \
+    static const unary_op op_##ID = {NAME, COST, READER, BOOL_RESULT, LOOPS};
 UNARY_OPS(DEFINE_OP)
 
 /* -------------------------------------------------- shape rule and kernel */
@@ -628,24 +641,6 @@ static kiln_status infer_unary(const unary_op *op, const kiln_shape_context *ctx
     return KILN_OK;
 }
 
-/*
- * Ops a few instructions an element (comparisons, selections, rounding):
- * their loops keep the general threshold of kiln_parallel_chunks. Every
- * other op (exp, tanh, sigmoid, erf, the libm ones) costs tens of
- * instructions an element and splits from kiln_parallel_min_costly_elements.
- */
-static bool cheap_op(const unary_op *op)
-{
-    static const unary_op *const cheap[] = {&op_abs,   &op_sign,          &op_relu,       &op_leaky_relu,
-                                            &op_clip,  &op_floor,         &op_ceil,       &op_round,
-                                            &op_logical_not, &op_isnan,   &op_isinf,      &op_hard_swish,
-                                            &op_hard_sigmoid, &op_shrink, &op_thresholded_relu};
-    for (size_t i = 0; i < sizeof cheap / sizeof cheap[0]; i++)
-        if (cheap[i] == op)
-            return true;
-    return false;
-}
-
 /* One unary loop over a range of elements, for kiln_parallel_chunks. */
 typedef struct unary_job {
     unary_loop loop;
@@ -679,7 +674,7 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     if (op->read_params)
         KILN_TRY(op->read_params(op->name, in->dtype, call->attributes, call->attribute_count, &params, err));
     unary_job job = {loop_to_run(loop, call), in->data, out->data, kiln_dtype_size(in->dtype), kiln_dtype_size(out->dtype), &params};
-    if (out->element_count && cheap_op(op))
+    if (out->element_count && op->cost == CHEAP)
         kiln_parallel_chunks(out->element_count, kiln_call_threads(call), unary_chunk, &job);
     else if (out->element_count)
         kiln_parallel_chunks_from(out->element_count, kiln_call_threads(call), kiln_parallel_min_costly_elements(),
@@ -688,7 +683,7 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
 }
 
 /* Registry entry points binding each op to the shared rule and kernel. */
-#define DEFINE_ENTRY(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS)                                            \
+#define DEFINE_ENTRY(ID, NAME, TRAITS, COST, SPECS, READER, BOOL_RESULT, LOOPS)                                          \
     static kiln_status infer_##ID(const kiln_shape_context *ctx, const kiln_value_type *const *inputs,       \
                                   uint32_t input_count, kiln_value_type *out, kiln_error *err)               \
     {                                                                                                      \
@@ -702,7 +697,7 @@ static kiln_status run_unary(const unary_op *op, const kiln_kernel_call *call, k
     }
 UNARY_OPS(DEFINE_ENTRY)
 
-#define REGISTRY_ROW(ID, NAME, TRAITS, SPECS, READER, BOOL_RESULT, LOOPS)                                    \
+#define REGISTRY_ROW(ID, NAME, TRAITS, COST, SPECS, READER, BOOL_RESULT, LOOPS)                                  \
     {.name = NAME, .versions = {1, 1}, .inputs = {1, 1}, .attributes = SPECS, .infer = infer_##ID, .run = run_##ID, \
      .traits = TRAITS},
 static const kiln_op_def unary_ops[] = {UNARY_OPS(REGISTRY_ROW)};

@@ -201,6 +201,7 @@ static const op_case cases[] = {
     {"tanh", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
     {"sigmoid", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
     {"gelu", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
+    {"mish", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
     {"relu", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
     {"abs", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},
     {"round", 1, {1}, {{64}}, 1, {64}, false, false, 0, {{0}}},

@@ -3,7 +3,10 @@
  * traits agree with what planning and the session do with them
  * (ops/op_registry.h): a fast path behind every layout or fusion trait,
  * activations that are one-operand elementwise ops, a spec page naming
- * every op. Planning reads these traits instead of op names, so a record
+ * every op; and that the lists written outside the records say what the
+ * records say: spec/opset.md's channels-last lists against the layout
+ * traits, README.md's op counts and the ops its Status names against the
+ * registry. Planning reads these traits instead of op names, so a record
  * that forgets one is caught here rather than by a slower program.
  */
 #include <setjmp.h>
@@ -13,6 +16,8 @@
 #include <cmocka.h>
 
 #include <ctype.h>
+#include <dirent.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,34 +103,60 @@ static void planned_ops_declare_their_traits(void **state)
         assert_non_null(kiln_op_find(*op)->fast);
 }
 
-/* Read spec/opset.md and spec/ops/ *.md into one string (caller frees). */
-static char *read_specs(void)
+/* Append the bytes of the file at `path` to *all (used bytes, *capacity allocated); fails the test if unreadable. */
+static void append_file(const char *path, char **all, size_t *used, size_t *capacity)
 {
-    static const char *const pages[] = {
-        "opset.md",       "ops/binary.md",  "ops/conv.md",     "ops/det.md",       "ops/einsum.md",
-        "ops/gather.md",  "ops/generate.md", "ops/grid_sample.md", "ops/linalg.md", "ops/max_unpool.md",
-        "ops/norm.md",    "ops/pool.md",    "ops/recurrent.md", "ops/reduce.md",    "ops/resize.md",
-        "ops/reverse_sequence.md", "ops/scatter.md", "ops/shape.md", "ops/topk.md", "ops/unary.md",
-    };
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        *all = realloc(*all, *capacity += n);
+        assert_non_null(*all);
+        memcpy(*all + *used, chunk, n);
+        *used += n;
+    }
+    fclose(f);
+}
+
+/* The file at `relative` under the source root, NUL-terminated (caller frees). */
+static char *read_source_file(const char *relative)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", source_root, relative);
     size_t used = 0, capacity = 1;
     char *all = malloc(capacity);
     assert_non_null(all);
-    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/spec/%s", source_root, pages[i]);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            fail_msg("cannot open %s", path);
-        char chunk[65536];
-        size_t n;
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-            all = realloc(all, capacity += n);
-            assert_non_null(all);
-            memcpy(all + used, chunk, n);
-            used += n;
-        }
-        fclose(f);
+    append_file(path, &all, &used, &capacity);
+    all[used] = '\0';
+    return all;
+}
+
+/* Read spec/opset.md and every page of spec/ops/ (the folder, not a list kept here) into one string (caller frees). */
+static char *read_specs(void)
+{
+    char path[4096];
+    size_t used = 0, capacity = 1;
+    char *all = malloc(capacity);
+    assert_non_null(all);
+    snprintf(path, sizeof path, "%s/spec/opset.md", source_root);
+    append_file(path, &all, &used, &capacity);
+    snprintf(path, sizeof path, "%s/spec/ops", source_root);
+    DIR *pages = opendir(path);
+    if (!pages)
+        fail_msg("cannot open %s", path);
+    int page_count = 0;
+    for (struct dirent *entry = readdir(pages); entry; entry = readdir(pages)) {
+        size_t length = strlen(entry->d_name);
+        if (length < 4 || strcmp(entry->d_name + length - 3, ".md") != 0)
+            continue;
+        snprintf(path, sizeof path, "%s/spec/ops/%s", source_root, entry->d_name);
+        append_file(path, &all, &used, &capacity);
+        page_count++;
     }
+    closedir(pages);
+    assert_true(page_count > 0);
     all[used] = '\0';
     return all;
 }
@@ -171,6 +202,229 @@ static void every_op_has_a_spec(void **state)
     free(specs);
 }
 
+/* `text` with every run of white space made one space, so that a phrase a line break splits is found (caller frees). */
+static char *one_line(const char *text)
+{
+    char *flat = malloc(strlen(text) + 1);
+    assert_non_null(flat);
+    size_t n = 0;
+    for (const char *p = text; *p; p++) {
+        bool space = isspace((unsigned char)*p);
+        if (!space)
+            flat[n++] = *p;
+        else if (n && flat[n - 1] != ' ')
+            flat[n++] = ' ';
+    }
+    flat[n] = '\0';
+    return flat;
+}
+
+#define MAX_LISTED 64
+
+/*
+ * The op names of the list that follows `anchor` in `text`: code spans
+ * (`abs`) separated by ", ", " or " or ", or ", up to the first other
+ * word. Fails the test when the anchor is not found (the sentence was
+ * reworded: the check must follow it, not pass empty).
+ */
+static size_t listed_after(const char *text, const char *anchor, char names[][64])
+{
+    const char *p = strstr(text, anchor);
+    if (!p)
+        fail_msg("spec/opset.md no longer says \"%s\"", anchor);
+    p += strlen(anchor);
+    size_t count = 0;
+    while (*p == '`' && count < MAX_LISTED) {
+        const char *end = strchr(p + 1, '`');
+        assert_non_null(end);
+        size_t length = (size_t)(end - p - 1);
+        assert_true(length > 0 && length < 64);
+        memcpy(names[count], p + 1, length);
+        names[count++][length] = '\0';
+        p = end + 1;
+        if (strncmp(p, ", or ", 5) == 0)
+            p += 5;
+        else if (strncmp(p, ", ", 2) == 0)
+            p += 2;
+        else if (strncmp(p, " or ", 4) == 0)
+            p += 4;
+        else
+            break;
+    }
+    return count;
+}
+
+/* Which records a list of spec/opset.md's "Channels-last results" names. */
+typedef bool (*op_predicate)(const kiln_op_def *def);
+
+static bool reads_operand_0(const kiln_op_def *def)
+{
+    return def->traits.layout == KILN_LAYOUT_READS_OPERAND_0;
+}
+
+static bool channel_concat(const kiln_op_def *def)
+{
+    return def->traits.layout == KILN_LAYOUT_CHANNEL_CONCAT;
+}
+
+static bool channelwise(const kiln_op_def *def)
+{
+    return def->traits.layout == KILN_LAYOUT_CHANNELWISE;
+}
+
+static bool elementwise_one_operand(const kiln_op_def *def)
+{
+    return def->traits.layout == KILN_LAYOUT_ELEMENTWISE && def->inputs.max == 1;
+}
+
+static bool elementwise_two_operands(const kiln_op_def *def)
+{
+    return (def->traits.layout == KILN_LAYOUT_ELEMENTWISE ||
+            def->traits.layout == KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL) &&
+           def->inputs.max >= 2;
+}
+
+static bool elementwise_or_per_channel(const kiln_op_def *def)
+{
+    return def->traits.layout == KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL;
+}
+
+/* The list after `anchor` names exactly the records `holds` selects; @return false, printing each difference
+ * when `report`, if not. */
+static bool list_matches_records(const char *text, const char *anchor, op_predicate holds, const char *trait,
+                                 bool report)
+{
+    char names[MAX_LISTED][64];
+    size_t count = listed_after(text, anchor, names);
+    bool same = count > 0;
+    for (size_t k = 0; k < count; k++) {
+        const kiln_op_def *def = kiln_op_find(names[k]);
+        if ((!def || !holds(def)) && report) {
+            print_error("spec/opset.md lists `%s` after \"%s\", but %s (%s)\n", names[k], anchor,
+                        def ? "its record's traits are not the list's" : "no record has that name", trait);
+        }
+        same = same && def && holds(def);
+    }
+    for (uint32_t i = 0; i < kiln_op_count(); i++) {
+        const kiln_op_def *def = kiln_op_at(i);
+        bool listed = false;
+        for (size_t k = 0; k < count; k++)
+            listed = listed || strcmp(names[k], def->name) == 0;
+        if (holds(def) && !listed && report)
+            print_error("op '%s' has the traits %s, but spec/opset.md does not list it after \"%s\"\n", def->name,
+                        trait, anchor);
+        same = same && (listed || !holds(def));
+    }
+    return same;
+}
+
+/*
+ * The ops spec/opset.md's "Channels-last results" lists are the records
+ * whose layout trait lets them read a channels-last value: the plan reads
+ * the traits (plan/layout.c), so the spec's lists must say the same.
+ */
+static void channels_last_lists_match_the_traits(void **state)
+{
+    (void)state;
+    char *raw = read_source_file("spec/opset.md");
+    char *text = one_line(raw);
+    free(raw);
+    bool same = true;
+    same &= list_matches_records(text, "an op whose fast path reads its `x` in either layout, one of ",
+                                 reads_operand_0, "layout KILN_LAYOUT_READS_OPERAND_0", true);
+    same &= list_matches_records(text, "reading it as `x`; a ", channel_concat, "layout KILN_LAYOUT_CHANNEL_CONCAT",
+                                 true);
+    same &= list_matches_records(text, "at most 32 operands) whose own result may stay channels-last; a ",
+                                 channelwise, "layout KILN_LAYOUT_CHANNELWISE", true);
+    same &= list_matches_records(text, "an elementwise op whose own result may stay channels-last: one of ",
+                                 elementwise_one_operand, "layout KILN_LAYOUT_ELEMENTWISE, one operand", true);
+    same &= list_matches_records(text, "the other a node result too, one of ", elementwise_two_operands,
+                                 "layout KILN_LAYOUT_ELEMENTWISE or _OR_PER_CHANNEL, two operands or more", true);
+    same &= list_matches_records(text, "or an f32 ", elementwise_or_per_channel,
+                                 "layout KILN_LAYOUT_ELEMENTWISE_OR_PER_CHANNEL", true);
+    /* The check can fail: a list that names an op without the trait is told apart. */
+    char wrong[] = "one of `relu`, `conv` and more";
+    assert_false(list_matches_records(wrong, "one of ", elementwise_one_operand, "(self-test)", false));
+    free(text);
+    assert_true(same);
+}
+
+/* The number that stands right before `after` in `text` (the README's "139 ops"), or -1 when the phrase is absent. */
+static long number_before(const char *text, const char *before, const char *after)
+{
+    const char *p = strstr(text, before);
+    if (!p)
+        return -1;
+    p += strlen(before);
+    char *end;
+    long value = strtol(p, &end, 10);
+    return end != p && strncmp(end, after, strlen(after)) == 0 ? value : -1;
+}
+
+/* Whether some op of the registry is called `pattern` (which may hold fnmatch's `*`: `reduce_*`). */
+static bool some_op_matches(const char *pattern)
+{
+    for (uint32_t i = 0; i < kiln_op_count(); i++)
+        if (fnmatch(pattern, kiln_op_at(i)->name, 0) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Every op name README.md's "Status" paragraph writes in a code span
+ * (`where`, `reduce_*`, `global_*_pool`), from "The registry has" to "each
+ * with a portable reference", is an op of the registry; @return how many
+ * it names, failing the test on one that is not.
+ */
+static size_t readme_ops_are_registered(const char *text)
+{
+    const char *start = strstr(text, "The registry has ");
+    const char *end = start ? strstr(start, "each with a portable reference") : NULL;
+    if (!start || !end)
+        fail_msg("README.md's Status no longer says \"The registry has ... each with a portable reference\": "
+                 "this test must follow its wording");
+    size_t named = 0;
+    for (const char *p = strchr(start, '`'); p && p < end; p = strchr(p, '`')) {
+        const char *close = strchr(p + 1, '`');
+        assert_non_null(close);
+        char span[64];
+        size_t length = (size_t)(close - p - 1);
+        bool op_like = length > 0 && length < sizeof span;
+        for (size_t k = 0; op_like && k < length; k++)
+            op_like = islower((unsigned char)p[1 + k]) || p[1 + k] == '_' || p[1 + k] == '*';
+        if (op_like) {
+            memcpy(span, p + 1, length);
+            span[length] = '\0';
+            if (!some_op_matches(span))
+                fail_msg("README.md's Status names `%s`, which is no op of the registry", span);
+            named++;
+        }
+        p = close + 1;
+    }
+    return named;
+}
+
+/* README.md's "Status" is the registry's: its op counts (every op, the unary family's) and the ops it names. */
+static void readme_status_matches_the_registry(void **state)
+{
+    (void)state;
+    char *raw = read_source_file("README.md");
+    char *text = one_line(raw);
+    free(raw);
+    long ops = number_before(text, "The registry has ", " ops");
+    long unary = number_before(text, "arithmetic, ", " unary ops and activations");
+    assert_true(readme_ops_are_registered(text) > 10);
+    assert_false(some_op_matches("no_such_op*"));
+    free(text);
+    if (ops < 0 || unary < 0)
+        fail_msg("README.md no longer says \"The registry has N ops\" and \"arithmetic, N unary ops and "
+                 "activations\": this test must follow its wording");
+    if (ops != (long)kiln_op_count())
+        fail_msg("README.md says the registry has %ld ops; it has %u", ops, kiln_op_count());
+    if (unary != (long)kiln_ops_unary.count)
+        fail_msg("README.md says %ld unary ops; the unary family has %u", unary, kiln_ops_unary.count);
+}
+
 int main(int argc, char **argv)
 {
     source_root = argc > 1 ? argv[1] : ".";
@@ -179,6 +433,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(traits_agree_with_kernels),
         cmocka_unit_test(planned_ops_declare_their_traits),
         cmocka_unit_test(every_op_has_a_spec),
+        cmocka_unit_test(channels_last_lists_match_the_traits),
+        cmocka_unit_test(readme_status_matches_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,6 +216,15 @@ static real ref_softplus(real x, const attribute_set *a)
     return x > 0 ? x + log1pl(expl(-x)) : log1pl(expl(x));
 }
 
+/* The textbook form, in long double: x tanh(log(1 + e^x)); its limit -0.0 at -inf. */
+static real ref_mish(real x, const attribute_set *a)
+{
+    (void)a;
+    if (isinf(x))
+        return x > 0 ? x : -0.0L;
+    return x * tanhl(log1pl(expl(x)));
+}
+
 static real ref_softsign(real x, const attribute_set *a)
 {
     (void)a;
@@ -327,6 +336,7 @@ static const unary_case cases[] = {
     {"gelu", FLOAT_ONLY, ref_gelu, false, true, ATTRIBUTES1(STRING_ATTRIBUTE("approximate", "tanh"))},
     {"silu", FLOAT_ONLY, ref_silu, false, false, NO_ATTRIBUTES},
     {"softplus", FLOAT_ONLY, ref_softplus, false, false, NO_ATTRIBUTES},
+    {"mish", FLOAT_ONLY, ref_mish, false, false, NO_ATTRIBUTES},
     {"softsign", FLOAT_ONLY, ref_softsign, false, false, NO_ATTRIBUTES},
     {"shrink", FLOAT_ONLY, ref_shrink, false, false, NO_ATTRIBUTES},
     {"shrink", FLOAT_ONLY, ref_shrink, false, false,
@@ -352,14 +362,6 @@ static const unary_case cases[] = {
      ATTRIBUTES2(INT_ATTRIBUTE("detect_negative", 0), INT_ATTRIBUTE("detect_positive", 0))},
 };
 #define CASE_COUNT (sizeof cases / sizeof cases[0])
-
-/* The registry names the family must have, each version 1 with one input. */
-static const char *const family_names[] = {
-    "abs",  "sign", "exp",   "log",   "sqrt",  "rsqrt",        "reciprocal", "sin",  "cos",        "tan",
-    "asin", "acos", "atan",  "sinh",  "cosh",  "asinh",        "acosh",      "atanh", "tanh",      "sigmoid",
-    "hard_sigmoid", "hard_swish", "relu", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "softplus",
-    "softsign", "shrink", "thresholded_relu", "erf", "floor", "ceil", "round", "clip", "not", "isnan", "isinf",
-};
 
 static const kiln_dtype float_dtypes[] = {KILN_F32, KILN_F64};
 static const kiln_dtype integer_dtypes[] = {KILN_I8, KILN_I16, KILN_I32, KILN_I64,
@@ -707,25 +709,38 @@ static void family_ops_are_registered(void **state)
     assert_family_registered(&kiln_ops_unary, NULL, 0);
 }
 
-/* The family is exactly the listed ops, each version 1 with one input, and
- * every op has a differential case below. */
+/* Whether the unary family's table has a record called `name`. */
+static bool in_family(const char *name)
+{
+    for (uint32_t i = 0; i < kiln_ops_unary.count; i++)
+        if (strcmp(kiln_ops_unary.ops[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* Every op of the family's table (the records are the list: no names are
+ * kept here) is version 1 with one input and has a differential case
+ * below, and every case is of an op of the family. */
 static void family_is_complete(void **state)
 {
     (void)state;
-    size_t count = sizeof family_names / sizeof family_names[0];
-    assert_int_equal(kiln_ops_unary.count, count);
-    for (size_t i = 0; i < count; i++) {
-        const kiln_op_def *def = kiln_op_find_version(family_names[i], 1);
+    assert_true(kiln_ops_unary.count > 0);
+    for (uint32_t i = 0; i < kiln_ops_unary.count; i++) {
+        const char *name = kiln_ops_unary.ops[i].name;
+        const kiln_op_def *def = kiln_op_find_version(name, 1);
         if (!def)
-            fail_msg("op %s version 1 is not registered", family_names[i]);
+            fail_msg("op %s version 1 is not registered", name);
         assert_int_equal(def->inputs.min, 1);
         assert_int_equal(def->inputs.max, 1);
         bool has_case = false;
         for (size_t k = 0; k < CASE_COUNT; k++)
-            has_case = has_case || strcmp(cases[k].op, family_names[i]) == 0;
+            has_case = has_case || strcmp(cases[k].op, name) == 0;
         if (!has_case)
-            fail_msg("op %s has no test case", family_names[i]);
+            fail_msg("op %s has no test case", name);
     }
+    for (size_t k = 0; k < CASE_COUNT; k++)
+        if (!in_family(cases[k].op))
+            fail_msg("case of op %s, which is not in the unary family", cases[k].op);
 }
 
 /* Each case on every dtype it supports, through the kernel directly. */
@@ -831,6 +846,8 @@ static void edge_values(void **state)
         {"round", -0.3, -0.0},      {"ceil", -0.5, -0.0},       {"floor", -0.5, -1.0},
         {"silu", -HUGE_VAL, -0.0},  {"gelu", -HUGE_VAL, -0.0},  {"hard_swish", -HUGE_VAL, -0.0},
         {"softsign", HUGE_VAL, 1.0}, {"softplus", -HUGE_VAL, 0.0}, {"softplus", 1e300, 1e300},
+        {"mish", -HUGE_VAL, -0.0},  {"mish", HUGE_VAL, HUGE_VAL}, {"mish", -0.0, -0.0},
+        {"mish", 1e300, 1e300},     {"mish", -1e300, -0.0},     {"mish", 0.0, 0.0},
         {"sigmoid", -HUGE_VAL, 0.0}, {"sigmoid", 0.0, 0.5},      {"hard_sigmoid", -HUGE_VAL, 0.0},
         {"hard_swish", 3.0, 3.0},   {"hard_swish", -3.0, -0.0}, {"elu", -HUGE_VAL, -1.0},
         {"shrink", 0.5, 0.0},       {"shrink", -0.75, -0.75},   {"thresholded_relu", 1.0, 0.0},

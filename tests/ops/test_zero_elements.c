@@ -102,7 +102,7 @@ static const struct {
     {"hard_sigmoid", "f32", "alpha=0.2;beta=0.5"}, {"hard_swish", "f32", ""}, {"relu", "f32", ""},
     {"relu", "i32", ""}, {"leaky_relu", "f32", "alpha=0.1"}, {"elu", "f32", "alpha=1"},
     {"selu", "f32", ""}, {"celu", "f32", "alpha=1"}, {"gelu", "f32", ""}, {"silu", "f32", ""},
-    {"softplus", "f32", ""}, {"softsign", "f32", ""}, {"shrink", "f32", "bias=0;lambd=0.5"},
+    {"softplus", "f32", ""}, {"mish", "f32", ""}, {"softsign", "f32", ""}, {"shrink", "f32", "bias=0;lambd=0.5"},
     {"thresholded_relu", "f32", "alpha=1"}, {"erf", "f32", ""}, {"floor", "f32", ""}, {"ceil", "f32", ""},
     {"round", "f32", ""}, {"clip", "f32", "min=-1;max=1"}, {"clip", "i8", "min=-1;max=1"},
     {"not", "bool", ""}, {"isnan", "f32", ""}, {"isinf", "f32", ""}, {"identity", "f32", ""},

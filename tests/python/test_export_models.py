@@ -116,6 +116,38 @@ def test_cnn_keeps_its_batch_norm_and_evidence(cnn):
     check_evidence(artifact, program, program.dims, "corner batch=2")
 
 
+class MishBlock(torch.nn.Module):
+    """torch.nn.Mish over a Linear scaled to reach both tails (|x| up to about 40): torch.export
+    writes aten.mish.default, torch's ONNX exporter an ONNX Mish, and kiln imports its own mish."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.fc = torch.nn.Linear(6, 6)
+        self.act = torch.nn.Mish()
+
+    def forward(self, x):
+        return self.act(self.fc(x) * 12)
+
+
+@pytest.mark.parametrize("dtype, rtol, atol", [(torch.float32, 1e-5, 1e-6), (torch.float64, 1e-12, 1e-14)])
+def test_mish_is_one_kiln_op_and_matches_torch(dtype, rtol, atol):
+    module = MishBlock().to(dtype)
+    example = torch.from_numpy(random_input((3, 6), 30)).to(dtype)
+    dims = {"x": {0: kiln.Dim("batch", 1, 8)}}
+    ep = torch.export.export(module, (example,), dynamic_shapes={"x": {0: torch.export.Dim("batch", min=1, max=8)}},
+                             strict=True)
+    assert torch.ops.aten.mish.default in {node.target for node in ep.graph.nodes}
+    program = kiln.export(module, (example,), dynamic_shapes=dims).load()
+    ops = {op["name"] for op in program.inspect()["ops"]}
+    assert "mish" in ops and not {"softplus", "tanh"} & ops, ops
+    for batch in (1, 5, 8):
+        x = torch.from_numpy(random_input((batch, 6), 31 + batch)).to(dtype)
+        with torch.no_grad():
+            want = torch.nn.functional.mish(module.fc(x) * 12).numpy()
+        numpy.testing.assert_allclose(program.run(x=x.numpy())["y"], want, rtol=rtol, atol=atol)
+
+
 @pytest.fixture(scope="module")
 def encoder():
     module = encoder_layer()

@@ -163,6 +163,28 @@ static inline double unary_softplus(double x)
     return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
+/*
+ * mish: x tanh(softplus(x)). tanh(log(1 + e^x)) is ((1 + e^x)^2 - 1) /
+ * ((1 + e^x)^2 + 1) = n / (n + 2) with n = e^x (e^x + 2), which forms no
+ * softplus and cancels nothing: every term is positive. Below about -20
+ * n / (n + 2) rounds to n / 2, and x n / 2 (n ~ 2 e^x) to x e^x, which for
+ * x < -708 loses bits as silu's does, so it is formed as -e^(x + log(-x)).
+ * Above 20, n + 2 is n in double and the result is x; inf gives inf, -inf
+ * the limit -0.0.
+ */
+static inline double unary_mish(double x)
+{
+    if (isinf(x))
+        return x > 0.0 ? x : -0.0;
+    if (x > 20.0)
+        return x;
+    if (x < -708.0)
+        return -exp(x + log(-x));
+    double e = exp(x);
+    double n = e * (e + 2.0);
+    return x * (n / (n + 2.0));
+}
+
 /* x / (1 + |x|); ±inf give ±1. */
 static inline double unary_softsign(double x)
 {
