@@ -352,13 +352,15 @@ static void channels_last_lists_match_the_traits(void **state)
 /* The number that stands right before `after` in `text` (the README's "139 ops"), or -1 when the phrase is absent. */
 static long number_before(const char *text, const char *before, const char *after)
 {
-    const char *p = strstr(text, before);
-    if (!p)
-        return -1;
-    p += strlen(before);
-    char *end;
-    long value = strtol(p, &end, 10);
-    return end != p && strncmp(end, after, strlen(after)) == 0 ? value : -1;
+    /* The first place where `before N after` is written: `before` alone may occur elsewhere too. */
+    for (const char *p = strstr(text, before); p; p = strstr(p + 1, before)) {
+        const char *digits = p + strlen(before);
+        char *end;
+        long value = strtol(digits, &end, 10);
+        if (end != digits && strncmp(end, after, strlen(after)) == 0)
+            return value;
+    }
+    return -1;
 }
 
 /* Whether some op of the registry is called `pattern` (which may hold fnmatch's `*`: `reduce_*`). */
