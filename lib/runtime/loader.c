@@ -258,21 +258,18 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
 {
     const kiln_model *m = &p->model;
     uint32_t *readers;
-    p->fusions = calloc(m->node_count + 1, sizeof *p->fusions);
-    p->fusion_nodes = calloc(m->node_count + 1, sizeof *p->fusion_nodes);
-    if (!p->fusions || !p->fusion_nodes)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the fused activations");
     KILN_TRY(kiln_fusion_readers(m, p->live, &readers, err));
     for (uint32_t n = 0; n < m->node_count; n++) {
-        uint32_t at = kiln_fusion_pair(m, p->live, n, readers, &p->fusions[n]);
+        kiln_node_plan *node = &p->nodes[n];
+        uint32_t at = kiln_fusion_pair(m, p->live, n, readers, &node->fusion);
         /* A producer applying it in place is checked by the session, on its own plan's buffers. */
         bool in_place = m->opset[m->nodes[n].op].def->traits.activation_in_place;
         if (at != 0 && p->plan_stored && !in_place &&
             !kiln_fusion_plan_allows(m, n, at, p->arena_offsets, p->slot_sizes))
             at = 0;
         if (at == 0)
-            p->fusions[n].kind = KILN_ACTIVATION_NONE;
-        p->fusion_nodes[n] = at;
+            node->fusion.kind = KILN_ACTIVATION_NONE;
+        node->fusion_node = at;
     }
     free(readers);
     return KILN_OK;
@@ -283,45 +280,41 @@ static kiln_status find_fusions(kiln_program *p, kiln_error *err)
  * keeps every group's results apart; a stored plan only those it happens
  * to, so a group runs as one only where the stored plan allows it.
  */
-static kiln_status find_result_groups(kiln_program *p, kiln_error *err)
+static void find_result_groups(kiln_program *p)
 {
     const kiln_model *m = &p->model;
-    p->result_groups = calloc(m->node_count + 1, sizeof *p->result_groups);
-    if (!p->result_groups)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the result groups");
     for (uint32_t n = 0; n < m->node_count;) {
         uint32_t count = kiln_result_group(m, p->live, n);
         if (count > 1 && p->plan_stored &&
             !kiln_result_group_plan_allows(m, n, count, p->arena_offsets, p->slot_sizes))
             count = 1;
-        p->result_groups[n] = (uint8_t)count;
+        p->nodes[n].result_group = (uint8_t)count;
         n += count; /* the members after the first stay 0 */
     }
-    return KILN_OK;
 }
 
 /*
- * Per node, what a run would otherwise decide by op name: the results that
- * may stay channels-last (layout.h), how each node reads channels-last
- * operands, its bound rule (value_bound.h), and whether it runs at all
- * (liveness.h).
+ * Per node, what a run would otherwise decide by op name: whether it runs
+ * at all (liveness.h), the results that may stay channels-last (layout.h),
+ * how each node reads channels-last operands, its bound rule
+ * (value_bound.h).
  */
 static kiln_status plan_node_paths(kiln_program *p, kiln_error *err)
 {
     const kiln_model *m = &p->model;
     p->live = calloc(m->node_count + 1, sizeof *p->live);
-    if (!p->live)
+    p->nodes = calloc(m->node_count + 1, sizeof *p->nodes);
+    if (!p->live || !p->nodes)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
     kiln_live_nodes(m, p->live);
-    KILN_TRY(kiln_layout_plan(m, p->live, &p->channels_last_ok, err));
-    p->layout_roles = calloc(m->node_count + 1, sizeof *p->layout_roles);
-    p->bound_rules = calloc(m->node_count + 1, sizeof *p->bound_rules);
-    if (!p->layout_roles || !p->bound_rules)
-        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory planning the nodes' fast paths");
+    bool *channels_last_ok;
+    KILN_TRY(kiln_layout_plan(m, p->live, &channels_last_ok, err));
     for (uint32_t n = 0; n < m->node_count; n++) {
-        p->layout_roles[n] = kiln_layout_role_of(m, n);
-        p->bound_rules[n] = kiln_bound_rule_of(m, n);
+        p->nodes[n].channels_last_ok = channels_last_ok[n];
+        p->nodes[n].layout_role = kiln_layout_role_of(m, n);
+        p->nodes[n].bound_rule = kiln_bound_rule_of(m, n);
     }
+    free(channels_last_ok);
     return KILN_OK;
 }
 
@@ -376,7 +369,7 @@ static kiln_status plan_memory(kiln_program *p, kiln_report *report)
     if (status == KILN_OK)
         status = find_fusions(p, &err);
     if (status == KILN_OK)
-        status = find_result_groups(p, &err);
+        find_result_groups(p);
     if (status == KILN_OK)
         status = kiln_program_count_op_uses(p, &err);
     if (status != KILN_OK)
@@ -498,12 +491,7 @@ void kiln_program_free(kiln_program *program)
     kiln_model_release(&program->model);
     free(program->arena_offsets);
     free(program->slot_sizes);
-    free(program->fusions);
-    free(program->fusion_nodes);
-    free(program->result_groups);
-    free(program->channels_last_ok);
-    free(program->layout_roles);
-    free(program->bound_rules);
+    free(program->nodes);
     free(program->live);
     free(program->op_uses);
     kiln_section_view_release(&program->weight_view);

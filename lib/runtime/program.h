@@ -14,6 +14,23 @@
 #include "model.h"
 #include "value_bound.h"
 
+/*
+ * What the loader decided for one node, so that a run compares no op names
+ * (one record per node, node_count + 1 of them, never a zero-byte allocation).
+ */
+typedef struct kiln_node_plan {
+    /* The activation this node (a conv) may apply for node `fusion_node`, the next that runs
+     * (fusion.h); kind NONE (and node 0) for most. */
+    kiln_fused_activation fusion;
+    uint32_t fusion_node;
+    /* How many nodes from this one on run as one (result_groups.h): >= 2 at a group's first
+     * node, 0 at its others (they ran with it), 1 for a node that runs alone. */
+    uint8_t result_group;
+    bool channels_last_ok;         /* its result may be left channels-last (layout.h) */
+    kiln_layout_role layout_role;  /* how it reads channels-last operands (layout.h) */
+    kiln_bound_rule bound_rule;    /* how its result's magnitude bound follows from its operands' (value_bound.h) */
+} kiln_node_plan;
+
 struct kiln_program {
     kiln_mapped_file file;  /* when loaded from a path */
     uint8_t *owned_bytes;   /* when loaded from memory */
@@ -31,20 +48,8 @@ struct kiln_program {
     uint64_t *slot_sizes;       /* per node result: this runtime's slot at the domain's upper bound */
     bool domain_planned;        /* false when a size at the upper bound overflows 64 bits */
     bool plan_stored;           /* the offsets come from the artifact's PLAN section */
-    /* Per node: the activation a conv may apply for the node fusion_nodes[n], the next that
-     * runs (fusion.h); kind NONE (and node 0) for most. */
-    kiln_fused_activation *fusions;
-    uint32_t *fusion_nodes;
-    /* Per node, decided at load so that a run compares no op names: its result may be left
-     * channels-last and how it reads channels-last operands (layout.h), how its result's
-     * magnitude bound follows from its operands' (value_bound.h). */
-    bool *live;              /* per node: its result reaches an output, so a run runs it (liveness.h) */
-    /* Per node: how many nodes from it on run as one (result_groups.h): >= 2 at a group's first
-     * node, 0 at its others (they ran with it), 1 for a node that runs alone. */
-    uint8_t *result_groups;
-    bool *channels_last_ok;
-    kiln_layout_role *layout_roles;
-    kiln_bound_rule *bound_rules;
+    bool *live; /* per node: its result reaches an output, so a run runs it (liveness.h); what the planners read */
+    kiln_node_plan *nodes; /* per node: what the loader decided for a run (above) */
     /* The (op, version) pairs the nodes use, in order of first use, with their node counts (program_info.h). */
     kiln_op_use *op_uses;
     uint32_t op_use_count;

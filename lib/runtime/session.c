@@ -53,7 +53,7 @@ static uint64_t channels_last_scratch_bytes(const kiln_session *s)
 {
     uint64_t bytes = 0;
     for (uint32_t n = 0; n < s->model->node_count; n++)
-        if (s->program->channels_last_ok[n] && s->bound.sizes[n] > bytes)
+        if (s->program->nodes[n].channels_last_ok && s->bound.sizes[n] > bytes)
             bytes = s->bound.sizes[n];
     return bytes;
 }
@@ -273,13 +273,13 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
     /* A channel concat whose result may be channels-last takes its operands
      * in either layout, each (its kernel transposes the row-major ones). */
     bool keep_all = ((role == KILN_LAYOUT_ELEMENTWISE && all) || role == KILN_LAYOUT_CHANNEL_CONCAT) &&
-                    s->program->channels_last_ok[n];
+                    s->program->nodes[n].channels_last_ok;
     bool channelwise = role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1;
     uint32_t kept = kiln_layout_channelwise_operand(role);
     for (uint32_t i = 0; i < node->input_count; i++) {
         uint32_t v = node->inputs[i];
         bool keep = keep_all || (v >= first && ((i == 0 && role == KILN_LAYOUT_READS_OPERAND_0) ||
-                                                (i == kept && channelwise && s->program->channels_last_ok[n])));
+                                                (i == kept && channelwise && s->program->nodes[n].channels_last_ok)));
         if (!keep)
             make_plain(s, v);
         else if (s->channels_last[v] && i < 32)
@@ -372,12 +372,12 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_tensor *result;
         KILN_TRY(bind_result(s, n, &result, err));
         /* An activation the node may apply for the next one that runs (fusion.h). */
-        kiln_fusion_offer offer = {s->program->fusions[n], NULL, false, false};
-        uint32_t activation_node = s->program->fusion_nodes[n];
+        kiln_fusion_offer offer = {s->program->nodes[n].fusion, NULL, false, false};
+        uint32_t activation_node = s->program->nodes[n].fusion_node;
         s->context.fusion = NULL;
         if (offer.activation.kind != KILN_ACTIVATION_NONE && !s->context.reference_only) {
             KILN_TRY(bind_result(s, activation_node, &offer.output, err));
-            offer.output_may_be_channels_last = s->program->channels_last_ok[activation_node];
+            offer.output_may_be_channels_last = s->program->nodes[activation_node].channels_last_ok;
             /* In place (batch_norm): only over x's own bytes or apart from them. */
             const kiln_tensor *x = &s->values[node->inputs[0]];
             bool in_place = m->opset[node->op].def->traits.activation_in_place;
@@ -391,16 +391,16 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             if (i < 32 && node->inputs[i] >= m->input_count && node->inputs[i] < first)
                 s->context.constant_operands |= UINT32_C(1) << i;
         }
-        kiln_layout_role role = s->program->layout_roles[n];
+        kiln_layout_role role = s->program->nodes[n].layout_role;
         settle_operand_layouts(s, n, role);
-        s->context.result_may_be_channels_last = s->program->channels_last_ok[n];
+        s->context.result_may_be_channels_last = s->program->nodes[n].channels_last_ok;
         s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
         s->context.result_bound = INFINITY;
         s->context.path = KILN_PATH_REFERENCE;
         s->context.state = &s->node_states[n];
         kiln_kernel_call call = {s->operands, node->input_count, result, node->attributes, node->attribute_count,
                                  &s->context};
-        uint32_t together = s->program->result_groups[n];
+        uint32_t together = s->program->nodes[n].result_group;
         kiln_status status = together > 1 ? run_group(s, n, together, &call, err) : call_kernel(s, n, &call, err);
         s->context.fusion = NULL;
         if (status != KILN_OK) {
@@ -417,7 +417,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         else
             s->channels_last[written] = s->context.wrote_channels_last;
         double bound = s->context.result_bound;
-        s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->bound_rules[n], node, s->bounds);
+        s->bounds[written] = bound <= FLT_MAX ? bound : kiln_bound_apply(s->program->nodes[n].bound_rule, node, s->bounds);
         if (s->profile)
             kiln_profile_record(s->profile, n, node_start, s->context.path, offer.applied ? activation_node : 0,
                                 result);
@@ -425,7 +425,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             n = activation_node; /* the node wrote the activation's result: that node has run */
         for (uint32_t j = 1; j < together; j++) {
             s->channels_last[first + n + j] = false;
-            s->bounds[first + n + j] = kiln_bound_apply(s->program->bound_rules[n + j], &m->nodes[n + j], s->bounds);
+            s->bounds[first + n + j] = kiln_bound_apply(s->program->nodes[n + j].bound_rule, &m->nodes[n + j], s->bounds);
             if (s->profile)
                 kiln_profile_record_with(s->profile, n + j, n, &s->values[first + n + j]);
         }

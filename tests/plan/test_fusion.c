@@ -247,8 +247,8 @@ static void pairs_and_the_plan(void **state)
     assert_int_equal(kiln_fusion_pair(m, program->live, 2, readers, NULL), 3);
     assert_int_equal(kiln_fusion_pair(m, program->live, 3, readers, NULL), 0);
     /* This runtime's plan keeps both pairs apart. */
-    assert_int_equal(program->fusions[0].kind, KILN_ACTIVATION_RELU);
-    assert_int_equal(program->fusions[2].kind, KILN_ACTIVATION_RELU);
+    assert_int_equal(program->nodes[0].fusion.kind, KILN_ACTIVATION_RELU);
+    assert_int_equal(program->nodes[2].fusion.kind, KILN_ACTIVATION_RELU);
     /* Node 3's slot over node 1's (the second conv's x): not allowed. */
     uint64_t sizes[4] = {2592, 2592, 2592, 2592};
     uint64_t apart[4] = {0, 2624, 0, 5248}, over[4] = {0, 2624, 0, 2624};
@@ -290,8 +290,8 @@ static void batch_norm_applies_its_relu_in_place(void **state)
         kiln_program *program = recipe_finish(&r, 1, &y);
         arena[activation] = kiln_program_arena_bytes(program);
         if (activation == 0) {
-            assert_int_equal(program->fusions[2].kind, KILN_ACTIVATION_RELU);
-            assert_int_equal(program->fusions[5].kind, KILN_ACTIVATION_RELU);
+            assert_int_equal(program->nodes[2].fusion.kind, KILN_ACTIVATION_RELU);
+            assert_int_equal(program->nodes[5].fusion.kind, KILN_ACTIVATION_RELU);
             recipe_sessions sessions = recipe_sessions_new(program, 2);
             for (int round = 0; round < 2; round++) {
                 kiln_tensor *input = recipe_input(8, 2.0f, round ? NAN : 0);

@@ -67,7 +67,7 @@ static layout_counts check(kiln_program *program, int64_t channels, float specia
 /* What kiln_layout_plan decided for node n. */
 static bool may_stay(const kiln_program *program, uint32_t n)
 {
-    return program->channels_last_ok[n];
+    return program->nodes[n].channels_last_ok;
 }
 
 /*
@@ -392,8 +392,8 @@ static void per_channel_scales_keep_the_layout(void **state)
     kiln_value shifted = recipe_binary(&r, "sub", scaled, scale);                   /* 5 */
     kiln_value y = recipe_conv(&r, shifted, 16, 8, 1, 0.5f);                        /* 6 */
     kiln_program *program = recipe_finish(&r, 1, &y);
-    assert_int_equal(program->layout_roles[4], KILN_LAYOUT_CHANNELWISE_1);
-    assert_int_equal(program->layout_roles[5], KILN_LAYOUT_CHANNELWISE);
+    assert_int_equal(program->nodes[4].layout_role, KILN_LAYOUT_CHANNELWISE_1);
+    assert_int_equal(program->nodes[5].layout_role, KILN_LAYOUT_CHANNELWISE);
     assert_true(may_stay(program, 0));
     assert_true(may_stay(program, 1));
     assert_true(may_stay(program, 4));
@@ -417,7 +417,7 @@ static void other_broadcasts_convert(void **state)
     kiln_value highest = recipe_binary(&r, "max", a, g);               /* 2: max has no per-channel trait */
     kiln_value y = recipe_conv(&r, highest, 8, 8, 1, 0.5f);            /* 3 */
     kiln_program *program = recipe_finish(&r, 1, &y);
-    assert_int_equal(program->layout_roles[2], KILN_LAYOUT_PLAIN_ONLY);
+    assert_int_equal(program->nodes[2].layout_role, KILN_LAYOUT_PLAIN_ONLY);
     assert_false(may_stay(program, 0)); /* read row-major by max */
     check(program, 8, 0);
     kiln_program_free(program);

@@ -87,8 +87,8 @@ static void values_and_indices_select_once(void **state)
     (void)state;
     kiln_tensor *x = input();
     kiln_program *both = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 3, true);
-    assert_int_equal(both->result_groups[1], 2);
-    assert_int_equal(both->result_groups[2], 0);
+    assert_int_equal(both->nodes[1].result_group, 2);
+    assert_int_equal(both->nodes[2].result_group, 0);
     void *together[2], *values[1], *indices[1];
     assert_int_equal(run_copy(both, x, 2, together), 2); /* two runs, one selection each */
     kiln_program *only_values = topk_program((const char *[]){"top_k"}, 1, 3, true);
@@ -116,15 +116,15 @@ static void kin_only_are_grouped(void **state)
     (void)state;
     /* Other attributes (k = 2 for the indices): two selections. */
     kiln_program *other_k = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 2, true);
-    assert_int_equal(other_k->result_groups[1], 1);
-    assert_int_equal(other_k->result_groups[2], 1);
+    assert_int_equal(other_k->nodes[1].result_group, 1);
+    assert_int_equal(other_k->nodes[2].result_group, 1);
     /* The same op twice: copies, not kin. */
     kiln_program *twice = topk_program((const char *[]){"top_k", "top_k"}, 2, 3, true);
-    assert_int_equal(twice->result_groups[1], 1);
+    assert_int_equal(twice->nodes[1].result_group, 1);
     /* A member nobody reads is not run, so not grouped. */
     kiln_program *dead = topk_program((const char *[]){"top_k", "top_k_indices"}, 2, 3, false);
     assert_false(dead->live[2]);
-    assert_int_equal(dead->result_groups[1], 1);
+    assert_int_equal(dead->nodes[1].result_group, 1);
     kiln_program_free(other_k), kiln_program_free(twice), kiln_program_free(dead);
 }
 
@@ -219,7 +219,7 @@ static void recurrent_results_come_from_one_recurrence(void **state)
         kiln_tensor *in[3] = {filled(3, (int64_t[]){5, 2, 3}, 1), filled(3, (int64_t[]){1, 4 * g, 3}, 2),
                               filled(3, (int64_t[]){1, 4 * g, 4}, 3)};
         kiln_program *group = recurrent_program(cells[c].ops, cells[c].count, g);
-        assert_int_equal(group->result_groups[0], cells[c].count);
+        assert_int_equal(group->nodes[0].result_group, cells[c].count);
         for (int reference = 0; reference < 2; reference++) {
             void *together[3];
             size_t sizes[3];
