@@ -1,16 +1,20 @@
 #!/usr/bin/python3
-"""check_layers.py — the include rule of lib/README.md, checked over the tree.
+"""check_layers.py — the include rules of lib/README.md and onnx/README.md, checked over the tree.
 
 Usage: check_layers.py SOURCE_ROOT
 
-Each folder of the library is a layer; a file may include public headers
-(include/kiln/), its own layer's headers and those of the layers below it,
-nothing else. The build enforces most of this already (a layer compiles
-with only its own and lower folders on the include path); this check also
-refuses what the include path cannot: a path that reaches around the rule
-("lib/...", "../..."), a header name used by two layers, and include
-circles between modules (a module is a .c file with its .h), inside a
-layer as well as across layers. Prints every problem; exit 1 if any.
+Each folder of the library is a layer, and so is each folder of the ONNX
+importer; a file may include public headers (include/kiln/), its own
+layer's headers and those of the layers below it in its own stack (the
+library's or the importer's), nothing else. The build enforces most of
+this already (a layer compiles with only its own and lower folders on the
+include path); this check also refuses what the include path cannot: a
+path that reaches around the rule ("lib/...", "../..."), a header name
+used by two layers, a folder of sources no layer names, a header of the
+importer's state the mappings include (they see it through onnx_node.h
+alone), and include circles between modules (a module is a .c file with
+its .h), inside a layer as well as across layers. Prints every problem;
+exit 1 if any.
 """
 import os
 import re
@@ -23,31 +27,57 @@ LAYERS = [
     ('lib/model', 8), ('lib/plan', 9), ('lib/program', 10), ('lib/runtime', 11),
     ('lib/artifact', 12), ('lib/text', 12),
 ]
+# The ONNX importer (onnx/README.md), a stack of its own over the public
+# headers, lowest first; onnx/ itself holds the public entry points.
+ONNX_LAYERS = [
+    ('onnx/reading', 0), ('onnx/translation', 1), ('onnx/mappings', 2), ('onnx/walk', 3), ('onnx', 4),
+]
+# A layer that sees only some headers of a lower one: the mappings reach
+# the state of an import through the node services alone.
+NARROW = {('onnx/mappings', 'onnx/translation'): {'onnx_node.h'}}
+# Generated at build time, included by name by the importer's layers.
+ONNX_GENERATED = {'onnx.pb-c.h'}
 # Above the library: public headers and their own folder only.
-CLIENTS = ['onnx', 'tools', 'tools/onnx', 'examples', 'python']
+CLIENTS = ['tools', 'tools/onnx', 'examples', 'python']
+# Every folder under these with .c or .h files must be a layer above.
+STACK_ROOTS = ['format', 'lib', 'onnx']
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 
 
 def main():
     root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
-    layer_of = dict(LAYERS)
+    # folder -> (stack, rank): a layer sees lower ranks of its own stack only.
+    layer_of = {f: ('lib', r) for f, r in LAYERS}
+    layer_of.update({f: ('onnx', r) for f, r in ONNX_LAYERS})
+
+    def stack_of(folder):
+        return layer_of[folder][0] if folder in layer_of else None
+
+    problems = []
+    for top in STACK_ROOTS:
+        for path, _, names in sorted(os.walk(os.path.join(root, top))):
+            folder = os.path.relpath(path, root)
+            if folder not in layer_of and any(n.endswith(('.c', '.h')) for n in names):
+                problems.append('%s holds sources but is no layer (tests/check_layers.py LAYERS, ONNX_LAYERS)'
+                                % folder)
     files = {}  # relative path -> folder
-    for folder in [f for f, _ in LAYERS] + CLIENTS + ['include/kiln']:
+    for folder in list(layer_of) + CLIENTS + ['include/kiln']:
         path = os.path.join(root, folder)
         if not os.path.isdir(path):
             continue
         for name in sorted(os.listdir(path)):
             if name.endswith(('.c', '.h')):
                 files[folder + '/' + name] = folder
-    problems = []
-    # Bare header names resolve across the library's layers, so each must be unique.
-    lib_headers = {}
+    # Bare header names resolve across the layers, so each must be unique:
+    # across both stacks, since tests/fuzz/run.sh compiles the importer with
+    # every folder of lib/ and onnx/ on one include path.
+    layer_headers = {}
     for rel, folder in files.items():
         if folder in layer_of and folder != 'format' and rel.endswith('.h'):
             base = os.path.basename(rel)
-            if base in lib_headers:
-                problems.append('header name %s is used by %s and %s' % (base, lib_headers[base], rel))
-            lib_headers[base] = rel
+            if base in layer_headers:
+                problems.append('header name %s is used by %s and %s' % (base, layer_headers[base], rel))
+            layer_headers[base] = rel
 
     def resolve(source, folder, bracket, target):
         if bracket == '<':
@@ -59,7 +89,7 @@ def main():
         own = folder + '/' + target
         if own in files:
             return own
-        return lib_headers.get(target, '?' + target)
+        return layer_headers.get(target, '?' + target)
 
     edges = {}
     for rel, folder in sorted(files.items()):
@@ -70,16 +100,22 @@ def main():
             if dest is None:
                 continue  # a system header
             if dest.startswith('?'):
-                if folder in layer_of or folder == 'include/kiln':
+                generated = target in ONNX_GENERATED and stack_of(folder) == 'onnx'
+                if (folder in layer_of and not generated) or folder == 'include/kiln':
                     problems.append('%s includes "%s", which is no header of its layer or a lower one'
                                     % (rel, target))
-                continue  # clients may include generated headers (onnx.pb-c.h)
+                continue
             dest_folder = files.get(dest)
             if dest_folder is None:
                 continue
             if not allowed(folder, dest_folder, layer_of):
-                problems.append('%s includes %s: %s may not include %s (lib/README.md)'
-                                % (rel, dest, folder, dest_folder))
+                rule = 'onnx/README.md' if stack_of(folder) == 'onnx' else 'lib/README.md'
+                problems.append('%s includes %s: %s may not include %s (%s)'
+                                % (rel, dest, folder, dest_folder, rule))
+            narrow = NARROW.get((folder, dest_folder))
+            if narrow is not None and os.path.basename(dest) not in narrow:
+                problems.append('%s includes %s: %s sees only %s of %s (onnx/README.md)'
+                                % (rel, dest, folder, ', '.join(sorted(narrow)), dest_folder))
             edges.setdefault(module(rel), set()).add(module(dest))
     for circle in circles(edges):
         problems.append('include circle: ' + ' -> '.join(circle + [circle[0]]))
@@ -95,7 +131,8 @@ def allowed(folder, dest_folder, layer_of):
     if folder in layer_of:
         if dest_folder not in layer_of:
             return False
-        return layer_of[dest_folder] < layer_of[folder]
+        (stack, rank), (dest_stack, dest_rank) = layer_of[folder], layer_of[dest_folder]
+        return stack == dest_stack and dest_rank < rank
     if folder == 'include/kiln':
         return False
     return folder == 'tools' and dest_folder == 'tools/onnx'

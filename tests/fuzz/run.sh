@@ -39,8 +39,8 @@ for target in $targets; do
         # The importer, with its protobuf-c code generated here.
         command -v protoc-c >/dev/null || { echo "run.sh: protoc-c is required for onnx" >&2; status=1; continue; }
         protoc-c --proto_path="$root/onnx" --c_out="$out" "$root/onnx/onnx.proto"
-        sources="$sources $(ls "$root"/onnx/*.c) $out/onnx.pb-c.c"
-        extra="-I$root/onnx -I$out -lprotobuf-c"
+        sources="$sources $(find "$root/onnx" -name '*.c' | sort) $out/onnx.pb-c.c"
+        extra="$(find "$root/onnx" -mindepth 1 -type d | sort | sed 's/^/-I/' | tr '\n' ' ') -I$out -lprotobuf-c"
     fi
     binary="$out/fuzz_$target"
     # shellcheck disable=SC2086

@@ -4,7 +4,7 @@
 Usage: check_op_versions.py [--max-opset N] DUMP_OP_TABLE
 
 DUMP_OP_TABLE (tests/onnx/dump_op_table.c) prints KILN_ONNX_MAX_OPSET and
-each row of onnx/onnx_op_table.c with the schema versions its mapping
+each row of onnx/mappings/onnx_op_table.c with the schema versions its mapping
 implements. For every row this checks, with the onnx package's schemas:
 
 - the versions the row lists up to KILN_ONNX_MAX_OPSET are exactly the
@@ -83,7 +83,7 @@ def main():
         newest = expected[-1] if expected else None
         if newest is not None and newest not in listed:
             problems.append(f"{op}: the newest ONNX version at or below opset {max_opset} is {op}-{newest}, "
-                            f"and the row knows only {listed}: implement it (onnx/onnx_op_table.c, "
+                            f"and the row knows only {listed}: implement it (onnx/mappings/onnx_op_table.c, "
                             f"spec/onnx-import.md section 4) and list it")
         for v in expected:
             if v != newest and v not in listed:

@@ -1,13 +1,12 @@
 /*
- * onnx_map_nn.c — neural-network mappings (see onnx_map_nn.h).
+ * onnx_map_nn.c — neural-network mappings (declared in onnx_mapping.h).
  */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
-#include "onnx_map_nn.h"
+#include "onnx_mapping.h"
 #include "onnx_model.h"
 
 /*

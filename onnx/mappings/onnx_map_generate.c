@@ -1,12 +1,10 @@
 /*
- * onnx_map_generate.c — generator mappings (see onnx_map_generate.h).
+ * onnx_map_generate.c — generator mappings (declared in onnx_mapping.h).
  */
 #include <math.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
-#include "onnx_map_generate.h"
-#include "onnx_map_symbolic.h"
+#include "onnx_mapping.h"
 
 /* CumSum and Trilu: an integer operand (axis, k) that kiln takes as an attribute. */
 static kiln_status onnx_map_scalar_operand(onnx_node *node, const char *kiln_op, const char *name)

@@ -1,13 +1,12 @@
 /*
- * onnx_map_elementwise.c — elementwise mappings (see onnx_map_elementwise.h).
+ * onnx_map_elementwise.c — elementwise mappings (declared in onnx_mapping.h).
  * Semantics follow the ONNX operator documentation of the opset versions
  * listed in each row of onnx_op_table.c.
  */
 #include <math.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
-#include "onnx_map_elementwise.h"
+#include "onnx_mapping.h"
 #include "onnx_model.h"
 
 /* Same inputs, same attributes, another name. */

@@ -23,7 +23,7 @@
  */
 #include <string.h>
 
-#include "onnx_map_loss.h"
+#include "onnx_mapping.h"
 
 /* Emit a kiln op with at most one INT or INTS attribute. */
 static kiln_status emit(onnx_node *node, const char *op, uint32_t input_count, const kiln_value *inputs,

@@ -3,7 +3,7 @@
  * files: the value table (onnx_value_table.c), the graph inputs
  * (onnx_graph_inputs.c), the node services (onnx_node.c), constant and
  * symbolic folding (onnx_fold.c, onnx_symbolic.c) and the graph walk
- * (kiln_onnx_result.c). The mappings never see it: they use onnx_node.h.
+ * (onnx_import.c). The mappings never see it: they use onnx_node.h.
  */
 #ifndef KILN_ONNX_IMPORTER_H
 #define KILN_ONNX_IMPORTER_H

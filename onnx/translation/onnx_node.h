@@ -8,8 +8,9 @@
  * onnx_node_unsupported, which names it and lets the import go on so that
  * one report lists every such construct.
  *
- * This header is what keeps the mappings (onnx_map_*.c) and the importer
- * apart: the mappings include it, never the importer's own headers.
+ * This header is what keeps the mappings (onnx/mappings/) and the importer
+ * apart: it is the one header of translation/ the mappings include, never
+ * the importer's own (onnx/README.md; tests/check_layers.py checks it).
  */
 #ifndef KILN_ONNX_NODE_H
 #define KILN_ONNX_NODE_H

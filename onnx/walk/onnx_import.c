@@ -1,5 +1,5 @@
 /*
- * kiln_onnx_result.c — an ONNX graph into a kiln builder (see onnx_import.h):
+ * onnx_import.c — an ONNX graph into a kiln builder (see onnx_import.h):
  * metadata, initializers, graph inputs, then every node in order through
  * the mapping table (or folded), then the graph outputs.
  *

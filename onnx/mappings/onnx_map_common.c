@@ -1,9 +1,9 @@
-/* onnx_map_common.c — see onnx_map_common.h. */
+/* onnx_map_common.c — the helpers the mappings share (declared in onnx_mapping.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
+#include "onnx_mapping.h"
 #include "onnx_model.h"
 
 static kiln_attribute *attr_next(onnx_attrs *list, const char *name, kiln_attribute_type type)

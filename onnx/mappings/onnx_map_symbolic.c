@@ -1,13 +1,12 @@
 /*
- * onnx_map_symbolic.c — symbolic shape targets (see onnx_map_symbolic.h).
+ * onnx_map_symbolic.c — symbolic shape targets (declared in onnx_mapping.h).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
-#include "onnx_map_symbolic.h"
+#include "onnx_mapping.h"
 
 /* Longest size text a symbolic target holds. */
 #define SIZE_TEXT 128

@@ -30,7 +30,7 @@
  */
 #include <string.h>
 
-#include "onnx_map_quantize.h"
+#include "onnx_mapping.h"
 
 static kiln_status emit_op(onnx_node *node, const char *op, uint32_t count, const kiln_value *inputs,
                            uint32_t attribute_count, const kiln_attribute *attributes, kiln_value *out)

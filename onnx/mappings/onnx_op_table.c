@@ -15,12 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "onnx_map_elementwise.h"
-#include "onnx_map_generate.h"
-#include "onnx_map_loss.h"
-#include "onnx_map_nn.h"
-#include "onnx_map_quantize.h"
-#include "onnx_map_shape.h"
 #include "onnx_mapping.h"
 
 /* ------------------------------------------------------------------ table */

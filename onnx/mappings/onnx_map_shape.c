@@ -1,13 +1,10 @@
 /*
- * onnx_map_shape.c — shape and layout mappings (see onnx_map_shape.h).
+ * onnx_map_shape.c — shape and layout mappings (declared in onnx_mapping.h).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "onnx_map_common.h"
-#include "onnx_map_elementwise.h"
-#include "onnx_map_shape.h"
-#include "onnx_map_symbolic.h"
+#include "onnx_mapping.h"
 #include "onnx_model.h"
 
 /*
