@@ -1,6 +1,7 @@
 #!/bin/sh
-# check_abi.sh — the shared library's ABI against the baseline of the 1.0
-# release (tests/abi/libkiln.abi, written by abidw at the release commit).
+# check_abi.sh — a shared library's ABI against the baseline of the 1.0
+# release (tests/abi/NAME.abi for libNAME.so.*: libkiln.abi, libkiln-onnx.abi,
+# written by abidw at the release commit).
 #
 # Usage: check_abi.sh SOURCE_ROOT SHARED_LIBRARY            compare
 #        check_abi.sh SOURCE_ROOT SHARED_LIBRARY --update   write the baseline (a release does this)
@@ -17,7 +18,8 @@
 set -eu
 root=$1
 library=$2
-baseline="$root/tests/abi/libkiln.abi"
+name=$(basename "$library")
+baseline="$root/tests/abi/${name%%.so*}.abi"
 if ! command -v abidiff >/dev/null 2>&1; then
     echo "check_abi: abidiff is not installed (Debian's abigail-tools; scripts/install-deps): skipped"
     exit 77
@@ -49,7 +51,7 @@ fi
 broken=$(grep -E "offset changed|data member deletion|type of '[^']*' changed|return type changed|parameter [0-9]+ of type '[^']*' changed|value changed from|enumerator deletion|parameter [0-9]+ of type '[^']*' was (added|removed)|size of symbol" "$report" || true)
 if [ $((status & 8)) -ne 0 ] || [ -n "$broken" ]; then
     [ -n "$broken" ] && printf '%s\n' "$broken" | sed 's/^ */check_abi: breaks: /'
-    echo "check_abi: the ABI above breaks programs built against kiln 1.0 (tests/abi/libkiln.abi):"
+    echo "check_abi: the ABI above breaks programs built against kiln 1.0 ($baseline):"
     echo "check_abi: keep the old function or layout beside the new one, or make it a new major version"
     exit 1
 fi
