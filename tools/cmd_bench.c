@@ -108,7 +108,8 @@ enum { DEFAULT_RUNS = 100, DEFAULT_WARMUP = 5, DURATION_RUN_CAP = 1000000 };
 typedef struct bench_args {
     const char *path;
     int input_count;
-    const char **input_names, **input_paths;
+    char **input_names; /* allocated */
+    const char **input_paths;
     session_args session;
     load_args load;
     uint32_t threads;
@@ -145,7 +146,7 @@ static int split_pair(const char *option, const char *value, const char *form, c
 }
 
 /* Whether `name` is one of the `count` names. */
-static bool listed(const char **names, int count, const char *name)
+static bool listed(char *const *names, int count, const char *name)
 {
     for (int k = 0; k < count; k++)
         if (strcmp(names[k], name) == 0)
@@ -274,7 +275,7 @@ static int parse_args(int argc, char **argv, bench_args *args)
 static void free_args(bench_args *args)
 {
     for (int k = 0; k < args->input_count; k++)
-        free((char *)args->input_names[k]);
+        free(args->input_names[k]);
     free(args->input_names);
     free(args->input_paths);
     session_args_release(&args->session);

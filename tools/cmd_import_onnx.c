@@ -56,6 +56,7 @@ typedef struct import_args {
     const char *external_dir;
     bool non_strict;
     kiln_onnx_dim *dims;
+    char **dim_texts; /* copies of the --dim values, which dims' names point into */
     uint32_t dim_count;
     check_specs checks;
 } import_args;
@@ -65,14 +66,23 @@ static int take_dim(void *vargs, const char *value)
 {
     import_args *args = vargs;
     kiln_onnx_dim bound;
-    if (!onnx_options_parse_dim((char *)value, &bound))
-        return cli_usage_error("import-onnx",
-                               "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
-                               "(or NAME=N for N..N), got '%s'",
-                               value);
-    for (uint32_t d = 0; d < args->dim_count; d++)
+    char *text = strdup(value); /* parsing cuts it at the '=' */
+    if (!text)
+        return cli_error("out of memory");
+    int rc = CLI_OK;
+    if (!onnx_options_parse_dim(text, &bound))
+        rc = cli_usage_error("import-onnx",
+                             "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
+                             "(or NAME=N for N..N), got '%s'",
+                             value);
+    for (uint32_t d = 0; rc == CLI_OK && d < args->dim_count; d++)
         if (strcmp(args->dims[d].name, bound.name) == 0)
-            return cli_usage_error("import-onnx", "--dim %s is given twice", bound.name);
+            rc = cli_usage_error("import-onnx", "--dim %s is given twice", bound.name);
+    if (rc != CLI_OK) {
+        free(text);
+        return rc;
+    }
+    args->dim_texts[args->dim_count] = text;
     args->dims[args->dim_count++] = bound;
     return CLI_OK;
 }
@@ -99,7 +109,8 @@ static int parse_args(int argc, char **argv, import_args *args, const char **mod
     *model = NULL;
     /* Every --dim takes two words at least, so argc bounds their number. */
     args->dims = calloc((size_t)argc, sizeof *args->dims);
-    if (!args->dims)
+    args->dim_texts = calloc((size_t)argc, sizeof *args->dim_texts);
+    if (!args->dims || !args->dim_texts)
         return cli_error("out of memory");
     int operands = 0;
     int rc = cli_parse_options(&import_options, argc, argv, args, model, &operands);
@@ -239,6 +250,9 @@ done:
     kiln_onnx_result_free(result);
     kiln_onnx_model_free(model);
     free(args.dims);
+    for (uint32_t d = 0; d < args.dim_count; d++)
+        free(args.dim_texts[d]);
+    free(args.dim_texts);
     check_specs_release(&args.checks);
     return rc;
 }

@@ -456,10 +456,12 @@ static enum outcome run_case(const char *dir, const test_options *options, char 
 static int cmd_onnx_test(int argc, char **argv)
 {
     kiln_onnx_dim *dims = calloc((size_t)argc, sizeof *dims);
+    /* Copies of the --dim values, which dims' names point into. */
+    char **dim_texts = calloc((size_t)argc, sizeof *dim_texts);
     const char **dirs = calloc((size_t)argc, sizeof *dirs);
     uint32_t dim_count = 0, dir_count = 0;
     int rc = CLI_OK;
-    if (!dims || !dirs) {
+    if (!dims || !dim_texts || !dirs) {
         rc = cli_error("out of memory");
         goto done;
     }
@@ -492,7 +494,12 @@ static int cmd_onnx_test(int argc, char **argv)
             goto done;
         }
         if (taken) {
-            if (!onnx_options_parse_dim((char *)value, &dims[dim_count])) {
+            dim_texts[dim_count] = strdup(value); /* parsing cuts it at the '=' */
+            if (!dim_texts[dim_count]) {
+                rc = cli_error("out of memory");
+                goto done;
+            }
+            if (!onnx_options_parse_dim(dim_texts[dim_count], &dims[dim_count])) {
                 rc = cli_usage_error("onnx-test",
                                      "--dim takes NAME=MIN..MAX or NAME=MIN..MAX:K with 0 <= MIN <= MAX and K >= 1 "
                                      "(or NAME=N for N..N), got '%s'",
@@ -529,6 +536,9 @@ static int cmd_onnx_test(int argc, char **argv)
     printf("%u passed, %u failed, %u skipped\n", counts[CASE_PASS], counts[CASE_FAIL], counts[CASE_SKIP]);
     rc = counts[CASE_FAIL] ? CLI_FAILED : CLI_OK;
 done:
+    for (uint32_t d = 0; dim_texts && d < (uint32_t)argc; d++)
+        free(dim_texts[d]);
+    free(dim_texts);
     free(dims);
     free(dirs);
     return rc;

@@ -57,7 +57,7 @@ typedef struct run_args {
     const char *path;
     const char *output_dir;
     int input_count;
-    const char **input_names;
+    char **input_names; /* allocated */
     const char **input_paths;
     bool random;
     bool summary;
@@ -146,7 +146,7 @@ static int parse_args(int argc, char **argv, run_args *args)
 static void free_args(run_args *args)
 {
     for (int k = 0; k < args->input_count; k++)
-        free((char *)args->input_names[k]);
+        free(args->input_names[k]);
     free(args->input_names);
     free(args->input_paths);
     session_args_release(&args->session);

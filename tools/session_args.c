@@ -31,14 +31,19 @@ int session_args_take_dim(session_args *args, const char *value)
     if (args->dim_count == args->dim_capacity) {
         uint32_t capacity = args->dim_capacity ? 2 * args->dim_capacity : 4;
         kiln_dim_bound *grown = realloc(args->dims, capacity * sizeof *grown);
-        if (!grown)
+        if (grown)
+            args->dims = grown;
+        char **grown_names = realloc(args->dim_names, capacity * sizeof *grown_names);
+        if (grown_names)
+            args->dim_names = grown_names;
+        if (!grown || !grown_names)
             return cli_error("out of memory");
-        args->dims = grown;
         args->dim_capacity = capacity;
     }
     char *name = strndup(value, (size_t)(equals - value));
     if (!name)
         return cli_error("out of memory");
+    args->dim_names[args->dim_count] = name;
     args->dims[args->dim_count++] = (kiln_dim_bound){name, min, max};
     return CLI_OK;
 }
@@ -117,8 +122,10 @@ int session_args_new_session(const session_args *args, const kiln_program *progr
 void session_args_release(session_args *args)
 {
     for (uint32_t d = 0; d < args->dim_count; d++)
-        free((char *)args->dims[d].name);
+        free(args->dim_names[d]);
+    free(args->dim_names);
     free(args->dims);
     args->dims = NULL;
+    args->dim_names = NULL;
     args->dim_count = args->dim_capacity = 0;
 }

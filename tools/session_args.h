@@ -11,7 +11,8 @@
 
 typedef struct session_args {
     const char *verb;        /* for the messages */
-    kiln_dim_bound *dims;    /* names allocated */
+    kiln_dim_bound *dims;    /* names borrowed from dim_names */
+    char **dim_names;        /* allocated, one per dim */
     uint32_t dim_count;
     uint32_t dim_capacity;
     uint64_t max_arena_bytes; /* 0: the library's default */

@@ -1061,13 +1061,13 @@ bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, i
     return true;
 }
 
-void kiln_interface_diff_release(interface_diff *diff)
+void kiln_interface_diff_release(interface_diff *result)
 {
-    free_changes(&diff->changes);
-    memset(diff, 0, sizeof *diff);
+    free_changes(&result->changes);
+    memset(result, 0, sizeof *result);
 }
 
-bool kiln_interface_diff_breaking(const interface_diff *diff)
+bool kiln_interface_diff_breaking(const interface_diff *result)
 {
-    return !diff->compared || change_count(&diff->changes, KILN_CHANGE_BREAKING) > 0;
+    return !result->compared || change_count(&result->changes, KILN_CHANGE_BREAKING) > 0;
 }

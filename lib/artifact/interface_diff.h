@@ -38,10 +38,10 @@ typedef struct interface_diff {
  * (`out` is then released).
  */
 bool kiln_interface_diff_run(const kiln_artifact *a, const kiln_artifact *b, interface_diff *out);
-void kiln_interface_diff_release(interface_diff *diff);
+void kiln_interface_diff_release(interface_diff *result);
 
 /* @return true when B may break consumers of A: a breaking change, or
  * interfaces that could not be compared. */
-bool kiln_interface_diff_breaking(const interface_diff *diff);
+bool kiln_interface_diff_breaking(const interface_diff *result);
 
 #endif

@@ -12,7 +12,8 @@ static bool same_claim(const kiln_runtime_guard *g, const kiln_runtime_guard *h)
            (g->kind != KILN_CLAIM_EQUAL || g->b == h->b);
 }
 
-kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard *guard, kiln_error *err)
+kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard *guard, const char *text,
+                                kiln_error *err)
 {
     for (uint32_t i = 0; i < list->count; i++)
         if (same_claim(&list->items[i], guard))
@@ -28,7 +29,7 @@ kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard 
         list->capacity = capacity;
     }
     kiln_runtime_guard copy = *guard;
-    copy.text = strdup(guard->text ? guard->text : "");
+    copy.text = strdup(text ? text : "");
     if (!copy.text)
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for runtime guards");
     list->items[list->count++] = copy;

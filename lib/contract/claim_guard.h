@@ -33,8 +33,10 @@ typedef struct kiln_guard_list {
     uint32_t capacity;
 } kiln_guard_list;
 
-/* Append a copy of `guard` (its text copied) unless an equal one is listed. */
-kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard *guard, kiln_error *err);
+/* Append a copy of `guard` with a copy of `text` as its text (guard->text
+ * is not read) unless an equal one is listed. */
+kiln_status kiln_guard_list_add(kiln_guard_list *list, const kiln_runtime_guard *guard, const char *text,
+                                kiln_error *err);
 /* Drop the entries from `count` on. */
 void kiln_guard_list_truncate(kiln_guard_list *list, uint32_t count);
 void kiln_guard_list_release(kiln_guard_list *list);

@@ -44,8 +44,8 @@ typedef struct search_cost {
  * pay for the next point. */
 static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                    const uint32_t *involved, uint32_t involved_count, const pick_mode *modes,
-                   const kiln_grid_axis *axes, const uint64_t *counts, kiln_domain_predicate holds, void *context,
-                   search_cost cost, int64_t *dim_values, bool *bound)
+                   const kiln_grid_axis *axes, const uint64_t *counts, kiln_domain_predicate holds,
+                   const void *context, search_cost cost, int64_t *dim_values, bool *bound)
 {
     uint64_t counters[KILN_DOMAIN_MAX_INVOLVED] = {0};
     for (uint32_t d = 0; d < dim_count; d++) {
@@ -73,7 +73,7 @@ static bool search(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32
 bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
                                      uint32_t dim_count, const uint32_t *involved,
                                      uint32_t involved_count, kiln_domain_predicate holds,
-                                     void *context, kiln_proof_budget *budget, uint64_t point_cost,
+                                     const void *context, kiln_proof_budget *budget, uint64_t point_cost,
                                      int64_t *dim_values, bool *bound)
 {
     uint64_t points = 1;
@@ -104,7 +104,7 @@ bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_
 
 bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                              const uint32_t *involved, uint32_t involved_count, const kiln_grid_axis *axes,
-                             kiln_domain_predicate holds, void *context, kiln_proof_budget *budget,
+                             kiln_domain_predicate holds, const void *context, kiln_proof_budget *budget,
                              uint64_t point_cost, int64_t *dim_values, bool *bound, bool *searched)
 {
     pick_mode modes[KILN_DOMAIN_MAX_INVOLVED];

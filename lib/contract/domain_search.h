@@ -20,7 +20,7 @@
 
 /* @return true if the condition holds at the point `dim_values`. */
 typedef bool (*kiln_domain_predicate)(const kiln_expr_pool *pool, const int64_t *dim_values,
-                                      const bool *bound, void *context);
+                                      const bool *bound, const void *context);
 
 /*
  * Search the dims in `involved` (dim indices) for a point where `holds` is
@@ -36,7 +36,7 @@ typedef bool (*kiln_domain_predicate)(const kiln_expr_pool *pool, const int64_t 
 bool kiln_domain_find_counterexample(const kiln_expr_pool *pool, const kiln_dim_decl *dims,
                                      uint32_t dim_count, const uint32_t *involved,
                                      uint32_t involved_count, kiln_domain_predicate holds,
-                                     void *context, kiln_proof_budget *budget, uint64_t point_cost,
+                                     const void *context, kiln_proof_budget *budget, uint64_t point_cost,
                                      int64_t *dim_values, bool *bound);
 
 /* The values one dim takes in a grid search: `count` values first,
@@ -60,7 +60,7 @@ typedef struct kiln_grid_axis {
  */
 bool kiln_domain_search_grid(const kiln_expr_pool *pool, const kiln_dim_decl *dims, uint32_t dim_count,
                              const uint32_t *involved, uint32_t involved_count, const kiln_grid_axis *axes,
-                             kiln_domain_predicate holds, void *context, kiln_proof_budget *budget,
+                             kiln_domain_predicate holds, const void *context, kiln_proof_budget *budget,
                              uint64_t point_cost, int64_t *dim_values, bool *bound, bool *searched);
 
 #endif

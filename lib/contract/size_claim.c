@@ -8,7 +8,7 @@
 #include "error.h"
 #include "shape_canon.h"
 
-static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, void *context)
+static bool claim_holds(const kiln_expr_pool *pool, const int64_t *values, const bool *bound, const void *context)
 {
     const kiln_size_claim *c = context;
     int64_t va, vb;
@@ -329,7 +329,7 @@ static verdict decide_by_polynomial(const kiln_shape_context *ctx, const kiln_si
         if (!empty) {
             bool searched;
             if (kiln_domain_search_grid(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, axes,
-                                        claim_holds, (void *)c, budget, point_cost(ctx, c), values, bound,
+                                        claim_holds, c, budget, point_cost(ctx, c), values, bound,
                                         &searched)) {
                 result = REFUTED;
                 break;
@@ -460,7 +460,7 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
     if (!advice)
         advice = "";
     if (involved_count == 0) {
-        if (!claim_holds(ctx->pool, values, bound, (void *)claim))
+        if (!claim_holds(ctx->pool, values, bound, claim))
             status = kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: it is not true that %s%s%s", ctx->node_label,
                                what, sep, advice);
         /* else: it holds; only the bounds of its constants overflowed */
@@ -484,13 +484,13 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
     }
     if (ctx->deferred) {
         /* Non-strict: the claim becomes a runtime guard instead of a refusal. */
-        kiln_runtime_guard guard = {ctx->node, claim->kind, claim->a, claim->b, claim->k, (char *)what};
-        status = kiln_guard_list_add(ctx->deferred, &guard, err);
+        kiln_runtime_guard guard = {ctx->node, claim->kind, claim->a, claim->b, claim->k, NULL};
+        status = kiln_guard_list_add(ctx->deferred, &guard, what, err);
         goto done;
     }
     if (decided == REFUTED ||
         kiln_domain_find_counterexample(ctx->pool, ctx->dims, ctx->dim_count, involved, involved_count, claim_holds,
-                                        (void *)claim, budget, point_cost(ctx, claim), values, bound)) {
+                                        claim, budget, point_cost(ctx, claim), values, bound)) {
         char dims[256], point[256];
         format_dims(ctx, involved, involved_count, NULL, dims, sizeof dims);
         format_dims(ctx, involved, involved_count, values, point, sizeof point);

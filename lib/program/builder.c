@@ -851,7 +851,7 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         kiln_runtime_guard g = m->guards.items[i];
         if (copy_expr(&m->exprs, g.a, &out->exprs, m->dim_count, &g.a, err) != KILN_OK ||
             (g.kind == KILN_CLAIM_EQUAL && copy_expr(&m->exprs, g.b, &out->exprs, m->dim_count, &g.b, err) != KILN_OK) ||
-            kiln_guard_list_add(&out->guards, &g, err) != KILN_OK)
+            kiln_guard_list_add(&out->guards, &g, g.text, err) != KILN_OK)
             failed = true;
     }
     out->stored_expr_count = out->exprs.count;

@@ -46,7 +46,7 @@ kiln_status kiln_runtime_guards_decode(const uint8_t *data, size_t size, const k
                                                                             : KILN_MAX_GUARD_TEXT;
         KILN_TRY(kiln_read_string(&r, max_text, &g.text, err));
         /* The list copies the text; a guard it already holds is not added again. */
-        kiln_status status = kiln_guard_list_add(&m->guards, &g, err);
+        kiln_status status = kiln_guard_list_add(&m->guards, &g, g.text, err);
         uint32_t listed = m->guards.count;
         free(g.text);
         KILN_TRY(status);

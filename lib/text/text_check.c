@@ -277,11 +277,22 @@ static kiln_status parse_rule(kiln_check_cursor *c, rules_seen *seen, kiln_input
     return KILN_OK;
 }
 
+/*
+ * A kiln_check_spec owns the categories, unit and description of its
+ * check but holds them in the public kiln_input_check, whose pointers are
+ * const (the check is what kiln_builder_set_input_check reads), so freeing
+ * one drops that const: in this one place.
+ */
+static void free_owned(const void *owned)
+{
+    free((void *)(uintptr_t)owned);
+}
+
 static void release_check(kiln_input_check *check)
 {
-    free((void *)check->categories);
-    free((void *)check->unit);
-    free((void *)check->description);
+    free_owned(check->categories);
+    free_owned(check->unit);
+    free_owned(check->description);
     kiln_input_check_default(check);
 }
 

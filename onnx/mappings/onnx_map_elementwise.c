@@ -360,7 +360,7 @@ kiln_status onnx_map_cast_like(onnx_node *node, const char *kiln_op)
 kiln_status onnx_map_prelu(onnx_node *node, const char *kiln_op)
 {
     (void)kiln_op;
-    kiln_value x, slope, zero, negative, scaled;
+    kiln_value x, slope = 0, zero = 0, negative = 0, scaled = 0;
     kiln_dtype dtype;
     uint32_t rank;
     kiln_status status = onnx_map_inputs(node, 0, 1, &x);

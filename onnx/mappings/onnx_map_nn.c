@@ -304,7 +304,7 @@ kiln_status onnx_map_layer_norm(onnx_node *node, const char *kiln_op)
     onnx_attrs reduce = {0};
     onnx_attrs_ints(&reduce, "axes", axes, (uint32_t)(rank - first));
     onnx_attrs_int(&reduce, "keepdims", 1);
-    kiln_value mean, centered, squared, variance, epsilon, shifted, inv;
+    kiln_value mean, centered, squared, variance = 0, epsilon = 0, shifted, inv;
     status = onnx_node_emit(node, "reduce_mean", 1, inputs, reduce.count, reduce.items, &mean);
     if (status == KILN_OK && wants_mean)
         status = onnx_node_set_output(node, 1, mean);
@@ -371,7 +371,7 @@ kiln_status onnx_map_lrn(onnx_node *node, const char *kiln_op)
         status = onnx_node_emit(node, "lp_pool", 1, &stacked, pool.count, pool.items, &sums);
     if (status == KILN_OK)
         status = onnx_node_emit(node, "squeeze", 1, &sums, unsqueeze.count, unsqueeze.items, &sums);
-    kiln_value scale, bias, beta, base;
+    kiln_value scale = 0, bias = 0, beta = 0, base = 0;
     double alpha = onnx_node_float(node, "alpha", 1e-4);
     if (status == KILN_OK)
         status = onnx_node_scalar(node, dtype, alpha / (double)size, &scale);

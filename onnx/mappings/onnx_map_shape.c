@@ -159,7 +159,7 @@ kiln_status onnx_map_shape(onnx_node *node, const char *kiln_op)
 
 /* ONNX ops whose shape-like operand (input 1, or an attribute before `input_from`) is a kiln INTS attribute. */
 static kiln_status onnx_map_shape_operand(onnx_node *node, const char *kiln_op, const char *onnx_attribute,
-                                     const char *kiln_attribute, int64_t input_from, bool required)
+                                     const char *kiln_attribute_name, int64_t input_from, bool required)
 {
     kiln_value x;
     int64_t values[16];
@@ -172,7 +172,7 @@ static kiln_status onnx_map_shape_operand(onnx_node *node, const char *kiln_op, 
         status = onnx_map_ints_operand(node, onnx_attribute, input_from, 1, values, 16, &count, &present);
     if (status == KILN_OK && required && !present)
         status = onnx_node_unsupported(node, "the %s operand is missing", onnx_attribute);
-    if (status == KILN_OK && present && !onnx_attrs_ints(&list, kiln_attribute, values, count))
+    if (status == KILN_OK && present && !onnx_attrs_ints(&list, kiln_attribute_name, values, count))
         status = onnx_node_unsupported(node, "too many %s", onnx_attribute);
     if (status == KILN_OK)
         status = onnx_attrs_copy(node, &list, skip);

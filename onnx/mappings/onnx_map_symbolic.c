@@ -39,7 +39,7 @@ static kiln_status ones_like_axes(onnx_node *node, kiln_value x, uint32_t rank, 
             zeros[n] = 0;
             ones[n++] = 1;
         }
-    kiln_value t = x, truth, falsity, pair[2];
+    kiln_value t = x, truth, falsity = 0, pair[2];
     kiln_status status = KILN_OK;
     if (n) {
         onnx_attrs slice = {0};
@@ -83,7 +83,7 @@ static kiln_status ones_like_axes(onnx_node *node, kiln_value x, uint32_t rank, 
 static kiln_status split_axis(onnx_node *node, kiln_value x, int64_t axis, kiln_value witness, uint32_t witness_rank,
                               uint32_t axis_a, uint32_t axis_b, kiln_value *out)
 {
-    kiln_value ones, rows, cols, width, scaled, index, pair[2];
+    kiln_value ones, rows = 0, cols = 0, width = 0, scaled = 0, index = 0, pair[2];
     kiln_status status = ones_like_axes(node, witness, witness_rank, axis_a, axis_b, &ones);
     onnx_attrs down = {0}, across = {0}, sum = {0}, gather = {0};
     onnx_attrs_int(&down, "axis", 0);

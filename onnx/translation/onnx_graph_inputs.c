@@ -327,7 +327,7 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
             return status;
         /* A known value is declared when first used as a value, and folded where a constant is needed. */
         if (known)
-            e->constant = (kiln_tensor *)known;
+            e->constant = known;
     }
     char unused[1024] = "";
     for (uint32_t d = 0; d < im->options->dim_count; d++)

@@ -37,8 +37,8 @@ typedef struct onnx_entry {
     onnx_entry_kind kind;
     bool has_value;
     kiln_value value;
-    kiln_tensor *constant; /* ENTRY_CONSTANT, and ENTRY_INPUT with a known value */
-    bool owns_constant;
+    const kiln_tensor *constant; /* ENTRY_CONSTANT, and ENTRY_INPUT with a known value */
+    kiln_tensor *owned_constant; /* `constant` when the entry owns it (freed with the importer), else NULL */
     bool from_initializer;
     const Onnx__ValueInfoProto *info; /* ENTRY_INPUT */
     /* ENTRY_SYMBOLIC: rank 0 or 1, its elements as canonical size texts, the node that computed it. */

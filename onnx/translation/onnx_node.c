@@ -360,8 +360,7 @@ kiln_status onnx_node_set_constant_output(onnx_node *node, uint32_t index, kiln_
         return status;
     }
     e->kind = ENTRY_CONSTANT;
-    e->constant = tensor;
-    e->owns_constant = true;
+    e->constant = e->owned_constant = tensor;
     return KILN_OK;
 }
 

@@ -111,8 +111,7 @@ onnx_entry *onnx_entry_find(onnx_importer *im, const char *onnx_name)
 void onnx_importer_release(onnx_importer *im)
 {
     for (uint32_t i = 0; i < im->entry_count; i++) {
-        if (im->entries[i].owns_constant)
-            kiln_tensor_free(im->entries[i].constant);
+        kiln_tensor_free(im->entries[i].owned_constant);
         free(im->entries[i].symbolic);
     }
     free(im->entries);

@@ -14,6 +14,7 @@
 #include "onnx_error.h"
 #include "onnx_fold.h"
 #include "onnx_graph_inputs.h"
+#include "onnx_import.h"
 #include "onnx_mapping.h"
 #include "onnx_model.h"
 #include "onnx_symbolic.h"
@@ -72,7 +73,8 @@ static kiln_status add_initializers(onnx_importer *im, kiln_error *err)
             return status;
         e->from_initializer = true;
         kiln_error tensor_err;
-        status = onnx_tensor_to_kiln(t, im->options->external_data_dir, &im->limits, &e->constant, &tensor_err);
+        status = onnx_tensor_to_kiln(t, im->options->external_data_dir, &im->limits, &e->owned_constant,
+                                     &tensor_err);
         if (status == KILN_ERR_UNSUPPORTED_DTYPE) {
             e->kind = ENTRY_BROKEN;
             status = onnx_report_line(im, err, "initializer '%s': %s", t->name, tensor_err.message);
@@ -83,7 +85,7 @@ static kiln_status add_initializers(onnx_importer *im, kiln_error *err)
         }
         if (status != KILN_OK)
             return status;
-        e->owns_constant = true;
+        e->constant = e->owned_constant;
     }
     return KILN_OK;
 }

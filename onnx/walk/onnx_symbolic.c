@@ -454,8 +454,7 @@ kiln_status onnx_symbolic_fold(onnx_importer *im, size_t index, bool *folded, ki
             kiln_tensor_free(t);
             return status;
         }
-        e->constant = t;
-        e->owns_constant = true;
+        e->constant = e->owned_constant = t;
         *folded = true;
         return KILN_OK;
     }

@@ -994,7 +994,7 @@ static void dot_renders_with_graphviz(void **state)
 /* ------------------------------------------------------------ terminals */
 
 /* Run kiln with stdout on a pseudo-terminal; collect what it wrote. */
-static void run_on_terminal(const char *no_color, const char *const *args, char *out, size_t size)
+static void run_on_terminal(const char *no_color, char *const *args, char *out, size_t size)
 {
     int master;
     pid_t pid = forkpty(&master, NULL, NULL, NULL);
@@ -1007,7 +1007,7 @@ static void run_on_terminal(const char *no_color, const char *const *args, char 
         else
             unsetenv("NO_COLOR");
         setenv("TERM", "xterm", 1);
-        execv(kiln_binary, (char *const *)args);
+        execv(kiln_binary, args);
         _exit(127);
     }
     size_t used = 0;
@@ -1030,8 +1030,9 @@ static void colour_only_on_a_terminal_without_no_color(void **state)
 {
     (void)state;
     static char out[65536];
-    const char *inspect[] = {kiln_binary, "inspect", "v1.0/scale.kiln", NULL};
-    const char *diff[] = {kiln_binary, "diff", "v1.0/scale.kiln", "v1.0/weights.kiln", NULL};
+    /* execv takes argv as char *; kiln reads nothing from argv[0]. */
+    char *inspect[] = {"kiln", "inspect", "v1.0/scale.kiln", NULL};
+    char *diff[] = {"kiln", "diff", "v1.0/scale.kiln", "v1.0/weights.kiln", NULL};
     run_on_terminal(NULL, inspect, out, sizeof out);
     assert_contains(out, "\033[1m");
     run_on_terminal(NULL, diff, out, sizeof out);

@@ -22,7 +22,6 @@
 #include "prng.h"
 
 #define DIM_COUNT 2
-static const char *const names[DIM_COUNT] = {"p", "q"};
 
 /* A random tree over p and q with small constants, + - *, and / % by 1..4. */
 static uint32_t random_tree(kiln_expr_pool *pool, uint64_t *rng, int depth)
@@ -82,8 +81,8 @@ static void proofs_and_counterexamples_are_sound(void **state)
 {
     (void)state;
     /* 350 * 300 points: just above the enumeration limit. */
-    kiln_dim_decl dims[DIM_COUNT] = {{.name = (char *)names[0], .min = 0, .max = 349, .multiple_of = 1},
-                                     {.name = (char *)names[1], .min = 1, .max = 600, .multiple_of = 2}};
+    kiln_dim_decl dims[DIM_COUNT] = {{.name = "p", .min = 0, .max = 349, .multiple_of = 1},
+                                     {.name = "q", .min = 1, .max = 600, .multiple_of = 2}};
     uint64_t rng = 99;
     unsigned proven = 0, refuted_with_point = 0, refused_without = 0;
     for (int round = 0; round < 150; round++) {
@@ -188,8 +187,8 @@ static uint32_t quadratic(kiln_expr_pool *pool, uint32_t d, int64_t a, int64_t b
 static void separable_squares_are_decided_exactly(void **state)
 {
     (void)state;
-    kiln_dim_decl dims[DIM_COUNT] = {{.name = (char *)names[0], .min = 0, .max = 349, .multiple_of = 1},
-                                     {.name = (char *)names[1], .min = 1, .max = 600, .multiple_of = 2}};
+    kiln_dim_decl dims[DIM_COUNT] = {{.name = "p", .min = 0, .max = 349, .multiple_of = 1},
+                                     {.name = "q", .min = 1, .max = 600, .multiple_of = 2}};
     uint64_t rng = 7;
     unsigned proven = 0, refuted = 0;
     for (int round = 0; round < 200; round++) {

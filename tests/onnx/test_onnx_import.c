@@ -153,9 +153,12 @@ static Onnx__ModelProto *external_model(const char *location)
     w->n_external_data = 1;
     w->external_data = malloc(sizeof *w->external_data); /* freed by the caller */
     static Onnx__StringStringEntryProto entry;
+    static char value[512]; /* a copy: protobuf-c's string fields are not const */
+    assert_true(strlen(location) < sizeof value);
+    snprintf(value, sizeof value, "%s", location);
     onnx__string_string_entry_proto__init(&entry);
     entry.key = "location";
-    entry.value = (char *)location;
+    entry.value = value;
     w->external_data[0] = &entry;
     return onnx_model(8, 13, (Onnx__NodeProto *[]){onnx_node("Add", "a", L("x", "w"), L("y"), NULL), NULL},
                       (Onnx__ValueInfoProto *[]){onnx_value("x", F32, 1, L("3")), NULL},
@@ -467,20 +470,20 @@ static void reader_refuses_bad_versions_and_sizes(void **state)
     assert_int_equal(onnx_tensor_to_kiln(typed, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "float_data holds 1 values, the dims need 2"));
     /* Claimed sizes are checked against the data present before anything is allocated. */
-    const int64_t big[] = {INT64_C(1) << 29};
+    int64_t big[] = {INT64_C(1) << 29};
     Onnx__TensorProto *empty = onnx_tensor_f32("e", 1, two, (const float[]){1, 2}, 0);
     empty->n_float_data = 0;
-    empty->dims = (int64_t *)big;
+    empty->dims = big;
     assert_int_equal(onnx_tensor_to_kiln(empty, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "float_data holds 0 values, the dims need 536870912"));
-    const int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
+    int64_t huge[] = {INT64_C(1) << 40, INT64_C(1) << 40};
     Onnx__TensorProto *overflow = onnx_tensor_f32("h", 1, two, (const float[]){1, 2}, 0);
     overflow->n_dims = 2;
-    overflow->dims = (int64_t *)huge;
+    overflow->dims = huge;
     assert_int_equal(onnx_tensor_to_kiln(overflow, NULL, NULL, &t, &err), KILN_ERR_LIMIT);
-    const int64_t negative[] = {-1};
+    int64_t negative[] = {-1};
     overflow->n_dims = 1;
-    overflow->dims = (int64_t *)negative;
+    overflow->dims = negative;
     assert_int_equal(onnx_tensor_to_kiln(overflow, NULL, NULL, &t, &err), KILN_ERR_MALFORMED);
     assert_non_null(strstr(err.message, "dims[0] = -1 is negative"));
     /* FLOAT16 and BFLOAT16: raw_data holds 2 bytes a value, int32_data one 16-bit pattern a value. */

@@ -649,12 +649,12 @@ static kiln_session *run_inputs(kiln_program *program, uint32_t count, const cha
 static void integer_products_match_integer_loops(void **state)
 {
     (void)state;
-    enum { M = 3, K = 4, N = 2 };
-    const int8_t a[M * K] = {-128, 127, 5, -7, 0, 1, -1, 100, 33, -90, 64, 12};
-    const int8_t b[K * N] = {127, -128, -3, 8, 90, 90, -45, 0};
-    int32_t a_zero[M] = {-3, 0, 17}, b_zero[N] = {4, -128};
-    const int64_t m_dims[] = {M}, n_dims[] = {N};
-    Onnx__TensorProto *az = tensor_i8("az", 1, m_dims, a_zero, M), *bz = tensor_i8("bz", 1, n_dims, b_zero, N);
+    enum { ROWS = 3, DEPTH = 4, COLS = 2 };
+    const int8_t a[ROWS * DEPTH] = {-128, 127, 5, -7, 0, 1, -1, 100, 33, -90, 64, 12};
+    const int8_t b[DEPTH * COLS] = {127, -128, -3, 8, 90, 90, -45, 0};
+    int32_t a_zero[ROWS] = {-3, 0, 17}, b_zero[COLS] = {4, -128};
+    const int64_t m_dims[] = {ROWS}, n_dims[] = {COLS};
+    Onnx__TensorProto *az = tensor_i8("az", 1, m_dims, a_zero, ROWS), *bz = tensor_i8("bz", 1, n_dims, b_zero, COLS);
     Onnx__ModelProto *m = onnx_model(
         8, 10, (Onnx__NodeProto *[]){onnx_node("MatMulInteger", "mm", L("a", "b", "az", "bz"), L("y"), NULL), NULL},
         (Onnx__ValueInfoProto *[]){onnx_value("a", ONNX__TENSOR_PROTO__DATA_TYPE__INT8, 2, L("3", "4")),
@@ -665,19 +665,19 @@ static void integer_products_match_integer_loops(void **state)
     if (import(m, &result, &err) != KILN_OK)
         fail_msg("%s", err.message);
     kiln_program *program = load(&result);
-    const int64_t a_dims[] = {M, K}, b_dims[] = {K, N};
+    const int64_t a_dims[] = {ROWS, DEPTH}, b_dims[] = {DEPTH, COLS};
     kiln_tensor *inputs[2] = {tensor_of(KILN_I8, 2, a_dims, a, sizeof a), tensor_of(KILN_I8, 2, b_dims, b, sizeof b)};
     kiln_session *session = run_inputs(program, 2, L("a", "b"), inputs);
     const kiln_tensor *y = kiln_session_output(session, 0);
     assert_int_equal(kiln_tensor_dtype(y), KILN_I32);
     const int32_t *got = kiln_tensor_const_data(y);
-    for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < COLS; j++) {
             int32_t want = 0;
-            for (int p = 0; p < K; p++)
-                want += (a[i * K + p] - a_zero[i]) * (b[p * N + j] - b_zero[j]);
-            if (got[i * N + j] != want)
-                fail_msg("y[%d][%d] = %d, expected %d", i, j, got[i * N + j], want);
+            for (int p = 0; p < DEPTH; p++)
+                want += (a[i * DEPTH + p] - a_zero[i]) * (b[p * COLS + j] - b_zero[j]);
+            if (got[i * COLS + j] != want)
+                fail_msg("y[%d][%d] = %d, expected %d", i, j, got[i * COLS + j], want);
         }
     kiln_session_free(session);
     kiln_tensor_free(inputs[0]);
@@ -1258,15 +1258,14 @@ static void opset_18_forms_are_read_at_18_only(void **state)
     {
         const int64_t dims23[] = {2, 3};
         const float values[6] = {-30.0f, -1.5f, -0.0f, 0.25f, 3.0f, 25.0f};
-        kiln_program *program;
-        kiln_session *session;
-        kiln_tensor *x = tensor_of(KILN_F32, 2, dims23, values, sizeof values);
-        const kiln_tensor *y =
-            run_x(one_node(18, onnx_node("Mish", "m", L("x"), L("y"), NULL), x23, NULL), &result, &program, &session,
-                  x, 0);
-        assert_int_equal(kiln_program_node_count(program), 1);
+        kiln_program *mish_program;
+        kiln_session *mish_session;
+        kiln_tensor *mish_x = tensor_of(KILN_F32, 2, dims23, values, sizeof values);
+        const kiln_tensor *y = run_x(one_node(18, onnx_node("Mish", "m", L("x"), L("y"), NULL), x23, NULL), &result,
+                                     &mish_program, &mish_session, mish_x, 0);
+        assert_int_equal(kiln_program_node_count(mish_program), 1);
         kiln_node_info node;
-        kiln_program_node(program, 0, &node);
+        kiln_program_node(mish_program, 0, &node);
         assert_string_equal(node.op, "mish");
         const float *got = kiln_tensor_const_data(y);
         for (int i = 0; i < 6; i++) {
@@ -1275,7 +1274,7 @@ static void opset_18_forms_are_read_at_18_only(void **state)
                 fail_msg("mish(%g): got %.9g, want %.9g", v, got[i], want);
         }
         assert_true(signbit(got[2]));
-        release_run(&result, program, session, x);
+        release_run(&result, mish_program, mish_session, mish_x);
     }
 
     /* CenterCropPad needs constant sizes where it crops or pads. */

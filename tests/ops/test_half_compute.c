@@ -29,6 +29,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "prng.h"
 #include "tensor_fixture.h"
 
@@ -166,9 +167,10 @@ static kiln_status run_op(const char *name, const kiln_tensor *const *inputs, ui
     kiln_node_attribute nodes[4];
     assert_true(attribute_count <= COUNT(nodes));
     for (uint32_t a = 0; a < attribute_count; a++)
-        nodes[a] = (kiln_node_attribute){.name = (char *)attributes[a].name, .type = attributes[a].type,
-                                         .f = attributes[a].f, .i = attributes[a].i, .s = (char *)attributes[a].s,
-                                         .ints = (int64_t *)attributes[a].ints, .count = attributes[a].count};
+        nodes[a] = borrowed_attribute((kiln_attribute){.name = attributes[a].name, .type = attributes[a].type,
+                                                       .f = attributes[a].f, .i = attributes[a].i,
+                                                       .s = attributes[a].s, .ints = attributes[a].ints,
+                                                       .count = attributes[a].count});
     kiln_kernel_call call = {inputs, count, out, nodes, attribute_count, NULL};
     return def->run(&call, err);
 }
@@ -500,7 +502,8 @@ static void overflow_becomes_infinity(void **state)
 static kiln_status run_cast(const kiln_tensor *in, kiln_tensor *out, kiln_error *err)
 {
     const kiln_op_def *def = kiln_op_find("cast");
-    kiln_node_attribute to = {.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = (char *)kiln_dtype_name(out->dtype)};
+    kiln_node_attribute to = borrowed_attribute(
+        (kiln_attribute){.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = kiln_dtype_name(out->dtype)});
     kiln_kernel_call call = {(const kiln_tensor *const[]){in}, 1, out, &to, 1, NULL};
     return def->run(&call, err);
 }

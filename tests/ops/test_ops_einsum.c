@@ -76,7 +76,8 @@ static kiln_status run_einsum(const char *equation, uint32_t count, const kiln_t
     const kiln_op_def *op = kiln_op_find("einsum");
     assert_non_null(op);
     memset(out->data, 0x7F, out->byte_size); /* poison: a skipped element is caught */
-    kiln_node_attribute attr = {.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = (char *)equation};
+    kiln_node_attribute attr =
+        borrowed_attribute((kiln_attribute){.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = equation});
     kiln_kernel_call call = {inputs, count, out, &attr, 1, NULL};
     return op->run(&call, err);
 }
@@ -469,7 +470,7 @@ static kiln_status try_build(const char *equation, uint32_t count, const char *x
     assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, x_shape, &v[0], err), KILN_OK);
     if (count > 1)
         assert_int_equal(kiln_builder_add_input(b, "y", y_dtype, y_shape, &v[1], err), KILN_OK);
-    kiln_attribute attr = {.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = (char *)equation};
+    kiln_attribute attr = {.name = "equation", .type = KILN_ATTRIBUTE_STRING, .s = equation};
     kiln_status status = kiln_builder_add_op_with_attributes(b, "einsum", count, v, equation ? 1 : 0, &attr, &out, err);
     if (status == KILN_OK && out_shape) {
         assert_int_equal(kiln_builder_add_output(b, "z", out, err), KILN_OK);
@@ -566,8 +567,8 @@ static void text_round_trip(void **state)
     kiln_error err;
     if (kiln_text_assemble(text, strlen(text), "e.ktxt", NULL, &b, &err) != KILN_OK)
         fail_msg("assemble: %s", err.message);
-    static const char *const expected[] = {"equation=\"...ij,jk->...ik\""};
-    ots_assert_text_round_trip(b, "e.ktxt", "[2, n, 4]", expected, OTS_COUNT(expected));
+    static const char *const fragments[] = {"equation=\"...ij,jk->...ik\""};
+    ots_assert_text_round_trip(b, "e.ktxt", "[2, n, 4]", fragments, OTS_COUNT(fragments));
 }
 
 /* ----------------------------------------------------- static refusals */

@@ -29,6 +29,7 @@
 #include "tensor.h"
 
 #include "family_check.h"
+#include "borrowed_attribute.h"
 #include "kernel_call.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -85,12 +86,13 @@ static uint64_t flatten_index(uint32_t rank, const int64_t *shape, const int64_t
 
 static kiln_node_attribute int_attr(const char *name, int64_t value)
 {
-    return (kiln_node_attribute){.name = (char *)name, .type = KILN_ATTRIBUTE_INT, .i = value};
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INT, .i = value});
 }
 
 static kiln_node_attribute ints_attr(const char *name, int64_t *values, uint32_t count)
 {
-    return (kiln_node_attribute){.name = (char *)name, .type = KILN_ATTRIBUTE_INTS, .ints = values, .count = count};
+    return borrowed_attribute(
+        (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INTS, .ints = values, .count = count});
 }
 
 /* Element `i` of `t` is element `j` of `src`, byte for byte. */

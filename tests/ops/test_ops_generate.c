@@ -56,17 +56,17 @@ static long double value_at(const kiln_tensor *t, uint64_t i)
 
 static kiln_node_attribute string_attr(const char *name, const char *value)
 {
-    return (kiln_node_attribute){.name = (char *)name, .type = KILN_ATTRIBUTE_STRING, .s = (char *)value};
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_STRING, .s = value});
 }
 
 static kiln_node_attribute int_attr(const char *name, int64_t value)
 {
-    return (kiln_node_attribute){.name = (char *)name, .type = KILN_ATTRIBUTE_INT, .i = value};
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INT, .i = value});
 }
 
 static kiln_node_attribute float_attr(const char *name, double value)
 {
-    return (kiln_node_attribute){.name = (char *)name, .type = KILN_ATTRIBUTE_FLOAT, .f = value};
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_FLOAT, .f = value});
 }
 
 /* -------------------------------------------------------------- eye_like */
@@ -132,8 +132,8 @@ static void constant_of_shape_fills(void **state)
         uint32_t n = 0;
         if (cases[c].dtype)
             attrs[n++] = string_attr("dtype", cases[c].dtype);
-        attrs[n++] = (kiln_node_attribute){.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = (int64_t *)shape,
-                                           .count = 2};
+        attrs[n++] = borrowed_attribute((kiln_attribute){.name = "shape", .type = KILN_ATTRIBUTE_INTS, .ints = shape,
+                                                         .count = 2});
         if (cases[c].has_value)
             attrs[n++] = float_attr("value", cases[c].value);
         kiln_error err;
@@ -339,7 +339,7 @@ static void refusals(void **state)
         double value;
     } unfit[] = {{"i32", 1.5}, {"u8", 256}, {"u8", -1}, {"bool", 2}, {"f32", 1e300}, {"i64", 9007199254740994.0}};
     for (size_t i = 0; i < sizeof unfit / sizeof unfit[0]; i++) {
-        kiln_attribute attrs[] = {{.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = (char *)unfit[i].dtype},
+        kiln_attribute attrs[] = {{.name = "dtype", .type = KILN_ATTRIBUTE_STRING, .s = unfit[i].dtype},
                                   shape,
                                   {.name = "value", .type = KILN_ATTRIBUTE_FLOAT, .f = unfit[i].value}};
         char dtype_text[48];

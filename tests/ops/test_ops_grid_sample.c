@@ -30,6 +30,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -73,8 +74,9 @@ typedef struct sample_case {
 static uint32_t case_attributes(const sample_case *c, kiln_node_attribute *attrs)
 {
     attrs[0] = (kiln_node_attribute){.name = "align_corners", .type = KILN_ATTRIBUTE_INT, .i = c->align_corners};
-    attrs[1] = (kiln_node_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)c->mode};
-    attrs[2] = (kiln_node_attribute){.name = "padding_mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)c->padding};
+    attrs[1] = borrowed_attribute((kiln_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = c->mode});
+    attrs[2] =
+        borrowed_attribute((kiln_attribute){.name = "padding_mode", .type = KILN_ATTRIBUTE_STRING, .s = c->padding});
     return 3;
 }
 

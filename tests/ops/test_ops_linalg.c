@@ -28,6 +28,7 @@
 #include "tensor.h"
 
 #include "family_check.h"
+#include "borrowed_attribute.h"
 #include "kernel_call.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -408,8 +409,8 @@ static void check_transpose(kiln_dtype dtype, uint32_t rank, const int64_t *shap
     kiln_tensor *in = random_tensor(dtype, rank, shape);
     kiln_tensor *out = new_tensor(dtype, rank, out_shape);
     poison(out);
-    kiln_node_attribute attribute = {.name = (char *)"perm", .type = KILN_ATTRIBUTE_INTS,
-                                     .ints = (int64_t *)perm, .count = rank};
+    kiln_node_attribute attribute =
+        borrowed_attribute((kiln_attribute){.name = "perm", .type = KILN_ATTRIBUTE_INTS, .ints = perm, .count = rank});
     const kiln_tensor *inputs[] = {in};
     kiln_error err;
     assert_int_equal(call_kernel("transpose", 1, inputs, out, explicit_perm ? 1 : 0, &attribute, &err), KILN_OK);

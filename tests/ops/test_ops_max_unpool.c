@@ -189,8 +189,8 @@ static void bad_indices(void **state)
         {.name = "strides", .type = KILN_ATTRIBUTE_INTS, .ints = strides, .count = 2},
     };
     static const int64_t bad[][4] = {{0, 5, 10, 16}, {-1, 5, 10, 15}, {0, 1, INT64_MIN, 2}};
-    static const char *const messages[] = {"index 16 at indices position [0, 0, 1, 1] is outside 0..15 (the "
-                                           "unpooled tensor has 16 elements)",
+    static const char *const messages[] = {("index 16 at indices position [0, 0, 1, 1] is outside 0..15 (the "
+                                            "unpooled tensor has 16 elements)"),
                                            "index -1 at indices position [0, 0, 0, 0]",
                                            "index -9223372036854775808 at indices position [0, 0, 1, 0]"};
     for (size_t i = 0; i < 3; i++) {

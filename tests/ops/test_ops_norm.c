@@ -31,6 +31,7 @@
 #include "tensor.h"
 
 #include "family_check.h"
+#include "borrowed_attribute.h"
 #include "kernel_call.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -223,33 +224,18 @@ static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *e
 
 static kiln_node_attribute int_attribute(const char *name, int64_t value)
 {
-    kiln_node_attribute a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.type = KILN_ATTRIBUTE_INT;
-    a.i = value;
-    return a;
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INT, .i = value});
 }
 
 static kiln_node_attribute float_attribute(const char *name, double value)
 {
-    kiln_node_attribute a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.type = KILN_ATTRIBUTE_FLOAT;
-    a.f = value;
-    return a;
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_FLOAT, .f = value});
 }
 
 static kiln_node_attribute ints_attribute(const char *name, int64_t *values, uint32_t count)
 {
-    kiln_node_attribute a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.type = KILN_ATTRIBUTE_INTS;
-    a.ints = values;
-    a.count = count;
-    return a;
+    return borrowed_attribute(
+        (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INTS, .ints = values, .count = count});
 }
 
 /* Run the op's shape rule on constant extents; it must accept and give x's type. */

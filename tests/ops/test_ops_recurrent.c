@@ -27,6 +27,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "tensor_fixture.h"
 
@@ -265,13 +266,13 @@ static uint32_t case_attributes(const layer_case *lc, kiln_node_attribute *a)
 {
     uint32_t n = 0;
     if (lc->activations)
-        a[n++] = (kiln_node_attribute){.name = "activations", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)lc->activations};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "activations", .type = KILN_ATTRIBUTE_STRING,
+                                                     .s = lc->activations});
     if (lc->clip > 0)
         a[n++] = (kiln_node_attribute){.name = "clip", .type = KILN_ATTRIBUTE_FLOAT, .f = lc->clip};
     if (lc->direction)
-        a[n++] = (kiln_node_attribute){.name = "direction", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)lc->direction};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "direction", .type = KILN_ATTRIBUTE_STRING,
+                                                     .s = lc->direction});
     a[n++] = (kiln_node_attribute){.name = "hidden_size", .type = KILN_ATTRIBUTE_INT, .i = lc->hidden};
     a[n++] = (kiln_node_attribute){.name = "layout", .type = KILN_ATTRIBUTE_INT, .i = lc->layout};
     if (lc->cell == GRU)

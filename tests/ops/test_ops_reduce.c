@@ -32,6 +32,7 @@
 #include "shape_expr.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -415,23 +416,13 @@ static void assert_tensors_match(const kiln_tensor *actual, const kiln_tensor *e
 
 static kiln_node_attribute int_attribute(const char *name, int64_t value)
 {
-    kiln_node_attribute a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.type = KILN_ATTRIBUTE_INT;
-    a.i = value;
-    return a;
+    return borrowed_attribute((kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INT, .i = value});
 }
 
 static kiln_node_attribute ints_attribute(const char *name, int64_t *values, uint32_t count)
 {
-    kiln_node_attribute a;
-    memset(&a, 0, sizeof a);
-    a.name = (char *)name;
-    a.type = KILN_ATTRIBUTE_INTS;
-    a.ints = values;
-    a.count = count;
-    return a;
+    return borrowed_attribute(
+        (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INTS, .ints = values, .count = count});
 }
 
 static kiln_status run_op(const char *name, const kiln_tensor *in, kiln_tensor *out,

@@ -220,12 +220,12 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
         attrs[n++] = (kiln_node_attribute){.name = "cubic_coeff_a", .type = KILN_ATTRIBUTE_FLOAT, .f = c->cubic_a};
     if (c->exclude_outside)
         attrs[n++] = (kiln_node_attribute){.name = "exclude_outside", .type = KILN_ATTRIBUTE_INT, .i = 1};
-    attrs[n++] = (kiln_node_attribute){.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)c->coordinates};
-    attrs[n++] = (kiln_node_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)c->mode};
+    attrs[n++] = borrowed_attribute((kiln_attribute){.name = "coordinate_transformation_mode",
+                                                     .type = KILN_ATTRIBUTE_STRING, .s = c->coordinates});
+    attrs[n++] = borrowed_attribute((kiln_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = c->mode});
     if (strcmp(c->mode, "nearest") == 0)
-        attrs[n++] = (kiln_node_attribute){.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING,
-                                           .s = (char *)c->rounding};
+        attrs[n++] = borrowed_attribute((kiln_attribute){.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING,
+                                                         .s = c->rounding});
     char sizes_text[128] = "[";
     for (uint32_t i = 0; i < rank; i++)
         snprintf(sizes_text + strlen(sizes_text), sizeof sizes_text - strlen(sizes_text), "%s%lld%s", i ? ", " : "",
@@ -235,8 +235,8 @@ static void check_resize(kiln_dtype dtype, uint32_t rank, const int64_t *shape, 
     else if (c->by_sizes)
         attrs[n++] = (kiln_node_attribute){.name = "sizes", .type = KILN_ATTRIBUTE_INTS, .ints = sizes, .count = rank};
     else
-        attrs[n++] = (kiln_node_attribute){.name = "scales", .type = KILN_ATTRIBUTE_FLOATS, .floats = (double *)scales,
-                                           .count = rank};
+        attrs[n++] = borrowed_attribute((kiln_attribute){.name = "scales", .type = KILN_ATTRIBUTE_FLOATS,
+                                                         .floats = scales, .count = rank});
     kiln_error err;
     kiln_status status = run_resize(c->by_sizes == 2 ? "resize_to" : "resize", x, y, n, attrs, &err);
     if (status != KILN_OK)
@@ -692,7 +692,7 @@ static void refusals(void **state)
         {"[n, e]", "[n, 2]", "counterexample: e=0"},
     };
     for (size_t i = 0; i < sizeof text_targets / sizeof text_targets[0]; i++) {
-        kiln_attribute sizes_text = {.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = (char *)text_targets[i].sizes};
+        kiln_attribute sizes_text = {.name = "sizes", .type = KILN_ATTRIBUTE_STRING, .s = text_targets[i].sizes};
         assert_int_equal(try_build_op("resize_to", text_targets[i].x, KILN_F32, 1, &sizes_text, NULL, 0, &err),
                          KILN_ERR_INVALID_PROGRAM);
         if (!strstr(err.message, text_targets[i].fragment) || !strstr(err.message, "(resize_to)"))

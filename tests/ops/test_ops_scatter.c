@@ -31,6 +31,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -265,7 +266,8 @@ static void check_scatter_elements(kiln_dtype dtype, uint32_t rank, const int64_
     kiln_tensor *out = new_poisoned_tensor(dtype, rank, shape);
     kiln_node_attribute attrs[] = {
         {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = axis},
-        {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = (char *)reductions[reduction]},
+        borrowed_attribute(
+            (kiln_attribute){.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = reductions[reduction]}),
     };
     kiln_error err;
     assert_int_equal(run_op("scatter_elements", (const kiln_tensor *[]){data, indices, updates}, out, 2, attrs, &err),
@@ -314,7 +316,8 @@ static void duplicates_apply_in_index_order(void **state)
     kiln_error err;
     static const int64_t expected[][3] = {{8, 7, 30}, {18, 38, 30}, {80, 4200, 30}, {10, 20, 30}, {8, 5, 30}};
     for (int r = 0; r < 5; r++) {
-        kiln_node_attribute attr = {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = (char *)reductions[r]};
+        kiln_node_attribute attr = borrowed_attribute(
+            (kiln_attribute){.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = reductions[r]});
         assert_int_equal(run_op("scatter_elements", (const kiln_tensor *[]){data, indices, updates}, out, 1, &attr,
                                 &err),
                          KILN_OK);
@@ -391,7 +394,8 @@ static void check_scatter_nd(kiln_dtype dtype, uint32_t rank, const int64_t *sha
     kiln_dtype index_dtype = xorshift64_star_next(&rng_state) & 1 ? KILN_I32 : KILN_I64;
     kiln_tensor *indices = index_tensor(index_dtype, index_rank, index_shape, values);
     kiln_tensor *out = new_poisoned_tensor(dtype, rank, shape);
-    kiln_node_attribute attr = {.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = (char *)reductions[reduction]};
+    kiln_node_attribute attr = borrowed_attribute(
+        (kiln_attribute){.name = "reduction", .type = KILN_ATTRIBUTE_STRING, .s = reductions[reduction]});
     kiln_error err;
     assert_int_equal(run_op("scatter_nd", (const kiln_tensor *[]){data, indices, updates}, out, 1, &attr, &err),
                      KILN_OK);

@@ -27,6 +27,7 @@
 #include "tensor.h"
 
 #include "family_check.h"
+#include "borrowed_attribute.h"
 #include "kernel_call.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -131,8 +132,7 @@ static void copies_match_reference(void **state)
 
 static kiln_node_attribute to_attribute(const char *name)
 {
-    kiln_node_attribute a = {.name = (char *)"to", .type = KILN_ATTRIBUTE_STRING, .s = (char *)name};
-    return a;
+    return borrowed_attribute((kiln_attribute){.name = "to", .type = KILN_ATTRIBUTE_STRING, .s = name});
 }
 
 static kiln_status cast_values(kiln_dtype from, const void *values, uint32_t n, kiln_dtype to, void *result,
@@ -429,7 +429,7 @@ static void pad_matches_reference(void **state)
             kiln_tensor *out = new_tensor(KILN_F32, 2, out_shape);
             poison(out);
             kiln_node_attribute attrs[] = {
-                {.name = (char *)"mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)modes[m]},
+                borrowed_attribute((kiln_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = modes[m]}),
                 {.name = (char *)"pads", .type = KILN_ATTRIBUTE_INTS, .ints = pads[c], .count = 4},
                 {.name = (char *)"value", .type = KILN_ATTRIBUTE_FLOAT, .f = -1.5},
             };
@@ -801,7 +801,7 @@ static void end_to_end_pad(void **state)
         assert_int_equal(kiln_builder_add_dim(p.builder, "batch", 3, 6, &err), KILN_OK);
         assert_int_equal(kiln_builder_add_input(p.builder, "x", KILN_I32, "[2, batch]", &x, &err), KILN_OK);
         kiln_attribute attrs[] = {
-            {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)modes[m]},
+            {.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = modes[m]},
             PUB_INTS("pads", 0, 2, 0, 1),
             {.name = "value", .type = KILN_ATTRIBUTE_INT, .i = 7}, /* coerced to FLOAT */
         };

@@ -41,6 +41,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "prng.h"
 #include "tensor_fixture.h"
@@ -85,13 +86,8 @@ static int64_t int_attribute(const attribute_set *a, const char *name, int64_t f
 static void to_node_attributes(const attribute_set *a, kiln_node_attribute *out)
 {
     memset(out, 0, MAX_ATTRIBUTES * sizeof *out);
-    for (uint32_t i = 0; i < a->count; i++) {
-        out[i].name = (char *)a->items[i].name;
-        out[i].type = a->items[i].type;
-        out[i].i = a->items[i].i;
-        out[i].f = a->items[i].f;
-        out[i].s = (char *)a->items[i].s;
-    }
+    for (uint32_t i = 0; i < a->count; i++)
+        out[i] = borrowed_attribute(a->items[i]);
 }
 
 /* ------------------------------------------------------ reference formulas */

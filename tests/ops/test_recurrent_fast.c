@@ -37,6 +37,7 @@
 #include "recurrent_f32.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "prng.h"
 #include "tensor_fixture.h"
 
@@ -77,13 +78,13 @@ static uint32_t case_attributes(const fast_case *fc, kiln_node_attribute *a)
 {
     uint32_t n = 0;
     if (fc->activations)
-        a[n++] = (kiln_node_attribute){.name = "activations", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)fc->activations};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "activations", .type = KILN_ATTRIBUTE_STRING,
+                                                     .s = fc->activations});
     if (fc->clip > 0)
         a[n++] = (kiln_node_attribute){.name = "clip", .type = KILN_ATTRIBUTE_FLOAT, .f = fc->clip};
     if (fc->direction)
-        a[n++] = (kiln_node_attribute){.name = "direction", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)fc->direction};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "direction", .type = KILN_ATTRIBUTE_STRING,
+                                                     .s = fc->direction});
     a[n++] = (kiln_node_attribute){.name = "hidden_size", .type = KILN_ATTRIBUTE_INT, .i = fc->hidden};
     a[n++] = (kiln_node_attribute){.name = "layout", .type = KILN_ATTRIBUTE_INT, .i = fc->layout};
     if (fc->cell == GRU)

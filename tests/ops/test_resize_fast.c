@@ -34,6 +34,7 @@
 #include "op_registry.h"
 #include "tensor.h"
 
+#include "borrowed_attribute.h"
 #include "prng.h"
 #include "tensor_fixture.h"
 
@@ -73,13 +74,13 @@ static uint32_t case_attributes(const resize_case *rc, kiln_node_attribute *a)
 {
     uint32_t n = 0;
     if (rc->coordinates)
-        a[n++] = (kiln_node_attribute){.name = "coordinate_transformation_mode", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)rc->coordinates};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "coordinate_transformation_mode",
+                                                     .type = KILN_ATTRIBUTE_STRING, .s = rc->coordinates});
     if (rc->mode)
-        a[n++] = (kiln_node_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = (char *)rc->mode};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "mode", .type = KILN_ATTRIBUTE_STRING, .s = rc->mode});
     if (rc->nearest)
-        a[n++] = (kiln_node_attribute){.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING,
-                                       .s = (char *)rc->nearest};
+        a[n++] = borrowed_attribute((kiln_attribute){.name = "nearest_mode", .type = KILN_ATTRIBUTE_STRING,
+                                                     .s = rc->nearest});
     static int64_t sizes[5];
     static double scales[5];
     if (rc->to) {

@@ -63,31 +63,25 @@ void ots_assert_close(const kiln_tensor *actual, const kiln_tensor *expected, co
         }
 }
 
-static kiln_node_attribute *next_attribute(attribute_set *set, const char *name, kiln_attribute_type type)
+static void add_attribute(attribute_set *set, kiln_attribute a)
 {
     assert_true(set->count < sizeof set->items / sizeof set->items[0]);
-    kiln_node_attribute *a = &set->items[set->count++];
-    memset(a, 0, sizeof *a);
-    a->name = (char *)name;
-    a->type = type;
-    return a;
+    set->items[set->count++] = borrowed_attribute(a);
 }
 
 void add_ints(attribute_set *set, const char *name, int64_t *values, uint32_t count)
 {
-    kiln_node_attribute *a = next_attribute(set, name, KILN_ATTRIBUTE_INTS);
-    a->ints = values;
-    a->count = count;
+    add_attribute(set, (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INTS, .ints = values, .count = count});
 }
 
 void add_int(attribute_set *set, const char *name, int64_t value)
 {
-    next_attribute(set, name, KILN_ATTRIBUTE_INT)->i = value;
+    add_attribute(set, (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_INT, .i = value});
 }
 
 void add_string(attribute_set *set, const char *name, const char *value)
 {
-    next_attribute(set, name, KILN_ATTRIBUTE_STRING)->s = (char *)value;
+    add_attribute(set, (kiln_attribute){.name = name, .type = KILN_ATTRIBUTE_STRING, .s = value});
 }
 
 void ots_assert_text_round_trip(kiln_builder *builder, const char *name, const char *output_shape,

@@ -3,7 +3,8 @@
  * random fill, tolerant tensor comparison, attribute sets for calling
  * kernels directly, and the text-format round trip. Generators are in
  * prng.h, fresh tensors in tensor_fixture.h, the registry check in
- * family_check.h, direct kernel runs in kernel_call.h (all included here).
+ * family_check.h, direct kernel runs in kernel_call.h, public attributes as
+ * a kernel's in borrowed_attribute.h (all included here).
  */
 #ifndef KILN_TESTS_OP_TEST_SUPPORT_H
 #define KILN_TESTS_OP_TEST_SUPPORT_H
@@ -15,6 +16,7 @@
 #include <kiln/kiln.h>
 
 #include "attribute.h"
+#include "borrowed_attribute.h"
 #include "family_check.h"
 #include "kernel_call.h"
 #include "prng.h"

@@ -15,7 +15,7 @@ typedef struct broadcast_pair {
 
 /* Sizes a and b broadcast at this point: equal, or either is 1. */
 static bool sizes_broadcast(const kiln_expr_pool *pool, const int64_t *values, const bool *bound,
-                            void *context)
+                            const void *context)
 {
     const broadcast_pair *pair = context;
     int64_t va, vb;
