@@ -1,7 +1,7 @@
 """What an artifact is, as a dict: the data of `kiln inspect --json` (spec/inspect-json.md), read
-from the library (kiln_artifact_open and the program's getters), field for field as the command
-writes it. tests/python/test_describe.py compares the two on every golden artifact, so a field the
-command gains or changes and this module does not fails there.
+from the library (kiln_artifact_open or kiln_artifact_open_memory, then the program's getters),
+member for member as the command writes it. tests/python/test_describe.py compares the two on
+every golden artifact, so a member the command gains or changes and this module does not fails there.
 
 An artifact this runtime cannot run is described as far as its container goes, with the reasons
 in "problems"; one that cannot be read at all (missing, damaged, another format major) is
@@ -240,8 +240,9 @@ def _weights(handle, program):
         stored, raw, compressed = s.stored_size, s.raw_size, s.compressed
     # Largest first; ties in table order, so the order is deterministic.
     largest = sorted(range(len(tensors)), key=lambda i: (-tensors[i]["bytes"], i))[:LARGEST_WEIGHTS]
+    ratio = float(raw) / float(stored) if stored else 1.0  # in doubles, as the command divides
     return {"count": len(tensors), "bytes": sum(t["bytes"] for t in tensors), "stored_bytes": stored,
-            "raw_bytes": raw, "compressed": compressed, "compression_ratio": float(raw) / float(stored) if stored else 1.0,
+            "raw_bytes": raw, "compressed": compressed, "compression_ratio": ratio,
             "largest": [dict(tensors[i]) for i in largest], "tensors": tensors}
 
 
