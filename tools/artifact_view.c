@@ -27,11 +27,6 @@ bool artifact_view_open_with_options(artifact_view *view, const char *path, cons
         return false;
     view->program = kiln_artifact_program(view->artifact);
     view->report = kiln_artifact_report(view->artifact);
-    const kiln_artifact_description *container = kiln_artifact_container(view->artifact);
-    if (container) {
-        view->description = *container;
-        view->described = true;
-    }
     return true;
 }
 

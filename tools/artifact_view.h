@@ -16,9 +16,7 @@ typedef struct artifact_view {
     kiln_artifact *artifact;               /* the library's opened artifact (NULL when unreadable) */
     kiln_program *program;                 /* NULL when it cannot run here */
     const kiln_report *report;             /* every problem found loading (NULL only when out of memory) */
-    kiln_artifact_description description; /* valid when `described`; borrowed from `artifact` */
-    bool described;                        /* program is NULL, but the container is intact */
-    kiln_error error;                      /* why it could not be read, when neither */
+    kiln_error error;                      /* why it could not be read (artifact NULL) */
 } artifact_view;
 
 /*

@@ -688,7 +688,7 @@ static int print_human(const artifact_view *view, bool quiet)
     if (quiet)
         return CLI_OK;
     print_overview(view, &st);
-    uint64_t features = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
+    uint64_t features = kiln_artifact_feature_bits(view->artifact);
     if (features) {
         printf("features    required bit%s", (features & (features - 1)) ? "s" : "");
         for (int bit = 0, n = 0; bit < 64; bit++)
@@ -1073,7 +1073,7 @@ static void json_container(json_writer *w, const artifact_view *view)
     json_member_uint(w, "file_size", kiln_artifact_file_size(view->artifact));
     json_key(w, "feature_bits");
     json_begin_array(w);
-    uint64_t bits = view->program ? kiln_program_feature_bits(view->program) : view->description.feature_bits;
+    uint64_t bits = kiln_artifact_feature_bits(view->artifact);
     for (int bit = 0; bit < 64; bit++)
         if (bits >> bit & 1)
             json_int(w, bit);

@@ -1079,9 +1079,22 @@ typedef struct kiln_artifact kiln_artifact;
 KILN_API KILN_NODISCARD kiln_status kiln_artifact_open(const char *path, const kiln_load_options *options,
                                                        kiln_artifact **out, kiln_error *err);
 
+/**
+ * Open the `size` bytes at `bytes` for inspection as kiln_artifact_open
+ * opens a file: the same program, report and container facts. The bytes
+ * are copied (a program) or only read (a description): the caller may
+ * free them once this returns. kiln_artifact_path of the result is
+ * "<memory>", and kiln_artifact_file_size is `size`.
+ * @return as kiln_artifact_open; KILN_ERR_INVALID_ARGUMENT if `out` is
+ *         NULL, or `bytes` is NULL with a nonzero `size`.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_artifact_open_memory(const void *bytes, size_t size,
+                                                              const kiln_load_options *options, kiln_artifact **out,
+                                                              kiln_error *err);
+
 /** Free an opened artifact, its program, report and description (NULL is fine). */
 KILN_API void kiln_artifact_free(kiln_artifact *artifact);
-/** The path it was opened from. */
+/** The path it was opened from ("<memory>" for kiln_artifact_open_memory), owned by the artifact. */
 KILN_API const char *kiln_artifact_path(const kiln_artifact *artifact);
 /** Its program, or NULL when this runtime cannot run it (see the report). */
 KILN_API kiln_program *kiln_artifact_program(const kiln_artifact *artifact);
@@ -1097,8 +1110,11 @@ KILN_API uint32_t kiln_artifact_section_count(const kiln_artifact *artifact);
 KILN_API void kiln_artifact_section(const kiln_artifact *artifact, uint32_t index, kiln_section_info *out);
 /** @return the index of the first section of `type` (e.g. "WDAT"), or -1. */
 KILN_API int64_t kiln_artifact_find_section(const kiln_artifact *artifact, const char *type);
-/** Size of the file in bytes. */
+/** Size of the file in bytes (of the memory, for kiln_artifact_open_memory). */
 KILN_API uint64_t kiln_artifact_file_size(const kiln_artifact *artifact);
+/** The required feature bits of the header: all known here when it runs
+ *  (kiln_program_feature_bits), else as the container declares them, known or not. */
+KILN_API uint64_t kiln_artifact_feature_bits(const kiln_artifact *artifact);
 
 /* ------------------------------------------------- interface differences */
 

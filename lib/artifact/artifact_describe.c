@@ -9,6 +9,7 @@
 
 #include <kiln/kiln.h>
 
+#include "artifact_describe.h"
 #include "format/container.h"
 #include "error.h"
 #include "format/file_io.h"
@@ -25,8 +26,8 @@ static kiln_status verify_every_section(const kiln_container *c, kiln_error *err
     return kiln_container_verify_gaps(c, err);
 }
 
-static kiln_status describe_bytes(const uint8_t *bytes, size_t size, kiln_artifact_description *out,
-                                  kiln_error *err)
+static kiln_status describe_container(const uint8_t *bytes, size_t size, kiln_artifact_description *out,
+                                      kiln_error *err)
 {
     kiln_limits limits;
     kiln_container c;
@@ -83,8 +84,16 @@ kiln_status kiln_artifact_describe(const char *path, kiln_artifact_description *
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "path is NULL");
     kiln_mapped_file file;
     KILN_TRY(kiln_mapped_file_open(path, &file, err));
-    kiln_status status = describe_bytes(file.bytes, file.size, out, err);
+    kiln_status status = kiln_artifact_describe_bytes(file.bytes, file.size, out, err);
     kiln_mapped_file_release(&file);
+    return status;
+}
+
+kiln_status kiln_artifact_describe_bytes(const uint8_t *bytes, size_t size, kiln_artifact_description *out,
+                                         kiln_error *err)
+{
+    memset(out, 0, sizeof *out);
+    kiln_status status = describe_container(bytes, size, out, err);
     if (status != KILN_OK)
         kiln_artifact_description_free(out);
     return status;

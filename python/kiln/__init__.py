@@ -15,14 +15,12 @@ README.md, "Python", spec/python-export.md for how kiln.export takes a
 torch.export program, and spec/contract.md for what the contract means.
 """
 from . import _lib
+from ._describe import describe_path
 from .contract import Check, Dim
 from .errors import (ArgumentError, AuthenticityError, CompatibilityError, ContractError, Error, EvidenceError,
                      FileError, InputCheckError, IntegrityError, LimitError, OutOfMemory, ProgramError, RunError,
                      UnsupportedError)
 from .export import Artifact, export
-# Loaded now, before `inspect` below is defined: a submodule imported later
-# (program.inspect() imports it) would be bound over the function kiln.inspect.
-from . import inspect as _inspect_module  # noqa: E402
 from .keys import PublicKey, SecretKey, keygen, sign
 from .program import Io, Program, Session, load
 from .verify import verify
@@ -39,8 +37,9 @@ __all__ = [
 
 
 def inspect(path):
-    """The data of `kiln inspect --json PATH` (spec/inspect-json.md)."""
-    return _inspect_module.inspect_path(path)
+    """The data of `kiln inspect --json PATH` (spec/inspect-json.md), read through the library, also
+    for a file that cannot be read (missing, damaged: "readable" false and a "message")."""
+    return describe_path(path)
 
 
 def format_bytes(count):

@@ -1,7 +1,7 @@
 """`python -m kiln ARGS` and the `kiln` console script of a pip-installed kiln
 (pyproject.toml, [project.scripts]): the kiln command of this package run with
-ARGS, found as kiln.inspect finds it (KILN_BINARY if set, else the one meson
-built or installed with the package: in a wheel, kiln/_native/kiln).
+ARGS: KILN_BINARY if set, else the one meson built or installed with the
+package (in a wheel, kiln/_native/kiln).
 
 The process becomes the command (os.execv), so its exit status, its signals
 and its standard streams are the command's own: 0 success, 1 a check or run
@@ -10,11 +10,16 @@ failed, 2 a usage error (README, "The command line").
 import os
 import sys
 
-from .inspect import kiln_binary
+from . import _paths
 
 # What a shell answers for a command it cannot find: no status of the kiln
 # command itself means this.
 COMMAND_NOT_FOUND = 127
+
+
+def kiln_binary():
+    """The kiln command of this package: KILN_BINARY if set, else the one meson built or installed with it."""
+    return os.environ.get("KILN_BINARY") or _paths.KILN_BINARY
 
 
 def main(argv=None):

@@ -192,6 +192,25 @@ class ProblemInfo(ctypes.Structure):
                 ("location", ctypes.c_char_p), ("message", ctypes.c_char_p)]
 
 
+class SectionInfo(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_char * 5), ("critical", ctypes.c_bool), ("compressed", ctypes.c_bool),
+                ("version", ctypes.c_uint16), ("offset", ctypes.c_uint64), ("stored_size", ctypes.c_uint64),
+                ("raw_size", ctypes.c_uint64), ("crc32", ctypes.c_uint32)]
+
+
+class OpUse(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("version", ctypes.c_uint32), ("nodes", ctypes.c_uint32)]
+
+
+class WeightInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("dtype", ctypes.c_int), ("rank", ctypes.c_uint32),
+                ("shape", c_int64_p), ("byte_size", ctypes.c_uint64)]
+
+
+class NodeInfo(ctypes.Structure):
+    _fields_ = [("op", ctypes.c_char_p), ("op_version", ctypes.c_uint32), ("input_count", ctypes.c_uint32)]
+
+
 class OnnxDim(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("min", ctypes.c_int64), ("max", ctypes.c_int64),
                 ("multiple_of", ctypes.c_int64)]
@@ -284,6 +303,43 @@ _KILN = {
     "kiln_program_evidence_name": (ctypes.c_char_p, [P, ctypes.c_uint32]),
     "kiln_program_evidence_output_count": (ctypes.c_uint32, [P, ctypes.c_uint32]),
     "kiln_program_replay_evidence": (STATUS, [P, ctypes.c_uint32, ctypes.POINTER(EvidenceResult), ERR]),
+    "kiln_program_mode": (ctypes.c_int, [P]),
+    "kiln_program_is_strict": (ctypes.c_bool, [P]),
+    "kiln_program_identity": (None, [P, ctypes.c_int, ctypes.c_uint8 * 32]),
+    "kiln_program_input_axis_text": (ctypes.c_int, [P, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
+                                                    ctypes.c_size_t]),
+    "kiln_program_output_axis_text": (ctypes.c_int, [P, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_char_p,
+                                                     ctypes.c_size_t]),
+    "kiln_program_derived_dim_count": (ctypes.c_uint32, [P]),
+    "kiln_program_derived_dim": (ctypes.c_int, [P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p,
+                                                ctypes.c_size_t]),
+    "kiln_program_runtime_guard_count": (ctypes.c_uint32, [P]),
+    "kiln_program_runtime_guard": (ctypes.c_char_p, [P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]),
+    "kiln_program_node_count": (ctypes.c_uint32, [P]),
+    "kiln_program_node": (None, [P, ctypes.c_uint32, ctypes.POINTER(NodeInfo)]),
+    "kiln_program_node_name": (ctypes.c_char_p, [P, ctypes.c_uint32]),
+    "kiln_program_op_use_count": (ctypes.c_uint32, [P]),
+    "kiln_program_op_use": (None, [P, ctypes.c_uint32, ctypes.POINTER(OpUse)]),
+    "kiln_program_weight_count": (ctypes.c_uint32, [P]),
+    "kiln_program_weight": (None, [P, ctypes.c_uint32, ctypes.POINTER(WeightInfo)]),
+    "kiln_program_memory_plan_stored": (ctypes.c_bool, [P]),
+    "kiln_program_intermediate_bytes": (ctypes.c_uint64, [P]),
+    "kiln_program_evidence_output": (None, [P, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p),
+                                            ctypes.POINTER(CompareRule)]),
+    # artifacts opened for inspection
+    "kiln_artifact_open": (STATUS, [ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(P), ERR]),
+    "kiln_artifact_open_memory": (STATUS, [P, ctypes.c_size_t, ctypes.POINTER(LoadOptions), ctypes.POINTER(P), ERR]),
+    "kiln_artifact_free": (None, [P]),
+    "kiln_artifact_program": (P, [P]),
+    "kiln_artifact_report": (P, [P]),
+    "kiln_artifact_format_version": (None, [P, ctypes.POINTER(ctypes.c_uint16), ctypes.POINTER(ctypes.c_uint16)]),
+    "kiln_artifact_file_size": (ctypes.c_uint64, [P]),
+    "kiln_artifact_feature_bits": (ctypes.c_uint64, [P]),
+    "kiln_artifact_digest": (None, [P, ctypes.c_uint8 * 32]),
+    "kiln_artifact_signature": (None, [P, ctypes.POINTER(SignatureInfo)]),
+    "kiln_artifact_section_count": (ctypes.c_uint32, [P]),
+    "kiln_artifact_section": (None, [P, ctypes.c_uint32, ctypes.POINTER(SectionInfo)]),
+    "kiln_artifact_find_section": (ctypes.c_int64, [P, ctypes.c_char_p]),
     # running
     "kiln_session_options_init": (None, [ctypes.POINTER(SessionOptions), ctypes.c_size_t]),
     "kiln_session_new": (STATUS, [P, ctypes.POINTER(SessionOptions), ctypes.POINTER(P), ERR]),

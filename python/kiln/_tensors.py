@@ -11,6 +11,7 @@ import ctypes
 import numpy
 
 from . import _lib
+from .errors import ContractError, raise_for
 
 # kiln_dtype codes (include/kiln/kiln.h) and the NumPy dtypes that hold them.
 DTYPES = {
@@ -58,7 +59,6 @@ def as_input(value):
 
 
 def raise_unsupported(array):
-    from .errors import ContractError
     raise ContractError("an array of dtype %s: kiln takes f32, f64, f16, i8..i64, u8..u64 and bool" % array.dtype, 17)
 
 
@@ -89,7 +89,6 @@ def wrap(value):
     """A kiln tensor over `value`'s buffer (converted once by as_input if it must be):
     (handle, array). The caller keeps `array` alive while the tensor is used and frees
     the handle with kiln_tensor_free (the buffer stays the array's)."""
-    from .errors import raise_for
     array, code = as_input(value)
     shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
     handle, error = ctypes.c_void_p(), _lib.Error()

@@ -24,8 +24,11 @@ import warnings
 import numpy
 
 from . import _lib, _tensors
+from ._replay import replay_case
 from .contract import Check
-from .errors import ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, raise_for
+from .errors import (ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, from_status,
+                     raise_for)
+from .program import load
 
 # Cases, smallest first, are sealed while their tensors fit in this many bytes; the rest are compared only.
 DEFAULT_EVIDENCE_BYTES = 32 << 20
@@ -70,7 +73,6 @@ class Artifact:
 
     def load(self, **options):
         """The artifact as a Program (kiln.load options apply)."""
-        from .program import load
         program = load(self.bytes, **options)
         program._bytes = self.bytes
         return program
@@ -192,7 +194,6 @@ def _import_error(status, error, result):
         exc = UnsupportedError("%d construct%s cannot be imported:\n  %s" % (
             count, "" if count == 1 else "s", "\n  ".join(constructs)), status, constructs)
         return _refusal_details(exc, refusals[0] if refusals else "")
-    from .errors import from_status
     if "a declaration (--dim" in message:
         message += " (from Python: give that axis a kiln.Dim in dynamic_shapes)"
     if count:  # the declarations are missing, and some ops are too
@@ -383,7 +384,6 @@ def _corners_too_large(builder, dims, example_point):
     sequence length of 2048 at batch 64 puts gigabytes in an attention layer's arena): they are
     neither run eagerly nor sealed, and each is named in a warning. Asked of the program sealed
     without evidence, before any eager run."""
-    from .errors import LimitError as OverLimit
     program = Artifact(_encode(builder), []).load(verify="none")
     skipped = {}
     try:
@@ -392,7 +392,7 @@ def _corners_too_large(builder, dims, example_point):
                 continue
             try:
                 program.session_arena(dims={name: (size, size) for name, size in point.items()})
-            except OverLimit as exc:
+            except LimitError as exc:
                 name = _case_name(point, "corner")
                 skipped[name] = exc.message
                 warnings.warn("kiln.export: evidence case '%s' left out: %s" % (name, exc.message))
@@ -469,7 +469,6 @@ def _check_cases(artifact, cases, kiln_name, output_names, report):
     """Replay the sealed cases from the artifact; run the others in sessions; any mismatch raises."""
     if not cases:
         return
-    from .verify import replay_case
     program = artifact.load(verify="none")
     try:
         stored = {n: i for i, n in enumerate(program.evidence)}

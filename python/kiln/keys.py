@@ -3,6 +3,7 @@ import ctypes
 import os
 
 from . import _lib
+from ._describe import signature_of_path
 from .errors import ArgumentError, FileError, raise_for
 
 
@@ -116,9 +117,7 @@ def sign(path, key, out=None):
     error = _lib.Error()
     raise_for(_lib.kiln.kiln_artifact_sign(os.fspath(path).encode(), None if out is None else os.fspath(out).encode(),
                                            ctypes.byref(key._struct), None, ctypes.byref(error)), error)
-    from .program import load
-    program = load(path if out is None else out, verify="none")
-    state, key_id = program.signature
+    state, key_id = signature_of_path(path if out is None else out)
     if state == "unsigned":
         raise ArgumentError("signing '%s' left it unsigned" % path, 1)
     return key_id

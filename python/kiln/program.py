@@ -13,8 +13,11 @@ import os
 import threading
 
 from . import _lib, _tensors
+from ._describe import describe_bytes, describe_path
+from ._replay import replay_all
 from .contract import Check, Dim
-from .errors import ArgumentError, ContractError, raise_for
+from .errors import ArgumentError, ContractError, Error, raise_for
+from .keys import PublicKey
 
 Io = collections.namedtuple("Io", "name dtype shape rank")
 Io.__doc__ = """An input or output: its name, NumPy dtype, shape text over the dims ("[batch, 2]") and rank."""
@@ -47,7 +50,6 @@ def _problems(report):
 
 def read_public_key(key):
     """A kiln public key: a kiln.PublicKey, its text ("kiln-ed25519-public-v1 ...", str or bytes) or a .pub path."""
-    from .keys import PublicKey
     if isinstance(key, PublicKey):
         return key
     return PublicKey.parse(key)
@@ -65,7 +67,6 @@ def _load_options(verify, trusted_keys, require_signature, limits):
             raise ArgumentError("%r is not a kiln limit (kiln_limits)" % name, 1)
         setattr(limit_struct, name, value)
     options.limits = ctypes.pointer(limit_struct)
-    from .keys import PublicKey
     if isinstance(trusted_keys, (str, bytes, os.PathLike, PublicKey)):
         trusted_keys = [trusted_keys]  # one key, not a sequence of characters
     keys = [read_public_key(k) for k in trusted_keys or ()]
@@ -267,13 +268,17 @@ class Program:
     def replay_evidence(self):
         """Run every stored known-input case; return [(case, [result dict per output])], raising
         kiln.EvidenceError for the first case that does not hold."""
-        from .verify import replay_all
         return replay_all(self)
 
     def inspect(self):
-        """The data of `kiln inspect --json` for this artifact (spec/inspect-json.md)."""
-        from .inspect import inspect_program
-        return inspect_program(self)
+        """The data of `kiln inspect --json` for this artifact (spec/inspect-json.md): its file's, or
+        for a program loaded from memory that of its bytes ("file" is "<memory>")."""
+        if self.origin != "<memory>":
+            return describe_path(self.origin)
+        data = getattr(self, "_bytes", None)
+        if data is None:
+            raise Error("this program was loaded from memory without keeping its bytes: inspect the artifact", 0)
+        return describe_bytes(data)
 
     def close(self):
         """Let the program go: it is freed now, or when the last Session made from it is; using the

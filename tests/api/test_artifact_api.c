@@ -1,10 +1,11 @@
 /*
  * test_artifact_api.c — inspecting and comparing artifacts through the
  * public API alone (<kiln/kiln.h>): kiln_artifact_open and its container
- * facts, the program's op uses, metadata, dims and axis texts, and
- * kiln_diff_artifacts classing a widened and a narrowed dim as
- * spec/compatibility.md §6 says, and kiln_artifact_add_evidence
- * refusing a case that fails here unless forced (compatibility §5).
+ * facts (kiln_artifact_open_memory giving the same), the program's op
+ * uses, metadata, dims and axis texts, and kiln_diff_artifacts classing
+ * a widened and a narrowed dim as spec/compatibility.md §6 says, and
+ * kiln_artifact_add_evidence refusing a case that fails here unless
+ * forced (compatibility §5).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +172,125 @@ static void unreadable_artifact_is_an_error(void **state)
     assert_int_not_equal(kiln_artifact_open(path, NULL, &a, &err), KILN_OK);
     assert_null(a);
     assert_non_null(strstr(err.message, "missing.kiln"));
+}
+
+/* The file's bytes, malloc'ed; *size their count. */
+static uint8_t *read_whole(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long length = ftell(f);
+    assert_true(length > 0);
+    rewind(f);
+    uint8_t *bytes = malloc((size_t)length);
+    assert_non_null(bytes);
+    assert_int_equal(fread(bytes, 1, (size_t)length, f), (size_t)length);
+    fclose(f);
+    *size = (size_t)length;
+    return bytes;
+}
+
+/* Two opened artifacts state the same container facts. */
+static void same_container(const kiln_artifact *a, const kiln_artifact *b)
+{
+    uint16_t major_a, minor_a, major_b, minor_b;
+    kiln_artifact_format_version(a, &major_a, &minor_a);
+    kiln_artifact_format_version(b, &major_b, &minor_b);
+    assert_int_equal(major_a, major_b);
+    assert_int_equal(minor_a, minor_b);
+    assert_int_equal(kiln_artifact_file_size(a), kiln_artifact_file_size(b));
+    assert_int_equal(kiln_artifact_feature_bits(a), kiln_artifact_feature_bits(b));
+    uint8_t digest_a[32], digest_b[32];
+    kiln_artifact_digest(a, digest_a);
+    kiln_artifact_digest(b, digest_b);
+    assert_memory_equal(digest_a, digest_b, 32);
+    kiln_signature_info signature_a, signature_b;
+    kiln_artifact_signature(a, &signature_a);
+    kiln_artifact_signature(b, &signature_b);
+    assert_int_equal(signature_a.state, signature_b.state);
+    assert_int_equal(kiln_artifact_section_count(a), kiln_artifact_section_count(b));
+    for (uint32_t i = 0; i < kiln_artifact_section_count(a); i++) {
+        kiln_section_info s, t;
+        kiln_artifact_section(a, i, &s);
+        kiln_artifact_section(b, i, &t);
+        assert_string_equal(s.type, t.type);
+        assert_int_equal(s.offset, t.offset);
+        assert_int_equal(s.stored_size, t.stored_size);
+        assert_int_equal(s.crc32, t.crc32);
+    }
+    assert_int_equal(kiln_report_count(kiln_artifact_report(a)), kiln_report_count(kiln_artifact_report(b)));
+}
+
+/* kiln_artifact_open_memory answers as kiln_artifact_open does for the
+ * file holding the same bytes, runnable or not, and keeps no pointer into
+ * the caller's bytes (they are freed before any question is asked). */
+static void opened_from_memory_answers_as_the_file(void **state)
+{
+    (void)state;
+    char path[256];
+    path_in(path, sizeof path, "scale-memory.kiln");
+    save_scale(path, 2, 4);
+    size_t size;
+    uint8_t *bytes = read_whole(path, &size);
+    kiln_error err;
+    kiln_artifact *file = NULL, *memory = NULL;
+    assert_int_equal(kiln_artifact_open(path, NULL, &file, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open_memory(bytes, size, NULL, &memory, &err), KILN_OK);
+    memset(bytes, 0, size);
+    assert_string_equal(kiln_artifact_path(memory), "<memory>");
+    assert_int_equal(kiln_artifact_file_size(memory), size);
+    assert_non_null(kiln_artifact_program(memory));
+    assert_null(kiln_artifact_container(memory));
+    assert_int_equal(kiln_artifact_feature_bits(memory), kiln_program_feature_bits(kiln_artifact_program(memory)));
+    same_container(file, memory);
+    kiln_artifact_free(file);
+    kiln_artifact_free(memory);
+
+    /* Refused here (an unsigned artifact under require_signature): the
+     * description of the container answers, from memory as from the file. */
+    free(bytes);
+    bytes = read_whole(path, &size);
+    kiln_load_options options;
+    kiln_load_options_default(&options);
+    options.require_signature = true;
+    assert_int_equal(kiln_artifact_open(path, &options, &file, &err), KILN_OK);
+    assert_int_equal(kiln_artifact_open_memory(bytes, size, &options, &memory, &err), KILN_OK);
+    memset(bytes, 0, size);
+    assert_null(kiln_artifact_program(memory));
+    const kiln_artifact_description *container = kiln_artifact_container(memory);
+    assert_non_null(container);
+    assert_int_equal(kiln_artifact_feature_bits(memory), container->feature_bits);
+    assert_int_equal(kiln_artifact_file_size(memory), size);
+    assert_true(kiln_report_has_errors(kiln_artifact_report(memory)));
+    same_container(file, memory);
+    kiln_artifact_free(file);
+    kiln_artifact_free(memory);
+    free(bytes);
+}
+
+/* Bytes that are no artifact are an error with nothing handed out, as a damaged file is. */
+static void unreadable_memory_is_an_error(void **state)
+{
+    (void)state;
+    char path[256];
+    path_in(path, sizeof path, "scale-damaged.kiln");
+    save_scale(path, 2, 4);
+    size_t size;
+    uint8_t *bytes = read_whole(path, &size);
+    kiln_error err;
+    kiln_artifact *a = (kiln_artifact *)1;
+    bytes[size / 2] ^= 0x40;
+    assert_int_not_equal(kiln_artifact_open_memory(bytes, size, NULL, &a, &err), KILN_OK);
+    assert_null(a);
+    a = (kiln_artifact *)1;
+    assert_int_not_equal(kiln_artifact_open_memory(bytes, 16, NULL, &a, &err), KILN_OK); /* truncated */
+    assert_null(a);
+    a = (kiln_artifact *)1;
+    assert_int_equal(kiln_artifact_open_memory(NULL, size, NULL, &a, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_null(a);
+    assert_int_equal(kiln_artifact_open_memory(bytes, size, NULL, NULL, &err), KILN_ERR_INVALID_ARGUMENT);
+    free(bytes);
 }
 
 /* Count the changes of `kind` in d, checking each has `class`. */
@@ -376,7 +496,8 @@ static void evidence_add_compares_at_add_time(void **state)
 static int cleanup(void **state)
 {
     (void)state;
-    static const char *const names[] = {"scale.kiln", "base.kiln", "wide.kiln", "narrow.kiln",
+    static const char *const names[] = {"scale.kiln", "scale-getters.kiln", "scale-memory.kiln",
+                                          "scale-damaged.kiln", "base.kiln", "wide.kiln", "narrow.kiln",
                                           "evidence.kiln", "evidence-forced.kiln", "evidence-signed.kiln"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[256];
@@ -395,6 +516,8 @@ int main(void)
         cmocka_unit_test(opened_artifact_answers),
         cmocka_unit_test(indexed_getters_past_the_count_are_defined),
         cmocka_unit_test(unreadable_artifact_is_an_error),
+        cmocka_unit_test(opened_from_memory_answers_as_the_file),
+        cmocka_unit_test(unreadable_memory_is_an_error),
         cmocka_unit_test(diff_classes_dim_changes),
         cmocka_unit_test(evidence_add_compares_at_add_time),
     };

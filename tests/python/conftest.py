@@ -80,7 +80,8 @@ def mlp_path(tmp_path, mlp_artifact):
 @pytest.fixture
 def kiln_binary():
     """The kiln command: KILN_BINARY (meson sets it), else the one the package was built with."""
-    binary = os.environ.get("KILN_BINARY") or kiln._inspect_module.kiln_binary()
+    from kiln.__main__ import kiln_binary as package_binary
+    binary = package_binary()
     if not os.path.exists(binary):
         pytest.skip("the kiln command is not at '%s' (set KILN_BINARY)" % binary)
     return binary
