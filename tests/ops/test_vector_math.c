@@ -282,7 +282,9 @@ static uint64_t sweep_activation(const char *op, void (*vector)(const float *, f
             if (!(isnan(want[i]) ? isnan(got[i]) : memcmp(&got[i], &want[i], sizeof got[i]) == 0))
                 fail_msg("%s(%a): vectorized %a, reference %a exactly", op, (double)x[i], (double)got[i],
                          (double)want[i]);
-        differing += memcmp(&got[i], &want[i], sizeof got[i]) != 0;
+        /* Two NaNs are the same result whatever their bits: a vector loop may pass a signalling NaN
+         * through where the reference's double arithmetic quiets it. */
+        differing += !(isnan(got[i]) && isnan(want[i])) && memcmp(&got[i], &want[i], sizeof got[i]) != 0;
     }
     print_message("%s: %llu of %llu results differ from the reference (each by 1 ulp)\n", op,
                   (unsigned long long)differing, (unsigned long long)n);
@@ -443,8 +445,7 @@ static void elu_is_within_one_ulp_of_the_reference(void **state)
 {
     (void)state;
     uint64_t n, differing = sweep_activation("elu", elu_defaults, elu_oracle, &n);
-    /* Measured: none with gcc 12, 2047 of 3047856 with clang 14 (each within the 1 ulp checked above). */
-    assert_true(differing * 1000 <= n);
+    assert_true(differing * 10000 <= n);
 }
 
 static void selu_is_within_one_ulp_of_the_reference(void **state)
