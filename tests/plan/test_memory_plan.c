@@ -25,10 +25,10 @@
  * nothing. Sanitizer builds replace malloc themselves; there the count is
  * not taken and the test skips.
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define COUNTING_ALLOCATIONS 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define COUNTING_ALLOCATIONS 0
 #endif
 #endif
