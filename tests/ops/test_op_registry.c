@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "op_registry.h"
+#include "tensor_fixture.h"
 
 static const char *source_root;
 
@@ -406,6 +407,54 @@ static size_t readme_ops_are_registered(const char *text)
     return named;
 }
 
+/*
+ * Whether `def` runs a vectorized loop (context path KILN_PATH_VECTOR) on
+ * an f32 operand at its default attributes in a session that allows fast
+ * paths. Asked of the unary family and softmax, the ops with vector loops
+ * (ops/common/vector_math.h); any other op is not run and answers false.
+ */
+static bool runs_vectorized(const kiln_op_def *def)
+{
+    bool unary = strcmp(def->name, "softmax") == 0;
+    for (uint32_t i = 0; i < kiln_ops_unary.count; i++)
+        unary = unary || &kiln_ops_unary.ops[i] == def;
+    if (!unary)
+        return false;
+    int64_t shape[2] = {4, 8};
+    kiln_tensor *in = new_tensor(KILN_F32, 2, shape), *out = new_tensor(KILN_F32, 2, shape);
+    float *x = in->data;
+    for (uint64_t i = 0; i < in->element_count; i++)
+        x[i] = (float)i / 8.0f - 2.0f;
+    const kiln_tensor *inputs[1] = {in};
+    kiln_node_state slot = {NULL, NULL};
+    kiln_kernel_context context;
+    memset(&context, 0, sizeof context);
+    context.threads = 1;
+    context.state = &slot;
+    kiln_kernel_call call = {inputs, 1, out, NULL, 0, &context};
+    kiln_error err;
+    bool vectorized = def->run(&call, &err) == KILN_OK && context.path == KILN_PATH_VECTOR;
+    if (slot.release)
+        slot.release(slot.data);
+    kiln_tensor_free(in);
+    kiln_tensor_free(out);
+    return vectorized;
+}
+
+/* spec/opset.md's "vectorized math" row names exactly the ops that run a vector loop. */
+static void vector_math_row_matches_the_kernels(void **state)
+{
+    (void)state;
+    char *raw = read_source_file("spec/opset.md");
+    char *text = one_line(raw);
+    free(raw);
+    assert_true(runs_vectorized(kiln_op_find("exp")));
+    assert_false(runs_vectorized(kiln_op_find("abs")));
+    assert_true(list_matches_records(text, "| vectorized math (`vector-math`) | ", runs_vectorized,
+                                     "a vector loop in a session", true));
+    free(text);
+}
+
 /* README.md's "Status" is the registry's: its op counts (every op, the unary family's) and the ops it names. */
 static void readme_status_matches_the_registry(void **state)
 {
@@ -437,6 +486,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(every_op_has_a_spec),
         cmocka_unit_test(channels_last_lists_match_the_traits),
         cmocka_unit_test(readme_status_matches_the_registry),
+        cmocka_unit_test(vector_math_row_matches_the_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
