@@ -10,16 +10,31 @@ ONNX ops in its first column: every word there that starts with a capital
 letter, outside parentheses ("Mish (opset 18+)", "Mul(x, Sigmoid(x))"
 name Mish and Mul). The two sets must be equal: an op the importer maps
 that the spec does not describe, or one the spec describes that the
-importer does not map, fails, named. Exit 0 when equal, 1 otherwise.
+importer does not map, fails, named. A row that names the kiln op it maps
+to ("target OP KILN_OP") must name an op of the registry ("kiln_op NAME"),
+or the importer would write nodes no kiln runtime runs. Exit 0 when all
+holds, 1 otherwise.
 """
 import re
 import subprocess
 import sys
 
 
-def importer_ops(dump):
+def dump_lines(dump):
     out = subprocess.run([dump], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True).stdout
-    return {line.split()[1] for line in out.splitlines() if line.startswith("row ")}
+    return out.splitlines()
+
+
+def importer_ops(lines):
+    return {line.split()[1] for line in lines if line.startswith("row ")}
+
+
+def unregistered_targets(lines):
+    registered = {line.split()[1] for line in lines if line.startswith("kiln_op ")}
+    if not registered:
+        return ["dump_op_table listed no op of the registry"]
+    return ["the importer maps %s to %s, which is no op of kiln's registry" % tuple(line.split()[1:3])
+            for line in lines if line.startswith("target ") and line.split()[2] not in registered]
 
 
 def without_parentheses(text):
@@ -48,8 +63,10 @@ def main():
     if len(sys.argv) != 3:
         print(__doc__)
         return 2
-    mapped, described = importer_ops(sys.argv[1]), spec_ops(sys.argv[2])
-    problems = ["the importer maps %s, which the table of %s does not name" % (op, sys.argv[2])
+    lines = dump_lines(sys.argv[1])
+    mapped, described = importer_ops(lines), spec_ops(sys.argv[2])
+    problems = unregistered_targets(lines)
+    problems += ["the importer maps %s, which the table of %s does not name" % (op, sys.argv[2])
                 for op in sorted(mapped - described)]
     problems += ["the table of %s names %s, which the importer does not map" % (sys.argv[2], op)
                  for op in sorted(described - mapped)]
