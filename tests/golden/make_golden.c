@@ -46,7 +46,7 @@ static void save(kiln_builder *b, const char *dir, const char *name, int compres
     kiln_save_options_default(&options);
     options.compression_level = compression;
     char *path = join(dir, name);
-    CHECK(kiln_builder_save(b, path, &options, &err));
+    CHECK(kiln_builder_save_with_options(b, path, &options, &err));
     printf("wrote %s\n", path);
     free(path);
 }
@@ -82,7 +82,7 @@ static bytes encode(kiln_builder *b)
 {
     bytes out;
     void *data;
-    CHECK(kiln_builder_encode(b, NULL, &data, &out.size, &err));
+    CHECK(kiln_builder_encode(b, &data, &out.size, &err));
     out.data = data;
     return out;
 }
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
     kiln_secret_key secret_key;
     write_key_files(v1, &public_key, &secret_key);
     char *unsigned_path = join(v1, "scale.kiln"), *signed_path = join(v1, "scale-signed.kiln");
-    CHECK(kiln_artifact_sign(unsigned_path, signed_path, &secret_key, NULL, &err));
+    CHECK(kiln_artifact_sign(unsigned_path, signed_path, &secret_key, &err));
     printf("wrote %s\n", signed_path);
 
     write_future(future);

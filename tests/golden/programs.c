@@ -87,15 +87,8 @@ void golden_add_scale_evidence(kiln_builder *b)
 {
     kiln_tensor *x = filled(3, 1.0), *y = filled(3, 3.0);
     kiln_compare_rule rule = {KILN_COMPARE_TOLERANCE, 1e-12, 1e-12, true};
-    CHECK(kiln_builder_add_evidence(b, &(kiln_evidence_case){
-            .name = "ones",
-            .input_count = 1,
-            .input_names = (const char *[]){"x"},
-            .inputs = (const kiln_tensor *[]){x},
-            .output_count = 1,
-            .output_names = (const char *[]){"y"},
-            .expected = (const kiln_tensor *[]){y},
-            .rules = &rule}, &err));
+    CHECK(kiln_builder_add_evidence(b, "ones", 1, (const char *[]){"x"}, (const kiln_tensor *[]){x}, 1,
+                                    (const char *[]){"y"}, (const kiln_tensor *[]){y}, &rule, &err));
     kiln_tensor_free(x);
     kiln_tensor_free(y);
 }
