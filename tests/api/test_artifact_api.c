@@ -21,23 +21,16 @@
 
 #include <kiln/kiln.h>
 
+#include "seed_program.h"
+
 static char directory[] = "/tmp/kiln-artifact-api-XXXXXX";
 
 /* y = 2*x + 1 on x: f64[batch, 2], batch in lo..hi, saved to `path`. */
 static void save_scale(const char *path, int64_t lo, int64_t hi)
 {
-    kiln_builder *b = NULL;
+    kiln_builder *b = seed_program_builder(lo, hi);
     kiln_error err;
-    kiln_value x, two, one, doubled, y;
-    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
     assert_int_equal(kiln_builder_set_metadata(b, "producer", "test_artifact_api", &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_dim(b, "batch", lo, hi, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     assert_int_equal(kiln_builder_save(b, path, NULL, &err), KILN_OK);
     kiln_builder_free(b);
 }
@@ -174,23 +167,6 @@ static void unreadable_artifact_is_an_error(void **state)
     assert_non_null(strstr(err.message, "missing.kiln"));
 }
 
-/* The file's bytes, malloc'ed; *size their count. */
-static uint8_t *read_whole(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long length = ftell(f);
-    assert_true(length > 0);
-    rewind(f);
-    uint8_t *bytes = malloc((size_t)length);
-    assert_non_null(bytes);
-    assert_int_equal(fread(bytes, 1, (size_t)length, f), (size_t)length);
-    fclose(f);
-    *size = (size_t)length;
-    return bytes;
-}
-
 /* Two opened artifacts state the same container facts. */
 static void same_container(const kiln_artifact *a, const kiln_artifact *b)
 {
@@ -232,7 +208,7 @@ static void opened_from_memory_answers_as_the_file(void **state)
     path_in(path, sizeof path, "scale-memory.kiln");
     save_scale(path, 2, 4);
     size_t size;
-    uint8_t *bytes = read_whole(path, &size);
+    uint8_t *bytes = read_file_bytes(path, &size);
     kiln_error err;
     kiln_artifact *file = NULL, *memory = NULL;
     assert_int_equal(kiln_artifact_open(path, NULL, &file, &err), KILN_OK);
@@ -250,7 +226,7 @@ static void opened_from_memory_answers_as_the_file(void **state)
     /* Refused here (an unsigned artifact under require_signature): the
      * description of the container answers, from memory as from the file. */
     free(bytes);
-    bytes = read_whole(path, &size);
+    bytes = read_file_bytes(path, &size);
     kiln_load_options options;
     kiln_load_options_default(&options);
     options.require_signature = true;
@@ -277,7 +253,7 @@ static void unreadable_memory_is_an_error(void **state)
     path_in(path, sizeof path, "scale-damaged.kiln");
     save_scale(path, 2, 4);
     size_t size;
-    uint8_t *bytes = read_whole(path, &size);
+    uint8_t *bytes = read_file_bytes(path, &size);
     kiln_error err;
     kiln_artifact *a = (kiln_artifact *)1;
     bytes[size / 2] ^= 0x40;

@@ -22,20 +22,13 @@
 #include <kiln/kiln.h>
 #include <kiln/util.h>
 
-/* y = 2*x + 1 over x f64 [batch, 2], batch in 2..4, sealed in memory. */
+#include "seed_program.h"
+
+/* The seed example (batch in 2..4), sealed in memory. */
 static void encode_scale(void **bytes, size_t *size)
 {
-    kiln_builder *b;
+    kiln_builder *b = seed_program_builder(2, 4);
     kiln_error err;
-    kiln_value x, two, one, doubled, y;
-    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
     assert_int_equal(kiln_builder_encode(b, NULL, bytes, size, &err), KILN_OK);
     kiln_builder_free(b);
 }

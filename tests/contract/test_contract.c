@@ -17,6 +17,8 @@
 
 #include <kiln/kiln.h>
 
+#include "seed_program.h"
+
 /* Load an encoded builder into a fresh session. */
 static kiln_session *session_from_builder(kiln_builder *b, kiln_program **program)
 {
@@ -31,22 +33,6 @@ static kiln_session *session_from_builder(kiln_builder *b, kiln_program **progra
     return session;
 }
 
-static kiln_builder *build_scale(void)
-{
-    kiln_builder *b;
-    kiln_error err;
-    kiln_value x, two, one, doubled, y;
-    assert_int_equal(kiln_builder_new("scale", &b, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_dim(b, "batch", 2, 4, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[batch, 2]", &x, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 2.0, &two, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){two, x}, &doubled, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){doubled, one}, &y, &err), KILN_OK);
-    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
-    return b;
-}
-
 typedef struct scale_fixture {
     kiln_program *program;
     kiln_session *session;
@@ -55,7 +41,7 @@ typedef struct scale_fixture {
 static int scale_setup(void **state)
 {
     scale_fixture *f = calloc(1, sizeof *f);
-    kiln_builder *b = build_scale();
+    kiln_builder *b = seed_program_builder(2, 4);
     f->session = session_from_builder(b, &f->program);
     kiln_builder_free(b);
     *state = f;

@@ -22,6 +22,8 @@
 #include <kiln/kiln.h>
 #include <kiln/onnx.h>
 
+#include "seed_program.h"
+
 static const char *dense_path, *unsupported_path, *broadcast_path;
 
 /* Run the dense model's program on x[r][i] = r + i (2 rows) and compare with the sum computed here. */
@@ -100,28 +102,11 @@ static void imports_a_file_then_saves_loads_and_runs(void **state)
     kiln_program_free(program);
 }
 
-/* The file's bytes in a fresh buffer (the import must not keep them). */
-static uint8_t *read_bytes(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long length = ftell(f);
-    assert_true(length > 0);
-    rewind(f);
-    uint8_t *bytes = malloc((size_t)length);
-    assert_non_null(bytes);
-    assert_int_equal(fread(bytes, 1, (size_t)length, f), (size_t)length);
-    fclose(f);
-    *size = (size_t)length;
-    return bytes;
-}
-
 static void imports_from_memory_then_encodes_loads_and_runs(void **state)
 {
     (void)state;
     size_t size;
-    uint8_t *bytes = read_bytes(dense_path, &size);
+    uint8_t *bytes = read_file_bytes(dense_path, &size);
     kiln_onnx_dim dims[] = {{.name = "batch", .min = 1, .max = 4}};
     kiln_onnx_limits limits;
     kiln_onnx_limits_default(&limits);
