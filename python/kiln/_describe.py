@@ -167,13 +167,21 @@ def _io(program, outputs):
     return out
 
 
-def _dims(program):
+def _dim_infos(program):
+    """The program's dims, as the library describes them (DimInfo, in kiln_program_dim order)."""
     kiln = _lib.kiln
-    dims = []
+    infos = []
     for i in range(kiln.kiln_program_dim_count(program)):
         d = _lib.DimInfo()
         kiln.kiln_program_dim(program, i, ctypes.byref(d))
-        dims.append({"name": d.name.decode(), "min": d.min, "max": d.max, "multiple_of": d.multiple_of})
+        infos.append(d)
+    return infos
+
+
+def _dims(program):
+    kiln = _lib.kiln
+    dims = [{"name": d.name.decode(), "min": d.min, "max": d.max, "multiple_of": d.multiple_of}
+            for d in _dim_infos(program)]
     derived = []
     for i in range(kiln.kiln_program_derived_dim_count(program)):
         name = ctypes.c_char_p()
@@ -310,11 +318,7 @@ def _growth(program, d):
 
 def _memory_plan(program):
     kiln = _lib.kiln
-    dims = []
-    for i in range(kiln.kiln_program_dim_count(program)):
-        d = _lib.DimInfo()
-        kiln.kiln_program_dim(program, i, ctypes.byref(d))
-        dims.append(d)
+    dims = _dim_infos(program)
     value, error = ctypes.c_uint64(), _lib.Error()
     fits = kiln.kiln_program_session_arena(program, None, ctypes.byref(value), ctypes.byref(error)) == 0
     out = {"stored": kiln.kiln_program_memory_plan_stored(program),
