@@ -790,27 +790,14 @@ static void evidence_tolerates_half_outputs(void **state)
         const char *input_names[] = {"x"}, *output_names[] = {"y"};
         kiln_compare_rule tolerant = {KILN_COMPARE_TOLERANCE, 0.05, 0, false};
         kiln_compare_rule exact = {KILN_COMPARE_EXACT, 0, 0, false};
-        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
-                .name = "near",
-                .input_count = 1,
-                .input_names = input_names,
-                .inputs = (const kiln_tensor *const[]){input},
-                .output_count = 1,
-                .output_names = output_names,
-                .expected = (const kiln_tensor *const[]){expected},
-                .rules = &tolerant},
-                                                   &err),
-                         KILN_OK);
-        assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
-                .name = "exact",
-                .input_count = 1,
-                .input_names = input_names,
-                .inputs = (const kiln_tensor *const[]){input},
-                .output_count = 1,
-                .output_names = output_names,
-                .expected = (const kiln_tensor *const[]){expected},
-                .rules = &exact}, &err),
-                         KILN_OK);
+        kiln_evidence_case evidence = {.name = "near", .input_count = 1, .input_names = input_names,
+                                       .inputs = (const kiln_tensor *const[]){input}, .output_count = 1,
+                                       .output_names = output_names,
+                                       .expected = (const kiln_tensor *const[]){expected}, .rules = &tolerant};
+        assert_int_equal(kiln_builder_add_evidence(b, &evidence, &err), KILN_OK);
+        evidence.name = "exact";
+        evidence.rules = &exact;
+        assert_int_equal(kiln_builder_add_evidence(b, &evidence, &err), KILN_OK);
         void *bytes = NULL;
         size_t size = 0;
         assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);

@@ -122,26 +122,12 @@ static void too_many_evidence_cases(void **state)
     assert_int_equal(kiln_tensor_new(KILN_F32, 1, (const int64_t[]){2}, &y, &err), KILN_OK);
     const char *in[] = {"x"}, *out[] = {"y"};
     kiln_compare_rule rule = {KILN_COMPARE_EXACT, 0, 0, false};
-    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
-            .name = "first",
-            .input_count = 1,
-            .input_names = in,
-            .inputs = (const kiln_tensor *const *)&x,
-            .output_count = 1,
-            .output_names = out,
-            .expected = (const kiln_tensor *const *)&y,
-            .rules = &rule}, &err),
-                     KILN_OK);
-    assert_int_equal(kiln_builder_add_evidence(b, &(kiln_evidence_case){
-            .name = "second",
-            .input_count = 1,
-            .input_names = in,
-            .inputs = (const kiln_tensor *const *)&x,
-            .output_count = 1,
-            .output_names = out,
-            .expected = (const kiln_tensor *const *)&y,
-            .rules = &rule}, &err),
-                     KILN_OK);
+    kiln_evidence_case evidence = {.name = "first", .input_count = 1, .input_names = in,
+                                   .inputs = (const kiln_tensor *const *)&x, .output_count = 1,
+                                   .output_names = out, .expected = (const kiln_tensor *const *)&y, .rules = &rule};
+    assert_int_equal(kiln_builder_add_evidence(b, &evidence, &err), KILN_OK);
+    evidence.name = "second";
+    assert_int_equal(kiln_builder_add_evidence(b, &evidence, &err), KILN_OK);
     kiln_limits one_output;
     kiln_limits_default(&one_output);
     one_output.max_outputs = 1;
