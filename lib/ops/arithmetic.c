@@ -295,4 +295,4 @@ static const kiln_op_def elementwise_ops[] = {
      .infer = kiln_infer_unary_numeric, .run = kiln_run_neg, .traits = {.layout = KILN_LAYOUT_ELEMENTWISE}},
 };
 
-const kiln_op_family kiln_ops_elementwise = {elementwise_ops, sizeof elementwise_ops / sizeof elementwise_ops[0]};
+const kiln_op_family kiln_ops_elementwise = KILN_OP_FAMILY(elementwise_ops, "spec/opset.md");

@@ -557,4 +557,4 @@ static const kiln_op_def binary_ops[] = {
     {.name = "mean", .versions = {1, 1}, .inputs = {1, KILN_WALK_MAX_OPERANDS}, .infer = infer_mean, .run = run_mean},
 };
 
-const kiln_op_family kiln_ops_binary = {binary_ops, sizeof binary_ops / sizeof binary_ops[0]};
+const kiln_op_family kiln_ops_binary = KILN_OP_FAMILY(binary_ops, "spec/ops/binary.md");

@@ -555,4 +555,4 @@ static const kiln_op_def conv_ops[] = {
      .fast = fast_conv_transpose},
 };
 
-const kiln_op_family kiln_ops_conv = {conv_ops, sizeof conv_ops / sizeof conv_ops[0]};
+const kiln_op_family kiln_ops_conv = KILN_OP_FAMILY(conv_ops, "spec/ops/conv.md");

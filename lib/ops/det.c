@@ -197,4 +197,4 @@ static const kiln_op_def det_ops[] = {
     {.name = "det", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_det, .run = run_det},
 };
 
-const kiln_op_family kiln_ops_det = {det_ops, sizeof det_ops / sizeof det_ops[0]};
+const kiln_op_family kiln_ops_det = KILN_OP_FAMILY(det_ops, "spec/ops/det.md");

@@ -632,4 +632,4 @@ static const kiln_op_def einsum_ops[] = {
      .infer = infer_einsum, .run = run_einsum},
 };
 
-const kiln_op_family kiln_ops_einsum = {einsum_ops, sizeof einsum_ops / sizeof einsum_ops[0]};
+const kiln_op_family kiln_ops_einsum = KILN_OP_FAMILY(einsum_ops, "spec/ops/einsum.md");

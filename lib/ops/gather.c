@@ -1088,4 +1088,4 @@ static const kiln_op_def gather_ops[] = {
      .infer = infer_space_to_depth, .run = run_space_to_depth},
 };
 
-const kiln_op_family kiln_ops_gather = {gather_ops, sizeof gather_ops / sizeof gather_ops[0]};
+const kiln_op_family kiln_ops_gather = KILN_OP_FAMILY(gather_ops, "spec/ops/gather.md");

@@ -313,4 +313,4 @@ static const kiln_op_def generate_ops[] = {
      .infer = infer_range, .run = run_range},
 };
 
-const kiln_op_family kiln_ops_generate = {generate_ops, sizeof generate_ops / sizeof generate_ops[0]};
+const kiln_op_family kiln_ops_generate = KILN_OP_FAMILY(generate_ops, "spec/ops/generate.md");

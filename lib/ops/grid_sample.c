@@ -327,4 +327,4 @@ static const kiln_op_def grid_sample_ops[] = {
      .infer = infer_grid_sample, .run = run_grid_sample},
 };
 
-const kiln_op_family kiln_ops_grid_sample = {grid_sample_ops, sizeof grid_sample_ops / sizeof grid_sample_ops[0]};
+const kiln_op_family kiln_ops_grid_sample = KILN_OP_FAMILY(grid_sample_ops, "spec/ops/grid_sample.md");

@@ -602,4 +602,4 @@ static const kiln_op_def linalg_ops[] = {
      .infer = infer_flatten, .run = run_flatten, .traits = {.magnitude = KILN_MAGNITUDE_NOT_ABOVE_OPERAND}},
 };
 
-const kiln_op_family kiln_ops_linalg = {linalg_ops, sizeof linalg_ops / sizeof linalg_ops[0]};
+const kiln_op_family kiln_ops_linalg = KILN_OP_FAMILY(linalg_ops, "spec/ops/linalg.md");

@@ -207,4 +207,4 @@ static const kiln_op_def max_unpool_ops[] = {
      .infer = infer_max_unpool, .run = run_max_unpool},
 };
 
-const kiln_op_family kiln_ops_max_unpool = {max_unpool_ops, sizeof max_unpool_ops / sizeof max_unpool_ops[0]};
+const kiln_op_family kiln_ops_max_unpool = KILN_OP_FAMILY(max_unpool_ops, "spec/ops/max_unpool.md");

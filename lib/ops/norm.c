@@ -882,4 +882,4 @@ static const kiln_op_def norm_ops[] = {
      .infer = infer_mean_variance_norm, .run = run_mean_variance_norm},
 };
 
-const kiln_op_family kiln_ops_norm = {norm_ops, sizeof norm_ops / sizeof norm_ops[0]};
+const kiln_op_family kiln_ops_norm = KILN_OP_FAMILY(norm_ops, "spec/ops/norm.md");

@@ -54,6 +54,16 @@ const kiln_op_def *kiln_op_at(uint32_t index)
     return NULL;
 }
 
+uint32_t kiln_op_family_count(void)
+{
+    return (uint32_t)FAMILY_COUNT;
+}
+
+const kiln_op_family *kiln_op_family_at(uint32_t index)
+{
+    return index < FAMILY_COUNT ? families[index] : NULL;
+}
+
 kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,
                                     const kiln_value_type *b, kiln_error *err)
 {

@@ -22,7 +22,13 @@
 typedef struct kiln_op_family {
     const kiln_op_def *ops;
     uint32_t count;
+    /* The spec page that names and defines every op of the family, relative
+     * to the source root (spec/opset.md's table gives the same page). */
+    const char *spec_page;
 } kiln_op_family;
+
+/* A family's table over a static array of records and its spec page. */
+#define KILN_OP_FAMILY(OPS, SPEC_PAGE) {.ops = OPS, .count = sizeof OPS / sizeof OPS[0], .spec_page = SPEC_PAGE}
 
 extern const kiln_op_family kiln_ops_elementwise;
 extern const kiln_op_family kiln_ops_unary;
@@ -53,6 +59,10 @@ const kiln_op_def *kiln_op_find_version(const char *name, uint32_t version);
 
 uint32_t kiln_op_count(void);
 const kiln_op_def *kiln_op_at(uint32_t index);
+
+/* The families in registry order: kiln_op_at walks their ops in this order. */
+uint32_t kiln_op_family_count(void);
+const kiln_op_family *kiln_op_family_at(uint32_t index);
 
 /* Refuse operands of different dtypes (kiln never promotes implicitly). */
 kiln_status kiln_require_same_dtype(const kiln_shape_context *ctx, const kiln_value_type *a,

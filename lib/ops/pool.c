@@ -511,4 +511,4 @@ static const kiln_op_def pool_ops[] = {
      .infer = infer_global_lp_pool, .run = run_global_lp_pool},
 };
 
-const kiln_op_family kiln_ops_pool = {pool_ops, sizeof pool_ops / sizeof pool_ops[0]};
+const kiln_op_family kiln_ops_pool = KILN_OP_FAMILY(pool_ops, "spec/ops/pool.md");

@@ -1341,4 +1341,4 @@ static const kiln_op_def recurrent_ops[] = {
      .fast = fast_lstm_last_cell, .together = lstm_together},
 };
 
-const kiln_op_family kiln_ops_recurrent = {recurrent_ops, sizeof recurrent_ops / sizeof recurrent_ops[0]};
+const kiln_op_family kiln_ops_recurrent = KILN_OP_FAMILY(recurrent_ops, "spec/ops/recurrent.md");

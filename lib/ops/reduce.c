@@ -751,4 +751,4 @@ static const kiln_op_def reduce_ops[] = {
      .infer = infer_hardmax, .run = run_hardmax},
 };
 
-const kiln_op_family kiln_ops_reduce = {reduce_ops, sizeof reduce_ops / sizeof reduce_ops[0]};
+const kiln_op_family kiln_ops_reduce = KILN_OP_FAMILY(reduce_ops, "spec/ops/reduce.md");

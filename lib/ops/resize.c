@@ -919,4 +919,4 @@ static const kiln_op_def resize_ops[] = {
      .fast = fast_resize_to, .traits = {.layout = KILN_LAYOUT_READS_OPERAND_0}},
 };
 
-const kiln_op_family kiln_ops_resize = {resize_ops, sizeof resize_ops / sizeof resize_ops[0]};
+const kiln_op_family kiln_ops_resize = KILN_OP_FAMILY(resize_ops, "spec/ops/resize.md");

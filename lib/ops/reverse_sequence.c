@@ -150,5 +150,4 @@ static const kiln_op_def reverse_sequence_ops[] = {
      .infer = infer_reverse_sequence, .run = run_reverse_sequence},
 };
 
-const kiln_op_family kiln_ops_reverse_sequence = {reverse_sequence_ops,
-                                                  sizeof reverse_sequence_ops / sizeof reverse_sequence_ops[0]};
+const kiln_op_family kiln_ops_reverse_sequence = KILN_OP_FAMILY(reverse_sequence_ops, "spec/ops/reverse_sequence.md");

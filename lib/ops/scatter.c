@@ -421,4 +421,4 @@ static const kiln_op_def scatter_ops[] = {
      .infer = infer_scatter_nd, .run = run_scatter_nd},
 };
 
-const kiln_op_family kiln_ops_scatter = {scatter_ops, sizeof scatter_ops / sizeof scatter_ops[0]};
+const kiln_op_family kiln_ops_scatter = KILN_OP_FAMILY(scatter_ops, "spec/ops/scatter.md");

@@ -1221,4 +1221,4 @@ static const kiln_op_def shape_ops[] = {
     {.name = "size_of", .versions = {1, 1}, .inputs = {1, 1}, .infer = infer_size_of, .run = run_size_of},
 };
 
-const kiln_op_family kiln_ops_shape = {shape_ops, sizeof shape_ops / sizeof shape_ops[0]};
+const kiln_op_family kiln_ops_shape = KILN_OP_FAMILY(shape_ops, "spec/ops/shape.md");

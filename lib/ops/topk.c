@@ -275,4 +275,4 @@ static const kiln_op_def topk_ops[] = {
      .infer = infer_top_k_indices, .run = run_top_k_indices, .together = run_top_k_together},
 };
 
-const kiln_op_family kiln_ops_topk = {topk_ops, sizeof topk_ops / sizeof topk_ops[0]};
+const kiln_op_family kiln_ops_topk = KILN_OP_FAMILY(topk_ops, "spec/ops/topk.md");

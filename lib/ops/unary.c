@@ -702,4 +702,4 @@ UNARY_OPS(DEFINE_ENTRY)
      .traits = TRAITS},
 static const kiln_op_def unary_ops[] = {UNARY_OPS(REGISTRY_ROW)};
 
-const kiln_op_family kiln_ops_unary = {unary_ops, sizeof unary_ops / sizeof unary_ops[0]};
+const kiln_op_family kiln_ops_unary = KILN_OP_FAMILY(unary_ops, "spec/ops/unary.md");

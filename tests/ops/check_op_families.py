@@ -14,7 +14,9 @@ file. This checks that they agree, naming each difference:
   declared extern in op_registry.h, and those name no other;
 - the first source file of each row of spec/opset.md's table is a file
   that defines a family, each such file has a row, and each row's page
-  exists (or is "this page");
+  exists (or is "this page") and is the page the family's record names
+  (`KILN_OP_FAMILY(ops, "spec/ops/PAGE.md")`; test_op_registry checks
+  every op is named on that page);
 - every page of spec/ops/ is some row's page.
 
 (That lib/meson.build compiles each family's file is checked by the build:
@@ -35,10 +37,18 @@ def main():
     problems = []
 
     defined = {}  # symbol -> file defining it, relative to root
+    declared_page = {}  # file defining a family -> the family record's spec page
     for path in sorted(glob.glob(os.path.join(root, "lib", "ops", "**", "*.c"), recursive=True)):
         text = open(path, encoding="utf-8").read()
+        relative = os.path.relpath(path, root)
+        for symbol, page in re.findall(r'^const kiln_op_family (kiln_ops_\w+)\s*=\s*KILN_OP_FAMILY\(\w+,\s*"([^"]*)"\)',
+                                       text, re.M):
+            defined[symbol] = relative
+            declared_page[relative] = page
         for symbol in re.findall(r"^const kiln_op_family (kiln_ops_\w+)\s*=", text, re.M):
-            defined[symbol] = os.path.relpath(path, root)
+            if symbol not in defined:
+                problems.append("%s defines %s without KILN_OP_FAMILY(ops, \"spec page\"): this check must follow it"
+                                % (relative, symbol))
     if not defined:
         problems.append("no op family is defined in lib/ops/ (const kiln_op_family kiln_ops_NAME = ...)")
 
@@ -87,6 +97,11 @@ def main():
             pages.add(page)
             if not os.path.isfile(os.path.join(root, page)):
                 problems.append("spec/opset.md's family %r names the page %s, which does not exist" % (family, page))
+        record_page = declared_page.get(first)
+        row_page = "spec/opset.md" if page == "this page" else page
+        if record_page is not None and record_page != row_page:
+            problems.append("spec/opset.md's family %r has the page %s, but %s's KILN_OP_FAMILY says %s"
+                            % (family, row_page, first, record_page))
     for path in sorted(family_files - set(row_files)):
         problems.append("%s defines an op family that spec/opset.md's table of families has no row for" % path)
     for path in sorted(set(row_files)):

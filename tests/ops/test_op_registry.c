@@ -2,8 +2,8 @@
  * test_op_registry.c — every record of the op registry is whole and its
  * traits agree with what planning and the session do with them
  * (ops/op_registry.h): a fast path behind every layout or fusion trait,
- * activations that are one-operand elementwise ops, a spec page naming
- * every op; and that the lists written outside the records say what the
+ * activations that are one-operand elementwise ops, its family's spec page
+ * naming every op; and that the lists written outside the records say what the
  * records say: spec/opset.md's channels-last lists against the layout
  * traits, README.md's op counts and the ops its Status names against the
  * registry. Planning reads these traits instead of op names, so a record
@@ -16,7 +16,6 @@
 #include <cmocka.h>
 
 #include <ctype.h>
-#include <dirent.h>
 #include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -134,34 +133,6 @@ static char *read_source_file(const char *relative)
     return all;
 }
 
-/* Read spec/opset.md and every page of spec/ops/ (the folder, not a list kept here) into one string (caller frees). */
-static char *read_specs(void)
-{
-    char path[4096];
-    size_t used = 0, capacity = 1;
-    char *all = malloc(capacity);
-    assert_non_null(all);
-    snprintf(path, sizeof path, "%s/spec/opset.md", source_root);
-    append_file(path, &all, &used, &capacity);
-    snprintf(path, sizeof path, "%s/spec/ops", source_root);
-    DIR *pages = opendir(path);
-    if (!pages)
-        fail_msg("cannot open %s", path);
-    int page_count = 0;
-    for (struct dirent *entry = readdir(pages); entry; entry = readdir(pages)) {
-        size_t length = strlen(entry->d_name);
-        if (length < 4 || strcmp(entry->d_name + length - 3, ".md") != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/spec/ops/%s", source_root, entry->d_name);
-        append_file(path, &all, &used, &capacity);
-        page_count++;
-    }
-    closedir(pages);
-    assert_true(page_count > 0);
-    all[used] = '\0';
-    return all;
-}
-
 /* Whether `name` stands as a whole word in `line` (up to its end of line). */
 static bool word_in_line(const char *line, const char *name)
 {
@@ -189,18 +160,26 @@ static bool spec_names(const char *specs, const char *name)
     return false;
 }
 
-static void every_op_has_a_spec(void **state)
+/* Each op is named on its family's own page (the family record's spec_page,
+ * which spec/opset.md's table of families repeats: op_families), not merely
+ * somewhere in spec/: a newcomer reads the page of the family they touch. */
+static void every_op_is_named_on_its_family_page(void **state)
 {
     (void)state;
-    char *specs = read_specs();
-    for (uint32_t i = 0; i < kiln_op_count(); i++) {
-        const char *name = kiln_op_at(i)->name;
-        if (!spec_names(specs, name))
-            fail_msg("op '%s' is named in no page of spec/opset.md or spec/ops/", name);
+    uint32_t checked = 0;
+    for (uint32_t f = 0; f < kiln_op_family_count(); f++) {
+        const kiln_op_family *family = kiln_op_family_at(f);
+        assert_non_null(family->spec_page);
+        char *page = read_source_file(family->spec_page);
+        for (uint32_t i = 0; i < family->count; i++, checked++)
+            if (!spec_names(page, family->ops[i].name))
+                fail_msg("op '%s' is not named on its family's page %s", family->ops[i].name, family->spec_page);
+        /* The check can fail: a name the page does not use is not found. */
+        assert_false(spec_names(page, "no_such_op_anywhere"));
+        free(page);
     }
-    /* The check can fail: a name no page uses is not found. */
-    assert_false(spec_names(specs, "no_such_op_anywhere"));
-    free(specs);
+    assert_null(kiln_op_family_at(kiln_op_family_count()));
+    assert_int_equal(checked, kiln_op_count());
 }
 
 /* `text` with every run of white space made one space, so that a phrase a line break splits is found (caller frees). */
@@ -483,7 +462,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(every_record_is_whole),
         cmocka_unit_test(traits_agree_with_kernels),
         cmocka_unit_test(planned_ops_declare_their_traits),
-        cmocka_unit_test(every_op_has_a_spec),
+        cmocka_unit_test(every_op_is_named_on_its_family_page),
         cmocka_unit_test(channels_last_lists_match_the_traits),
         cmocka_unit_test(readme_status_matches_the_registry),
         cmocka_unit_test(vector_math_row_matches_the_kernels),
