@@ -8,8 +8,9 @@
  * rounding-mode-driven nearbyintl for round-half-even. Results are rounded
  * once to the dtype and compared:
  *  - exactly, bit for bit (so -0.0 is told from 0.0; any NaN matches any
- *    NaN) for the ops whose result is exact: abs, sign, relu, floor, ceil,
- *    round, clip, thresholded_relu, not, isnan, isinf, and every integer op;
+ *    NaN) for the ops whose result is exact (the cases marked `exact`,
+ *    which spec/ops/unary.md's "Testing" names: spec_names_the_exact_ops)
+ *    and every integer op;
  *  - otherwise within |got - want| <= rtol |want| + atol: rtol 1e-6 for f32
  *    (about 8 ulp; the library evaluates f32 in double and rounds once, so
  *    it is in fact within 1 ulp) and 1e-13 for f64 (about 450 ulp; libm
@@ -44,6 +45,7 @@
 #include "borrowed_attribute.h"
 #include "family_check.h"
 #include "prng.h"
+#include "seed_program.h"
 #include "tensor_fixture.h"
 
 typedef long double real;
@@ -1060,8 +1062,72 @@ static void empty_tensors_run(void **state)
     }
 }
 
-int main(void)
+/* ------------------------------------------------ the spec's exact list */
+
+static const char *source_root = ".";
+
+/* Whether `name` is one of the comma-separated words of `list` (spaces around them ignored). */
+static bool list_has_word(const char *list, size_t list_length, const char *name)
 {
+    size_t length = strlen(name);
+    for (size_t i = 0; i + length <= list_length; i++) {
+        bool starts = i == 0 || list[i - 1] == ' ' || list[i - 1] == ',';
+        bool ends = i + length == list_length || list[i + length] == ',' || list[i + length] == ' ';
+        if (starts && ends && memcmp(list + i, name, length) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* spec/ops/unary.md's "Testing" names the ops compared bit for bit; that
+ * list is these cases' `exact` marks, so neither can change alone. */
+static void spec_names_the_exact_ops(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/spec/ops/unary.md", source_root);
+    size_t size;
+    uint8_t *bytes = read_file_bytes(path, &size);
+    char *page = malloc(size + 1);
+    assert_non_null(page);
+    for (size_t i = 0; i < size; i++) /* a line break is a space in the prose */
+        page[i] = bytes[i] == '\n' ? ' ' : (char)bytes[i];
+    page[size] = '\0';
+    free(bytes);
+    const char *opening = "exactly for the exact ops, which here are ";
+    const char *closing = " and all integer results";
+    char *begin = strstr(page, opening);
+    if (!begin)
+        fail_msg("spec/ops/unary.md no longer says \"%s\": this check must follow it", opening);
+    begin += strlen(opening);
+    char *end = strstr(begin, closing);
+    if (!end)
+        fail_msg("spec/ops/unary.md's list of exact ops does not end with \"%s\"", closing);
+    size_t listed = 1;
+    for (const char *p = begin; p < end; p++)
+        listed += *p == ',';
+    size_t marked = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i; j++)
+            first &= strcmp(cases[j].op, cases[i].op) != 0;
+        if (!cases[i].exact || !first)
+            continue;
+        marked++;
+        if (!list_has_word(begin, (size_t)(end - begin), cases[i].op))
+            fail_msg("'%s' is compared bit for bit here but spec/ops/unary.md's \"Testing\" does not list it as exact",
+                     cases[i].op);
+    }
+    if (listed != marked)
+        fail_msg("spec/ops/unary.md's \"Testing\" lists %zu exact ops, the cases mark %zu exact", listed, marked);
+    /* The check can fail: a name not in the list is not found. */
+    assert_false(list_has_word(begin, (size_t)(end - begin), "exp"));
+    free(page);
+}
+
+int main(int argc, char **argv)
+{
+    source_root = argc > 1 ? argv[1] : ".";
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(family_ops_are_registered),
         cmocka_unit_test(family_is_complete),
@@ -1073,6 +1139,7 @@ int main(void)
         cmocka_unit_test(unknown_attributes_are_refused),
         cmocka_unit_test(shape_rule_keeps_shape),
         cmocka_unit_test(empty_tensors_run),
+        cmocka_unit_test(spec_names_the_exact_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
