@@ -44,7 +44,7 @@ static size_t limit_rows(limit_row *rows)
     ROW(max_inputs); ROW(max_outputs); ROW(max_weights); ROW(max_nodes); ROW(max_node_inputs);
     ROW(max_opset_entries); ROW(max_values); ROW(max_attributes); ROW(max_weight_bytes);
     ROW(max_decompressed_bytes); ROW(max_arena_bytes); ROW(max_decompressed_program_bytes);
-    ROW(max_proof_steps); ROW(max_replay_nodes);
+    ROW(max_proof_steps); ROW(max_replay_nodes); ROW(max_methods);
 #undef ROW
     return n;
 }

@@ -219,6 +219,8 @@ typedef struct kiln_limits {
                                      evaluate while checking one program (0.3-0.5 s here) */
     uint64_t max_replay_nodes;    /* default 1048576: nodes evidence replay may run, counted over
                                      cases 0..i for case i (all the cases of a 1024-node program) */
+    /* Since 1.1: */
+    uint32_t max_methods;         /* default 64: entry points of one program (format 1.3) */
 } kiln_limits;
 
 /** Fill `limits` (struct_size bytes; kiln_limits_default passes sizeof) with the defaults listed above. */
@@ -506,6 +508,36 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_canonical_size(kiln_builder *bu
 KILN_API KILN_NODISCARD kiln_status kiln_builder_set_node_name(kiln_builder *builder, kiln_value node,
                                                                const char *name, kiln_error *err);
 
+/**
+ * Make `method` a further entry point of the program `builder` assembles,
+ * called `name` (an identifier no other method of the program has; the
+ * builder's own method is "main" unless kiln_builder_set_method_name
+ * renames it). A method is a program of its own — dims, inputs, checks,
+ * nodes, outputs, evidence, strictness — over the program's weights: its
+ * weights join the program's one weight table by name, stored once (a
+ * weight of a name already there must be the same tensor: kind, dtype,
+ * shape and bytes; scalars kiln_builder_add_scalar made are merged by
+ * value), and it shares the program's name, mode and metadata (its own
+ * must be unset). The artifact is format 1.3 (section MTHD). On success
+ * `builder` owns `method`, which must not be freed by the caller; it may
+ * still be built until the program is encoded or saved.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a bad or taken name, a
+ *         method that has methods or metadata of its own, is `builder`, or
+ *         belongs to a program already; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_method(kiln_builder *builder, const char *name,
+                                                            kiln_builder *method, kiln_error *err);
+
+/**
+ * Name the builder's own method (the first of the artifact's; default
+ * "main"), e.g. "prefill". The name is stored only when the program has
+ * further methods (kiln_builder_add_method).
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a name that is not an
+ *         identifier or that a further method has; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_set_method_name(kiln_builder *builder, const char *name,
+                                                                 kiln_error *err);
+
 /** Expose `value` as a program output called `name`. */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_output(kiln_builder *builder, const char *name,
                                                    kiln_value value, kiln_error *err);
@@ -731,6 +763,35 @@ KILN_API void kiln_runtime_op(uint32_t index, const char **name, uint32_t *min_v
 KILN_API const char *const *kiln_runtime_features(void);
 
 /* ----------------------------------------------------------- introspection */
+
+/*
+ * Methods: an artifact holds one or more entry points (format 1.3), each a
+ * program of its own — signature, dims, checks, graph, evidence — over one
+ * set of weights, e.g. "prefill" and "decode" of a generative decoder. The
+ * handle kiln_program_load returns is the first method; every other is a
+ * handle owned by it (valid while it lives; kiln_program_free of a method's
+ * handle does nothing), which every call taking a `const kiln_program *`
+ * accepts: its questions are answered for that method, the artifact's
+ * (name, metadata, weights, sections, identities, signature) for the
+ * artifact. A one-method artifact's method is called "main".
+ */
+
+/** @return how many methods the artifact of `program` has (1 or more). */
+KILN_API uint32_t kiln_program_method_count(const kiln_program *program);
+
+/** @return method `index` (0 = the first, the one kiln_program_load returns) of program's artifact, or NULL. */
+KILN_API const kiln_program *kiln_program_method_at(const kiln_program *program, uint32_t index);
+
+/** @return the name of the method `program` is, e.g. "decode" ("main" in a one-method artifact). */
+KILN_API const char *kiln_program_method_name(const kiln_program *program);
+
+/**
+ * The method called `name` of program's artifact, into *out.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (*out NULL) when there is none:
+ *         the message lists the methods, suggesting the nearest name.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_method(const kiln_program *program, const char *name,
+                                                        const kiln_program **out, kiln_error *err);
 
 KILN_API const char *kiln_program_name(const kiln_program *program);
 KILN_API kiln_mode kiln_program_mode(const kiln_program *program);

@@ -17,6 +17,10 @@ bool kiln_model_holds_half(const kiln_model *m)
     for (uint32_t v = kiln_model_first_node_value(m); m->value_types && v < kiln_model_value_count(m); v++)
         if (kiln_dtype_is_half(m->value_types[v].dtype))
             return true;
+    /* The bit is the artifact's: any method's values count. */
+    for (uint32_t i = 0; i < m->method_count; i++)
+        if (kiln_model_holds_half(&m->methods[i]))
+            return true;
     return false;
 }
 

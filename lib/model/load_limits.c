@@ -37,6 +37,7 @@ static void limits_default(kiln_limits *limits)
      * most max_outputs = 1024 cases); one case of a 10^6-node program,
      * which runs in about 1.3 s here. */
     limits->max_replay_nodes = UINT64_C(1) << 20;
+    limits->max_methods = 64;
 }
 
 void kiln_limits_init(kiln_limits *limits, size_t struct_size)

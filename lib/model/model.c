@@ -9,7 +9,8 @@
 #include "evidence.h"
 #include "semantic_check.h"
 
-void kiln_model_release(kiln_model *m)
+/* The name, metadata, opset and weights: a method borrows its root's. */
+static void release_tables(kiln_model *m)
 {
     free(m->name);
     for (uint32_t i = 0; i < m->metadata_count; i++) {
@@ -17,6 +18,50 @@ void kiln_model_release(kiln_model *m)
         free(m->metadata[i].value);
     }
     free(m->metadata);
+    for (uint32_t i = 0; i < m->weight_count; i++)
+        free(m->weights[i].name);
+    free(m->weights);
+    for (uint32_t i = 0; i < m->opset_count; i++)
+        free(m->opset[i].name);
+    free(m->opset);
+}
+
+/* The tables a method borrows from its root. */
+static void borrow_tables(kiln_model *method, const kiln_model *root)
+{
+    method->name = root->name;
+    method->mode = root->mode;
+    method->metadata = root->metadata;
+    method->metadata_count = root->metadata_count;
+    method->weights = root->weights;
+    method->weight_count = root->weight_count;
+    method->opset = root->opset;
+    method->opset_count = root->opset_count;
+}
+
+void kiln_model_method_init(kiln_model *method, const kiln_model *root, char *name)
+{
+    memset(method, 0, sizeof *method);
+    kiln_expr_pool_init(&method->exprs);
+    borrow_tables(method, root);
+    method->method_name = name;
+    method->borrows_tables = true;
+}
+
+void kiln_model_share_tables(kiln_model *root)
+{
+    for (uint32_t i = 0; i < root->method_count; i++)
+        borrow_tables(&root->methods[i], root);
+}
+
+void kiln_model_release(kiln_model *m)
+{
+    for (uint32_t i = 0; i < m->method_count; i++)
+        kiln_model_release(&m->methods[i]);
+    free(m->methods);
+    free(m->method_name);
+    if (!m->borrows_tables)
+        release_tables(m);
     for (uint32_t i = 0; i < m->dim_count; i++)
         free(m->dims[i].name);
     free(m->dims);
@@ -27,12 +72,6 @@ void kiln_model_release(kiln_model *m)
     for (uint32_t i = 0; i < m->input_count; i++)
         free(m->inputs[i].name);
     free(m->inputs);
-    for (uint32_t i = 0; i < m->weight_count; i++)
-        free(m->weights[i].name);
-    free(m->weights);
-    for (uint32_t i = 0; i < m->opset_count; i++)
-        free(m->opset[i].name);
-    free(m->opset);
     for (uint32_t i = 0; i < m->node_count; i++) {
         free(m->nodes[i].inputs);
         for (uint32_t a = 0; a < m->nodes[i].attribute_count; a++)

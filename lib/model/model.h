@@ -121,7 +121,36 @@ typedef struct kiln_model {
     kiln_stored_plan stored_plan;
     /* Derived by kiln_model_infer: the type of every value. */
     kiln_value_type *value_types;
+    /*
+     * Entry points (format 1.3, section MTHD). A program with several
+     * methods calls this one, its first, `method_name` and holds the others
+     * in methods[]: each a whole program (dims, signature, checks, guards,
+     * graph, names, evidence, plan) over this model's name, mode, metadata,
+     * opset and weights, which it borrows (`borrows_tables`), so value ids
+     * number every weight of the artifact in each method. A one-method
+     * program has no method_name (its method is KILN_MAIN_METHOD) and no
+     * methods.
+     */
+    char *method_name;
+    struct kiln_model *methods;
+    uint32_t method_count;
+    bool borrows_tables;
 } kiln_model;
+
+/* The name of a one-method program's only method. */
+#define KILN_MAIN_METHOD "main"
+
+/* The name of method `m` (a program's first, or one of its methods[]). */
+static inline const char *kiln_model_method_name(const kiln_model *m)
+{
+    return m->method_name ? m->method_name : KILN_MAIN_METHOD;
+}
+
+/* Make `method` an empty method named `name` (owned) borrowing `root`'s tables (see kiln_model.methods). */
+void kiln_model_method_init(kiln_model *method, const kiln_model *root, char *name);
+
+/* Point every method of `root` at root's tables again, after they moved (metadata grown, say). */
+void kiln_model_share_tables(kiln_model *root);
 
 static inline uint32_t kiln_model_value_count(const kiln_model *m)
 {

@@ -51,7 +51,15 @@ struct kiln_builder {
     uint32_t value_count;
     kiln_value_type *node_types;
     uint8_t **weight_storage; /* owned copies (or file paths), parallel to model.weights */
+    bool *weight_generated;   /* parallel to model.weights: named by kiln_builder_add_scalar */
     uint32_t scalar_count;
+    /* Further entry points (kiln_builder_add_method), owned; the name of this
+     * builder's own method, NULL for KILN_MAIN_METHOD. */
+    char *method_name;
+    kiln_builder **methods;
+    char **method_names;
+    uint32_t method_count;
+    bool is_method; /* added to another builder: it has no methods of its own */
     uint32_t metadata_capacity, dim_capacity, input_capacity, weight_capacity;
     uint32_t opset_capacity, node_capacity, output_capacity, value_capacity;
 };
@@ -103,6 +111,14 @@ void kiln_builder_free(kiln_builder *b)
     for (uint32_t i = 0; i < b->model.weight_count; i++)
         free(b->weight_storage[i]);
     free(b->weight_storage);
+    free(b->weight_generated);
+    for (uint32_t i = 0; i < b->method_count; i++) {
+        kiln_builder_free(b->methods[i]);
+        free(b->method_names[i]);
+    }
+    free(b->methods);
+    free(b->method_names);
+    free(b->method_name);
     free(b->values);
     free(b->node_types);
     kiln_model_release(&b->model);
@@ -373,10 +389,12 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
     /* The builder owns either the bytes or the path they are read from. */
     uint8_t *copy = path ? (uint8_t *)strdup(path) : malloc(bytes ? bytes : 1);
     decl.name = strdup(name);
-    uint32_t storage_capacity = b->weight_capacity;
+    uint32_t storage_capacity = b->weight_capacity, generated_capacity = b->weight_capacity;
     if (!copy || !decl.name ||
-        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights) ||
-        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage)) {
+        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage) ||
+        !reserve_one((void **)&b->weight_generated, &generated_capacity, m->weight_count,
+                     sizeof *b->weight_generated) ||
+        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights)) {
         free(copy);
         free(decl.name);
         return no_memory(err);
@@ -397,6 +415,7 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
         return status;
     }
     b->weight_storage[m->weight_count] = copy;
+    b->weight_generated[m->weight_count] = false;
     m->weights[m->weight_count++] = decl;
     return KILN_OK;
 }
@@ -503,7 +522,9 @@ kiln_status kiln_builder_add_scalar(kiln_builder *b, kiln_dtype dtype, double va
     do
         snprintf(name, sizeof name, "scalar_%u", b->scalar_count++);
     while (value_name_taken(b, name));
-    return kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err);
+    KILN_TRY(kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err));
+    b->weight_generated[b->model.weight_count - 1] = true;
+    return KILN_OK;
 }
 
 /* Index of (name, version) in the opset table, appending it on first use. */
@@ -699,17 +720,246 @@ kiln_status kiln_builder_add_output(kiln_builder *b, const char *name, kiln_valu
     return KILN_OK;
 }
 
+/* ------------------------------------------------------------- methods */
+
+static bool method_name_taken(const kiln_builder *b, const char *name)
+{
+    if (strcmp(name, b->method_name ? b->method_name : KILN_MAIN_METHOD) == 0)
+        return true;
+    for (uint32_t i = 0; i < b->method_count; i++)
+        if (strcmp(b->method_names[i], name) == 0)
+            return true;
+    return false;
+}
+
+kiln_status kiln_builder_add_method(kiln_builder *b, const char *name, kiln_builder *method, kiln_error *err)
+{
+    if (!b || !method)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "builder or method is NULL");
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "method name '%s' is not an identifier",
+                         name ? name : "(null)");
+    if (method == b || b->is_method)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "method '%s': a method is added to the program's own builder, not to itself or to "
+                         "another method", name);
+    if (method->is_method || method->method_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "method '%s': the builder %s", name,
+                         method->is_method ? "is a method of a program already" : "has methods of its own");
+    if (method->model.metadata_count || method->model.mode != b->model.mode)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "method '%s': a method shares the program's metadata and mode; set them on the "
+                         "program's builder, not the method's", name);
+    if (method_name_taken(b, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the program has a method called '%s' already", name);
+    char *copy = strdup(name);
+    kiln_builder **methods = realloc(b->methods, (b->method_count + 1) * sizeof *methods);
+    if (methods)
+        b->methods = methods;
+    char **names = methods ? realloc(b->method_names, (b->method_count + 1) * sizeof *names) : NULL;
+    if (names)
+        b->method_names = names;
+    if (!copy || !methods || !names) {
+        free(copy);
+        return no_memory(err);
+    }
+    b->methods[b->method_count] = method;
+    b->method_names[b->method_count++] = copy;
+    method->is_method = true;
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_set_method_name(kiln_builder *b, const char *name, kiln_error *err)
+{
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "method name '%s' is not an identifier",
+                         name ? name : "(null)");
+    for (uint32_t i = 0; i < b->method_count; i++)
+        if (strcmp(b->method_names[i], name) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the program has a method called '%s' already", name);
+    char *copy = strdup(name);
+    if (!copy)
+        return no_memory(err);
+    free(b->method_name);
+    b->method_name = copy;
+    return KILN_OK;
+}
+
 /* ------------------------------------------------------------- sealing */
 
-static uint32_t canonical_id(const kiln_builder *b, kiln_value v)
+/*
+ * The program's one weight table and op table as sealing lays them out:
+ * the program builder's entries first, in its order, then each method's
+ * that are not there yet; and, per builder (0 the program's, 1.. its
+ * methods), where each of its own entries went.
+ */
+typedef struct shared_tables {
+    kiln_weight_decl *weights; /* shallow copies: names and bytes stay the builders' (or `renamed`) */
+    bool *generated;           /* per table weight: a scalar kiln_builder_add_scalar named */
+    char **renamed;            /* per table weight: an owned new name, or NULL */
+    uint32_t weight_count;
+    kiln_opset_entry *opset;   /* shallow copies */
+    uint32_t opset_count;
+    uint32_t **weight_map;     /* [builder][its weight] -> table weight */
+    uint32_t **op_map;         /* [builder][its opset entry] -> table entry */
+    uint32_t builder_count;
+} shared_tables;
+
+static void shared_tables_release(shared_tables *s)
+{
+    for (uint32_t i = 0; s->renamed && i < s->weight_count; i++)
+        free(s->renamed[i]);
+    for (uint32_t i = 0; i < s->builder_count; i++) {
+        if (s->weight_map)
+            free(s->weight_map[i]);
+        if (s->op_map)
+            free(s->op_map[i]);
+    }
+    free(s->weights);
+    free(s->generated);
+    free(s->renamed);
+    free(s->opset);
+    free(s->weight_map);
+    free(s->op_map);
+    memset(s, 0, sizeof *s);
+}
+
+static const kiln_builder *builder_at(const kiln_builder *root, uint32_t index)
+{
+    return index == 0 ? root : root->methods[index - 1];
+}
+
+static const char *builder_method_name(const kiln_builder *root, uint32_t index)
+{
+    if (index == 0)
+        return root->method_name ? root->method_name : KILN_MAIN_METHOD;
+    return root->method_names[index - 1];
+}
+
+/* The same tensor: kind, dtype, shape and bytes (or the same file bytes). */
+static bool same_tensor(const kiln_weight_decl *a, const kiln_weight_decl *b)
+{
+    if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank || a->byte_size != b->byte_size ||
+        memcmp(a->shape, b->shape, a->rank * sizeof *a->shape) != 0)
+        return false;
+    if (a->data && b->data)
+        return a->byte_size == 0 || memcmp(a->data, b->data, (size_t)a->byte_size) == 0;
+    return a->source_path && b->source_path && strcmp(a->source_path, b->source_path) == 0 &&
+           a->source_offset == b->source_offset;
+}
+
+static const char *table_weight_name(const shared_tables *s, uint32_t i)
+{
+    return s->renamed[i] ? s->renamed[i] : s->weights[i].name;
+}
+
+/* A name for a method's scalar that no table weight and no builder's input has. */
+static char *fresh_scalar_name(const kiln_builder *root, const shared_tables *s)
+{
+    char name[32];
+    for (uint32_t k = 0;; k++) {
+        snprintf(name, sizeof name, "scalar_%u", k);
+        bool taken = false;
+        for (uint32_t i = 0; !taken && i < s->weight_count; i++)
+            taken = strcmp(table_weight_name(s, i), name) == 0;
+        for (uint32_t m = 0; !taken && m <= root->method_count; m++) {
+            const kiln_model *model = &builder_at(root, m)->model;
+            for (uint32_t i = 0; !taken && i < model->input_count; i++)
+                taken = strcmp(model->inputs[i].name, name) == 0;
+        }
+        if (!taken)
+            return strdup(name);
+    }
+}
+
+/* Where builder `index`'s weight `w` goes in the table: a weight of its name, else a new entry. */
+static kiln_status place_weight(const kiln_builder *root, uint32_t index, uint32_t w, shared_tables *s,
+                                kiln_error *err)
+{
+    const kiln_builder *b = builder_at(root, index);
+    const kiln_weight_decl *decl = &b->model.weights[w];
+    bool generated = b->weight_generated[w];
+    for (uint32_t i = 0; i < s->weight_count; i++) {
+        bool match = generated ? s->generated[i] && same_tensor(&s->weights[i], decl)
+                               : strcmp(table_weight_name(s, i), decl->name) == 0;
+        if (!match)
+            continue;
+        if (!generated && !same_tensor(&s->weights[i], decl))
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                             "method '%s' has a weight '%s' that differs from the program's weight '%s' (kind, "
+                             "dtype, shape or bytes): one name is one tensor across methods; rename one of them",
+                             builder_method_name(root, index), decl->name, decl->name);
+        s->weight_map[index][w] = i;
+        return KILN_OK;
+    }
+    uint32_t at = s->weight_count;
+    s->weights[at] = *decl;
+    s->generated[at] = generated;
+    s->renamed[at] = NULL;
+    s->weight_count++;
+    if (generated && index > 0) {
+        /* Its name may be another method's: scalars are named by the builder, not the user. */
+        bool clash = false;
+        for (uint32_t i = 0; i < at; i++)
+            clash = clash || strcmp(table_weight_name(s, i), decl->name) == 0;
+        if (clash && !(s->renamed[at] = fresh_scalar_name(root, s)))
+            return no_memory(err);
+    }
+    s->weight_map[index][w] = at;
+    return KILN_OK;
+}
+
+/* The program's weight and op tables over the builder and its methods (see shared_tables). */
+static kiln_status lay_out_tables(const kiln_builder *root, shared_tables *s, kiln_error *err)
+{
+    memset(s, 0, sizeof *s);
+    uint64_t weights = 0, ops = 0;
+    for (uint32_t m = 0; m <= root->method_count; m++) {
+        weights += builder_at(root, m)->model.weight_count;
+        ops += builder_at(root, m)->model.opset_count;
+    }
+    if (weights >= UINT32_MAX || ops >= UINT32_MAX)
+        return kiln_fail(err, KILN_ERR_LIMIT, "the methods have more than 2^32 weights or ops together");
+    s->builder_count = root->method_count + 1;
+    s->weights = calloc(weights + 1, sizeof *s->weights);
+    s->generated = calloc(weights + 1, sizeof *s->generated);
+    s->renamed = calloc(weights + 1, sizeof *s->renamed);
+    s->opset = calloc(ops + 1, sizeof *s->opset);
+    s->weight_map = calloc(s->builder_count, sizeof *s->weight_map);
+    s->op_map = calloc(s->builder_count, sizeof *s->op_map);
+    if (!s->weights || !s->generated || !s->renamed || !s->opset || !s->weight_map || !s->op_map)
+        return no_memory(err);
+    for (uint32_t m = 0; m < s->builder_count; m++) {
+        const kiln_model *model = &builder_at(root, m)->model;
+        s->weight_map[m] = calloc(model->weight_count + 1, sizeof **s->weight_map);
+        s->op_map[m] = calloc(model->opset_count + 1, sizeof **s->op_map);
+        if (!s->weight_map[m] || !s->op_map[m])
+            return no_memory(err);
+        for (uint32_t w = 0; w < model->weight_count; w++)
+            KILN_TRY(place_weight(root, m, w, s, err));
+        for (uint32_t o = 0; o < model->opset_count; o++) {
+            uint32_t at = 0;
+            while (at < s->opset_count && s->opset[at].def != model->opset[o].def)
+                at++;
+            if (at == s->opset_count)
+                s->opset[s->opset_count++] = model->opset[o];
+            s->op_map[m][o] = at;
+        }
+    }
+    return KILN_OK;
+}
+
+/* Value `v` of builder `index` as the sealed program numbers it: inputs, every table weight, nodes. */
+static uint32_t canonical_id(const kiln_builder *b, const shared_tables *s, uint32_t index, kiln_value v)
 {
     const builder_value *bv = &b->values[v];
     switch (bv->kind) {
     case VALUE_INPUT: return bv->index;
-    case VALUE_WEIGHT: return b->model.input_count + bv->index;
+    case VALUE_WEIGHT: return b->model.input_count + s->weight_map[index][bv->index];
     case VALUE_NODE: break;
     }
-    return b->model.input_count + b->model.weight_count + bv->index;
+    return b->model.input_count + s->weight_count + bv->index;
 }
 
 static char *dup_or_fail(const char *s, bool *failed)
@@ -747,28 +997,61 @@ static kiln_status copy_node_attributes(const kiln_node_decl *from, kiln_node_de
     return status;
 }
 
-/* Deep-copy the builder's model with canonical value ids into `out`. */
-static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error *err)
+/* The program's own tables, deep-copied from the laid-out ones: name, mode, metadata, weights, opset. */
+static bool seal_tables(const kiln_builder *b, const shared_tables *s, kiln_model *out)
 {
     const kiln_model *m = &b->model;
     bool failed = false;
-    memset(out, 0, sizeof *out);
-    kiln_expr_pool_init(&out->exprs);
     out->name = dup_or_fail(m->name, &failed);
     out->mode = m->mode;
     out->metadata = calloc(m->metadata_count + 1, sizeof *out->metadata);
-    out->dims = calloc(m->dim_count + 1, sizeof *out->dims);
-    out->inputs = calloc(m->input_count + 1, sizeof *out->inputs);
-    out->weights = calloc(m->weight_count + 1, sizeof *out->weights);
-    out->opset = calloc(m->opset_count + 1, sizeof *out->opset);
-    out->nodes = calloc(m->node_count + 1, sizeof *out->nodes);
-    out->outputs = calloc(m->output_count + 1, sizeof *out->outputs);
-    if (!out->metadata || !out->dims || !out->inputs || !out->weights || !out->opset || !out->nodes || !out->outputs)
-        failed = true;
+    out->weights = calloc(s->weight_count + 1, sizeof *out->weights);
+    out->opset = calloc(s->opset_count + 1, sizeof *out->opset);
+    if (!out->metadata || !out->weights || !out->opset)
+        return false;
     for (uint32_t i = 0; !failed && i < m->metadata_count; i++, out->metadata_count++) {
         out->metadata[i].key = dup_or_fail(m->metadata[i].key, &failed);
         out->metadata[i].value = dup_or_fail(m->metadata[i].value, &failed);
     }
+    for (uint32_t i = 0; !failed && i < s->weight_count; i++, out->weight_count++) {
+        out->weights[i] = s->weights[i];
+        out->weights[i].name = dup_or_fail(table_weight_name(s, i), &failed);
+    }
+    for (uint32_t i = 0; !failed && i < s->opset_count; i++, out->opset_count++) {
+        out->opset[i] = s->opset[i];
+        out->opset[i].name = dup_or_fail(s->opset[i].name, &failed);
+    }
+    return !failed;
+}
+
+/*
+ * Deep-copy builder `index` of the program (0: `root` itself, else its
+ * method) with canonical value ids into `out`: the program's own method
+ * with the tables, or a method borrowing `sealed_root`'s.
+ */
+static kiln_status seal_model(const kiln_builder *root, uint32_t index, const shared_tables *s,
+                              const kiln_model *sealed_root, kiln_model *out, kiln_error *err)
+{
+    const kiln_builder *b = builder_at(root, index);
+    const kiln_model *m = &b->model;
+    bool failed = false;
+    memset(out, 0, sizeof *out);
+    if (sealed_root) {
+        char *name = strdup(builder_method_name(root, index));
+        kiln_model_method_init(out, sealed_root, name);
+        failed = !name;
+    } else {
+        kiln_expr_pool_init(&out->exprs);
+        failed = !seal_tables(b, s, out);
+        if (!failed && root->method_count)
+            out->method_name = dup_or_fail(builder_method_name(root, 0), &failed);
+    }
+    out->dims = calloc(m->dim_count + 1, sizeof *out->dims);
+    out->inputs = calloc(m->input_count + 1, sizeof *out->inputs);
+    out->nodes = calloc(m->node_count + 1, sizeof *out->nodes);
+    out->outputs = calloc(m->output_count + 1, sizeof *out->outputs);
+    if (!out->dims || !out->inputs || !out->nodes || !out->outputs)
+        failed = true;
     for (uint32_t i = 0; !failed && i < m->dim_count; i++, out->dim_count++) {
         out->dims[i] = m->dims[i];
         out->dims[i].name = dup_or_fail(m->dims[i].name, &failed);
@@ -777,24 +1060,17 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         out->inputs[i] = m->inputs[i];
         out->inputs[i].name = dup_or_fail(m->inputs[i].name, &failed);
     }
-    for (uint32_t i = 0; !failed && i < m->weight_count; i++, out->weight_count++) {
-        out->weights[i] = m->weights[i];
-        out->weights[i].name = dup_or_fail(m->weights[i].name, &failed);
-    }
-    for (uint32_t i = 0; !failed && i < m->opset_count; i++, out->opset_count++) {
-        out->opset[i] = m->opset[i];
-        out->opset[i].name = dup_or_fail(m->opset[i].name, &failed);
-    }
     for (uint32_t n = 0; !failed && n < m->node_count; n++, out->node_count++) {
         const kiln_node_decl *node = &m->nodes[n];
         out->nodes[n] = *node;
+        out->nodes[n].op = s->op_map[index][node->op];
         out->nodes[n].inputs = calloc(node->input_count + 1, sizeof *node->inputs);
         if (!out->nodes[n].inputs) {
             failed = true;
             break;
         }
         for (uint32_t i = 0; i < node->input_count; i++)
-            out->nodes[n].inputs[i] = canonical_id(b, node->inputs[i]);
+            out->nodes[n].inputs[i] = canonical_id(b, s, index, node->inputs[i]);
         out->nodes[n].attribute_count = 0;
         out->nodes[n].attributes = NULL;
         out->nodes[n].name = NULL;
@@ -805,7 +1081,7 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
     }
     for (uint32_t i = 0; !failed && i < m->output_count; i++, out->output_count++) {
         out->outputs[i].name = dup_or_fail(m->outputs[i].name, &failed);
-        out->outputs[i].value = canonical_id(b, m->outputs[i].value);
+        out->outputs[i].value = canonical_id(b, s, index, m->outputs[i].value);
     }
     out->checks = calloc(m->check_count + 1, sizeof *out->checks);
     failed = failed || !out->checks;
@@ -860,7 +1136,39 @@ static kiln_status seal_model(const kiln_builder *b, kiln_model *out, kiln_error
         return no_memory(err);
     }
     /* The default budget: an artifact the default loader cannot check is not written. */
-    return kiln_model_infer(out, KILN_DEFAULT_MAX_PROOF_STEPS, err);
+    kiln_status status = kiln_model_infer(out, KILN_DEFAULT_MAX_PROOF_STEPS, err);
+    if (status != KILN_OK && root->method_count) {
+        char message[sizeof err->message];
+        snprintf(message, sizeof message, "%s", err ? err->message : "");
+        kiln_fail(err, status, "method '%s': %s", builder_method_name(root, index), message);
+    }
+    return status;
+}
+
+/* Seal the program: its own method with the shared tables, then each further method over them. */
+static kiln_status seal_program(const kiln_builder *b, kiln_model *out, kiln_error *err)
+{
+    shared_tables tables;
+    memset(out, 0, sizeof *out);
+    kiln_status status = lay_out_tables(b, &tables, err);
+    if (status == KILN_OK)
+        status = seal_model(b, 0, &tables, NULL, out, err);
+    if (status == KILN_OK && b->method_count) {
+        out->methods = calloc(b->method_count, sizeof *out->methods);
+        if (!out->methods)
+            status = no_memory(err);
+    }
+    for (uint32_t i = 0; status == KILN_OK && i < b->method_count; i++) {
+        status = seal_model(b, i + 1, &tables, out, &out->methods[i], err);
+        if (status == KILN_OK)
+            out->method_count++;
+        else
+            kiln_model_release(&out->methods[i]);
+    }
+    shared_tables_release(&tables);
+    if (status != KILN_OK)
+        kiln_model_release(out);
+    return status;
 }
 
 /* The 1.0 size: a caller's struct is at least this long (kiln_struct_read). */
@@ -959,11 +1267,12 @@ static kiln_status seal_with_options(const kiln_builder *b, const kiln_save_opti
     KILN_TRY(kiln_limits_read(settings->reader_limits, &reader_limits, err));
     settings->reader_limits = NULL; /* read: the caller's pointer is not kept */
     KILN_TRY(choose_timestamp(settings, &timestamp, err));
-    kiln_status status = seal_model(b, sealed, err);
+    kiln_status status = seal_program(b, sealed, err);
     if (status == KILN_OK)
         status = kiln_model_fits_reader_limits(sealed, &reader_limits, err);
     if (status == KILN_OK && timestamp >= 0)
         status = stamp(sealed, timestamp, err);
+    kiln_model_share_tables(sealed); /* stamping may have moved the metadata the methods borrow */
     if (status != KILN_OK)
         kiln_model_release(sealed);
     return status;
@@ -1007,6 +1316,21 @@ kiln_status kiln_builder_save(const kiln_builder *b, const char *path, const kil
                                          &progress, err);
     kiln_model_release(&sealed);
     return status;
+}
+
+kiln_status kiln_builder_share_weight(kiln_builder *method, const kiln_builder *program, const char *name,
+                                      kiln_value *out, kiln_error *err)
+{
+    for (uint32_t i = 0; i < program->model.weight_count; i++) {
+        const kiln_weight_decl *w = &program->model.weights[i];
+        if (strcmp(w->name, name) != 0)
+            continue;
+        KILN_TRY(add_weight(method, w->name, w->kind, w->dtype, w->rank, w->shape, w->data, w->source_path,
+                            w->source_offset, w->source_no_follow, out, err));
+        method->weight_generated[method->model.weight_count - 1] = program->weight_generated[i];
+        return KILN_OK;
+    }
+    return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the program has no weight '%s'", name);
 }
 
 /* ------------------------------------------------ queries (builder.h) */

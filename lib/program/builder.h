@@ -29,4 +29,15 @@ kiln_status kiln_builder_add_weight_file_resolved(kiln_builder *builder, const c
                                                   const char *resolved, uint64_t offset, kiln_value *out,
                                                   kiln_error *err);
 
+/**
+ * Add to `method` the weight `name` of `program` (a program builder, and
+ * `method` one of its methods or to be): the same tensor, its bytes copied
+ * or its file named again, so that sealing stores it once. The text
+ * assembler gives a method block the program's weights this way.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT if `program` has no weight
+ *         `name` or `method` has a value of that name; KILN_ERR_OUT_OF_MEMORY.
+ */
+kiln_status kiln_builder_share_weight(kiln_builder *method, const kiln_builder *program, const char *name,
+                                      kiln_value *out, kiln_error *err);
+
 #endif

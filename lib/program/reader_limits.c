@@ -111,10 +111,23 @@ static kiln_status check_evidence(const kiln_model *m, const kiln_limits *limits
     return KILN_OK;
 }
 
-kiln_status kiln_model_fits_reader_limits(const kiln_model *m, const kiln_limits *limits, kiln_error *err)
+/* One method (its dims are its own; the tables it shares are checked again, cheaply). */
+static kiln_status check_method(const kiln_model *m, const kiln_limits *limits, kiln_error *err)
 {
     KILN_TRY(check_header(m, limits, err));
     KILN_TRY(check_signature(m, limits, err));
     KILN_TRY(check_graph(m, limits, err));
     return check_evidence(m, limits, err);
+}
+
+kiln_status kiln_model_fits_reader_limits(const kiln_model *m, const kiln_limits *limits, kiln_error *err)
+{
+    KILN_TRY(check_method(m, limits, err));
+    if (m->method_count)
+        KILN_TRY(check_count("methods", (uint64_t)m->method_count + 1, limits->max_methods, "max_methods", err));
+    for (uint32_t i = 0; i < m->method_count; i++) {
+        KILN_TRY(check_string("a method name", m->methods[i].method_name, limits, err));
+        KILN_TRY(check_method(&m->methods[i], limits, err));
+    }
+    return KILN_OK;
 }

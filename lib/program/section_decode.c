@@ -2,6 +2,7 @@
 #include "section_decode.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "checked_math.h"
 #include "error.h"
@@ -14,6 +15,7 @@
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
+#include "section_methods.h"
 #include "section_node_names.h"
 #include "section_opset.h"
 #include "section_plan.h"
@@ -25,7 +27,7 @@ typedef kiln_status (*section_decoder)(const uint8_t *data, size_t size, const k
                                        kiln_error *err);
 
 /* Every section type this runtime knows, required ones first. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, MTHD, SECTION_COUNT };
 
 /*
  * The required sections are read all at once and decoded in a fixed order
@@ -38,7 +40,7 @@ enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, S
  */
 static const struct known_section {
     uint32_t type;
-    section_decoder decode_optional; /* NULL for a required section */
+    section_decoder decode_optional; /* NULL for a required section and MTHD */
 } known[SECTION_COUNT] = {
     [META] = {KILN_SECTION_META, NULL},
     [OPST] = {KILN_SECTION_OPST, NULL},
@@ -52,11 +54,13 @@ static const struct known_section {
     [PLAN] = {KILN_SECTION_PLAN, kiln_stored_plan_decode},
     [RGRD] = {KILN_SECTION_RGRD, kiln_runtime_guards_decode},
     [NNAM] = {KILN_SECTION_NNAM, kiln_node_names_decode},
+    /* Decoded last, by decode_methods: its methods borrow what the others hold. */
+    [MTHD] = {KILN_SECTION_MTHD, NULL},
 };
 
 static bool optional_section(int kind)
 {
-    return known[kind].decode_optional != NULL;
+    return known[kind].decode_optional != NULL || kind == MTHD;
 }
 
 /*
@@ -191,7 +195,7 @@ static kiln_status decode_optional(const kiln_container *c, const int64_t *index
                                    kiln_section_check check, kiln_model *m, kiln_error *err)
 {
     for (int k = 0; k < SECTION_COUNT; k++) {
-        if (!optional_section(k) || index_of[k] < 0)
+        if (!known[k].decode_optional || index_of[k] < 0)
             continue;
         kiln_section_view view = {0};
         kiln_status status = kiln_container_section(c, (uint32_t)index_of[k], check, &view, err);
@@ -203,8 +207,42 @@ static kiln_status decode_optional(const kiln_container *c, const int64_t *index
     return KILN_OK;
 }
 
+/* Read and decode MTHD, when present, into m's further methods. */
+static kiln_status decode_methods(const kiln_container *c, const int64_t *index_of, const kiln_limits *limits,
+                                  kiln_section_check check, kiln_model *m, kiln_report *report,
+                                  uint32_t *unsupported, uint8_t contract_digest[KILN_DIGEST_SIZE], kiln_error *err)
+{
+    if (index_of[MTHD] < 0)
+        return KILN_OK;
+    kiln_section_view view = {0};
+    kiln_status status = kiln_container_section(c, (uint32_t)index_of[MTHD], check, &view, err);
+    if (status == KILN_OK)
+        status = kiln_methods_decode(view.data, view.size, limits, c->features, m, report, unsupported,
+                                     contract_digest, err);
+    kiln_section_view_release(&view);
+    return status;
+}
+
+/* Each program's values within the limit, then typed by its shape rules. */
+static kiln_status infer_program(kiln_model *m, const kiln_limits *limits, kiln_error *err)
+{
+    uint64_t values = (uint64_t)m->input_count + m->weight_count + m->node_count;
+    if (values > limits->max_values)
+        return kiln_fail(err, KILN_ERR_LIMIT, "%s%s%sthe program has %llu values, the limit is %u",
+                         m->method_name ? "method '" : "", m->method_name ? m->method_name : "",
+                         m->method_name ? "': " : "", (unsigned long long)values, limits->max_values);
+    kiln_status status = kiln_model_infer(m, limits->max_proof_steps, err);
+    if (status != KILN_OK && m->method_name) { /* a program of several methods: say which */
+        char message[sizeof err->message];
+        snprintf(message, sizeof message, "%s", err->message);
+        kiln_fail(err, status, "method '%s': %s", m->method_name, message);
+    }
+    return status;
+}
+
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
-                              kiln_model *m, uint32_t *weight_section, kiln_report *report, kiln_error *err)
+                              kiln_model *m, uint32_t *weight_section, uint8_t methods_digest[KILN_DIGEST_SIZE],
+                              kiln_report *report, kiln_error *err)
 {
     int64_t index_of[SECTION_COUNT];
     uint32_t unsupported = 0, unreadable = 0;
@@ -214,6 +252,8 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         return KILN_OK; /* sections at unknown versions: recorded, not decoded */
     KILN_TRY(decode_required(c, index_of, limits, check, m, report, &unsupported, err));
     KILN_TRY(decode_optional(c, index_of, limits, check, m, err));
+    memset(methods_digest, 0, KILN_DIGEST_SIZE);
+    KILN_TRY(decode_methods(c, index_of, limits, check, m, report, &unsupported, methods_digest, err));
     if (m->mode != KILN_MODE_INFERENCE) {
         kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_MODE, "mode-unsupported", "section META",
                         "program '%s' is a training-mode artifact; this runtime runs inference only", m->name);
@@ -223,11 +263,9 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
      * with every such problem recorded. */
     if (unsupported)
         return KILN_OK;
-    uint64_t values = (uint64_t)m->input_count + m->weight_count + m->node_count;
-    if (values > limits->max_values)
-        return kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",
-                         (unsigned long long)values, limits->max_values);
     *weight_section = (uint32_t)index_of[WDAT];
-    KILN_TRY(kiln_model_infer(m, limits->max_proof_steps, err));
+    KILN_TRY(infer_program(m, limits, err));
+    for (uint32_t i = 0; i < m->method_count; i++)
+        KILN_TRY(infer_program(&m->methods[i], limits, err));
     return kiln_section_check_half_feature(c, m, report, err);
 }

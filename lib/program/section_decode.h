@@ -21,10 +21,12 @@ struct kiln_report;
  * The weight data section is located and its size checked against the
  * weights table but not read: *weight_section receives its index, and
  * kiln_model_bind_weights (section_weights.h) later points the weights
- * into its bytes.
+ * into its bytes. A program with several methods (MTHD) gets them in
+ * m->methods, each typed like the first; *methods_digest receives what the
+ * program identity covers of them (section_methods.h), zero without MTHD.
  */
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,
-                              kiln_model *m, uint32_t *weight_section, struct kiln_report *report,
-                              kiln_error *err);
+                              kiln_model *m, uint32_t *weight_section, uint8_t methods_digest[KILN_DIGEST_SIZE],
+                              struct kiln_report *report, kiln_error *err);
 
 #endif

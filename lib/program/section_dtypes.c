@@ -33,15 +33,22 @@ kiln_status kiln_section_check_half_feature(const kiln_container *c, const kiln_
         return kiln_fail(err, KILN_ERR_MALFORMED,
                          "header: required feature bit 0 (half-precision values) is set, but no input, weight "
                          "or node result is f16 or bf16");
-    uint32_t first = kiln_model_first_node_value(m);
-    for (uint32_t n = 0; !has_bit && n < m->node_count; n++) {
-        kiln_dtype dtype = m->value_types[first + n].dtype;
-        if (!kiln_dtype_is_half(dtype))
-            continue;
-        char location[160];
-        snprintf(location, sizeof location, "node %u (%s)", n, m->opset[m->nodes[n].op].name);
-        kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_DTYPE, "dtype-unsupported", location,
-                        "result dtype %s " WITHOUT_HALF_BIT, kiln_dtype_name(dtype));
+    for (uint32_t method = 0; !has_bit && method <= m->method_count; method++) {
+        const kiln_model *p = method == 0 ? m : &m->methods[method - 1];
+        uint32_t first = kiln_model_first_node_value(p);
+        for (uint32_t n = 0; n < p->node_count; n++) {
+            kiln_dtype dtype = p->value_types[first + n].dtype;
+            if (!kiln_dtype_is_half(dtype))
+                continue;
+            char location[200];
+            if (p->method_name)
+                snprintf(location, sizeof location, "method '%s', node %u (%s)", p->method_name, n,
+                         p->opset[p->nodes[n].op].name);
+            else
+                snprintf(location, sizeof location, "node %u (%s)", n, p->opset[p->nodes[n].op].name);
+            kiln_report_add(report, KILN_SEVERITY_ERROR, KILN_ERR_UNSUPPORTED_DTYPE, "dtype-unsupported", location,
+                            "result dtype %s " WITHOUT_HALF_BIT, kiln_dtype_name(dtype));
+        }
     }
     return KILN_OK;
 }

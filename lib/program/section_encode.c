@@ -11,6 +11,7 @@
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
+#include "section_methods.h"
 #include "section_node_names.h"
 #include "section_opset.h"
 #include "section_plan.h"
@@ -20,7 +21,7 @@
 #include "weight_stream.h"
 
 /* Section order in the file (spec/format.md §7). */
-enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, WDAT, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, MTHD, WDAT, SECTION_COUNT };
 
 /*
  * How each section is stored, and the format minor that introduced it: a
@@ -41,7 +42,7 @@ static const struct {
     [WTAB] = {KILN_SECTION_WTAB, true, 0},  [GRPH] = {KILN_SECTION_GRPH, true, 0},
     [NNAM] = {KILN_SECTION_NNAM, false, 2},
     [EVID] = {KILN_SECTION_EVID, false, 0}, [PLAN] = {KILN_SECTION_PLAN, false, 1},
-    [WDAT] = {KILN_SECTION_WDAT, true, 0},
+    [MTHD] = {KILN_SECTION_MTHD, true, 3},  [WDAT] = {KILN_SECTION_WDAT, true, 0},
 };
 
 /* Encode every section of `m` that the file holds into parts[], marking it
@@ -51,14 +52,15 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
 {
     for (int i = 0; i < SECTION_COUNT; i++)
         present[i] = true;
-    /* CHKS, RGRD, NNAM and EVID are written when the program has what they
-     * hold (so a program without names is written as before names
+    /* CHKS, RGRD, NNAM, EVID and MTHD are written when the program has what
+     * they hold (so a program without names is written as before names
      * existed), PLAN when asked. */
     present[CHKS] = m->check_count > 0;
     present[RGRD] = m->non_strict;
     present[NNAM] = kiln_node_names_present(m);
     present[EVID] = m->evidence_count > 0;
     present[PLAN] = store_memory_plan;
+    present[MTHD] = m->method_count > 0;
 
     kiln_meta_encode(m, &parts[META]);
     kiln_opset_encode(m, &parts[OPST]);
@@ -76,6 +78,8 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
         kiln_runtime_guards_encode(m, &parts[RGRD]);
     if (status == KILN_OK && present[PLAN])
         status = kiln_stored_plan_encode(m, &parts[PLAN], err);
+    if (status == KILN_OK && present[MTHD])
+        status = kiln_methods_encode(m, store_memory_plan, &parts[MTHD], err);
     return status;
 }
 

@@ -28,8 +28,13 @@
  * present when some node has a name. Format 1.2. */
 #define KILN_SECTION_NNAM KILN_FOURCC('N', 'N', 'A', 'M')
 
+/* A program's further entry points, each with its own dims, signature,
+ * checks, guards, graph, names, evidence and plan over the shared weights;
+ * critical, present exactly when the program has more than one method. Format 1.3. */
+#define KILN_SECTION_MTHD KILN_FOURCC('M', 'T', 'H', 'D')
+
 /* Every section type above is at version 1 (RGRD and PLAN since format
- * 1.1, NNAM since 1.2, the others since 1.0). */
+ * 1.1, NNAM since 1.2, MTHD since 1.3, the others since 1.0). */
 #define KILN_PROGRAM_SECTION_VERSION 1
 /* Offsets of tensors inside WDAT are multiples of this. */
 #define KILN_WEIGHT_ALIGNMENT 64

@@ -106,7 +106,8 @@ static kiln_status check_signature(kiln_program *p, const kiln_load_options *opt
 /*
  * Program and state identities, from the section hashes in the table. The
  * program identity covers the contract: opset, dims, signature, semantic
- * checks and runtime guards (when present), weights table and graph.
+ * checks and runtime guards (when present), weights table and graph, and
+ * the same of every further method.
  */
 static void compute_identities(kiln_program *p)
 {
@@ -115,7 +116,7 @@ static void compute_identities(kiln_program *p)
         KILN_SECTION_WTAB, KILN_SECTION_GRPH,
     };
     uint8_t record[4 + KILN_DIGEST_SIZE];
-    uint8_t joined[sizeof program_sections / sizeof program_sections[0] * sizeof record];
+    uint8_t joined[(sizeof program_sections / sizeof program_sections[0] + 1) * sizeof record];
     size_t used = 0;
     for (size_t i = 0; i < sizeof program_sections / sizeof program_sections[0]; i++) {
         int64_t index = kiln_container_find(&p->container, program_sections[i]);
@@ -123,6 +124,14 @@ static void compute_identities(kiln_program *p)
             continue; /* an optional section the program does not have */
         kiln_store_u32(record, program_sections[i]);
         memcpy(record + 4, p->container.sections[index].hash, KILN_DIGEST_SIZE);
+        memcpy(joined + used, record, sizeof record);
+        used += sizeof record;
+    }
+    /* Further methods: their names and contract parts, not the section's hash,
+     * which also covers their evidence, names and plans (spec/format.md §14). */
+    if (kiln_container_find(&p->container, KILN_SECTION_MTHD) >= 0) {
+        kiln_store_u32(record, KILN_SECTION_MTHD);
+        memcpy(record + 4, p->methods_digest, KILN_DIGEST_SIZE);
         memcpy(joined + used, record, sizeof record);
         used += sizeof record;
     }
@@ -149,8 +158,9 @@ static kiln_section_check section_check_for(kiln_verify_policy policy, bool weig
 
 kiln_status kiln_program_prepare_weights(const kiln_program *shared, kiln_error *err)
 {
-    /* Logically const: this only completes the one-time weight check. */
-    kiln_program *p = (kiln_program *)(uintptr_t)shared;
+    /* Logically const: this only completes the one-time weight check. The
+     * weights are the root's, and a method's model shares its weight table. */
+    kiln_program *p = (kiln_program *)(uintptr_t)kiln_program_root(shared);
     if (atomic_load_explicit(&p->weights_ready, memory_order_acquire))
         return KILN_OK;
     pthread_mutex_lock(&p->weight_lock);
@@ -183,7 +193,7 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
                        type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || type == KILN_SECTION_RGRD ||
-                       type == KILN_SECTION_PLAN || i == p->weight_section;
+                       type == KILN_SECTION_PLAN || type == KILN_SECTION_MTHD || i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;
@@ -377,18 +387,54 @@ static kiln_status plan_memory(kiln_program *p, kiln_report *report)
     return status;
 }
 
+static kiln_program *program_new(void);
+
+/*
+ * A handle per further method of the root (program.h), each planned as a
+ * program of its own. A problem of a method is named with it.
+ */
+static kiln_status open_methods(kiln_program *p, kiln_report *report)
+{
+    if (!p->model.method_count)
+        return KILN_OK;
+    p->methods = calloc(p->model.method_count, sizeof *p->methods);
+    if (!p->methods) {
+        kiln_error err;
+        kiln_fail(&err, KILN_ERR_OUT_OF_MEMORY, "out of memory for the program's methods");
+        kiln_report_add_error(report, &err);
+        return err.code;
+    }
+    for (uint32_t i = 0; i < p->model.method_count; i++) {
+        kiln_program *method = program_new();
+        if (!method) {
+            kiln_error err;
+            kiln_fail(&err, KILN_ERR_OUT_OF_MEMORY, "out of memory for method '%s'", p->model.methods[i].method_name);
+            kiln_report_add_error(report, &err);
+            return err.code;
+        }
+        method->root = p;
+        method->model = p->model.methods[i];
+        memset(&p->model.methods[i], 0, sizeof p->model.methods[i]);
+        method->limits = p->limits;
+        method->verify = p->verify;
+        p->methods[p->method_count++] = method;
+        KILN_TRY(plan_memory(method, report));
+    }
+    return KILN_OK;
+}
+
 /* Decode, plan and check the sections (the part of open_bytes that reports progress). */
 static void open_sections(kiln_program *p, const kiln_load_options *options, kiln_report *report)
 {
     const kiln_limits *limits = options->limits;
     kiln_error err;
     if (kiln_model_decode(&p->container, limits, section_check_for(options->verify, false), &p->model,
-                          &p->weight_section, report, &err) != KILN_OK)
+                          &p->weight_section, p->methods_digest, report, &err) != KILN_OK)
         kiln_report_add_error(report, &err);
     if (report->error_count)
         return;
     compute_identities(p);
-    if (plan_memory(p, report) != KILN_OK)
+    if (plan_memory(p, report) != KILN_OK || open_methods(p, report) != KILN_OK)
         return;
     if ((options->verify != KILN_VERIFY_LAZY && kiln_program_prepare_weights(p, &err) != KILN_OK) ||
         (options->verify == KILN_VERIFY_FULL && verify_remaining(p, &err) != KILN_OK))
@@ -486,8 +532,14 @@ kiln_status kiln_program_load_memory(const void *bytes, size_t size, const kiln_
 
 void kiln_program_free(kiln_program *program)
 {
-    if (!program)
+    /* A method's handle is its program's, freed with it. */
+    if (!program || program->root)
         return;
+    for (uint32_t i = 0; i < program->method_count; i++) {
+        program->methods[i]->root = NULL;
+        kiln_program_free(program->methods[i]);
+    }
+    free(program->methods);
     kiln_model_release(&program->model);
     free(program->arena_offsets);
     free(program->slot_sizes);

@@ -32,6 +32,18 @@ typedef struct kiln_node_plan {
 } kiln_node_plan;
 
 struct kiln_program {
+    /*
+     * Methods (format 1.3). The artifact's first method is the program the
+     * loader returns, the root: it owns the file, the container, the
+     * signature, the identities and the weights, and a handle per further
+     * method (methods[i], whose model is model.methods[i] moved there).
+     * A method's handle has everything else of its own (model, plan,
+     * sessions' decisions) and reaches the rest through `root`.
+     */
+    struct kiln_program *root; /* NULL for the root */
+    struct kiln_program **methods;
+    uint32_t method_count;
+
     kiln_mapped_file file;  /* when loaded from a path */
     uint8_t *owned_bytes;   /* when loaded from memory */
     kiln_container container;
@@ -41,6 +53,7 @@ struct kiln_program {
     kiln_signature_info signature;
     uint8_t program_identity[32];
     uint8_t state_identity[32];
+    uint8_t methods_digest[32]; /* what the program identity covers of MTHD (section_methods.h) */
     /* The memory plan at the upper bound of the whole domain (memory_plan.h), made with no
      * size limit: sessions that do not narrow a dim use it, after checking its size. */
     kiln_arena_plan arena_plan; /* UINT64_MAX bytes when there is no such plan */
@@ -67,5 +80,11 @@ struct kiln_program {
     kiln_status weight_failure; /* remembered so every caller sees it */
     char weight_failure_message[KILN_ERROR_MESSAGE_SIZE];
 };
+
+/* The program that owns the artifact `p` is a method of (p itself for the root). */
+static inline const struct kiln_program *kiln_program_root(const struct kiln_program *p)
+{
+    return p->root ? p->root : p;
+}
 
 #endif

@@ -27,17 +27,19 @@ const char *kiln_program_runtime_guard(const kiln_program *p, uint32_t index, ui
 
 void kiln_program_format_version(const kiln_program *p, uint16_t *major, uint16_t *minor)
 {
-    *major = p->container.major;
-    *minor = p->container.minor;
+    *major = kiln_program_root(p)->container.major;
+    *minor = kiln_program_root(p)->container.minor;
 }
 
 void kiln_program_artifact_digest(const kiln_program *p, uint8_t out[32])
 {
-    memcpy(out, p->container.digest, KILN_DIGEST_SIZE);
+    memcpy(out, kiln_program_root(p)->container.digest, KILN_DIGEST_SIZE);
 }
 
-void kiln_program_identity(const kiln_program *p, kiln_identity identity, uint8_t out[32])
+void kiln_program_identity(const kiln_program *method, kiln_identity identity, uint8_t out[32])
 {
+    /* The artifact's identities: a method's handle has those of the program it belongs to. */
+    const kiln_program *p = kiln_program_root(method);
     switch (identity) {
     case KILN_IDENTITY_PROGRAM: memcpy(out, p->program_identity, 32); return;
     case KILN_IDENTITY_STATE: memcpy(out, p->state_identity, 32); return;
@@ -48,7 +50,7 @@ void kiln_program_identity(const kiln_program *p, kiln_identity identity, uint8_
 
 void kiln_program_signature(const kiln_program *p, kiln_signature_info *out)
 {
-    *out = p->signature;
+    *out = kiln_program_root(p)->signature;
 }
 
 uint32_t kiln_program_metadata_count(const kiln_program *p) { return p->model.metadata_count; }
@@ -245,15 +247,16 @@ bool kiln_program_node_attribute(const kiln_program *p, uint32_t node, uint32_t 
     return true;
 }
 
-uint32_t kiln_program_section_count(const kiln_program *p) { return p->container.section_count; }
+uint32_t kiln_program_section_count(const kiln_program *p) { return kiln_program_root(p)->container.section_count; }
 
 void kiln_program_section(const kiln_program *p, uint32_t index, kiln_section_info *out)
 {
-    if (index >= p->container.section_count) {
+    const kiln_container *c = &kiln_program_root(p)->container;
+    if (index >= c->section_count) {
         *out = (kiln_section_info){0};
         return;
     }
-    const kiln_section_entry *s = &p->container.sections[index];
+    const kiln_section_entry *s = &c->sections[index];
     kiln_fourcc_text(s->type, out->type);
     out->critical = (s->flags & KILN_SECTION_CRITICAL) != 0;
     out->compressed = (s->flags & KILN_SECTION_COMPRESSED) != 0;
@@ -290,7 +293,7 @@ uint64_t kiln_program_arena_bytes(const kiln_program *p) { return p->arena_plan.
 uint64_t kiln_program_intermediate_bytes(const kiln_program *p) { return p->arena_plan.intermediate_bytes; }
 bool kiln_program_memory_plan_stored(const kiln_program *p) { return p->plan_stored; }
 
-uint64_t kiln_program_feature_bits(const kiln_program *p) { return p->container.features; }
+uint64_t kiln_program_feature_bits(const kiln_program *p) { return kiln_program_root(p)->container.features; }
 
 void kiln_program_evidence_output(const kiln_program *p, uint32_t evidence, uint32_t index, const char **name,
                                   kiln_compare_rule *rule)

@@ -46,6 +46,7 @@ class Limits(ctypes.Structure):
         ("max_decompressed_program_bytes", ctypes.c_uint64),
         ("max_proof_steps", ctypes.c_uint64),
         ("max_replay_nodes", ctypes.c_uint64),
+        ("max_methods", ctypes.c_uint32),
     ]
 
 
@@ -283,6 +284,10 @@ _KILN = {
     "kiln_report_free": (None, [P]),
     # program description
     "kiln_program_name": (ctypes.c_char_p, [P]),
+    "kiln_program_method_count": (ctypes.c_uint32, [P]),
+    "kiln_program_method_at": (P, [P, ctypes.c_uint32]),
+    "kiln_program_method_name": (ctypes.c_char_p, [P]),
+    "kiln_program_method": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
     "kiln_program_input_count": (ctypes.c_uint32, [P]),
     "kiln_program_input": (None, [P, ctypes.c_uint32, ctypes.POINTER(IoInfo)]),
     "kiln_program_output_count": (ctypes.c_uint32, [P]),

@@ -1,0 +1,339 @@
+/*
+ * test_methods.c — artifacts with several entry points (format 1.3,
+ * section MTHD), through the public API only: building them (weights
+ * joined by name, scalars by value, conflicts refused), loading them (the
+ * methods, their names, finding one, each method's own signature, dims and
+ * evidence), running each, identities, and the format version a writer
+ * records.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+static const double projection[4] = {1.0, 2.0, 3.0, 4.0}; /* w: f64[2, 2] */
+
+/* The program's own method "prefill": y = x @ w + 1 over x: f64[seq, 2], seq in 1..8. */
+static kiln_builder *prefill_builder(void)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value x, w, one, product, y;
+    assert_int_equal(kiln_builder_new("decoder", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(b, "producer", "test_methods", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F64, "[seq, 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F64, 2, (int64_t[]){2, 2},
+                                             projection, &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 1.0, &one, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){x, w}, &product, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){product, one}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    return b;
+}
+
+/* Method "decode": z = t @ w * 3 over t: f64[1, 2] (the same w, another scalar). */
+static kiln_builder *decode_builder(const double *weight)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    kiln_value t, w, three, product, z;
+    assert_int_equal(kiln_builder_new("decode", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "t", KILN_F64, "[1, 2]", &t, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F64, 2, (int64_t[]){2, 2}, weight,
+                                             &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_scalar(b, KILN_F64, 3.0, &three, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){t, w}, &product, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "mul", 2, (kiln_value[]){product, three}, &z, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
+    return b;
+}
+
+/* Evidence for decode: t = [1, 1] gives z = 3 * [1 + 3, 2 + 4]. */
+static void add_decode_evidence(kiln_builder *decode, double expected_first)
+{
+    kiln_error err;
+    kiln_tensor *t = NULL, *z = NULL;
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &t, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &z, &err), KILN_OK);
+    double *td = kiln_tensor_data(t), *zd = kiln_tensor_data(z);
+    td[0] = td[1] = 1.0;
+    zd[0] = expected_first;
+    zd[1] = 18.0;
+    kiln_compare_rule rule = {.kind = KILN_COMPARE_TOLERANCE, .atol = 1e-12};
+    const kiln_tensor *inputs[] = {t}, *expected[] = {z};
+    kiln_evidence_case evidence = {.name = "ones", .input_count = 1, .input_names = (const char *[]){"t"},
+                                   .inputs = inputs, .output_count = 1, .output_names = (const char *[]){"z"},
+                                   .expected = expected, .rules = &rule};
+    assert_int_equal(kiln_builder_add_evidence(decode, &evidence, &err), KILN_OK);
+    kiln_tensor_free(t);
+    kiln_tensor_free(z);
+}
+
+/* The two-method program, encoded; `decode_evidence_first` the first expected value of decode's evidence. */
+static void *encode_program(size_t *size, double decode_evidence_first)
+{
+    kiln_error err;
+    kiln_builder *prefill = prefill_builder();
+    kiln_builder *decode = decode_builder(projection);
+    add_decode_evidence(decode, decode_evidence_first);
+    assert_int_equal(kiln_builder_set_method_name(prefill, "prefill", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
+    void *bytes = NULL;
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, size, &err), KILN_OK);
+    kiln_builder_free(prefill); /* frees decode too */
+    return bytes;
+}
+
+static kiln_program *load(const void *bytes, size_t size)
+{
+    kiln_program *program = NULL;
+    kiln_error err;
+    kiln_status status = kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err);
+    if (status != KILN_OK)
+        fail_msg("load: %s", err.message);
+    return program;
+}
+
+/* Run `method` on one input of `rows` x 2 (element i = i + 1) and return output 0's elements (caller frees). */
+static double *run(const kiln_program *method, const char *input, int64_t rows)
+{
+    kiln_error err;
+    kiln_session *session = NULL;
+    kiln_tensor *x = NULL;
+    assert_int_equal(kiln_session_new(method, NULL, &session, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){rows, 2}, &x, &err), KILN_OK);
+    double *xd = kiln_tensor_data(x);
+    for (int64_t i = 0; i < rows * 2; i++)
+        xd[i] = (double)(i + 1);
+    assert_int_equal(kiln_session_set_input(session, input, x, &err), KILN_OK);
+    if (kiln_session_run(session, &err) != KILN_OK)
+        fail_msg("run: %s", err.message);
+    const kiln_tensor *out = kiln_session_output(session, 0);
+    size_t bytes = kiln_tensor_byte_size(out);
+    double *copy = malloc(bytes);
+    assert_non_null(copy);
+    memcpy(copy, kiln_tensor_const_data(out), bytes);
+    kiln_tensor_free(x);
+    kiln_session_free(session);
+    return copy;
+}
+
+static void methods_share_the_weights_and_run_apart(void **state)
+{
+    (void)state;
+    size_t size;
+    void *bytes = encode_program(&size, 12.0);
+    kiln_program *program = load(bytes, size);
+    kiln_error err;
+
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(major, 1);
+    assert_int_equal(minor, 3);
+    assert_int_equal(kiln_program_method_count(program), 2);
+    assert_ptr_equal(kiln_program_method_at(program, 0), program);
+    assert_string_equal(kiln_program_method_name(program), "prefill");
+    const kiln_program *decode = kiln_program_method_at(program, 1);
+    assert_non_null(decode);
+    assert_null(kiln_program_method_at(program, 2));
+    assert_string_equal(kiln_program_method_name(decode), "decode");
+    assert_int_equal(kiln_program_method_count(decode), 2);
+    assert_ptr_equal(kiln_program_method_at(decode, 0), program);
+
+    const kiln_program *found = NULL;
+    assert_int_equal(kiln_program_method(program, "decode", &found, &err), KILN_OK);
+    assert_ptr_equal(found, decode);
+    assert_int_equal(kiln_program_method(decode, "prefill", &found, &err), KILN_OK);
+    assert_ptr_equal(found, program);
+    assert_int_equal(kiln_program_method(program, "decod", &found, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_null(found);
+    assert_non_null(strstr(err.message, "no method 'decod'; did you mean 'decode'?"));
+    assert_non_null(strstr(err.message, "prefill, decode"));
+
+    /* One weight table: w once, the two scalars (1 and 3) apart. */
+    assert_int_equal(kiln_program_weight_count(program), 3);
+    assert_int_equal(kiln_program_weight_count(decode), 3);
+    /* The artifact's name and metadata; each method's own inputs, outputs and dims. */
+    assert_string_equal(kiln_program_name(decode), "decoder");
+    assert_int_equal(kiln_program_metadata_count(decode), kiln_program_metadata_count(program));
+    kiln_io_info input;
+    kiln_program_input(program, 0, &input);
+    assert_string_equal(input.name, "x");
+    kiln_program_input(decode, 0, &input);
+    assert_string_equal(input.name, "t");
+    assert_int_equal(kiln_program_dim_count(program), 1);
+    assert_int_equal(kiln_program_dim_count(decode), 0);
+    assert_int_equal(kiln_program_evidence_count(program), 0);
+    assert_int_equal(kiln_program_evidence_count(decode), 1);
+
+    /* prefill: [[1,2],[3,4],[5,6]] @ [[1,2],[3,4]] + 1 */
+    double *y = run(program, "x", 3);
+    const double want_y[] = {8, 11, 16, 23, 24, 35};
+    for (int i = 0; i < 6; i++)
+        assert_true(y[i] == want_y[i]);
+    free(y);
+    /* decode: 3 * [1, 2] @ w */
+    double *z = run(decode, "t", 1);
+    assert_true(z[0] == 21.0 && z[1] == 30.0);
+    free(z);
+
+    /* Each method's evidence is its own: decode's case replays (3 * [1 + 3, 2 + 4] = [12, 18]). */
+    kiln_evidence_result results[1];
+    assert_int_equal(kiln_program_replay_evidence(decode, 0, results, &err), KILN_OK);
+    assert_true(results[0].passed);
+
+    /* The artifact's identities are the same through every handle. */
+    uint8_t a[32], b[32];
+    kiln_program_identity(program, KILN_IDENTITY_PROGRAM, a);
+    kiln_program_identity(decode, KILN_IDENTITY_PROGRAM, b);
+    assert_memory_equal(a, b, 32);
+    kiln_program_free((kiln_program *)(uintptr_t)decode); /* a method's handle: does nothing */
+    assert_string_equal(kiln_program_method_name(decode), "decode");
+    kiln_program_free(program);
+    free(bytes);
+}
+
+static void evidence_leaves_the_identity_a_graph_changes_it(void **state)
+{
+    (void)state;
+    size_t size_a, size_b;
+    void *a_bytes = encode_program(&size_a, 12.0);
+    void *b_bytes = encode_program(&size_b, 21.0);
+    kiln_program *a = load(a_bytes, size_a), *b = load(b_bytes, size_b);
+    uint8_t ia[32], ib[32], da[32], db[32];
+    kiln_program_identity(a, KILN_IDENTITY_PROGRAM, ia);
+    kiln_program_identity(b, KILN_IDENTITY_PROGRAM, ib);
+    kiln_program_identity(a, KILN_IDENTITY_ARTIFACT, da);
+    kiln_program_identity(b, KILN_IDENTITY_ARTIFACT, db);
+    /* Only decode's evidence differs (and b's is wrong): the same program, another artifact. */
+    assert_memory_equal(ia, ib, 32);
+    assert_memory_not_equal(da, db, 32);
+    kiln_evidence_result results[1];
+    kiln_error err;
+    assert_int_equal(kiln_program_replay_evidence(kiln_program_method_at(b, 1), 0, results, &err), KILN_OK);
+    assert_false(results[0].passed);
+
+    /* A method's graph is the program: renaming decode's method changes the identity. */
+    kiln_builder *prefill = prefill_builder();
+    kiln_builder *decode = decode_builder(projection);
+    add_decode_evidence(decode, 12.0);
+    assert_int_equal(kiln_builder_set_method_name(prefill, "prefill", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_method(prefill, "step", decode, &err), KILN_OK);
+    void *c_bytes = NULL;
+    size_t size_c;
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &c_bytes, &size_c, &err), KILN_OK);
+    kiln_builder_free(prefill);
+    kiln_program *c = load(c_bytes, size_c);
+    uint8_t ic[32];
+    kiln_program_identity(c, KILN_IDENTITY_PROGRAM, ic);
+    assert_memory_not_equal(ia, ic, 32);
+    kiln_program_free(a);
+    kiln_program_free(b);
+    kiln_program_free(c);
+    free(a_bytes);
+    free(b_bytes);
+    free(c_bytes);
+}
+
+static void one_method_programs_are_written_as_before(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_builder *b = prefill_builder();
+    /* Naming the only method stores nothing: there is no MTHD without a second method. */
+    assert_int_equal(kiln_builder_set_method_name(b, "prefill", &err), KILN_OK);
+    void *bytes = NULL;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    kiln_builder_free(b);
+    kiln_program *program = load(bytes, size);
+    uint16_t major, minor;
+    kiln_program_format_version(program, &major, &minor);
+    assert_int_equal(minor, 0);
+    assert_int_equal(kiln_program_method_count(program), 1);
+    assert_string_equal(kiln_program_method_name(program), "main");
+    const kiln_program *found = NULL;
+    assert_int_equal(kiln_program_method(program, "main", &found, &err), KILN_OK);
+    assert_ptr_equal(found, program);
+    assert_int_equal(kiln_program_method(program, "decode", &found, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "has no method 'decode' (its methods: main)"));
+    for (uint32_t i = 0; i < kiln_program_section_count(program); i++) {
+        kiln_section_info section;
+        kiln_program_section(program, i, &section);
+        assert_string_not_equal(section.type, "MTHD");
+    }
+    kiln_program_free(program);
+    free(bytes);
+}
+
+static void bad_methods_are_refused(void **state)
+{
+    (void)state;
+    kiln_error err;
+    kiln_builder *prefill = prefill_builder();
+    kiln_builder *decode = decode_builder(projection);
+    assert_int_equal(kiln_builder_add_method(prefill, "main", decode, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "has a method called 'main' already"));
+    assert_int_equal(kiln_builder_add_method(prefill, "1st", decode, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_add_method(prefill, "self", prefill, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_set_metadata(decode, "k", "v", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "shares the program's metadata and mode"));
+    kiln_builder_free(decode);
+
+    /* A method may not have methods, nor join two programs. */
+    decode = decode_builder(projection);
+    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
+    kiln_builder *other = prefill_builder();
+    assert_int_equal(kiln_builder_add_method(other, "decode", decode, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "is a method of a program already"));
+    kiln_builder *third = decode_builder(projection);
+    assert_int_equal(kiln_builder_add_method(decode, "third", third, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_int_equal(kiln_builder_set_method_name(prefill, "decode", &err), KILN_ERR_INVALID_ARGUMENT);
+    kiln_builder_free(third);
+    kiln_builder_free(other);
+    kiln_builder_free(prefill);
+
+    /* One name, one tensor: a method's w with other bytes is refused when sealing. */
+    static const double other_weight[4] = {1.0, 2.0, 3.0, 5.0};
+    prefill = prefill_builder();
+    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode_builder(other_weight), &err), KILN_OK);
+    void *bytes = NULL;
+    size_t size;
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, &size, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_null(bytes);
+    assert_non_null(strstr(err.message, "method 'decode' has a weight 'w' that differs"));
+    kiln_builder_free(prefill);
+
+    /* A method's graph is checked like a program, and the error names the method. */
+    prefill = prefill_builder();
+    kiln_builder *bad = NULL;
+    kiln_value t, z;
+    assert_int_equal(kiln_builder_new("bad", &bad, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(bad, "t", KILN_F64, "[3]", &t, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(bad, "neg", 1, (kiln_value[]){t}, &z, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_method(prefill, "empty", bad, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_string_equal(err.message, "method 'empty': the program has no outputs");
+    kiln_builder_free(prefill);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(methods_share_the_weights_and_run_apart),
+        cmocka_unit_test(evidence_leaves_the_identity_a_graph_changes_it),
+        cmocka_unit_test(one_method_programs_are_written_as_before),
+        cmocka_unit_test(bad_methods_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

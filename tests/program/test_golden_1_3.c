@@ -1,0 +1,188 @@
+/*
+ * test_golden_1_3.c — the golden artifact of format 1.3 (tests/golden-1.3).
+ * methods.kiln is the program below, written by the 1.3 writer: two
+ * methods over one weight table (section MTHD). Every later kiln must load
+ * it and run both methods, and this writer must reproduce it byte for byte
+ * (a change to what the writer emits needs a format version bump and a new
+ * directory once 1.3 is released; see tests/golden-1.3/README.md).
+ *
+ * Usage: test_golden_1_3 DIR [--write]   (--write: create DIR/methods.kiln)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+
+static const char *golden_dir;
+static const float weights[4] = {1, -1, 2, 0.5f}, biases[2] = {0.5f, -0.5f};
+
+/* prefill: y = x @ w + b over x: f32[seq, 2], seq in 1..8. */
+static kiln_builder *prefill_method(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, w, bias, product, y;
+    assert_int_equal(kiln_builder_new("methods", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_method_name(b, "prefill", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 8, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[seq, 2]", &x, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, (int64_t[]){2, 2}, weights,
+                                             &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "b", KILN_WEIGHT_PARAMETER, KILN_F32, 1, (int64_t[]){2}, biases,
+                                             &bias, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){x, w}, &product, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "add", 2, (kiln_value[]){product, bias}, &y, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "y", y, &err), KILN_OK);
+    return b;
+}
+
+/* decode: z = relu(t @ w) over t: f32[1, 2], its nodes named, one evidence case: t = [[1, 1]] gives [[3, 0]]. */
+static kiln_builder *decode_method(void)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value t, w, product, z;
+    assert_int_equal(kiln_builder_new("methods", &b, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "t", KILN_F32, "[1, 2]", &t, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_weight(b, "w", KILN_WEIGHT_PARAMETER, KILN_F32, 2, (int64_t[]){2, 2}, weights,
+                                             &w, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "matmul", 2, (kiln_value[]){t, w}, &product, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_op(b, "relu", 1, &product, &z, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_node_name(b, product, "/step/MatMul", &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_node_name(b, z, "/step/Relu", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "z", z, &err), KILN_OK);
+    kiln_tensor *in, *out;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){1, 2}, &in, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){1, 2}, &out, &err), KILN_OK);
+    memcpy(kiln_tensor_data(in), (float[]){1, 1}, 2 * sizeof(float));
+    memcpy(kiln_tensor_data(out), (float[]){3, 0}, 2 * sizeof(float));
+    const kiln_tensor *inputs[] = {in}, *expected[] = {out};
+    kiln_compare_rule rule = {.kind = KILN_COMPARE_EXACT};
+    kiln_evidence_case evidence = {.name = "step", .input_count = 1, .input_names = (const char *[]){"t"},
+                                   .inputs = inputs, .output_count = 1, .output_names = (const char *[]){"z"},
+                                   .expected = expected, .rules = &rule};
+    assert_int_equal(kiln_builder_add_evidence(b, &evidence, &err), KILN_OK);
+    kiln_tensor_free(in);
+    kiln_tensor_free(out);
+    return b;
+}
+
+static kiln_builder *methods_program(void)
+{
+    kiln_builder *b = prefill_method();
+    kiln_error err;
+    assert_int_equal(kiln_builder_add_method(b, "decode", decode_method(), &err), KILN_OK);
+    return b;
+}
+
+static char *path_of(const char *file)
+{
+    size_t n = strlen(golden_dir) + strlen(file) + 2;
+    char *path = malloc(n);
+    assert_non_null(path);
+    snprintf(path, n, "%s/%s", golden_dir, file);
+    return path;
+}
+
+/* Run `method` on `input` = `values` of shape [rows, 2]; compare output 0 with `want`. */
+static void run_and_compare(const kiln_program *method, const char *input, int64_t rows, const float *values,
+                            const float *want)
+{
+    kiln_tensor *x;
+    kiln_session *s;
+    kiln_error err;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){rows, 2}, &x, &err), KILN_OK);
+    memcpy(kiln_tensor_data(x), values, (size_t)rows * 2 * sizeof(float));
+    assert_int_equal(kiln_session_new(method, NULL, &s, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(s, input, x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(s, &err), KILN_OK);
+    assert_memory_equal(kiln_tensor_const_data(kiln_session_output(s, 0)), want, (size_t)rows * 2 * sizeof(float));
+    kiln_session_free(s);
+    kiln_tensor_free(x);
+}
+
+static void methods_artifact_loads_and_runs_both(void **state)
+{
+    (void)state;
+    char *path = path_of("methods.kiln");
+    kiln_program *p;
+    kiln_error err;
+    if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
+        fail_msg("%s: %s", path, err.message);
+    uint16_t major, minor;
+    kiln_program_format_version(p, &major, &minor);
+    assert_int_equal(major, 1);
+    assert_int_equal(minor, 3);
+    assert_int_equal(kiln_program_method_count(p), 2);
+    assert_string_equal(kiln_program_method_name(p), "prefill");
+    assert_int_equal(kiln_program_weight_count(p), 2);
+    const kiln_program *decode;
+    assert_int_equal(kiln_program_method(p, "decode", &decode, &err), KILN_OK);
+    assert_string_equal(kiln_program_node_name(decode, 1), "/step/Relu");
+    /* x = [[1, 0], [0, 1]]: the rows of w, + b. */
+    run_and_compare(p, "x", 2, (float[]){1, 0, 0, 1}, (float[]){1.5f, -1.5f, 2.5f, 0});
+    run_and_compare(decode, "t", 1, (float[]){1, 1}, (float[]){3, 0});
+    kiln_evidence_result result;
+    assert_int_equal(kiln_program_replay_evidence(decode, 0, &result, &err), KILN_OK);
+    assert_true(result.passed);
+    kiln_program_free(p);
+    free(path);
+}
+
+static void writer_reproduces_it(void **state)
+{
+    (void)state;
+    char *path = path_of("methods.kiln");
+    kiln_builder *b = methods_program();
+    void *bytes;
+    size_t size;
+    kiln_error err;
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t *golden = malloc(size + 1);
+    size_t got = fread(golden, 1, size + 1, f);
+    fclose(f);
+    if (got != size || memcmp(golden, bytes, size) != 0)
+        fail_msg("the writer no longer reproduces %s (%zu bytes written, %zu stored): see "
+                 "tests/golden-1.3/README.md", path, size, got);
+    free(golden);
+    free(bytes);
+    kiln_builder_free(b);
+    free(path);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_golden_1_3 DIR [--write]\n");
+        return 2;
+    }
+    golden_dir = argv[1];
+    if (argc == 3 && strcmp(argv[2], "--write") == 0) {
+        char *path = path_of("methods.kiln");
+        kiln_builder *b = methods_program();
+        kiln_error err;
+        kiln_status status = kiln_builder_save(b, path, NULL, &err);
+        kiln_builder_free(b);
+        free(path);
+        if (status != KILN_OK)
+            fprintf(stderr, "%s\n", err.message);
+        return status == KILN_OK ? 0 : 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(methods_artifact_loads_and_runs_both),
+        cmocka_unit_test(writer_reproduces_it),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
