@@ -10,7 +10,7 @@
 
 bool artifact_view_open(artifact_view *view, const char *path)
 {
-    const load_args full = {"open", KILN_VERIFY_FULL};
+    const load_args full = {.verb = "open", .verify = KILN_VERIFY_FULL};
     kiln_load_options options;
     cli_progress progress;
     load_args_options(&full, &options, &progress);

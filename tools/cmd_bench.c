@@ -57,7 +57,7 @@ const cli_verb cli_verb_bench = {
     "measure latency, throughput and memory of running a program",
     "usage: kiln bench FILE [--input NAME=PATH.npy]... [--dim NAME=MIN..MAX]...\n"
     "                  [--max-arena SIZE] [--threads N] [--runs N] [--duration SECONDS]\n"
-    "                  [--warmup N] [--reference] [--verify full|lazy|none] [--json]\n"
+    "                  [--warmup N] [--reference] [--method NAME] [--verify full|lazy|none] [--json]\n"
     "                  [--profile [--profile-top N]]\n\n"
     "Load FILE, bind its inputs, run it untimed to warm up, then time each of\n"
     "many runs, and print the load and session times, the first (cold) run,\n"
@@ -72,6 +72,7 @@ const cli_verb cli_verb_bench = {
     "options:\n"
     "  --input NAME=PATH    bind input NAME to the array in PATH (repeatable)\n"
     SESSION_ARGS_USAGE
+    LOAD_ARGS_METHOD_USAGE
     LOAD_ARGS_USAGE
     "  --threads N          exactly N threads per run (default: every core, fewer\n"
     "                       while other processes hold cores)\n"
@@ -231,8 +232,14 @@ static int take_verify(void *target, const char *value)
     return load_args_take_verify(&((bench_args *)target)->load, value);
 }
 
+static int take_method(void *target, const char *value)
+{
+    return load_args_take_method(&((bench_args *)target)->load, value);
+}
+
 static const cli_option bench_option_list[] = {
     {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
+    {.name = "--method", .arity = CLI_VALUE, .handle = take_method},
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
     {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
@@ -283,7 +290,8 @@ static void free_args(bench_args *args)
 
 /* Everything one bench holds, so one function frees it on every path. */
 typedef struct bench_state {
-    kiln_program *program;
+    kiln_program *loaded;          /* the artifact's program, owned */
+    const kiln_program *program;   /* the method benched (--method; default the first) */
     kiln_session *session;
     uint32_t input_count, dim_count;
     kiln_tensor **tensors;   /* per input */
@@ -335,7 +343,7 @@ static void free_state(bench_state *st)
     free(st->narrowing);
     free(st->times);
     kiln_session_free(st->session);
-    kiln_program_free(st->program);
+    kiln_program_free(st->loaded);
 }
 
 /* Read every --input file into the slot of its input. */
@@ -705,6 +713,7 @@ static void print_json(const bench_state *st, const bench_args *args, const benc
     json_init(&w, stdout);
     json_begin_object(&w);
     json_member_string(&w, "file", args->path);
+    json_member_string(&w, "method", kiln_program_method_name(st->program));
     json_member_int(&w, "runs", r->timed_runs);
     json_member_int(&w, "warmup", r->warmup_runs);
     json_member_string(&w, "stopped_by", r->stopped_by_time ? "duration" : "runs");
@@ -848,7 +857,8 @@ static void print_text(const bench_state *st, const bench_args *args, const benc
 static int bench(bench_state *st, const bench_args *args, bench_result *result, bench_profile *profile)
 {
     double start = now_seconds();
-    if (load_args_load(&args->load, args->path, &st->program) != CLI_OK)
+    if (load_args_load(&args->load, args->path, &st->loaded) != CLI_OK ||
+        load_args_method(&args->load, st->loaded, &st->program) != CLI_OK)
         return CLI_FAILED;
     result->load_ms = (now_seconds() - start) * 1e3;
     int rc;

@@ -126,7 +126,7 @@ static int cmd_disasm(int argc, char **argv)
 
     kiln_program *program = NULL;
     kiln_error err;
-    const load_args full = {"disasm", KILN_VERIFY_FULL};
+    const load_args full = {.verb = "disasm", .verify = KILN_VERIFY_FULL};
     if (load_args_load(&full, path, &program) != CLI_OK)
         return CLI_FAILED;
     if (dir) {

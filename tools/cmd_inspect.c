@@ -30,20 +30,24 @@ static int cmd_inspect(int argc, char **argv);
 const cli_verb cli_verb_inspect = {
     "inspect",
     "show identities, signature, contract, ops, weights, memory plan and sections",
-    "usage: kiln inspect FILE [--json] [--quiet] [--verify full|lazy|none]\n\n"
+    "usage: kiln inspect FILE [--json] [--quiet] [--method NAME] [--verify full|lazy|none]\n\n"
     "Verify FILE (completely unless --verify says otherwise), then show what it is: program name, format version,\n"
     "producer and mode; its artifact, program and state identities; the\n"
     "signature state; metadata; inputs and outputs with dtype and shape; dims\n"
     "with range, multiple_of and derived expressions; semantic input checks;\n"
     "ops with versions and node counts; weights (total, largest five,\n"
     "compression); the memory plan at the domain's upper bound; evidence cases;\n"
-    "and every section. An artifact this runtime cannot run is shown as far as\n"
+    "and every section. An artifact with several methods (entry points) lists\n"
+    "them, then shows each method's contract, ops, memory plan and evidence\n"
+    "(only NAME's with --method).\n"
+    "An artifact this runtime cannot run is shown as far as\n"
     "its container goes, with the reasons under \"cannot run here:\".\n"
     "Exit 0 when the artifact could be read (even if it cannot run here), 1 when\n"
     "it could not (missing, damaged, another format major).\n\n"
     "options:\n"
     "  --json       print one JSON object (schema: spec/inspect-json.md)\n"
     "  -q, --quiet  print only the header line\n"
+    LOAD_ARGS_METHOD_USAGE
     LOAD_ARGS_USAGE,
     cmd_inspect,
 };
@@ -681,7 +685,32 @@ static bool print_sections(const artifact_view *view, const term_style *st)
     return emit(&t, st, true);
 }
 
-static int print_human(const artifact_view *view, bool quiet)
+/* The methods, one line each: name and signature. */
+static void print_methods(const kiln_program *program, const term_style *st)
+{
+    heading(st, "methods");
+    for (uint32_t m = 0; m < kiln_program_method_count(program); m++) {
+        const kiln_program *p = kiln_program_method_at(program, m);
+        printf("  %s(", kiln_program_method_name(p));
+        for (uint32_t i = 0; i < kiln_program_input_count(p); i++) {
+            kiln_io_info io;
+            char shape[SHAPE_TEXT_SIZE];
+            kiln_program_input(p, i, &io);
+            kiln_program_input_shape_text(p, i, shape, sizeof shape);
+            printf("%s%s: %s%s", i ? ", " : "", io.name, kiln_dtype_name(io.dtype), shape);
+        }
+        printf(") ->");
+        for (uint32_t i = 0; i < kiln_program_output_count(p); i++) {
+            kiln_io_info io;
+            kiln_program_output(p, i, &io);
+            printf("%s %s", i ? "," : "", io.name);
+        }
+        printf("\n");
+    }
+}
+
+/* `only`: the one method to show (--method), NULL for all. */
+static int print_human(const artifact_view *view, const kiln_program *only, bool quiet)
 {
     term_style st = term_style_for(stdout);
     print_header_line(view, &st);
@@ -699,16 +728,28 @@ static int print_human(const artifact_view *view, bool quiet)
     print_problems(view, &st);
     bool ok = true;
     if (view->program) {
-        const kiln_program *p = view->program;
-        print_metadata(p, &st);
-        print_io(p, &st);
-        print_dims(p, &st);
-        print_semantic_checks(p, &st);
-        print_runtime_guards(p, &st);
-        ok = print_ops(p, &st) && ok;
-        ok = print_weights(view, &st) && ok;
-        ok = print_memory_plan(p, &st) && ok;
-        print_evidence(p, &st);
+        print_metadata(view->program, &st);
+        uint32_t count = kiln_program_method_count(view->program);
+        if (count > 1)
+            print_methods(view->program, &st);
+        for (uint32_t m = 0; m < count; m++) {
+            const kiln_program *p = kiln_program_method_at(view->program, m);
+            if (only && p != only)
+                continue;
+            if (count > 1)
+                headingf(&st, "method %s", kiln_program_method_name(p));
+            print_io(p, &st);
+            print_dims(p, &st);
+            print_semantic_checks(p, &st);
+            print_runtime_guards(p, &st);
+            ok = print_ops(p, &st) && ok;
+            if (count == 1) /* where a one-method artifact has always shown them */
+                ok = print_weights(view, &st) && ok;
+            ok = print_memory_plan(p, &st) && ok;
+            print_evidence(p, &st);
+        }
+        if (count > 1)
+            ok = print_weights(view, &st) && ok;
     } else {
         printf("\n%snot shown:%s this runtime cannot decode the program, so its metadata, inputs,\n"
                "outputs, dims, semantic checks, ops, weights, memory plan and evidence are left out\n",
@@ -1093,19 +1134,9 @@ static void json_container(json_writer *w, const artifact_view *view)
     json_sections(w, view);
 }
 
-static bool json_program(json_writer *w, const artifact_view *view)
+/* What a method has of its own, as members of the open object, and the artifact's weights where 1.0 put them. */
+static bool json_method_members(json_writer *w, const artifact_view *view, const kiln_program *p)
 {
-    const kiln_program *p = view->program;
-    json_member_string(w, "name", kiln_program_name(p));
-    json_member_string(w, "mode", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
-    json_key(w, "metadata");
-    json_begin_object(w);
-    for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
-        const char *key, *value;
-        kiln_program_metadata(p, i, &key, &value);
-        json_member_string(w, key, value);
-    }
-    json_end_object(w);
     json_key(w, "inputs");
     json_io(w, p, false);
     json_key(w, "outputs");
@@ -1129,7 +1160,31 @@ static bool json_program(json_writer *w, const artifact_view *view)
     return ok;
 }
 
-static int print_json(const artifact_view *view, bool readable)
+/* The program: the artifact's name, mode and metadata, `shown`'s own members, then the methods' names. */
+static bool json_program(json_writer *w, const artifact_view *view, const kiln_program *shown)
+{
+    const kiln_program *p = view->program;
+    json_member_string(w, "name", kiln_program_name(p));
+    json_member_string(w, "mode", kiln_program_mode(p) == KILN_MODE_INFERENCE ? "inference" : "training");
+    json_key(w, "metadata");
+    json_begin_object(w);
+    for (uint32_t i = 0; i < kiln_program_metadata_count(p); i++) {
+        const char *key, *value;
+        kiln_program_metadata(p, i, &key, &value);
+        json_member_string(w, key, value);
+    }
+    json_end_object(w);
+    bool ok = json_method_members(w, view, shown);
+    json_member_string(w, "method", kiln_program_method_name(shown));
+    json_key(w, "methods");
+    json_begin_array(w);
+    for (uint32_t m = 0; m < kiln_program_method_count(p); m++)
+        json_string(w, kiln_program_method_name(kiln_program_method_at(p, m)));
+    json_end_array(w);
+    return ok;
+}
+
+static int print_json(const artifact_view *view, const kiln_program *shown, bool readable)
 {
     json_writer w;
     bool ok = true;
@@ -1147,7 +1202,7 @@ static int print_json(const artifact_view *view, bool readable)
     if (readable)
         json_container(&w, view);
     if (view->program)
-        ok = json_program(&w, view);
+        ok = json_program(&w, view, shown ? shown : view->program);
     json_end_object(&w);
     json_finish(&w);
     return ok ? CLI_OK : cli_error("out of memory");
@@ -1165,9 +1220,15 @@ static int take_verify(void *target, const char *value)
     return load_args_take_verify(&((inspect_args *)target)->load, value);
 }
 
+static int take_method(void *target, const char *value)
+{
+    return load_args_take_method(&((inspect_args *)target)->load, value);
+}
+
 static const cli_option inspect_option_list[] = {
     {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(inspect_args, json)},
     {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
+    {.name = "--method", .arity = CLI_VALUE, .handle = take_method},
 };
 
 static const cli_options inspect_options = CLI_OPTIONS("inspect", inspect_option_list, 1);
@@ -1189,14 +1250,20 @@ static int cmd_inspect(int argc, char **argv)
     load_args_options(&args.load, &options, &progress);
     bool readable = artifact_view_open_with_options(&view, path, &options);
     cli_progress_finish(&progress);
+    const kiln_program *only = NULL;
+    /* --method needs the program: one that cannot run here has no methods to pick. */
+    if (readable && args.load.method && view.program && load_args_method(&args.load, view.program, &only) != CLI_OK) {
+        artifact_view_close(&view);
+        return CLI_FAILED;
+    }
     if (json) {
-        rc = print_json(&view, readable);
+        rc = print_json(&view, only, readable);
         if (!readable)
             rc = CLI_FAILED;
     } else if (!readable) {
         rc = cli_load_error(path, &view.error);
     } else {
-        rc = print_human(&view, quiet);
+        rc = print_human(&view, only, quiet);
     }
     artifact_view_close(&view);
     return rc;

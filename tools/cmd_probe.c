@@ -297,7 +297,7 @@ static int cmd_probe(int argc, char **argv)
     int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("probe", "missing FILE");
-    const load_args full = {"probe", KILN_VERIFY_FULL};
+    const load_args full = {.verb = "probe", .verify = KILN_VERIFY_FULL};
     if (rc == CLI_OK)
         rc = load_args_load(&full, path, &program);
     if (rc != CLI_OK) {

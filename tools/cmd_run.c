@@ -26,7 +26,7 @@ const cli_verb cli_verb_run = {
     "check inputs against the contract, run, and write outputs as .npy",
     "usage: kiln run FILE [--input NAME=PATH.npy]... [--random] [--output-dir DIR]\n"
     "                [--summary] [--threads N] [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n"
-    "                [--verify full|lazy|none]\n\n"
+    "                [--method NAME] [--verify full|lazy|none]\n\n"
     "Load and verify FILE, read each input from a .npy file, check every input\n"
     "against the declared contract (dtype, rank, each axis against its dim) and\n"
     "its semantic checks, run the program, and print each output's name, dtype\n"
@@ -49,6 +49,7 @@ const cli_verb cli_verb_run = {
     "  --threads N          exactly N threads per run, 1..1024 (default: every core,\n"
     "                       fewer while other processes hold cores)\n"
     SESSION_ARGS_USAGE
+    LOAD_ARGS_METHOD_USAGE
     LOAD_ARGS_USAGE,
     cmd_run,
 };
@@ -111,8 +112,14 @@ static int take_verify(void *target, const char *value)
     return load_args_take_verify(&((run_args *)target)->load, value);
 }
 
+static int take_method(void *target, const char *value)
+{
+    return load_args_take_method(&((run_args *)target)->load, value);
+}
+
 static const cli_option run_option_list[] = {
     {.name = "--verify", .arity = CLI_VALUE, .handle = take_verify},
+    {.name = "--method", .arity = CLI_VALUE, .handle = take_method},
     {.name = "--input", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_input},
     {.name = "--output-dir", .arity = CLI_VALUE, .offset = offsetof(run_args, output_dir)},
     {.name = "--random", .arity = CLI_FLAG, .offset = offsetof(run_args, random)},
@@ -334,7 +341,9 @@ static int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &args);
     if (rc != CLI_OK)
         goto done;
-    if ((rc = load_args_load(&args.load, args.path, &program)) != CLI_OK)
+    const kiln_program *method = NULL;
+    if ((rc = load_args_load(&args.load, args.path, &program)) != CLI_OK ||
+        (rc = load_args_method(&args.load, program, &method)) != CLI_OK)
         goto done;
     kiln_session_options options;
     kiln_session_options_default(&options);
@@ -342,16 +351,16 @@ static int cmd_run(int argc, char **argv)
     options.threads = args.threads;
     /* Threads asked for are used; by default, fewer while other processes hold cores. */
     options.thread_policy = args.threads ? KILN_THREADS_FIXED : KILN_THREADS_ADAPTIVE;
-    if ((rc = session_args_new_session(&args.session, program, &options, &session)) != CLI_OK)
+    if ((rc = session_args_new_session(&args.session, method, &options, &session)) != CLI_OK)
         goto done;
-    input_count = kiln_program_input_count(program);
+    input_count = kiln_program_input_count(method);
     given = calloc((size_t)args.input_count + 1, sizeof *given);
     generated = calloc((size_t)input_count + 1, sizeof *generated);
     if (!given || !generated) {
         rc = cli_error("out of memory");
         goto done;
     }
-    if ((rc = bind_inputs(program, session, &args, given, generated)) != CLI_OK)
+    if ((rc = bind_inputs(method, session, &args, given, generated)) != CLI_OK)
         goto done;
     /* Before the run, which may be long: a DIR that cannot be made fails now. */
     if (args.output_dir && (rc = cli_make_directories(args.output_dir)) != CLI_OK)

@@ -21,15 +21,17 @@ static int cmd_verify(int argc, char **argv);
 const cli_verb cli_verb_verify = {
     "verify",
     "prove an artifact intact, authentic and runnable here",
-    "usage: kiln verify FILE [--trust KEY.pub]... [--require-signature] [--json]\n\n"
+    "usage: kiln verify FILE [--trust KEY.pub]... [--require-signature] [--method NAME] [--json]\n\n"
     "Check FILE in full: structure, artifact digest, every section's CRC32 and\n"
     "BLAKE2b-256, the signature against the trusted keys, and that this runtime\n"
-    "can run it (ops, dtypes, mode, memory plan). Exit 0 if everything holds,\n"
+    "can run it (ops, dtypes, mode, memory plan), then replay the evidence of\n"
+    "every method (only NAME's with --method). Exit 0 if everything holds,\n"
     "1 naming the check that failed.\n\n"
     "options:\n"
     "  --trust KEY.pub        accept signatures by this key (repeatable); an\n"
     "                         artifact signed by any other key is refused\n"
     "  --require-signature    refuse unsigned artifacts\n"
+    "  --method NAME          replay only the evidence of method NAME\n"
     "  --json                 print the report as one JSON object (spec/compatibility.md)\n",
     cmd_verify,
 };
@@ -117,6 +119,39 @@ static void release_outcome(evidence_outcome *out)
     free(out->message);
 }
 
+/* The evidence of every method of an artifact (of[m] for method m), replayed. */
+typedef struct method_outcomes {
+    uint32_t method_count;
+    evidence_outcome *of;
+    uint32_t case_count, failed; /* over every method */
+} method_outcomes;
+
+/* `only`: the one method to replay (--method), NULL for every one. */
+static void replay_methods(const kiln_program *program, const kiln_program *only, method_outcomes *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t count = kiln_program_method_count(program);
+    out->of = calloc(count, sizeof *out->of);
+    if (!out->of)
+        return;
+    out->method_count = count;
+    for (uint32_t m = 0; m < count; m++) {
+        const kiln_program *method = kiln_program_method_at(program, m);
+        if (only && method != only)
+            continue; /* left empty: no cases */
+        replay_all(method, &out->of[m]);
+        out->case_count += out->of[m].case_count;
+        out->failed += out->of[m].failed;
+    }
+}
+
+static void release_methods(method_outcomes *out)
+{
+    for (uint32_t m = 0; m < out->method_count; m++)
+        release_outcome(&out->of[m]);
+    free(out->of);
+}
+
 static void print_rule(FILE *f, const kiln_compare_rule *rule)
 {
     if (rule->kind == KILN_COMPARE_EXACT)
@@ -130,7 +165,12 @@ static void print_rule(FILE *f, const kiln_compare_rule *rule)
 /* Case names and messages come from the artifact: term_printf escapes them. */
 static void print_evidence(FILE *f, const kiln_program *program, const evidence_outcome *out)
 {
-    fprintf(f, "evidence   %u case%s, %u failed\n", out->case_count, out->case_count == 1 ? "" : "s", out->failed);
+    if (kiln_program_method_count(program) > 1)
+        term_printf(f, "evidence   method %s: %u case%s, %u failed\n", kiln_program_method_name(program),
+                    out->case_count, out->case_count == 1 ? "" : "s", out->failed);
+    else
+        fprintf(f, "evidence   %u case%s, %u failed\n", out->case_count, out->case_count == 1 ? "" : "s",
+                out->failed);
     for (uint32_t c = 0; c < out->case_count; c++) {
         const char *name = kiln_program_evidence_name(program, c);
         if (out->status[c] != KILN_OK) {
@@ -172,8 +212,6 @@ static void print_output_json(json_writer *w, const kiln_evidence_result *r)
 /* The replayed cases; a case that could not run has its error and no outputs. */
 static void print_evidence_json(json_writer *w, const kiln_program *program, const evidence_outcome *out)
 {
-    json_key(w, "evidence");
-    json_begin_array(w);
     for (uint32_t c = 0; c < out->case_count; c++) {
         bool passed = out->status[c] == KILN_OK;
         uint32_t outputs = passed ? kiln_program_evidence_output_count(program, c) : 0;
@@ -181,6 +219,7 @@ static void print_evidence_json(json_writer *w, const kiln_program *program, con
             passed = passed && out->results[c][o].passed;
         json_begin_object(w);
         json_member_string(w, "name", kiln_program_evidence_name(program, c));
+        json_member_string(w, "method", kiln_program_method_name(program));
         json_member_bool(w, "passed", passed);
         if (out->status[c] != KILN_OK) {
             json_member_string(w, "error", out->message[c]);
@@ -192,7 +231,6 @@ static void print_evidence_json(json_writer *w, const kiln_program *program, con
         json_end_array(w);
         json_end_object(w);
     }
-    json_end_array(w);
 }
 
 /* One line per problem of the report. */
@@ -288,7 +326,7 @@ static void print_program_json(json_writer *w, const kiln_program *program)
 }
 
 static void print_json(const char *path, const kiln_program *program, const kiln_report *report,
-                       const evidence_outcome *evidence, kiln_status status, const kiln_error *err)
+                       const method_outcomes *evidence, kiln_status status, const kiln_error *err)
 {
     json_writer w;
     json_init(&w, stdout);
@@ -315,7 +353,12 @@ static void print_json(const char *path, const kiln_program *program, const kiln
     json_end_array(&w);
     if (program) {
         print_program_json(&w, program);
-        print_evidence_json(&w, program, evidence);
+        /* Every method's cases in one array, each naming its method. */
+        json_key(&w, "evidence");
+        json_begin_array(&w);
+        for (uint32_t m = 0; m < evidence->method_count; m++)
+            print_evidence_json(&w, kiln_program_method_at(program, m), &evidence->of[m]);
+        json_end_array(&w);
     }
     json_end_object(&w);
     json_finish(&w);
@@ -343,16 +386,28 @@ static void print_report(const kiln_program *program, const kiln_report *report,
         printf("signature  present but not checked: key %s, no --trust key given\n", hex);
         break;
     }
-    printf("runtime    ok (%u node%s; every op and dtype is supported)\n", kiln_program_node_count(program),
-           kiln_program_node_count(program) == 1 ? "" : "s");
-    uint64_t arena;
-    char amount[32];
-    kiln_error err;
-    if (kiln_program_session_arena(program, NULL, &arena, &err) == KILN_OK) {
-        kiln_format_bytes(arena, amount, sizeof amount);
-        printf("arena      ok (%s over the whole domain, within the default limit)\n", amount);
-    } else {
-        term_printf(stdout, "arena      narrow to run: %s\n", err.message);
+    uint32_t methods = kiln_program_method_count(program), nodes = 0;
+    for (uint32_t m = 0; m < methods; m++)
+        nodes += kiln_program_node_count(kiln_program_method_at(program, m));
+    if (methods > 1)
+        printf("runtime    ok (%u methods, %u node%s; every op and dtype is supported)\n", methods, nodes,
+               nodes == 1 ? "" : "s");
+    else
+        printf("runtime    ok (%u node%s; every op and dtype is supported)\n", nodes, nodes == 1 ? "" : "s");
+    for (uint32_t m = 0; m < methods; m++) {
+        const kiln_program *method = kiln_program_method_at(program, m);
+        uint64_t arena;
+        char amount[32], which[80] = "";
+        kiln_error err;
+        if (methods > 1)
+            snprintf(which, sizeof which, "method %s: ", kiln_program_method_name(method));
+        if (kiln_program_session_arena(method, NULL, &arena, &err) == KILN_OK) {
+            kiln_format_bytes(arena, amount, sizeof amount);
+            term_printf(stdout, "arena      %sok (%s over the whole domain, within the default limit)\n", which,
+                        amount);
+        } else {
+            term_printf(stdout, "arena      %snarrow to run: %s\n", which, err.message);
+        }
     }
     if (kiln_report_count(report)) {
         printf("notes\n");
@@ -364,6 +419,7 @@ typedef struct verify_args {
     const char **trust_paths; /* room for one per word of the command line */
     int trust_count;
     bool require_signature, json;
+    const char *method;
 } verify_args;
 
 static int take_trust(void *target, const char *path)
@@ -377,6 +433,7 @@ static const cli_option verify_option_list[] = {
     {.name = "--trust", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_trust},
     {.name = "--require-signature", .arity = CLI_FLAG, .offset = offsetof(verify_args, require_signature)},
     {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(verify_args, json)},
+    {.name = "--method", .arity = CLI_VALUE, .offset = offsetof(verify_args, method)},
 };
 
 static const cli_options verify_options = CLI_OPTIONS("verify", verify_option_list, 1);
@@ -384,7 +441,7 @@ static const cli_options verify_options = CLI_OPTIONS("verify", verify_option_li
 static int cmd_verify(int argc, char **argv)
 {
     const char *path = NULL;
-    verify_args args = {calloc((size_t)argc, sizeof *args.trust_paths), 0, false, false};
+    verify_args args = {calloc((size_t)argc, sizeof *args.trust_paths), 0, false, false, NULL};
     const char **trust_paths = args.trust_paths;
     int operands;
     if (!trust_paths)
@@ -418,9 +475,12 @@ static int cmd_verify(int argc, char **argv)
         /* Whether a session over the whole domain fits the default arena
          * limit is reported, not required: a program too large at its upper
          * bound runs in sessions that narrow a dim (evidence replays so). */
-        evidence_outcome evidence = {0};
+        method_outcomes evidence = {0};
+        const kiln_program *only = NULL;
+        if (status == KILN_OK && args.method && kiln_program_method(program, args.method, &only, &err) != KILN_OK)
+            status = err.code;
         if (status == KILN_OK) {
-            replay_all(program, &evidence);
+            replay_methods(program, only, &evidence);
             if (evidence.failed) {
                 status = err.code = KILN_ERR_RUNTIME;
                 snprintf(err.message, sizeof err.message, "%u of %u evidence case%s failed on this runtime",
@@ -432,7 +492,8 @@ static int cmd_verify(int argc, char **argv)
         } else if (status != KILN_OK && program) {
             /* Loaded, but evidence failed: the checks that held, then the cases. */
             print_report(program, report, path);
-            print_evidence(stdout, program, &evidence);
+            for (uint32_t m = 0; m < evidence.method_count; m++)
+                print_evidence(stdout, kiln_program_method_at(program, m), &evidence.of[m]);
             fflush(stdout);
             cli_error("%s: %s check failed: %s", path, check_of(status), err.message);
         } else if (status != KILN_OK) {
@@ -441,10 +502,11 @@ static int cmd_verify(int argc, char **argv)
                 cli_hint_not_artifact(path);
         } else if (!cli_quiet) {
             print_report(program, report, path);
-            if (evidence.case_count)
-                print_evidence(stdout, program, &evidence);
+            for (uint32_t m = 0; m < evidence.method_count; m++)
+                if (evidence.of[m].case_count)
+                    print_evidence(stdout, kiln_program_method_at(program, m), &evidence.of[m]);
         }
-        release_outcome(&evidence);
+        release_methods(&evidence);
         rc = status == KILN_OK ? CLI_OK : CLI_FAILED;
     }
     kiln_report_free(report);

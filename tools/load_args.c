@@ -20,6 +20,23 @@ int load_args_take_verify(load_args *args, const char *value)
     return cli_usage_error(args->verb, "--verify takes full, lazy or none, got '%s'", value);
 }
 
+int load_args_take_method(load_args *args, const char *value)
+{
+    args->method = value;
+    return CLI_OK;
+}
+
+int load_args_method(const load_args *args, const kiln_program *program, const kiln_program **out)
+{
+    kiln_error err;
+    *out = program;
+    if (!args->method)
+        return CLI_OK;
+    if (kiln_program_method(program, args->method, out, &err) != KILN_OK)
+        return cli_error("%s", err.message);
+    return CLI_OK;
+}
+
 void load_args_options(const load_args *args, kiln_load_options *options, cli_progress *progress)
 {
     kiln_load_options_default(options);
@@ -31,7 +48,7 @@ void load_args_options(const load_args *args, kiln_load_options *options, cli_pr
 
 void load_args_rewrite_options(kiln_load_options *options, cli_progress *progress)
 {
-    const load_args full = {"rewrite", KILN_VERIFY_FULL};
+    const load_args full = {.verb = "rewrite", .verify = KILN_VERIFY_FULL};
     load_args_options(&full, options, progress);
     cli_progress_then(progress, "writing");
 }

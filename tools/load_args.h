@@ -16,12 +16,25 @@
 typedef struct load_args {
     const char *verb;          /* for the messages */
     kiln_verify_policy verify; /* default KILN_VERIFY_FULL */
+    const char *method;        /* --method NAME; NULL: the artifact's first method */
 } load_args;
 
 /* Usage text for the option, to paste into a verb's usage. */
 #define LOAD_ARGS_USAGE                                                                                  \
     "  --verify POLICY      full (default: every checksum and hash now), lazy (the program now,\n"      \
     "                       weights when first run) or none (only the program's checksums)\n"
+
+/* Usage text for `--method`, for the verbs that run or describe one method. */
+#define LOAD_ARGS_METHOD_USAGE                                                                           \
+    "  --method NAME        the artifact's method (entry point) NAME, e.g. decode (default: its first;\n" \
+    "                       `kiln inspect` lists them)\n"
+
+/* Take `--method NAME`. @return CLI_OK. */
+int load_args_take_method(load_args *args, const char *value);
+
+/* The method --method names of `program` (the program itself without --method); an unknown name is
+ * printed with the methods there are. @return CLI_OK or CLI_FAILED. */
+int load_args_method(const load_args *args, const kiln_program *program, const kiln_program **out);
 
 /* Take `--verify POLICY`. @return CLI_OK or CLI_USAGE. */
 int load_args_take_verify(load_args *args, const char *value);

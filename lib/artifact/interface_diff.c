@@ -65,6 +65,16 @@ static char *vformat(const char *fmt, va_list args)
     return text;
 }
 
+static char *format_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *format_text(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    char *text = vformat(fmt, args);
+    va_end(args);
+    return text;
+}
+
 static void add_change(change_list *list, kiln_change_class class, const char *kind, const char *subject,
                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static void add_change(change_list *list, kiln_change_class class, const char *kind, const char *subject,
@@ -86,15 +96,14 @@ static void add_change(change_list *list, kiln_change_class class, const char *k
     va_start(args, fmt);
     char *message = vformat(fmt, args);
     va_end(args);
-    size_t length = strlen(subject);
-    char *subject_copy = malloc(length + 1);
+    char *subject_copy = list->method ? format_text("method '%s' %s", list->method, subject)
+                                      : format_text("%s", subject);
     if (!message || !subject_copy) {
         free(message);
         free(subject_copy);
         list->failed = true;
         return;
     }
-    memcpy(subject_copy, subject, length + 1);
     list->items[list->count++] = (change){class, kind, subject_copy, message};
 }
 
@@ -833,7 +842,10 @@ static void compare_evidence(diff *d, const kiln_artifact *va, const kiln_artifa
             described_change = true;
         }
     }
-    /* Same cases by name and rule, but other bytes: the tensors changed. */
+    /* Same cases by name and rule, but other bytes: the tensors changed (the first method's
+     * section; further methods' evidence is part of MTHD, whose other changes show elsewhere). */
+    if (!va || !vb)
+        return;
     int64_t ea = kiln_artifact_find_section(va, "EVID"), eb = kiln_artifact_find_section(vb, "EVID");
     if (!described_change && ea >= 0 && eb >= 0) {
         kiln_section_info sa, sb;
@@ -1022,6 +1034,69 @@ static void note_unrunnable(diff *d, const kiln_artifact *view, const char *whic
 
 /* ------------------------------------------------------------ running */
 
+/* The method of `p`'s artifact called `name`, or NULL. */
+static const kiln_program *method_named(const kiln_program *p, const char *name)
+{
+    for (uint32_t m = 0; m < kiln_program_method_count(p); m++)
+        if (strcmp(kiln_program_method_name(kiln_program_method_at(p, m)), name) == 0)
+            return kiln_program_method_at(p, m);
+    return NULL;
+}
+
+/* What one method's consumers see: its signature, dims, ops, node names and evidence. */
+static bool compare_method(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
+{
+    free(d->pairs);
+    free(d->uses);
+    d->pairs = NULL;
+    d->uses = NULL;
+    d->pair_count = d->use_count = 0;
+    bool ok = compare_io(d);
+    compare_unpaired_dims(d);
+    compare_derived(d);
+    compare_ops(d);
+    compare_node_names(d);
+    compare_evidence(d, va, vb);
+    return ok;
+}
+
+/*
+ * Each method of A against B's method of the same name (named in the
+ * subjects when either artifact has several); a method A has and B lacks
+ * is breaking for its callers, one B adds is not.
+ */
+static bool compare_methods(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
+{
+    const kiln_program *a = kiln_artifact_program(va), *b = kiln_artifact_program(vb);
+    bool several = kiln_program_method_count(a) > 1 || kiln_program_method_count(b) > 1, ok = true;
+    for (uint32_t m = 0; ok && m < kiln_program_method_count(a); m++) {
+        const kiln_program *ma = kiln_program_method_at(a, m);
+        const char *name = kiln_program_method_name(ma);
+        const kiln_program *mb = method_named(b, name);
+        char subject[300];
+        snprintf(subject, sizeof subject, "method '%s'", name);
+        if (!mb) {
+            add_change(&d->changes, KILN_CHANGE_BREAKING, "method-removed", subject,
+                       "B has no method '%s': its callers fail", name);
+            continue;
+        }
+        d->a = ma;
+        d->b = mb;
+        d->changes.method = several ? name : NULL;
+        /* The first methods' EVID sections are compared byte for byte too. */
+        ok = compare_method(d, m == 0 && mb == b ? va : NULL, m == 0 && mb == b ? vb : NULL);
+        d->changes.method = NULL;
+    }
+    for (uint32_t m = 0; m < kiln_program_method_count(b); m++) {
+        const char *name = kiln_program_method_name(kiln_program_method_at(b, m));
+        char subject[300];
+        snprintf(subject, sizeof subject, "method '%s'", name);
+        if (!method_named(a, name))
+            add_change(&d->changes, KILN_CHANGE_COMPATIBLE, "method-added", subject, "added in B");
+    }
+    return ok;
+}
+
 bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, interface_diff *out)
 {
     diff d;
@@ -1038,13 +1113,10 @@ bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, i
         note_unrunnable(&d, vb, "B");
     if (out->compared) {
         compare_identities(&d, ids);
-        ok = compare_io(&d);
-        compare_unpaired_dims(&d);
-        compare_derived(&d);
-        compare_ops(&d);
+        ok = compare_methods(&d, va, vb);
+        d.a = kiln_artifact_program(va);
+        d.b = kiln_artifact_program(vb);
         compare_metadata(&d);
-        compare_node_names(&d);
-        compare_evidence(&d, va, vb);
         if (!kiln_identity_pair_equal(&ids[1]))
             compare_weights_table(&d);
     }

@@ -23,7 +23,8 @@ typedef struct change {
 typedef struct change_list {
     change *items;
     size_t count, capacity;
-    bool failed; /* out of memory */
+    bool failed;        /* out of memory */
+    const char *method; /* while one method of several is compared: subjects start "method 'NAME' " */
 } change_list;
 
 typedef struct interface_diff {

@@ -228,7 +228,7 @@ static void json_has_every_field_in_order(void **state)
     assert_int_equal(r.exit_code, 0);
     json_value *json = parse_stdout(&r);
     static const char *const fields[] = {
-        "file", "runs", "warmup", "stopped_by", "threads", "last_run_threads", "waits", "reference_kernels", "load_ms", "session_ms",
+        "file", "method", "runs", "warmup", "stopped_by", "threads", "last_run_threads", "waits", "reference_kernels", "load_ms", "session_ms",
         "first_run_ms", "min_ms", "median_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "stddev_ms",
         "runs_per_second", "arena_bytes", "peak_rss_bytes", "peak_rss_source", "dims", "sizes_from",
         "evidence_case", "inputs",
