@@ -36,10 +36,10 @@ __all__ = [
 ]
 
 
-def inspect(path):
-    """The data of `kiln inspect --json PATH` (spec/inspect-json.md), read through the library, also
-    for a file that cannot be read (missing, damaged: "readable" false and a "message")."""
-    return describe_path(path)
+def inspect(path, method=None):
+    """The data of `kiln inspect --json PATH [--method METHOD]` (spec/inspect-json.md), read through
+    the library, also for a file that cannot be read (missing, damaged: "readable" false and a "message")."""
+    return describe_path(path, method)
 
 
 def format_bytes(count):

@@ -28,20 +28,20 @@ _COMPARE_EXACT = 0
 _LIMIT = 13  # KILN_ERR_LIMIT
 
 
-def describe_path(path):
-    """The inspect data of the artifact at `path`."""
+def describe_path(path, method=None):
+    """The inspect data of the artifact at `path`; `method` (a name) as `kiln inspect --method`."""
     origin = os.fsdecode(path)  # "file" is the path as given, as the command prints it
     handle, error = ctypes.c_void_p(), _lib.Error()
     status = _lib.kiln.kiln_artifact_open(os.fsencode(origin), None, ctypes.byref(handle), ctypes.byref(error))
-    return _describe_opened(origin, status, handle, error)
+    return _describe_opened(origin, status, handle, error, method)
 
 
-def describe_bytes(data):
+def describe_bytes(data, method=None):
     """The inspect data of the artifact held in `data` (bytes), its "file" "<memory>"."""
     data = bytes(data)
     handle, error = ctypes.c_void_p(), _lib.Error()
     status = _lib.kiln.kiln_artifact_open_memory(data, len(data), None, ctypes.byref(handle), ctypes.byref(error))
-    return _describe_opened(MEMORY_ORIGIN, status, handle, error)
+    return _describe_opened(MEMORY_ORIGIN, status, handle, error, method)
 
 
 def signature_of_path(path):
@@ -59,7 +59,7 @@ def signature_of_path(path):
     return signature["state"], signature.get("key_id")
 
 
-def _describe_opened(origin, status, handle, error):
+def _describe_opened(origin, status, handle, error, method=None):
     if status != 0:
         return {"schema": SCHEMA, "file": origin, "readable": False, "runnable": False,
                 "message": error.message.decode("utf-8", "replace"), "problems": []}
@@ -69,7 +69,13 @@ def _describe_opened(origin, status, handle, error):
                "problems": _problems(_lib.kiln.kiln_artifact_report(handle))}
         out.update(_container(handle, program))
         if program:
-            out.update(_program(handle, program))
+            shown = program
+            if method is not None:
+                found, error = ctypes.c_void_p(), _lib.Error()
+                raise_for(_lib.kiln.kiln_program_method(program, str(method).encode(), ctypes.byref(found),
+                                                        ctypes.byref(error)), error)
+                shown = found.value
+            out.update(_program(handle, program, shown))
         return out
     finally:
         _lib.kiln.kiln_artifact_free(handle)
@@ -356,8 +362,9 @@ def _evidence(program):
     return out
 
 
-def _program(handle, program):
-    """Everything a program this runtime loaded shows."""
+def _program(handle, root, program):
+    """Everything a program this runtime loaded shows: the artifact's name, mode and metadata (of
+    `root`), method `program`'s own members, the methods' names."""
     kiln = _lib.kiln
     metadata = {}
     for i in range(kiln.kiln_program_metadata_count(program)):
@@ -374,4 +381,6 @@ def _program(handle, program):
             "node_count": nodes,
             "named_node_count": sum(kiln.kiln_program_node_name(program, n) is not None for n in range(nodes)),
             "ops": _ops(program), "weights": _weights(handle, program), "memory_plan": _memory_plan(program),
-            "evidence": _evidence(program)}
+            "evidence": _evidence(program), "method": kiln.kiln_program_method_name(program).decode(),
+            "methods": [kiln.kiln_program_method_name(kiln.kiln_program_method_at(root, m)).decode()
+                        for m in range(kiln.kiln_program_method_count(root))]}

@@ -169,8 +169,9 @@ class _Owned:
 class Program:
     """A loaded, verified program: its interface, and `run` over NumPy arrays."""
 
-    def __init__(self, handle, origin, problems, dims=None, max_arena=None, threads=None):
-        self._owner = _Owned(handle)
+    def __init__(self, handle, origin, problems, dims=None, max_arena=None, threads=None, _root=None):
+        # A method's Program shares its artifact's owner: the artifact lives while any of them does.
+        self._owner = _root._owner if _root is not None else _Owned(handle)
         self._handle = handle
         self.origin = origin
         self.warnings = [p for p in problems if p.severity == "warning"]
@@ -203,6 +204,25 @@ class Program:
                     description=check.description.decode() if check.description else None)
         self.evidence = [kiln.kiln_program_evidence_name(handle, c).decode()
                          for c in range(kiln.kiln_program_evidence_count(handle))]
+        self.method = kiln.kiln_program_method_name(handle).decode()
+        if _root is None:
+            # Every method of the artifact, the first this Program: {name: Program}, shared by them all.
+            self.methods = {self.method: self}
+            for m in range(1, kiln.kiln_program_method_count(handle)):
+                method = Program(kiln.kiln_program_method_at(handle, m), origin, (), max_arena=max_arena,
+                                 threads=threads, _root=self)
+                self.methods[method.method] = method
+            for method in self.methods.values():
+                method.methods = self.methods
+
+    def __getattr__(self, name):
+        """program.decode is the method "decode" of the artifact (program.methods["decode"]): a
+        Program, so program.decode(t) runs it. Names the Program itself has come first."""
+        methods = self.__dict__.get("methods")
+        if methods is not None and name in methods:
+            return methods[name]
+        raise AttributeError("program %r has no attribute or method %r (its methods: %s)"
+                             % (self.__dict__.get("name"), name, ", ".join(methods or ())))
 
     def _open_handle(self):
         """The C program; kiln.ArgumentError once close() let it go (the C library is never given NULL)."""
@@ -273,12 +293,13 @@ class Program:
     def inspect(self):
         """The data of `kiln inspect --json` for this artifact (spec/inspect-json.md): its file's, or
         for a program loaded from memory that of its bytes ("file" is "<memory>")."""
+        method = self.method if len(self.methods) > 1 else None
         if self.origin != "<memory>":
-            return describe_path(self.origin)
-        data = getattr(self, "_bytes", None)
+            return describe_path(self.origin, method)
+        data = getattr(self.methods[next(iter(self.methods))], "_bytes", None)
         if data is None:
             raise Error("this program was loaded from memory without keeping its bytes: inspect the artifact", 0)
-        return describe_bytes(data)
+        return describe_bytes(data, method)
 
     def close(self):
         """Let the program go: it is freed now, or when the last Session made from it is; using the
@@ -288,8 +309,8 @@ class Program:
         self._handle = None
 
     def __repr__(self):
-        return "<kiln.Program %r: %s -> %s>" % (
-            self.name, ", ".join("%s %s%s" % (i.name, _dtype_name(i.dtype), i.shape) for i in self.inputs),
+        return "<kiln.Program %r%s: %s -> %s>" % (
+            self.name, " method %r" % self.method if len(self.methods) > 1 else "", ", ".join("%s %s%s" % (i.name, _dtype_name(i.dtype), i.shape) for i in self.inputs),
             ", ".join("%s %s%s" % (o.name, _dtype_name(o.dtype), o.shape) for o in self.outputs))
 
 

@@ -55,6 +55,7 @@ def test_the_golden_artifacts_cover_what_inspect_shows(run_kiln):
     assert any(s["runtime_guards"] for s in runnable)
     assert any(s["weights"]["compressed"] for s in runnable)
     assert any(s["named_node_count"] for s in runnable)
+    assert any(len(s["methods"]) > 1 for s in runnable)                     # several entry points
     assert any(s["derived_dims"] or any("*" in a for i in s["inputs"] for a in i["axes"]) for s in runnable)
     assert any(any(p["severity"] == "warning" for p in s["problems"]) for s in shown)
 
