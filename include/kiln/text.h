@@ -41,7 +41,7 @@ extern "C" {
  * @return KILN_OK with *out a builder to free with kiln_builder_free, or an
  *         error with *out NULL: KILN_ERR_MALFORMED (the text breaks the
  *         grammar), KILN_ERR_UNSUPPORTED_VERSION (header other than
- *         `kiln 1.0`), KILN_ERR_UNSUPPORTED_OP,
+ *         `kiln 1.0` and `kiln 1.1`), KILN_ERR_UNSUPPORTED_OP,
  *         KILN_ERR_INVALID_PROGRAM (names, literals, attributes the op
  *         registry refuses, files and evidence that disagree with their
  *         declaration, paths leaving base_dir, checks the input's dtype

@@ -16,7 +16,7 @@
 #include "text_buffer.h"
 
 /* The one text format version this library reads and writes. */
-#define KILN_TEXT_VERSION "1.0"
+#define KILN_TEXT_VERSION "1.1"
 
 /* Constants and evidence tensors with at most this many elements are
  * printed inline. */

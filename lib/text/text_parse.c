@@ -88,6 +88,15 @@ typedef struct parser {
     bool mode_seen;
     bool strict_seen;
     bool evidence_seen;
+    /* Methods (text format 1.1): `builder` is the method being read, `program` the program's own
+     * builder (the first method's, which owns the others once added). */
+    kiln_builder *program;
+    char *program_name;
+    kiln_mode mode;
+    bool methods_allowed;           /* the header says 1.1 */
+    bool in_method;                 /* inside `method NAME { ... }` */
+    bool methods_seen;              /* a method block was read: only more may follow */
+    kiln_text_symbols program_weights; /* the weights declared outside the blocks, which blocks may use */
 } parser;
 
 /* One operand of an op call as written: a value, or a literal to be made
@@ -381,11 +390,13 @@ static kiln_status parse_header(parser *p)
     KILN_TRY(advance(p));
     if (p->token.kind != KILN_TOKEN_FLOAT && p->token.kind != KILN_TOKEN_INTEGER)
         return expected(p, "the text format version " KILN_TEXT_VERSION " after 'kiln'");
-    if (p->token.length != strlen(KILN_TEXT_VERSION) ||
-        memcmp(p->token.text, KILN_TEXT_VERSION, p->token.length) != 0)
+    bool one_zero = p->token.length == 3 && memcmp(p->token.text, "1.0", 3) == 0;
+    if (!one_zero && (p->token.length != strlen(KILN_TEXT_VERSION) ||
+                      memcmp(p->token.text, KILN_TEXT_VERSION, p->token.length) != 0))
         return FAIL_AT(p, p->token.at, KILN_ERR_UNSUPPORTED_VERSION,
-                       "text format version %.*s is not supported; this kiln reads version " KILN_TEXT_VERSION,
-                       (int)(p->token.length > 40 ? 40 : p->token.length), p->token.text);
+                       "text format version %.*s is not supported; this kiln reads versions 1.0 and "
+                       KILN_TEXT_VERSION, (int)(p->token.length > 40 ? 40 : p->token.length), p->token.text);
+    p->methods_allowed = !one_zero;
     KILN_TRY(advance(p));
     return end_statement(p, "'kiln'");
 }
@@ -396,12 +407,11 @@ static kiln_status parse_program(parser *p)
     KILN_TRY(advance(p));
     if (p->token.kind != KILN_TOKEN_STRING)
         return expected(p, "the program name as a string after 'program'");
-    char *name;
-    KILN_TRY(copy_string(p, &name));
-    kiln_status status = kiln_builder_new(name, &p->builder, &cause);
-    free(name);
+    KILN_TRY(copy_string(p, &p->program_name));
+    kiln_status status = kiln_builder_new(p->program_name, &p->builder, &cause);
     if (status != KILN_OK)
         return fail_with(p, p->token.at, &cause);
+    p->program = p->builder;
     KILN_TRY(advance(p));
     return end_statement(p, "'program'");
 }
@@ -410,6 +420,9 @@ static kiln_status parse_meta(parser *p)
 {
     kiln_error cause;
     char *key = NULL, *value = NULL;
+    if (p->in_method)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM,
+                       "a method has the program's metadata; write 'meta' before the method blocks");
     KILN_TRY(advance(p));
     kiln_text_position key_at = p->token.at;
     if (p->token.kind == KILN_TOKEN_WORD)
@@ -447,6 +460,9 @@ static kiln_status parse_mode(parser *p)
     kiln_mode mode;
     if (p->mode_seen)
         return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "the mode is already set");
+    if (p->in_method)
+        return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM,
+                       "a method has the program's mode; set it before the method blocks");
     KILN_TRY(advance(p));
     if (kiln_token_is_word(&p->token, "inference"))
         mode = KILN_MODE_INFERENCE;
@@ -456,6 +472,7 @@ static kiln_status parse_mode(parser *p)
         return expected(p, "'inference' or 'training' after 'mode'");
     if (kiln_builder_set_mode(p->builder, mode, &cause) != KILN_OK)
         return fail_with(p, p->token.at, &cause);
+    p->mode = mode;
     p->mode_seen = true;
     KILN_TRY(advance(p));
     return end_statement(p, "'mode'");
@@ -1130,6 +1147,9 @@ static kiln_status parse_weight(parser *p, kiln_weight_kind kind, const char *ke
     }
     if (status == KILN_OK)
         status = kiln_text_symbols_add(&p->values, name, strlen(name), value, at, p->err);
+    /* Declared outside the blocks: every method block may use it (resolve_reference). */
+    if (status == KILN_OK && !p->in_method)
+        status = kiln_text_symbols_add(&p->program_weights, name, strlen(name), value, at, p->err);
     kiln_tensor_free(file);
     free(source);
     kiln_text_buffer_release(&literals);
@@ -1273,10 +1293,46 @@ static kiln_status parse_attribute_value(parser *p, text_attribute *a)
 }
 
 /* Resolve the current name or %result token to a value. */
+/*
+ * The input or weight `name` names, into *out (*found false when none). In
+ * a method block a name of the program's weights (declared before the
+ * blocks) is that weight: it joins the method's builder as the same
+ * tensor, which sealing stores once.
+ */
+static kiln_status lookup_value(parser *p, const kiln_token *name, bool *found, kiln_value *out)
+{
+    const kiln_text_symbol *symbol = kiln_text_symbols_find(&p->values, name->text, name->length);
+    *found = symbol != NULL;
+    if (symbol) {
+        *out = symbol->value;
+        return KILN_OK;
+    }
+    if (!p->in_method || !kiln_text_symbols_find(&p->program_weights, name->text, name->length))
+        return KILN_OK;
+    char *copy = kiln_text_copy(name->text, name->length);
+    if (!copy)
+        return no_memory(p);
+    kiln_error cause;
+    kiln_status status = kiln_builder_share_weight(p->builder, p->program, copy, out, &cause);
+    if (status != KILN_OK)
+        status = fail_with(p, name->at, &cause);
+    else
+        status = kiln_text_symbols_add(&p->values, copy, strlen(copy), *out, name->at, p->err);
+    free(copy);
+    *found = status == KILN_OK;
+    return status;
+}
+
 static kiln_status resolve_reference(parser *p, kiln_value *out)
 {
     bool result = p->token.kind == KILN_TOKEN_RESULT;
     const kiln_text_symbols *table = result ? &p->results : &p->values;
+    if (!result) {
+        bool found;
+        KILN_TRY(lookup_value(p, &p->token, &found, out));
+        if (found)
+            return KILN_OK;
+    }
     const kiln_text_symbol *symbol = kiln_text_symbols_find(table, p->token.text, p->token.length);
     if (!symbol) {
         int length = (int)(p->token.length > 64 ? 64 : p->token.length);
@@ -1354,16 +1410,15 @@ static kiln_status parse_argument(parser *p, call *c, const kiln_op_def *op)
         if (c->attribute_count)
             return FAIL_AT(p, name.at, KILN_ERR_MALFORMED, "operands of '%s' come before its attributes", op->name);
         /* A declared name wins over the literal words nan, inf, true and false. */
-        const kiln_text_symbol *symbol = kiln_text_symbols_find(&p->values, name.text, name.length);
-        if (symbol) {
-            o.value = symbol->value;
-        } else if (kiln_text_is_literal_word(name.text, name.length)) {
+        bool found;
+        KILN_TRY(lookup_value(p, &name, &found, &o.value));
+        if (!found && !kiln_text_is_literal_word(name.text, name.length))
+            return FAIL_AT(p, name.at, KILN_ERR_INVALID_PROGRAM, "'%.*s' is not a declared input or weight",
+                           (int)(name.length > 64 ? 64 : name.length), name.text);
+        if (!found) {
             o.is_literal = true;
             if (!(o.literal = kiln_text_copy(name.text, name.length)))
                 return no_memory(p);
-        } else {
-            return FAIL_AT(p, name.at, KILN_ERR_INVALID_PROGRAM, "'%.*s' is not a declared input or weight",
-                           (int)(name.length > 64 ? 64 : name.length), name.text);
         }
         return add_operand(p, c, o);
     }
@@ -2076,9 +2131,153 @@ static kiln_status parse_evidence(parser *p)
     return end_statement(p, "'evidence'");
 }
 
+static kiln_status parse_statement(parser *p);
+
+/* The symbol tables a method has of its own (the metadata keys and the program's weights are the program's). */
+static kiln_text_symbols *method_tables(parser *p, size_t i)
+{
+    kiln_text_symbols *tables[] = {&p->values, &p->results, &p->dims, &p->inputs, &p->outputs, &p->cases,
+                                   &p->checked};
+    return i < sizeof tables / sizeof tables[0] ? tables[i] : NULL;
+}
+
+/* Let go of what the parser knows of the method it read: its names, dims, inputs and shapes. */
+static void release_method_state(parser *p)
+{
+    for (size_t i = 0; method_tables(p, i); i++)
+        kiln_text_symbols_release(method_tables(p, i));
+    kiln_expr_pool_release(&p->shapes);
+    for (uint32_t d = 0; d < p->dim_count; d++)
+        free(p->dim_names[d]);
+    free(p->dim_names);
+    free(p->dim_domains);
+    for (uint32_t d = 0; d < p->derived_count; d++)
+        free(p->derived_names[d]);
+    free(p->derived_names);
+    free(p->derived);
+    free(p->input_types);
+    p->dim_names = NULL;
+    p->dim_domains = NULL;
+    p->derived_names = NULL;
+    p->derived = NULL;
+    p->input_types = NULL;
+    p->dim_count = p->dim_capacity = p->derived_count = p->derived_capacity = 0;
+    p->input_count = p->input_capacity = 0;
+}
+
+static void init_method_state(parser *p)
+{
+    for (size_t i = 0; method_tables(p, i); i++)
+        kiln_text_symbols_init(method_tables(p, i));
+    kiln_expr_pool_init(&p->shapes);
+    p->strict_seen = p->evidence_seen = false;
+}
+
+/* The method just read has an output; `what` names it in the error. */
+static kiln_status require_output(parser *p, const char *what)
+{
+    if (p->outputs.count == 0)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM, "%s has no output; add 'output NAME = VALUE'",
+                       what);
+    return KILN_OK;
+}
+
+/* The statements of a method block, up to its closing brace (on a line of its own). */
+static kiln_status parse_method_body(parser *p, const char *name, kiln_text_position open_at)
+{
+    for (;;) {
+        KILN_TRY(skip_newlines(p));
+        if (p->token.kind == KILN_TOKEN_RBRACE)
+            break;
+        if (p->token.kind == KILN_TOKEN_END)
+            return FAIL_AT(p, open_at, KILN_ERR_MALFORMED, "method '%s' is not closed: '}' expected", name);
+        if (kiln_token_is_word(&p->token, "method"))
+            return FAIL_AT(p, p->token.at, KILN_ERR_MALFORMED,
+                           "method blocks do not nest: close method '%s' with '}' first", name);
+        KILN_TRY(parse_statement(p));
+    }
+    KILN_TRY(advance(p));
+    return end_statement(p, "'}'");
+}
+
+/*
+ * `method NAME` names the program's own method (before any block);
+ * `method NAME {` ... `}` reads a further method: its statements on a
+ * builder of its own, the program's weights visible by name, then added
+ * to the program (text format 1.1, spec/text-format.md §3.3).
+ */
+static kiln_status parse_method(parser *p)
+{
+    kiln_text_position at = p->token.at;
+    if (!p->methods_allowed)
+        return FAIL_AT(p, at, KILN_ERR_MALFORMED,
+                       "methods are text format " KILN_TEXT_VERSION ": begin the text with 'kiln " KILN_TEXT_VERSION
+                       "'");
+    if (p->in_method)
+        return FAIL_AT(p, at, KILN_ERR_MALFORMED, "method blocks do not nest");
+    KILN_TRY(advance(p));
+    if (p->token.kind != KILN_TOKEN_WORD)
+        return expected(p, "the method's name after 'method'");
+    char *name;
+    KILN_TRY(copy_token(p, &name));
+    kiln_text_position name_at = p->token.at;
+    kiln_error cause;
+    kiln_status status = advance(p);
+    if (status == KILN_OK && p->token.kind != KILN_TOKEN_LBRACE) {
+        /* The program's own method. */
+        if (p->methods_seen)
+            status = FAIL_AT(p, at, KILN_ERR_MALFORMED,
+                             "'method %s' without a block names the program's own method, before the blocks", name);
+        else if (kiln_builder_set_method_name(p->program, name, &cause) != KILN_OK)
+            status = fail_with(p, name_at, &cause);
+        else
+            status = end_statement(p, "'method NAME'");
+        free(name);
+        return status;
+    }
+    if (status == KILN_OK && !p->methods_seen)
+        status = require_output(p, "the program's own method");
+    if (status == KILN_OK)
+        status = advance(p);
+    if (status == KILN_OK)
+        status = end_statement(p, "'{'");
+    kiln_builder *method = NULL;
+    if (status == KILN_OK && kiln_builder_new(p->program_name, &method, &cause) != KILN_OK)
+        status = fail_with(p, at, &cause);
+    if (status == KILN_OK && kiln_builder_set_mode(method, p->mode, &cause) != KILN_OK)
+        status = fail_with(p, at, &cause);
+    if (status != KILN_OK) {
+        kiln_builder_free(method);
+        free(name);
+        return status;
+    }
+    release_method_state(p);
+    init_method_state(p);
+    p->builder = method;
+    p->in_method = p->methods_seen = true;
+    char what[160];
+    snprintf(what, sizeof what, "method '%s'", name);
+    status = parse_method_body(p, name, at);
+    if (status == KILN_OK)
+        status = require_output(p, what);
+    p->in_method = false;
+    p->builder = p->program;
+    if (status == KILN_OK && kiln_builder_add_method(p->program, name, method, &cause) != KILN_OK)
+        status = fail_with(p, name_at, &cause);
+    else if (status == KILN_OK)
+        method = NULL; /* the program's now */
+    kiln_builder_free(method);
+    free(name);
+    return status;
+}
+
 static kiln_status parse_statement(parser *p)
 {
     const kiln_token *t = &p->token;
+    if (p->methods_seen && !p->in_method && !kiln_token_is_word(t, "method"))
+        return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
+                       "after the first method block only method blocks follow; '%.*s' belongs before them or "
+                       "inside one", (int)(t->length > 64 ? 64 : t->length), t->text);
     /* Evidence names outputs, so it comes after them; keeping it last also
      * keeps every text in the order the canonical form prints. */
     if (p->evidence_seen && !kiln_token_is_word(t, "evidence"))
@@ -2111,13 +2310,15 @@ static kiln_status parse_statement(parser *p)
         return parse_check(p);
     if (kiln_token_is_word(t, "evidence"))
         return parse_evidence(p);
+    if (kiln_token_is_word(t, "method"))
+        return parse_method(p);
     if (kiln_token_is_word(t, "program"))
         return FAIL_AT(p, t->at, KILN_ERR_INVALID_PROGRAM, "the program is already named; 'program' appears once");
     if (kiln_token_is_word(t, "kiln"))
         return FAIL_AT(p, t->at, KILN_ERR_MALFORMED, "the header 'kiln " KILN_TEXT_VERSION "' appears only once");
     return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
                    "unknown statement '%.*s'; expected meta, mode, dim, input, check, weight, buffer, const, "
-                   "output, evidence or %%result = op(...)",
+                   "output, evidence, method or %%result = op(...)",
                    (int)(t->length > 64 ? 64 : t->length), t->text);
 }
 
@@ -2135,10 +2336,7 @@ static kiln_status parse_text(parser *p)
             break;
         KILN_TRY(parse_statement(p));
     }
-    if (p->outputs.count == 0)
-        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM,
-                       "the program has no output; add 'output NAME = VALUE'");
-    return KILN_OK;
+    return p->methods_seen ? KILN_OK : require_output(p, "the program");
 }
 
 kiln_status kiln_text_assemble(const char *text, size_t size, const char *source_name, const char *base_dir,
@@ -2151,29 +2349,19 @@ kiln_status kiln_text_assemble(const char *text, size_t size, const char *source
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_text_assemble: text is NULL");
     parser p = {.source = source_name ? source_name : "<text>", .base_dir = base_dir, .err = err};
     kiln_lexer_init(&p.lexer, text, size, p.source);
-    kiln_text_symbols *tables[] = {&p.values, &p.results, &p.metadata, &p.dims, &p.inputs, &p.outputs, &p.cases,
-                                   &p.checked};
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        kiln_text_symbols_init(tables[i]);
-    kiln_expr_pool_init(&p.shapes);
+    kiln_text_symbols_init(&p.metadata);
+    kiln_text_symbols_init(&p.program_weights);
+    init_method_state(&p);
     kiln_status status = parse_text(&p);
     kiln_lexer_release(&p.lexer);
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        kiln_text_symbols_release(tables[i]);
-    kiln_expr_pool_release(&p.shapes);
-    for (uint32_t d = 0; d < p.dim_count; d++)
-        free(p.dim_names[d]);
-    free(p.dim_names);
-    free(p.dim_domains);
-    for (uint32_t d = 0; d < p.derived_count; d++)
-        free(p.derived_names[d]);
-    free(p.derived_names);
-    free(p.derived);
-    free(p.input_types);
+    kiln_text_symbols_release(&p.metadata);
+    kiln_text_symbols_release(&p.program_weights);
+    release_method_state(&p);
+    free(p.program_name);
     if (status != KILN_OK) {
-        kiln_builder_free(p.builder);
+        kiln_builder_free(p.program); /* and the methods added to it */
         return status;
     }
-    *out = p.builder;
+    *out = p.program;
     return KILN_OK;
 }

@@ -70,10 +70,13 @@ static void print_expression(printer *pr, uint32_t id)
     free(text);
 }
 
-static void print_header(printer *pr)
+/* The artifact's lines: header, name, metadata, mode, and the first method's name when there are several. */
+static void print_program(printer *pr, const kiln_program *program)
 {
     const kiln_model *m = pr->model;
-    kiln_text_buffer_puts(&pr->out, "kiln " KILN_TEXT_VERSION "\nprogram ");
+    /* A one-method program is text format 1.0, as it always was. */
+    bool several = kiln_program_method_count(program) > 1;
+    kiln_text_buffer_puts(&pr->out, several ? "kiln " KILN_TEXT_VERSION "\nprogram " : "kiln 1.0\nprogram ");
     kiln_text_quote(&pr->out, m->name);
     kiln_text_buffer_puts(&pr->out, "\n");
     for (uint32_t i = 0; i < m->metadata_count; i++) {
@@ -88,6 +91,14 @@ static void print_header(printer *pr)
         kiln_text_buffer_puts(&pr->out, "\n");
     }
     kiln_text_buffer_printf(&pr->out, "mode %s\n", m->mode == KILN_MODE_TRAINING ? "training" : "inference");
+    if (several)
+        kiln_text_buffer_printf(&pr->out, "method %s\n", kiln_program_method_name(program));
+}
+
+/* A method's contract: strictness (with its guards as comments), dims, derived dims, inputs. */
+static void print_contract(printer *pr)
+{
+    const kiln_model *m = pr->model;
     if (m->non_strict) {
         kiln_text_buffer_puts(&pr->out, "strict false\n");
         /* The guards follow from the program: assembling derives them again. */
@@ -522,6 +533,42 @@ static kiln_status print_evidence(printer *pr)
     return KILN_OK;
 }
 
+/* `method NAME {`, the method's statements indented by four spaces, `}` (text format 1.1). */
+static kiln_status print_method_block(printer *pr, const kiln_program *method)
+{
+    printer inner = {.model = &method->model, .weights_dir = pr->weights_dir, .files = pr->files, .err = pr->err};
+    kiln_text_buffer_init(&inner.out);
+    inner.dim_names = kiln_model_dim_names(inner.model);
+    if (!inner.dim_names)
+        return no_memory(pr->err);
+    print_contract(&inner);
+    kiln_status status = print_checks(&inner);
+    if (status == KILN_OK)
+        status = print_graph(&inner);
+    if (status == KILN_OK)
+        status = print_evidence(&inner);
+    pr->files = inner.files; /* file names stay claimed across methods */
+    free(inner.dim_names);
+    char *body = status == KILN_OK ? kiln_text_buffer_take(&inner.out) : NULL;
+    kiln_text_buffer_release(&inner.out);
+    if (status == KILN_OK && !body)
+        status = no_memory(pr->err);
+    if (status != KILN_OK)
+        return status;
+    kiln_text_buffer_printf(&pr->out, "\nmethod %s {\n", kiln_program_method_name(method));
+    for (char *line = body; *line;) {
+        char *end = strchr(line, '\n');
+        size_t length = end ? (size_t)(end - line) : strlen(line);
+        kiln_text_buffer_puts(&pr->out, "    ");
+        kiln_text_buffer_append(&pr->out, line, length);
+        kiln_text_buffer_puts(&pr->out, "\n");
+        line += length + (end != NULL);
+    }
+    kiln_text_buffer_puts(&pr->out, "}\n");
+    free(body);
+    return KILN_OK;
+}
+
 kiln_status kiln_text_disassemble(const kiln_program *program, const char *weights_dir, char **text,
                                   kiln_error *err)
 {
@@ -539,14 +586,18 @@ kiln_status kiln_text_disassemble(const kiln_program *program, const char *weigh
     pr.dim_names = kiln_model_dim_names(pr.model);
     if (!pr.dim_names)
         return no_memory(err);
-    print_header(&pr);
+    print_program(&pr, program);
+    print_contract(&pr);
     kiln_status status = print_checks(&pr);
+    /* Every weight of the artifact, before the blocks: each method block names those it uses. */
     for (uint32_t i = 0; status == KILN_OK && i < pr.model->weight_count; i++)
         status = print_weight(&pr, &pr.model->weights[i]);
     if (status == KILN_OK)
         status = print_graph(&pr);
     if (status == KILN_OK)
         status = print_evidence(&pr);
+    for (uint32_t m = 1; status == KILN_OK && m < kiln_program_method_count(program); m++)
+        status = print_method_block(&pr, kiln_program_method_at(program, m));
     free(pr.dim_names);
     kiln_text_symbols_release(&pr.files);
     if (status == KILN_OK) {

@@ -1,0 +1,198 @@
+/*
+ * test_text_methods.c — methods in the text format (text format 1.1,
+ * spec/text-format.md §3.3): a program with `method NAME { ... }` blocks
+ * assembles to a multi-method artifact whose blocks use the program's
+ * weights by name (stored once), disassembles to the same text and
+ * reassembles to the same bytes; each misuse of a block is refused at its
+ * place.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <kiln/kiln.h>
+#include <kiln/text.h>
+
+/* The canonical form: what kiln_text_disassemble prints (inline constants need no files). */
+static const char methods_text[] =
+    "kiln 1.1\n"
+    "program \"two\"\n"
+    "mode inference\n"
+    "method prefill\n"
+    "dim seq in 1..8\n"
+    "input x: f64[seq, 2]\n"
+    "const w: f64[2, 2] = [1, 2, 3, 4]\n"
+    "const one: f64[] = 1\n"
+    "%0 = matmul(x, w)\n"
+    "%1 = add(%0, one)\n"
+    "output y = %1\n"
+    "\n"
+    "method decode {\n"
+    "    input t: f64[1, 2]\n"
+    "    %0 = matmul(t, w)\n"
+    "    %1 = mul(%0, one)\n"
+    "    output z = %1\n"
+    "}\n"
+    "\n"
+    "method embed {\n"
+    "    dim n in 1..4\n"
+    "    input ids: f64[n]\n"
+    "    %0 = neg(ids)\n"
+    "    output e = %0\n"
+    "}\n";
+
+static kiln_builder *assemble(const char *text)
+{
+    kiln_builder *b = NULL;
+    kiln_error err;
+    if (kiln_text_assemble(text, strlen(text), "t.ktxt", ".", &b, &err) != KILN_OK)
+        fail_msg("assemble: %s", err.message);
+    return b;
+}
+
+static void *encode(kiln_builder *b, size_t *size)
+{
+    void *bytes = NULL;
+    kiln_error err;
+    kiln_save_options options;
+    kiln_save_options_default(&options);
+    options.timestamp = -1;
+    if (kiln_builder_encode(b, &options, &bytes, size, &err) != KILN_OK)
+        fail_msg("encode: %s", err.message);
+    return bytes;
+}
+
+static void blocks_become_methods_and_round_trip(void **state)
+{
+    (void)state;
+    kiln_builder *b = assemble(methods_text);
+    size_t size;
+    void *bytes = encode(b, &size);
+    kiln_builder_free(b);
+    kiln_program *p = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_program_method_count(p), 3);
+    assert_string_equal(kiln_program_method_name(p), "prefill");
+    assert_string_equal(kiln_program_method_name(kiln_program_method_at(p, 1)), "decode");
+    assert_string_equal(kiln_program_method_name(kiln_program_method_at(p, 2)), "embed");
+    /* w and one once, shared by prefill and decode; embed uses neither. */
+    assert_int_equal(kiln_program_weight_count(p), 2);
+    assert_int_equal(kiln_program_dim_count(kiln_program_method_at(p, 2)), 1);
+
+    char *text = NULL;
+    assert_int_equal(kiln_text_disassemble(p, NULL, &text, &err), KILN_OK);
+    assert_string_equal(text, methods_text);
+    kiln_builder *again = assemble(text);
+    size_t size_again;
+    void *bytes_again = encode(again, &size_again);
+    assert_int_equal(size_again, size);
+    assert_memory_equal(bytes_again, bytes, size);
+    kiln_builder_free(again);
+    free(bytes_again);
+    free(text);
+    kiln_program_free(p);
+    free(bytes);
+}
+
+static void a_block_may_declare_weights_of_its_own(void **state)
+{
+    (void)state;
+    const char *text = "kiln 1.1\nprogram \"own\"\ninput x: f32[2]\nconst a: f32[2] = [1, 2]\n%0 = add(x, a)\n"
+                       "output y = %0\n"
+                       "method other {\n  input t: f32[2]\n  const b: f32[2] = [5, 6]\n  %0 = mul(t, b)\n"
+                       "  %1 = add(%0, a)\n  output z = %1\n}\n";
+    kiln_builder *b = assemble(text);
+    size_t size;
+    void *bytes = encode(b, &size);
+    kiln_builder_free(b);
+    kiln_program *p = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_program_weight_count(p), 2);
+    /* The disassembler declares every weight before the blocks. */
+    char *printed = NULL;
+    assert_int_equal(kiln_text_disassemble(p, NULL, &printed, &err), KILN_OK);
+    assert_non_null(strstr(printed, "const b: f32[2] = [5, 6]\n%0 = add(x, a)"));
+    assert_non_null(strstr(printed, "method other {\n    input t: f32[2]\n    %0 = mul(t, b)\n"));
+    free(printed);
+    kiln_program_free(p);
+    free(bytes);
+}
+
+typedef struct bad_text {
+    const char *what;
+    const char *text;
+    kiln_status status;
+    const char *message;
+} bad_text;
+
+#define PROGRAM "program \"p\"\ninput x: f32[2]\n%0 = neg(x)\noutput y = %0\n"
+
+static void misused_blocks_are_refused_at_their_place(void **state)
+{
+    (void)state;
+    static const bad_text cases[] = {
+        {"methods in a 1.0 text", "kiln 1.0\n" PROGRAM "method m {\n}\n", KILN_ERR_MALFORMED,
+         "t.ktxt:6:1: methods are text format 1.1: begin the text with 'kiln 1.1'"},
+        {"a block without output", "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n}\n",
+         KILN_ERR_INVALID_PROGRAM, "method 'm' has no output"},
+        {"the first method without output", "kiln 1.1\nprogram \"p\"\ninput x: f32[2]\nmethod m {\n}\n",
+         KILN_ERR_INVALID_PROGRAM, "t.ktxt:4:10: the program's own method has no output"},
+        {"unclosed", "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n", KILN_ERR_MALFORMED,
+         "t.ktxt:6:1: method 'm' is not closed: '}' expected"},
+        {"nested", "kiln 1.1\n" PROGRAM "method m {\n  method n {\n", KILN_ERR_MALFORMED,
+         "t.ktxt:7:3: method blocks do not nest: close method 'm' with '}' first"},
+        {"a statement after the blocks",
+         "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n  output z = t\n}\ninput late: f32[2]\n",
+         KILN_ERR_MALFORMED, "t.ktxt:10:1: after the first method block only method blocks follow"},
+        {"meta in a block", "kiln 1.1\n" PROGRAM "method m {\n  meta k = \"v\"\n", KILN_ERR_INVALID_PROGRAM,
+         "t.ktxt:7:3: a method has the program's metadata"},
+        {"mode in a block", "kiln 1.1\n" PROGRAM "method m {\n  mode inference\n", KILN_ERR_INVALID_PROGRAM,
+         "t.ktxt:7:3: a method has the program's mode"},
+        {"a name taken", "kiln 1.1\n" PROGRAM "method main {\n  input t: f32[2]\n  output z = t\n}\n",
+         KILN_ERR_INVALID_ARGUMENT, "t.ktxt:6:8: the program has a method called 'main' already"},
+        {"a name after the blocks",
+         "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n  output z = t\n}\nmethod first\n",
+         KILN_ERR_MALFORMED, "names the program's own method, before the blocks"},
+        {"another method's input", "kiln 1.1\n" PROGRAM "method m {\n  %0 = neg(x)\n", KILN_ERR_INVALID_PROGRAM,
+         "t.ktxt:7:12: 'x' is not a declared input or weight"},
+        {"a program's result", "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n  output z = %0\n",
+         KILN_ERR_INVALID_PROGRAM, "'%0' is not defined"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kiln_builder *b = NULL;
+        kiln_error err;
+        kiln_status status = kiln_text_assemble(cases[i].text, strlen(cases[i].text), "t.ktxt", ".", &b, &err);
+        if (status != cases[i].status || !strstr(err.message, cases[i].message))
+            fail_msg("%s: expected status %d and \"%s\", got %d: %s", cases[i].what, cases[i].status,
+                     cases[i].message, status, status == KILN_OK ? "" : err.message);
+        assert_null(b);
+    }
+    /* A block's weight of a program weight's name but other values: one name is one tensor, refused on sealing. */
+    const char *clash = "kiln 1.1\nprogram \"p\"\ninput x: f32[2]\nconst a: f32[2] = [1, 2]\n%0 = add(x, a)\n"
+                        "output y = %0\nmethod m {\n  input t: f32[2]\n  const a: f32[2] = [1, 3]\n"
+                        "  %0 = add(t, a)\n  output z = %0\n}\n";
+    kiln_builder *b = assemble(clash);
+    void *bytes = NULL;
+    size_t size;
+    kiln_error err;
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "method 'm' has a weight 'a' that differs"));
+    kiln_builder_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(blocks_become_methods_and_round_trip),
+        cmocka_unit_test(a_block_may_declare_weights_of_its_own),
+        cmocka_unit_test(misused_blocks_are_refused_at_their_place),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
