@@ -20,7 +20,7 @@ static int cmd_diff(int argc, char **argv);
 const cli_verb cli_verb_diff = {
     "diff",
     "compare two artifacts: interface changes (breaking or compatible) and identities",
-    "usage: kiln diff A B [--json] [--quiet]\n\n"
+    "usage: kiln diff A B [--json] [--quiet] [--method NAME]\n\n"
     "Compare artifact B with artifact A and class every difference for the\n"
     "consumers of A (spec/compatibility.md section 6): breaking (an input\n"
     "removed, renamed or added; a dtype or rank changed; a dim range narrowed;\n"
@@ -37,7 +37,8 @@ const cli_verb cli_verb_diff = {
     "interface cannot be decoded here, so compatibility cannot be shown).\n\n"
     "options:\n"
     "  --json       print one JSON object (schema: spec/inspect-json.md)\n"
-    "  -q, --quiet  print nothing; only the exit status tells\n",
+    "  -q, --quiet  print nothing; only the exit status tells\n"
+    "  --method NAME  compare only method NAME of both (and what they share)\n",
     cmd_diff,
 };
 
@@ -192,17 +193,19 @@ static void print_json(const artifact_view *va, const artifact_view *vb, const k
 
 typedef struct diff_args {
     bool json;
+    const char *method;
 } diff_args;
 
 static const cli_option diff_option_list[] = {
     {.name = "--json", .arity = CLI_FLAG, .offset = offsetof(diff_args, json)},
+    {.name = "--method", .arity = CLI_VALUE, .offset = offsetof(diff_args, method)},
 };
 
 static const cli_options diff_options = CLI_OPTIONS("diff", diff_option_list, 2);
 
 static int cmd_diff(int argc, char **argv)
 {
-    diff_args args = {false};
+    diff_args args = {false, NULL};
     const char *paths[2] = {NULL, NULL};
     int path_count;
     int rc = cli_parse_options(&diff_options, argc, argv, &args, paths, &path_count);
@@ -225,7 +228,9 @@ static int cmd_diff(int argc, char **argv)
 
     kiln_diff *d;
     kiln_error err;
-    if (kiln_diff_artifacts(va.artifact, vb.artifact, &d, &err) != KILN_OK) {
+    kiln_status status = args.method ? kiln_diff_method(va.artifact, vb.artifact, args.method, &d, &err)
+                                     : kiln_diff_artifacts(va.artifact, vb.artifact, &d, &err);
+    if (status != KILN_OK) {
         rc = cli_error("%s", err.message);
     } else {
         if (json)

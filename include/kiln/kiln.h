@@ -1211,6 +1211,18 @@ typedef struct kiln_diff kiln_diff;
  * Compare artifact B with artifact A (both opened for inspection).
  * @return KILN_OK, or KILN_ERR_OUT_OF_MEMORY.
  */
+/**
+ * kiln_diff_artifacts for one method: A's method `method` against B's of
+ * that name, beside what the artifacts share (metadata, weights, the
+ * identities, the signature, the format); no method is called added or
+ * removed.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when A or B (if it can run
+ *         here) has no method `method`, naming the methods it has;
+ *         KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_diff_method(const kiln_artifact *a, const kiln_artifact *b,
+                                                     const char *method, kiln_diff **out, kiln_error *err);
+
 KILN_API KILN_NODISCARD kiln_status kiln_diff_artifacts(const kiln_artifact *a, const kiln_artifact *b,
                                                         kiln_diff **out, kiln_error *err);
 KILN_API void kiln_diff_free(kiln_diff *diff);

@@ -1,4 +1,5 @@
 /* diff.c — the public face of interface_diff.h: kiln_diff in kiln/kiln.h. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -8,19 +9,45 @@ struct kiln_diff {
     interface_diff result;
 };
 
-kiln_status kiln_diff_artifacts(const kiln_artifact *a, const kiln_artifact *b, kiln_diff **out, kiln_error *err)
+/* Compare, every method or only `method` (NULL: all). */
+static kiln_status diff_run(const kiln_artifact *a, const kiln_artifact *b, const char *method, kiln_diff **out,
+                            kiln_error *err)
 {
-    if (!a || !b || !out)
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_diff_artifacts: NULL argument");
     *out = NULL;
     kiln_diff *d = malloc(sizeof *d);
-    if (!d || !kiln_interface_diff_run(a, b, &d->result)) {
+    if (!d || !kiln_interface_diff_run(a, b, method, &d->result)) {
         free(d);
         return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory comparing %s and %s", kiln_artifact_path(a),
                          kiln_artifact_path(b));
     }
     *out = d;
     return KILN_OK;
+}
+
+kiln_status kiln_diff_artifacts(const kiln_artifact *a, const kiln_artifact *b, kiln_diff **out, kiln_error *err)
+{
+    if (!a || !b || !out)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_diff_artifacts: NULL argument");
+    return diff_run(a, b, NULL, out, err);
+}
+
+kiln_status kiln_diff_method(const kiln_artifact *a, const kiln_artifact *b, const char *method, kiln_diff **out,
+                             kiln_error *err)
+{
+    if (!a || !b || !method || !out)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_diff_method: NULL argument");
+    *out = NULL;
+    /* A side that cannot run here has no methods to name: the comparison says so (compared false). */
+    const kiln_artifact *sides[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        const kiln_program *program = kiln_artifact_program(sides[i]), *found;
+        if (program && kiln_program_method(program, method, &found, err) != KILN_OK) {
+            char message[sizeof err->message];
+            snprintf(message, sizeof message, "%s", err->message);
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", kiln_artifact_path(sides[i]), message);
+        }
+    }
+    return diff_run(a, b, method, out, err);
 }
 
 void kiln_diff_free(kiln_diff *d)

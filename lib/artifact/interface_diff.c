@@ -1065,13 +1065,15 @@ static bool compare_method(diff *d, const kiln_artifact *va, const kiln_artifact
  * subjects when either artifact has several); a method A has and B lacks
  * is breaking for its callers, one B adds is not.
  */
-static bool compare_methods(diff *d, const kiln_artifact *va, const kiln_artifact *vb)
+static bool compare_methods(diff *d, const kiln_artifact *va, const kiln_artifact *vb, const char *only)
 {
     const kiln_program *a = kiln_artifact_program(va), *b = kiln_artifact_program(vb);
     bool several = kiln_program_method_count(a) > 1 || kiln_program_method_count(b) > 1, ok = true;
     for (uint32_t m = 0; ok && m < kiln_program_method_count(a); m++) {
         const kiln_program *ma = kiln_program_method_at(a, m);
         const char *name = kiln_program_method_name(ma);
+        if (only && strcmp(name, only) != 0)
+            continue;
         const kiln_program *mb = method_named(b, name);
         char subject[300];
         snprintf(subject, sizeof subject, "method '%s'", name);
@@ -1087,7 +1089,7 @@ static bool compare_methods(diff *d, const kiln_artifact *va, const kiln_artifac
         ok = compare_method(d, m == 0 && mb == b ? va : NULL, m == 0 && mb == b ? vb : NULL);
         d->changes.method = NULL;
     }
-    for (uint32_t m = 0; m < kiln_program_method_count(b); m++) {
+    for (uint32_t m = 0; !only && m < kiln_program_method_count(b); m++) {
         const char *name = kiln_program_method_name(kiln_program_method_at(b, m));
         char subject[300];
         snprintf(subject, sizeof subject, "method '%s'", name);
@@ -1097,7 +1099,7 @@ static bool compare_methods(diff *d, const kiln_artifact *va, const kiln_artifac
     return ok;
 }
 
-bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, interface_diff *out)
+bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, const char *only, interface_diff *out)
 {
     diff d;
     memset(&d, 0, sizeof d);
@@ -1113,7 +1115,7 @@ bool kiln_interface_diff_run(const kiln_artifact *va, const kiln_artifact *vb, i
         note_unrunnable(&d, vb, "B");
     if (out->compared) {
         compare_identities(&d, ids);
-        ok = compare_methods(&d, va, vb);
+        ok = compare_methods(&d, va, vb, only);
         d.a = kiln_artifact_program(va);
         d.b = kiln_artifact_program(vb);
         compare_metadata(&d);

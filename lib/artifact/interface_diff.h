@@ -35,10 +35,11 @@ typedef struct interface_diff {
 } interface_diff;
 
 /*
- * Compare B with A (both opened). @return false when out of memory
- * (`out` is then released).
+ * Compare B with A (both opened): every method, or only the one called
+ * `only` (non-NULL: both have it, the caller checked). @return false when
+ * out of memory (`out` is then released).
  */
-bool kiln_interface_diff_run(const kiln_artifact *a, const kiln_artifact *b, interface_diff *out);
+bool kiln_interface_diff_run(const kiln_artifact *a, const kiln_artifact *b, const char *only, interface_diff *out);
 void kiln_interface_diff_release(interface_diff *result);
 
 /* @return true when B may break consumers of A: a breaking change, or

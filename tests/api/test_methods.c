@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,6 +328,113 @@ static void bad_methods_are_refused(void **state)
     kiln_builder_free(prefill);
 }
 
+/* The program with decode's input widened to [2, 2] (when `widen`) and, when `extra`, a third method. */
+static void *encode_variant(size_t *size, bool widen, bool extra, bool with_decode)
+{
+    kiln_error err;
+    kiln_builder *prefill = prefill_builder();
+    assert_int_equal(kiln_builder_set_method_name(prefill, "prefill", &err), KILN_OK);
+    if (with_decode) {
+        kiln_builder *decode = NULL;
+        kiln_value t, w, z;
+        assert_int_equal(kiln_builder_new("decode", &decode, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_input(decode, "t", KILN_F64, widen ? "[2, 2]" : "[1, 2]", &t, &err),
+                         KILN_OK);
+        assert_int_equal(kiln_builder_add_weight(decode, "w", KILN_WEIGHT_PARAMETER, KILN_F64, 2, (int64_t[]){2, 2},
+                                                 projection, &w, &err),
+                         KILN_OK);
+        assert_int_equal(kiln_builder_add_op(decode, "matmul", 2, (kiln_value[]){t, w}, &z, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_output(decode, "z", z, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
+    }
+    if (extra) {
+        kiln_builder *embed = NULL;
+        kiln_value ids, e;
+        assert_int_equal(kiln_builder_new("embed", &embed, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_input(embed, "ids", KILN_F64, "[3]", &ids, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_op(embed, "neg", 1, &ids, &e, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_output(embed, "e", e, &err), KILN_OK);
+        assert_int_equal(kiln_builder_add_method(prefill, "embed", embed, &err), KILN_OK);
+    }
+    void *bytes = NULL;
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, size, &err), KILN_OK);
+    kiln_builder_free(prefill);
+    return bytes;
+}
+
+static kiln_artifact *open_bytes(const void *bytes, size_t size)
+{
+    kiln_artifact *a = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_artifact_open_memory(bytes, size, NULL, &a, &err), KILN_OK);
+    return a;
+}
+
+/* Whether `d` has a change of `kind` whose subject is `subject`. */
+static bool has_change(const kiln_diff *d, const char *kind, const char *subject)
+{
+    for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+        kiln_change_info c;
+        kiln_diff_change(d, i, &c);
+        if (strcmp(c.kind, kind) == 0 && strcmp(c.subject, subject) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void diff_compares_methods_by_name(void **state)
+{
+    (void)state;
+    size_t sa, sb, sc;
+    void *a_bytes = encode_variant(&sa, false, false, true);
+    void *b_bytes = encode_variant(&sb, true, true, true);
+    void *c_bytes = encode_variant(&sc, false, false, false);
+    kiln_artifact *a = open_bytes(a_bytes, sa), *b = open_bytes(b_bytes, sb), *c = open_bytes(c_bytes, sc);
+    kiln_diff *d = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_diff_artifacts(a, b, &d, &err), KILN_OK);
+    /* decode's input changed (named with its method), embed added, prefill the same. */
+    assert_true(has_change(d, "method-added", "method 'embed'"));
+    assert_true(kiln_diff_breaking(d));
+    bool decode_change = false, prefill_change = false;
+    for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+        kiln_change_info info;
+        kiln_diff_change(d, i, &info);
+        decode_change |= strncmp(info.subject, "method 'decode' input 't'", 25) == 0;
+        prefill_change |= strncmp(info.subject, "method 'prefill' ", 17) == 0;
+    }
+    assert_true(decode_change);
+    assert_false(prefill_change);
+    kiln_diff_free(d);
+
+    /* Only prefill: nothing of decode's, nothing added. */
+    assert_int_equal(kiln_diff_method(a, b, "prefill", &d, &err), KILN_OK);
+    assert_false(has_change(d, "method-added", "method 'embed'"));
+    for (uint32_t i = 0; i < kiln_diff_change_count(d); i++) {
+        kiln_change_info info;
+        kiln_diff_change(d, i, &info);
+        assert_true(strncmp(info.subject, "method 'decode'", 15) != 0);
+    }
+    assert_false(kiln_diff_breaking(d));
+    kiln_diff_free(d);
+
+    /* decode removed: breaking; a method neither has is refused by name. */
+    assert_int_equal(kiln_diff_artifacts(a, c, &d, &err), KILN_OK);
+    assert_true(has_change(d, "method-removed", "method 'decode'"));
+    assert_true(kiln_diff_breaking(d));
+    kiln_diff_free(d);
+    assert_int_equal(kiln_diff_method(a, c, "decode", &d, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_null(d);
+    /* C has one method, whose name the artifact does not store: it is "main". */
+    assert_non_null(strstr(err.message, "<memory>: program 'decoder' has no method 'decode' (its methods: main)"));
+    kiln_artifact_free(a);
+    kiln_artifact_free(b);
+    kiln_artifact_free(c);
+    free(a_bytes);
+    free(b_bytes);
+    free(c_bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +442,7 @@ int main(void)
         cmocka_unit_test(evidence_leaves_the_identity_a_graph_changes_it),
         cmocka_unit_test(one_method_programs_are_written_as_before),
         cmocka_unit_test(bad_methods_are_refused),
+        cmocka_unit_test(diff_compares_methods_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
