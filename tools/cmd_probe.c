@@ -22,7 +22,7 @@ const cli_verb cli_verb_probe = {
     "probe",
     "run the declared domain's corners and just-outside sizes",
     "usage: kiln probe FILE [--seed N] [--dim NAME=MIN..MAX]... [--max-arena SIZE]\n"
-    "                  [--quiet]\n\n"
+    "                  [--method NAME] [--quiet]\n\n"
     "Run FILE at every corner of its declared domain (each dim at its first\n"
     "and last value; at most 256 corners, else the all-min and all-max ones\n"
     "plus each dim flipped alone) and at 3 random interior points, with random\n"
@@ -35,11 +35,13 @@ const cli_verb cli_verb_probe = {
     "options:\n"
     "  --seed N             seed of the random inputs and interior points (default 1)\n"
     SESSION_ARGS_USAGE
+    LOAD_ARGS_METHOD_USAGE
     "  --quiet              print only failures and the summary\n",
     cmd_probe,
 };
 
 typedef struct probe {
+    const char *method;   /* --method NAME; NULL: the first */
     const kiln_program *program;
     kiln_session *session;
     uint32_t dim_count;
@@ -281,6 +283,7 @@ static const cli_option probe_option_list[] = {
     {.name = "--seed", .arity = CLI_VALUE, .handle = take_seed},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
     {.name = "--max-arena", .arity = CLI_VALUE, .handle = take_max_arena},
+    {.name = "--method", .arity = CLI_VALUE, .offset = offsetof(probe, method)},
 };
 
 static const cli_options probe_options = CLI_OPTIONS("probe", probe_option_list, 1);
@@ -297,15 +300,18 @@ static int cmd_probe(int argc, char **argv)
     int rc = cli_parse_options(&probe_options, argc, argv, &p, &path, &operands);
     if (rc == CLI_OK && !path)
         rc = cli_usage_error("probe", "missing FILE");
-    const load_args full = {.verb = "probe", .verify = KILN_VERIFY_FULL};
+    const load_args full = {.verb = "probe", .verify = KILN_VERIFY_FULL, .method = p.method};
     if (rc == CLI_OK)
         rc = load_args_load(&full, path, &program);
+    if (rc == CLI_OK)
+        rc = load_args_method(&full, program, &p.program);
     if (rc != CLI_OK) {
+        kiln_program_free(program);
         session_args_release(&p.session_args);
         return rc;
     }
-    p.program = program;
-    p.dim_count = kiln_program_dim_count(program);
+    const kiln_program *method = p.program;
+    p.dim_count = kiln_program_dim_count(method);
     p.dims = calloc(p.dim_count + 1, sizeof *p.dims);
     if (!p.dims)
         rc = cli_error("out of memory");
@@ -313,10 +319,10 @@ static int cmd_probe(int argc, char **argv)
     kiln_session_options_default(&options);
     session_args_apply(&p.session_args, &options);
     if (rc == CLI_OK)
-        rc = session_args_new_session(&p.session_args, program, &options, &p.session);
+        rc = session_args_new_session(&p.session_args, method, &options, &p.session);
     /* The domain probed: the session's, the artifact's narrowed as --dim says (checked by the session). */
     for (uint32_t d = 0; rc == CLI_OK && d < p.dim_count; d++) {
-        kiln_program_dim(program, d, &p.dims[d]);
+        kiln_program_dim(method, d, &p.dims[d]);
         for (uint32_t k = 0; k < p.session_args.dim_count; k++)
             if (strcmp(p.dims[d].name, p.session_args.dims[k].name) == 0) {
                 p.dims[d].min = p.session_args.dims[k].min;
@@ -327,7 +333,7 @@ static int cmd_probe(int argc, char **argv)
         probe_domain(&p);
         printf("probe: %u valid points ran as declared, %u outside points refused, %u failed, %u skipped",
                p.valid_ok, p.outside_ok, p.valid_failed + p.outside_failed, p.skipped);
-        if (!kiln_program_is_strict(program))
+        if (!kiln_program_is_strict(method))
             printf(", %u valid points refused by runtime guards (non-strict)", p.valid_guarded);
         printf("\n");
         rc = p.valid_failed + p.outside_failed ? CLI_FAILED : CLI_OK;
