@@ -18,7 +18,7 @@ static int cmd_check(int argc, char **argv);
 const cli_verb cli_verb_check = {
     "check",
     "set semantic input checks (range, finite, categories, unit) on an artifact",
-    "usage: kiln check add FILE --check 'NAME: RULE, ...' ... [--force] [-o OUT]\n\n"
+    "usage: kiln check add FILE --check 'NAME: RULE, ...' ... [--force] [--method M] [-o OUT]\n\n"
     "Set the semantic checks of inputs of FILE, checked before every run: a value\n"
     "range, finite values only (float inputs), a set of allowed categories\n"
     "(integer inputs), a unit and a description. Each --check gives all rules of\n"
@@ -38,6 +38,7 @@ const cli_verb cli_verb_check = {
     "  --check SPEC         the checks of one input, NAME: RULE, ... (repeatable;\n"
     "                       rules: range MIN..MAX, finite, categories A, B, ...,\n"
     "                       unit TEXT, description \"TEXT\")\n"
+    "  --method M           check inputs of method M (default: the artifact's first)\n"
     "  --force              keep evidence cases that break a new check (kiln verify\n"
     "                       will then fail them)\n"
     "  -o, --output OUT     write the result to OUT instead of replacing FILE\n",
@@ -45,7 +46,7 @@ const cli_verb cli_verb_check = {
 };
 
 typedef struct check_args {
-    const char *out_path;
+    const char *out_path, *method;
     bool force;
     check_specs specs;
 } check_args;
@@ -59,6 +60,7 @@ static const cli_option check_option_list[] = {
     {.name = "--check", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_check},
     {.name = "--force", .arity = CLI_FLAG, .offset = offsetof(check_args, force)},
     {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(check_args, out_path)},
+    {.name = "--method", .arity = CLI_VALUE, .offset = offsetof(check_args, method)},
 };
 
 static const cli_options check_options = CLI_OPTIONS("check", check_option_list, 1);
@@ -80,6 +82,7 @@ static int add_checks(const char *path, const check_args *args)
     kiln_edit_options_default(&edit);
     edit.force = args->force;
     edit.load = &options;
+    edit.method = args->method;
     kiln_status status = kiln_artifact_add_input_checks(path, args->out_path, specs->count, specs->inputs, specs->checks,
                                                         &edit, replaced, &removed, &kept, &err);
     cli_progress_finish(&progress);

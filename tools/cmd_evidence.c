@@ -17,7 +17,8 @@ const cli_verb cli_verb_evidence = {
     "evidence",
     "embed a known-input case that kiln verify replays",
     "usage: kiln evidence add FILE --name NAME --input NAME=PATH.npy ... --expect NAME=PATH.npy ...\n"
-    "                         [--atol A] [--rtol R] [--exact] [--nan-unequal] [--force] [-o OUT]\n\n"
+    "                         [--atol A] [--rtol R] [--exact] [--nan-unequal] [--force] [--method M]\n"
+    "                         [-o OUT]\n\n"
     "Add a named evidence case to FILE: every input of the program, and the\n"
     "outputs it must produce. 'kiln verify' replays each case on the runtime at\n"
     "hand and fails if an output falls outside its rule. The case is replayed\n"
@@ -37,6 +38,7 @@ const cli_verb cli_verb_evidence = {
     "                       (defaults 1e-6 and 1e-5; integer outputs are exact)\n"
     "  --exact              require equal values instead\n"
     "  --nan-unequal        a NaN never matches (default: NaN matches NaN)\n"
+    "  --method M           add the case to method M (default: the artifact's first)\n"
     "  --force              seal a case that fails on this runtime (kiln verify will\n"
     "                       then fail the artifact here)\n"
     "  -o, --output OUT     write the result to OUT instead of replacing FILE\n",
@@ -103,7 +105,7 @@ static int parse_number(const char *text, const char *option, double *out)
 }
 
 typedef struct evidence_args {
-    const char *name, *out_path;
+    const char *name, *out_path, *method;
     bool force;
     kiln_compare_rule rule;
     named_files inputs, expected;
@@ -153,6 +155,7 @@ static const cli_option evidence_option_list[] = {
     {.name = "--exact", .arity = CLI_FLAG, .handle = take_exact},
     {.name = "--nan-unequal", .arity = CLI_FLAG, .handle = take_nan_unequal},
     {.name = "--force", .arity = CLI_FLAG, .offset = offsetof(evidence_args, force)},
+    {.name = "--method", .arity = CLI_VALUE, .offset = offsetof(evidence_args, method)},
 };
 
 static const cli_options evidence_options = CLI_OPTIONS("evidence", evidence_option_list, 1);
@@ -202,6 +205,7 @@ static int add_case(const char *path, const evidence_args *args, const kiln_comp
     kiln_edit_options_default(&edit);
     edit.force = args->force;
     edit.load = &options;
+    edit.method = args->method;
     const kiln_evidence_case evidence = {
         .name = args->name,
         .input_count = (uint32_t)inputs->count,

@@ -847,6 +847,9 @@ typedef struct kiln_edit_options {
      * verification, default limits); its progress callback reports the
      * check, then, as a second pass, the writing. */
     const kiln_load_options *load;
+    /* Since 1.1: the method (format 1.3) whose evidence or checks are
+     * edited, by name; NULL (the default): the artifact's first. */
+    const char *method;
 } kiln_edit_options;
 
 /** Fill `options` (struct_size bytes; kiln_edit_options_default passes sizeof) with the defaults above. */

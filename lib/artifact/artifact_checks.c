@@ -114,9 +114,9 @@ kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_pat
     KILN_TRY(kiln_edit_settings_resolve(options, &settings, err));
     bool force = settings.options.force;
     KILN_TRY(check_arguments(path, count, inputs, checks, err));
-    kiln_program *p;
-    KILN_TRY(kiln_program_load(path, settings.options.load, &p, NULL, err));
-    kiln_status status = KILN_OK;
+    kiln_program *root, *p = NULL;
+    KILN_TRY(kiln_program_load(path, settings.options.load, &root, NULL, err));
+    kiln_status status = kiln_edit_method(root, &settings, &p, err);
     for (uint32_t i = 0; status == KILN_OK && i < count; i++) {
         /* The array's stride is the caller's struct size, which an older or newer header makes other than ours. */
         kiln_input_check check;
@@ -132,12 +132,12 @@ kiln_status kiln_artifact_add_input_checks(const char *path, const char *out_pat
     }
     /* CHKS follows the I/O signature whose inputs it names (spec/format.md §7). */
     if (status == KILN_OK)
-        status = kiln_artifact_rewrite_section(p, KILN_SECTION_CHKS, true, &section,
-                                               (kiln_section_place){KILN_SECTION_IOSG, true}, out_path ? out_path : path,
-                                               settings.options.load, err);
+        status = kiln_artifact_rewrite_method_section(p, KILN_SECTION_CHKS, true, &section,
+                                                      (kiln_section_place){KILN_SECTION_IOSG, true},
+                                                      out_path ? out_path : path, settings.options.load, err);
     if (status == KILN_OK && removed_signature)
-        kiln_program_signature(p, removed_signature);
+        kiln_program_signature(root, removed_signature);
     kiln_writer_release(&section);
-    kiln_program_free(p);
+    kiln_program_free(root);
     return status;
 }

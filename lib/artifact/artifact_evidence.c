@@ -100,8 +100,9 @@ static kiln_status rewrite(const kiln_program *p, const char *path, const kiln_l
     kiln_evidence_encode(&p->model, &evidence);
     kiln_status status = kiln_writer_finish(&evidence, err);
     if (status == KILN_OK)
-        status = kiln_artifact_rewrite_section(p, KILN_SECTION_EVID, false, &evidence,
-                                               (kiln_section_place){KILN_SECTION_WDAT, false}, path, options, err);
+        status = kiln_artifact_rewrite_method_section(p, KILN_SECTION_EVID, false, &evidence,
+                                                      (kiln_section_place){KILN_SECTION_WDAT, false}, path, options,
+                                                      err);
     kiln_writer_release(&evidence);
     return status;
 }
@@ -128,11 +129,14 @@ kiln_status kiln_artifact_add_evidence(const char *path, const char *out_path, c
     kiln_status status = figures ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
     if (status == KILN_OK)
         status = kiln_program_load(path, settings.options.load, &p, NULL, err);
+    kiln_program *method = p;
     if (status == KILN_OK)
-        status = admit_case(p, &c, settings.options.force, figures, err);
+        status = kiln_edit_method(p, &settings, &method, err);
+    if (status == KILN_OK)
+        status = admit_case(method, &c, settings.options.force, figures, err);
     kiln_evidence_record_release(&c);
     if (status == KILN_OK)
-        status = rewrite(p, out_path ? out_path : path, settings.options.load, err);
+        status = rewrite(method, out_path ? out_path : path, settings.options.load, err);
     if (status == KILN_OK && removed_signature)
         kiln_program_signature(p, removed_signature);
     /* The figures name outputs by the program's strings, which go with it:

@@ -5,6 +5,7 @@
 
 #include "format/container.h"
 #include "error.h"
+#include "section_methods.h"
 #include "sections.h"
 
 kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, bool critical,
@@ -60,5 +61,33 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
             written.fn(written.user, written.total, written.total);
     }
     free(specs);
+    return status;
+}
+
+kiln_status kiln_artifact_rewrite_method_section(const kiln_program *method, uint32_t type, bool critical,
+                                                 const kiln_writer *data, kiln_section_place place, const char *path,
+                                                 const kiln_load_options *progress, kiln_error *err)
+{
+    const kiln_program *root = kiln_program_root(method);
+    if (method == root)
+        return kiln_artifact_rewrite_section(root, type, critical, data, place, path, progress, err);
+    int64_t index = kiln_container_find(&root->container, KILN_SECTION_MTHD);
+    if (index < 0)
+        return kiln_fail(err, KILN_ERR_MALFORMED, "the artifact has no MTHD section for method '%s'",
+                         kiln_program_method_name(method));
+    kiln_section_view view = {0};
+    kiln_writer methods;
+    kiln_writer_init(&methods);
+    kiln_status status = kiln_container_section(&root->container, (uint32_t)index, KILN_CHECK_CRC_AND_HASH, &view,
+                                                err);
+    if (status == KILN_OK)
+        status = kiln_methods_replace_part(view.data, view.size, kiln_program_method_name(method), type, data,
+                                           &methods, err);
+    kiln_section_view_release(&view);
+    /* MTHD's place: after PLAN, before WDAT (spec/format.md §7). */
+    if (status == KILN_OK)
+        status = kiln_artifact_rewrite_section(root, KILN_SECTION_MTHD, true, &methods,
+                                               (kiln_section_place){KILN_SECTION_WDAT, false}, path, progress, err);
+    kiln_writer_release(&methods);
     return status;
 }

@@ -32,4 +32,15 @@ kiln_status kiln_artifact_rewrite_section(const kiln_program *p, uint32_t type, 
                                           const kiln_writer *data, kiln_section_place place, const char *path,
                                           const kiln_load_options *progress, kiln_error *err);
 
+/*
+ * Write the artifact of `method` to `path` with that method's section of
+ * `type` (EVID or CHKS) replaced by `data`: the first method's as a section
+ * of its own, stored critical or not at `place`; a further method's as its
+ * part of MTHD, the section rewritten (spec/format.md §7.13). @return as
+ * kiln_artifact_rewrite_section.
+ */
+kiln_status kiln_artifact_rewrite_method_section(const kiln_program *method, uint32_t type, bool critical,
+                                                 const kiln_writer *data, kiln_section_place place, const char *path,
+                                                 const kiln_load_options *progress, kiln_error *err);
+
 #endif

@@ -1,6 +1,7 @@
 /* edit_options.c — see edit_options.h. */
 #include "edit_options.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include <kiln/util.h>
@@ -30,5 +31,18 @@ kiln_status kiln_edit_settings_resolve(const kiln_edit_options *options, kiln_ed
                               "kiln_edit_options", err));
     KILN_TRY(kiln_load_settings_resolve(out->options.load, &out->load, err));
     out->options.load = &out->load.options;
+    return KILN_OK;
+}
+
+kiln_status kiln_edit_method(kiln_program *program, const kiln_edit_settings *settings, kiln_program **out,
+                             kiln_error *err)
+{
+    *out = program;
+    if (!settings->options.method)
+        return KILN_OK;
+    const kiln_program *method;
+    KILN_TRY(kiln_program_method(program, settings->options.method, &method, err));
+    /* The program's own handle: the editor changes its model before writing it again. */
+    *out = (kiln_program *)(uintptr_t)method;
     return KILN_OK;
 }

@@ -14,4 +14,9 @@ typedef struct kiln_edit_settings {
 /** Resolve `options` (NULL = defaults) into `out`. @return KILN_OK or KILN_ERR_INVALID_ARGUMENT (a bad struct_size). */
 kiln_status kiln_edit_settings_resolve(const kiln_edit_options *options, kiln_edit_settings *out, kiln_error *err);
 
+/* The method of `program` the edit is for (options.method; the first when NULL), to change and write again.
+ * @return KILN_OK or KILN_ERR_INVALID_ARGUMENT naming the methods there are. */
+kiln_status kiln_edit_method(kiln_program *program, const kiln_edit_settings *settings, kiln_program **out,
+                             kiln_error *err);
+
 #endif

@@ -260,3 +260,63 @@ kiln_status kiln_methods_decode(const uint8_t *data, size_t size, const kiln_lim
     kiln_blake2b_256_final(&digest, contract_digest);
     return kiln_reader_expect_end(&r, err);
 }
+
+/* Copy a stored name (u32 length, bytes) from `r` to `w`; *name its bytes (not terminated) and length. */
+static kiln_status copy_name(kiln_reader *r, kiln_writer *w, const uint8_t **name, uint32_t *length, kiln_error *err)
+{
+    KILN_TRY(kiln_read_u32(r, length, err));
+    KILN_TRY(kiln_read_bytes(r, *length, name, err));
+    kiln_write_u32(w, *length);
+    kiln_write_bytes(w, *name, *length);
+    return KILN_OK;
+}
+
+static int part_kind(uint32_t type)
+{
+    for (int k = 0; k < PART_COUNT; k++)
+        if (parts[k].type == type)
+            return k;
+    return -1;
+}
+
+kiln_status kiln_methods_replace_part(const uint8_t *data, size_t size, const char *method, uint32_t type,
+                                      const kiln_writer *part, kiln_writer *out, kiln_error *err)
+{
+    int kind = part_kind(type);
+    if (kind < 0)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "a method has no part of that type");
+    kiln_reader r;
+    kiln_reader_init(&r, data, size, "section MTHD");
+    uint32_t count, length, found = 0;
+    const uint8_t *name;
+    KILN_TRY(kiln_read_u32(&r, &count, err));
+    kiln_write_u32(out, count);
+    KILN_TRY(copy_name(&r, out, &name, &length, err));
+    for (uint32_t i = 1; i < count; i++) {
+        KILN_TRY(copy_name(&r, out, &name, &length, err));
+        bool target = length == strlen(method) && memcmp(name, method, length) == 0;
+        method_parts at;
+        KILN_TRY(read_parts(&r, method, &at, err));
+        if (target) {
+            found++;
+            at.present[kind] = part != NULL;
+            at.data[kind] = part ? part->data : NULL;
+            at.size[kind] = part ? part->size : 0;
+        }
+        uint32_t parts_now = 0;
+        for (int k = 0; k < PART_COUNT; k++)
+            parts_now += at.present[k];
+        kiln_write_u32(out, parts_now);
+        for (int k = 0; k < PART_COUNT; k++) {
+            if (!at.present[k])
+                continue;
+            kiln_write_u32(out, parts[k].type);
+            kiln_write_u64(out, at.size[k]);
+            kiln_write_bytes(out, at.data[k], (size_t)at.size[k]);
+        }
+    }
+    KILN_TRY(kiln_reader_expect_end(&r, err));
+    if (!found)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "section MTHD has no further method '%s'", method);
+    return kiln_writer_finish(out, err);
+}

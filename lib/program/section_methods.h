@@ -30,4 +30,16 @@ kiln_status kiln_methods_decode(const uint8_t *data, size_t size, const kiln_lim
                                 kiln_model *m, struct kiln_report *report, uint32_t *unsupported,
                                 uint8_t contract_digest[KILN_DIGEST_SIZE], kiln_error *err);
 
+/*
+ * A copy of the MTHD payload `data` (one a reader accepted) into `out`,
+ * with the part of section type `type` of method `method` (a further
+ * method: not the first) replaced by `part` (NULL: removed), inserted at
+ * its place if the method had none; every other byte copied as it was.
+ * The evidence and check editors rewrite a method's EVID and CHKS so.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT when there is no such method
+ *         or a method has no part of that type; decoding errors as above.
+ */
+kiln_status kiln_methods_replace_part(const uint8_t *data, size_t size, const char *method, uint32_t type,
+                                      const kiln_writer *part, kiln_writer *out, kiln_error *err);
+
 #endif

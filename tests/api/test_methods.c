@@ -13,8 +13,10 @@
 #include <cmocka.h>
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kiln/kiln.h>
 
@@ -435,6 +437,84 @@ static void diff_compares_methods_by_name(void **state)
     free(c_bytes);
 }
 
+/* Evidence and checks added to a further method land in its MTHD part; the program identity stays. */
+static void editing_a_method_rewrites_its_part(void **state)
+{
+    (void)state;
+    char path[64], edited[64];
+    snprintf(path, sizeof path, "/tmp/kiln-test-methods-%ld.kiln", (long)getpid());
+    snprintf(edited, sizeof edited, "/tmp/kiln-test-methods-%ld-edited.kiln", (long)getpid());
+    size_t size;
+    void *bytes = encode_program(&size, 12.0);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    fclose(f);
+    free(bytes);
+
+    kiln_error err;
+    kiln_tensor *t = NULL, *z = NULL;
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &t, &err), KILN_OK);
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &z, &err), KILN_OK);
+    memcpy(kiln_tensor_data(t), (double[]){0, 1}, sizeof(double[2]));
+    memcpy(kiln_tensor_data(z), (double[]){9, 12}, sizeof(double[2])); /* 3 * [3, 4] */
+    const kiln_tensor *inputs[] = {t}, *expected[] = {z};
+    kiln_compare_rule rule = {.kind = KILN_COMPARE_EXACT};
+    kiln_evidence_case evidence = {.name = "second", .input_count = 1, .input_names = (const char *[]){"t"},
+                                   .inputs = inputs, .output_count = 1, .output_names = (const char *[]){"z"},
+                                   .expected = expected, .rules = &rule};
+    kiln_edit_options edit;
+    kiln_edit_options_default(&edit);
+    edit.method = "decode";
+    assert_int_equal(kiln_artifact_add_evidence(path, edited, &evidence, &edit, NULL, NULL, &err), KILN_OK);
+    /* The first method has no input t: the case is refused there, naming it. */
+    edit.method = NULL;
+    assert_int_not_equal(kiln_artifact_add_evidence(path, edited, &evidence, &edit, NULL, NULL, &err), KILN_OK);
+    edit.method = "nope";
+    assert_int_equal(kiln_artifact_add_evidence(path, edited, &evidence, &edit, NULL, NULL, &err),
+                     KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "has no method 'nope'"));
+
+    kiln_program *before = NULL, *after = NULL;
+    assert_int_equal(kiln_program_load(path, NULL, &before, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_program_load(edited, NULL, &after, NULL, &err), KILN_OK);
+    const kiln_program *decode = kiln_program_method_at(after, 1);
+    assert_int_equal(kiln_program_evidence_count(decode), 2);
+    assert_string_equal(kiln_program_evidence_name(decode, 1), "second");
+    assert_int_equal(kiln_program_evidence_count(after), 0);
+    kiln_evidence_result result;
+    assert_int_equal(kiln_program_replay_evidence(decode, 1, &result, &err), KILN_OK);
+    assert_true(result.passed);
+    uint8_t ia[32], ib[32];
+    kiln_program_identity(before, KILN_IDENTITY_PROGRAM, ia);
+    kiln_program_identity(after, KILN_IDENTITY_PROGRAM, ib);
+    assert_memory_equal(ia, ib, 32);
+    kiln_program_free(after);
+
+    /* A check on decode's input: a contract change, so the program identity moves. */
+    kiln_input_check check;
+    kiln_input_check_default(&check);
+    check.finite_only = true;
+    edit.method = "decode";
+    assert_int_equal(kiln_artifact_add_input_checks(edited, NULL, 1, (const char *[]){"t"}, &check, &edit, NULL,
+                                                    NULL, NULL, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_program_load(edited, NULL, &after, NULL, &err), KILN_OK);
+    kiln_input_check got;
+    kiln_input_check_default(&got);
+    assert_true(kiln_program_input_check(kiln_program_method_at(after, 1), 0, &got));
+    assert_true(got.finite_only);
+    assert_false(kiln_program_input_check(after, 0, &got));
+    kiln_program_identity(after, KILN_IDENTITY_PROGRAM, ib);
+    assert_memory_not_equal(ia, ib, 32);
+    kiln_program_free(after);
+    kiln_program_free(before);
+    kiln_tensor_free(t);
+    kiln_tensor_free(z);
+    remove(path);
+    remove(edited);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +523,7 @@ int main(void)
         cmocka_unit_test(one_method_programs_are_written_as_before),
         cmocka_unit_test(bad_methods_are_refused),
         cmocka_unit_test(diff_compares_methods_by_name),
+        cmocka_unit_test(editing_a_method_rewrites_its_part),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
