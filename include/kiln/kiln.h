@@ -514,16 +514,19 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_set_node_name(kiln_builder *bui
  * builder's own method is "main" unless kiln_builder_set_method_name
  * renames it). A method is a program of its own — dims, inputs, checks,
  * nodes, outputs, evidence, strictness — over the program's weights: its
- * weights join the program's one weight table by name, stored once (a
- * weight of a name already there must be the same tensor: kind, dtype,
- * shape and bytes; scalars kiln_builder_add_scalar made are merged by
- * value), and it shares the program's name, mode and metadata (its own
- * must be unset). The artifact is format 1.3 (section MTHD). On success
+ * weights join the program's one weight table, a tensor equal to one
+ * already there (kind, dtype, shape and bytes, whatever its name) stored
+ * once, and a different tensor whose name is taken (an importer's val_0 in
+ * two graphs) stored as NAME.METHOD; it shares the program's name, mode
+ * and metadata (its mode
+ * must be the program's; metadata it sets joins the program's, and a key
+ * set to two values is refused when sealing). The artifact is format 1.3
+ * (section MTHD). On success
  * `builder` owns `method`, which must not be freed by the caller; it may
  * still be built until the program is encoded or saved.
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a bad or taken name, a
- *         method that has methods or metadata of its own, is `builder`, or
- *         belongs to a program already; KILN_ERR_OUT_OF_MEMORY.
+ *         method that has methods of its own or another mode, is `builder`,
+ *         or belongs to a program already; KILN_ERR_OUT_OF_MEMORY.
  */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_method(kiln_builder *builder, const char *name,
                                                             kiln_builder *method, kiln_error *err);

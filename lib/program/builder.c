@@ -51,7 +51,6 @@ struct kiln_builder {
     uint32_t value_count;
     kiln_value_type *node_types;
     uint8_t **weight_storage; /* owned copies (or file paths), parallel to model.weights */
-    bool *weight_generated;   /* parallel to model.weights: named by kiln_builder_add_scalar */
     uint32_t scalar_count;
     /* Further entry points (kiln_builder_add_method), owned; the name of this
      * builder's own method, NULL for KILN_MAIN_METHOD. */
@@ -111,7 +110,6 @@ void kiln_builder_free(kiln_builder *b)
     for (uint32_t i = 0; i < b->model.weight_count; i++)
         free(b->weight_storage[i]);
     free(b->weight_storage);
-    free(b->weight_generated);
     for (uint32_t i = 0; i < b->method_count; i++) {
         kiln_builder_free(b->methods[i]);
         free(b->method_names[i]);
@@ -389,12 +387,10 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
     /* The builder owns either the bytes or the path they are read from. */
     uint8_t *copy = path ? (uint8_t *)strdup(path) : malloc(bytes ? bytes : 1);
     decl.name = strdup(name);
-    uint32_t storage_capacity = b->weight_capacity, generated_capacity = b->weight_capacity;
+    uint32_t storage_capacity = b->weight_capacity;
     if (!copy || !decl.name ||
-        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage) ||
-        !reserve_one((void **)&b->weight_generated, &generated_capacity, m->weight_count,
-                     sizeof *b->weight_generated) ||
-        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights)) {
+        !reserve_one((void **)&m->weights, &b->weight_capacity, m->weight_count, sizeof *m->weights) ||
+        !reserve_one((void **)&b->weight_storage, &storage_capacity, m->weight_count, sizeof *b->weight_storage)) {
         free(copy);
         free(decl.name);
         return no_memory(err);
@@ -415,7 +411,6 @@ static kiln_status add_weight(kiln_builder *b, const char *name, kiln_weight_kin
         return status;
     }
     b->weight_storage[m->weight_count] = copy;
-    b->weight_generated[m->weight_count] = false;
     m->weights[m->weight_count++] = decl;
     return KILN_OK;
 }
@@ -522,9 +517,7 @@ kiln_status kiln_builder_add_scalar(kiln_builder *b, kiln_dtype dtype, double va
     do
         snprintf(name, sizeof name, "scalar_%u", b->scalar_count++);
     while (value_name_taken(b, name));
-    KILN_TRY(kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err));
-    b->weight_generated[b->model.weight_count - 1] = true;
-    return KILN_OK;
+    return kiln_builder_add_weight(b, name, KILN_WEIGHT_CONSTANT, dtype, 0, NULL, bytes, out, err);
 }
 
 /* Index of (name, version) in the opset table, appending it on first use. */
@@ -747,10 +740,10 @@ kiln_status kiln_builder_add_method(kiln_builder *b, const char *name, kiln_buil
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "method '%s': the builder %s", name,
                          method->is_method ? "is a method of a program already" : "has methods of its own");
-    if (method->model.metadata_count || method->model.mode != b->model.mode)
+    if (method->model.mode != b->model.mode)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "method '%s': a method shares the program's metadata and mode; set them on the "
-                         "program's builder, not the method's", name);
+                         "method '%s': a method shares the program's mode; set it on the program's builder, not the "
+                         "method's", name);
     if (method_name_taken(b, name))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the program has a method called '%s' already", name);
     char *copy = strdup(name);
@@ -796,7 +789,6 @@ kiln_status kiln_builder_set_method_name(kiln_builder *b, const char *name, kiln
  */
 typedef struct shared_tables {
     kiln_weight_decl *weights; /* shallow copies: names and bytes stay the builders' (or `renamed`) */
-    bool *generated;           /* per table weight: a scalar kiln_builder_add_scalar named */
     char **renamed;            /* per table weight: an owned new name, or NULL */
     uint32_t weight_count;
     kiln_opset_entry *opset;   /* shallow copies */
@@ -817,7 +809,6 @@ static void shared_tables_release(shared_tables *s)
             free(s->op_map[i]);
     }
     free(s->weights);
-    free(s->generated);
     free(s->renamed);
     free(s->opset);
     free(s->weight_map);
@@ -854,58 +845,60 @@ static const char *table_weight_name(const shared_tables *s, uint32_t i)
     return s->renamed[i] ? s->renamed[i] : s->weights[i].name;
 }
 
-/* A name for a method's scalar that no table weight and no builder's input has. */
-static char *fresh_scalar_name(const kiln_builder *root, const shared_tables *s)
+/* Whether `name` is a table weight's or an input's of any builder of the program. */
+static bool name_in_program(const kiln_builder *root, const shared_tables *s, const char *name)
 {
-    char name[32];
-    for (uint32_t k = 0;; k++) {
-        snprintf(name, sizeof name, "scalar_%u", k);
-        bool taken = false;
-        for (uint32_t i = 0; !taken && i < s->weight_count; i++)
-            taken = strcmp(table_weight_name(s, i), name) == 0;
-        for (uint32_t m = 0; !taken && m <= root->method_count; m++) {
-            const kiln_model *model = &builder_at(root, m)->model;
-            for (uint32_t i = 0; !taken && i < model->input_count; i++)
-                taken = strcmp(model->inputs[i].name, name) == 0;
-        }
-        if (!taken)
-            return strdup(name);
+    for (uint32_t i = 0; i < s->weight_count; i++)
+        if (strcmp(table_weight_name(s, i), name) == 0)
+            return true;
+    for (uint32_t m = 0; m <= root->method_count; m++) {
+        const kiln_model *model = &builder_at(root, m)->model;
+        for (uint32_t i = 0; i < model->input_count; i++)
+            if (strcmp(model->inputs[i].name, name) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* NAME.METHOD (then NAME.METHOD.2, ...): a name no table weight and no input has. */
+static char *method_weight_name(const kiln_builder *root, uint32_t index, const shared_tables *s, const char *name)
+{
+    char candidate[8192];
+    for (uint32_t k = 1;; k++) {
+        if (k == 1)
+            snprintf(candidate, sizeof candidate, "%s.%s", name, builder_method_name(root, index));
+        else
+            snprintf(candidate, sizeof candidate, "%s.%s.%u", name, builder_method_name(root, index), k);
+        if (!name_in_program(root, s, candidate))
+            return strdup(candidate);
     }
 }
 
-/* Where builder `index`'s weight `w` goes in the table: a weight of its name, else a new entry. */
+/*
+ * Where builder `index`'s weight `w` goes in the table. A method's tensor
+ * equal to one already there (kind, dtype, shape, bytes) is that entry,
+ * whatever its name: one set of weights, stored once, also when importers
+ * named the copies differently. A different tensor whose name is taken is
+ * a new entry named NAME.METHOD (importers name constants val_0, val_1, ...
+ * in each graph), as is a weight whose name is another method's input.
+ */
 static kiln_status place_weight(const kiln_builder *root, uint32_t index, uint32_t w, shared_tables *s,
                                 kiln_error *err)
 {
-    const kiln_builder *b = builder_at(root, index);
-    const kiln_weight_decl *decl = &b->model.weights[w];
-    bool generated = b->weight_generated[w];
-    for (uint32_t i = 0; i < s->weight_count; i++) {
-        bool match = generated ? s->generated[i] && same_tensor(&s->weights[i], decl)
-                               : strcmp(table_weight_name(s, i), decl->name) == 0;
-        if (!match)
-            continue;
-        if (!generated && !same_tensor(&s->weights[i], decl))
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                             "method '%s' has a weight '%s' that differs from the program's weight '%s' (kind, "
-                             "dtype, shape or bytes): one name is one tensor across methods; rename one of them",
-                             builder_method_name(root, index), decl->name, decl->name);
-        s->weight_map[index][w] = i;
-        return KILN_OK;
+    const kiln_weight_decl *decl = &builder_at(root, index)->model.weights[w];
+    for (uint32_t i = 0; index > 0 && i < s->weight_count; i++) {
+        if (same_tensor(&s->weights[i], decl)) {
+            s->weight_map[index][w] = i;
+            return KILN_OK;
+        }
     }
     uint32_t at = s->weight_count;
     s->weights[at] = *decl;
-    s->generated[at] = generated;
     s->renamed[at] = NULL;
+    /* (The program's own weights clash only with a method's input: every method's values number them.) */
+    if (name_in_program(root, s, decl->name) && !(s->renamed[at] = method_weight_name(root, index, s, decl->name)))
+        return no_memory(err);
     s->weight_count++;
-    if (generated && index > 0) {
-        /* Its name may be another method's: scalars are named by the builder, not the user. */
-        bool clash = false;
-        for (uint32_t i = 0; i < at; i++)
-            clash = clash || strcmp(table_weight_name(s, i), decl->name) == 0;
-        if (clash && !(s->renamed[at] = fresh_scalar_name(root, s)))
-            return no_memory(err);
-    }
     s->weight_map[index][w] = at;
     return KILN_OK;
 }
@@ -923,12 +916,11 @@ static kiln_status lay_out_tables(const kiln_builder *root, shared_tables *s, ki
         return kiln_fail(err, KILN_ERR_LIMIT, "the methods have more than 2^32 weights or ops together");
     s->builder_count = root->method_count + 1;
     s->weights = calloc(weights + 1, sizeof *s->weights);
-    s->generated = calloc(weights + 1, sizeof *s->generated);
     s->renamed = calloc(weights + 1, sizeof *s->renamed);
     s->opset = calloc(ops + 1, sizeof *s->opset);
     s->weight_map = calloc(s->builder_count, sizeof *s->weight_map);
     s->op_map = calloc(s->builder_count, sizeof *s->op_map);
-    if (!s->weights || !s->generated || !s->renamed || !s->opset || !s->weight_map || !s->op_map)
+    if (!s->weights || !s->renamed || !s->opset || !s->weight_map || !s->op_map)
         return no_memory(err);
     for (uint32_t m = 0; m < s->builder_count; m++) {
         const kiln_model *model = &builder_at(root, m)->model;
@@ -997,22 +989,60 @@ static kiln_status copy_node_attributes(const kiln_node_decl *from, kiln_node_de
     return status;
 }
 
-/* The program's own tables, deep-copied from the laid-out ones: name, mode, metadata, weights, opset. */
+/*
+ * The program's metadata into out: its own entries and those of its
+ * methods (an importer sets the same producer entries on each), sorted by
+ * key; a key two of them set to different values is refused.
+ */
+static kiln_status seal_metadata(const kiln_builder *root, kiln_model *out, kiln_error *err)
+{
+    uint64_t total = 0;
+    for (uint32_t m = 0; m <= root->method_count; m++)
+        total += builder_at(root, m)->model.metadata_count;
+    out->metadata = calloc(total + 1, sizeof *out->metadata);
+    if (!out->metadata)
+        return no_memory(err);
+    for (uint32_t m = 0; m <= root->method_count; m++) {
+        const kiln_model *model = &builder_at(root, m)->model;
+        for (uint32_t i = 0; i < model->metadata_count; i++) {
+            const kiln_metadata_entry *e = &model->metadata[i];
+            uint32_t at = 0;
+            while (at < out->metadata_count && strcmp(out->metadata[at].key, e->key) < 0)
+                at++;
+            if (at < out->metadata_count && strcmp(out->metadata[at].key, e->key) == 0) {
+                if (strcmp(out->metadata[at].value, e->value) != 0)
+                    return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                                     "method '%s' sets metadata '%s' to '%s', another method to '%s': the methods "
+                                     "share the program's metadata; set it once on the program's builder",
+                                     builder_method_name(root, m), e->key, e->value, out->metadata[at].value);
+                continue;
+            }
+            bool failed = false;
+            kiln_metadata_entry copy = {dup_or_fail(e->key, &failed), dup_or_fail(e->value, &failed)};
+            if (failed) {
+                free(copy.key);
+                free(copy.value);
+                return no_memory(err);
+            }
+            memmove(&out->metadata[at + 1], &out->metadata[at], (out->metadata_count - at) * sizeof *out->metadata);
+            out->metadata[at] = copy;
+            out->metadata_count++;
+        }
+    }
+    return KILN_OK;
+}
+
+/* The program's own tables, deep-copied from the laid-out ones: name, mode, weights, opset. */
 static bool seal_tables(const kiln_builder *b, const shared_tables *s, kiln_model *out)
 {
     const kiln_model *m = &b->model;
     bool failed = false;
     out->name = dup_or_fail(m->name, &failed);
     out->mode = m->mode;
-    out->metadata = calloc(m->metadata_count + 1, sizeof *out->metadata);
     out->weights = calloc(s->weight_count + 1, sizeof *out->weights);
     out->opset = calloc(s->opset_count + 1, sizeof *out->opset);
-    if (!out->metadata || !out->weights || !out->opset)
+    if (!out->weights || !out->opset)
         return false;
-    for (uint32_t i = 0; !failed && i < m->metadata_count; i++, out->metadata_count++) {
-        out->metadata[i].key = dup_or_fail(m->metadata[i].key, &failed);
-        out->metadata[i].value = dup_or_fail(m->metadata[i].value, &failed);
-    }
     for (uint32_t i = 0; !failed && i < s->weight_count; i++, out->weight_count++) {
         out->weights[i] = s->weights[i];
         out->weights[i].name = dup_or_fail(table_weight_name(s, i), &failed);
@@ -1043,6 +1073,13 @@ static kiln_status seal_model(const kiln_builder *root, uint32_t index, const sh
     } else {
         kiln_expr_pool_init(&out->exprs);
         failed = !seal_tables(b, s, out);
+        if (!failed) {
+            kiln_status status = seal_metadata(root, out, err);
+            if (status != KILN_OK) {
+                kiln_model_release(out);
+                return status;
+            }
+        }
         if (!failed && root->method_count)
             out->method_name = dup_or_fail(builder_method_name(root, 0), &failed);
     }
@@ -1325,10 +1362,8 @@ kiln_status kiln_builder_share_weight(kiln_builder *method, const kiln_builder *
         const kiln_weight_decl *w = &program->model.weights[i];
         if (strcmp(w->name, name) != 0)
             continue;
-        KILN_TRY(add_weight(method, w->name, w->kind, w->dtype, w->rank, w->shape, w->data, w->source_path,
-                            w->source_offset, w->source_no_follow, out, err));
-        method->weight_generated[method->model.weight_count - 1] = program->weight_generated[i];
-        return KILN_OK;
+        return add_weight(method, w->name, w->kind, w->dtype, w->rank, w->shape, w->data, w->source_path,
+                          w->source_offset, w->source_no_follow, out, err);
     }
     return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "the program has no weight '%s'", name);
 }

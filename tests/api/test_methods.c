@@ -162,9 +162,12 @@ static void methods_share_the_weights_and_run_apart(void **state)
     assert_non_null(strstr(err.message, "no method 'decod'; did you mean 'decode'?"));
     assert_non_null(strstr(err.message, "prefill, decode"));
 
-    /* One weight table: w once, the two scalars (1 and 3) apart. */
+    /* One weight table: w once (the same tensor), the two scalars (1 and 3) apart, the second renamed. */
     assert_int_equal(kiln_program_weight_count(program), 3);
     assert_int_equal(kiln_program_weight_count(decode), 3);
+    kiln_weight_info scalar;
+    kiln_program_weight(decode, 2, &scalar);
+    assert_string_equal(scalar.name, "scalar_0.decode");
     /* The artifact's name and metadata; each method's own inputs, outputs and dims. */
     assert_string_equal(kiln_program_name(decode), "decoder");
     assert_int_equal(kiln_program_metadata_count(decode), kiln_program_metadata_count(program));
@@ -288,10 +291,30 @@ static void bad_methods_are_refused(void **state)
     assert_non_null(strstr(err.message, "has a method called 'main' already"));
     assert_int_equal(kiln_builder_add_method(prefill, "1st", decode, &err), KILN_ERR_INVALID_ARGUMENT);
     assert_int_equal(kiln_builder_add_method(prefill, "self", prefill, &err), KILN_ERR_INVALID_ARGUMENT);
-    assert_int_equal(kiln_builder_set_metadata(decode, "k", "v", &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_mode(decode, KILN_MODE_TRAINING, &err), KILN_OK);
     assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(err.message, "shares the program's metadata and mode"));
+    assert_non_null(strstr(err.message, "shares the program's mode"));
     kiln_builder_free(decode);
+
+    /* A method's metadata joins the program's; a key set to two values is refused. */
+    kiln_builder *tagged = prefill_builder(), *tagged_method = decode_builder(projection);
+    assert_int_equal(kiln_builder_set_metadata(tagged_method, "producer", "test_methods", &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_metadata(tagged_method, "extra", "yes", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_method(tagged, "decode", tagged_method, &err), KILN_OK);
+    void *tagged_bytes = NULL;
+    size_t tagged_size;
+    assert_int_equal(kiln_builder_encode(tagged, NULL, &tagged_bytes, &tagged_size, &err), KILN_OK);
+    kiln_program *loaded = NULL;
+    assert_int_equal(kiln_program_load_memory(tagged_bytes, tagged_size, NULL, &loaded, NULL, &err), KILN_OK);
+    assert_string_equal(kiln_program_metadata_value(loaded, "extra"), "yes");
+    assert_string_equal(kiln_program_metadata_value(loaded, "producer"), "test_methods");
+    kiln_program_free(loaded);
+    free(tagged_bytes);
+    assert_int_equal(kiln_builder_set_metadata(tagged_method, "producer", "other", &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(tagged, NULL, &tagged_bytes, &tagged_size, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "method 'decode' sets metadata 'producer' to 'other', another method to "
+                                        "'test_methods'"));
+    kiln_builder_free(tagged);
 
     /* A method may not have methods, nor join two programs. */
     decode = decode_builder(projection);
@@ -306,16 +329,27 @@ static void bad_methods_are_refused(void **state)
     kiln_builder_free(other);
     kiln_builder_free(prefill);
 
-    /* One name, one tensor: a method's w with other bytes is refused when sealing. */
+    /* A method's w with other bytes is another tensor: stored as w.decode, beside the program's w. */
     static const double other_weight[4] = {1.0, 2.0, 3.0, 5.0};
     prefill = prefill_builder();
     assert_int_equal(kiln_builder_add_method(prefill, "decode", decode_builder(other_weight), &err), KILN_OK);
     void *bytes = NULL;
     size_t size;
-    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, &size, &err), KILN_ERR_INVALID_ARGUMENT);
-    assert_null(bytes);
-    assert_non_null(strstr(err.message, "method 'decode' has a weight 'w' that differs"));
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, &size, &err), KILN_OK);
     kiln_builder_free(prefill);
+    kiln_program *renamed = NULL;
+    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &renamed, NULL, &err), KILN_OK);
+    assert_int_equal(kiln_program_weight_count(renamed), 4);
+    kiln_weight_info info;
+    kiln_program_weight(renamed, 2, &info);
+    assert_string_equal(info.name, "w.decode");
+    kiln_program_weight(renamed, 3, &info);
+    assert_string_equal(info.name, "scalar_0.decode");
+    double *result = run(kiln_program_method_at(renamed, 1), "t", 1);
+    assert_true(result[0] == 21.0 && result[1] == 36.0); /* 3 * [1, 2] @ [[1, 2], [3, 5]] */
+    free(result);
+    kiln_program_free(renamed);
+    free(bytes);
 
     /* A method's graph is checked like a program, and the error names the method. */
     prefill = prefill_builder();
