@@ -76,6 +76,27 @@ class Inputs:
         return function(*args, **kwargs)
 
 
+def distinct_examples(args, kwargs, torch):
+    """The example inputs with every tensor passed twice (one zeros tensor for past_k and past_v, or
+    for every layer's cache) given as a copy: torch.export traces one tensor object passed for two
+    inputs as one input, so the program read past_v where it should read past_k."""
+    seen = set()
+
+    def copy(value):
+        if isinstance(value, torch.Tensor):
+            if id(value) in seen:
+                return value.clone()
+            seen.add(id(value))
+            return value
+        if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+            return type(value)(copy(v) for v in value)
+        if isinstance(value, dict):
+            return {k: copy(v) for k, v in value.items()}
+        return value
+
+    return tuple(copy(a) for a in args), {k: copy(v) for k, v in kwargs.items()}
+
+
 def trace(module, args, kwargs, dynamic_shapes, strict, torch):
     """torch.export.export(module, ...), its failures as kiln errors. Returns (ep, declared axes)."""
     parameters = parameter_names(module, args, kwargs)
@@ -140,7 +161,7 @@ def from_module_or_program(target, args, kwargs, dynamic_shapes, strict, given_o
         _, declared = torch_dynamic_shapes(dynamic_shapes, user_inputs, torch) if dynamic_shapes else (None, {})
         eager_module = ep.module()
     else:
-        example_args, example_kwargs = tuple(args), dict(kwargs or {})
+        example_args, example_kwargs = distinct_examples(tuple(args), dict(kwargs or {}), torch)
         ep, declared = trace(target, example_args, example_kwargs, dynamic_shapes, strict, torch)
         user_inputs = list(ep.graph_signature.user_inputs)
         eager_module = target

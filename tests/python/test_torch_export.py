@@ -238,3 +238,18 @@ def test_the_torchscript_route_still_seals_the_seed():
     assert program.run(x=numpy.ones((3, 2)))["y"][0].tolist() == [3.0, 3.0]
     with pytest.raises(kiln.ContractError, match=r"5 is outside 2..4"):
         program.run(x=numpy.ones((5, 2)))
+
+
+class _TwoInputs(torch.nn.Module):
+    def forward(self, a, b):
+        return a - 2 * b
+
+
+def test_one_tensor_passed_for_two_inputs_is_two_inputs():
+    # torch.export traces one tensor object given twice as one input: kiln.export copies it, so
+    # the program reads each input, not the first twice (a silent wrong answer otherwise).
+    same = torch.zeros(2, 3)
+    program = kiln.export(_TwoInputs(), (same, same), evidence=None).load()
+    a, b = numpy.ones((2, 3), numpy.float32), numpy.full((2, 3), 5, numpy.float32)
+    (got,) = program(a, b)
+    numpy.testing.assert_array_equal(got, a - 2 * b)
