@@ -20,7 +20,7 @@ from .contract import Check, Dim
 from .errors import (ArgumentError, AuthenticityError, CompatibilityError, ContractError, Error, EvidenceError,
                      FileError, InputCheckError, IntegrityError, LimitError, OutOfMemory, ProgramError, RunError,
                      UnsupportedError)
-from .export import Artifact, export
+from .export import Artifact, export, export_methods
 from .keys import PublicKey, SecretKey, keygen, sign
 from .program import Io, Program, Session, load
 from .verify import verify
@@ -28,7 +28,8 @@ from .verify import verify
 __version__ = _lib.kiln.kiln_version().decode()
 
 __all__ = [
-    "Artifact", "Check", "Dim", "Io", "Program", "PublicKey", "SecretKey", "Session", "export", "keygen", "load",
+    "Artifact", "Check", "Dim", "Io", "Program", "PublicKey", "SecretKey", "Session", "export", "export_methods",
+    "keygen", "load",
     "sign", "verify", "inspect", "format_bytes",
     "Error", "ArgumentError", "AuthenticityError", "CompatibilityError", "ContractError", "EvidenceError",
     "FileError", "InputCheckError", "IntegrityError", "LimitError", "OutOfMemory", "ProgramError", "RunError",

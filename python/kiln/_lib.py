@@ -257,6 +257,8 @@ _KILN = {
     # builder
     "kiln_builder_new": (STATUS, [ctypes.c_char_p, ctypes.POINTER(P), ERR]),
     "kiln_builder_free": (None, [P]),
+    "kiln_builder_add_method": (STATUS, [P, ctypes.c_char_p, P, ERR]),
+    "kiln_builder_set_method_name": (STATUS, [P, ctypes.c_char_p, ERR]),
     "kiln_builder_set_metadata": (STATUS, [P, ctypes.c_char_p, ctypes.c_char_p, ERR]),
     "kiln_builder_add_dim": (STATUS, [P, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ERR]),
     "kiln_builder_set_dim_multiple_of": (STATUS, [P, ctypes.c_char_p, ctypes.c_int64, ERR]),
@@ -380,6 +382,7 @@ _ONNX = {
     "kiln_onnx_import_memory": (STATUS, [P, ctypes.c_size_t, ctypes.POINTER(OnnxOptions), ctypes.POINTER(P), ERR]),
     "kiln_onnx_result_free": (None, [P]),
     "kiln_onnx_result_builder": (P, [P]),
+    "kiln_onnx_result_take_builder": (P, [P]),
     "kiln_onnx_result_unsupported_count": (ctypes.c_uint32, [P]),
     "kiln_onnx_result_unsupported": (ctypes.c_char_p, [P, ctypes.c_uint32]),
     "kiln_onnx_result_input_count": (ctypes.c_uint32, [P]),

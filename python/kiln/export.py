@@ -292,6 +292,94 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
     .counterexample), kiln.UnsupportedError (every op or construct that
     cannot be translated, or a data-dependent size), or kiln.EvidenceError
     (the case and its error figures)."""
+    with _Tracing(program) as module:
+        traced = _trace(program, module, args, kwargs, dynamic_shapes, strict, output_names, exporter, input_names,
+                        opset)
+        program_name = name or getattr(traced, "program_name", None) or type(module).__name__
+        return _seal(traced, checks or {}, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
+
+
+def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES):
+    """Seal several PyTorch programs into one kiln Artifact, each a method (format 1.3): e.g. the
+    prefill and decode of a generative decoder, over one set of weights.
+
+    methods: {method name: {"program": module or ExportedProgram, and any of export's "args",
+    "kwargs", "dynamic_shapes", "strict", "checks", "evidence", "output_names", "non_strict",
+    "rtol", "atol", "exporter", "input_names", "opset"}}, in order: the first is the artifact's
+    first method. Each is traced, checked and given evidence as export does it; their weights
+    join one table by name (a name is one tensor: the same parameter of one module is stored
+    once, and two different tensors of one name are refused). The artifact loads as its first
+    method's Program, program.methods holding all of them. Raises as export does, and
+    kiln.ArgumentError for a bad method name or argument."""
+    if not isinstance(methods, dict) or not methods:
+        raise ArgumentError("methods must be a non-empty dict {method name: {'program': ..., ...}}", 1)
+    allowed = {"program", "args", "kwargs", "dynamic_shapes", "strict", "checks", "evidence", "output_names",
+               "non_strict", "rtol", "atol", "exporter", "input_names", "opset"}
+    parts, root = [], None
+    try:
+        for method_name, spec in methods.items():
+            if not isinstance(spec, dict) or "program" not in spec:
+                raise ArgumentError("methods['%s'] must be a dict with a 'program'" % method_name, 1)
+            unknown = sorted(set(spec) - allowed)
+            if unknown:
+                raise ArgumentError("methods['%s'] has unknown keys %s (allowed: %s)" % (
+                    method_name, ", ".join(unknown), ", ".join(sorted(allowed))), 1)
+            program = spec["program"]
+            with _Tracing(program) as module:
+                traced = _trace(program, module, spec.get("args", ()), spec.get("kwargs"), spec.get("dynamic_shapes"),
+                                spec.get("strict", False), spec.get("output_names"),
+                                spec.get("exporter", "torch.export"), spec.get("input_names"), spec.get("opset"))
+                program_name = name or getattr(traced, "program_name", None) or type(module).__name__
+                part = _method_part(traced, spec.get("checks") or {}, spec.get("evidence", "corners"),
+                                    program_name, spec.get("non_strict", False), evidence_bytes, spec.get("rtol"),
+                                    spec.get("atol"))
+            parts.append((method_name, part))
+            error = _lib.Error()
+            if root is None:
+                root = part.builder
+                raise_for(_lib.kiln.kiln_builder_set_method_name(root, str(method_name).encode(),
+                                                                 ctypes.byref(error)), error)
+            else:
+                raise_for(_lib.kiln.kiln_builder_add_method(root, str(method_name).encode(), part.builder,
+                                                            ctypes.byref(error)), error)
+            part.builder = None  # the program's builder owns it now (or is it)
+        data = _encode(root)
+    finally:
+        for _, part in parts:
+            if part.builder:
+                _lib.kiln.kiln_builder_free(part.builder)
+        if root:
+            _lib.kiln.kiln_builder_free(root)
+    report = []
+    artifact = Artifact(data, report)
+    for method_name, part in parts:
+        for entry in part.report:
+            entry["method"] = method_name
+        report += part.report
+        _check_cases(artifact, part.cases, part.kiln_name, part.output_names, part.report, method_name)
+    return artifact
+
+
+class _Tracing:
+    """A module in eval mode while it is traced and run for evidence, put back in training mode after."""
+
+    def __init__(self, program):
+        self.module = None if type(program).__name__ == "ExportedProgram" else program
+        self.was_training = getattr(self.module, "training", False)
+
+    def __enter__(self):
+        if hasattr(self.module, "eval"):
+            self.module.eval()
+        return self.module
+
+    def __exit__(self, *exc):
+        if self.was_training:
+            self.module.train(True)
+        return False
+
+
+def _trace(program, module, args, kwargs, dynamic_shapes, strict, output_names, exporter, input_names, opset):
+    """The program in ONNX with its dims, by the front door `exporter` names."""
     if _lib.onnx is None:
         raise UnsupportedError("this kiln was built without the ONNX importer (protobuf-c)", 15)
     if exporter not in ("torch.export", "torchscript"):
@@ -303,27 +391,15 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
         except ImportError as exc:
             raise UnsupportedError("kiln.export needs PyTorch 2 with torch.export (%s); on PyTorch 1.13 pass "
                                    "exporter='torchscript'" % exc, 15) from exc
-    module = None if type(program).__name__ == "ExportedProgram" else program
-    was_training = getattr(module, "training", False)
-    if hasattr(module, "eval"):
-        module.eval()
-    try:
-        if exporter == "torch.export":
-            if input_names is not None:
-                raise ArgumentError("input_names is the TorchScript route's; torch.export names the inputs after "
-                                    "forward's parameters", 1)
-            args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
-            traced = from_module_or_program(program, args, kwargs, dynamic_shapes, strict, output_names)
-        else:
-            from ._torchscript_export import from_module
-            if module is None or kwargs:
-                raise ArgumentError("exporter='torchscript' takes a module and positional example inputs", 1)
-            traced = from_module(module, args, dynamic_shapes, input_names, output_names, opset)
-        program_name = name or getattr(traced, "program_name", None) or type(module).__name__
-        return _seal(traced, checks or {}, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
-    finally:
-        if was_training:
-            module.train(True)
+        if input_names is not None:
+            raise ArgumentError("input_names is the TorchScript route's; torch.export names the inputs after "
+                                "forward's parameters", 1)
+        args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+        return from_module_or_program(program, args, kwargs, dynamic_shapes, strict, output_names)
+    from ._torchscript_export import from_module
+    if module is None or kwargs:
+        raise ArgumentError("exporter='torchscript' takes a module and positional example inputs", 1)
+    return from_module(module, args, dynamic_shapes, input_names, output_names, opset)
 
 
 def _check_example_point(traced):
@@ -335,8 +411,17 @@ def _check_example_point(traced):
                 name, size, dim), 19)
 
 
-def _seal(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol):
-    """Import the traced ONNX model over its dims, add the checks and the evidence, and seal."""
+class _MethodPart:
+    """One traced program imported, with its checks and evidence: its builder (owned until added to a
+    program), the cases compared with it and what they name."""
+
+    def __init__(self, builder, cases, kiln_name, output_names, report):
+        self.builder, self.cases, self.kiln_name = builder, cases, kiln_name
+        self.output_names, self.report = output_names, report
+
+
+def _method_part(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol):
+    """Import the traced ONNX model over its dims and add the checks and the evidence."""
     onnx = _lib.onnx
     _check_example_point(traced)
     dims = traced.dims
@@ -370,12 +455,22 @@ def _seal(traced, checks, evidence, program_name, non_strict, evidence_bytes, rt
         report = _seal_cases(builder, cases, kiln_name, traced.output_names, evidence_bytes, rtol, atol)
         report += [{"name": name, "sealed": False, "skipped": reason, "results": None}
                    for name, reason in too_large.items()]
-        data = _encode(builder)
+        return _MethodPart(onnx.kiln_onnx_result_take_builder(result), cases, kiln_name, traced.output_names,
+                           report)
     finally:
         if result.value:
             onnx.kiln_onnx_result_free(result)
-    artifact = Artifact(data, report)
-    _check_cases(artifact, cases, kiln_name, traced.output_names, report)
+
+
+def _seal(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol):
+    """One program: its method part, sealed, and its cases checked against the artifact."""
+    part = _method_part(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
+    try:
+        data = _encode(part.builder)
+    finally:
+        _lib.kiln.kiln_builder_free(part.builder)
+    artifact = Artifact(data, part.report)
+    _check_cases(artifact, part.cases, part.kiln_name, part.output_names, part.report)
     return artifact
 
 
@@ -465,11 +560,14 @@ def _seal_cases(builder, cases, kiln_name, output_names, budget, rtol, atol):
     return report
 
 
-def _check_cases(artifact, cases, kiln_name, output_names, report):
-    """Replay the sealed cases from the artifact; run the others in sessions; any mismatch raises."""
+def _check_cases(artifact, cases, kiln_name, output_names, report, method=None):
+    """Replay the sealed cases from the artifact (of `method`: its name; None the first); run the others in
+    sessions; any mismatch raises."""
     if not cases:
         return
     program = artifact.load(verify="none")
+    if method is not None:
+        program = program.methods[method]
     try:
         stored = {n: i for i, n in enumerate(program.evidence)}
         for (case_name, inputs, outputs), entry in zip(cases, report):
