@@ -1,5 +1,4 @@
 /* diff.c — the public face of interface_diff.h: kiln_diff in kiln/kiln.h. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -41,11 +40,9 @@ kiln_status kiln_diff_method(const kiln_artifact *a, const kiln_artifact *b, con
     const kiln_artifact *sides[] = {a, b};
     for (int i = 0; i < 2; i++) {
         const kiln_program *program = kiln_artifact_program(sides[i]), *found;
-        if (program && kiln_program_method(program, method, &found, err) != KILN_OK) {
-            char message[sizeof err->message];
-            snprintf(message, sizeof message, "%s", err->message);
-            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "%s: %s", kiln_artifact_path(sides[i]), message);
-        }
+        if (program)
+            KILN_TRY(kiln_fail_within(err, kiln_program_method(program, method, &found, err), "%s",
+                                      kiln_artifact_path(sides[i])));
     }
     return diff_run(a, b, method, out, err);
 }

@@ -22,6 +22,13 @@
 kiln_status kiln_fail(kiln_error *err, kiln_status code, const char *fmt, ...)
     KILN_PRINTF(3, 4);
 
+/*
+ * Say where a failure happened: when `status` is an error, put the
+ * printf-style context and ": " before err's message (err may be NULL), e.g.
+ * "method 'decode': section GRPH ...". @return status, unchanged.
+ */
+kiln_status kiln_fail_within(kiln_error *err, kiln_status status, const char *fmt, ...) KILN_PRINTF(3, 4);
+
 /* Reset `err` (may be NULL) to KILN_OK with an empty message. */
 void kiln_error_clear(kiln_error *err);
 

@@ -54,6 +54,19 @@ kiln_status kiln_fail(kiln_error *err, kiln_status code, const char *fmt, ...)
     return code;
 }
 
+kiln_status kiln_fail_within(kiln_error *err, kiln_status status, const char *fmt, ...)
+{
+    if (status == KILN_OK || !err)
+        return status;
+    char context[KILN_ERROR_MESSAGE_SIZE], message[KILN_ERROR_MESSAGE_SIZE];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(context, sizeof context, fmt, args);
+    va_end(args);
+    snprintf(message, sizeof message, "%s", err->message);
+    return kiln_fail(err, status, "%s: %s", context, message);
+}
+
 void kiln_error_clear(kiln_error *err)
 {
     if (err) {

@@ -1174,12 +1174,8 @@ static kiln_status seal_model(const kiln_builder *root, uint32_t index, const sh
     }
     /* The default budget: an artifact the default loader cannot check is not written. */
     kiln_status status = kiln_model_infer(out, KILN_DEFAULT_MAX_PROOF_STEPS, err);
-    if (status != KILN_OK && root->method_count) {
-        char message[sizeof err->message];
-        snprintf(message, sizeof message, "%s", err ? err->message : "");
-        kiln_fail(err, status, "method '%s': %s", builder_method_name(root, index), message);
-    }
-    return status;
+    return root->method_count ? kiln_fail_within(err, status, "method '%s'", builder_method_name(root, index))
+                              : status;
 }
 
 /* Seal the program: its own method with the shared tables, then each further method over them. */

@@ -227,17 +227,12 @@ static kiln_status decode_methods(const kiln_container *c, const int64_t *index_
 static kiln_status infer_program(kiln_model *m, const kiln_limits *limits, kiln_error *err)
 {
     uint64_t values = (uint64_t)m->input_count + m->weight_count + m->node_count;
-    if (values > limits->max_values)
-        return kiln_fail(err, KILN_ERR_LIMIT, "%s%s%sthe program has %llu values, the limit is %u",
-                         m->method_name ? "method '" : "", m->method_name ? m->method_name : "",
-                         m->method_name ? "': " : "", (unsigned long long)values, limits->max_values);
-    kiln_status status = kiln_model_infer(m, limits->max_proof_steps, err);
-    if (status != KILN_OK && m->method_name) { /* a program of several methods: say which */
-        char message[sizeof err->message];
-        snprintf(message, sizeof message, "%s", err->message);
-        kiln_fail(err, status, "method '%s': %s", m->method_name, message);
-    }
-    return status;
+    kiln_status status = values > limits->max_values
+                             ? kiln_fail(err, KILN_ERR_LIMIT, "the program has %llu values, the limit is %u",
+                                         (unsigned long long)values, limits->max_values)
+                             : kiln_model_infer(m, limits->max_proof_steps, err);
+    /* A program of several methods: say which. */
+    return m->method_name ? kiln_fail_within(err, status, "method '%s'", m->method_name) : status;
 }
 
 kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits, kiln_section_check check,

@@ -186,17 +186,6 @@ static kiln_status decode_part(int kind, const method_parts *at, const kiln_limi
     }
 }
 
-/* A part's decoder speaks of "section X": say which method's part it was. */
-static kiln_status name_the_method(kiln_status status, const char *name, kiln_error *err)
-{
-    if (status != KILN_OK && err) {
-        char message[sizeof err->message];
-        snprintf(message, sizeof message, "%s", err->message);
-        kiln_fail(err, status, "method '%s': %s", name, message);
-    }
-    return status;
-}
-
 /* A name as the section stores it (u32 length, bytes), into the identity's digest. */
 static void hash_name(kiln_blake2b_state *digest, const char *name)
 {
@@ -244,8 +233,10 @@ kiln_status kiln_methods_decode(const uint8_t *data, size_t size, const kiln_lim
         static const int order[] = {DIMS, IOSG, GRPH, EVID, CHKS, PLAN, RGRD, NNAM};
         for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
             if (at.present[order[k]])
-                KILN_TRY(name_the_method(
-                    decode_part(order[k], &at, limits, features, method, report, unsupported, err), name, err));
+                /* A part's decoder speaks of "section X": say which method's part it was. */
+                KILN_TRY(kiln_fail_within(
+                    err, decode_part(order[k], &at, limits, features, method, report, unsupported, err),
+                    "method '%s'", name));
         hash_name(&digest, name);
         for (int k = 0; k < PART_COUNT; k++) {
             if (!at.present[k] || !parts[k].in_identity)

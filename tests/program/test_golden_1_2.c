@@ -20,6 +20,8 @@
 
 #include <kiln/kiln.h>
 
+#include "golden_file.h"
+
 static const char *golden_dir;
 
 /*
@@ -52,19 +54,10 @@ static kiln_builder *named_program(void)
     return b;
 }
 
-static char *path_of(const char *file)
-{
-    size_t n = strlen(golden_dir) + strlen(file) + 2;
-    char *path = malloc(n);
-    assert_non_null(path);
-    snprintf(path, n, "%s/%s", golden_dir, file);
-    return path;
-}
-
 static void named_artifact_loads_runs_and_keeps_its_names(void **state)
 {
     (void)state;
-    char *path = path_of("named.kiln");
+    char *path = golden_path(golden_dir, "named.kiln");
     kiln_program *p;
     kiln_error err;
     if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
@@ -97,22 +90,10 @@ static void named_artifact_loads_runs_and_keeps_its_names(void **state)
 static void writer_reproduces_it(void **state)
 {
     (void)state;
-    char *path = path_of("named.kiln");
+    char *path = golden_path(golden_dir, "named.kiln");
     kiln_builder *b = named_program();
-    void *bytes;
-    size_t size;
-    kiln_error err;
-    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    uint8_t *golden = malloc(size + 1);
-    size_t got = fread(golden, 1, size + 1, f);
-    fclose(f);
-    if (got != size || memcmp(golden, bytes, size) != 0)
-        fail_msg("the writer no longer reproduces %s (%zu bytes written, %zu stored): a change to the bytes "
-                 "written needs a format version bump and a new golden directory", path, size, got);
-    free(golden);
-    free(bytes);
+    assert_writer_reproduces(b, path,
+                             "a change to the bytes written needs a format version bump and a new golden directory");
     kiln_builder_free(b);
     free(path);
 }
@@ -125,15 +106,12 @@ int main(int argc, char **argv)
     }
     golden_dir = argv[1];
     if (argc == 3 && strcmp(argv[2], "--write") == 0) {
-        char *path = path_of("named.kiln");
+        char *path = golden_path(golden_dir, "named.kiln");
         kiln_builder *b = named_program();
-        kiln_error err;
-        kiln_status status = kiln_builder_save(b, path, NULL, &err);
+        int rc = golden_write(b, path);
         kiln_builder_free(b);
         free(path);
-        if (status != KILN_OK)
-            fprintf(stderr, "%s\n", err.message);
-        return status == KILN_OK ? 0 : 1;
+        return rc;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(named_artifact_loads_runs_and_keeps_its_names),

@@ -20,6 +20,8 @@
 
 #include <kiln/kiln.h>
 
+#include "golden_file.h"
+
 static const char *golden_dir;
 static const float weights[4] = {1, -1, 2, 0.5f}, biases[2] = {0.5f, -0.5f};
 
@@ -85,15 +87,6 @@ static kiln_builder *methods_program(void)
     return b;
 }
 
-static char *path_of(const char *file)
-{
-    size_t n = strlen(golden_dir) + strlen(file) + 2;
-    char *path = malloc(n);
-    assert_non_null(path);
-    snprintf(path, n, "%s/%s", golden_dir, file);
-    return path;
-}
-
 /* Run `method` on `input` = `values` of shape [rows, 2]; compare output 0 with `want`. */
 static void run_and_compare(const kiln_program *method, const char *input, int64_t rows, const float *values,
                             const float *want)
@@ -114,7 +107,7 @@ static void run_and_compare(const kiln_program *method, const char *input, int64
 static void methods_artifact_loads_and_runs_both(void **state)
 {
     (void)state;
-    char *path = path_of("methods.kiln");
+    char *path = golden_path(golden_dir, "methods.kiln");
     kiln_program *p;
     kiln_error err;
     if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
@@ -142,22 +135,9 @@ static void methods_artifact_loads_and_runs_both(void **state)
 static void writer_reproduces_it(void **state)
 {
     (void)state;
-    char *path = path_of("methods.kiln");
+    char *path = golden_path(golden_dir, "methods.kiln");
     kiln_builder *b = methods_program();
-    void *bytes;
-    size_t size;
-    kiln_error err;
-    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_OK);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    uint8_t *golden = malloc(size + 1);
-    size_t got = fread(golden, 1, size + 1, f);
-    fclose(f);
-    if (got != size || memcmp(golden, bytes, size) != 0)
-        fail_msg("the writer no longer reproduces %s (%zu bytes written, %zu stored): see "
-                 "tests/golden-1.3/README.md", path, size, got);
-    free(golden);
-    free(bytes);
+    assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
     kiln_builder_free(b);
     free(path);
 }
@@ -170,15 +150,12 @@ int main(int argc, char **argv)
     }
     golden_dir = argv[1];
     if (argc == 3 && strcmp(argv[2], "--write") == 0) {
-        char *path = path_of("methods.kiln");
+        char *path = golden_path(golden_dir, "methods.kiln");
         kiln_builder *b = methods_program();
-        kiln_error err;
-        kiln_status status = kiln_builder_save(b, path, NULL, &err);
+        int rc = golden_write(b, path);
         kiln_builder_free(b);
         free(path);
-        if (status != KILN_OK)
-            fprintf(stderr, "%s\n", err.message);
-        return status == KILN_OK ? 0 : 1;
+        return rc;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(methods_artifact_loads_and_runs_both),

@@ -67,16 +67,51 @@ static void *encode(kiln_builder *b, size_t *size)
     return bytes;
 }
 
+/* A text assembled, sealed and loaded. */
+typedef struct sealed {
+    void *bytes;
+    size_t size;
+    kiln_program *program;
+} sealed;
+
+static sealed seal(const char *text)
+{
+    sealed s;
+    kiln_builder *b = assemble(text);
+    s.bytes = encode(b, &s.size);
+    kiln_builder_free(b);
+    kiln_error err;
+    assert_int_equal(kiln_program_load_memory(s.bytes, s.size, NULL, &s.program, NULL, &err), KILN_OK);
+    return s;
+}
+
+static void sealed_free(sealed *s)
+{
+    kiln_program_free(s->program);
+    free(s->bytes);
+}
+
+/* The canonical text of `s` (caller frees), checked to reassemble to the same bytes. */
+static char *round_trip(const sealed *s)
+{
+    char *text = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_text_disassemble(s->program, NULL, &text, &err), KILN_OK);
+    kiln_builder *again = assemble(text);
+    size_t size;
+    void *bytes = encode(again, &size);
+    assert_int_equal(size, s->size);
+    assert_memory_equal(bytes, s->bytes, size);
+    kiln_builder_free(again);
+    free(bytes);
+    return text;
+}
+
 static void blocks_become_methods_and_round_trip(void **state)
 {
     (void)state;
-    kiln_builder *b = assemble(methods_text);
-    size_t size;
-    void *bytes = encode(b, &size);
-    kiln_builder_free(b);
-    kiln_program *p = NULL;
-    kiln_error err;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, NULL, &err), KILN_OK);
+    sealed s = seal(methods_text);
+    const kiln_program *p = s.program;
     assert_int_equal(kiln_program_method_count(p), 3);
     assert_string_equal(kiln_program_method_name(p), "prefill");
     assert_string_equal(kiln_program_method_name(kiln_program_method_at(p, 1)), "decode");
@@ -84,20 +119,10 @@ static void blocks_become_methods_and_round_trip(void **state)
     /* w and one once, shared by prefill and decode; embed uses neither. */
     assert_int_equal(kiln_program_weight_count(p), 2);
     assert_int_equal(kiln_program_dim_count(kiln_program_method_at(p, 2)), 1);
-
-    char *text = NULL;
-    assert_int_equal(kiln_text_disassemble(p, NULL, &text, &err), KILN_OK);
+    char *text = round_trip(&s);
     assert_string_equal(text, methods_text);
-    kiln_builder *again = assemble(text);
-    size_t size_again;
-    void *bytes_again = encode(again, &size_again);
-    assert_int_equal(size_again, size);
-    assert_memory_equal(bytes_again, bytes, size);
-    kiln_builder_free(again);
-    free(bytes_again);
     free(text);
-    kiln_program_free(p);
-    free(bytes);
+    sealed_free(&s);
 }
 
 static void a_block_may_declare_weights_of_its_own(void **state)
@@ -107,22 +132,14 @@ static void a_block_may_declare_weights_of_its_own(void **state)
                        "output y = %0\n"
                        "method other {\n  input t: f32[2]\n  const b: f32[2] = [5, 6]\n  %0 = mul(t, b)\n"
                        "  %1 = add(%0, a)\n  output z = %1\n}\n";
-    kiln_builder *b = assemble(text);
-    size_t size;
-    void *bytes = encode(b, &size);
-    kiln_builder_free(b);
-    kiln_program *p = NULL;
-    kiln_error err;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, NULL, &err), KILN_OK);
-    assert_int_equal(kiln_program_weight_count(p), 2);
+    sealed s = seal(text);
+    assert_int_equal(kiln_program_weight_count(s.program), 2);
     /* The disassembler declares every weight before the blocks. */
-    char *printed = NULL;
-    assert_int_equal(kiln_text_disassemble(p, NULL, &printed, &err), KILN_OK);
+    char *printed = round_trip(&s);
     assert_non_null(strstr(printed, "const b: f32[2] = [5, 6]\n%0 = add(x, a)"));
     assert_non_null(strstr(printed, "method other {\n    input t: f32[2]\n    %0 = mul(t, b)\n"));
     free(printed);
-    kiln_program_free(p);
-    free(bytes);
+    sealed_free(&s);
 }
 
 typedef struct bad_text {
@@ -184,27 +201,12 @@ static void a_block_tensor_of_a_taken_name_is_renamed(void **state)
     const char *clash = "kiln 1.1\nprogram \"p\"\ninput x: f32[2]\nconst a: f32[2] = [1, 2]\n%0 = add(x, a)\n"
                         "output y = %0\nmethod m {\n  input t: f32[2]\n  const a: f32[2] = [1, 3]\n"
                         "  %0 = add(t, a)\n  output z = %0\n}\n";
-    kiln_builder *b = assemble(clash);
-    size_t size;
-    void *bytes = encode(b, &size);
-    kiln_builder_free(b);
-    kiln_program *p = NULL;
-    kiln_error err;
-    assert_int_equal(kiln_program_load_memory(bytes, size, NULL, &p, NULL, &err), KILN_OK);
-    char *text = NULL;
-    assert_int_equal(kiln_text_disassemble(p, NULL, &text, &err), KILN_OK);
+    sealed s = seal(clash);
+    char *text = round_trip(&s);
     assert_non_null(strstr(text, "const a: f32[2] = [1, 2]\nconst a.m: f32[2] = [1, 3]\n"));
     assert_non_null(strstr(text, "    %0 = add(t, a.m)\n"));
-    kiln_builder *again = assemble(text);
-    size_t size_again;
-    void *bytes_again = encode(again, &size_again);
-    assert_int_equal(size_again, size);
-    assert_memory_equal(bytes_again, bytes, size);
-    kiln_builder_free(again);
-    free(bytes_again);
     free(text);
-    kiln_program_free(p);
-    free(bytes);
+    sealed_free(&s);
 }
 
 int main(void)
