@@ -87,8 +87,13 @@
  * cannot run them refuses the file as an unknown required feature. */
 #define KILN_FEATURE_HALF_PRECISION (UINT64_C(1) << 0)
 
+/* Required feature bit 1: some method declares relations across its dims,
+ * stored at the end of every DIMS payload (spec/format.md §6, §7.3; format
+ * 1.3). A runtime without it would misread DIMS, so it must refuse. */
+#define KILN_FEATURE_DIM_RELATIONS (UINT64_C(1) << 1)
+
 /* Feature bits this runtime understands. */
-#define KILN_KNOWN_FEATURES KILN_FEATURE_HALF_PRECISION
+#define KILN_KNOWN_FEATURES (KILN_FEATURE_HALF_PRECISION | KILN_FEATURE_DIM_RELATIONS)
 
 extern const uint8_t kiln_magic[8];
 

@@ -287,6 +287,39 @@ KILN_API KILN_NODISCARD kiln_status kiln_builder_set_dim_multiple_of(kiln_builde
                                                                      int64_t k, kiln_error *err);
 
 /**
+ * Declare a relation across this program's (or method's) dims, written
+ * `LHS <= RHS` over declared and derived dims ("past + seq <= 2048"). It
+ * is checked before every run, after the inputs bind the dims, and a run
+ * where it does not hold is refused naming the dims and their values; the
+ * shape prover may assume it (spec/contract.md §1.1), which is how a
+ * method proves that an append fits its state. The memory plan is still
+ * sized for the dims' own ranges. Format 1.3 (required feature bit 1).
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (no `<=`, an undeclared dim,
+ *         a side that does not parse); KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_relation(kiln_builder *builder, const char *relation,
+                                                              kiln_error *err);
+
+/**
+ * Declare a state tensor: storage a session keeps between runs (a KV
+ * cache), of `dtype` and shape `shape[rank]`, whose axis `axis` is its
+ * capacity in rows; the session starts it (and kiln_state_reset restarts
+ * it) empty, with no rows. Its current length binds the dim `length_dim`
+ * in every method that declares that dim, before the inputs are guarded;
+ * the ops `state_read` and `state_append` (attribute `state` = `name`)
+ * read its rows and append to them in place (spec/ops/state.md). Every
+ * method that uses the state declares it alike; sealing keeps one.
+ * Format 1.3 (section STAT).
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (a name that is not an
+ *         identifier or is taken, a rank outside 1..KILN_MAX_RANK, an axis
+ *         outside the rank, a negative size, an unsupported dtype);
+ *         KILN_ERR_LIMIT (its bytes overflow); KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_state(kiln_builder *builder, const char *name, kiln_dtype dtype,
+                                                           uint32_t rank, const int64_t *shape, uint32_t axis,
+                                                           const char *length_dim, kiln_error *err);
+
+/**
  * Name a shape expression over declared dims ("two_seq" = "2*seq"). Input
  * shapes may then use the name, which stands for the expression.
  */
@@ -795,6 +828,32 @@ KILN_API const char *kiln_program_method_name(const kiln_program *program);
  */
 KILN_API KILN_NODISCARD kiln_status kiln_program_method(const kiln_program *program, const char *name,
                                                         const kiln_program **out, kiln_error *err);
+
+/** @return how many state tensors program's artifact declares (format 1.3; 0 before). */
+KILN_API uint32_t kiln_program_state_count(const kiln_program *program);
+
+/**
+ * State `index` of program's artifact: its name, dtype, shape (the
+ * capacity; owned by the program), the axis it grows along and the dim
+ * its length binds. Any output pointer may be NULL.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for an index out of range.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_state_at(const kiln_program *program, uint32_t index,
+                                                          const char **name, kiln_dtype *dtype, uint32_t *rank,
+                                                          const int64_t **shape, uint32_t *axis,
+                                                          const char **length_dim, kiln_error *err);
+
+/** @return how many relations across dims the method `program` declares (format 1.3). */
+KILN_API uint32_t kiln_program_relation_count(const kiln_program *program);
+
+/**
+ * Relation `index` of the method `program` in text, "past + seq <= 2048",
+ * into `buffer`.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for an index out of range or
+ *         a buffer too small (the message says how long the text is).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_relation(const kiln_program *program, uint32_t index, char *buffer,
+                                                          size_t size, kiln_error *err);
 
 KILN_API const char *kiln_program_name(const kiln_program *program);
 KILN_API kiln_mode kiln_program_mode(const kiln_program *program);
@@ -1311,6 +1370,48 @@ typedef enum kiln_thread_policy {
     KILN_THREADS_FIXED = 1,
 } kiln_thread_policy;
 
+/*
+ * State tensors (format 1.3): storage a program declares that lives
+ * between runs — a decoder's KV cache — each of a fixed capacity and a
+ * current length along one axis, which binds a dim (`past`) of every
+ * method that declares it. Runs extend it in place (op state_append); a
+ * run that fails changes nothing. A kiln_state holds every state of one
+ * program, empty when made or reset; sessions of any of the program's
+ * methods may share one (kiln_session_options.state), one run at a time:
+ * a run while another holds it is refused. Not to be confused with the
+ * "state identity", the digest of the weights.
+ */
+typedef struct kiln_state kiln_state;
+
+/**
+ * Make storage for every state `program` (any of its methods) declares,
+ * each empty (zero bytes, length 0). A program without states gets an
+ * empty one.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_state_new(const kiln_program *program, kiln_state **out, kiln_error *err);
+
+/** Free `state` (NULL: nothing). No session that uses it may run again. */
+KILN_API void kiln_state_free(kiln_state *state);
+
+/** Empty every state: length 0, bytes zero (start a new sequence). Not while a run holds it. */
+KILN_API void kiln_state_reset(kiln_state *state);
+
+/**
+ * The rows state `name` holds now, into *length.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (no such state: the message lists them).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_state_length(const kiln_state *state, const char *name, int64_t *length,
+                                                      kiln_error *err);
+
+/**
+ * A copy of the rows state `name` holds now, packed: its declared shape
+ * with the growing axis as long as its length. Caller frees *out.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT; KILN_ERR_OUT_OF_MEMORY.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_state_read(const kiln_state *state, const char *name, kiln_tensor **out,
+                                                    kiln_error *err);
+
 typedef struct kiln_session_options {
     size_t struct_size;
     /* Threads one run may use (oneDNN and large elementwise loops); 0 =
@@ -1340,6 +1441,12 @@ typedef struct kiln_session_options {
      * still allocate nothing; off (the default), a run pays one branch per
      * node. Default false. */
     bool profile;
+    /* The state tensors the session's runs read and extend (kiln_state_new
+     * of the same program), shared with sessions of its other methods —
+     * prefill and decode over one cache; borrowed, it must outlive the
+     * session. NULL (default): the session makes its own, empty, when the
+     * program declares states (kiln_session_state). */
+    kiln_state *state;
 } kiln_session_options;
 
 /** Fill `options` (struct_size bytes; kiln_session_options_default passes sizeof) with the defaults above. */
@@ -1460,6 +1567,9 @@ KILN_API KILN_NODISCARD kiln_status kiln_session_set_input(kiln_session *session
  * "input 'x' axis 0 (batch): 5 is outside 2..4".
  */
 KILN_API KILN_NODISCARD kiln_status kiln_session_run(kiln_session *session, kiln_error *err);
+
+/** @return the state tensors the session's runs use (options.state, or its own), NULL if the program has none. */
+KILN_API kiln_state *kiln_session_state(const kiln_session *session);
 
 /* ---------------------------------------------------------------- profiles */
 

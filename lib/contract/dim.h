@@ -39,4 +39,15 @@ typedef struct kiln_derived_dim {
     uint32_t expr;
 } kiln_derived_dim;
 
+/*
+ * A relation a program declares across its dims, lhs <= rhs (expression
+ * ids; "past + seq <= 2048"): checked before every run, and a hypothesis
+ * the prover may use (spec/contract.md §1.1). It narrows the domain the
+ * runtime accepts, never the one the memory plan is sized for.
+ */
+typedef struct kiln_dim_relation {
+    uint32_t lhs;
+    uint32_t rhs;
+} kiln_dim_relation;
+
 #endif

@@ -2,7 +2,8 @@
  * shape_context.h — what a shape rule sees while it derives an output type
  * and proves its preconditions: the expression pool, the declared dims,
  * the node's label and attributes, (non-strict) where to defer a claim it
- * cannot prove, and the work budget its proofs draw on.
+ * cannot prove, the work budget its proofs draw on, the relations it may
+ * assume and the state tensors it may name.
  */
 #ifndef KILN_LIB_SHAPE_CONTEXT_H
 #define KILN_LIB_SHAPE_CONTEXT_H
@@ -13,6 +14,7 @@
 #include "dim.h"
 #include "proof_budget.h"
 #include "shape_expr.h"
+#include "state_decl.h"
 
 struct kiln_node_attribute;
 
@@ -35,6 +37,14 @@ typedef struct kiln_shape_context {
      * KILN_DEFAULT_MAX_PROOF_STEPS (a builder checking one node; the
      * whole program is checked again with one budget when it is sealed). */
     kiln_proof_budget *budget;
+    /* The relations the program declares across its dims (dim.h): what
+     * the prover may assume besides the dims' ranges. */
+    const kiln_dim_relation *relations;
+    uint32_t relation_count;
+    /* The program's state tensors (state_decl.h), for the ops that read
+     * and extend them. */
+    const kiln_state_decl *states;
+    uint32_t state_count;
 } kiln_shape_context;
 
 #endif

@@ -421,6 +421,35 @@ static kiln_status out_of_budget(const kiln_shape_context *ctx, const kiln_proof
                                "narrower dims");
 }
 
+/*
+ * a >= k follows from a declared relation L <= R when a - (R - L) >= k
+ * at every point of the box: there R - L >= 0 adds to it. Tried on the
+ * bounds alone, the cheap proof that settles the claims declaring a
+ * relation is for (the relation `past + seq <= 2048` and the claim
+ * `2048 - (past + seq) >= 0` of a state append differ by a constant).
+ */
+static bool implied_by_relation(const kiln_shape_context *ctx, const kiln_interval *ranges, const kiln_size_claim *c)
+{
+    if (c->kind != KILN_CLAIM_AT_LEAST)
+        return false;
+    for (uint32_t i = 0; i < ctx->relation_count; i++) {
+        const kiln_dim_relation *r = &ctx->relations[i];
+        kiln_expr slack = {.kind = KILN_EXPR_SUB, .lhs = r->rhs, .rhs = r->lhs};
+        uint32_t slack_id, rest_id, canonical;
+        kiln_error ignored;
+        if (kiln_expr_intern(ctx->pool, &slack, ctx->dim_count, &slack_id, &ignored) != KILN_OK)
+            continue;
+        kiln_expr rest = {.kind = KILN_EXPR_SUB, .lhs = c->a, .rhs = slack_id};
+        if (kiln_expr_intern(ctx->pool, &rest, ctx->dim_count, &rest_id, &ignored) != KILN_OK ||
+            kiln_expr_canonical(ctx->pool, rest_id, &canonical, &ignored) != KILN_OK)
+            continue;
+        kiln_interval bounds;
+        if (kiln_expr_bounds(ctx->pool, canonical, ranges, &bounds) && bounds.lo >= c->k)
+            return true;
+    }
+    return false;
+}
+
 kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size_claim *claim, const char *what,
                                   const char *advice, kiln_error *err)
 {
@@ -440,7 +469,7 @@ kiln_status kiln_prove_size_claim(const kiln_shape_context *ctx, const kiln_size
         values[d] = 0;
         bound[d] = false;
     }
-    if (proven_directly(ctx, ranges, claim))
+    if (proven_directly(ctx, ranges, claim) || implied_by_relation(ctx, ranges, claim))
         goto done;
 
     uint32_t involved_count = 0;

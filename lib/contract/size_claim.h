@@ -13,7 +13,8 @@
 /*
  * Prove `claim` over every point of the declared domain, in this order:
  * same expression; constant bounds or structure (constants, dims declared
- * multiple_of, products and sums); interval bounds; the polynomial
+ * multiple_of, products and sums); interval bounds; a declared relation
+ * L <= R (a >= k when a - (R - L) >= k on the bounds); the polynomial
  * decision procedure (spec/contract.md §4.1); exhaustive enumeration
  * of the dims involved when they span at most KILN_DOMAIN_ENUMERATION_LIMIT
  * points. Otherwise fail with KILN_ERR_INVALID_PROGRAM:

@@ -9,7 +9,7 @@
 #include "evidence.h"
 #include "semantic_check.h"
 
-/* The name, metadata, opset and weights: a method borrows its root's. */
+/* The name, metadata, opset, weights and states: a method borrows its root's. */
 static void release_tables(kiln_model *m)
 {
     free(m->name);
@@ -24,6 +24,9 @@ static void release_tables(kiln_model *m)
     for (uint32_t i = 0; i < m->opset_count; i++)
         free(m->opset[i].name);
     free(m->opset);
+    for (uint32_t i = 0; i < m->state_count; i++)
+        kiln_state_decl_release(&m->states[i]);
+    free(m->states);
 }
 
 /* The tables a method borrows from its root. */
@@ -37,6 +40,8 @@ static void borrow_tables(kiln_model *method, const kiln_model *root)
     method->weight_count = root->weight_count;
     method->opset = root->opset;
     method->opset_count = root->opset_count;
+    method->states = root->states;
+    method->state_count = root->state_count;
 }
 
 void kiln_model_method_init(kiln_model *method, const kiln_model *root, char *name)
@@ -68,6 +73,7 @@ void kiln_model_release(kiln_model *m)
     for (uint32_t i = 0; i < m->derived_count; i++)
         free(m->derived[i].name);
     free(m->derived);
+    free(m->relations);
     kiln_expr_pool_release(&m->exprs);
     for (uint32_t i = 0; i < m->input_count; i++)
         free(m->inputs[i].name);
@@ -125,4 +131,24 @@ int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *
     text[used] = '\0';
     free(names);
     return snprintf(buffer, size, "%s", text);
+}
+
+int kiln_model_format_relation(const kiln_model *m, const kiln_dim_relation *r, char *buffer, size_t size)
+{
+    const char **names = kiln_model_dim_names(m);
+    char lhs[512] = "?", rhs[512] = "?";
+    if (names) {
+        kiln_expr_format(&m->exprs, r->lhs, names, lhs, sizeof lhs);
+        kiln_expr_format(&m->exprs, r->rhs, names, rhs, sizeof rhs);
+    }
+    free(names);
+    return snprintf(buffer, size, "%s <= %s", lhs, rhs);
+}
+
+bool kiln_model_state_length_dim(const kiln_model *m, uint32_t d)
+{
+    for (uint32_t i = 0; d < m->dim_count && i < m->state_count; i++)
+        if (strcmp(m->states[i].length_dim, m->dims[d].name) == 0)
+            return true;
+    return false;
 }

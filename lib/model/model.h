@@ -19,6 +19,7 @@
 #include "dim.h"
 #include "shape.h"
 #include "shape_expr.h"
+#include "state_decl.h"
 
 struct kiln_op_def;
 
@@ -135,6 +136,19 @@ typedef struct kiln_model {
     struct kiln_model *methods;
     uint32_t method_count;
     bool borrows_tables;
+    /*
+     * The relations this method declares across its dims (dim.h; stored
+     * at the end of its DIMS when feature bit 1 is set, format 1.3), over
+     * stored expressions.
+     */
+    kiln_dim_relation *relations;
+    uint32_t relation_count;
+    /*
+     * The program's state tensors (section STAT, format 1.3): the root's,
+     * which every method borrows with the other tables.
+     */
+    kiln_state_decl *states;
+    uint32_t state_count;
 } kiln_model;
 
 /* The name of a one-method program's only method. */
@@ -166,6 +180,12 @@ void kiln_model_release(kiln_model *m);
 
 /* The dim names as an array (owned by the model's dims). Caller frees the array. */
 const char **kiln_model_dim_names(const kiln_model *m);
+
+/* Whether dim `d` of `m` is the length of one of its states (bound by it before each run). */
+bool kiln_model_state_length_dim(const kiln_model *m, uint32_t d);
+
+/* Render relation `r` of `m`, e.g. "past + seq <= 2048". @return the full length, like snprintf. */
+int kiln_model_format_relation(const kiln_model *m, const kiln_dim_relation *r, char *buffer, size_t size);
 
 /* Render a shape, e.g. "[batch, 2]". @return the full length, like snprintf. */
 int kiln_model_format_shape(const kiln_model *m, const kiln_shape *shape, char *buffer, size_t size);

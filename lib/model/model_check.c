@@ -15,6 +15,7 @@
 #include "shape_canon.h"
 #include "size_claim.h"
 #include "stored_guards.h"
+#include "tensor.h"
 
 static bool printable_text(const char *s)
 {
@@ -77,9 +78,13 @@ static kiln_status check_header(const kiln_model *m, kiln_error *err)
 
 /* Every dim inside a compound input axis must be bindable from the inputs:
  * some input axis is exactly the dim, or `c*dim + k`, which the guard
- * solves for the dim. Other axes are then evaluated and compared. */
+ * solves for the dim, or a state's length binds it. Other axes are then
+ * evaluated and compared. */
 static bool dim_bindable_from_inputs(const kiln_model *m, uint32_t dim)
 {
+    for (uint32_t i = 0; i < m->state_count; i++)
+        if (strcmp(m->states[i].length_dim, m->dims[dim].name) == 0)
+            return true; /* bound by the state's length before the inputs are guarded */
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_shape *s = &m->inputs[i].type.shape;
         for (uint32_t a = 0; a < s->rank; a++) {
@@ -106,7 +111,7 @@ static kiln_status check_axis_size(kiln_model *m, const char *label, uint32_t ax
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "%s: size can overflow 64 bits over the domain", label);
     if (bounds.lo >= 0)
         return KILN_OK;
-    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0, NULL, 0, budget};
+    kiln_shape_context ctx = {&m->exprs, m->dims, m->dim_count, label, NULL, 0, NULL, 0, budget, NULL, 0, NULL, 0};
     kiln_size_claim claim = {KILN_CLAIM_AT_LEAST, axis, 0, 0};
     return kiln_prove_size_claim(&ctx, &claim, "the size is not negative", NULL, err);
 }
@@ -141,6 +146,67 @@ static kiln_status check_inputs(kiln_model *m, kiln_interval *ranges, kiln_proof
                                      "form c*%s + k",
                                      in->name, a, m->dims[d].name, m->dims[d].name, m->dims[d].name);
         }
+    }
+    return KILN_OK;
+}
+
+/*
+ * The states (the root's table; each method checks it again, cheaply):
+ * identifiers declared once, a supported dtype, a capacity whose bytes
+ * fit, an axis inside the rank; and in this method, a dim named as a
+ * state's length ranges within 0..its capacity, so a bound length is
+ * always one the state can hold.
+ */
+static kiln_status check_states(const kiln_model *m, kiln_error *err)
+{
+    for (uint32_t i = 0; i < m->state_count; i++) {
+        const kiln_state_decl *st = &m->states[i];
+        if (!kiln_is_identifier(st->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "state %u: '%s' is not an identifier", i, st->name);
+        if (kiln_state_decl_find(m->states, i, st->name))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "state '%s' is declared twice", st->name);
+        if (!kiln_dtype_is_supported(st->dtype))
+            return kiln_fail(err, KILN_ERR_UNSUPPORTED_DTYPE, "state '%s': dtype %s is not supported", st->name,
+                             kiln_dtype_name(st->dtype));
+        if (st->rank == 0 || st->rank > KILN_MAX_RANK || st->axis >= st->rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "state '%s': rank %u with growing axis %u (the rank is 1..%d, the axis below it)",
+                             st->name, st->rank, st->axis, KILN_MAX_RANK);
+        uint64_t elements;
+        size_t bytes;
+        KILN_TRY(kiln_fail_within(err, kiln_shape_sizes(st->dtype, st->rank, st->shape, &elements, &bytes, err),
+                                  "state '%s'", st->name));
+        if (!kiln_is_identifier(st->length_dim))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "state '%s': its length dim '%s' is not an identifier",
+                             st->name, st->length_dim);
+        for (uint32_t d = 0; d < m->dim_count; d++)
+            if (strcmp(m->dims[d].name, st->length_dim) == 0 && m->dims[d].max > st->shape[st->axis])
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "dim '%s' (%lld..%lld) is the length of state '%s', which holds %lld rows: declare "
+                                 "it within 0..%lld",
+                                 st->length_dim, (long long)m->dims[d].min, (long long)m->dims[d].max, st->name,
+                                 (long long)st->shape[st->axis], (long long)st->shape[st->axis]);
+    }
+    return KILN_OK;
+}
+
+/* Relations refer to stored expressions, which then have finite bounds. */
+static kiln_status check_relations(const kiln_model *m, const kiln_interval *ranges, kiln_error *err)
+{
+    for (uint32_t i = 0; i < m->relation_count; i++) {
+        const kiln_dim_relation *r = &m->relations[i];
+        kiln_interval bounds;
+        if (r->lhs >= m->stored_expr_count || r->rhs >= m->stored_expr_count)
+            return kiln_fail(err, KILN_ERR_MALFORMED, "relation %u refers to expression %u of %u", i,
+                             r->lhs >= m->stored_expr_count ? r->lhs : r->rhs, m->stored_expr_count);
+        if (!kiln_expr_bounds(&m->exprs, r->lhs, ranges, &bounds) || !kiln_expr_bounds(&m->exprs, r->rhs, ranges, &bounds))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "relation %u: a side can overflow 64 bits over the domain", i);
+        for (uint32_t d = 0; d < m->dim_count; d++)
+            if ((kiln_expr_uses_dim(&m->exprs, r->lhs, d) || kiln_expr_uses_dim(&m->exprs, r->rhs, d)) &&
+                !dim_bindable_from_inputs(m, d))
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "relation %u uses dim '%s', which no input axis (nor state length) binds", i,
+                                 m->dims[d].name);
     }
     return KILN_OK;
 }
@@ -229,7 +295,9 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
                                   m->dim_count,     label,
                                   node->attributes, node->attribute_count,
                                   m->non_strict ? unproven : NULL, n,
-                                  budget};
+                                  budget,           m->relations,
+                                  m->relation_count, m->states,
+                                  m->state_count};
         kiln_value_type *result = &m->value_types[first + n];
         KILN_TRY(op->infer(&ctx, operand_types, node->input_count, result, err));
         KILN_TRY(kiln_shape_make_canonical(&m->exprs, &result->shape, err));
@@ -237,6 +305,34 @@ static kiln_status check_nodes(kiln_model *m, const kiln_interval *ranges, kiln_
             char axis_label[128];
             snprintf(axis_label, sizeof axis_label, "%s: output axis %u", label, a);
             KILN_TRY(check_axis_size(m, axis_label, result->shape.axes[a], ranges, budget, err));
+        }
+    }
+    return KILN_OK;
+}
+
+/* The state a state op's node names (its `state` attribute), or NULL for other nodes. */
+static const char *appended_state(const kiln_model *m, uint32_t n)
+{
+    const kiln_node_decl *node = &m->nodes[n];
+    const kiln_op_def *op = m->opset[node->op].def;
+    if (!op || op->traits.state_access != KILN_STATE_APPENDS)
+        return NULL;
+    const kiln_node_attribute *a = kiln_attribute_find(node->attributes, node->attribute_count, "state");
+    return a ? a->s : NULL;
+}
+
+/* A method appends to each state once: a second append would write over the first's rows. */
+static kiln_status check_state_appends(const kiln_model *m, kiln_error *err)
+{
+    for (uint32_t n = 0; m->state_count && n < m->node_count; n++) {
+        const char *state = appended_state(m, n);
+        for (uint32_t e = 0; state && e < n; e++) {
+            const char *earlier = appended_state(m, e);
+            if (earlier && strcmp(earlier, state) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "node %u (%s): state '%s' is appended to by node %u already; a method appends to a "
+                                 "state once (concatenate the rows first)",
+                                 n, m->opset[m->nodes[n].op].name, state, e);
         }
     }
     return KILN_OK;
@@ -279,6 +375,10 @@ kiln_status kiln_model_infer(kiln_model *m, uint64_t max_proof_steps, kiln_error
         ranges[d].hi = m->dims[d].max;
     }
     if (status == KILN_OK)
+        status = check_states(m, err);
+    if (status == KILN_OK)
+        status = check_relations(m, ranges, err);
+    if (status == KILN_OK)
         status = check_inputs(m, ranges, &budget, err);
     if (status == KILN_OK)
         status = kiln_model_check_semantic_checks(m, err);
@@ -295,6 +395,8 @@ kiln_status kiln_model_infer(kiln_model *m, uint64_t max_proof_steps, kiln_error
     kiln_guard_list unproven = {0};
     if (status == KILN_OK)
         status = check_nodes(m, ranges, &unproven, &budget, err);
+    if (status == KILN_OK)
+        status = check_state_appends(m, err);
     if (status == KILN_OK)
         status = kiln_runtime_guards_check(m, &unproven, err);
     kiln_guard_list_release(&unproven);

@@ -15,6 +15,7 @@ static const kiln_op_family *const families[] = {
     &kiln_ops_reverse_sequence,
     &kiln_ops_det,
     &kiln_ops_max_unpool,
+    &kiln_ops_state,
     &kiln_ops_recurrent,
 };
 #define FAMILY_COUNT (sizeof families / sizeof families[0])

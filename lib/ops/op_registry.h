@@ -50,6 +50,7 @@ extern const kiln_op_family kiln_ops_grid_sample;
 extern const kiln_op_family kiln_ops_reverse_sequence;
 extern const kiln_op_family kiln_ops_det;
 extern const kiln_op_family kiln_ops_max_unpool;
+extern const kiln_op_family kiln_ops_state;
 
 /* @return the registry entry called `name`, or NULL. */
 const kiln_op_def *kiln_op_find(const char *name);

@@ -1,7 +1,9 @@
-/* liveness.c — the nodes whose results reach a program output (see liveness.h). */
+/* liveness.c — the nodes whose results reach a program output or a state (see liveness.h). */
 #include "liveness.h"
 
 #include <string.h>
+
+#include "op_def.h"
 
 void kiln_live_nodes(const kiln_model *m, bool *live)
 {
@@ -10,6 +12,10 @@ void kiln_live_nodes(const kiln_model *m, bool *live)
     for (uint32_t o = 0; o < m->output_count; o++)
         if (m->outputs[o].value >= first)
             live[m->outputs[o].value - first] = true;
+    /* An append's effect is the state it leaves for the next run. */
+    for (uint32_t n = 0; n < m->node_count; n++)
+        if (m->opset[m->nodes[n].op].def && m->opset[m->nodes[n].op].def->traits.state_access == KILN_STATE_APPENDS)
+            live[n] = true;
     for (uint32_t n = m->node_count; n-- > 0;) {
         if (!live[n])
             continue;

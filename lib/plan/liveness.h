@@ -1,5 +1,6 @@
 /*
- * liveness.h — the nodes whose results reach a program output.
+ * liveness.h — the nodes whose results reach a program output, and those
+ * that append to a state (their effect outlives the run).
  *
  * A node nothing live reads (a dead tanh, the extra recurrences an ONNX
  * LSTM exports for outputs nobody uses) has no effect on any output: a

@@ -266,6 +266,74 @@ kiln_status kiln_builder_add_derived_dim(kiln_builder *b, const char *name, cons
     return KILN_OK;
 }
 
+kiln_status kiln_builder_add_relation(kiln_builder *b, const char *relation, kiln_error *err)
+{
+    const char *at = relation ? strstr(relation, "<=") : NULL;
+    if (!at || strstr(at + 2, "<="))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "relation '%s': write it as LHS <= RHS ('past + seq <= 2048')",
+                         relation ? relation : "(null)");
+    size_t left_length = (size_t)(at - relation);
+    char *left = malloc(left_length + 1);
+    if (!left)
+        return no_memory(err);
+    memcpy(left, relation, left_length);
+    left[left_length] = '\0';
+    kiln_shape lhs, rhs;
+    kiln_status status = parse_shape(b, left, &lhs, err);
+    free(left);
+    if (status == KILN_OK)
+        status = parse_shape(b, at + 2, &rhs, err);
+    if (status == KILN_OK && (lhs.rank != 1 || rhs.rank != 1))
+        status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "relation '%s': each side is one expression", relation);
+    KILN_TRY(kiln_fail_within(err, status, "relation '%s'", relation));
+    kiln_model *m = &b->model;
+    kiln_dim_relation *grown = realloc(m->relations, (m->relation_count + 1) * sizeof *grown);
+    if (!grown)
+        return no_memory(err);
+    m->relations = grown;
+    m->relations[m->relation_count++] = (kiln_dim_relation){lhs.axes[0], rhs.axes[0]};
+    return KILN_OK;
+}
+
+kiln_status kiln_builder_add_state(kiln_builder *b, const char *name, kiln_dtype dtype, uint32_t rank,
+                                   const int64_t *shape, uint32_t axis, const char *length_dim, kiln_error *err)
+{
+    kiln_model *m = &b->model;
+    if (!kiln_is_identifier(name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state name '%s' is not an identifier", name ? name : "(null)");
+    if (kiln_state_decl_find(m->states, m->state_count, name))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s' is already declared", name);
+    if (!kiln_dtype_is_supported(dtype))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s': dtype %d is not supported", name, (int)dtype);
+    if (rank == 0 || rank > KILN_MAX_RANK || !shape || axis >= rank)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "state '%s': rank %u with growing axis %u (the rank is 1..%d, the axis below it, the shape "
+                         "given)", name, rank, axis, KILN_MAX_RANK);
+    if (!kiln_is_identifier(length_dim))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s': length dim '%s' is not an identifier", name,
+                         length_dim ? length_dim : "(null)");
+    uint64_t elements;
+    size_t bytes;
+    for (uint32_t a = 0; a < rank; a++)
+        if (shape[a] < 0)
+            return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s': axis %u has size %lld", name, a,
+                             (long long)shape[a]);
+    KILN_TRY(kiln_fail_within(err, kiln_shape_sizes(dtype, rank, shape, &elements, &bytes, err), "state '%s'", name));
+    kiln_state_decl decl = {.dtype = dtype, .rank = rank, .axis = axis};
+    memcpy(decl.shape, shape, rank * sizeof *shape);
+    decl.name = strdup(name);
+    decl.length_dim = strdup(length_dim);
+    kiln_state_decl *grown = decl.name && decl.length_dim ? realloc(m->states, (m->state_count + 1) * sizeof *grown)
+                                                          : NULL;
+    if (!grown) {
+        kiln_state_decl_release(&decl);
+        return no_memory(err);
+    }
+    m->states = grown;
+    m->states[m->state_count++] = decl;
+    return KILN_OK;
+}
+
 kiln_status kiln_builder_set_input_check(kiln_builder *b, const char *input, const kiln_input_check *check,
                                          kiln_error *err)
 {
@@ -590,7 +658,8 @@ kiln_status kiln_builder_add_op_with_attributes(kiln_builder *b, const char *op_
     kiln_value_type result;
     kiln_shape_context ctx = {&m->exprs,        m->dims,         m->dim_count,
                               label,            owned_attributes, attribute_count,
-                              m->non_strict ? &m->guards : NULL, m->node_count, NULL};
+                              m->non_strict ? &m->guards : NULL, m->node_count, NULL, m->relations, m->relation_count,
+                              m->states,        m->state_count};
     uint32_t guards_before = m->guards.count;
     if (status == KILN_OK)
         status = op->infer(&ctx, operand_types, input_count, &result, err);
@@ -1055,6 +1124,42 @@ static bool seal_tables(const kiln_builder *b, const shared_tables *s, kiln_mode
 }
 
 /*
+ * The program's states: every builder's, each once. Methods declare the
+ * states they use themselves (a method builder is filled before it is
+ * added), so one name declared two ways is refused here, naming both.
+ */
+static kiln_status seal_states(const kiln_builder *root, kiln_model *out, kiln_error *err)
+{
+    uint32_t total = 0;
+    for (uint32_t b = 0; b <= root->method_count; b++)
+        total += builder_at(root, b)->model.state_count;
+    out->states = calloc(total + 1, sizeof *out->states);
+    if (!out->states)
+        return no_memory(err);
+    for (uint32_t b = 0; b <= root->method_count; b++) {
+        const kiln_model *m = &builder_at(root, b)->model;
+        for (uint32_t i = 0; i < m->state_count; i++) {
+            const kiln_state_decl *decl = &m->states[i];
+            const kiln_state_decl *held = kiln_state_decl_find(out->states, out->state_count, decl->name);
+            if (held && kiln_state_decl_equal(held, decl))
+                continue;
+            if (held)
+                return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                                 "state '%s' is declared differently by method '%s' than by an earlier method; every "
+                                 "method declares a state alike", decl->name, builder_method_name(root, b));
+            kiln_state_decl *copy = &out->states[out->state_count];
+            *copy = *decl;
+            copy->name = strdup(decl->name);
+            copy->length_dim = strdup(decl->length_dim);
+            out->state_count++;
+            if (!copy->name || !copy->length_dim)
+                return no_memory(err);
+        }
+    }
+    return KILN_OK;
+}
+
+/*
  * Deep-copy builder `index` of the program (0: `root` itself, else its
  * method) with canonical value ids into `out`: the program's own method
  * with the tables, or a method borrowing `sealed_root`'s.
@@ -1075,6 +1180,8 @@ static kiln_status seal_model(const kiln_builder *root, uint32_t index, const sh
         failed = !seal_tables(b, s, out);
         if (!failed) {
             kiln_status status = seal_metadata(root, out, err);
+            if (status == KILN_OK)
+                status = seal_states(root, out, err);
             if (status != KILN_OK) {
                 kiln_model_release(out);
                 return status;
@@ -1167,6 +1274,14 @@ static kiln_status seal_model(const kiln_builder *root, uint32_t index, const sh
             kiln_guard_list_add(&out->guards, &g, g.text, err) != KILN_OK)
             failed = true;
     }
+    /* Then the relations' sides. */
+    out->relations = calloc(m->relation_count + 1, sizeof *out->relations);
+    failed = failed || !out->relations;
+    for (uint32_t i = 0; !failed && i < m->relation_count; i++, out->relation_count++)
+        if (copy_expr(&m->exprs, m->relations[i].lhs, &out->exprs, m->dim_count, &out->relations[i].lhs, err) !=
+                KILN_OK ||
+            copy_expr(&m->exprs, m->relations[i].rhs, &out->exprs, m->dim_count, &out->relations[i].rhs, err) != KILN_OK)
+            failed = true;
     out->stored_expr_count = out->exprs.count;
     if (failed) {
         kiln_model_release(out);

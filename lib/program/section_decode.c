@@ -8,6 +8,7 @@
 #include "error.h"
 #include "model_check.h"
 #include "report.h"
+#include "required_features.h"
 #include "section_checks.h"
 #include "section_dims.h"
 #include "section_dtypes.h"
@@ -20,6 +21,7 @@
 #include "section_opset.h"
 #include "section_plan.h"
 #include "section_runtime_guards.h"
+#include "section_states.h"
 #include "sections.h"
 
 /* A decoder of a section that needs nothing but its bytes, the limits and the model. */
@@ -27,7 +29,7 @@ typedef kiln_status (*section_decoder)(const uint8_t *data, size_t size, const k
                                        kiln_error *err);
 
 /* Every section type this runtime knows, required ones first. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, MTHD, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, STAT, MTHD, SECTION_COUNT };
 
 /*
  * The required sections are read all at once and decoded in a fixed order
@@ -54,13 +56,15 @@ static const struct known_section {
     [PLAN] = {KILN_SECTION_PLAN, kiln_stored_plan_decode},
     [RGRD] = {KILN_SECTION_RGRD, kiln_runtime_guards_decode},
     [NNAM] = {KILN_SECTION_NNAM, kiln_node_names_decode},
-    /* Decoded last, by decode_methods: its methods borrow what the others hold. */
+    /* Decoded by decode_states and decode_methods, in that order: the
+     * methods borrow the states with what the others hold. */
+    [STAT] = {KILN_SECTION_STAT, NULL},
     [MTHD] = {KILN_SECTION_MTHD, NULL},
 };
 
 static bool optional_section(int kind)
 {
-    return known[kind].decode_optional != NULL || kind == MTHD;
+    return known[kind].decode_optional != NULL || kind == MTHD || kind == STAT;
 }
 
 /*
@@ -154,7 +158,7 @@ static kiln_status decode_one(int kind, const kiln_section_view *v, const kiln_c
     switch (kind) {
     case META: return kiln_meta_decode(v->data, v->size, limits, m, err);
     case OPST: return kiln_opset_decode(v->data, v->size, limits, m, report, unsupported, err);
-    case DIMS: return kiln_dims_decode(v->data, v->size, limits, m, err);
+    case DIMS: return kiln_dims_decode(v->data, v->size, limits, c->features, m, err);
     case IOSG: return kiln_io_signature_decode(v->data, v->size, limits, c->features, m, report, unsupported, err);
     case WTAB: {
         const kiln_section_entry *data = &c->sections[index_of[WDAT]];
@@ -207,6 +211,21 @@ static kiln_status decode_optional(const kiln_container *c, const int64_t *index
     return KILN_OK;
 }
 
+/* Read and decode STAT, when present, into m's states. */
+static kiln_status decode_states(const kiln_container *c, const int64_t *index_of, const kiln_limits *limits,
+                                 kiln_section_check check, kiln_model *m, kiln_report *report, uint32_t *unsupported,
+                                 kiln_error *err)
+{
+    if (index_of[STAT] < 0)
+        return KILN_OK;
+    kiln_section_view view = {0};
+    kiln_status status = kiln_container_section(c, (uint32_t)index_of[STAT], check, &view, err);
+    if (status == KILN_OK)
+        status = kiln_states_decode(view.data, view.size, limits, c->features, m, report, unsupported, err);
+    kiln_section_view_release(&view);
+    return status;
+}
+
 /* Read and decode MTHD, when present, into m's further methods. */
 static kiln_status decode_methods(const kiln_container *c, const int64_t *index_of, const kiln_limits *limits,
                                   kiln_section_check check, kiln_model *m, kiln_report *report,
@@ -247,6 +266,7 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
         return KILN_OK; /* sections at unknown versions: recorded, not decoded */
     KILN_TRY(decode_required(c, index_of, limits, check, m, report, &unsupported, err));
     KILN_TRY(decode_optional(c, index_of, limits, check, m, err));
+    KILN_TRY(decode_states(c, index_of, limits, check, m, report, &unsupported, err));
     memset(methods_digest, 0, KILN_DIGEST_SIZE);
     KILN_TRY(decode_methods(c, index_of, limits, check, m, report, &unsupported, methods_digest, err));
     if (m->mode != KILN_MODE_INFERENCE) {
@@ -262,5 +282,9 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     KILN_TRY(infer_program(m, limits, err));
     for (uint32_t i = 0; i < m->method_count; i++)
         KILN_TRY(infer_program(&m->methods[i], limits, err));
+    /* The writer sets bit 1 exactly when a relation is declared: one program, one encoding. */
+    if ((c->features & KILN_FEATURE_DIM_RELATIONS) && !kiln_model_declares_relations(m))
+        return kiln_fail(err, KILN_ERR_MALFORMED,
+                         "required feature bit 1 (relations across dims) is set, but no method declares a relation");
     return kiln_section_check_half_feature(c, m, report, err);
 }

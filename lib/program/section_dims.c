@@ -2,9 +2,10 @@
 #include "section_dims.h"
 
 #include "error.h"
+#include "format/container.h"
 #include "section_read.h"
 
-void kiln_dims_encode(const kiln_model *m, kiln_writer *w)
+void kiln_dims_encode(const kiln_model *m, bool with_relations, kiln_writer *w)
 {
     kiln_write_u32(w, m->dim_count);
     for (uint32_t i = 0; i < m->dim_count; i++) {
@@ -31,6 +32,13 @@ void kiln_dims_encode(const kiln_model *m, kiln_writer *w)
             kiln_write_u32(w, e->rhs);
         }
     }
+    if (!with_relations)
+        return;
+    kiln_write_u32(w, m->relation_count);
+    for (uint32_t i = 0; i < m->relation_count; i++) {
+        kiln_write_u32(w, m->relations[i].lhs);
+        kiln_write_u32(w, m->relations[i].rhs);
+    }
 }
 
 /* Read one expression record and intern it as the pool's next id. */
@@ -55,8 +63,8 @@ static kiln_status decode_expr(kiln_reader *r, uint32_t i, kiln_model *m, kiln_e
     return KILN_OK;
 }
 
-kiln_status kiln_dims_decode(const uint8_t *data, size_t size, const kiln_limits *limits, kiln_model *m,
-                             kiln_error *err)
+kiln_status kiln_dims_decode(const uint8_t *data, size_t size, const kiln_limits *limits, uint64_t features,
+                             kiln_model *m, kiln_error *err)
 {
     kiln_reader r;
     uint32_t expr_count;
@@ -81,5 +89,19 @@ kiln_status kiln_dims_decode(const uint8_t *data, size_t size, const kiln_limits
         if (m->derived[i].expr >= m->stored_expr_count)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: derived dim '%s' refers to expression %u of %u",
                              m->derived[i].name, m->derived[i].expr, m->stored_expr_count);
+    if (features & KILN_FEATURE_DIM_RELATIONS) {
+        /* Two expression ids each; at most one relation per ordered pair of stored expressions is
+         * meaningful, but the count is bounded like the dims: a relation is a declaration. */
+        KILN_SECTION_READ_ARRAY(&r, limits->max_dims, 8, "dim relations", m->relations, m->relation_count, err);
+        for (uint32_t i = 0; i < m->relation_count; i++) {
+            KILN_TRY(kiln_read_u32(&r, &m->relations[i].lhs, err));
+            KILN_TRY(kiln_read_u32(&r, &m->relations[i].rhs, err));
+            if (m->relations[i].lhs >= m->stored_expr_count || m->relations[i].rhs >= m->stored_expr_count)
+                return kiln_fail(err, KILN_ERR_MALFORMED, "section DIMS: relation %u refers to expression %u of %u",
+                                 i, m->relations[i].lhs >= m->stored_expr_count ? m->relations[i].lhs
+                                                                                 : m->relations[i].rhs,
+                                 m->stored_expr_count);
+        }
+    }
     return kiln_reader_expect_end(&r, err);
 }

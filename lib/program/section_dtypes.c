@@ -5,7 +5,7 @@
 
 #include "error.h"
 #include "dtype.h"
-#include "half_feature.h"
+#include "required_features.h"
 #include "report.h"
 
 /* Why a half-precision value is refused in a file without feature bit 0. */

@@ -16,7 +16,7 @@ struct kiln_report;
  * that this runtime cannot hold, in `report` and in *unsupported;
  * decoding goes on to find more. f16 and bf16 are held only under feature
  * bit 0 of `features`: a file that uses them without it was made for
- * runtimes that refuse them, and keeps that outcome here (half_feature.h).
+ * runtimes that refuse them, and keeps that outcome here (required_features.h).
  */
 void kiln_section_note_dtype(struct kiln_report *report, uint32_t *unsupported, uint64_t features, kiln_dtype dtype,
                              const char *kind, const char *name);

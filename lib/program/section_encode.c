@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "half_feature.h"
+#include "required_features.h"
 #include "section_checks.h"
 #include "section_dims.h"
 #include "section_evidence.h"
@@ -16,12 +16,13 @@
 #include "section_opset.h"
 #include "section_plan.h"
 #include "section_runtime_guards.h"
+#include "section_states.h"
 #include "section_weights.h"
 #include "sections.h"
 #include "weight_stream.h"
 
 /* Section order in the file (spec/format.md §7). */
-enum { META, OPST, DIMS, IOSG, CHKS, RGRD, WTAB, GRPH, NNAM, EVID, PLAN, MTHD, WDAT, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, STAT, WTAB, GRPH, NNAM, EVID, PLAN, MTHD, WDAT, SECTION_COUNT };
 
 /*
  * How each section is stored, and the format minor that introduced it: a
@@ -39,6 +40,7 @@ static const struct {
     [META] = {KILN_SECTION_META, true, 0},  [OPST] = {KILN_SECTION_OPST, true, 0},
     [DIMS] = {KILN_SECTION_DIMS, true, 0},  [IOSG] = {KILN_SECTION_IOSG, true, 0},
     [CHKS] = {KILN_SECTION_CHKS, true, 0},  [RGRD] = {KILN_SECTION_RGRD, true, 1},
+    [STAT] = {KILN_SECTION_STAT, true, 3},
     [WTAB] = {KILN_SECTION_WTAB, true, 0},  [GRPH] = {KILN_SECTION_GRPH, true, 0},
     [NNAM] = {KILN_SECTION_NNAM, false, 2},
     [EVID] = {KILN_SECTION_EVID, false, 0}, [PLAN] = {KILN_SECTION_PLAN, false, 1},
@@ -52,7 +54,7 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
 {
     for (int i = 0; i < SECTION_COUNT; i++)
         present[i] = true;
-    /* CHKS, RGRD, NNAM, EVID and MTHD are written when the program has what
+    /* CHKS, RGRD, STAT, NNAM, EVID and MTHD are written when the program has what
      * they hold (so a program without names is written as before names
      * existed), PLAN when asked. */
     present[CHKS] = m->check_count > 0;
@@ -61,10 +63,11 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
     present[EVID] = m->evidence_count > 0;
     present[PLAN] = store_memory_plan;
     present[MTHD] = m->method_count > 0;
+    present[STAT] = m->state_count > 0;
 
     kiln_meta_encode(m, &parts[META]);
     kiln_opset_encode(m, &parts[OPST]);
-    kiln_dims_encode(m, &parts[DIMS]);
+    kiln_dims_encode(m, kiln_model_declares_relations(m), &parts[DIMS]);
     kiln_io_signature_encode(m, &parts[IOSG]);
     kiln_status status = kiln_weights_encode(m, &parts[WTAB], weight_bytes, err);
     kiln_graph_encode(m, &parts[GRPH]);
@@ -76,6 +79,8 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
         kiln_input_checks_encode(m, &parts[CHKS]);
     if (present[RGRD])
         kiln_runtime_guards_encode(m, &parts[RGRD]);
+    if (present[STAT])
+        kiln_states_encode(m, &parts[STAT]);
     if (status == KILN_OK && present[PLAN])
         status = kiln_stored_plan_encode(m, &parts[PLAN], err);
     if (status == KILN_OK && present[MTHD])
@@ -116,6 +121,9 @@ static kiln_status prepare(kiln_model *m, int weight_compression_level, bool sto
         if (layout[i].since_minor > *minor)
             *minor = layout[i].since_minor;
     }
+    /* Relations live inside DIMS, under feature bit 1, since format 1.3. */
+    if (kiln_model_declares_relations(m) && *minor < 3)
+        *minor = 3;
     if (progress) {
         /* Every section's raw bytes pass once through the hash (and zlib). */
         progress->total = 0;

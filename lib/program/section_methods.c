@@ -1,6 +1,8 @@
 /* section_methods.c — see section_methods.h. */
 #include "section_methods.h"
 
+#include "required_features.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +54,12 @@ static void parts_present(const kiln_model *method, bool store_memory_plan, bool
     present[PLAN] = store_memory_plan;
 }
 
-static kiln_status encode_part(const kiln_model *method, int kind, kiln_writer *w, kiln_error *err)
+/* `with_relations`: the file sets feature bit 1, so every DIMS part ends with its relations. */
+static kiln_status encode_part(const kiln_model *method, int kind, bool with_relations, kiln_writer *w,
+                               kiln_error *err)
 {
     switch (kind) {
-    case DIMS: kiln_dims_encode(method, w); break;
+    case DIMS: kiln_dims_encode(method, with_relations, w); break;
     case IOSG: kiln_io_signature_encode(method, w); break;
     case CHKS: kiln_input_checks_encode(method, w); break;
     case RGRD: kiln_runtime_guards_encode(method, w); break;
@@ -70,6 +74,7 @@ static kiln_status encode_part(const kiln_model *method, int kind, kiln_writer *
 
 kiln_status kiln_methods_encode(const kiln_model *m, bool store_memory_plan, kiln_writer *w, kiln_error *err)
 {
+    bool with_relations = kiln_model_declares_relations(m);
     kiln_write_u32(w, m->method_count + 1);
     kiln_write_string(w, kiln_model_method_name(m));
     for (uint32_t i = 0; i < m->method_count; i++) {
@@ -86,7 +91,7 @@ kiln_status kiln_methods_encode(const kiln_model *m, bool store_memory_plan, kil
                 continue;
             kiln_writer part;
             kiln_writer_init(&part);
-            kiln_status status = encode_part(method, k, &part, err);
+            kiln_status status = encode_part(method, k, with_relations, &part, err);
             if (status == KILN_OK)
                 status = kiln_writer_finish(&part, err);
             if (status == KILN_OK) {
@@ -174,7 +179,7 @@ static kiln_status decode_part(int kind, const method_parts *at, const kiln_limi
     const uint8_t *data = at->data[kind];
     size_t size = (size_t)at->size[kind];
     switch (kind) {
-    case DIMS: return kiln_dims_decode(data, size, limits, method, err);
+    case DIMS: return kiln_dims_decode(data, size, limits, features, method, err);
     case IOSG: return kiln_io_signature_decode(data, size, limits, features, method, report, unsupported, err);
     case CHKS: return kiln_input_checks_decode(data, size, limits, method, err);
     case RGRD: return kiln_runtime_guards_decode(data, size, limits, method, err);

@@ -33,8 +33,12 @@
  * critical, present exactly when the program has more than one method. Format 1.3. */
 #define KILN_SECTION_MTHD KILN_FOURCC('M', 'T', 'H', 'D')
 
+/* The program's state tensors (a KV cache), shared by its methods; critical,
+ * present exactly when the program declares a state. Format 1.3. */
+#define KILN_SECTION_STAT KILN_FOURCC('S', 'T', 'A', 'T')
+
 /* Every section type above is at version 1 (RGRD and PLAN since format
- * 1.1, NNAM since 1.2, MTHD since 1.3, the others since 1.0). */
+ * 1.1, NNAM since 1.2, MTHD and STAT since 1.3, the others since 1.0). */
 #define KILN_PROGRAM_SECTION_VERSION 1
 /* Offsets of tensors inside WDAT are multiples of this. */
 #define KILN_WEIGHT_ALIGNMENT 64

@@ -19,6 +19,47 @@ static void format_expression(const kiln_model *m, uint32_t expr, char *text, si
     free(names);
 }
 
+void kiln_binding_site_text(const kiln_model *m, kiln_binding_site site, char *text, size_t size)
+{
+    if (site.input == KILN_SITE_STATE)
+        snprintf(text, size, "state '%s' length", m->states[site.axis].name);
+    else
+        snprintf(text, size, "input '%s' axis %u", m->inputs[site.input].name, site.axis);
+}
+
+/* A state's length binds its length dim where the method declares it: within the dim's range, or refused. */
+static kiln_status bind_state_lengths(const kiln_model *m, const kiln_state_buffer *states, int64_t *dim_values,
+                                      bool *dim_bound, kiln_binding_site *sites, kiln_error *err)
+{
+    for (uint32_t i = 0; i < m->state_count; i++) {
+        const kiln_state_decl *st = &m->states[i];
+        int64_t length = states ? states[i].length : 0;
+        for (uint32_t d = 0; d < m->dim_count; d++) {
+            const kiln_dim_decl *dim = &m->dims[d];
+            if (strcmp(dim->name, st->length_dim) != 0)
+                continue;
+            if (length < dim->min || length > dim->max || length % dim->multiple_of != 0)
+                return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                                 "state '%s' length (%s): %lld is outside %lld..%lld%s%s", st->name, dim->name,
+                                 (long long)length, (long long)dim->min, (long long)dim->max,
+                                 length > dim->max ? ": the state has grown past what this method takes (reset it "
+                                                     "or start a new sequence)"
+                                                   : "",
+                                 length < dim->min && dim->min > 0 ? ": run a method that fills it first" : "");
+            if (dim_bound[d] && dim_values[d] != length)
+                return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                                 "state '%s' length (%s): %lld differs from %lld, the length of state '%s'; states "
+                                 "that share a length dim grow together",
+                                 st->name, dim->name, (long long)length, (long long)dim_values[d],
+                                 m->states[sites[d].axis].name);
+            dim_bound[d] = true;
+            dim_values[d] = length;
+            sites[d] = (kiln_binding_site){KILN_SITE_STATE, i};
+        }
+    }
+    return KILN_OK;
+}
+
 static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t axis, uint32_t dim,
                                   int64_t size, int64_t *dim_values, bool *dim_bound,
                                   kiln_binding_site *sites, kiln_error *err)
@@ -33,6 +74,11 @@ static kiln_status check_bare_dim(const kiln_model *m, uint32_t input, uint32_t 
                          "input '%s' axis %u (%s): %lld is not a multiple of %lld (%s in %lld..%lld multiple_of %lld)",
                          name, axis, d->name, (long long)size, (long long)d->multiple_of, d->name, (long long)d->min,
                          (long long)d->max, (long long)d->multiple_of);
+    if (dim_bound[dim] && dim_values[dim] != size && sites[dim].input == KILN_SITE_STATE)
+        return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
+                         "input '%s' axis %u (%s): %lld differs from %lld, the length of state '%s' (which %s is)",
+                         name, axis, d->name, (long long)size, (long long)dim_values[dim],
+                         m->states[sites[dim].axis].name, d->name);
     if (dim_bound[dim] && dim_values[dim] != size)
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
                          "input '%s' axis %u (%s): %lld differs from %lld, the size of %s at input '%s' axis %u",
@@ -98,12 +144,13 @@ static kiln_status check_expression_axis(const kiln_model *m, uint32_t input, ui
                      m->inputs[input].name, axis, text, (long long)size, text, (long long)expected);
 }
 
-kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_tensor *const *inputs,
+kiln_status kiln_guard_inputs(const kiln_model *m, const kiln_state_buffer *states, const kiln_tensor *const *inputs,
                               int64_t *dim_values, bool *dim_bound, kiln_binding_site *sites,
                               kiln_error *err)
 {
     kiln_status status = KILN_OK;
     memset(dim_bound, 0, m->dim_count * sizeof *dim_bound);
+    KILN_TRY(bind_state_lengths(m, states, dim_values, dim_bound, sites, err));
 
     /* Pass 1: dtype, rank, bare dims (binding them). */
     for (uint32_t i = 0; status == KILN_OK && i < m->input_count; i++) {
@@ -182,7 +229,7 @@ kiln_status kiln_program_bind_dims(const kiln_program *program, uint32_t count, 
                                m->inputs[i].name);
     if (status == KILN_OK) {
         memset(bound, 0, m->dim_count * sizeof *bound);
-        status = kiln_guard_inputs(m, inputs, values, bound, sites, err);
+        status = kiln_guard_inputs(m, NULL, inputs, values, bound, sites, err);
     }
     free(inputs);
     free(sites);

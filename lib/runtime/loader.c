@@ -106,14 +106,14 @@ static kiln_status check_signature(kiln_program *p, const kiln_load_options *opt
 /*
  * Program and state identities, from the section hashes in the table. The
  * program identity covers the contract: opset, dims, signature, semantic
- * checks and runtime guards (when present), weights table and graph, and
+ * checks, runtime guards and states (when present), weights table and graph, and
  * the same of every further method.
  */
 static void compute_identities(kiln_program *p)
 {
     static const uint32_t program_sections[] = {
         KILN_SECTION_OPST, KILN_SECTION_DIMS, KILN_SECTION_IOSG, KILN_SECTION_CHKS, KILN_SECTION_RGRD,
-        KILN_SECTION_WTAB, KILN_SECTION_GRPH,
+        KILN_SECTION_STAT, KILN_SECTION_WTAB, KILN_SECTION_GRPH,
     };
     uint8_t record[4 + KILN_DIGEST_SIZE];
     uint8_t joined[(sizeof program_sections / sizeof program_sections[0] + 1) * sizeof record];

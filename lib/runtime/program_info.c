@@ -25,6 +25,44 @@ const char *kiln_program_runtime_guard(const kiln_program *p, uint32_t index, ui
     return p->model.guards.items[index].text;
 }
 
+uint32_t kiln_program_state_count(const kiln_program *p) { return p ? p->model.state_count : 0; }
+
+kiln_status kiln_program_state_at(const kiln_program *p, uint32_t index, const char **name, kiln_dtype *dtype,
+                                  uint32_t *rank, const int64_t **shape, uint32_t *axis, const char **length_dim,
+                                  kiln_error *err)
+{
+    if (!p || index >= p->model.state_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state %u: the program declares %u states", index,
+                         p ? p->model.state_count : 0);
+    const kiln_state_decl *st = &p->model.states[index];
+    if (name)
+        *name = st->name;
+    if (dtype)
+        *dtype = st->dtype;
+    if (rank)
+        *rank = st->rank;
+    if (shape)
+        *shape = st->shape;
+    if (axis)
+        *axis = st->axis;
+    if (length_dim)
+        *length_dim = st->length_dim;
+    return KILN_OK;
+}
+
+uint32_t kiln_program_relation_count(const kiln_program *p) { return p ? p->model.relation_count : 0; }
+
+kiln_status kiln_program_relation(const kiln_program *p, uint32_t index, char *buffer, size_t size, kiln_error *err)
+{
+    if (!p || index >= p->model.relation_count)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "relation %u: the method declares %u relations", index,
+                         p ? p->model.relation_count : 0);
+    int length = kiln_model_format_relation(&p->model, &p->model.relations[index], buffer, buffer ? size : 0);
+    if (!buffer || length < 0 || (size_t)length >= size)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "relation %u needs a buffer of %d bytes", index, length + 1);
+    return KILN_OK;
+}
+
 void kiln_program_format_version(const kiln_program *p, uint16_t *major, uint16_t *minor)
 {
     *major = kiln_program_root(p)->container.major;

@@ -33,6 +33,8 @@
 #include "session_bound.h"
 #include "session_profile.h"
 #include "session_state.h"
+#include "relation_guard.h"
+#include "state_store.h"
 #include "stored_guards.h"
 #include "value_bound.h"
 
@@ -56,6 +58,26 @@ static uint64_t channels_last_scratch_bytes(const kiln_session *s)
         if (s->program->nodes[n].channels_last_ok && s->bound.sizes[n] > bytes)
             bytes = s->bound.sizes[n];
     return bytes;
+}
+
+/* The states the session's runs use: the caller's (of this program), or its own when the program has any. */
+static kiln_status attach_state(kiln_session *s, kiln_state *given, kiln_error *err)
+{
+    const kiln_program *root = kiln_program_root(s->program);
+    if (given && given->root != root)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "options.state was made for program '%s', not this one: make it with kiln_state_new of the "
+                         "session's program", given->root->model.name);
+    if (!given && root->model.state_count) {
+        KILN_TRY(kiln_state_new(s->program, &given, err));
+        s->owns_state = true;
+    }
+    s->state = given;
+    if (given) {
+        s->context.states = given->buffers;
+        s->context.state_count = given->count;
+    }
+    return KILN_OK;
 }
 
 kiln_status kiln_session_new(const kiln_program *program, const kiln_session_options *options,
@@ -109,6 +131,8 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
         status = allocate_arena(s, err);
     if (status == KILN_OK && !s->context.reference_only)
         status = kiln_onednn_session_new(&s->context.onednn, err);
+    if (status == KILN_OK)
+        status = attach_state(s, options->state, err);
     if (status != KILN_OK) {
         kiln_session_free(s);
         return status;
@@ -144,6 +168,8 @@ void kiln_session_free(kiln_session *s)
     free(s->layout_scratch);
     kiln_profile_free(s->profile);
     kiln_onednn_session_free(s->context.onednn);
+    if (s->owns_state)
+        kiln_state_free(s->state);
     free(s);
 }
 
@@ -167,8 +193,9 @@ kiln_status kiln_session_new_for_inputs(const kiln_program *program, const kiln_
                                                  : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = kiln_program_bind_dims(program, count, names, tensors, values, bound, err);
+    /* A state's length changes from run to run: its dim keeps its whole range. */
     for (uint32_t d = 0; status == KILN_OK && d < m->dim_count; d++)
-        if (bound[d])
+        if (bound[d] && !kiln_model_state_length_dim(m, d))
             dims[narrowed.dim_count++] = (kiln_dim_bound){m->dims[d].name, values[d], values[d]};
     narrowed.dims = dims;
     if (status == KILN_OK)
@@ -350,8 +377,10 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
     uint64_t run_start = s->profile ? kiln_profile_clock() : 0;
     s->has_outputs = false;
     KILN_TRY(check_all_bound(s, err));
-    KILN_TRY(kiln_guard_inputs(m, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites, err));
+    KILN_TRY(kiln_guard_inputs(m, s->context.states, s->bound_inputs, s->dim_values, s->dim_bound, s->binding_sites,
+                               err));
     KILN_TRY(kiln_session_bound_check(s->program, &s->bound, s->dim_values, s->dim_bound, s->binding_sites, err));
+    KILN_TRY(kiln_relations_hold(m, s->dim_values, s->dim_bound, err));
     KILN_TRY(kiln_runtime_guards_hold(m, s->dim_values, s->dim_bound, err));
     if (s->check_inputs)
         for (uint32_t i = 0; i < m->check_count; i++)
@@ -447,7 +476,13 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
     /* Per run, not per session: OpenMP's thread count belongs to the
      * calling thread, and sessions of other thread counts may share it. */
     int previous = kiln_threads_enter(s->context.threads);
-    kiln_status status = run_nodes(s, err);
+    /* The states are this run's until it ends: their lengths bind dims, and appends commit only on success. */
+    kiln_status status = s->state ? kiln_state_acquire(s->state, s->program, err) : KILN_OK;
+    if (status == KILN_OK) {
+        status = run_nodes(s, err);
+        if (s->state)
+            kiln_state_release(s->state, status == KILN_OK);
+    }
     kiln_threads_leave(previous);
     kiln_run_threads_end();
     return status;

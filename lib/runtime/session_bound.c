@@ -406,10 +406,12 @@ kiln_status kiln_session_bound_check(const kiln_program *p, const kiln_session_b
         if (!dim_bound[d] || (dim_values[d] >= bound->ranges[d].lo && dim_values[d] <= bound->ranges[d].hi))
             continue;
         const kiln_dim_decl *decl = &m->dims[d];
+        char site[160];
+        kiln_binding_site_text(m, sites[d], site, sizeof site);
         return kiln_fail(err, KILN_ERR_SHAPE_GUARD,
-                         "input '%s' axis %u (%s): %lld is outside this session's %lld..%lld (the artifact "
+                         "%s (%s): %lld is outside this session's %lld..%lld (the artifact "
                          "allows %lld..%lld: run it in a session whose bound on %s includes %lld)",
-                         m->inputs[sites[d].input].name, sites[d].axis, decl->name, (long long)dim_values[d],
+                         site, decl->name, (long long)dim_values[d],
                          (long long)bound->ranges[d].lo, (long long)bound->ranges[d].hi, (long long)decl->min,
                          (long long)decl->max, decl->name, (long long)dim_values[d]);
     }

@@ -24,6 +24,11 @@ uint64_t kiln_session_arena_bytes(const kiln_session *s)
     return s->bound.arena_bytes;
 }
 
+kiln_state *kiln_session_state(const kiln_session *s)
+{
+    return s ? s->state : NULL;
+}
+
 uint32_t kiln_session_threads(const kiln_session *s)
 {
     return s->max_threads;

@@ -20,6 +20,7 @@
 #include "run_threads.h"
 #include "session_bound.h"
 #include "session_profile.h"
+#include "state_store.h"
 
 struct kiln_session {
     const kiln_program *program;
@@ -45,6 +46,8 @@ struct kiln_session {
     bool check_inputs;                /* enforce the semantic input checks */
     uint64_t grouped_runs;            /* node groups run as one (result_groups.h), for tests */
     bool has_outputs;
+    kiln_state *state;                /* options.state, or its own; NULL when the program has no states */
+    bool owns_state;
 };
 
 #endif

@@ -88,7 +88,7 @@ static void proofs_and_counterexamples_are_sound(void **state)
     for (int round = 0; round < 150; round++) {
         kiln_expr_pool pool;
         kiln_expr_pool_init(&pool);
-        kiln_shape_context ctx = {&pool, dims, DIM_COUNT, "node 0 (test)", NULL, 0, NULL, 0, NULL};
+        kiln_shape_context ctx = {&pool, dims, DIM_COUNT, "node 0 (test)", NULL, 0, NULL, 0, NULL, NULL, 0, NULL, 0};
         kiln_size_claim claim = {(kiln_size_claim_kind)(lcg_next(&rng) % 3), random_tree(&pool, &rng, 3), 0, 0};
         if (claim.kind == KILN_CLAIM_EQUAL)
             claim.b = random_tree(&pool, &rng, 3);
@@ -198,7 +198,7 @@ static void separable_squares_are_decided_exactly(void **state)
         kiln_expr_pool_init(&pool);
         assert_int_equal(kiln_expr_dim(&pool, 0, DIM_COUNT, &p_id, &err), KILN_OK);
         assert_int_equal(kiln_expr_dim(&pool, 1, DIM_COUNT, &q_id, &err), KILN_OK);
-        kiln_shape_context ctx = {&pool, dims, DIM_COUNT, "node 0 (test)", NULL, 0, NULL, 0, NULL};
+        kiln_shape_context ctx = {&pool, dims, DIM_COUNT, "node 0 (test)", NULL, 0, NULL, 0, NULL, NULL, 0, NULL, 0};
         /* Vertices anywhere in (and around) the ranges; squares of either sign. */
         int64_t a_p = (int64_t)(lcg_next(&rng) % 7) - 2, a_q = (int64_t)(lcg_next(&rng) % 7) - 2;
         a_p = a_p ? a_p : 1;

@@ -230,7 +230,7 @@ static void check_shape_rule(const char *name, const kiln_tensor *const *in, uin
             assert_int_equal(kiln_expr_const(&pool, in[i]->shape[a], &types[i].shape.axes[a], &err), KILN_OK);
         pointers[i] = &types[i];
     }
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", set->items, set->count, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", set->items, set->count, NULL, 0, NULL, NULL, 0, NULL, 0};
     kiln_value_type out;
     kiln_status status = op->infer(&ctx, pointers, count, &out, &err);
     if (status != KILN_OK)
@@ -478,7 +478,7 @@ static kiln_status infer_symbolic(const char *op, const char *const *x_axes, con
     const kiln_value_type *in[2] = {&x, &w};
     char label[64];
     snprintf(label, sizeof label, "node 0 (%s)", op);
-    kiln_shape_context ctx = {pool, dims, dim_count, label, set->items, set->count, NULL, 0, NULL};
+    kiln_shape_context ctx = {pool, dims, dim_count, label, set->items, set->count, NULL, 0, NULL, NULL, 0, NULL, 0};
     return kiln_op_find(op)->infer(&ctx, in, 2, out, err);
 }
 
@@ -894,7 +894,7 @@ static void kernel_extents_must_be_constant(void **state)
     assert_int_equal(kiln_expr_const(&pool, 2, &w.shape.axes[1], &err), KILN_OK);
     assert_int_equal(kiln_expr_dim(&pool, 1, 2, &w.shape.axes[2], &err), KILN_OK);
     const kiln_value_type *in[2] = {&x, &w};
-    kiln_shape_context ctx = {&pool, dims, 2, "node 7 (conv)", NULL, 0, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, dims, 2, "node 7 (conv)", NULL, 0, NULL, 0, NULL, NULL, 0, NULL, 0};
     kiln_value_type out;
     assert_int_equal(kiln_op_find("conv")->infer(&ctx, in, 2, &out, &err), KILN_ERR_INVALID_PROGRAM);
     assert_non_null(strstr(err.message, "node 7 (conv): weight (input 1) axis 2 size k must be a constant"));

@@ -256,7 +256,7 @@ static void check_shape_rule(const char *name, const kiln_tensor *const *in, uin
             assert_int_equal(kiln_expr_const(&pool, in[i]->shape[a], &types[i].shape.axes[a], &err), KILN_OK);
         pointers[i] = &types[i];
     }
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", attributes, attribute_count, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", attributes, attribute_count, NULL, 0, NULL, NULL, 0, NULL, 0};
     kiln_value_type out;
     kiln_status status = op->infer(&ctx, pointers, count, &out, &err);
     if (status != KILN_OK)

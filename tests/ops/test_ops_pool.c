@@ -200,7 +200,7 @@ static void check_shape_rule(const char *name, const kiln_tensor *x, const attri
     for (uint32_t a = 0; a < x->rank; a++)
         assert_int_equal(kiln_expr_const(&pool, x->shape[a], &type.shape.axes[a], &err), KILN_OK);
     const kiln_value_type *in[1] = {&type};
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", set->items, set->count, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", set->items, set->count, NULL, 0, NULL, NULL, 0, NULL, 0};
     kiln_value_type out;
     kiln_status status = op->infer(&ctx, in, 1, &out, &err);
     if (status != KILN_OK)
@@ -479,7 +479,7 @@ static void symbolic_output_sizes(void **state)
             assert_int_equal(kiln_expr_dim(&pool, 1, 3, &x.shape.axes[2], &err), KILN_OK);
             assert_int_equal(kiln_expr_dim(&pool, 2, 3, &x.shape.axes[3], &err), KILN_OK);
             const kiln_value_type *in[1] = {&x};
-            kiln_shape_context ctx = {&pool, dims, 3, "node 0 (max_pool)", set.items, set.count, NULL, 0, NULL};
+            kiln_shape_context ctx = {&pool, dims, 3, "node 0 (max_pool)", set.items, set.count, NULL, 0, NULL, NULL, 0, NULL, 0};
             kiln_status status = kiln_op_find("max_pool")->infer(&ctx, in, 1, &out, &err);
             if (status != KILN_OK)
                 print_error("%s\n", err.message);

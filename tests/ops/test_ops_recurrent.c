@@ -507,7 +507,7 @@ static kiln_status infer(const char *op, kiln_expr_pool *pool, const kiln_dim_de
                          const kiln_value_type *const *inputs, uint32_t count, const kiln_node_attribute *attributes,
                          uint32_t attribute_count, kiln_value_type *out, kiln_error *err)
 {
-    kiln_shape_context ctx = {pool, dims, 2, "node 2 (lstm)", attributes, attribute_count, NULL, 0, NULL};
+    kiln_shape_context ctx = {pool, dims, 2, "node 2 (lstm)", attributes, attribute_count, NULL, 0, NULL, NULL, 0, NULL, 0};
     return kiln_op_find(op)->infer(&ctx, inputs, count, out, err);
 }
 

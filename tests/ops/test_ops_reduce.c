@@ -451,7 +451,7 @@ static kiln_status check_shape_rule(const char *name, const kiln_tensor *in, con
     kiln_value_type type = {in->dtype, {in->rank, {0}}};
     for (uint32_t a = 0; a < in->rank; a++)
         assert_int_equal(kiln_expr_const(&pool, in->shape[a], &type.shape.axes[a], err), KILN_OK);
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", attributes, count, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (test)", attributes, count, NULL, 0, NULL, NULL, 0, NULL, 0};
     const kiln_value_type *inputs[1] = {&type};
     kiln_value_type out;
     kiln_status status = op->infer(&ctx, inputs, 1, &out, err);
@@ -856,7 +856,7 @@ static kiln_status shape_rule_on(const char *name, kiln_dtype dtype, uint32_t ra
     kiln_value_type type = {dtype, {rank, {0}}};
     for (uint32_t a = 0; a < rank; a++)
         assert_int_equal(kiln_expr_const(&pool, shape[a], &type.shape.axes[a], err), KILN_OK);
-    kiln_shape_context ctx = {&pool, NULL, 0, "node 7 (x)", attributes, count, NULL, 0, NULL};
+    kiln_shape_context ctx = {&pool, NULL, 0, "node 7 (x)", attributes, count, NULL, 0, NULL, NULL, 0, NULL, 0};
     const kiln_value_type *inputs[1] = {&type};
     kiln_value_type out;
     kiln_status status = op->infer(&ctx, inputs, 1, &out, err);

@@ -194,7 +194,7 @@ static kiln_status infer(const char *op, kiln_expr_pool *pool, const kiln_dim_de
         {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = 1},
         {.name = "k", .type = KILN_ATTRIBUTE_INT, .i = k},
     };
-    kiln_shape_context ctx = {pool, dims, dim_count, "node 4 (top_k)", attributes, 2, NULL, 0, NULL};
+    kiln_shape_context ctx = {pool, dims, dim_count, "node 4 (top_k)", attributes, 2, NULL, 0, NULL, NULL, 0, NULL, 0};
     return kiln_op_find(op)->infer(&ctx, (const kiln_value_type *const[]){x}, 1, out, err);
 }
 

@@ -561,7 +561,7 @@ static bool infer_output(const kiln_op_def *def, const operand *in, uint32_t cou
         pointers[i] = &types[i];
     }
     kiln_shape_context ctx = {&pool, NULL, 0, "node 0 (zero elements)", attributes->items, attributes->count, NULL, 0,
-                              NULL};
+                              NULL, NULL, 0, NULL, 0};
     kiln_value_type type;
     bool ok = def->infer(&ctx, pointers, count, &type, err) == KILN_OK;
     if (ok) {
@@ -751,7 +751,10 @@ static void test_every_op_on_empty_huge_operands(void **state)
     /* An op without a recipe is an op nobody checked. */
     uint32_t missing = 0;
     for (uint32_t i = 0; i < kiln_op_count(); i++)
-        if (h.runs[i] == 0) {
+        if (kiln_op_at(i)->traits.state_access != KILN_STATE_NONE) {
+            /* Its kernel needs a session's state tensors, which a direct call has not:
+             * tests/runtime/test_state.c runs the state ops in sessions. */
+        } else if (h.runs[i] == 0) {
             print_error("op '%s' has no zero-element recipe in test_zero_elements.c\n", kiln_op_at(i)->name);
             missing++;
         } else if (h.huge_runs[i] == 0 && !exempt_from_huge(kiln_op_at(i)->name)) {

@@ -18,55 +18,8 @@
 
 #include "format/container.h"
 #include "sections.h"
+#include "counting_malloc.h"
 
-/*
- * Allocation counting: this executable's malloc family forwards to glibc's
- * and counts calls, so a test can show that kiln_session_run allocates
- * nothing. Sanitizer builds replace malloc themselves; there the count is
- * not taken and the test skips.
- */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define COUNTING_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define COUNTING_ALLOCATIONS 0
-#endif
-#endif
-#ifndef COUNTING_ALLOCATIONS
-#define COUNTING_ALLOCATIONS 1
-#endif
-
-#if COUNTING_ALLOCATIONS
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_realloc(void *pointer, size_t size);
-extern void *__libc_memalign(size_t alignment, size_t size);
-static unsigned long allocations;
-
-void *malloc(size_t size)
-{
-    allocations++;
-    return __libc_malloc(size);
-}
-
-void *calloc(size_t count, size_t size)
-{
-    allocations++;
-    return __libc_calloc(count, size);
-}
-
-void *realloc(void *pointer, size_t size)
-{
-    allocations++;
-    return __libc_realloc(pointer, size);
-}
-
-void *aligned_alloc(size_t alignment, size_t size)
-{
-    allocations++;
-    return __libc_memalign(alignment, size);
-}
-#endif
 
 static kiln_program *load(kiln_builder *b)
 {
@@ -468,11 +421,11 @@ static void *runs_on_a_new_thread(void *program)
     if (!counted || kiln_session_new(program, &options, &session, &err) != KILN_OK ||
         kiln_tensor_new(KILN_F32, 2, (int64_t[]){4, 8}, &x, &err) != KILN_OK)
         return NULL;
-    unsigned long before = allocations;
+    unsigned long before = counted_allocations();
     for (int i = 0; i < 10; i++)
         if (kiln_session_set_input(session, "x", x, &err) != KILN_OK || kiln_session_run(session, &err) != KILN_OK)
             before = 0; /* counted as allocations: the test fails */
-    *counted = allocations - before;
+    *counted = counted_allocations() - before;
     kiln_tensor_free(x);
     kiln_session_free(session);
     return counted;
@@ -519,7 +472,7 @@ static void running_allocates_nothing(void **state)
     assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){17, 8}, &outside, &err), KILN_OK);
     for (uint64_t e = 0; e < 16 * 8; e++)
         ((float *)kiln_tensor_data(large))[e] = (float)(e % 5);
-    unsigned long before = allocations;
+    unsigned long before = counted_allocations();
     for (int i = 0; i < 100; i++) {
         assert_int_equal(kiln_session_set_input(session, "x", i % 2 ? small : large, &err), KILN_OK);
         assert_int_equal(kiln_session_run(session, &err), KILN_OK);
@@ -527,7 +480,7 @@ static void running_allocates_nothing(void **state)
         assert_int_equal(kiln_session_set_input(session, "x", outside, &err), KILN_OK);
         assert_int_equal(kiln_session_run(session, &err), KILN_ERR_SHAPE_GUARD);
     }
-    assert_int_equal(allocations - before, 0);
+    assert_int_equal(counted_allocations() - before, 0);
     /* A session narrowed to batch 2..8 (issue 15) plans its own, smaller
      * arena; its runs allocate nothing either, nor does refusing batch 16,
      * inside the artifact's domain but outside the session's. */
@@ -538,14 +491,14 @@ static void running_allocates_nothing(void **state)
     options.dim_count = 1;
     assert_int_equal(kiln_session_new(program, &options, &narrow, &err), KILN_OK);
     assert_true(kiln_session_arena_bytes(narrow) < kiln_program_arena_bytes(program));
-    before = allocations;
+    before = counted_allocations();
     for (int i = 0; i < 100; i++) {
         assert_int_equal(kiln_session_set_input(narrow, "x", small, &err), KILN_OK);
         assert_int_equal(kiln_session_run(narrow, &err), KILN_OK);
         assert_int_equal(kiln_session_set_input(narrow, "x", large, &err), KILN_OK);
         assert_int_equal(kiln_session_run(narrow, &err), KILN_ERR_SHAPE_GUARD);
     }
-    assert_int_equal(allocations - before, 0);
+    assert_int_equal(counted_allocations() - before, 0);
     assert_non_null(strstr(err.message, "16 is outside this session's 2..8"));
     kiln_session_free(narrow);
     /* A profiling session keeps its figures in storage allocated with it:
@@ -554,7 +507,7 @@ static void running_allocates_nothing(void **state)
     kiln_session_options_default(&options);
     options.profile = true;
     assert_int_equal(kiln_session_new(program, &options, &profiled, &err), KILN_OK);
-    before = allocations;
+    before = counted_allocations();
     for (int i = 0; i < 100; i++) {
         assert_int_equal(kiln_session_set_input(profiled, "x", i % 2 ? small : large, &err), KILN_OK);
         assert_int_equal(kiln_session_run(profiled, &err), KILN_OK);
@@ -563,7 +516,7 @@ static void running_allocates_nothing(void **state)
     kiln_node_profile node = {.struct_size = sizeof node};
     assert_int_equal(kiln_session_profile_summary(profiled, &summary, &err), KILN_OK);
     assert_int_equal(kiln_session_profile_node(profiled, 1, &node, &err), KILN_OK);
-    assert_int_equal(allocations - before, 0);
+    assert_int_equal(counted_allocations() - before, 0);
     assert_int_equal(summary.runs, 100);
     assert_int_equal(node.runs, 100);
     kiln_session_free(profiled);
@@ -639,12 +592,12 @@ static void dense_layer_runs_allocate_nothing_after_warm_up(void **state)
         }
         unsigned long counts[2];
         for (int round = 0; round < 2; round++) {
-            unsigned long before = allocations;
+            unsigned long before = counted_allocations();
             for (int i = 0; i < (round + 1) * 50; i++) {
                 assert_int_equal(kiln_session_set_input(session, "x", i % 2 ? small : large, &err), KILN_OK);
                 assert_int_equal(kiln_session_run(session, &err), KILN_OK);
             }
-            counts[round] = allocations - before;
+            counts[round] = counted_allocations() - before;
         }
         print_message("dense layer, %s, %u thread(s): %lu allocations in 50 runs, %lu in 100\n",
                       mode == 0 ? "reference kernels" : "fast paths", kiln_session_threads(session), counts[0],
@@ -722,12 +675,12 @@ static void half_window_runs_allocate_nothing_after_warm_up(void **state)
         assert_int_equal(kiln_session_new(program, &options, &session, &err), KILN_OK);
         assert_int_equal(kiln_session_set_input(session, "x", inputs[0], &err), KILN_OK);
         assert_int_equal(kiln_session_run(session, &err), KILN_OK);
-        unsigned long before = allocations;
+        unsigned long before = counted_allocations();
         for (int i = 0; i < 100; i++) {
             assert_int_equal(kiln_session_set_input(session, "x", inputs[i % 2], &err), KILN_OK);
             assert_int_equal(kiln_session_run(session, &err), KILN_OK);
         }
-        assert_int_equal(allocations - before, 0);
+        assert_int_equal(counted_allocations() - before, 0);
         /* Every conv output is 2*9 taps of 1 * 0.5 = 9, pooled (3x3) and resized (6x6) to 9: each y is 36 * 9. */
         const kiln_tensor *out = kiln_session_output(session, 0);
         const uint16_t *y_values = kiln_tensor_const_data(out);
@@ -797,12 +750,12 @@ static void recurrent_runs_allocate_nothing_after_warm_up(void **state)
     assert_int_equal(kiln_session_new(program, NULL, &session, &err), KILN_OK);
     assert_int_equal(kiln_session_set_input(session, "x", inputs[0], &err), KILN_OK);
     assert_int_equal(kiln_session_run(session, &err), KILN_OK);
-    unsigned long before = allocations;
+    unsigned long before = counted_allocations();
     for (int i = 0; i < 50; i++) {
         assert_int_equal(kiln_session_set_input(session, "x", inputs[i % 2], &err), KILN_OK);
         assert_int_equal(kiln_session_run(session, &err), KILN_OK);
     }
-    assert_int_equal(allocations - before, 0);
+    assert_int_equal(counted_allocations() - before, 0);
     kiln_session_free(session);
     kiln_tensor_free(inputs[0]);
     kiln_tensor_free(inputs[1]);

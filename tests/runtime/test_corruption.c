@@ -1263,7 +1263,7 @@ static void test_unknown_feature_bits_refused(void **state)
         uint64_t features;
         const char *as_mask, *as_number;
     } cases[] = {
-        {UINT64_C(1) << 1, "0x2 ", "bit 1 "},
+        {UINT64_C(1) << 2, "0x4 ", "bit 2 "},
         {UINT64_C(1) << 63, "0x8000000000000000", "bit 63 "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,8 +1,8 @@
 /*
  * kernel_context.h — what a kernel called by a session may use besides its
  * operands: the session's thread count, its oneDNN engine and stream, a
- * state slot of its own node that lives as long as the session, and which
- * of its operands are program weights.
+ * state slot of its own node that lives as long as the session, which
+ * of its operands are program weights, and the program's state tensors.
  *
  * Why a slot per node: a fast path builds objects that are expensive to
  * make and depend only on the node and the concrete shapes (a oneDNN
@@ -29,6 +29,22 @@ typedef struct kiln_node_state {
     void *data;                  /* NULL until the kernel first stores something */
     void (*release)(void *data); /* frees `data`; called by kiln_session_free */
 } kiln_node_state;
+
+/*
+ * One state tensor's storage (state_decl.h), which a session holds for
+ * every state of its program: a buffer of the declared capacity and the
+ * rows it holds now. The state ops (ops/state.c) read rows 0..length-1
+ * and append after them; an append records the length its run leaves
+ * (`appended`, `pending`), which the session commits only when the whole
+ * run succeeds, so a failed run leaves every state as it was.
+ */
+typedef struct kiln_state_buffer {
+    const struct kiln_state_decl *decl;
+    void *data;      /* the capacity's bytes */
+    int64_t length;  /* rows along decl->axis that hold data */
+    int64_t pending; /* the length an append of this run leaves */
+    bool appended;
+} kiln_state_buffer;
 
 struct kiln_onednn_session; /* onednn.h: engine and stream of one session */
 struct kiln_tensor;
@@ -110,6 +126,8 @@ typedef struct kiln_kernel_context {
     double operand_bound;
     double result_bound;
     kiln_kernel_path path; /* set by a kernel that ran other than the reference loops */
+    kiln_state_buffer *states; /* the program's states, in its order; NULL when it has none */
+    uint32_t state_count;
 } kiln_kernel_context;
 
 #endif

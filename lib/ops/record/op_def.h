@@ -92,6 +92,13 @@ typedef enum kiln_magnitude_rule {
     KILN_MAGNITUDE_LARGEST_OPERAND,   /* |y| <= the largest operand's |x| (concat) */
 } kiln_magnitude_rule;
 
+/* How an op touches the session's state tensors (kernel_context.h). */
+typedef enum kiln_state_access {
+    KILN_STATE_NONE = 0, /* it does not (the default) */
+    KILN_STATE_READS,    /* it reads the rows a state holds */
+    KILN_STATE_APPENDS,  /* it appends rows to a state, in place */
+} kiln_state_access;
+
 /*
  * What planning needs to know about an op, declared by the op itself so
  * that no planner compares op names: adding an op to a family means
@@ -110,6 +117,10 @@ typedef struct kiln_op_traits {
      * operand's own slot, so the memory plan does not lengthen the
      * activation's lifetime for it (plan/fusion.h, kiln_fusion_in_place). */
     bool activation_in_place;
+    /* It reads or extends a state tensor, the one its `state` attribute
+     * names (ops/state.c): the model check lets each method append to a
+     * state once, and planning never runs it for nothing. */
+    kiln_state_access state_access;
 } kiln_op_traits;
 
 /*

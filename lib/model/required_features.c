@@ -1,5 +1,5 @@
-/* half_feature.c — required feature bit 0: which programs need it. */
-#include "half_feature.h"
+/* required_features.c — the required feature bits: which programs need bit 0 (half) and bit 1 (relations). */
+#include "required_features.h"
 
 #include "dtype.h"
 #include "format/container.h"
@@ -24,7 +24,18 @@ bool kiln_model_holds_half(const kiln_model *m)
     return false;
 }
 
+bool kiln_model_declares_relations(const kiln_model *m)
+{
+    if (m->relation_count)
+        return true;
+    for (uint32_t i = 0; i < m->method_count; i++)
+        if (m->methods[i].relation_count)
+            return true;
+    return false;
+}
+
 uint64_t kiln_model_required_features(const kiln_model *m)
 {
-    return kiln_model_holds_half(m) ? KILN_FEATURE_HALF_PRECISION : 0;
+    return (kiln_model_holds_half(m) ? KILN_FEATURE_HALF_PRECISION : 0) |
+           (kiln_model_declares_relations(m) ? KILN_FEATURE_DIM_RELATIONS : 0);
 }
