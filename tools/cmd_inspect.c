@@ -369,6 +369,57 @@ static void print_dims(const kiln_program *p, const term_style *st)
     emit(&t, st, true);
 }
 
+/* The relations a method declares across its dims (format 1.3). */
+static void print_relations(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = kiln_program_relation_count(p);
+    if (!count)
+        return;
+    headingf(st, "relations (%u, checked before every run)", count);
+    for (uint32_t i = 0; i < count; i++) {
+        char text[SHAPE_TEXT_SIZE * 2 + 8];
+        kiln_error err;
+        if (kiln_program_relation(p, i, text, sizeof text, &err) != KILN_OK)
+            snprintf(text, sizeof text, "(%s)", err.message);
+        printf("  %s\n", text);
+    }
+}
+
+/* The program's state tensors, kept between runs (format 1.3): shared by every method. */
+static void print_states(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = kiln_program_state_count(p);
+    if (!count)
+        return;
+    table t;
+    table_init(&t, "lllll");
+    table_add(&t, "name");
+    table_add(&t, "dtype");
+    table_add(&t, "capacity");
+    table_add(&t, "grows");
+    table_add(&t, "length");
+    for (uint32_t i = 0; i < count; i++) {
+        const char *name, *length_dim;
+        kiln_dtype dtype;
+        uint32_t rank, axis;
+        const int64_t *shape;
+        kiln_error err;
+        if (kiln_program_state_at(p, i, &name, &dtype, &rank, &shape, &axis, &length_dim, &err) != KILN_OK)
+            continue;
+        char text[SHAPE_TEXT_SIZE] = "[";
+        for (uint32_t a = 0; a < rank; a++)
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s%lld", a ? ", " : "", (long long)shape[a]);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "]");
+        table_add(&t, name);
+        table_add(&t, kiln_dtype_name(dtype));
+        table_add(&t, text);
+        table_addf(&t, "axis %u", axis);
+        table_add(&t, length_dim);
+    }
+    headingf(st, "states (%u, kept between runs)", count);
+    emit(&t, st, true);
+}
+
 /* Non-strict programs only: the preconditions checked before every run. */
 static void print_runtime_guards(const kiln_program *p, const term_style *st)
 {
@@ -517,7 +568,7 @@ static bool print_weights(const artifact_view *view, const term_style *st)
     if (!order)
         return false;
     table t;
-    table_init(&t, "llllr");
+    table_init(&t, "lllll");
     table_add(&t, count > LARGEST_WEIGHTS ? "largest" : "name");
     table_add(&t, "kind");
     table_add(&t, "dtype");
@@ -722,7 +773,8 @@ static int print_human(const artifact_view *view, const kiln_program *only, bool
         printf("features    required bit%s", (features & (features - 1)) ? "s" : "");
         for (int bit = 0, n = 0; bit < 64; bit++)
             if (features >> bit & 1)
-                printf("%s %d%s", n++ ? "," : "", bit, bit == 0 ? " (half-precision values)" : "");
+                printf("%s %d%s", n++ ? "," : "", bit,
+                       bit == 0 ? " (half-precision values)" : bit == 1 ? " (relations across dims)" : "");
         printf("\n");
     }
     print_problems(view, &st);
@@ -732,6 +784,7 @@ static int print_human(const artifact_view *view, const kiln_program *only, bool
         uint32_t count = kiln_program_method_count(view->program);
         if (count > 1)
             print_methods(view->program, &st);
+        print_states(view->program, &st);
         for (uint32_t m = 0; m < count; m++) {
             const kiln_program *p = kiln_program_method_at(view->program, m);
             if (only && p != only)
@@ -740,6 +793,7 @@ static int print_human(const artifact_view *view, const kiln_program *only, bool
                 headingf(&st, "method %s", kiln_program_method_name(p));
             print_io(p, &st);
             print_dims(p, &st);
+            print_relations(p, &st);
             print_semantic_checks(p, &st);
             print_runtime_guards(p, &st);
             ok = print_ops(p, &st) && ok;
@@ -1142,6 +1196,15 @@ static bool json_method_members(json_writer *w, const artifact_view *view, const
     json_key(w, "outputs");
     json_io(w, p, true);
     json_dims(w, p);
+    json_key(w, "relations");
+    json_begin_array(w);
+    for (uint32_t i = 0; i < kiln_program_relation_count(p); i++) {
+        char text[SHAPE_TEXT_SIZE * 2 + 8];
+        kiln_error err;
+        if (kiln_program_relation(p, i, text, sizeof text, &err) == KILN_OK)
+            json_string(w, text);
+    }
+    json_end_array(w);
     json_key(w, "semantic_checks");
     json_semantic_checks(w, p);
     json_member_bool(w, "strict", kiln_program_is_strict(p));
@@ -1160,6 +1223,33 @@ static bool json_method_members(json_writer *w, const artifact_view *view, const
     return ok;
 }
 
+/* The "states" member: the program's state tensors. */
+static void json_states(json_writer *w, const kiln_program *p)
+{
+    json_begin_array(w);
+    for (uint32_t i = 0; i < kiln_program_state_count(p); i++) {
+        const char *name, *length_dim;
+        kiln_dtype dtype;
+        uint32_t rank, axis;
+        const int64_t *shape;
+        kiln_error err;
+        if (kiln_program_state_at(p, i, &name, &dtype, &rank, &shape, &axis, &length_dim, &err) != KILN_OK)
+            continue;
+        json_begin_object(w);
+        json_member_string(w, "name", name);
+        json_member_string(w, "dtype", kiln_dtype_name(dtype));
+        json_key(w, "shape");
+        json_begin_array(w);
+        for (uint32_t a = 0; a < rank; a++)
+            json_int(w, shape[a]);
+        json_end_array(w);
+        json_member_uint(w, "axis", axis);
+        json_member_string(w, "length_dim", length_dim);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
 /* The program: the artifact's name, mode and metadata, `shown`'s own members, then the methods' names. */
 static bool json_program(json_writer *w, const artifact_view *view, const kiln_program *shown)
 {
@@ -1175,6 +1265,8 @@ static bool json_program(json_writer *w, const artifact_view *view, const kiln_p
     }
     json_end_object(w);
     bool ok = json_method_members(w, view, shown);
+    json_key(w, "states");
+    json_states(w, p);
     json_member_string(w, "method", kiln_program_method_name(shown));
     json_key(w, "methods");
     json_begin_array(w);

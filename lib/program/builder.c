@@ -1565,3 +1565,13 @@ kiln_status kiln_builder_canonical_size(kiln_builder *b, const char *expression,
                          parsed.rank);
     return format_size(b, parsed.axes[0], buffer, size, length, err);
 }
+
+kiln_status kiln_builder_share_states(kiln_builder *method, const kiln_builder *program, kiln_error *err)
+{
+    for (uint32_t i = 0; i < program->model.state_count; i++) {
+        const kiln_state_decl *st = &program->model.states[i];
+        KILN_TRY(kiln_builder_add_state(method, st->name, st->dtype, st->rank, st->shape, st->axis, st->length_dim,
+                                        err));
+    }
+    return KILN_OK;
+}

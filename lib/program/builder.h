@@ -40,4 +40,12 @@ kiln_status kiln_builder_add_weight_file_resolved(kiln_builder *builder, const c
 kiln_status kiln_builder_share_weight(kiln_builder *method, const kiln_builder *program, const char *name,
                                       kiln_value *out, kiln_error *err);
 
+/**
+ * Declare in `method` every state `program` (a program builder) declares,
+ * alike: the text assembler gives a method block the program's states so.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT if `method` declares one of
+ *         them already; KILN_ERR_OUT_OF_MEMORY.
+ */
+kiln_status kiln_builder_share_states(kiln_builder *method, const kiln_builder *program, kiln_error *err);
+
 #endif

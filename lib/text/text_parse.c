@@ -627,6 +627,87 @@ static kiln_status parse_dim(parser *p)
     return end_statement(p, "'dim'");
 }
 
+/* Text format 1.1 only: `keyword` is refused in a 1.0 text. */
+static kiln_status require_newer_text(parser *p, const char *keyword)
+{
+    if (p->methods_allowed)
+        return KILN_OK;
+    return FAIL_AT(p, p->token.at, KILN_ERR_MALFORMED,
+                   "'%s' is text format " KILN_TEXT_VERSION ": begin the text with 'kiln " KILN_TEXT_VERSION "'", keyword);
+}
+
+/* `relation LHS <= RHS` over the dims and derived dims declared so far (spec/text-format.md §3.4). */
+static kiln_status parse_relation(parser *p)
+{
+    KILN_TRY(require_newer_text(p, "relation"));
+    kiln_text_position at = p->token.at;
+    kiln_token relation;
+    kiln_lexer_expression(&p->lexer, &relation);
+    if (relation.length == 0)
+        return FAIL_AT(p, at, KILN_ERR_MALFORMED, "expected 'LHS <= RHS' after 'relation'");
+    char *text = kiln_text_copy(relation.text, relation.length);
+    if (!text)
+        return no_memory(p);
+    kiln_error cause;
+    kiln_status status = kiln_builder_add_relation(p->builder, text, &cause) == KILN_OK
+                             ? KILN_OK
+                             : FAIL_AT(p, relation.at, KILN_ERR_MALFORMED, "%s", cause.message);
+    free(text);
+    KILN_TRY(status);
+    KILN_TRY(advance(p));
+    return end_statement(p, "'relation'");
+}
+
+/* `state NAME: DTYPE[EXTENTS] grows AXIS length DIM`: a state tensor (spec/text-format.md §3.4). */
+static kiln_status parse_state(parser *p)
+{
+    KILN_TRY(require_newer_text(p, "state"));
+    KILN_TRY(advance(p));
+    if (p->token.kind != KILN_TOKEN_WORD)
+        return expected(p, "a state name after 'state'");
+    kiln_text_position at = p->token.at;
+    char *name, *shape = NULL, *length_dim = NULL;
+    KILN_TRY(copy_token(p, &name));
+    kiln_dtype dtype;
+    uint32_t rank = 0, axes[KILN_MAX_RANK];
+    int64_t extents[KILN_MAX_RANK], axis = -1;
+    kiln_status status = advance(p);
+    if (status == KILN_OK)
+        status = expect(p, KILN_TOKEN_COLON, "':' after the state name");
+    if (status == KILN_OK)
+        status = parse_dtype(p, &dtype);
+    if (status == KILN_OK)
+        status = parse_shape(p, &shape, &rank, axes);
+    if (status == KILN_OK)
+        status = static_extents(p, "state", name, at, rank, axes, extents);
+    if (status == KILN_OK && !kiln_token_is_word(&p->token, "grows"))
+        status = expected(p, "'grows AXIS' after the state's type");
+    if (status == KILN_OK)
+        status = advance(p);
+    if (status == KILN_OK)
+        status = parse_integer(p, &axis);
+    if (status == KILN_OK && !kiln_token_is_word(&p->token, "length"))
+        status = expected(p, "'length DIM' after 'grows AXIS'");
+    if (status == KILN_OK)
+        status = advance(p);
+    if (status == KILN_OK && p->token.kind != KILN_TOKEN_WORD)
+        status = expected(p, "the dim the state's length binds after 'length'");
+    if (status == KILN_OK)
+        status = copy_token(p, &length_dim);
+    kiln_error cause;
+    if (status == KILN_OK && (axis < 0 || axis > UINT32_MAX))
+        status = FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "state '%s': axis %lld is not an axis", name, (long long)axis);
+    if (status == KILN_OK &&
+        kiln_builder_add_state(p->builder, name, dtype, rank, extents, (uint32_t)axis, length_dim, &cause) != KILN_OK)
+        status = fail_with(p, at, &cause);
+    free(name);
+    free(shape);
+    free(length_dim);
+    KILN_TRY(status);
+    KILN_TRY(advance(p));
+    return end_statement(p, "'state'");
+}
+
 /* Read NAME ':' after a declaration keyword; the name must be new. */
 static kiln_status parse_declared_name(parser *p, const char *kind, char **name, kiln_text_position *at)
 {
@@ -2246,6 +2327,9 @@ static kiln_status parse_method(parser *p)
         status = fail_with(p, at, &cause);
     if (status == KILN_OK && kiln_builder_set_mode(method, p->mode, &cause) != KILN_OK)
         status = fail_with(p, at, &cause);
+    /* The program's states are every method's. */
+    if (status == KILN_OK && kiln_builder_share_states(method, p->program, &cause) != KILN_OK)
+        status = fail_with(p, at, &cause);
     if (status != KILN_OK) {
         kiln_builder_free(method);
         free(name);
@@ -2298,6 +2382,10 @@ static kiln_status parse_statement(parser *p)
         return parse_dim(p);
     if (kiln_token_is_word(t, "input"))
         return parse_input(p);
+    if (kiln_token_is_word(t, "relation"))
+        return parse_relation(p);
+    if (kiln_token_is_word(t, "state"))
+        return parse_state(p);
     if (kiln_token_is_word(t, "weight"))
         return parse_weight(p, KILN_WEIGHT_PARAMETER, "weight");
     if (kiln_token_is_word(t, "buffer"))
@@ -2317,8 +2405,8 @@ static kiln_status parse_statement(parser *p)
     if (kiln_token_is_word(t, "kiln"))
         return FAIL_AT(p, t->at, KILN_ERR_MALFORMED, "the header 'kiln " KILN_TEXT_VERSION "' appears only once");
     return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
-                   "unknown statement '%.*s'; expected meta, mode, dim, input, check, weight, buffer, const, "
-                   "output, evidence, method or %%result = op(...)",
+                   "unknown statement '%.*s'; expected meta, mode, dim, relation, state, input, check, weight, "
+                   "buffer, const, output, evidence, method or %%result = op(...)",
                    (int)(t->length > 64 ? 64 : t->length), t->text);
 }
 

@@ -74,9 +74,12 @@ static void print_expression(printer *pr, uint32_t id)
 static void print_program(printer *pr, const kiln_program *program)
 {
     const kiln_model *m = pr->model;
-    /* A one-method program is text format 1.0, as it always was. */
+    /* A program of one method, without states or relations, is text format 1.0, as it always was. */
     bool several = kiln_program_method_count(program) > 1;
-    kiln_text_buffer_puts(&pr->out, several ? "kiln " KILN_TEXT_VERSION "\nprogram " : "kiln 1.0\nprogram ");
+    bool newer = several || m->state_count;
+    for (uint32_t i = 0; i < kiln_program_method_count(program); i++)
+        newer = newer || kiln_program_relation_count(kiln_program_method_at(program, i));
+    kiln_text_buffer_puts(&pr->out, newer ? "kiln " KILN_TEXT_VERSION "\nprogram " : "kiln 1.0\nprogram ");
     kiln_text_quote(&pr->out, m->name);
     kiln_text_buffer_puts(&pr->out, "\n");
     for (uint32_t i = 0; i < m->metadata_count; i++) {
@@ -95,7 +98,7 @@ static void print_program(printer *pr, const kiln_program *program)
         kiln_text_buffer_printf(&pr->out, "method %s\n", kiln_program_method_name(program));
 }
 
-/* A method's contract: strictness (with its guards as comments), dims, derived dims, inputs. */
+/* A method's contract: strictness (with its guards as comments), dims, derived dims, relations, inputs. */
 static void print_contract(printer *pr)
 {
     const kiln_model *m = pr->model;
@@ -122,6 +125,13 @@ static void print_contract(printer *pr)
         print_expression(pr, m->derived[d].expr);
         kiln_text_buffer_puts(&pr->out, "\n");
     }
+    for (uint32_t i = 0; i < m->relation_count; i++) {
+        kiln_text_buffer_puts(&pr->out, "relation ");
+        print_expression(pr, m->relations[i].lhs);
+        kiln_text_buffer_puts(&pr->out, " <= ");
+        print_expression(pr, m->relations[i].rhs);
+        kiln_text_buffer_puts(&pr->out, "\n");
+    }
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_input_decl *in = &m->inputs[i];
         kiln_text_buffer_printf(&pr->out, "input %s: %s[", in->name, kiln_dtype_name(in->type.dtype));
@@ -131,6 +141,19 @@ static void print_contract(printer *pr)
             print_expression(pr, in->type.shape.axes[a]);
         }
         kiln_text_buffer_puts(&pr->out, "]\n");
+    }
+}
+
+/* The program's states, before its weights: every method block sees them. */
+static void print_states(printer *pr)
+{
+    const kiln_model *m = pr->model;
+    for (uint32_t i = 0; i < m->state_count; i++) {
+        const kiln_state_decl *st = &m->states[i];
+        kiln_text_buffer_printf(&pr->out, "state %s: %s[", st->name, kiln_dtype_name(st->dtype));
+        for (uint32_t a = 0; a < st->rank; a++)
+            kiln_text_buffer_printf(&pr->out, "%s%lld", a ? ", " : "", (long long)st->shape[a]);
+        kiln_text_buffer_printf(&pr->out, "] grows %u length %s\n", st->axis, st->length_dim);
     }
 }
 
@@ -588,6 +611,7 @@ kiln_status kiln_text_disassemble(const kiln_program *program, const char *weigh
         return no_memory(err);
     print_program(&pr, program);
     print_contract(&pr);
+    print_states(&pr);
     kiln_status status = print_checks(&pr);
     /* Every weight of the artifact, before the blocks: each method block names those it uses. */
     for (uint32_t i = 0; status == KILN_OK && i < pr.model->weight_count; i++)
