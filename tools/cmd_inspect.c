@@ -568,7 +568,7 @@ static bool print_weights(const artifact_view *view, const term_style *st)
     if (!order)
         return false;
     table t;
-    table_init(&t, "lllll");
+    table_init(&t, "llllr");
     table_add(&t, count > LARGEST_WEIGHTS ? "largest" : "name");
     table_add(&t, "kind");
     table_add(&t, "dtype");

@@ -22,7 +22,7 @@ from .errors import (ArgumentError, AuthenticityError, CompatibilityError, Contr
                      UnsupportedError)
 from .export import Artifact, export, export_methods
 from .keys import PublicKey, SecretKey, keygen, sign
-from .program import Io, Program, Session, load
+from .program import Io, Program, Session, State, load
 from .verify import verify
 
 __version__ = _lib.kiln.kiln_version().decode()

@@ -362,6 +362,33 @@ def _evidence(program):
     return out
 
 
+def _relations(program):
+    """A method's relations across its dims, as text ("past + seq <= 2048")."""
+    kiln, out = _lib.kiln, []
+    for i in range(kiln.kiln_program_relation_count(program)):
+        text, error = ctypes.create_string_buffer(1024), _lib.Error()
+        if kiln.kiln_program_relation(program, i, text, len(text), ctypes.byref(error)) == 0:
+            out.append(text.value.decode())
+    return out
+
+
+def _states(program):
+    """The program's state tensors: name, dtype, capacity shape, growing axis, length dim."""
+    kiln, out = _lib.kiln, []
+    for i in range(kiln.kiln_program_state_count(program)):
+        name, length_dim = ctypes.c_char_p(), ctypes.c_char_p()
+        dtype, rank, axis = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_uint32()
+        shape, error = ctypes.POINTER(ctypes.c_int64)(), _lib.Error()
+        if kiln.kiln_program_state_at(program, i, ctypes.byref(name), ctypes.byref(dtype), ctypes.byref(rank),
+                                      ctypes.byref(shape), ctypes.byref(axis), ctypes.byref(length_dim),
+                                      ctypes.byref(error)) != 0:
+            continue
+        out.append({"name": name.value.decode(), "dtype": kiln.kiln_dtype_name(dtype.value).decode(),
+                    "shape": [shape[a] for a in range(rank.value)], "axis": axis.value,
+                    "length_dim": length_dim.value.decode()})
+    return out
+
+
 def _program(handle, root, program):
     """Everything a program this runtime loaded shows: the artifact's name, mode and metadata (of
     `root`), method `program`'s own members, the methods' names."""
@@ -376,11 +403,13 @@ def _program(handle, root, program):
     return {"name": kiln.kiln_program_name(program).decode(),
             "mode": "inference" if kiln.kiln_program_mode(program) == _MODE_INFERENCE else "training",
             "metadata": metadata, "inputs": _io(program, False), "outputs": _io(program, True),
-            "dims": dims, "derived_dims": derived, "semantic_checks": _semantic_checks(program),
+            "dims": dims, "derived_dims": derived, "relations": _relations(program),
+            "semantic_checks": _semantic_checks(program),
             "strict": kiln.kiln_program_is_strict(program), "runtime_guards": _runtime_guards(program),
             "node_count": nodes,
             "named_node_count": sum(kiln.kiln_program_node_name(program, n) is not None for n in range(nodes)),
             "ops": _ops(program), "weights": _weights(handle, program), "memory_plan": _memory_plan(program),
-            "evidence": _evidence(program), "method": kiln.kiln_program_method_name(program).decode(),
+            "evidence": _evidence(program), "states": _states(root),
+            "method": kiln.kiln_program_method_name(program).decode(),
             "methods": [kiln.kiln_program_method_name(kiln.kiln_program_method_at(root, m)).decode()
                         for m in range(kiln.kiln_program_method_count(root))]}

@@ -89,6 +89,7 @@ class SessionOptions(ctypes.Structure):
         ("max_arena_bytes", ctypes.c_uint64),
         ("thread_policy", ctypes.c_int),  # kiln_thread_policy: 0 adaptive, 1 fixed
         ("profile", ctypes.c_bool),
+        ("state", ctypes.c_void_p),  # kiln_state *: shared by the sessions of a program's methods
     ]
 
 
@@ -290,6 +291,18 @@ _KILN = {
     "kiln_program_method_at": (P, [P, ctypes.c_uint32]),
     "kiln_program_method_name": (ctypes.c_char_p, [P]),
     "kiln_program_method": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
+    "kiln_program_state_count": (ctypes.c_uint32, [P]),
+    "kiln_program_state_at": (STATUS, [P, ctypes.c_uint32, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_int),
+                                       ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.POINTER(ctypes.c_int64)),
+                                       ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_char_p), ERR]),
+    "kiln_program_relation_count": (ctypes.c_uint32, [P]),
+    "kiln_program_relation": (STATUS, [P, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t, ERR]),
+    "kiln_state_new": (STATUS, [P, ctypes.POINTER(P), ERR]),
+    "kiln_state_free": (None, [P]),
+    "kiln_state_reset": (None, [P]),
+    "kiln_state_length": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ERR]),
+    "kiln_state_read": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
+    "kiln_session_state": (P, [P]),
     "kiln_program_input_count": (ctypes.c_uint32, [P]),
     "kiln_program_input": (None, [P, ctypes.c_uint32, ctypes.POINTER(IoInfo)]),
     "kiln_program_output_count": (ctypes.c_uint32, [P]),

@@ -166,6 +166,47 @@ class _Owned:
                 self.handle = None
 
 
+class State:
+    """The state tensors of one program (format 1.3): a decoder's KV cache, say, kept between runs
+    and shared by the sessions of the program's methods (program.session(state=...)). Empty when
+    made; reset() empties it again. One run at a time may use it."""
+
+    def __init__(self, program):
+        root = program.methods[next(iter(program.methods))]
+        self._program_owner = root._owner  # the program's declarations outlive the state
+        self._program_name = program.name
+        handle, error = ctypes.c_void_p(), _lib.Error()
+        raise_for(_lib.kiln.kiln_state_new(program._open_handle(), ctypes.byref(handle), ctypes.byref(error)), error)
+        self._handle = handle
+        self.names = list(program.state_names)
+
+    def reset(self):
+        """Empty every state (length 0): start a new sequence."""
+        _lib.kiln.kiln_state_reset(self._handle)
+
+    def length(self, name):
+        """The rows state `name` holds now."""
+        value, error = ctypes.c_int64(), _lib.Error()
+        raise_for(_lib.kiln.kiln_state_length(self._handle, name.encode(), ctypes.byref(value), ctypes.byref(error)),
+                  error)
+        return value.value
+
+    def read(self, name):
+        """A new array: the rows state `name` holds now."""
+        tensor, error = ctypes.c_void_p(), _lib.Error()
+        raise_for(_lib.kiln.kiln_state_read(self._handle, name.encode(), ctypes.byref(tensor), ctypes.byref(error)),
+                  error)
+        try:
+            return _tensors.output_array(tensor)
+        finally:
+            _lib.kiln.kiln_tensor_free(tensor)
+
+    def __del__(self):
+        if _lib is not None and _lib.kiln is not None and getattr(self, "_handle", None):
+            _lib.kiln.kiln_state_free(self._handle)
+            self._handle = None
+
+
 class Program:
     """A loaded, verified program: its interface, and `run` over NumPy arrays."""
 
@@ -205,6 +246,14 @@ class Program:
         self.evidence = [kiln.kiln_program_evidence_name(handle, c).decode()
                          for c in range(kiln.kiln_program_evidence_count(handle))]
         self.method = kiln.kiln_program_method_name(handle).decode()
+        self.state_names = []
+        for i in range(kiln.kiln_program_state_count(handle)):
+            name, error = ctypes.c_char_p(), _lib.Error()
+            raise_for(kiln.kiln_program_state_at(handle, i, ctypes.byref(name), None, None, None, None, None,
+                                                 ctypes.byref(error)), error)
+            self.state_names.append(name.value.decode())
+        # The calling thread's state, which every method's run() shares (the root's thread-local).
+        self._state_local = _root._state_local if _root is not None else threading.local()
         if _root is None:
             # Every method of the artifact, the first this Program: {name: Program}, shared by them all.
             self.methods = {self.method: self}
@@ -259,21 +308,39 @@ class Program:
         state = {0: "unsigned", 1: "verified", 2: "unverified"}[info.state]
         return state, (bytes(info.key_id).hex() if info.state else None)
 
+    def new_state(self):
+        """A new, empty kiln.State of this program, to share between sessions of its methods."""
+        return State(self)
+
+    @property
+    def state(self):
+        """The calling thread's State, which run() and calling the program or its methods use (None
+        when the program declares no state): program.prefill(x) then program.decode(t) extend one
+        cache; program.state.reset() starts a new sequence."""
+        if not self.state_names:
+            return None
+        state = getattr(self._state_local, "state", None)
+        if state is None:
+            state = self._state_local.state = State(self)
+        return state
+
     def session(self, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
+                skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False, state=None):
         """A new Session (one thread at a time): dims {"seq": (1, 512) or 512} narrows the
         domain it runs, max_arena (bytes) is its arena limit. fit={input name: array} instead
         narrows every dim to the size those inputs give it: the smallest arena that runs them.
         threads is the most a run uses (default every core); thread_policy "adaptive" (default)
         runs on fewer while other processes hold cores, "fixed" always on `threads`.
-        profile=True records per node what each run took (Session.profile())."""
+        profile=True records per node what each run took (Session.profile()). state (a kiln.State
+        of this program) is the state its runs read and extend, else it has its own."""
         return Session(self, dims=dims, max_arena=max_arena, threads=threads, reference_kernels=reference_kernels,
-                       skip_input_checks=skip_input_checks, fit=fit, thread_policy=thread_policy, profile=profile)
+                       skip_input_checks=skip_input_checks, fit=fit, thread_policy=thread_policy, profile=profile,
+                       state=state)
 
     def _thread_session(self):
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = Session(self, **self._session_defaults)
+            session = self._local.session = Session(self, state=self.state, **self._session_defaults)
         return session
 
     def run(self, *args, **inputs):
@@ -350,11 +417,15 @@ class Session:
     (sized once for the upper bound of its dims) and its bound inputs."""
 
     def __init__(self, program, *, dims=None, max_arena=None, threads=None, reference_kernels=False,
-                 skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False):
+                 skip_input_checks=False, fit=None, thread_policy="adaptive", profile=False, state=None):
         self._program_owner = program._owner  # the program outlives the session
         self._program_name = program.name
         options, self._bounds = _session_options(dims, max_arena, threads, reference_kernels, skip_input_checks,
                                                  thread_policy, profile)
+        if state is not None and not isinstance(state, State):
+            raise ArgumentError("state is a kiln.State (program.new_state()), not %s" % type(state).__name__, 1)
+        self._state = state  # the state outlives the session
+        options.state = state._handle if state is not None else None
         handle, error = ctypes.c_void_p(), _lib.Error()
         if fit is None:
             status = _lib.kiln.kiln_session_new(program._open_handle(), ctypes.byref(options), ctypes.byref(handle),
