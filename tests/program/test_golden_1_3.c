@@ -1,12 +1,13 @@
 /*
  * test_golden_1_3.c — the golden artifact of format 1.3 (tests/golden-1.3).
  * methods.kiln is the program below, written by the 1.3 writer: two
- * methods over one weight table (section MTHD). Every later kiln must load
+ * methods over one weight table (section MTHD); state.kiln two methods
+ * over one state tensor, one with a relation (section STAT, feature bit 1). Every later kiln must load
  * it and run both methods, and this writer must reproduce it byte for byte
  * (a change to what the writer emits needs a format version bump and a new
  * directory once 1.3 is released; see tests/golden-1.3/README.md).
  *
- * Usage: test_golden_1_3 DIR [--write]   (--write: create DIR/methods.kiln)
+ * Usage: test_golden_1_3 DIR [--write]   (--write: create DIR/methods.kiln and DIR/state.kiln)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,15 +108,8 @@ static void run_and_compare(const kiln_program *method, const char *input, int64
 static void methods_artifact_loads_and_runs_both(void **state)
 {
     (void)state;
-    char *path = golden_path(golden_dir, "methods.kiln");
-    kiln_program *p;
+    kiln_program *p = golden_load(golden_dir, "methods.kiln", 3);
     kiln_error err;
-    if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
-        fail_msg("%s: %s", path, err.message);
-    uint16_t major, minor;
-    kiln_program_format_version(p, &major, &minor);
-    assert_int_equal(major, 1);
-    assert_int_equal(minor, 3);
     assert_int_equal(kiln_program_method_count(p), 2);
     assert_string_equal(kiln_program_method_name(p), "prefill");
     assert_int_equal(kiln_program_weight_count(p), 2);
@@ -129,7 +123,80 @@ static void methods_artifact_loads_and_runs_both(void **state)
     assert_int_equal(kiln_program_replay_evidence(decode, 0, &result, &err), KILN_OK);
     assert_true(result.passed);
     kiln_program_free(p);
-    free(path);
+}
+
+/*
+ * A method over the state `cache` f32[8, 2] (capacity 8 rows, length dim
+ * `past`): appends `x` f32[seq, 2] and returns every row the cache holds.
+ * prefill takes past 0..0; decode past 0..7 under past + seq <= 8.
+ */
+static kiln_builder *cache_method(const char *name, int64_t past_max, const char *relation)
+{
+    kiln_builder *b;
+    kiln_error err;
+    kiln_value x, rows;
+    assert_int_equal(kiln_builder_new("state", &b, &err), KILN_OK);
+    if (!relation)
+        assert_int_equal(kiln_builder_set_method_name(b, name, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "past", 0, past_max, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_dim(b, "seq", 1, 8, &err), KILN_OK);
+    if (relation)
+        assert_int_equal(kiln_builder_add_relation(b, relation, &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_state(b, "cache", KILN_F32, 2, (int64_t[]){8, 2}, 0, "past", &err), KILN_OK);
+    assert_int_equal(kiln_builder_add_input(b, "x", KILN_F32, "[seq, 2]", &x, &err), KILN_OK);
+    kiln_attribute attribute = {.name = "state", .type = KILN_ATTRIBUTE_STRING, .s = "cache"};
+    assert_int_equal(kiln_builder_add_op_with_attributes(b, "state_append", 1, &x, 1, &attribute, &rows, &err),
+                     KILN_OK);
+    assert_int_equal(kiln_builder_add_output(b, "rows", rows, &err), KILN_OK);
+    return b;
+}
+
+static kiln_builder *state_program(void)
+{
+    kiln_builder *b = cache_method("prefill", 0, NULL);
+    kiln_error err;
+    assert_int_equal(kiln_builder_add_method(b, "decode", cache_method("decode", 7, "past + seq <= 8"), &err), KILN_OK);
+    return b;
+}
+
+/* prefill [[1, 2]], then decode [[3, 4]]: decode returns both rows; a decode of 8 rows then is refused. */
+static void state_artifact_keeps_its_cache(void **state)
+{
+    (void)state;
+    kiln_program *p = golden_load(golden_dir, "state.kiln", 3);
+    kiln_error err;
+    assert_int_equal(kiln_program_state_count(p), 1);
+    const kiln_program *decode;
+    assert_int_equal(kiln_program_method(p, "decode", &decode, &err), KILN_OK);
+    kiln_state *cache;
+    assert_int_equal(kiln_state_new(p, &cache, &err), KILN_OK);
+    kiln_session_options options;
+    kiln_session_options_default(&options);
+    options.state = cache;
+    kiln_session *prefill_session, *decode_session;
+    assert_int_equal(kiln_session_new(p, &options, &prefill_session, &err), KILN_OK);
+    assert_int_equal(kiln_session_new(decode, &options, &decode_session, &err), KILN_OK);
+    kiln_tensor *x;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){1, 2}, &x, &err), KILN_OK);
+    memcpy(kiln_tensor_data(x), (float[]){1, 2}, sizeof(float[2]));
+    assert_int_equal(kiln_session_set_input(prefill_session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(prefill_session, &err), KILN_OK);
+    memcpy(kiln_tensor_data(x), (float[]){3, 4}, sizeof(float[2]));
+    assert_int_equal(kiln_session_set_input(decode_session, "x", x, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(decode_session, &err), KILN_OK);
+    assert_memory_equal(kiln_tensor_const_data(kiln_session_output(decode_session, 0)), ((float[]){1, 2, 3, 4}),
+                        sizeof(float[4]));
+    kiln_tensor *many;
+    assert_int_equal(kiln_tensor_new(KILN_F32, 2, (int64_t[]){8, 2}, &many, &err), KILN_OK);
+    assert_int_equal(kiln_session_set_input(decode_session, "x", many, &err), KILN_OK);
+    assert_int_equal(kiln_session_run(decode_session, &err), KILN_ERR_SHAPE_GUARD);
+    assert_string_equal(err.message, "relation past + seq <= 8 does not hold: past = 2, seq = 8 give 10 > 8");
+    kiln_tensor_free(many);
+    kiln_tensor_free(x);
+    kiln_session_free(prefill_session);
+    kiln_session_free(decode_session);
+    kiln_state_free(cache);
+    kiln_program_free(p);
 }
 
 static void writer_reproduces_it(void **state)
@@ -137,6 +204,11 @@ static void writer_reproduces_it(void **state)
     (void)state;
     char *path = golden_path(golden_dir, "methods.kiln");
     kiln_builder *b = methods_program();
+    assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
+    kiln_builder_free(b);
+    free(path);
+    path = golden_path(golden_dir, "state.kiln");
+    b = state_program();
     assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
     kiln_builder_free(b);
     free(path);
@@ -155,10 +227,16 @@ int main(int argc, char **argv)
         int rc = golden_write(b, path);
         kiln_builder_free(b);
         free(path);
+        path = golden_path(golden_dir, "state.kiln");
+        b = state_program();
+        rc = rc || golden_write(b, path);
+        kiln_builder_free(b);
+        free(path);
         return rc;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(methods_artifact_loads_and_runs_both),
+        cmocka_unit_test(state_artifact_keeps_its_cache),
         cmocka_unit_test(writer_reproduces_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

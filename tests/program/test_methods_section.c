@@ -1,7 +1,8 @@
 /*
- * test_methods_section.c — the MTHD section (spec/format.md §7.13): each
+ * test_methods_section.c — the MTHD section (spec/format.md §7.13), and
+ * the STAT section and DIMS relations of format 1.3 (§7.14, §7.3): each
  * decode rule refused with its message, the error naming the method whose
- * part failed, every truncation and byte change of a well-formed MTHD
+ * part failed, every truncation and byte change of a well-formed MTHD (and STAT and DIMS)
  * either loading or refused cleanly (never reading past the section: the
  * ASan build checks), and a runtime that reads no MTHD refusing the file
  * as an unknown critical section.
@@ -32,14 +33,20 @@ typedef struct artifact {
     size_t size;
 } artifact;
 
-/* The golden two-method artifact's bytes. */
-static artifact golden(void)
+/* The bytes of golden artifact `file` of format 1.3. */
+static artifact golden_file(const char *file)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/methods.kiln", golden_dir);
+    snprintf(path, sizeof path, "%s/%s", golden_dir, file);
     artifact a;
     a.bytes = read_file_bytes(path, &a.size);
     return a;
+}
+
+/* The golden two-method artifact's bytes. */
+static artifact golden(void)
+{
+    return golden_file("methods.kiln");
 }
 
 /* The raw bytes of section `type` of `a` (a view into a->bytes; uncompressed). */
@@ -239,16 +246,16 @@ static void each_decode_rule_is_refused_by_name(void **state)
 }
 
 /*
- * Every truncation and single-byte change of the golden MTHD (its hash
- * recomputed, so the decoder sees it) loads or is refused with a clean
- * error, never a crash or a read past the section (ASan).
+ * Every truncation and single-byte change of section `type` of golden
+ * artifact `file` (its hash recomputed, so the decoder sees it) loads or
+ * is refused with a clean error, never a crash or a read past the section
+ * (ASan).
  */
-static void every_truncation_and_byte_change_is_safe(void **state)
+static void damage_is_safe(const char *file, uint32_t type)
 {
-    (void)state;
-    artifact a = golden();
+    artifact a = golden_file(file);
     size_t size;
-    const uint8_t *mthd = section_of(&a, KILN_SECTION_MTHD, &size);
+    const uint8_t *section = section_of(&a, type, &size);
     uint8_t *bytes = malloc(size);
     assert_non_null(bytes);
     uint32_t refused = 0;
@@ -259,16 +266,16 @@ static void every_truncation_and_byte_change_is_safe(void **state)
             if (cut < size && flip > 0)
                 continue;
             for (size_t at = 0; at < (cut == size && flip ? size : 1); at++) {
-                memcpy(bytes, mthd, cut);
+                memcpy(bytes, section, cut);
                 if (cut == size && flip)
                     bytes[at] ^= changes[flip];
-                artifact changed = with_section(&a, KILN_SECTION_MTHD, bytes, cut, 0);
+                artifact changed = with_section(&a, type, bytes, cut, 0);
                 kiln_error err;
                 kiln_status status = load(&changed, &err);
                 if (status != KILN_OK && status != KILN_ERR_MALFORMED && status != KILN_ERR_LIMIT &&
                     status != KILN_ERR_INVALID_PROGRAM && status != KILN_ERR_UNSUPPORTED_DTYPE &&
                     status != KILN_ERR_UNSUPPORTED_OP)
-                    fail_msg("cut %zu, byte %zu: status %d (%s)", cut, at, status, err.message);
+                    fail_msg("%s: cut %zu, byte %zu: status %d (%s)", file, cut, at, status, err.message);
                 refused += status != KILN_OK;
                 free(changed.bytes);
             }
@@ -278,6 +285,16 @@ static void every_truncation_and_byte_change_is_safe(void **state)
     assert_true(refused > size);
     free(bytes);
     free(a.bytes);
+}
+
+static void every_truncation_and_byte_change_is_safe(void **state)
+{
+    (void)state;
+    damage_is_safe("methods.kiln", KILN_SECTION_MTHD);
+    /* The state tensors, and the relations at the end of DIMS (feature bit 1). */
+    damage_is_safe("state.kiln", KILN_SECTION_STAT);
+    damage_is_safe("state.kiln", KILN_SECTION_DIMS);
+    damage_is_safe("state.kiln", KILN_SECTION_MTHD);
 }
 
 /* A runtime that reads no MTHD sees an unknown critical section: shown by renaming the section's type. */

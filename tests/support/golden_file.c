@@ -47,3 +47,18 @@ int golden_write(const kiln_builder *b, const char *path)
         fprintf(stderr, "%s\n", err.message);
     return status == KILN_OK ? 0 : 1;
 }
+
+kiln_program *golden_load(const char *dir, const char *file, uint16_t minor)
+{
+    char *path = golden_path(dir, file);
+    kiln_program *p = NULL;
+    kiln_error err;
+    if (kiln_program_load(path, NULL, &p, NULL, &err) != KILN_OK)
+        fail_msg("%s: %s", path, err.message);
+    free(path);
+    uint16_t major, found;
+    kiln_program_format_version(p, &major, &found);
+    assert_int_equal(major, 1);
+    assert_int_equal(found, minor);
+    return p;
+}

@@ -15,4 +15,7 @@ void assert_writer_reproduces(const kiln_builder *b, const char *path, const cha
 /* Save `b` to `path` (the one-time --write of a golden test). @return 0, or 1 with the error printed. */
 int golden_write(const kiln_builder *b, const char *path);
 
+/* Load DIR/FILE and check it is format 1.MINOR (the test fails otherwise); caller frees the program. */
+kiln_program *golden_load(const char *dir, const char *file, uint16_t minor);
+
 #endif
