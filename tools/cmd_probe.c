@@ -89,7 +89,9 @@ static kiln_status run_point(probe *p, const int64_t *values, bool *formed, kiln
     uint32_t inputs = kiln_program_input_count(p->program);
     kiln_tensor **tensors = calloc(inputs + 1, sizeof *tensors);
     kiln_status status = tensors ? KILN_OK : KILN_ERR_OUT_OF_MEMORY;
-    *formed = true;
+    *formed = sample_state_lengths(p->program, p->session, values, err) == KILN_OK;
+    if (!*formed)
+        status = KILN_ERR_INVALID_ARGUMENT;
     for (uint32_t i = 0; status == KILN_OK && i < inputs; i++) {
         kiln_io_info io;
         int64_t shape[KILN_MAX_RANK];
@@ -140,11 +142,18 @@ static bool outputs_match(probe *p, const int64_t *values, char *problem, size_t
     return true;
 }
 
+static void probe_outside(probe *p, const int64_t *values, const char *kind);
+
 static void probe_valid(probe *p, const int64_t *values, const char *kind)
 {
     char where[512], problem[KILN_ERROR_MESSAGE_SIZE + 64];
     kiln_error err;
     bool formed;
+    /* A point of the dims' box where a declared relation does not hold lies outside the domain. */
+    if (kiln_program_relations_hold(p->program, values, &err) != KILN_OK) {
+        probe_outside(p, values, kind);
+        return;
+    }
     describe_point(p, values, where, sizeof where);
     kiln_status status = run_point(p, values, &formed, &err);
     if (status == KILN_OK && outputs_match(p, values, problem, sizeof problem)) {

@@ -94,3 +94,25 @@ void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor 
         }
     }
 }
+
+kiln_status sample_state_lengths(const kiln_program *program, kiln_session *session, const int64_t *dim_values,
+                                 kiln_error *err)
+{
+    kiln_state *state = kiln_session_state(session);
+    for (uint32_t i = 0; state && i < kiln_program_state_count(program); i++) {
+        const char *name, *length_dim;
+        if (kiln_program_state_at(program, i, &name, NULL, NULL, NULL, NULL, &length_dim, err) != KILN_OK)
+            return err ? err->code : KILN_ERR_INVALID_ARGUMENT;
+        int64_t length = 0;
+        for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
+            kiln_dim_info dim;
+            kiln_program_dim(program, d, &dim);
+            if (strcmp(dim.name, length_dim) == 0)
+                length = dim_values[d];
+        }
+        kiln_status status = kiln_state_set_length(state, name, length, err);
+        if (status != KILN_OK)
+            return status;
+    }
+    return KILN_OK;
+}

@@ -1,8 +1,9 @@
 /*
  * sample_inputs.h — inputs inside a program's contract, for the verbs that
  * run a program without being given data (probe, bench): deterministic
- * pseudo-random values that satisfy each input's semantic checks, and the
- * first and last value of a dim's domain.
+ * pseudo-random values that satisfy each input's semantic checks, the
+ * first and last value of a dim's domain, and state tensors of the length
+ * a point of the domain gives them.
  */
 #ifndef KILN_TOOLS_SAMPLE_INPUTS_H
 #define KILN_TOOLS_SAMPLE_INPUTS_H
@@ -27,5 +28,14 @@ int64_t sample_dim_last(const kiln_dim_info *dim);
  * never a zero divisor); bools 0 or 1.
  */
 void sample_fill_input(const kiln_program *program, uint32_t index, kiln_tensor *t, uint64_t *state);
+
+/*
+ * Make each state of `session` hold as many rows as its length dim has at
+ * `dim_values` (one per dim of `program`; no rows when the method does not
+ * declare that dim), so a run at past = 7 meets a cache of 7 rows.
+ * @return KILN_OK, or the error of a length no state can hold.
+ */
+kiln_status sample_state_lengths(const kiln_program *program, kiln_session *session, const int64_t *dim_values,
+                                 kiln_error *err);
 
 #endif

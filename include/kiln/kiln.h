@@ -1405,6 +1405,26 @@ KILN_API KILN_NODISCARD kiln_status kiln_state_length(const kiln_state *state, c
                                                       kiln_error *err);
 
 /**
+ * Make state `name` hold `length` rows, as though runs had appended them:
+ * rows it did not hold keep the bytes they have (zeros after a reset).
+ * For probing and benchmarking a method at a given `past` without running
+ * the methods that fill it (kiln probe, kiln bench --dim past=N).
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (no such state, a length
+ *         outside 0..its capacity, or the state held by a run).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_state_set_length(kiln_state *state, const char *name, int64_t length,
+                                                          kiln_error *err);
+
+/**
+ * Whether the relations the method `program` declares hold at the dim
+ * values `dim_values` (one per dim, kiln_program_dim order).
+ * @return KILN_OK; KILN_ERR_SHAPE_GUARD naming the relation that does not,
+ *         as a run would refuse it.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_relations_hold(const kiln_program *program, const int64_t *dim_values,
+                                                                kiln_error *err);
+
+/**
  * A copy of the rows state `name` holds now, packed: its declared shape
  * with the growing axis as long as its length. Caller frees *out.
  * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT; KILN_ERR_OUT_OF_MEMORY.

@@ -31,9 +31,10 @@ void kiln_binding_site_text(const kiln_model *m, kiln_binding_site site, char *t
 static kiln_status bind_state_lengths(const kiln_model *m, const kiln_state_buffer *states, int64_t *dim_values,
                                       bool *dim_bound, kiln_binding_site *sites, kiln_error *err)
 {
-    for (uint32_t i = 0; i < m->state_count; i++) {
+    /* Without states (kiln_program_bind_dims: no session) the inputs alone bind what they can. */
+    for (uint32_t i = 0; states && i < m->state_count; i++) {
         const kiln_state_decl *st = &m->states[i];
-        int64_t length = states ? states[i].length : 0;
+        int64_t length = states[i].length;
         for (uint32_t d = 0; d < m->dim_count; d++) {
             const kiln_dim_decl *dim = &m->dims[d];
             if (strcmp(dim->name, st->length_dim) != 0)

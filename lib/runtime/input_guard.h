@@ -24,7 +24,8 @@ void kiln_binding_site_text(const kiln_model *m, kiln_binding_site site, char *t
 
 /*
  * Bind the dims the states' lengths give (`states`: one per program
- * state, m->states' order; NULL when it has none: lengths 0), then check
+ * state, m->states' order; NULL: bind none of them, as without a
+ * session), then check
  * dtype, rank and every axis of `inputs` (one per declared input, in
  * order) and bind each dim to its size. Bare-dim axes are checked against
  * the dim's range and against earlier uses of the same dim; constant axes

@@ -2,6 +2,9 @@
 #include "relation_guard.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "program.h"
 
 #include "error.h"
 
@@ -34,4 +37,19 @@ kiln_status kiln_relations_hold(const kiln_model *m, const int64_t *dim_values, 
                          (long long)lhs, (long long)rhs);
     }
     return KILN_OK;
+}
+
+kiln_status kiln_program_relations_hold(const kiln_program *program, const int64_t *dim_values, kiln_error *err)
+{
+    if (!program || (program->model.dim_count && !dim_values))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "program and dim_values must not be NULL");
+    const kiln_model *m = &program->model;
+    bool *bound = malloc((m->dim_count ? m->dim_count : 1) * sizeof *bound);
+    if (!bound)
+        return kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory checking relations");
+    for (uint32_t d = 0; d < m->dim_count; d++)
+        bound[d] = true;
+    kiln_status status = kiln_relations_hold(m, dim_values, bound, err);
+    free(bound);
+    return status;
 }

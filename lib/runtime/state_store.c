@@ -105,6 +105,21 @@ kiln_status kiln_state_length(const kiln_state *state, const char *name, int64_t
     return KILN_OK;
 }
 
+kiln_status kiln_state_set_length(kiln_state *state, const char *name, int64_t length, kiln_error *err)
+{
+    const kiln_state_buffer *found;
+    KILN_TRY(find(state, name, &found, err));
+    kiln_state_buffer *buffer = &state->buffers[found - state->buffers];
+    int64_t capacity = buffer->decl->shape[buffer->decl->axis];
+    if (length < 0 || length > capacity)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s' holds 0..%lld rows, not %lld", name,
+                         (long long)capacity, (long long)length);
+    if (atomic_load(&state->in_use))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s' is in use by a run", name);
+    buffer->length = length;
+    return KILN_OK;
+}
+
 kiln_status kiln_state_read(const kiln_state *state, const char *name, kiln_tensor **out, kiln_error *err)
 {
     *out = NULL;

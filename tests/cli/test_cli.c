@@ -495,6 +495,25 @@ static void probe_runs_the_domain_and_its_edges(void **state)
     assert_int_equal(r.exit_code, 2);
 }
 
+/* State tensors (format 1.3): probe runs each point against a cache of `past` rows and counts a
+ * point where a relation does not hold as outside; bench times a decode step at --dim past=N. */
+static void probe_and_bench_fill_the_state(void **state)
+{
+    (void)state;
+    command_result r;
+    run(&r, "'%s' probe '%s/tests/golden-1.3/state.kiln' --method decode", kiln_binary, source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "ok      corner   past=7 seq=1: ran, outputs as declared");
+    assert_contains(r.out, "ok      corner   past=7 seq=8: refused: relation past + seq <= 8 does not hold: past = 7, "
+                           "seq = 8 give 15 > 8");
+    assert_contains(r.out, "ok      outside  past=8 seq=1: refused: state 'cache' length (past): 8 is outside 0..7");
+    assert_contains(r.out, "0 failed, 0 skipped\n");
+    run(&r, "'%s' bench '%s/tests/golden-1.3/state.kiln' --method decode --runs 3 --dim past=7", kiln_binary,
+        source_root);
+    assert_int_equal(r.exit_code, 0);
+    assert_contains(r.out, "sizes      past=7 (--dim), seq=1");
+}
+
 /* kiln bench: JSON with sane numbers; text; random inputs inside the contract. */
 static void bench_reports_latency_throughput_and_memory(void **state)
 {
@@ -711,6 +730,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(verify_json_reports_every_problem),
         cmocka_unit_test(evidence_replays_and_catches_a_perturbed_output),
         cmocka_unit_test(probe_runs_the_domain_and_its_edges),
+        cmocka_unit_test(probe_and_bench_fill_the_state),
         cmocka_unit_test(bench_reports_latency_throughput_and_memory),
         cmocka_unit_test(bench_refuses_bad_flags_clearly),
         cmocka_unit_test(progress_bar_only_on_a_terminal),
