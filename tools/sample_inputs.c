@@ -101,8 +101,9 @@ kiln_status sample_state_lengths(const kiln_program *program, kiln_session *sess
     kiln_state *state = kiln_session_state(session);
     for (uint32_t i = 0; state && i < kiln_program_state_count(program); i++) {
         const char *name, *length_dim;
-        if (kiln_program_state_at(program, i, &name, NULL, NULL, NULL, NULL, &length_dim, err) != KILN_OK)
-            return err ? err->code : KILN_ERR_INVALID_ARGUMENT;
+        kiln_status status = kiln_program_state_at(program, i, &name, NULL, NULL, NULL, NULL, &length_dim, err);
+        if (status != KILN_OK)
+            return status;
         int64_t length = 0;
         for (uint32_t d = 0; d < kiln_program_dim_count(program); d++) {
             kiln_dim_info dim;
@@ -110,7 +111,7 @@ kiln_status sample_state_lengths(const kiln_program *program, kiln_session *sess
             if (strcmp(dim.name, length_dim) == 0)
                 length = dim_values[d];
         }
-        kiln_status status = kiln_state_set_length(state, name, length, err);
+        status = kiln_state_set_length(state, name, length, err);
         if (status != KILN_OK)
             return status;
     }

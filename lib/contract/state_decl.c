@@ -1,6 +1,7 @@
 /* state_decl.c — see state_decl.h. */
 #include "state_decl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,27 @@ bool kiln_state_decl_equal(const kiln_state_decl *a, const kiln_state_decl *b)
         if (a->shape[i] != b->shape[i])
             return false;
     return true;
+}
+
+void kiln_state_decl_geometry(const kiln_state_decl *decl, size_t *outer, size_t *row_bytes)
+{
+    size_t blocks = 1, row = kiln_dtype_size(decl->dtype);
+    for (uint32_t a = 0; a < decl->rank; a++)
+        if (a < decl->axis)
+            blocks *= (size_t)decl->shape[a];
+        else if (a > decl->axis)
+            row *= (size_t)decl->shape[a];
+    *outer = blocks;
+    *row_bytes = row;
+}
+
+void kiln_state_decl_copy_rows(const kiln_state_decl *decl, const void *data, int64_t rows, void *out)
+{
+    size_t outer, row_bytes, count = (size_t)rows, capacity = (size_t)decl->shape[decl->axis];
+    kiln_state_decl_geometry(decl, &outer, &row_bytes);
+    for (size_t o = 0; o < outer && count; o++)
+        memcpy((uint8_t *)out + o * count * row_bytes, (const uint8_t *)data + o * capacity * row_bytes,
+               count * row_bytes);
 }
 
 void kiln_state_decl_release(kiln_state_decl *decl)

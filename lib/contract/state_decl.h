@@ -8,6 +8,8 @@
 #ifndef KILN_LIB_STATE_DECL_H
 #define KILN_LIB_STATE_DECL_H
 
+#include <stddef.h>
+
 #include <kiln/kiln.h>
 
 typedef struct kiln_state_decl {
@@ -24,6 +26,17 @@ const kiln_state_decl *kiln_state_decl_find(const kiln_state_decl *states, uint3
 
 /* Whether a and b declare the same state (name, dtype, shape, axis, length dim). */
 bool kiln_state_decl_equal(const kiln_state_decl *a, const kiln_state_decl *b);
+
+/*
+ * How a state's buffer is laid out around its growing axis: `outer`
+ * blocks (the product of the axes before it), each of capacity rows of
+ * `row_bytes` (the product of the axes after it, times the element size).
+ */
+void kiln_state_decl_geometry(const kiln_state_decl *decl, size_t *outer, size_t *row_bytes);
+
+/* Copy the first `rows` rows of each block of the state buffer `data` into `out`, packed: the state's shape
+ * with its growing axis `rows` long. */
+void kiln_state_decl_copy_rows(const kiln_state_decl *decl, const void *data, int64_t rows, void *out);
 
 /* Free what `decl` owns. */
 void kiln_state_decl_release(kiln_state_decl *decl);

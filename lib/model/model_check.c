@@ -82,9 +82,8 @@ static kiln_status check_header(const kiln_model *m, kiln_error *err)
  * evaluated and compared. */
 static bool dim_bindable_from_inputs(const kiln_model *m, uint32_t dim)
 {
-    for (uint32_t i = 0; i < m->state_count; i++)
-        if (strcmp(m->states[i].length_dim, m->dims[dim].name) == 0)
-            return true; /* bound by the state's length before the inputs are guarded */
+    if (kiln_model_state_length_dim(m, dim))
+        return true; /* bound by the state's length before the inputs are guarded */
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_shape *s = &m->inputs[i].type.shape;
         for (uint32_t a = 0; a < s->rank; a++) {

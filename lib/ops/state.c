@@ -146,30 +146,6 @@ static kiln_status find_buffer(const kiln_kernel_call *call, const char *op, kil
                      name && name->s ? name->s : "?");
 }
 
-/* Rows of the growing axis: `outer` blocks of `row_bytes` each per row. */
-static void state_geometry(const kiln_state_decl *decl, size_t *outer, size_t *row_bytes)
-{
-    size_t o = 1, inner = kiln_dtype_size(decl->dtype);
-    for (uint32_t a = 0; a < decl->rank; a++)
-        if (a < decl->axis)
-            o *= (size_t)decl->shape[a];
-        else if (a > decl->axis)
-            inner *= (size_t)decl->shape[a];
-    *outer = o;
-    *row_bytes = inner;
-}
-
-/* Copy the state's first `rows` rows into `out`, packed (out's shape is the state's with `rows`). */
-static void copy_rows_out(const kiln_state_buffer *buffer, int64_t rows, kiln_tensor *out)
-{
-    size_t outer, row_bytes;
-    state_geometry(buffer->decl, &outer, &row_bytes);
-    size_t capacity = (size_t)buffer->decl->shape[buffer->decl->axis], count = (size_t)rows;
-    for (size_t o = 0; o < outer && count; o++)
-        memcpy((uint8_t *)out->data + o * count * row_bytes, (const uint8_t *)buffer->data + o * capacity * row_bytes,
-               count * row_bytes);
-}
-
 /* The shapes the session computed must be the state's: anything else is a broken invariant, never a write. */
 static bool matches_state(const kiln_state_decl *decl, const kiln_tensor *t, int64_t rows)
 {
@@ -188,7 +164,7 @@ static kiln_status run_state_read(const kiln_kernel_call *call, kiln_error *err)
     if (!matches_state(buffer->decl, call->output, buffer->length))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state_read: the result's shape is not state '%s''s",
                          buffer->decl->name);
-    copy_rows_out(buffer, buffer->length, call->output);
+    kiln_state_decl_copy_rows(buffer->decl, buffer->data, buffer->length, call->output->data);
     kiln_call_report_path(call, KILN_PATH_VIEW);
     return KILN_OK;
 }
@@ -217,14 +193,14 @@ static kiln_status run_state_append(const kiln_kernel_call *call, kiln_error *er
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state_append: the result's shape is not state '%s''s",
                          decl->name);
     size_t outer, row_bytes;
-    state_geometry(decl, &outer, &row_bytes);
+    kiln_state_decl_geometry(decl, &outer, &row_bytes);
     size_t count = (size_t)rows;
     for (size_t o = 0; o < outer && count; o++)
         memcpy((uint8_t *)buffer->data + (o * (size_t)capacity + (size_t)past) * row_bytes,
                (const uint8_t *)x->data + o * count * row_bytes, count * row_bytes);
     buffer->pending = past + rows;
     buffer->appended = true;
-    copy_rows_out(buffer, past + rows, call->output);
+    kiln_state_decl_copy_rows(decl, buffer->data, past + rows, call->output->data);
     kiln_call_report_path(call, KILN_PATH_VIEW);
     return KILN_OK;
 }

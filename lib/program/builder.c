@@ -1126,7 +1126,8 @@ static bool seal_tables(const kiln_builder *b, const shared_tables *s, kiln_mode
 /*
  * The program's states: every builder's, each once. Methods declare the
  * states they use themselves (a method builder is filled before it is
- * added), so one name declared two ways is refused here, naming both.
+ * added), so one name declared two ways is refused here, naming the
+ * method whose declaration differs from an earlier one.
  */
 static kiln_status seal_states(const kiln_builder *root, kiln_model *out, kiln_error *err)
 {

@@ -477,7 +477,7 @@ kiln_status kiln_session_run(kiln_session *s, kiln_error *err)
      * calling thread, and sessions of other thread counts may share it. */
     int previous = kiln_threads_enter(s->context.threads);
     /* The states are this run's until it ends: their lengths bind dims, and appends commit only on success. */
-    kiln_status status = s->state ? kiln_state_acquire(s->state, s->program, err) : KILN_OK;
+    kiln_status status = s->state ? kiln_state_acquire(s->state, err) : KILN_OK;
     if (status == KILN_OK) {
         status = run_nodes(s, err);
         if (s->state)

@@ -78,14 +78,14 @@ void kiln_state_reset(kiln_state *state)
     }
 }
 
-/* The buffer of state `name`, or an error listing the program's states. */
-static kiln_status find(const kiln_state *state, const char *name, const kiln_state_buffer **out, kiln_error *err)
+/* The index of state `name` in state->buffers, or an error listing the program's states. */
+static kiln_status find(const kiln_state *state, const char *name, uint32_t *index, kiln_error *err)
 {
     if (!state || !name)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state and name must not be NULL");
     for (uint32_t i = 0; i < state->count; i++)
         if (strcmp(state->buffers[i].decl->name, name) == 0) {
-            *out = &state->buffers[i];
+            *index = i;
             return KILN_OK;
         }
     char known[512] = "";
@@ -99,17 +99,17 @@ static kiln_status find(const kiln_state *state, const char *name, const kiln_st
 
 kiln_status kiln_state_length(const kiln_state *state, const char *name, int64_t *length, kiln_error *err)
 {
-    const kiln_state_buffer *buffer;
-    KILN_TRY(find(state, name, &buffer, err));
-    *length = buffer->length;
+    uint32_t i;
+    KILN_TRY(find(state, name, &i, err));
+    *length = state->buffers[i].length;
     return KILN_OK;
 }
 
 kiln_status kiln_state_set_length(kiln_state *state, const char *name, int64_t length, kiln_error *err)
 {
-    const kiln_state_buffer *found;
-    KILN_TRY(find(state, name, &found, err));
-    kiln_state_buffer *buffer = &state->buffers[found - state->buffers];
+    uint32_t i;
+    KILN_TRY(find(state, name, &i, err));
+    kiln_state_buffer *buffer = &state->buffers[i];
     int64_t capacity = buffer->decl->shape[buffer->decl->axis];
     if (length < 0 || length > capacity)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s' holds 0..%lld rows, not %lld", name,
@@ -123,31 +123,20 @@ kiln_status kiln_state_set_length(kiln_state *state, const char *name, int64_t l
 kiln_status kiln_state_read(const kiln_state *state, const char *name, kiln_tensor **out, kiln_error *err)
 {
     *out = NULL;
-    const kiln_state_buffer *buffer;
-    KILN_TRY(find(state, name, &buffer, err));
+    uint32_t i;
+    KILN_TRY(find(state, name, &i, err));
+    const kiln_state_buffer *buffer = &state->buffers[i];
     const kiln_state_decl *decl = buffer->decl;
     int64_t shape[KILN_MAX_RANK];
     memcpy(shape, decl->shape, decl->rank * sizeof *shape);
     shape[decl->axis] = buffer->length;
     KILN_TRY(kiln_tensor_new(decl->dtype, decl->rank, shape, out, err));
-    size_t outer = 1, row = kiln_dtype_size(decl->dtype);
-    for (uint32_t a = 0; a < decl->rank; a++)
-        if (a < decl->axis)
-            outer *= (size_t)decl->shape[a];
-        else if (a > decl->axis)
-            row *= (size_t)decl->shape[a];
-    size_t rows = (size_t)buffer->length, capacity = (size_t)decl->shape[decl->axis];
-    for (size_t o = 0; o < outer && rows; o++)
-        memcpy((uint8_t *)(*out)->data + o * rows * row, (const uint8_t *)buffer->data + o * capacity * row, rows * row);
+    kiln_state_decl_copy_rows(decl, buffer->data, buffer->length, (*out)->data);
     return KILN_OK;
 }
 
-kiln_status kiln_state_acquire(kiln_state *state, const kiln_program *program, kiln_error *err)
+kiln_status kiln_state_acquire(kiln_state *state, kiln_error *err)
 {
-    if (state->root != kiln_program_root(program))
-        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
-                         "the state was made for program '%s', not this one: make it with kiln_state_new of the "
-                         "session's program", state->root->model.name);
     if (atomic_exchange(&state->in_use, true))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
                          "the state is in use by another run: runs that share a state take turns (give each "

@@ -28,11 +28,10 @@ struct kiln_state {
 };
 
 /*
- * Take `state` for one run of a session of `program` (a method of its
- * root, or the root): refused when another run holds it, or when it was
- * made for another program.
+ * Take `state` for one run (of a session that checked, when it was made,
+ * that the state is its program's): refused when another run holds it.
  */
-kiln_status kiln_state_acquire(kiln_state *state, const kiln_program *program, kiln_error *err);
+kiln_status kiln_state_acquire(kiln_state *state, kiln_error *err);
 
 /* Give the state back after a run: commit each append's length when the run succeeded, else drop them. */
 void kiln_state_release(kiln_state *state, bool succeeded);

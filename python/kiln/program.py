@@ -172,8 +172,7 @@ class State:
     made; reset() empties it again. One run at a time may use it."""
 
     def __init__(self, program):
-        root = program.methods[next(iter(program.methods))]
-        self._program_owner = root._owner  # the program's declarations outlive the state
+        self._program_owner = program._owner  # the artifact (its state declarations) outlives the state
         self._program_name = program.name
         handle, error = ctypes.c_void_p(), _lib.Error()
         raise_for(_lib.kiln.kiln_state_new(program._open_handle(), ctypes.byref(handle), ctypes.byref(error)), error)

@@ -151,6 +151,20 @@ typedef struct bad_text {
 
 #define PROGRAM "program \"p\"\ninput x: f32[2]\n%0 = neg(x)\noutput y = %0\n"
 
+/* Each text of `cases` is refused by the assembler with its status and a message containing its words. */
+static void expect_refusals(const bad_text *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        kiln_builder *b = NULL;
+        kiln_error err;
+        kiln_status status = kiln_text_assemble(cases[i].text, strlen(cases[i].text), "t.ktxt", ".", &b, &err);
+        if (status != cases[i].status || !strstr(err.message, cases[i].message))
+            fail_msg("%s: expected status %d and \"%s\", got %d: %s", cases[i].what, cases[i].status,
+                     cases[i].message, status, status == KILN_OK ? "" : err.message);
+        assert_null(b);
+    }
+}
+
 static void misused_blocks_are_refused_at_their_place(void **state)
 {
     (void)state;
@@ -182,15 +196,7 @@ static void misused_blocks_are_refused_at_their_place(void **state)
         {"a program's result", "kiln 1.1\n" PROGRAM "method m {\n  input t: f32[2]\n  output z = %0\n",
          KILN_ERR_INVALID_PROGRAM, "'%0' is not defined"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kiln_builder *b = NULL;
-        kiln_error err;
-        kiln_status status = kiln_text_assemble(cases[i].text, strlen(cases[i].text), "t.ktxt", ".", &b, &err);
-        if (status != cases[i].status || !strstr(err.message, cases[i].message))
-            fail_msg("%s: expected status %d and \"%s\", got %d: %s", cases[i].what, cases[i].status,
-                     cases[i].message, status, status == KILN_OK ? "" : err.message);
-        assert_null(b);
-    }
+    expect_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
 /* A block's tensor of a program tensor's name but other values is another tensor: it is stored as NAME.METHOD,
@@ -265,13 +271,7 @@ static void states_and_relations_round_trip(void **state)
         {"a state axis outside the rank", "kiln 1.1\n" PROGRAM "state s: f32[4] grows 1 length n\n",
          KILN_ERR_INVALID_ARGUMENT, "state 's': rank 1 with growing axis 1"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        kiln_status status = kiln_text_assemble(cases[i].text, strlen(cases[i].text), "t.ktxt", ".", &b, &err);
-        if (status != cases[i].status || !strstr(err.message, cases[i].message))
-            fail_msg("%s: expected status %d and \"%s\", got %d: %s", cases[i].what, cases[i].status,
-                     cases[i].message, status, status == KILN_OK ? "" : err.message);
-        assert_null(b);
-    }
+    expect_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
 int main(void)
