@@ -25,6 +25,7 @@ static void options_default(kiln_onnx_options *options)
 {
     memset(options, 0, sizeof *options);
     options->struct_size = sizeof *options;
+    options->state_axis = -2;
 }
 
 void kiln_onnx_options_init(kiln_onnx_options *options, size_t struct_size)

@@ -21,7 +21,9 @@ const cli_verb cli_verb_import_onnx = {
     "import-onnx",
     "convert an ONNX model into a kiln artifact",
     "usage: kiln import-onnx MODEL.onnx -o OUT.kiln [--dim NAME=MIN..MAX[:K]]... [--allow-external-data DIR]\n"
-    "                        [--non-strict] [--check 'NAME: RULE, ...']... [--name NAME]\n\n"
+    "                        [--non-strict] [--check 'NAME: RULE, ...']... [--name NAME]\n"
+    "                        [--state [INPUT=]OUTPUT]... [--state-capacity N] [--state-axis A]\n"
+    "                        [--state-length-dim NAME]\n\n"
     "Read an ONNX model (IR versions 3..10, default-domain opsets 1..18), translate\n"
     "every node into kiln ops and seal the program. Symbolic input sizes (dim_param)\n"
     "become kiln dims: each needs --dim with its inclusive range, and every\n"
@@ -46,7 +48,21 @@ const cli_verb cli_verb_import_onnx = {
     "                               name), checked before every run; rules: range\n"
     "                               MIN..MAX, finite, categories A, B, ..., unit TEXT,\n"
     "                               description \"TEXT\" (repeatable, one per input;\n"
-    "                               e.g. --check 'x: range 0..1, finite')\n",
+    "                               e.g. --check 'x: range 0..1, finite')\n"
+    "  --state INPUT=OUTPUT         import the cache the model passes in (INPUT) and\n"
+    "                               out (OUTPUT, INPUT concatenated with the new rows)\n"
+    "                               as a state kept in the session and appended to in\n"
+    "                               place: neither stays an input or output; INPUT's\n"
+    "                               growing axis is a --dim its length binds\n"
+    "                               (spec/onnx-import.md section 7; repeatable)\n"
+    "  --state OUTPUT               a cache this model starts (a prefill): OUTPUT's\n"
+    "                               value is the state's first rows\n"
+    "  --state-capacity N           the rows each state holds (the context length);\n"
+    "                               required with --state\n"
+    "  --state-axis A               the axis caches grow along (default -2: [batch,\n"
+    "                               heads, past, head_dim])\n"
+    "  --state-length-dim NAME      the dim a started state's length binds (default\n"
+    "                               past; 0 in this model)\n",
     cmd_import_onnx,
 };
 
@@ -59,6 +75,10 @@ typedef struct import_args {
     char **dim_texts; /* copies of the --dim values, which dims' names point into */
     uint32_t dim_count;
     check_specs checks;
+    kiln_onnx_state *states;
+    char **state_inputs; /* copies of the INPUT parts of --state, which states' inputs point at */
+    uint32_t state_count;
+    const char *state_capacity, *state_axis, *state_length_dim;
 } import_args;
 
 /* --dim NAME=MIN..MAX[:K], once per name. */
@@ -92,6 +112,26 @@ static int take_check(void *vargs, const char *value)
     return check_specs_take(&((import_args *)vargs)->checks, "import-onnx", value);
 }
 
+/* --state INPUT=OUTPUT or --state OUTPUT; the texts stay argv's. */
+static int take_state(void *vargs, const char *value)
+{
+    import_args *args = vargs;
+    const char *equals = strchr(value, '=');
+    kiln_onnx_state state = {.output = equals ? equals + 1 : value};
+    char *input = NULL;
+    if (equals && !(input = strndup(value, (size_t)(equals - value))))
+        return cli_error("out of memory");
+    state.input = input;
+    if (!state.output[0] || (input && !input[0])) {
+        free(input);
+        return cli_usage_error("import-onnx", "--state takes INPUT=OUTPUT or OUTPUT (graph value names), got '%s'",
+                               value);
+    }
+    args->state_inputs[args->state_count] = input;
+    args->states[args->state_count++] = state;
+    return CLI_OK;
+}
+
 static const cli_option import_option_list[] = {
     {.name = "--output", .short_name = "-o", .arity = CLI_VALUE, .offset = offsetof(import_args, output)},
     {.name = "--dim", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_dim},
@@ -99,6 +139,10 @@ static const cli_option import_option_list[] = {
     {.name = "--non-strict", .arity = CLI_FLAG, .offset = offsetof(import_args, non_strict)},
     {.name = "--name", .arity = CLI_VALUE, .offset = offsetof(import_args, name)},
     {.name = "--check", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_check},
+    {.name = "--state", .arity = CLI_VALUE, .repeat = CLI_EACH, .handle = take_state},
+    {.name = "--state-capacity", .arity = CLI_VALUE, .offset = offsetof(import_args, state_capacity)},
+    {.name = "--state-axis", .arity = CLI_VALUE, .offset = offsetof(import_args, state_axis)},
+    {.name = "--state-length-dim", .arity = CLI_VALUE, .offset = offsetof(import_args, state_length_dim)},
 };
 
 static const cli_options import_options = CLI_OPTIONS("import-onnx", import_option_list, 1);
@@ -110,7 +154,9 @@ static int parse_args(int argc, char **argv, import_args *args, const char **mod
     /* Every --dim takes two words at least, so argc bounds their number. */
     args->dims = calloc((size_t)argc, sizeof *args->dims);
     args->dim_texts = calloc((size_t)argc, sizeof *args->dim_texts);
-    if (!args->dims || !args->dim_texts)
+    args->states = calloc((size_t)argc, sizeof *args->states);
+    args->state_inputs = calloc((size_t)argc, sizeof *args->state_inputs);
+    if (!args->dims || !args->dim_texts || !args->states || !args->state_inputs)
         return cli_error("out of memory");
     int operands = 0;
     int rc = cli_parse_options(&import_options, argc, argv, args, model, &operands);
@@ -120,6 +166,29 @@ static int parse_args(int argc, char **argv, import_args *args, const char **mod
         return cli_usage_error("import-onnx", "missing MODEL.onnx");
     if (!args->output)
         return cli_usage_error("import-onnx", "missing -o OUT.kiln");
+    return CLI_OK;
+}
+
+/* --state-capacity N (N >= 1) and --state-axis A (an integer, negative from the end) into `options`. */
+static int apply_state_numbers(const import_args *args, kiln_onnx_options *options)
+{
+    if (args->state_capacity) {
+        const char *text = args->state_capacity;
+        if (!cli_parse_whole(text, text + strlen(text), &options->state_capacity) || options->state_capacity < 1)
+            return cli_usage_error("import-onnx", "--state-capacity takes a whole number of rows >= 1, got '%s'", text);
+    }
+    if (args->state_axis) {
+        const char *text = args->state_axis;
+        bool negative = text[0] == '-';
+        int64_t axis;
+        if (!cli_parse_whole(text + negative, text + strlen(text), &axis) || axis > KILN_MAX_RANK)
+            return cli_usage_error("import-onnx", "--state-axis takes an axis (-%d..%d), got '%s'", KILN_MAX_RANK,
+                                   KILN_MAX_RANK - 1, text);
+        options->state_axis = (int32_t)(negative ? -axis : axis);
+    }
+    if (!args->state_count && (args->state_capacity || args->state_axis || args->state_length_dim))
+        return cli_usage_error("import-onnx", "--state-capacity, --state-axis and --state-length-dim describe "
+                               "--state caches: give --state too");
     return CLI_OK;
 }
 
@@ -204,6 +273,12 @@ static int cmd_import_onnx(int argc, char **argv)
     options.external_data_dir = args.external_dir;
     options.non_strict = args.non_strict;
     options.program_name = args.name;
+    options.states = args.states;
+    options.state_count = args.state_count;
+    options.state_length_dim = args.state_length_dim;
+    rc = apply_state_numbers(&args, &options);
+    if (rc != CLI_OK)
+        goto done;
     kiln_status status = kiln_onnx_import(model, &options, &result, &err);
     uint32_t unsupported = kiln_onnx_result_unsupported_count(result);
     if (status == KILN_ERR_UNSUPPORTED_OP && unsupported) {
@@ -240,7 +315,9 @@ static int cmd_import_onnx(int argc, char **argv)
         rc = err.code == KILN_ERR_IO ? cli_error("%s", err.message) : cli_file_error(args.output, err.message);
         goto done;
     }
-    uint32_t inputs = kiln_onnx_result_input_count(result), outputs = kiln_onnx_model_output_count(model);
+    /* A cache imported as state is neither an input nor an output. */
+    uint32_t inputs = kiln_onnx_result_input_count(result),
+             outputs = kiln_onnx_model_output_count(model) - args.state_count;
     if (!cli_quiet)
         term_printf(stdout, "wrote %s (%u input%s, %u output%s)\n", args.output, inputs, inputs == 1 ? "" : "s",
                     outputs, outputs == 1 ? "" : "s");
@@ -253,6 +330,10 @@ done:
     for (uint32_t d = 0; d < args.dim_count; d++)
         free(args.dim_texts[d]);
     free(args.dim_texts);
+    for (uint32_t s = 0; s < args.state_count; s++)
+        free(args.state_inputs[s]);
+    free(args.state_inputs);
+    free(args.states);
     check_specs_release(&args.checks);
     return rc;
 }

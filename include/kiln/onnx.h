@@ -80,6 +80,23 @@ typedef struct kiln_onnx_dim {
     int64_t multiple_of;
 } kiln_onnx_dim;
 
+/*
+ * A cache the model passes in and out (a decoder's past keys or values)
+ * imported as a kiln state (kiln_builder_add_state): the step's new rows
+ * are appended to it in place instead of the whole cache being copied in
+ * and out (spec/onnx-import.md §7). `output` is the graph output holding
+ * every row after the step; `input` the graph input holding the rows
+ * before it, whose only use that makes the output must be
+ * Concat(input, new rows) along the growing axis, or NULL for a method
+ * that starts the cache (a prefill: the output's value is the first rows).
+ * Neither becomes an input or output of the program.
+ */
+typedef struct kiln_onnx_state {
+    const char *input;  /* NULL: the method starts the cache */
+    const char *output;
+    const char *name;   /* the state's name; NULL: `output` made an identifier */
+} kiln_onnx_state;
+
 typedef struct kiln_onnx_options {
     size_t struct_size;
     /* The program's name (NULL: the graph's name, else the model file's
@@ -107,9 +124,21 @@ typedef struct kiln_onnx_options {
      * counterexample. true: a precondition that cannot be proven is stored
      * as a runtime guard, checked before every run (spec/contract.md §4.2). */
     bool non_strict;
+    /* Caches imported as state (0/NULL: none). Each is `state_capacity`
+     * rows long along axis `state_axis` (negative: from the end; the
+     * default -2 is [batch, heads, past, head_dim]); its length binds the
+     * dim the input's growing axis names, or, for a state without an
+     * input, `state_length_dim` (NULL: "past"), declared 0..0 there. The
+     * relation `length + rows <= state_capacity` is declared for every
+     * append. Every other axis must be a fixed size. */
+    const kiln_onnx_state *states;
+    uint32_t state_count;
+    int64_t state_capacity;
+    int32_t state_axis;
+    const char *state_length_dim;
 } kiln_onnx_options;
 
-/** Fill `options` with the defaults above: no dims, no external data, no known inputs, default limits, strict. */
+/** Fill `options` with the defaults above: no dims, no external data, no known inputs, default limits, strict, no states (axis -2). */
 KILN_API void kiln_onnx_options_init(kiln_onnx_options *options, size_t struct_size);
 #define kiln_onnx_options_default(options) kiln_onnx_options_init((options), sizeof *(options))
 

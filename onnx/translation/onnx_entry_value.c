@@ -4,6 +4,7 @@
 #include "onnx_entry_value.h"
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
+#include "onnx_state.h"
 #include "onnx_value_table.h"
 
 /* Make a constant entry usable as a value: a weight named after it. */
@@ -37,7 +38,9 @@ kiln_status onnx_entry_value(onnx_importer *im, onnx_entry *e, kiln_value *out, 
         /* A translation adds entries, which may move the table: find `e` again by its index. */
         uint32_t index = (uint32_t)(e - im->entries);
         kiln_status status;
-        if (e->kind == ENTRY_INPUT)
+        if (e->kind == ENTRY_INPUT && e->state)
+            status = onnx_state_read(im, e, err);
+        else if (e->kind == ENTRY_INPUT)
             status = onnx_input_declare(im, e, err);
         else if (e->kind == ENTRY_SYMBOLIC)
             status = im->translate_symbolic ? im->translate_symbolic(im, index, err)

@@ -12,6 +12,7 @@
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
 #include "onnx_model.h"
+#include "onnx_state.h"
 #include "onnx_value_table.h"
 
 static const kiln_tensor *known_input(const onnx_importer *im, const char *onnx_name)
@@ -296,6 +297,7 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
         if (status != KILN_OK)
             return status;
         e->info = info;
+        e->state = onnx_state_of_input(im, info->name);
         if (!info->type || info->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
             e->kind = ENTRY_BROKEN;
             const char *what = !info->type ? "has no type"
@@ -344,14 +346,14 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
                          undeclared_count == 1 ? "" : "s", undeclared_count == 1 ? "s" : "", undeclared);
     if (unused[0])
         return onnx_fail(err, KILN_ERR_INVALID_ARGUMENT, "--dim names no input size of the model: %s", unused);
-    /* Every size is known: declare the inputs in the model's order. */
+    /* Every size is known: declare the inputs in the model's order (a cache imported as state is none). */
     for (size_t i = 0; i < g->n_input; i++) {
         onnx_entry *e = onnx_entry_find(im, g->input[i]->name);
-        if (e->kind == ENTRY_INPUT && !e->constant) {
+        if (e->kind == ENTRY_INPUT && !e->constant && !e->state) {
             kiln_status status = onnx_input_declare(im, e, err);
             if (status != KILN_OK)
                 return status;
         }
     }
-    return KILN_OK;
+    return onnx_states_declare(im, err);
 }

@@ -45,7 +45,24 @@ typedef struct onnx_entry {
     uint32_t symbolic_rank, symbolic_count;
     char (*symbolic)[SIZE_TEXT_MAX];
     size_t source_node;
+    uint32_t state; /* a graph input imported as a state (onnx_state.h): 1 + its index in states; 0: none */
 } onnx_entry;
+
+/*
+ * A cache imported as a state (kiln_onnx_state): its kiln name, the dim
+ * its length binds, its growing axis (once its rank is known), whether it
+ * is declared in the builder yet, and the result of the one append.
+ */
+typedef struct onnx_state {
+    const kiln_onnx_state *option;
+    char name[256];
+    char length_dim[256];
+    int32_t axis;     /* normalized, 0 <= axis < rank, once declared */
+    bool declared;
+    bool appended;
+    kiln_value appended_value;
+    char relation[512]; /* the relation its append declared */
+} onnx_state;
 
 typedef struct onnx_importer onnx_importer;
 
@@ -79,6 +96,7 @@ struct onnx_importer {
     int64_t opset;          /* the model's default-domain opset */
     kiln_onnx_result *result;
     onnx_translate_fn translate_symbolic;
+    onnx_state *states;     /* options->state_count of them */
 };
 
 #endif

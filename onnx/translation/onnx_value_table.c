@@ -123,6 +123,7 @@ void onnx_importer_release(onnx_importer *im)
     onnx_names_release(&im->read_table);
     onnx_names_release(&im->producers);
     free(im->dim_declared);
+    free(im->states);
     kiln_builder_free(im->builder);
     im->builder = NULL;
 }

@@ -17,6 +17,7 @@
 #include "onnx_import.h"
 #include "onnx_mapping.h"
 #include "onnx_model.h"
+#include "onnx_state.h"
 #include "onnx_symbolic.h"
 #include "onnx_value_table.h"
 
@@ -167,11 +168,13 @@ static kiln_status import_node(onnx_importer *im, size_t index, int64_t opset, k
         reads_broken = reads_broken || e->kind == ENTRY_BROKEN;
     }
     kiln_status status;
-    bool folded = false;
+    bool folded = false, appended = false;
     if (!mapping)
         status = onnx_node_unsupported(&node, "%s", why);
     else if (reads_broken)
         status = KILN_ERR_UNSUPPORTED_OP; /* the cause is reported where the broken value came from */
+    else if ((status = onnx_state_try_append(im, index, &appended, err)) != KILN_OK || appended)
+        ; /* a cache extended in place, or the builder's refusal */
     else if ((status = onnx_symbolic_fold(im, index, &folded, err)) != KILN_OK || folded)
         ; /* folded, or out of memory */
     else if (onnx_fold_constant_node(im, proto, mapping, opset, label))
@@ -197,7 +200,11 @@ static kiln_status add_graph_outputs(onnx_importer *im, kiln_error *err)
             status = onnx_fail(err, KILN_ERR_MALFORMED, "graph output '%s' is not produced by any node", name);
             break;
         }
-        if (e->kind == ENTRY_BROKEN)
+        bool is_state;
+        status = onnx_state_output(im, name, &is_state, err);
+        if (status != KILN_OK)
+            break;
+        if (e->kind == ENTRY_BROKEN || is_state)
             continue;
         kiln_value value;
         status = onnx_entry_value(im, e, &value, err);
@@ -257,6 +264,8 @@ static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_
         status = kiln_builder_set_strict(im->builder, false, err);
     if (status == KILN_OK)
         status = record_metadata(im, err);
+    if (status == KILN_OK)
+        status = onnx_states_prepare(im, err);
     if (status == KILN_OK)
         status = add_initializers(im, err);
     if (status == KILN_OK) {

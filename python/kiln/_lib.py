@@ -218,6 +218,10 @@ class OnnxDim(ctypes.Structure):
                 ("multiple_of", ctypes.c_int64)]
 
 
+class OnnxState(ctypes.Structure):
+    _fields_ = [("input", ctypes.c_char_p), ("output", ctypes.c_char_p), ("name", ctypes.c_char_p)]
+
+
 class OnnxOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -230,6 +234,11 @@ class OnnxOptions(ctypes.Structure):
         ("known_inputs", ctypes.c_void_p),
         ("limits", ctypes.c_void_p),
         ("non_strict", ctypes.c_bool),
+        ("states", ctypes.POINTER(OnnxState)),
+        ("state_count", ctypes.c_uint32),
+        ("state_capacity", ctypes.c_int64),
+        ("state_axis", ctypes.c_int32),
+        ("state_length_dim", ctypes.c_char_p),
     ]
 
 
@@ -302,6 +311,7 @@ _KILN = {
     "kiln_state_reset": (None, [P]),
     "kiln_state_length": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ERR]),
     "kiln_state_read": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
+    "kiln_state_set_length": (STATUS, [P, ctypes.c_char_p, ctypes.c_int64, ERR]),
     "kiln_session_state": (P, [P]),
     "kiln_program_input_count": (ctypes.c_uint32, [P]),
     "kiln_program_input": (None, [P, ctypes.c_uint32, ctypes.POINTER(IoInfo)]),

@@ -299,7 +299,8 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
         return _seal(traced, checks or {}, evidence, program_name, non_strict, evidence_bytes, rtol, atol)
 
 
-def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES):
+def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES, context=None, state_axis=-2,
+                   length_dim="past"):
     """Seal several PyTorch programs into one kiln Artifact, each a method (format 1.3): e.g. the
     prefill and decode of a generative decoder, over one set of weights.
 
@@ -309,12 +310,23 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES)
     first method. Each is traced, checked and given evidence as export does it; their weights
     join one table by name (a name is one tensor: the same parameter of one module is stored
     once, and two different tensors of one name are refused). The artifact loads as its first
-    method's Program, program.methods holding all of them. Raises as export does, and
+    method's Program, program.methods holding all of them.
+
+    A method's "state": {output name: input name or None} imports caches the program passes in
+    and out (a decoder's keys and values) as state tensors kept in the session
+    (spec/python-export.md, "Caches as state"): the output, which must be the input
+    concatenated with new rows along axis `state_axis`, is no output but the state after the
+    run, appended to in place; the input is no input but the rows the state holds, its
+    growing axis a dim (`past`) that the state's length binds. None: the method starts the
+    state (a prefill), whose length dim `length_dim` is 0 there. Each state is `context` rows
+    long (required with "state"), and `past + rows <= context` is declared for every append.
+    States of one output name are one state across methods. A method that reads a state's
+    past rows gets no evidence yet (its report entry says so). Raises as export does, and
     kiln.ArgumentError for a bad method name or argument."""
     if not isinstance(methods, dict) or not methods:
         raise ArgumentError("methods must be a non-empty dict {method name: {'program': ..., ...}}", 1)
     allowed = {"program", "args", "kwargs", "dynamic_shapes", "strict", "checks", "evidence", "output_names",
-               "non_strict", "rtol", "atol", "exporter", "input_names", "opset"}
+               "non_strict", "rtol", "atol", "exporter", "input_names", "opset", "state"}
     parts, root = [], None
     try:
         for method_name, spec in methods.items():
@@ -330,9 +342,10 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES)
                                 spec.get("strict", False), spec.get("output_names"),
                                 spec.get("exporter", "torch.export"), spec.get("input_names"), spec.get("opset"))
                 program_name = name or getattr(traced, "program_name", None) or type(module).__name__
+                states = _States(method_name, spec.get("state"), traced, context, state_axis, length_dim)
                 part = _method_part(traced, spec.get("checks") or {}, spec.get("evidence", "corners"),
                                     program_name, spec.get("non_strict", False), evidence_bytes, spec.get("rtol"),
-                                    spec.get("atol"))
+                                    spec.get("atol"), states)
             parts.append((method_name, part))
             error = _lib.Error()
             if root is None:
@@ -420,7 +433,61 @@ class _MethodPart:
         self.output_names, self.report = output_names, report
 
 
-def _method_part(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol):
+class _States:
+    """A method's caches imported as state: the importer's options, and the traced program as the
+    artifact sees it (no state output among its outputs)."""
+
+    def __init__(self, method_name, state, traced, context, axis, length_dim):
+        self.pairs, self.reads_past = {}, False
+        if not state:
+            return
+        if not isinstance(state, dict):
+            raise ArgumentError("methods['%s']['state'] must be a dict {output name: input name or None}" %
+                                method_name, 1)
+        if context is None or int(context) < 1:
+            raise ArgumentError("a method with 'state' needs context=N, the rows each state holds (e.g. 2048)", 1)
+        for output, source in state.items():
+            if output not in traced.output_names:
+                raise ArgumentError("methods['%s']['state'] names output '%s', which is not one (outputs: %s)" % (
+                    method_name, output, ", ".join(traced.output_names)), 1)
+            if source is not None and source not in traced.names:
+                raise ArgumentError("methods['%s']['state']['%s'] names input '%s', which is not one (inputs: %s)"
+                                    % (method_name, output, source, ", ".join(traced.names)), 1)
+        self.pairs = dict(state)
+        self.context, self.axis, self.length_dim = int(context), int(axis), length_dim
+        self.reads_past = any(source is not None for source in state.values())
+
+    def __bool__(self):
+        return bool(self.pairs)
+
+    def set_options(self, options, keep):
+        if not self.pairs:
+            return
+        states = (_lib.OnnxState * len(self.pairs))(*(
+            _lib.OnnxState(source.encode() if source else None, output.encode(), None)
+            for output, source in self.pairs.items()))
+        keep.append(states)
+        options.states = ctypes.cast(states, ctypes.POINTER(_lib.OnnxState))
+        options.state_count = len(self.pairs)
+        options.state_capacity = self.context
+        options.state_axis = self.axis
+        options.state_length_dim = self.length_dim.encode()
+
+    def traced_view(self, traced):
+        """`traced` without the state outputs (what evidence compares)."""
+        if not self.pairs:
+            return traced
+        from ._torch_export import Traced
+        keep = [i for i, n in enumerate(traced.output_names) if n not in self.pairs]
+        eager = traced.eager
+        view = Traced(traced.model, traced.dims, traced.names, [traced.output_names[i] for i in keep],
+                      traced.examples, traced.axes, traced.example_point,
+                      lambda inputs: [eager(inputs)[i] for i in keep])
+        view.first_outputs = [traced.first_outputs[i] for i in keep]
+        return view
+
+
+def _method_part(traced, checks, evidence, program_name, non_strict, evidence_bytes, rtol, atol, states=None):
     """Import the traced ONNX model over its dims and add the checks and the evidence."""
     onnx = _lib.onnx
     _check_example_point(traced)
@@ -433,6 +500,16 @@ def _method_part(traced, checks, evidence, program_name, non_strict, evidence_by
     options.dims = ctypes.cast(onnx_dims, ctypes.POINTER(_lib.OnnxDim))
     options.dim_count = len(dims)
     options.non_strict = bool(non_strict)
+    keep = []
+    if states:
+        states.set_options(options, keep)
+        traced = states.traced_view(traced)
+    skipped = {}
+    if states and states.reads_past and evidence is not None and evidence is not False:
+        # Evidence holds inputs and outputs, not a state's rows: multi-step evidence is to come.
+        skipped["example"] = "the method reads a state's past rows, which evidence cannot hold yet"
+        warnings.warn("kiln.export: method evidence left out: %s" % skipped["example"])
+        evidence = None
     result, error = ctypes.c_void_p(), _lib.Error()
     status = onnx.kiln_onnx_import_memory(model, len(model), ctypes.byref(options), ctypes.byref(result),
                                           ctypes.byref(error))
@@ -454,7 +531,7 @@ def _method_part(traced, checks, evidence, program_name, non_strict, evidence_by
         cases = _evidence_cases(traced, evidence, too_large)
         report = _seal_cases(builder, cases, kiln_name, traced.output_names, evidence_bytes, rtol, atol)
         report += [{"name": name, "sealed": False, "skipped": reason, "results": None}
-                   for name, reason in too_large.items()]
+                   for name, reason in list(too_large.items()) + list(skipped.items())]
         return _MethodPart(onnx.kiln_onnx_result_take_builder(result), cases, kiln_name, traced.output_names,
                            report)
     finally:

@@ -190,6 +190,13 @@ class State:
                   error)
         return value.value
 
+    def set_length(self, name, length):
+        """Make state `name` hold `length` rows, as though runs had appended them (rows it did not
+        hold keep their bytes: zeros after a reset): to time or probe a method at a given `past`."""
+        error = _lib.Error()
+        raise_for(_lib.kiln.kiln_state_set_length(self._handle, name.encode(), int(length), ctypes.byref(error)),
+                  error)
+
     def read(self, name):
         """A new array: the rows state `name` holds now."""
         tensor, error = ctypes.c_void_p(), _lib.Error()

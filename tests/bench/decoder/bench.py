@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Per-token decode latency and prefill time of decoder.py's GPT-style decoder (4 layers, d 256,
-4 heads, vocab 1024, context 2048): kiln (the artifact of kiln.export_methods, its decode method
-run with the cache passed in and out) against ONNX Runtime running the same ONNX graph kiln
-imported, interleaved round by round, medians; at past 16, 512 and 2000 and a 512-token prompt,
-on 1 and 2 threads.
+4 heads, vocab 1024, context 2048): kiln (the artifact of kiln.export_methods, each layer's cache
+a state that decode extends in place) against ONNX Runtime running the same ONNX graph kiln
+imported with the cache passed in and out, interleaved round by round, medians; at past 16, 512
+and 2000 and a 512-token prompt, on 1 and 2 threads.
 
     .venv/bin/python tests/bench/decoder/bench.py [--rounds N] [--runs N] [--json OUT]
 
@@ -32,9 +32,11 @@ def onnx_of(program, args, dynamic_shapes, output_names):
     return from_module_or_program(program, args, None, dynamic_shapes, False, output_names).model
 
 
-def time_calls(call, runs):
+def time_calls(call, runs, prepare=None):
     times = []
     for _ in range(runs):
+        if prepare:
+            prepare()
         start = time.perf_counter()
         call()
         times.append(time.perf_counter() - start)
@@ -71,27 +73,40 @@ def main():
         options.inter_op_num_threads = 1
         ort_decode = onnxruntime.InferenceSession(decode_onnx, options, providers=["CPUExecutionProvider"])
         ort_prefill = onnxruntime.InferenceSession(prefill_onnx, options, providers=["CPUExecutionProvider"])
-        kiln_decode = program.decode.session(threads=threads, thread_policy="fixed")
-        kiln_prefill = program.session(threads=threads, thread_policy="fixed")
+        state = program.new_state()
+        kiln_decode = program.decode.session(threads=threads, thread_policy="fixed", state=state)
+        kiln_prefill = program.session(threads=threads, thread_policy="fixed", state=state)
         cases = [("decode", past) for past in (16, 512, 2000)] + [("prefill", 512)]
         for kind, size in cases:
             if kind == "decode":
+                # The same cache on both sides: a prompt prefilled (at most 512 tokens, prefill's
+                # bound; rows past it zeros), its keys and values passed to ONNX Runtime and kept in
+                # kiln's state, whose length is put back to `size` before each timed token.
+                prompt = {"ids": rng.integers(0, model.VOCAB, (1, min(size, 512)), dtype=numpy.int64)}
+                state.reset()
+                kiln_prefill.run(**prompt)
+                for p in present:
+                    state.set_length(p, size)
                 feeds = {"ids": numpy.array([[7]], dtype=numpy.int64), "position": numpy.array([size], numpy.int64)}
-                feeds.update({n: rng.standard_normal((1, model.HEADS, size, model.HEAD), dtype=numpy.float32)
-                              for n in names})
-                kiln_call, ort_call = (lambda f=feeds: kiln_decode.run(**f)), (lambda f=feeds: ort_decode.run(None, f))
+                feeds.update({n: state.read(p) for n, p in zip(names, present)})
+                step = {"ids": feeds["ids"], "position": feeds["position"]}
+                kiln_call, ort_call = (lambda f=step: kiln_decode.run(**f)), (lambda f=feeds: ort_decode.run(None, f))
+                prepare = (lambda n=size: [state.set_length(p, n) for p in present])
             else:
                 feeds = {"ids": rng.integers(0, model.VOCAB, (1, size), dtype=numpy.int64)}
                 kiln_call, ort_call = (lambda f=feeds: kiln_prefill.run(**f)), (lambda f=feeds: ort_prefill.run(None, f))
+                prepare = state.reset
             # Same answers first: the comparison is of two runs of one program.
+            prepare()
             got, want = list(kiln_call().values()), ort_call()
             error = max(float(numpy.abs(g - w).max()) for g, w in zip(got, want))
             for _ in range(3):
+                prepare()
                 kiln_call()
                 ort_call()
             kiln_times, ort_times = [], []
             for _ in range(args.rounds):
-                kiln_times.append(time_calls(kiln_call, args.runs))
+                kiln_times.append(time_calls(kiln_call, args.runs, prepare))
                 ort_times.append(time_calls(ort_call, args.runs))
             k, o = statistics.median(kiln_times), statistics.median(ort_times)
             rows.append({"threads": threads, "case": kind, "size": size, "kiln_ms": k * 1e3, "ort_ms": o * 1e3,

@@ -95,17 +95,24 @@ def cache_names(prefix=""):
     return [f"{prefix}{kind}{i}" for i in range(LAYERS) for kind in ("k", "v")]
 
 
-def export_methods(kiln, decoder, max_prompt=512):
-    """The artifact: prefill (seq 1..max_prompt) and decode (past 1..CONTEXT-1), one set of weights."""
+def export_methods(kiln, decoder, max_prompt=512, state=True):
+    """The artifact: prefill (seq 1..max_prompt) and decode (past 1..CONTEXT-1), one set of weights.
+    state=True keeps each layer's cache as a kiln state (present_k0, ...) that prefill starts and
+    decode extends in place, CONTEXT rows long: decode then takes only ids and position. False:
+    the caches are inputs and outputs, as in the graph."""
     from torch.export import Dim
     seq, past = Dim("seq", min=1, max=max_prompt), Dim("past", min=1, max=CONTEXT - 1)
     ids = torch.randint(0, VOCAB, (1, 8))
     caches = [torch.randn(1, HEADS, 8, HEAD) for _ in range(2 * LAYERS)]
     names, present = cache_names(), cache_names("present_")
-    return kiln.export_methods({
-        "prefill": {"program": Prefill(decoder), "args": (ids,), "dynamic_shapes": {"ids": {1: seq}},
-                    "output_names": ["logits"] + present, "evidence": "example"},
-        "decode": {"program": Decode(decoder), "args": (ids[:, :1], torch.tensor([8]), *caches),
-                   "dynamic_shapes": {"ids": None, "position": None, **{n: {2: past} for n in names}},
-                   "output_names": ["logits"] + present, "evidence": "example"},
-    }, name="decoder")
+    prefill = {"program": Prefill(decoder), "args": (ids,), "dynamic_shapes": {"ids": {1: seq}},
+               "output_names": ["logits"] + present, "evidence": "example"}
+    decode = {"program": Decode(decoder), "args": (ids[:, :1], torch.tensor([8]), *caches),
+              "dynamic_shapes": {"ids": None, "position": None, **{n: {2: past} for n in names}},
+              "output_names": ["logits"] + present, "evidence": "example"}
+    if not state:
+        return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder")
+    prefill["state"] = {p: None for p in present}
+    decode["state"] = dict(zip(present, names))
+    decode["evidence"] = None  # evidence does not hold a state's rows yet
+    return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder", context=CONTEXT)
