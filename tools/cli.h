@@ -108,6 +108,7 @@ extern const cli_verb cli_verb_evidence;
 extern const cli_verb cli_verb_check;
 extern const cli_verb cli_verb_probe;
 extern const cli_verb cli_verb_bench;
+extern const cli_verb cli_verb_generate;
 
 /* The text format: cmd_asm.c, cmd_disasm.c. */
 extern const cli_verb cli_verb_asm;

@@ -17,6 +17,7 @@ static const cli_verb *const verbs[] = {
     &cli_verb_check,
     &cli_verb_probe,
     &cli_verb_bench,
+    &cli_verb_generate,
     &cli_verb_asm,
     &cli_verb_disasm,
     &cli_verb_dot,

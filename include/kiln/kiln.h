@@ -1670,6 +1670,80 @@ KILN_API uint32_t kiln_session_output_count(const kiln_session *session);
 KILN_API const kiln_tensor *kiln_session_output(const kiln_session *session, uint32_t index);
 KILN_API const char *kiln_session_output_name(const kiln_session *session, uint32_t index);
 
+/* ------------------------------------------------------------ generation */
+
+/*
+ * Token generation over a decoder's methods: a prefill method runs once on
+ * the prompt, then a decode method once per new token, both over one
+ * kiln_state (the KV cache), each token chosen from the last row of the
+ * logits: the largest (greedy, temperature 0), or sampled from
+ * softmax(logits / temperature) among the top_k largest with a seeded
+ * generator (one seed, one sequence, on every machine). Inputs are found
+ * by role: the token ids, and where a method has them the positions
+ * (past .. past+n-1) and the attention mask (ones, [1, past+n]).
+ * spec/generate.md.
+ */
+typedef struct kiln_generate_options {
+    size_t struct_size;
+    const char *prefill_method; /* NULL: "prefill", else the program's first method */
+    const char *decode_method;  /* NULL: "decode" */
+    const char *ids_input;      /* i64 [1, n] or [n]; NULL: "ids", else "input_ids", else a method's only input */
+    const char *position_input; /* NULL: "position", "position_ids" or "positions" where a method has one */
+    const char *mask_input;     /* NULL: "attention_mask" where a method has one */
+    const char *logits_output;  /* [..., n, vocab], f32 or f64; NULL: "logits", else the first output */
+    uint32_t max_tokens;        /* new tokens (default 32) */
+    double temperature;         /* 0 (default): greedy, the first largest logit */
+    uint32_t top_k;             /* sample among the k largest; 0: among all */
+    uint64_t seed;
+    int64_t stop_token;         /* stop once it is made (it is kept); -1 (default): none */
+    uint32_t threads;           /* as kiln_session_options */
+    kiln_thread_policy thread_policy;
+    /* After each new token (index from 0): the last logits are
+     * kiln_generator_logits until the next step; return false to stop. NULL: none. */
+    bool (*on_token)(void *user, uint32_t index, int64_t token);
+    void *user;
+} kiln_generate_options;
+
+/** Fill `options` with the defaults above (32 tokens, greedy, no stop token). */
+KILN_API void kiln_generate_options_init(kiln_generate_options *options, size_t struct_size);
+#define kiln_generate_options_default(options) kiln_generate_options_init((options), sizeof *(options))
+
+/* Sessions of both methods over one state, and the buffers of their inputs. */
+typedef struct kiln_generator kiln_generator;
+
+/**
+ * Make a generator for `program` (any of its methods): find the two
+ * methods and their inputs and outputs, and make their sessions over a
+ * new state. Generation then allocates nothing per token.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT naming what is missing (a
+ *         method, the ids input, the logits output) or of the wrong
+ *         dtype or rank, or a bad option; a session's error.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_generator_new(const kiln_program *program,
+                                                       const kiln_generate_options *options,
+                                                       kiln_generator **out, kiln_error *err);
+
+/** Free `generator` (NULL: nothing). */
+KILN_API void kiln_generator_free(kiln_generator *generator);
+
+/**
+ * Reset the state, run the prefill on `prompt[prompt_length]` and decode
+ * until max_tokens new tokens, the stop token, or on_token's false; the
+ * new tokens go to `tokens` (room for max_tokens), their number to *count
+ * (also when a step fails: the tokens made before it).
+ * @return KILN_OK; a run's error, such as KILN_ERR_SHAPE_GUARD when the
+ *         cache is full (the relation and dims named); KILN_ERR_INVALID_ARGUMENT.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_generator_run(kiln_generator *generator, const int64_t *prompt,
+                                                       uint32_t prompt_length, int64_t *tokens, uint32_t *count,
+                                                       kiln_error *err);
+
+/** @return the logits of the last step (owned by the generator's session; valid until its next step), NULL before one. */
+KILN_API const kiln_tensor *kiln_generator_logits(const kiln_generator *generator);
+
+/** @return the state the generator's methods share (its cache after the last run). */
+KILN_API kiln_state *kiln_generator_state(kiln_generator *generator);
+
 #ifdef __cplusplus
 }
 #endif

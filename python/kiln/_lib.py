@@ -93,6 +93,30 @@ class SessionOptions(ctypes.Structure):
     ]
 
 
+TOKEN_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int64)
+
+
+class GenerateOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("prefill_method", ctypes.c_char_p),
+        ("decode_method", ctypes.c_char_p),
+        ("ids_input", ctypes.c_char_p),
+        ("position_input", ctypes.c_char_p),
+        ("mask_input", ctypes.c_char_p),
+        ("logits_output", ctypes.c_char_p),
+        ("max_tokens", ctypes.c_uint32),
+        ("temperature", ctypes.c_double),
+        ("top_k", ctypes.c_uint32),
+        ("seed", ctypes.c_uint64),
+        ("stop_token", ctypes.c_int64),
+        ("threads", ctypes.c_uint32),
+        ("thread_policy", ctypes.c_int),
+        ("on_token", TOKEN_CALLBACK),
+        ("user", ctypes.c_void_p),
+    ]
+
+
 class NodeProfile(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -312,6 +336,12 @@ _KILN = {
     "kiln_state_length": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ERR]),
     "kiln_state_read": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
     "kiln_state_set_length": (STATUS, [P, ctypes.c_char_p, ctypes.c_int64, ERR]),
+    "kiln_generate_options_init": (None, [ctypes.POINTER(GenerateOptions), ctypes.c_size_t]),
+    "kiln_generator_new": (STATUS, [P, ctypes.POINTER(GenerateOptions), ctypes.POINTER(P), ERR]),
+    "kiln_generator_free": (None, [P]),
+    "kiln_generator_run": (STATUS, [P, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32,
+                                    ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_uint32), ERR]),
+    "kiln_generator_logits": (P, [P]),
     "kiln_session_state": (P, [P]),
     "kiln_program_input_count": (ctypes.c_uint32, [P]),
     "kiln_program_input": (None, [P, ctypes.c_uint32, ctypes.POINTER(IoInfo)]),
@@ -433,6 +463,7 @@ def _declare(library, table):
 _INITS = {
     LoadOptions: ("kiln", "kiln_load_options_init"),
     SessionOptions: ("kiln", "kiln_session_options_init"),
+    GenerateOptions: ("kiln", "kiln_generate_options_init"),
     SaveOptions: ("kiln", "kiln_save_options_init"),
     InputCheck: ("kiln", "kiln_input_check_init"),
     Limits: ("kiln", "kiln_limits_init"),

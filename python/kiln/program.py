@@ -12,11 +12,13 @@ import numbers
 import os
 import threading
 
+import numpy
+
 from . import _lib, _tensors
 from ._describe import describe_bytes, describe_path
 from ._replay import replay_all
 from .contract import Check, Dim
-from .errors import ArgumentError, ContractError, Error, raise_for
+from .errors import ArgumentError, ContractError, Error, from_status, raise_for
 from .keys import PublicKey
 
 Io = collections.namedtuple("Io", "name dtype shape rank")
@@ -313,6 +315,72 @@ class Program:
         _lib.kiln.kiln_program_signature(self._open_handle(), ctypes.byref(info))
         state = {0: "unsigned", 1: "verified", 2: "unverified"}[info.state]
         return state, (bytes(info.key_id).hex() if info.state else None)
+
+    def generate(self, prompt, max_tokens=32, *, temperature=0.0, top_k=0, seed=0, stop=None, threads=None,
+                 thread_policy="adaptive", prefill=None, decode=None, ids=None, position=None, mask=None,
+                 logits=None, on_token=None, return_logits=False):
+        """Generate tokens (spec/generate.md): the prefill method on `prompt` (token ids), then the
+        decode method once per new token over one cache kept as state, each token the largest logit
+        of the last row (temperature 0) or sampled from softmax(logits / temperature) among the
+        top_k largest (0: all), seeded. Stops after max_tokens, at the token `stop` (kept), or when
+        on_token(index, token) returns False. The methods' inputs are found by role (ids or
+        input_ids; position, position_ids or positions; attention_mask); prefill, decode, ids,
+        position, mask and logits name them otherwise. Returns the new tokens as a list, with
+        return_logits=True also [logits row per token] (float arrays). A step the contract refuses
+        (a full cache) raises its error (ContractError), the tokens made so far in its
+        .tokens."""
+        kiln = _lib.kiln
+        options = _lib.init(_lib.GenerateOptions)
+        for field, value in (("prefill_method", prefill), ("decode_method", decode), ("ids_input", ids),
+                             ("position_input", position), ("mask_input", mask), ("logits_output", logits)):
+            if value is not None:
+                setattr(options, field, str(value).encode())
+        if int(max_tokens) < 1:
+            raise ArgumentError("max_tokens must be at least 1, got %r" % (max_tokens,), 1)
+        options.max_tokens = int(max_tokens)
+        options.temperature = float(temperature)
+        options.top_k = int(top_k)
+        options.seed = int(seed)
+        options.stop_token = -1 if stop is None else int(stop)
+        options.threads = int(threads or 0)
+        if thread_policy not in ("adaptive", "fixed"):
+            raise ArgumentError("thread_policy must be 'adaptive' or 'fixed', got %r" % (thread_policy,), 1)
+        options.thread_policy = 1 if thread_policy == "fixed" else 0
+        rows, failure = [], []
+
+        def token_made(_user, index, token):
+            try:
+                if return_logits:
+                    array = _tensors.output_array(kiln.kiln_generator_logits(generator))
+                    rows.append(array.reshape(-1, array.shape[-1])[-1].copy())
+                return True if on_token is None else on_token(index, token) is not False
+            except BaseException as exc:  # raised again below, after the C loop has stopped
+                failure.append(exc)
+                return False
+
+        callback = _lib.TOKEN_CALLBACK(token_made)
+        options.on_token = callback
+        generator, error = ctypes.c_void_p(), _lib.Error()
+        raise_for(kiln.kiln_generator_new(self._open_handle(), ctypes.byref(options), ctypes.byref(generator),
+                                          ctypes.byref(error)), error)
+        try:
+            prompt = numpy.ascontiguousarray(numpy.asarray(prompt, dtype=numpy.int64).reshape(-1))
+            tokens = (ctypes.c_int64 * options.max_tokens)()
+            count = ctypes.c_uint32()
+            status = kiln.kiln_generator_run(generator, prompt.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                                             len(prompt), tokens, ctypes.byref(count), ctypes.byref(error))
+        finally:
+            kiln.kiln_generator_free(generator)
+        made = list(tokens[:count.value])
+        if failure:
+            raise failure[0]
+        if status != 0:
+            exc = from_status(status, error.message.decode("utf-8", "replace"))
+            exc.tokens = made
+            raise exc
+        if return_logits:
+            return made, rows
+        return made
 
     def new_state(self):
         """A new, empty kiln.State of this program, to share between sessions of its methods."""
