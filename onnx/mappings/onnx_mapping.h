@@ -177,6 +177,9 @@ kiln_status onnx_map_tensor_scalar(onnx_node *node, const kiln_tensor *t, const 
 /** Same inputs, same attributes, another name (`kiln_op`): most ONNX ops. */
 kiln_status onnx_map_rename(onnx_node *node, const char *kiln_op);
 
+/* MatMul; over Transpose(W) swapping W's last two axes, an einsum reading W in place (onnx_map_matmul.c). */
+kiln_status onnx_map_matmul(onnx_node *node, const char *kiln_op);
+
 /**
  * Add, Sub, Mul, Div, Pow, Equal, Less, Greater, And, Or, Xor. From opset 7
  * NumPy broadcasting (Pow: onnx_map_pow); before it, the `broadcast` and

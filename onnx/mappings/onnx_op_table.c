@@ -151,7 +151,7 @@ static const onnx_op_mapping mappings[] = {
     {"Upsample", 7, 9, 0, onnx_map_resize, "resize", {7, 9}},
     {"GridSample", FROM(16), onnx_map_grid_sample, "grid_sample", {16, 20}},
     /* matrix products and layout */
-    {"MatMul", SINCE_1, onnx_map_rename, "matmul", {1, 9, 13}},
+    {"MatMul", SINCE_1, onnx_map_matmul, "matmul", {1, 9, 13}},
     {"Gemm", SINCE_1, onnx_map_gemm, "gemm", {1, 6, 7, 9, 11, 13}},
     {"Transpose", SINCE_1, onnx_map_rename, "transpose", {1, 13}},
     {"Flatten", SINCE_1, onnx_map_rename, "flatten", {1, 9, 11, 13}},
