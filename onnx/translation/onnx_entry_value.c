@@ -4,7 +4,6 @@
 #include "onnx_entry_value.h"
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
-#include "onnx_state.h"
 #include "onnx_value_table.h"
 
 /* Make a constant entry usable as a value: a weight named after it. */
@@ -32,6 +31,17 @@ static kiln_status create_weight(onnx_importer *im, onnx_entry *e, kiln_error *e
     return status;
 }
 
+/* The value of cache-input entry `e` (e->state != 0, onnx_state.h): the rows its state holds. */
+static kiln_status read_state(onnx_importer *im, onnx_entry *e, kiln_error *err)
+{
+    const onnx_state *st = &im->states[e->state - 1];
+    kiln_attribute attribute = {.name = "state", .type = KILN_ATTRIBUTE_STRING, .s = st->name};
+    kiln_status status = kiln_builder_add_op_with_attributes(im->builder, "state_read", 0, NULL, 1, &attribute,
+                                                             &e->value, err);
+    e->has_value = status == KILN_OK;
+    return status;
+}
+
 kiln_status onnx_entry_value(onnx_importer *im, onnx_entry *e, kiln_value *out, kiln_error *err)
 {
     if (!e->has_value) {
@@ -39,7 +49,7 @@ kiln_status onnx_entry_value(onnx_importer *im, onnx_entry *e, kiln_value *out, 
         uint32_t index = (uint32_t)(e - im->entries);
         kiln_status status;
         if (e->kind == ENTRY_INPUT && e->state)
-            status = onnx_state_read(im, e, err);
+            status = read_state(im, e, err);
         else if (e->kind == ENTRY_INPUT)
             status = onnx_input_declare(im, e, err);
         else if (e->kind == ENTRY_SYMBOLIC)

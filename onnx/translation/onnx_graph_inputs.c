@@ -12,7 +12,6 @@
 #include "onnx_error.h"
 #include "onnx_graph_inputs.h"
 #include "onnx_model.h"
-#include "onnx_state.h"
 #include "onnx_value_table.h"
 
 static const kiln_tensor *known_input(const onnx_importer *im, const char *onnx_name)
@@ -297,7 +296,10 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
         if (status != KILN_OK)
             return status;
         e->info = info;
-        e->state = onnx_state_of_input(im, info->name);
+        /* A cache imported as state (onnx_state.h) is not declared as an input. */
+        for (uint32_t s = 0; im->states && s < im->options->state_count; s++)
+            if (im->states[s].option->input && strcmp(im->states[s].option->input, info->name) == 0)
+                e->state = s + 1;
         if (!info->type || info->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
             e->kind = ENTRY_BROKEN;
             const char *what = !info->type ? "has no type"
@@ -355,5 +357,5 @@ kiln_status onnx_graph_inputs_add(onnx_importer *im, kiln_error *err)
                 return status;
         }
     }
-    return onnx_states_declare(im, err);
+    return KILN_OK;
 }

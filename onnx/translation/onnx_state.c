@@ -78,14 +78,6 @@ kiln_status onnx_states_prepare(onnx_importer *im, kiln_error *err)
     return KILN_OK;
 }
 
-uint32_t onnx_state_of_input(const onnx_importer *im, const char *onnx_name)
-{
-    for (uint32_t i = 0; im->states && i < im->options->state_count; i++)
-        if (im->states[i].option->input && strcmp(im->states[i].option->input, onnx_name) == 0)
-            return i + 1;
-    return 0;
-}
-
 /* The declared dim (options->dims) a dim_param names, or NULL. */
 static const kiln_onnx_dim *option_dim(const onnx_importer *im, const char *param)
 {
@@ -172,16 +164,6 @@ kiln_status onnx_states_declare(onnx_importer *im, kiln_error *err)
             return status;
     }
     return KILN_OK;
-}
-
-kiln_status onnx_state_read(onnx_importer *im, onnx_entry *e, kiln_error *err)
-{
-    const onnx_state *st = &im->states[e->state - 1];
-    kiln_attribute attribute = {.name = "state", .type = KILN_ATTRIBUTE_STRING, .s = st->name};
-    kiln_status status = kiln_builder_add_op_with_attributes(im->builder, "state_read", 0, NULL, 1, &attribute,
-                                                             &e->value, err);
-    e->has_value = status == KILN_OK;
-    return status;
 }
 
 /*

@@ -22,9 +22,6 @@
  */
 kiln_status onnx_states_prepare(onnx_importer *im, kiln_error *err);
 
-/** @return 1 + the index of the state whose input is graph input `onnx_name`, or 0. */
-uint32_t onnx_state_of_input(const onnx_importer *im, const char *onnx_name);
-
 /**
  * Declare the states that have an input (their shape is the input's,
  * the growing axis `capacity` long), and the length dim of those that
@@ -34,9 +31,6 @@ uint32_t onnx_state_of_input(const onnx_importer *im, const char *onnx_name);
  *         size, a growing axis no declared dim names); the builder's refusal.
  */
 kiln_status onnx_states_declare(onnx_importer *im, kiln_error *err);
-
-/** The value of cache-input entry `e` (e->state != 0): the rows its state holds (state_read). */
-kiln_status onnx_state_read(onnx_importer *im, onnx_entry *e, kiln_error *err);
 
 /**
  * If node `index` extends a cache input — Concat(input, rows) along the

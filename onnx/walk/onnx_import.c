@@ -270,6 +270,8 @@ static kiln_status run_import(onnx_importer *im, const char *program_name, kiln_
         status = add_initializers(im, err);
     if (status == KILN_OK) {
         status = onnx_graph_inputs_add(im, err);
+        if (status == KILN_OK)
+            status = onnx_states_declare(im, err);
         /* Without the declarations no node can be translated; the ops
          * kiln lacks are listed all the same, so that one attempt shows
          * everything standing in the way. */
