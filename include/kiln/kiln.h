@@ -450,7 +450,8 @@ typedef struct kiln_evidence_case {
 /**
  * Record the known-input case `evidence`: stored in the artifact and
  * replayed by kiln_program_replay_evidence and `kiln verify`. Tensors are
- * copied.
+ * copied. In a program with states, an input named `state:NAME` gives
+ * the rows state NAME holds when the case starts (format 1.3).
  */
 KILN_API KILN_NODISCARD kiln_status kiln_builder_add_evidence(kiln_builder *builder,
                                                               const kiln_evidence_case *evidence, kiln_error *err);
@@ -1431,6 +1432,18 @@ KILN_API KILN_NODISCARD kiln_status kiln_program_relations_hold(const kiln_progr
  */
 KILN_API KILN_NODISCARD kiln_status kiln_state_read(const kiln_state *state, const char *name, kiln_tensor **out,
                                                     kiln_error *err);
+
+/**
+ * Make state `name` hold the rows of `rows` (its declared shape with the
+ * growing axis at most the capacity long): a cache computed elsewhere, or
+ * the state an evidence case starts from (spec/format.md §7.8.3). The
+ * length becomes that axis's size.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT (no such state, the state
+ *         held by a run); KILN_ERR_DTYPE_MISMATCH, KILN_ERR_RANK_MISMATCH
+ *         or KILN_ERR_SHAPE_GUARD naming what differs from the declaration.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_state_write(kiln_state *state, const char *name, const kiln_tensor *rows,
+                                                     kiln_error *err);
 
 typedef struct kiln_session_options {
     size_t struct_size;

@@ -45,6 +45,15 @@ void kiln_state_decl_copy_rows(const kiln_state_decl *decl, const void *data, in
                count * row_bytes);
 }
 
+void kiln_state_decl_write_rows(const kiln_state_decl *decl, const void *in, int64_t rows, void *data)
+{
+    size_t outer, row_bytes, count = (size_t)rows, capacity = (size_t)decl->shape[decl->axis];
+    kiln_state_decl_geometry(decl, &outer, &row_bytes);
+    for (size_t o = 0; o < outer && count; o++)
+        memcpy((uint8_t *)data + o * capacity * row_bytes, (const uint8_t *)in + o * count * row_bytes,
+               count * row_bytes);
+}
+
 void kiln_state_decl_release(kiln_state_decl *decl)
 {
     free(decl->name);

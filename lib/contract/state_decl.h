@@ -38,6 +38,9 @@ void kiln_state_decl_geometry(const kiln_state_decl *decl, size_t *outer, size_t
  * with its growing axis `rows` long. */
 void kiln_state_decl_copy_rows(const kiln_state_decl *decl, const void *data, int64_t rows, void *out);
 
+/* The inverse: `rows` packed rows from `in` into the first rows of each block of the state buffer `data`. */
+void kiln_state_decl_write_rows(const kiln_state_decl *decl, const void *in, int64_t rows, void *data);
+
 /* Free what `decl` owns. */
 void kiln_state_decl_release(kiln_state_decl *decl);
 

@@ -19,13 +19,50 @@ static kiln_status check_rule(const kiln_evidence_record *e, uint32_t i, kiln_er
     return KILN_OK;
 }
 
+const kiln_state_decl *kiln_evidence_state_input(const kiln_model *m, const char *name)
+{
+    size_t prefix = strlen(KILN_EVIDENCE_STATE_PREFIX);
+    if (strncmp(name, KILN_EVIDENCE_STATE_PREFIX, prefix) != 0)
+        return NULL;
+    return kiln_state_decl_find(m->states, m->state_count, name + prefix);
+}
+
+/* The case's "state:NAME" tensors: each a state of the program, once, of its dtype and rank. */
+static kiln_status check_state_inputs(const kiln_model *m, const kiln_evidence_record *e, uint32_t *count,
+                                      kiln_error *err)
+{
+    *count = 0;
+    size_t prefix = strlen(KILN_EVIDENCE_STATE_PREFIX);
+    for (uint32_t j = 0; j < e->input_count; j++) {
+        const kiln_evidence_tensor *given = &e->inputs[j];
+        if (strncmp(given->name, KILN_EVIDENCE_STATE_PREFIX, prefix) != 0)
+            continue;
+        const kiln_state_decl *decl = kiln_evidence_state_input(m, given->name);
+        if (!decl)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' gives '%s', and the program has no state "
+                             "'%s'", e->name, given->name, given->name + prefix);
+        for (uint32_t k = 0; k < j; k++)
+            if (strcmp(e->inputs[k].name, given->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' gives '%s' twice", e->name,
+                                 given->name);
+        if (given->dtype != decl->dtype || given->rank != decl->rank)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s': '%s' is %s of rank %u; the state is %s "
+                             "of rank %u", e->name, given->name, kiln_dtype_name(given->dtype), given->rank,
+                             kiln_dtype_name(decl->dtype), decl->rank);
+        (*count)++;
+    }
+    return KILN_OK;
+}
+
 static kiln_status check_case(const kiln_model *m, const kiln_evidence_record *e, kiln_error *err)
 {
     if (!e->name[0])
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "an evidence case has an empty name");
-    if (e->input_count != m->input_count)
+    uint32_t states;
+    KILN_TRY(check_state_inputs(m, e, &states, err));
+    if (e->input_count - states != m->input_count)
         return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "evidence '%s' gives %u inputs; the program declares %u",
-                         e->name, e->input_count, m->input_count);
+                         e->name, e->input_count - states, m->input_count);
     for (uint32_t i = 0; i < m->input_count; i++) {
         const kiln_input_decl *decl = &m->inputs[i];
         const kiln_evidence_tensor *given = NULL;

@@ -11,4 +11,10 @@
  */
 kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err);
 
+/* How a case names the rows a state holds when it starts: "state:NAME" (format 1.3, spec/format.md §7.8.3). */
+#define KILN_EVIDENCE_STATE_PREFIX "state:"
+
+/* The state of `m` that evidence tensor name `name` ("state:NAME") stands for, or NULL. */
+const kiln_state_decl *kiln_evidence_state_input(const kiln_model *m, const char *name);
+
 #endif

@@ -20,6 +20,7 @@
 #include "builder.h"
 #include "attribute.h"
 #include "evidence.h"
+#include "evidence_check.h"
 #include "semantic_check.h"
 #include "checked_math.h"
 #include "error.h"
@@ -735,12 +736,13 @@ kiln_status kiln_builder_add_evidence(kiln_builder *b, const kiln_evidence_case 
      * ranks and rules are checked with the whole program when sealing. */
     kiln_status status = KILN_OK;
     for (uint32_t i = 0; status == KILN_OK && i < c.input_count; i++) {
-        bool found = false;
+        /* "state:NAME": the rows a state holds when the case starts (a decode step's cache). */
+        bool found = kiln_evidence_state_input(m, c.inputs[i].name) != NULL;
         for (uint32_t j = 0; j < m->input_count; j++)
             found = found || strcmp(m->inputs[j].name, c.inputs[i].name) == 0;
         if (!found)
-            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an input", name,
-                               c.inputs[i].name);
+            status = kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "evidence '%s': '%s' is not an input%s", name,
+                               c.inputs[i].name, m->state_count ? " (a state's rows are named state:NAME)" : "");
     }
     for (uint32_t i = 0; status == KILN_OK && i < c.output_count; i++) {
         bool found = false;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "evidence.h"
+#include "evidence_check.h"
 #include "error.h"
 #include "program.h"
 #include "tensor.h"
@@ -88,16 +89,24 @@ kiln_status kiln_program_replay_evidence(const kiln_program *p, uint32_t index, 
     const char **names = calloc(c->input_count + 1, sizeof *names);
     const kiln_tensor **tensors = calloc(c->input_count + 1, sizeof *tensors);
     kiln_status status = names && tensors ? KILN_OK : kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for evidence");
+    uint32_t bound = 0; /* the program's inputs; the "state:NAME" tensors seed the session's state instead */
     for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++) {
-        names[i] = c->inputs[i].name;
-        tensors[i] = &views[i];
+        if (kiln_evidence_state_input(&p->model, c->inputs[i].name))
+            continue;
+        names[bound] = c->inputs[i].name;
+        tensors[bound++] = &views[i];
     }
     if (status == KILN_OK)
-        status = kiln_session_new_for_inputs(p, NULL, c->input_count, names, tensors, &session, err);
+        status = kiln_session_new_for_inputs(p, NULL, bound, names, tensors, &session, err);
     free(names);
     free(tensors);
-    for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++)
-        status = kiln_session_set_input(session, c->inputs[i].name, &views[i], err);
+    size_t prefix = strlen(KILN_EVIDENCE_STATE_PREFIX);
+    for (uint32_t i = 0; status == KILN_OK && i < c->input_count; i++) {
+        if (kiln_evidence_state_input(&p->model, c->inputs[i].name))
+            status = kiln_state_write(kiln_session_state(session), c->inputs[i].name + prefix, &views[i], err);
+        else
+            status = kiln_session_set_input(session, c->inputs[i].name, &views[i], err);
+    }
     if (status == KILN_OK)
         status = kiln_session_run(session, err);
     for (uint32_t o = 0; status == KILN_OK && o < c->output_count; o++) {

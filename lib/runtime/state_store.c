@@ -135,6 +135,32 @@ kiln_status kiln_state_read(const kiln_state *state, const char *name, kiln_tens
     return KILN_OK;
 }
 
+kiln_status kiln_state_write(kiln_state *state, const char *name, const kiln_tensor *rows, kiln_error *err)
+{
+    uint32_t i;
+    KILN_TRY(find(state, name, &i, err));
+    if (!rows)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s': rows is NULL", name);
+    kiln_state_buffer *buffer = &state->buffers[i];
+    const kiln_state_decl *decl = buffer->decl;
+    if (rows->dtype != decl->dtype)
+        return kiln_fail(err, KILN_ERR_DTYPE_MISMATCH, "state '%s' is %s, not %s", name, kiln_dtype_name(decl->dtype),
+                         kiln_dtype_name(rows->dtype));
+    if (rows->rank != decl->rank)
+        return kiln_fail(err, KILN_ERR_RANK_MISMATCH, "state '%s' has rank %u, not %u", name, decl->rank, rows->rank);
+    for (uint32_t a = 0; a < decl->rank; a++) {
+        bool growing = a == decl->axis;
+        if ((growing && rows->shape[a] > decl->shape[a]) || (!growing && rows->shape[a] != decl->shape[a]))
+            return kiln_fail(err, KILN_ERR_SHAPE_GUARD, "state '%s' axis %u is %s%lld, not %lld", name, a,
+                             growing ? "at most " : "", (long long)decl->shape[a], (long long)rows->shape[a]);
+    }
+    if (atomic_load(&state->in_use))
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state '%s' is in use by a run", name);
+    kiln_state_decl_write_rows(decl, rows->data, rows->shape[decl->axis], buffer->data);
+    buffer->length = rows->shape[decl->axis];
+    return KILN_OK;
+}
+
 kiln_status kiln_state_acquire(kiln_state *state, kiln_error *err)
 {
     if (atomic_exchange(&state->in_use, true))

@@ -336,6 +336,7 @@ _KILN = {
     "kiln_state_length": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ERR]),
     "kiln_state_read": (STATUS, [P, ctypes.c_char_p, ctypes.POINTER(P), ERR]),
     "kiln_state_set_length": (STATUS, [P, ctypes.c_char_p, ctypes.c_int64, ERR]),
+    "kiln_state_write": (STATUS, [P, ctypes.c_char_p, P, ERR]),
     "kiln_generate_options_init": (None, [ctypes.POINTER(GenerateOptions), ctypes.c_size_t]),
     "kiln_generator_new": (STATUS, [P, ctypes.POINTER(GenerateOptions), ctypes.POINTER(P), ERR]),
     "kiln_generator_free": (None, [P]),

@@ -320,8 +320,9 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES,
     growing axis a dim (`past`) that the state's length binds. None: the method starts the
     state (a prefill), whose length dim `length_dim` is 0 there. Each state is `context` rows
     long (required with "state"), and `past + rows <= context` is declared for every append.
-    States of one output name are one state across methods. A method that reads a state's
-    past rows gets no evidence yet (its report entry says so). Raises as export does, and
+    States of one output name are one state across methods. The evidence of a method that reads
+    a state's past rows starts from the example's cache, given as the case's "state:NAME"
+    tensor. Raises as export does, and
     kiln.ArgumentError for a bad method name or argument."""
     if not isinstance(methods, dict) or not methods:
         raise ArgumentError("methods must be a non-empty dict {method name: {'program': ..., ...}}", 1)
@@ -473,6 +474,11 @@ class _States:
         options.state_axis = self.axis
         options.state_length_dim = self.length_dim.encode()
 
+    def evidence_names(self):
+        """{cache input: "state:NAME"}: how an evidence case gives the rows a state starts with."""
+        return {source: "state:" + re.sub(r"[^A-Za-z0-9_.-]", "_", output)
+                for output, source in self.pairs.items() if source is not None}
+
     def traced_view(self, traced):
         """`traced` without the state outputs (what evidence compares)."""
         if not self.pairs:
@@ -505,11 +511,6 @@ def _method_part(traced, checks, evidence, program_name, non_strict, evidence_by
         states.set_options(options, keep)
         traced = states.traced_view(traced)
     skipped = {}
-    if states and states.reads_past and evidence is not None and evidence is not False:
-        # Evidence holds inputs and outputs, not a state's rows: multi-step evidence is to come.
-        skipped["example"] = "the method reads a state's past rows, which evidence cannot hold yet"
-        warnings.warn("kiln.export: method evidence left out: %s" % skipped["example"])
-        evidence = None
     result, error = ctypes.c_void_p(), _lib.Error()
     status = onnx.kiln_onnx_import_memory(model, len(model), ctypes.byref(options), ctypes.byref(result),
                                           ctypes.byref(error))
@@ -520,6 +521,8 @@ def _method_part(traced, checks, evidence, program_name, non_strict, evidence_by
         kiln_name = {onnx.kiln_onnx_result_input_onnx_name(result, i).decode():
                      onnx.kiln_onnx_result_input_kiln_name(result, i).decode()
                      for i in range(onnx.kiln_onnx_result_input_count(result))}
+        # A cache input is a state's rows when the case starts (spec/format.md §7.8.3).
+        kiln_name.update(states.evidence_names() if states else {})
         for input_name, check in checks.items():
             if input_name not in kiln_name:
                 raise ArgumentError("checks names '%s', which is not an input (inputs: %s)" % (
@@ -657,7 +660,10 @@ def _check_cases(artifact, cases, kiln_name, output_names, report, method=None):
             else:
                 try:
                     kiln_inputs = {kiln_name.get(n, n): a for n, a in inputs.items()}
-                    session = program.session(fit=kiln_inputs)
+                    state = program.new_state() if program.state_names else None
+                    for name in [n for n in kiln_inputs if n.startswith("state:")]:
+                        state.write(name[len("state:"):], kiln_inputs.pop(name))
+                    session = program.session(fit=kiln_inputs, state=state)
                     got = session.run(**kiln_inputs)
                     session.close()
                 except LimitError as exc:

@@ -199,6 +199,17 @@ class State:
         raise_for(_lib.kiln.kiln_state_set_length(self._handle, name.encode(), int(length), ctypes.byref(error)),
                   error)
 
+    def write(self, name, rows):
+        """Make state `name` hold the rows of `rows` (the state's shape, its growing axis at most the
+        capacity long; copied), its length that axis's size: a cache computed elsewhere."""
+        handle, array = _tensors.wrap(rows)
+        try:
+            error = _lib.Error()
+            raise_for(_lib.kiln.kiln_state_write(self._handle, name.encode(), handle, ctypes.byref(error)), error)
+        finally:
+            _lib.kiln.kiln_tensor_free(handle)
+        del array
+
     def read(self, name):
         """A new array: the rows state `name` holds now."""
         tensor, error = ctypes.c_void_p(), _lib.Error()

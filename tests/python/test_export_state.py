@@ -36,8 +36,7 @@ def export_with_state(decoder, context=CONTEXT, prefill_evidence="corners", **de
 @pytest.fixture(scope="module")
 def sealed():
     decoder = TinyDecoder()
-    with pytest.warns(UserWarning, match="evidence left out"):
-        artifact = export_with_state(decoder)
+    artifact = export_with_state(decoder)
     return decoder, artifact, artifact.load()
 
 
@@ -53,10 +52,15 @@ def test_the_caches_are_states_not_inputs(sealed):
     assert states["k"]["length_dim"] == "past"
     assert described["relations"] == ["seq + past <= %d" % CONTEXT]
     assert program.decode.inspect()["relations"] == ["past + 1 <= %d" % CONTEXT]
-    # Prefill's evidence replays from an empty state; decode's is left out and says why.
-    by_method = {case["method"]: case for case in artifact.evidence}
-    assert by_method["prefill"]["sealed"] and all(r["passed"] for r in by_method["prefill"]["results"])
-    assert not by_method["decode"]["sealed"] and "state's past rows" in by_method["decode"]["skipped"]
+    # Prefill's evidence replays from an empty state; decode's starts from the example's cache, which
+    # the case gives as state:k and state:v (spec/format.md §7.8.3).
+    cases = {(case["method"], case["name"]): case for case in artifact.evidence}
+    assert {("prefill", "example"), ("decode", "example")} <= set(cases)
+    for case in cases.values():
+        assert case["sealed"] and all(r["passed"] for r in case["results"]), case
+    for method in (program, program.decode):
+        replayed = method.replay_evidence()
+        assert replayed and all(r["passed"] for _, results in replayed for r in results)
 
 
 def test_greedy_decoding_over_the_state_matches_eager(sealed):
@@ -96,8 +100,7 @@ def test_greedy_decoding_over_the_state_matches_eager(sealed):
 
 def test_a_prompt_longer_than_the_context_is_refused():
     decoder = TinyDecoder()
-    with pytest.warns(UserWarning, match="evidence left out"):
-        program = export_with_state(decoder, context=6, prefill_evidence="example").load()
+    program = export_with_state(decoder, context=6, prefill_evidence="example").load()
     with pytest.raises(kiln.ContractError, match=r"relation seq \+ past <= 6 does not hold: seq = 7, past = 0"):
         program.prefill(numpy.arange(7, dtype=numpy.int64)[None] % 8)
 

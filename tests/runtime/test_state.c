@@ -408,6 +408,62 @@ static void an_append_twice_in_one_method_is_refused(void **unused)
     kiln_builder_free(b);
 }
 
+/* A decode case that gives the cache it starts from ("state:cache", spec/format.md §7.8.3) replays
+ * from those rows: right sums pass, wrong ones fail, and a name that is no state is refused. */
+static kiln_program *cache_program_with_decode_evidence(double expected_first_sum)
+{
+    kiln_builder *prefill = NULL, *decode = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_builder_new("cache", &prefill, &err), KILN_OK);
+    assert_int_equal(kiln_builder_set_method_name(prefill, "prefill", &err), KILN_OK);
+    add_append_method(prefill, "x", 0, false);
+    assert_int_equal(kiln_builder_new("decode", &decode, &err), KILN_OK);
+    add_append_method(decode, "t", CAPACITY - 1, true);
+    kiln_tensor *held = rows_from(3, 1.0), *next = rows_from(1, 4.0), *sums = NULL;
+    assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &sums, &err), KILN_OK);
+    double *s = kiln_tensor_data(sums);
+    s[0] = expected_first_sum, s[1] = 100.0; /* rows 1..4: 10 and 100 */
+    const char *in_names[] = {"t", "state:cache"}, *out_names[] = {"sums"};
+    const kiln_tensor *inputs[] = {next, held}, *expected[] = {sums};
+    kiln_compare_rule exact = {.kind = KILN_COMPARE_EXACT};
+    kiln_evidence_case c = {"past 3", 2, in_names, inputs, 1, out_names, expected, &exact};
+    assert_int_equal(kiln_builder_add_evidence(decode, &c, &err), KILN_OK);
+    const char *bad_names[] = {"t", "state:kache"};
+    kiln_evidence_case bad = {"bad", 2, bad_names, inputs, 1, out_names, expected, &exact};
+    assert_int_equal(kiln_builder_add_evidence(decode, &bad, &err), KILN_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err.message, "'state:kache' is not an input (a state's rows are named state:NAME)"));
+    kiln_tensor_free(held);
+    kiln_tensor_free(next);
+    kiln_tensor_free(sums);
+    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
+    void *bytes;
+    size_t size;
+    kiln_program *program = NULL;
+    if (kiln_builder_encode(prefill, NULL, &bytes, &size, &err) != KILN_OK)
+        fail_msg("encode: %s", err.message);
+    kiln_builder_free(prefill);
+    if (kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err) != KILN_OK)
+        fail_msg("load: %s", err.message);
+    free(bytes);
+    return program;
+}
+
+static void a_decode_case_starts_from_the_cache_it_gives(void **unused)
+{
+    (void)unused;
+    kiln_error err;
+    for (int right = 1; right >= 0; right--) {
+        kiln_program *program = cache_program_with_decode_evidence(right ? 10.0 : 11.0);
+        const kiln_program *decode = method(program, "decode");
+        assert_int_equal(kiln_program_evidence_count(decode), 1);
+        kiln_evidence_result result;
+        assert_int_equal(kiln_program_replay_evidence(decode, 0, &result, &err), KILN_OK);
+        assert_int_equal(result.passed, right);
+        assert_int_equal(result.mismatches, right ? 0 : 1);
+        kiln_program_free(program);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +474,7 @@ int main(void)
         cmocka_unit_test(thousands_of_steps_allocate_nothing),
         cmocka_unit_test(concurrent_sequences_keep_separate_caches),
         cmocka_unit_test(an_append_twice_in_one_method_is_refused),
+        cmocka_unit_test(a_decode_case_starts_from_the_cache_it_gives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,5 +114,4 @@ def export_methods(kiln, decoder, max_prompt=512, state=True):
         return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder")
     prefill["state"] = {p: None for p in present}
     decode["state"] = dict(zip(present, names))
-    decode["evidence"] = None  # evidence does not hold a state's rows yet
     return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder", context=CONTEXT)
