@@ -99,7 +99,7 @@ static kiln_status find_roles(generate_step *step, const kiln_generate_options *
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "method '%s' input '%s' (the token ids) is %s of rank %u, "
                          "not i64 [1, n] or [n]", method, step->ids, kiln_dtype_name(info.dtype), info.rank);
     step->ids_rank = info.rank;
-    const char *position = o->position_input ? o->position_input : NULL;
+    const char *position = o->position_input;
     step->position = position ? (find_input(m, position, &info) >= 0 ? info.name : NULL)
                               : first_input(m, position_names, 3, &info);
     if (step->position) {

@@ -53,7 +53,8 @@ static void add_append_method(kiln_builder *b, const char *input, int64_t past_m
     assert_int_equal(kiln_builder_add_output(b, "sums", sums, &err), KILN_OK);
 }
 
-static kiln_program *load_cache_program(void)
+/* The cache program; `decorate` (may be NULL) adds to the decode method before it joins (evidence, say). */
+static kiln_program *load_cache_program_with(void (*decorate)(kiln_builder *decode, double arg), double arg)
 {
     kiln_builder *prefill = NULL, *decode = NULL;
     kiln_error err;
@@ -62,6 +63,8 @@ static kiln_program *load_cache_program(void)
     add_append_method(prefill, "x", 0, false);
     assert_int_equal(kiln_builder_new("decode", &decode, &err), KILN_OK);
     add_append_method(decode, "t", CAPACITY - 1, true);
+    if (decorate)
+        decorate(decode, arg);
     assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
     void *bytes;
     size_t size;
@@ -72,6 +75,11 @@ static kiln_program *load_cache_program(void)
         fail_msg("load: %s", err.message);
     free(bytes);
     return program;
+}
+
+static kiln_program *load_cache_program(void)
+{
+    return load_cache_program_with(NULL, 0);
 }
 
 /* Rows [1, rows, 2] whose row r is (first + r, 10 * (first + r)). */
@@ -410,15 +418,9 @@ static void an_append_twice_in_one_method_is_refused(void **unused)
 
 /* A decode case that gives the cache it starts from ("state:cache", spec/format.md §7.8.3) replays
  * from those rows: right sums pass, wrong ones fail, and a name that is no state is refused. */
-static kiln_program *cache_program_with_decode_evidence(double expected_first_sum)
+static void add_decode_evidence(kiln_builder *decode, double expected_first_sum)
 {
-    kiln_builder *prefill = NULL, *decode = NULL;
     kiln_error err;
-    assert_int_equal(kiln_builder_new("cache", &prefill, &err), KILN_OK);
-    assert_int_equal(kiln_builder_set_method_name(prefill, "prefill", &err), KILN_OK);
-    add_append_method(prefill, "x", 0, false);
-    assert_int_equal(kiln_builder_new("decode", &decode, &err), KILN_OK);
-    add_append_method(decode, "t", CAPACITY - 1, true);
     kiln_tensor *held = rows_from(3, 1.0), *next = rows_from(1, 4.0), *sums = NULL;
     assert_int_equal(kiln_tensor_new(KILN_F64, 2, (int64_t[]){1, 2}, &sums, &err), KILN_OK);
     double *s = kiln_tensor_data(sums);
@@ -435,17 +437,6 @@ static kiln_program *cache_program_with_decode_evidence(double expected_first_su
     kiln_tensor_free(held);
     kiln_tensor_free(next);
     kiln_tensor_free(sums);
-    assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
-    void *bytes;
-    size_t size;
-    kiln_program *program = NULL;
-    if (kiln_builder_encode(prefill, NULL, &bytes, &size, &err) != KILN_OK)
-        fail_msg("encode: %s", err.message);
-    kiln_builder_free(prefill);
-    if (kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err) != KILN_OK)
-        fail_msg("load: %s", err.message);
-    free(bytes);
-    return program;
 }
 
 static void a_decode_case_starts_from_the_cache_it_gives(void **unused)
@@ -453,7 +444,7 @@ static void a_decode_case_starts_from_the_cache_it_gives(void **unused)
     (void)unused;
     kiln_error err;
     for (int right = 1; right >= 0; right--) {
-        kiln_program *program = cache_program_with_decode_evidence(right ? 10.0 : 11.0);
+        kiln_program *program = load_cache_program_with(add_decode_evidence, right ? 10.0 : 11.0);
         const kiln_program *decode = method(program, "decode");
         assert_int_equal(kiln_program_evidence_count(decode), 1);
         kiln_evidence_result result;
