@@ -600,3 +600,24 @@ bool onednn_fast_path_allowed(const kiln_kernel_call *call)
             return false;
     return call->output->dtype == KILN_F32 && call->output->element_count > 0;
 }
+
+static bool block_exceeds(const float *v, float limit)
+{
+    int found = 0;
+    for (int i = 0; i < ONEDNN_SCAN_BLOCK; i++)
+        found |= !(fabsf(v[i]) <= limit); /* a NaN compares false */
+    return found;
+}
+
+bool onednn_exceeds(const kiln_tensor *t, float limit)
+{
+    const float *v = t->data;
+    uint64_t n = t->element_count, i = 0;
+    for (; n - i >= ONEDNN_SCAN_BLOCK; i += ONEDNN_SCAN_BLOCK)
+        if (block_exceeds(v + i, limit))
+            return true;
+    bool found = false;
+    for (; i < n; i++)
+        found |= !(fabsf(v[i]) <= limit);
+    return found;
+}

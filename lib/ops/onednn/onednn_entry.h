@@ -136,4 +136,20 @@ bool onednn_operand_is_constant(const kiln_kernel_call *call, uint32_t i);
 /* Whether a call may take the fast path at all. */
 bool onednn_fast_path_allowed(const kiln_kernel_call *call);
 
+/*
+ * Scans of f32 operands run in blocks of this many values with no branch
+ * inside, so that the compiler vectorizes them at -O2 (a loop of unknown
+ * length it left scalar, and the scan of a max_pool input cost 11% of a
+ * small CNN's run).
+ */
+enum { ONEDNN_SCAN_BLOCK = 64 };
+
+/*
+ * Whether an f32 tensor holds a NaN or a value of magnitude above `limit`:
+ * with limit +inf it finds NaNs (max_pool's concern), with FLT_MAX also
+ * infinities (a conv weight's, a gemm C that beta = 0 must still read),
+ * with a fused conv's input limit the inputs that could overflow its sums.
+ */
+bool onednn_exceeds(const kiln_tensor *t, float limit);
+
 #endif

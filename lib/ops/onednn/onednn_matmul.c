@@ -5,6 +5,7 @@
  * how oneDNN broadcasts batch axes. Gemm's transposes are strides only:
  * nothing is copied. A program weight is packed once per entry.
  */
+#include <float.h>
 #include <string.h>
 
 #include "broadcast.h"
@@ -160,7 +161,17 @@ kiln_status kiln_onednn_gemm(const kiln_kernel_call *call, bool trans_a, bool tr
     const kiln_tensor *c = call->input_count > 2 ? call->inputs[2] : NULL;
     kiln_tensor *out = call->output;
     int64_t m = out->shape[0], n = out->shape[1], k = trans_a ? a->shape[0] : a->shape[1];
-    /* beta = 0 still reads C in the reference (0 * NaN is NaN): keep that. */
+    /*
+     * beta = 0 still reads C (0 * inf and 0 * NaN are NaN), but oneDNN's
+     * GEMM implementations take a sum post-op of scale 0 as "C unread"
+     * (its AVX2 GEMM did, its AVX-512 kernels did not): so a C of beta 0
+     * is left out of the primitive, where it only adds zeros, and a C
+     * holding a special value leaves the call to the reference.
+     */
+    if (c && beta == 0.0f && onednn_exceeds(c, FLT_MAX))
+        return KILN_OK;
+    if (beta == 0.0f)
+        c = NULL;
     bool fuse_bias = is_row_bias(c, n) && alpha == 1.0f && beta == 1.0f;
     primitive_entry *e;
     bool fresh;

@@ -51,30 +51,11 @@ static void report_layout(const kiln_kernel_call *call, const primitive_entry *e
 /* ------------------------------------------------------ conv and pooling */
 
 /*
- * Whether an f32 tensor holds a NaN or a value of magnitude above `limit`:
- * with limit +inf it finds NaNs (max_pool's concern), with FLT_MAX also
- * infinities (a conv weight's), with a fused conv's input limit the inputs
- * that could overflow its sums. Blocks of a fixed size, with no branch
- * inside, so that the compiler vectorizes them at -O2 (a loop of unknown
- * length it left scalar, and the scan of a max_pool input cost 11% of a
- * small CNN's run).
- */
-enum { SCAN_BLOCK = 64 };
-
-static bool block_exceeds(const float *v, float limit)
-{
-    int found = 0;
-    for (int i = 0; i < SCAN_BLOCK; i++)
-        found |= !(fabsf(v[i]) <= limit); /* a NaN compares false */
-    return found;
-}
-
-/*
  * The largest |v| of an f32 tensor, or +inf if it holds an infinity or a
- * NaN: the one pass that finds both what `exceeds` finds and a bound to
+ * NaN: the one pass that finds both what `onednn_exceeds` finds and a bound to
  * carry to the nodes after (kernel_context.h, operand_bound). Blocks of a
  * fixed size with a max reduction the compiler vectorizes (1 MB: about
- * 1.4 times an `exceeds` pass).
+ * 1.4 times an `onednn_exceeds` pass).
  */
 static float block_magnitude(const float *v, int *special)
 {
@@ -83,7 +64,7 @@ static float block_magnitude(const float *v, int *special)
 #ifdef _OPENMP
 #pragma omp simd reduction(max : m) reduction(| : found)
 #endif
-    for (int i = 0; i < SCAN_BLOCK; i++) {
+    for (int i = 0; i < ONEDNN_SCAN_BLOCK; i++) {
         float a = fabsf(v[i]);
         found |= !(a <= FLT_MAX);
         m = a > m ? a : m;
@@ -99,7 +80,7 @@ static float magnitude(const kiln_tensor *t)
     float m = 0.0f;
     int special = 0;
     atomic_fetch_add(&magnitude_scans, 1);
-    for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK) {
+    for (; n - i >= ONEDNN_SCAN_BLOCK; i += ONEDNN_SCAN_BLOCK) {
         float block = block_magnitude(v + i, &special);
         m = block > m ? block : m;
     }
@@ -119,19 +100,6 @@ static float operand_magnitude(const kiln_kernel_call *call)
         return magnitude(call->inputs[0]);
     float rounded = (float)known;
     return (double)rounded < known ? nextafterf(rounded, INFINITY) : rounded;
-}
-
-static bool exceeds(const kiln_tensor *t, float limit)
-{
-    const float *v = t->data;
-    uint64_t n = t->element_count, i = 0;
-    for (; n - i >= SCAN_BLOCK; i += SCAN_BLOCK)
-        if (block_exceeds(v + i, limit))
-            return true;
-    bool found = false;
-    for (; i < n; i++)
-        found |= !(fabsf(v[i]) <= limit);
-    return found;
 }
 
 /*
@@ -345,7 +313,7 @@ static kiln_status convolution_entry(const kiln_kernel_call *call, const kiln_wi
     bool fresh;
     KILN_TRY(onednn_entry_for(call, kind, x, weight, bias, y, &e, &fresh, err));
     *out = e;
-    if (fresh && constant_weight && exceeds(weight, FLT_MAX)) {
+    if (fresh && constant_weight && onednn_exceeds(weight, FLT_MAX)) {
         e->refused = true;
     } else if (fresh) {
         /* Program weights and bias: bounds on |y| follow from one on |x| (conv_result_bound). */
@@ -488,7 +456,7 @@ static kiln_status run_convolution(const kiln_kernel_call *call, const kiln_wind
      * leaves the entry refused, to the reference.
      */
     bool constant_weight = onednn_operand_is_constant(call, 1);
-    if (!constant_weight && exceeds(weight, FLT_MAX))
+    if (!constant_weight && onednn_exceeds(weight, FLT_MAX))
         return KILN_OK;
     primitive_entry *e;
     kiln_fusion_offer *offer = transposed ? NULL : call->context->fusion;
@@ -569,7 +537,7 @@ kiln_status kiln_onednn_pool(const kiln_kernel_call *call, const kiln_window_axe
     double x_bound = call->context->operand_bound;
     if (kind == KILN_ONEDNN_POOL_MAX && !(x_bound <= FLT_MAX)) {
         x_bound = magnitude(x);
-        if (!(x_bound <= FLT_MAX) && exceeds(x, INFINITY))
+        if (!(x_bound <= FLT_MAX) && onednn_exceeds(x, INFINITY))
             return KILN_OK;
     }
     bool x_channels_last = source_is_channels_last(call);
