@@ -709,6 +709,39 @@ static void print_evidence(const kiln_program *p, const term_style *st)
     emit(&t, st, true);
 }
 
+/* The generation cases: a prompt and the tokens it must make, over two methods (format 1.3). */
+static void print_generation(const kiln_program *p, const term_style *st)
+{
+    uint32_t count = kiln_program_generation_count(p);
+    if (!count)
+        return;
+    table t;
+    table_init(&t, "lllrrr");
+    table_add(&t, "case");
+    table_add(&t, "prefill");
+    table_add(&t, "decode");
+    table_add(&t, "prompt");
+    table_add(&t, "tokens");
+    table_add(&t, "margin");
+    for (uint32_t c = 0; c < count; c++) {
+        kiln_generation_case g;
+        char prompt[16], tokens[16], margin[32];
+        kiln_program_generation(p, c, &g);
+        snprintf(prompt, sizeof prompt, "%u", g.prompt_length);
+        snprintf(tokens, sizeof tokens, "%u", g.token_count);
+        snprintf(margin, sizeof margin, "%g", g.margin);
+        table_add(&t, g.name);
+        table_add(&t, g.prefill_method);
+        table_add(&t, g.decode_method);
+        table_add(&t, prompt);
+        table_add(&t, tokens);
+        table_add(&t, margin);
+    }
+    headingf(st, "generation (%u case%s: a prompt and the tokens it must make, replayed by kiln verify)", count,
+             count == 1 ? "" : "s");
+    emit(&t, st, true);
+}
+
 static bool print_sections(const artifact_view *view, const term_style *st)
 {
     uint32_t count = kiln_artifact_section_count(view->artifact);
@@ -804,6 +837,8 @@ static int print_human(const artifact_view *view, const kiln_program *only, bool
         }
         if (count > 1)
             ok = print_weights(view, &st) && ok;
+        if (!only)
+            print_generation(view->program, &st);
     } else {
         printf("\n%snot shown:%s this runtime cannot decode the program, so its metadata, inputs,\n"
                "outputs, dims, semantic checks, ops, weights, memory plan and evidence are left out\n",
@@ -1250,6 +1285,33 @@ static void json_states(json_writer *w, const kiln_program *p)
     json_end_array(w);
 }
 
+/* The "generation" member: the program's generation cases, their tokens in full. */
+static void json_generation(json_writer *w, const kiln_program *p)
+{
+    json_begin_array(w);
+    for (uint32_t c = 0; c < kiln_program_generation_count(p); c++) {
+        kiln_generation_case g;
+        kiln_program_generation(p, c, &g);
+        json_begin_object(w);
+        json_member_string(w, "name", g.name);
+        json_member_string(w, "prefill_method", g.prefill_method);
+        json_member_string(w, "decode_method", g.decode_method);
+        json_key(w, "prompt");
+        json_begin_array(w);
+        for (uint32_t i = 0; i < g.prompt_length; i++)
+            json_int(w, g.prompt[i]);
+        json_end_array(w);
+        json_key(w, "tokens");
+        json_begin_array(w);
+        for (uint32_t i = 0; i < g.token_count; i++)
+            json_int(w, g.tokens[i]);
+        json_end_array(w);
+        json_member_double(w, "margin", g.margin);
+        json_end_object(w);
+    }
+    json_end_array(w);
+}
+
 /* The program: the artifact's name, mode and metadata, `shown`'s own members, then the methods' names. */
 static bool json_program(json_writer *w, const artifact_view *view, const kiln_program *shown)
 {
@@ -1267,6 +1329,8 @@ static bool json_program(json_writer *w, const artifact_view *view, const kiln_p
     bool ok = json_method_members(w, view, shown);
     json_key(w, "states");
     json_states(w, p);
+    json_key(w, "generation");
+    json_generation(w, p);
     json_member_string(w, "method", kiln_program_method_name(shown));
     json_key(w, "methods");
     json_begin_array(w);

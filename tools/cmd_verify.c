@@ -15,6 +15,7 @@
 #include "json.h"
 #include "progress_bar.h"
 #include "term.h"
+#include "verify_generation.h"
 
 static int cmd_verify(int argc, char **argv);
 
@@ -25,13 +26,15 @@ const cli_verb cli_verb_verify = {
     "Check FILE in full: structure, artifact digest, every section's CRC32 and\n"
     "BLAKE2b-256, the signature against the trusted keys, and that this runtime\n"
     "can run it (ops, dtypes, mode, memory plan), then replay the evidence of\n"
-    "every method (only NAME's with --method). Exit 0 if everything holds,\n"
-    "1 naming the check that failed.\n\n"
+    "every method (only NAME's with --method) and the generation cases (a\n"
+    "prompt and the tokens it must make; with --method those using NAME).\n"
+    "Exit 0 if everything holds, 1 naming the check that failed.\n\n"
     "options:\n"
     "  --trust KEY.pub        accept signatures by this key (repeatable); an\n"
     "                         artifact signed by any other key is refused\n"
     "  --require-signature    refuse unsigned artifacts\n"
-    "  --method NAME          replay only the evidence of method NAME\n"
+    "  --method NAME          replay only the evidence of method NAME (and the\n"
+    "                         generation cases that use it)\n"
     "  --json                 print the report as one JSON object (spec/compatibility.md)\n",
     cmd_verify,
 };
@@ -326,7 +329,8 @@ static void print_program_json(json_writer *w, const kiln_program *program)
 }
 
 static void print_json(const char *path, const kiln_program *program, const kiln_report *report,
-                       const method_outcomes *evidence, kiln_status status, const kiln_error *err)
+                       const method_outcomes *evidence, const generation_outcomes *generation, kiln_status status,
+                       const kiln_error *err)
 {
     json_writer w;
     json_init(&w, stdout);
@@ -358,6 +362,10 @@ static void print_json(const char *path, const kiln_program *program, const kiln
         json_begin_array(&w);
         for (uint32_t m = 0; m < evidence->method_count; m++)
             print_evidence_json(&w, kiln_program_method_at(program, m), &evidence->of[m]);
+        json_end_array(&w);
+        json_key(&w, "generation");
+        json_begin_array(&w);
+        verify_generation_json(&w, program, generation);
         json_end_array(&w);
     }
     json_end_object(&w);
@@ -476,24 +484,30 @@ static int cmd_verify(int argc, char **argv)
          * limit is reported, not required: a program too large at its upper
          * bound runs in sessions that narrow a dim (evidence replays so). */
         method_outcomes evidence = {0};
+        generation_outcomes generation = {0};
         const kiln_program *only = NULL;
         if (status == KILN_OK && args.method && kiln_program_method(program, args.method, &only, &err) != KILN_OK)
             status = err.code;
         if (status == KILN_OK) {
             replay_methods(program, only, &evidence);
-            if (evidence.failed) {
+            verify_generation_replay(program, args.method, &generation);
+            uint32_t failed = evidence.failed + generation.failed;
+            uint32_t cases = evidence.case_count + generation.case_count;
+            if (failed) {
                 status = err.code = KILN_ERR_RUNTIME;
                 snprintf(err.message, sizeof err.message, "%u of %u evidence case%s failed on this runtime",
-                         evidence.failed, evidence.case_count, evidence.case_count == 1 ? "" : "s");
+                         failed, cases, cases == 1 ? "" : "s");
             }
         }
         if (json) {
-            print_json(path, program, report, &evidence, status, &err);
+            print_json(path, program, report, &evidence, &generation, status, &err);
         } else if (status != KILN_OK && program) {
             /* Loaded, but evidence failed: the checks that held, then the cases. */
             print_report(program, report, path);
             for (uint32_t m = 0; m < evidence.method_count; m++)
                 print_evidence(stdout, kiln_program_method_at(program, m), &evidence.of[m]);
+            if (generation.case_count)
+                verify_generation_print(stdout, program, &generation);
             fflush(stdout);
             cli_error("%s: %s check failed: %s", path, check_of(status), err.message);
         } else if (status != KILN_OK) {
@@ -505,8 +519,11 @@ static int cmd_verify(int argc, char **argv)
             for (uint32_t m = 0; m < evidence.method_count; m++)
                 if (evidence.of[m].case_count)
                     print_evidence(stdout, kiln_program_method_at(program, m), &evidence.of[m]);
+            if (generation.case_count)
+                verify_generation_print(stdout, program, &generation);
         }
         release_methods(&evidence);
+        verify_generation_release(&generation);
         rc = status == KILN_OK ? CLI_OK : CLI_FAILED;
     }
     kiln_report_free(report);

@@ -1715,6 +1715,12 @@ typedef struct kiln_generate_options {
      * kiln_generator_logits until the next step; return false to stop. NULL: none. */
     bool (*on_token)(void *user, uint32_t index, int64_t token);
     void *user;
+    /* NULL, or max_tokens tokens fed to the step after each choice in
+     * place of the chosen ones (teacher forcing: the logits of step i + 1
+     * follow forced_tokens[i]); `tokens` still receives the chosen ones.
+     * Generation evidence is replayed so (kiln_program_replay_generation).
+     * Read during kiln_generator_run: it must live until then. */
+    const int64_t *forced_tokens;
 } kiln_generate_options;
 
 /** Fill `options` with the defaults above (32 tokens, greedy, no stop token). */
@@ -1756,6 +1762,70 @@ KILN_API const kiln_tensor *kiln_generator_logits(const kiln_generator *generato
 
 /** @return the state the generator's methods share (its cache after the last run). */
 KILN_API kiln_state *kiln_generator_state(kiln_generator *generator);
+
+/* ------------------------------------------------------ generation evidence */
+
+/*
+ * A prompt and the tokens a greedy generation of it must make: evidence
+ * that spans runs (a prefill, then a decode per token, over one state),
+ * stored in the artifact (section GENV, format 1.3, spec/format.md §7.15)
+ * and replayed by kiln_program_replay_generation and `kiln verify`.
+ * Token i passes when its logit is within `margin` of the largest logit
+ * of its step, and the next step is fed token i whatever was chosen, so
+ * that a near tie another machine breaks the other way fails nothing.
+ */
+typedef struct kiln_generation_case {
+    const char *name;
+    const char *prefill_method; /* NULL: "prefill" */
+    const char *decode_method;  /* NULL: "decode" */
+    const int64_t *prompt;
+    uint32_t prompt_length;     /* >= 1 */
+    const int64_t *tokens;      /* the tokens it must make, in order */
+    uint32_t token_count;       /* >= 1 */
+    double margin;              /* >= 0 and finite; 0: each token is a largest logit */
+} kiln_generation_case;
+
+/**
+ * Record generation case `evidence` in the program (the builder of its
+ * first method; copied). It is checked when the program is sealed: the
+ * methods exist and differ, the name is new, the tokens are >= 0.
+ * @return KILN_OK; KILN_ERR_INVALID_ARGUMENT for a NULL, an empty name or
+ *         list, a bad margin, or a builder that is a method of another.
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_builder_add_generation(kiln_builder *builder,
+                                                                const kiln_generation_case *evidence,
+                                                                kiln_error *err);
+
+/** The generation cases of the artifact `program` (any of its methods) belongs to. */
+KILN_API uint32_t kiln_program_generation_count(const kiln_program *program);
+
+/**
+ * Case `index` as stored (its strings and lists owned by the program, valid while it lives).
+ * @return false (and nothing written) when `index` is out of range.
+ */
+KILN_API bool kiln_program_generation(const kiln_program *program, uint32_t index, kiln_generation_case *out);
+
+/* The outcome of a replayed generation case. */
+typedef struct kiln_generation_result {
+    bool passed;
+    uint32_t matched;      /* tokens that passed before the first that did not (all when passed) */
+    int64_t expected;      /* at that token: the recorded one, and the one of the largest logit */
+    int64_t chosen;
+    double expected_logit; /* their logits (NaN for a recorded token outside the vocabulary) */
+    double chosen_logit;
+} kiln_generation_result;
+
+/**
+ * Replay generation case `index`: the prefill on its prompt, then a
+ * decode per recorded token, each compared as kiln_generation_case says.
+ * Cases 0..index together run at most limits.max_replay_nodes nodes (the
+ * prefill's node count plus the decode's per token).
+ * @return KILN_OK when it ran (*result says pass or fail); the error that
+ *         kept it from running (a missing role input, a full cache: the
+ *         dims and the bound named; KILN_ERR_LIMIT past max_replay_nodes).
+ */
+KILN_API KILN_NODISCARD kiln_status kiln_program_replay_generation(const kiln_program *program, uint32_t index,
+                                                                   kiln_generation_result *result, kiln_error *err);
 
 #ifdef __cplusplus
 }

@@ -115,3 +115,56 @@ kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err)
     }
     return KILN_OK;
 }
+
+/* Whether `root` (or one of its further methods) is the method called `name`. */
+static bool has_method(const kiln_model *root, const char *name)
+{
+    if (strcmp(kiln_model_method_name(root), name) == 0)
+        return true;
+    for (uint32_t i = 0; i < root->method_count; i++)
+        if (strcmp(kiln_model_method_name(&root->methods[i]), name) == 0)
+            return true;
+    return false;
+}
+
+/* The first negative token of `tokens[count]`, or -1 when there is none. */
+static int64_t first_negative(const int64_t *tokens, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (tokens[i] < 0)
+            return i;
+    return -1;
+}
+
+kiln_status kiln_generation_check(const kiln_model *root, kiln_error *err)
+{
+    for (uint32_t c = 0; c < root->generation_count; c++) {
+        const kiln_generation_record *g = &root->generations[c];
+        if (!g->name[0])
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "generation case %u has an empty name", c);
+        for (uint32_t e = 0; e < c; e++)
+            if (strcmp(root->generations[e].name, g->name) == 0)
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "generation case '%s' is recorded twice", g->name);
+        const char *methods[2] = {g->prefill_method, g->decode_method};
+        for (int k = 0; k < 2; k++)
+            if (!has_method(root, methods[k]))
+                return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                                 "generation case '%s': the program has no method '%s' (its %s method)", g->name,
+                                 methods[k], k ? "decode" : "prefill");
+        if (strcmp(g->prefill_method, g->decode_method) == 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "generation case '%s': method '%s' is both its prefill and its decode method", g->name,
+                             g->decode_method);
+        int64_t at = first_negative(g->prompt, g->prompt_length);
+        if (at >= 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "generation case '%s': prompt token %lld is %lld (token "
+                             "ids are >= 0)", g->name, (long long)at, (long long)g->prompt[at]);
+        if ((at = first_negative(g->tokens, g->token_count)) >= 0)
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM, "generation case '%s': token %lld is %lld (token ids "
+                             "are >= 0)", g->name, (long long)at, (long long)g->tokens[at]);
+        if (!(g->margin >= 0 && isfinite(g->margin)))
+            return kiln_fail(err, KILN_ERR_INVALID_PROGRAM,
+                             "generation case '%s': margin %g is not a finite number >= 0", g->name, g->margin);
+    }
+    return KILN_OK;
+}

@@ -17,4 +17,12 @@ kiln_status kiln_evidence_check(const kiln_model *m, kiln_error *err);
 /* The state of `m` that evidence tensor name `name` ("state:NAME") stands for, or NULL. */
 const kiln_state_decl *kiln_evidence_state_input(const kiln_model *m, const char *name);
 
+/*
+ * Check the generation cases of `root` (a program's first method, holding
+ * its further ones): names unique, each naming two different methods of
+ * the program, every token of its prompt and of what it must make >= 0
+ * (spec/format.md §7.15). INVALID_PROGRAM otherwise.
+ */
+kiln_status kiln_generation_check(const kiln_model *root, kiln_error *err);
+
 #endif

@@ -27,6 +27,9 @@ static void release_tables(kiln_model *m)
     for (uint32_t i = 0; i < m->state_count; i++)
         kiln_state_decl_release(&m->states[i]);
     free(m->states);
+    for (uint32_t i = 0; i < m->generation_count; i++)
+        kiln_generation_record_release(&m->generations[i]);
+    free(m->generations);
 }
 
 /* The tables a method borrows from its root. */

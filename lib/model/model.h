@@ -15,6 +15,7 @@
 
 #include "claim_guard.h"
 #include "evidence.h"
+#include "generation_evidence.h"
 #include "semantic_check.h"
 #include "dim.h"
 #include "shape.h"
@@ -149,6 +150,12 @@ typedef struct kiln_model {
      */
     kiln_state_decl *states;
     uint32_t state_count;
+    /*
+     * Generation cases (section GENV, format 1.3): the root's only, as
+     * they span methods; a method reaches them through its root.
+     */
+    kiln_generation_record *generations;
+    uint32_t generation_count;
 } kiln_model;
 
 /* The name of a one-method program's only method. */

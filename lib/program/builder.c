@@ -765,6 +765,42 @@ kiln_status kiln_builder_add_evidence(kiln_builder *b, const kiln_evidence_case 
     return status;
 }
 
+kiln_status kiln_builder_add_generation(kiln_builder *b, const kiln_generation_case *evidence, kiln_error *err)
+{
+    if (!b)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_builder_add_generation: builder is NULL");
+    if (b->is_method)
+        return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT,
+                         "a generation case spans methods: add it to the program's builder, not to a method's");
+    kiln_model *m = &b->model;
+    kiln_generation_record c;
+    KILN_TRY(kiln_generation_record_from_case(evidence, &c, err));
+    kiln_generation_record *grown = realloc(m->generations, (m->generation_count + 1) * sizeof *grown);
+    if (!grown) {
+        kiln_generation_record_release(&c);
+        return no_memory(err);
+    }
+    m->generations = grown;
+    m->generations[m->generation_count++] = c;
+    return KILN_OK;
+}
+
+/* The builder's generation cases, copied into the sealed root `out` and checked against its methods. */
+static kiln_status seal_generations(const kiln_builder *b, kiln_model *out, kiln_error *err)
+{
+    const kiln_model *m = &b->model;
+    if (!m->generation_count)
+        return KILN_OK;
+    if (!(out->generations = calloc(m->generation_count, sizeof *out->generations)))
+        return no_memory(err);
+    for (uint32_t i = 0; i < m->generation_count; i++, out->generation_count++) {
+        kiln_generation_case view;
+        kiln_generation_record_view(&m->generations[i], &view);
+        KILN_TRY(kiln_generation_record_from_case(&view, &out->generations[i], err));
+    }
+    return kiln_generation_check(out, err);
+}
+
 kiln_status kiln_builder_add_output(kiln_builder *b, const char *name, kiln_value value, kiln_error *err)
 {
     kiln_model *m = &b->model;
@@ -1317,6 +1353,8 @@ static kiln_status seal_program(const kiln_builder *b, kiln_model *out, kiln_err
             kiln_model_release(&out->methods[i]);
     }
     shared_tables_release(&tables);
+    if (status == KILN_OK)
+        status = seal_generations(b, out, err);
     if (status != KILN_OK)
         kiln_model_release(out);
     return status;

@@ -6,6 +6,7 @@
 
 #include "checked_math.h"
 #include "error.h"
+#include "evidence_check.h"
 #include "model_check.h"
 #include "report.h"
 #include "required_features.h"
@@ -13,6 +14,7 @@
 #include "section_dims.h"
 #include "section_dtypes.h"
 #include "section_evidence.h"
+#include "section_generation.h"
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
@@ -29,7 +31,7 @@ typedef kiln_status (*section_decoder)(const uint8_t *data, size_t size, const k
                                        kiln_error *err);
 
 /* Every section type this runtime knows, required ones first. */
-enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, STAT, MTHD, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, WTAB, GRPH, WDAT, EVID, CHKS, PLAN, RGRD, NNAM, GENV, STAT, MTHD, SECTION_COUNT };
 
 /*
  * The required sections are read all at once and decoded in a fixed order
@@ -56,6 +58,8 @@ static const struct known_section {
     [PLAN] = {KILN_SECTION_PLAN, kiln_stored_plan_decode},
     [RGRD] = {KILN_SECTION_RGRD, kiln_runtime_guards_decode},
     [NNAM] = {KILN_SECTION_NNAM, kiln_node_names_decode},
+    /* Checked once the methods it names are decoded (kiln_model_decode). */
+    [GENV] = {KILN_SECTION_GENV, kiln_generations_decode},
     /* Decoded by decode_states and decode_methods, in that order: the
      * methods borrow the states with what the others hold. */
     [STAT] = {KILN_SECTION_STAT, NULL},
@@ -101,13 +105,14 @@ static kiln_status locate_sections(const kiln_container *c, int64_t *index_of, k
         }
         if (index_of[kind] >= 0)
             return kiln_fail(err, KILN_ERR_MALFORMED, "section '%s' appears twice", name);
-        if (s->version != KILN_PROGRAM_SECTION_VERSION && (kind == EVID || kind == NNAM) &&
+        if (s->version != KILN_PROGRAM_SECTION_VERSION && (kind == EVID || kind == GENV || kind == NNAM) &&
             !(s->flags & KILN_SECTION_CRITICAL)) {
             /* Evidence checks the program and names describe it: a newer
              * layout of either costs the check or the names, not the program. */
             kiln_report_add(report, KILN_SEVERITY_WARNING, KILN_OK, "section-skipped", location,
                             "%s section version %u is newer than this runtime reads (%u); skipped",
-                            kind == EVID ? "evidence" : "node name", s->version, KILN_PROGRAM_SECTION_VERSION);
+                            kind == NNAM ? "node name" : kind == GENV ? "generation evidence" : "evidence", s->version,
+                            KILN_PROGRAM_SECTION_VERSION);
             continue;
         }
         if (s->version != KILN_PROGRAM_SECTION_VERSION) {
@@ -282,6 +287,7 @@ kiln_status kiln_model_decode(const kiln_container *c, const kiln_limits *limits
     KILN_TRY(infer_program(m, limits, err));
     for (uint32_t i = 0; i < m->method_count; i++)
         KILN_TRY(infer_program(&m->methods[i], limits, err));
+    KILN_TRY(kiln_generation_check(m, err));
     /* The writer sets bit 1 exactly when a relation is declared: one program, one encoding. */
     if ((c->features & KILN_FEATURE_DIM_RELATIONS) && !kiln_model_declares_relations(m))
         return kiln_fail(err, KILN_ERR_MALFORMED,

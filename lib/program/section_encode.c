@@ -8,6 +8,7 @@
 #include "section_checks.h"
 #include "section_dims.h"
 #include "section_evidence.h"
+#include "section_generation.h"
 #include "section_graph.h"
 #include "section_io_signature.h"
 #include "section_meta.h"
@@ -22,7 +23,7 @@
 #include "weight_stream.h"
 
 /* Section order in the file (spec/format.md §7). */
-enum { META, OPST, DIMS, IOSG, CHKS, RGRD, STAT, WTAB, GRPH, NNAM, EVID, PLAN, MTHD, WDAT, SECTION_COUNT };
+enum { META, OPST, DIMS, IOSG, CHKS, RGRD, STAT, WTAB, GRPH, NNAM, EVID, GENV, PLAN, MTHD, WDAT, SECTION_COUNT };
 
 /*
  * How each section is stored, and the format minor that introduced it: a
@@ -43,7 +44,8 @@ static const struct {
     [STAT] = {KILN_SECTION_STAT, true, 3},
     [WTAB] = {KILN_SECTION_WTAB, true, 0},  [GRPH] = {KILN_SECTION_GRPH, true, 0},
     [NNAM] = {KILN_SECTION_NNAM, false, 2},
-    [EVID] = {KILN_SECTION_EVID, false, 0}, [PLAN] = {KILN_SECTION_PLAN, false, 1},
+    [EVID] = {KILN_SECTION_EVID, false, 0}, [GENV] = {KILN_SECTION_GENV, false, 3},
+    [PLAN] = {KILN_SECTION_PLAN, false, 1},
     [MTHD] = {KILN_SECTION_MTHD, true, 3},  [WDAT] = {KILN_SECTION_WDAT, true, 0},
 };
 
@@ -54,13 +56,14 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
 {
     for (int i = 0; i < SECTION_COUNT; i++)
         present[i] = true;
-    /* CHKS, RGRD, STAT, NNAM, EVID and MTHD are written when the program has what
+    /* CHKS, RGRD, STAT, NNAM, EVID, GENV and MTHD are written when the program has what
      * they hold (so a program without names is written as before names
      * existed), PLAN when asked. */
     present[CHKS] = m->check_count > 0;
     present[RGRD] = m->non_strict;
     present[NNAM] = kiln_node_names_present(m);
     present[EVID] = m->evidence_count > 0;
+    present[GENV] = m->generation_count > 0;
     present[PLAN] = store_memory_plan;
     present[MTHD] = m->method_count > 0;
     present[STAT] = m->state_count > 0;
@@ -75,6 +78,8 @@ static kiln_status encode_sections(kiln_model *m, bool store_memory_plan, kiln_w
         kiln_node_names_encode(m, &parts[NNAM]);
     if (present[EVID])
         kiln_evidence_encode(m, &parts[EVID]);
+    if (present[GENV])
+        kiln_generations_encode(m, &parts[GENV]);
     if (present[CHKS])
         kiln_input_checks_encode(m, &parts[CHKS]);
     if (present[RGRD])

@@ -37,6 +37,10 @@
  * present exactly when the program declares a state. Format 1.3. */
 #define KILN_SECTION_STAT KILN_FOURCC('S', 'T', 'A', 'T')
 
+/* Generation cases: prompts and the tokens greedy generation must make of
+ * them, across methods; ancillary, optional. Format 1.3. */
+#define KILN_SECTION_GENV KILN_FOURCC('G', 'E', 'N', 'V')
+
 /* Every section type above is at version 1 (RGRD and PLAN since format
  * 1.1, NNAM since 1.2, MTHD and STAT since 1.3, the others since 1.0). */
 #define KILN_PROGRAM_SECTION_VERSION 1

@@ -395,7 +395,7 @@ kiln_status kiln_generator_run(kiln_generator *g, const int64_t *prompt, uint32_
             break;
         tokens[i] = token;
         *count = i + 1;
-        g->ids[0] = token;
+        g->ids[0] = o->forced_tokens ? o->forced_tokens[i] : token;
         if ((o->on_token && !o->on_token(o->user, i, token)) || token == o->stop_token)
             break;
     }

@@ -193,7 +193,8 @@ static kiln_status verify_remaining(kiln_program *p, kiln_error *err)
         bool decoded = type == KILN_SECTION_META || type == KILN_SECTION_OPST || type == KILN_SECTION_DIMS ||
                        type == KILN_SECTION_IOSG || type == KILN_SECTION_WTAB || type == KILN_SECTION_GRPH ||
                        type == KILN_SECTION_EVID || type == KILN_SECTION_CHKS || type == KILN_SECTION_RGRD ||
-                       type == KILN_SECTION_PLAN || type == KILN_SECTION_MTHD || i == p->weight_section;
+                       type == KILN_SECTION_PLAN || type == KILN_SECTION_MTHD || type == KILN_SECTION_NNAM ||
+                       type == KILN_SECTION_STAT || type == KILN_SECTION_GENV || i == p->weight_section;
         if (decoded)
             continue;
         kiln_section_view view;

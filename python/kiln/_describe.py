@@ -11,6 +11,7 @@ import math
 import os
 
 from . import _lib
+from ._replay import generation_cases_of
 from .errors import raise_for
 
 SCHEMA = "kiln-inspect/1"
@@ -409,7 +410,7 @@ def _program(handle, root, program):
             "node_count": nodes,
             "named_node_count": sum(kiln.kiln_program_node_name(program, n) is not None for n in range(nodes)),
             "ops": _ops(program), "weights": _weights(handle, program), "memory_plan": _memory_plan(program),
-            "evidence": _evidence(program), "states": _states(root),
+            "evidence": _evidence(program), "states": _states(root), "generation": generation_cases_of(root),
             "method": kiln.kiln_program_method_name(program).decode(),
             "methods": [kiln.kiln_program_method_name(kiln.kiln_program_method_at(root, m)).decode()
                         for m in range(kiln.kiln_program_method_count(root))]}

@@ -114,6 +114,31 @@ class GenerateOptions(ctypes.Structure):
         ("thread_policy", ctypes.c_int),
         ("on_token", TOKEN_CALLBACK),
         ("user", ctypes.c_void_p),
+        ("forced_tokens", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
+class GenerationCase(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("prefill_method", ctypes.c_char_p),
+        ("decode_method", ctypes.c_char_p),
+        ("prompt", ctypes.POINTER(ctypes.c_int64)),
+        ("prompt_length", ctypes.c_uint32),
+        ("tokens", ctypes.POINTER(ctypes.c_int64)),
+        ("token_count", ctypes.c_uint32),
+        ("margin", ctypes.c_double),
+    ]
+
+
+class GenerationResult(ctypes.Structure):
+    _fields_ = [
+        ("passed", ctypes.c_bool),
+        ("matched", ctypes.c_uint32),
+        ("expected", ctypes.c_int64),
+        ("chosen", ctypes.c_int64),
+        ("expected_logit", ctypes.c_double),
+        ("chosen_logit", ctypes.c_double),
     ]
 
 
@@ -343,6 +368,10 @@ _KILN = {
     "kiln_generator_run": (STATUS, [P, ctypes.POINTER(ctypes.c_int64), ctypes.c_uint32,
                                     ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_uint32), ERR]),
     "kiln_generator_logits": (P, [P]),
+    "kiln_builder_add_generation": (STATUS, [P, ctypes.POINTER(GenerationCase), ERR]),
+    "kiln_program_generation_count": (ctypes.c_uint32, [P]),
+    "kiln_program_generation": (ctypes.c_bool, [P, ctypes.c_uint32, ctypes.POINTER(GenerationCase)]),
+    "kiln_program_replay_generation": (STATUS, [P, ctypes.c_uint32, ctypes.POINTER(GenerationResult), ERR]),
     "kiln_session_state": (P, [P]),
     "kiln_program_input_count": (ctypes.c_uint32, [P]),
     "kiln_program_input": (None, [P, ctypes.c_uint32, ctypes.POINTER(IoInfo)]),

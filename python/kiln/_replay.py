@@ -1,5 +1,6 @@
-"""Replaying an artifact's known-input cases on this runtime: what `kiln verify`, Program.replay_evidence
-and kiln.export's own check of the cases it seals share. It takes a loaded Program and knows nothing
+"""Replaying an artifact's known-input cases and generation cases on this runtime: what `kiln verify`,
+Program.replay_evidence, Program.replay_generation and kiln.export's own check of the cases it seals
+share. It takes a loaded Program and knows nothing
 of how it was loaded."""
 import ctypes
 
@@ -49,3 +50,54 @@ def _rule_text(rule):
     if rule["kind"] == "exact":
         return "exact equality"
     return "atol %g + rtol %g" % (rule["atol"], rule["rtol"])
+
+
+def generation_cases(program):
+    """The artifact's generation cases: [{name, prefill_method, decode_method, prompt, tokens, margin}]."""
+    return generation_cases_of(program._open_handle())
+
+
+def generation_cases_of(handle):
+    """generation_cases of a program handle (any method of the artifact)."""
+    kiln, cases = _lib.kiln, []
+    for index in range(kiln.kiln_program_generation_count(handle)):
+        case = _lib.GenerationCase()
+        kiln.kiln_program_generation(handle, index, ctypes.byref(case))
+        cases.append({"name": case.name.decode(), "prefill_method": case.prefill_method.decode(),
+                      "decode_method": case.decode_method.decode(),
+                      "prompt": [case.prompt[i] for i in range(case.prompt_length)],
+                      "tokens": [case.tokens[i] for i in range(case.token_count)], "margin": case.margin})
+    return cases
+
+
+def replay_generation_case(program, index):
+    """Replay generation case `index`: {passed, matched, and where it failed expected, chosen,
+    expected_logit, chosen_logit}; raises the kiln.Error that kept it from running."""
+    kiln, handle = _lib.kiln, program._open_handle()
+    result, error = _lib.GenerationResult(), _lib.Error()
+    raise_for(kiln.kiln_program_replay_generation(handle, index, ctypes.byref(result), ctypes.byref(error)), error)
+    out = {"passed": result.passed, "matched": result.matched}
+    if not result.passed:
+        out.update(expected=result.expected, chosen=result.chosen, expected_logit=result.expected_logit,
+                   chosen_logit=result.chosen_logit)
+    return out
+
+
+def replay_generation_all(program):
+    """Replay every generation case; [(case name, result)], or kiln.EvidenceError naming the first
+    that fails or cannot run."""
+    out = []
+    for index, case in enumerate(generation_cases(program)):
+        name = case["name"]
+        try:
+            result = replay_generation_case(program, index)
+        except Exception as exc:
+            raise EvidenceError("generation case '%s' could not run: %s" % (name, exc), 23, case=name) from exc
+        if not result["passed"]:
+            raise EvidenceError(
+                "generation case '%s' fails on this runtime: token %d of %d: the recorded %d has logit %.9g, more "
+                "than the margin %g below token %d's %.9g" % (
+                    name, result["matched"], len(case["tokens"]), result["expected"], result["expected_logit"],
+                    case["margin"], result["chosen"], result["chosen_logit"]), 23, case=name, results=result)
+        out.append((name, result))
+    return out

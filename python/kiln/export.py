@@ -24,7 +24,7 @@ import warnings
 import numpy
 
 from . import _lib, _tensors
-from ._replay import replay_case
+from ._replay import replay_case, replay_generation_all
 from .contract import Check
 from .errors import (ArgumentError, EvidenceError, LimitError, ProgramError, UnsupportedError, from_status,
                      raise_for)
@@ -300,7 +300,7 @@ def export(program, args=(), kwargs=None, *, dynamic_shapes=None, strict=False, 
 
 
 def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES, context=None, state_axis=-2,
-                   length_dim="past"):
+                   length_dim="past", generation=None):
     """Seal several PyTorch programs into one kiln Artifact, each a method (format 1.3): e.g. the
     prefill and decode of a generative decoder, over one set of weights.
 
@@ -322,12 +322,20 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES,
     long (required with "state"), and `past + rows <= context` is declared for every append.
     States of one output name are one state across methods. The evidence of a method that reads
     a state's past rows starts from the example's cache, given as the case's "state:NAME"
-    tensor. Raises as export does, and
-    kiln.ArgumentError for a bad method name or argument."""
+    tensor.
+
+    generation: generation cases to seal (spec/compatibility.md §5.1), each {"name", "prompt": token
+    ids, "tokens": the ids a greedy generation of the prompt must make (e.g. the eager model's),
+    and optionally "margin" (default 1e-4: how far below a step's largest logit the recorded
+    token's may be), "prefill" and "decode" (the method names, default "prefill" and "decode")}.
+    Each is replayed on this runtime before the artifact is returned, the recorded tokens fed
+    back, and kiln.EvidenceError names the first token kiln does not make. Raises as export does,
+    and kiln.ArgumentError for a bad method name or argument."""
     if not isinstance(methods, dict) or not methods:
         raise ArgumentError("methods must be a non-empty dict {method name: {'program': ..., ...}}", 1)
     allowed = {"program", "args", "kwargs", "dynamic_shapes", "strict", "checks", "evidence", "output_names",
                "non_strict", "rtol", "atol", "exporter", "input_names", "opset", "state"}
+    generation_cases = _generation_cases(generation)  # refused before anything is traced
     parts, root = [], None
     try:
         for method_name, spec in methods.items():
@@ -357,6 +365,8 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES,
                 raise_for(_lib.kiln.kiln_builder_add_method(root, str(method_name).encode(), part.builder,
                                                             ctypes.byref(error)), error)
             part.builder = None  # the program's builder owns it now (or is it)
+        for case in generation_cases:
+            _add_generation(root, case)
         data = _encode(root)
     finally:
         for _, part in parts:
@@ -371,7 +381,51 @@ def export_methods(methods, *, name=None, evidence_bytes=DEFAULT_EVIDENCE_BYTES,
             entry["method"] = method_name
         report += part.report
         _check_cases(artifact, part.cases, part.kiln_name, part.output_names, part.report, method_name)
+    if generation:
+        program = artifact.load(verify="none")
+        try:
+            replay_generation_all(program)
+        finally:
+            program.close()
     return artifact
+
+
+def _generation_cases(generation):
+    """The generation cases given to export_methods, checked: [(name, prefill, decode, prompt, tokens, margin)]."""
+    if generation is None:
+        return []
+    if not isinstance(generation, (list, tuple)):
+        raise ArgumentError("generation must be a list of {'name', 'prompt', 'tokens', ...} dicts", 1)
+    allowed = {"name", "prompt", "tokens", "margin", "prefill", "decode"}
+    cases = []
+    for i, case in enumerate(generation):
+        if not isinstance(case, dict) or not {"name", "prompt", "tokens"} <= set(case):
+            raise ArgumentError("generation[%d] must be a dict with 'name', 'prompt' and 'tokens'" % i, 1)
+        unknown = sorted(set(case) - allowed)
+        if unknown:
+            raise ArgumentError("generation[%d] has unknown keys %s (allowed: %s)" % (
+                i, ", ".join(unknown), ", ".join(sorted(allowed))), 1)
+        lists = []
+        for key in ("prompt", "tokens"):
+            try:
+                values = [int(t) for t in case[key]]
+            except (TypeError, ValueError) as exc:
+                raise ArgumentError("generation case '%s': %s must be a list of token ids" % (case["name"], key),
+                                    1) from exc
+            lists.append(values)
+        cases.append((str(case["name"]), case.get("prefill", "prefill"), case.get("decode", "decode"), lists[0],
+                      lists[1], float(case.get("margin", 1e-4))))
+    return cases
+
+
+def _add_generation(builder, case):
+    name, prefill, decode, prompt, tokens, margin = case
+    prompt_array = (ctypes.c_int64 * max(len(prompt), 1))(*prompt)
+    token_array = (ctypes.c_int64 * max(len(tokens), 1))(*tokens)
+    c = _lib.GenerationCase(name.encode(), str(prefill).encode(), str(decode).encode(), prompt_array, len(prompt),
+                            token_array, len(tokens), margin)
+    error = _lib.Error()
+    raise_for(_lib.kiln.kiln_builder_add_generation(builder, ctypes.byref(c), ctypes.byref(error)), error)
 
 
 class _Tracing:

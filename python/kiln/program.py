@@ -16,7 +16,7 @@ import numpy
 
 from . import _lib, _tensors
 from ._describe import describe_bytes, describe_path
-from ._replay import replay_all
+from ._replay import generation_cases, replay_all, replay_generation_all
 from .contract import Check, Dim
 from .errors import ArgumentError, ContractError, Error, from_status, raise_for
 from .keys import PublicKey
@@ -441,6 +441,18 @@ class Program:
         """Run every stored known-input case; return [(case, [result dict per output])], raising
         kiln.EvidenceError for the first case that does not hold."""
         return replay_all(self)
+
+    @property
+    def generation(self):
+        """The artifact's generation cases (format 1.3): [{name, prefill_method, decode_method,
+        prompt, tokens, margin}], a prompt and the tokens a greedy generation of it must make."""
+        return generation_cases(self)
+
+    def replay_generation(self):
+        """Replay every generation case (the prefill on its prompt, a decode per recorded token,
+        the recorded tokens fed back); return [(case, {passed, matched})], raising
+        kiln.EvidenceError for the first that fails or cannot run."""
+        return replay_generation_all(self)
 
     def inspect(self):
         """The data of `kiln inspect --json` for this artifact (spec/inspect-json.md): its file's, or

@@ -2,12 +2,14 @@
  * test_golden_1_3.c — the golden artifact of format 1.3 (tests/golden-1.3).
  * methods.kiln is the program below, written by the 1.3 writer: two
  * methods over one weight table (section MTHD); state.kiln two methods
- * over one state tensor, one with a relation (section STAT, feature bit 1). Every later kiln must load
- * it and run both methods, and this writer must reproduce it byte for byte
+ * over one state tensor, one with a relation (section STAT, feature bit 1);
+ * generation.kiln the counting decoder (tests/support/counting_decoder.h)
+ * with a generation case (section GENV). Every later kiln must load them,
+ * run their methods and replay the case, and this writer must reproduce it byte for byte
  * (a change to what the writer emits needs a format version bump and a new
  * directory once 1.3 is released; see tests/golden-1.3/README.md).
  *
- * Usage: test_golden_1_3 DIR [--write]   (--write: create DIR/methods.kiln and DIR/state.kiln)
+ * Usage: test_golden_1_3 DIR [--write]   (--write: create DIR's three files)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 
 #include <kiln/kiln.h>
 
+#include "counting_decoder.h"
 #include "golden_file.h"
 
 static const char *golden_dir;
@@ -199,19 +202,65 @@ static void state_artifact_keeps_its_cache(void **state)
     kiln_program_free(p);
 }
 
+/* The counting decoder with the case `count`: prompt {0, 2} and the 8 tokens it makes greedily. */
+static const int64_t count_prompt[2] = {0, 2}, count_tokens[8] = {1, 1, 4, 4, 3, 3, 0, 0};
+
+static kiln_builder *generation_program(void)
+{
+    kiln_builder *b = counting_decoder_builder();
+    kiln_generation_case c = {.name = "count", .prompt = count_prompt, .prompt_length = 2, .tokens = count_tokens,
+                              .token_count = 8, .margin = 0};
+    kiln_error err;
+    assert_int_equal(kiln_builder_add_generation(b, &c, &err), KILN_OK);
+    return b;
+}
+
+/* The case is stored as written and replays; its tokens are those counting_decoder_next gives. */
+static void generation_artifact_replays_its_case(void **state)
+{
+    (void)state;
+    int64_t sequence[10] = {count_prompt[0], count_prompt[1]};
+    for (uint32_t i = 0; i < 8; i++) {
+        sequence[2 + i] = counting_decoder_next(sequence, 2 + i, NULL);
+        assert_int_equal(sequence[2 + i], count_tokens[i]);
+    }
+    kiln_program *p = golden_load(golden_dir, "generation.kiln", 3);
+    kiln_generation_case c;
+    assert_int_equal(kiln_program_generation_count(p), 1);
+    assert_true(kiln_program_generation(p, 0, &c));
+    assert_string_equal(c.name, "count");
+    assert_string_equal(c.prefill_method, "prefill");
+    assert_string_equal(c.decode_method, "decode");
+    assert_int_equal(c.token_count, 8);
+    assert_memory_equal(c.tokens, count_tokens, sizeof count_tokens);
+    kiln_generation_result r;
+    kiln_error err;
+    assert_int_equal(kiln_program_replay_generation(p, 0, &r, &err), KILN_OK);
+    assert_true(r.passed);
+    assert_int_equal(r.matched, 8);
+    kiln_program_free(p);
+}
+
+/* Every golden file of this directory and the program it holds. */
+static const struct {
+    const char *file;
+    kiln_builder *(*program)(void);
+} goldens[] = {
+    {"methods.kiln", methods_program},
+    {"state.kiln", state_program},
+    {"generation.kiln", generation_program},
+};
+
 static void writer_reproduces_it(void **state)
 {
     (void)state;
-    char *path = golden_path(golden_dir, "methods.kiln");
-    kiln_builder *b = methods_program();
-    assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
-    kiln_builder_free(b);
-    free(path);
-    path = golden_path(golden_dir, "state.kiln");
-    b = state_program();
-    assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
-    kiln_builder_free(b);
-    free(path);
+    for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++) {
+        char *path = golden_path(golden_dir, goldens[i].file);
+        kiln_builder *b = goldens[i].program();
+        assert_writer_reproduces(b, path, "see tests/golden-1.3/README.md");
+        kiln_builder_free(b);
+        free(path);
+    }
 }
 
 int main(int argc, char **argv)
@@ -222,21 +271,20 @@ int main(int argc, char **argv)
     }
     golden_dir = argv[1];
     if (argc == 3 && strcmp(argv[2], "--write") == 0) {
-        char *path = golden_path(golden_dir, "methods.kiln");
-        kiln_builder *b = methods_program();
-        int rc = golden_write(b, path);
-        kiln_builder_free(b);
-        free(path);
-        path = golden_path(golden_dir, "state.kiln");
-        b = state_program();
-        rc = rc || golden_write(b, path);
-        kiln_builder_free(b);
-        free(path);
+        int rc = 0;
+        for (size_t i = 0; i < sizeof goldens / sizeof goldens[0]; i++) {
+            char *path = golden_path(golden_dir, goldens[i].file);
+            kiln_builder *b = goldens[i].program();
+            rc = rc || golden_write(b, path);
+            kiln_builder_free(b);
+            free(path);
+        }
         return rc;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(methods_artifact_loads_and_runs_both),
         cmocka_unit_test(state_artifact_keeps_its_cache),
+        cmocka_unit_test(generation_artifact_replays_its_case),
         cmocka_unit_test(writer_reproduces_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,8 @@
  * part failed, every truncation and byte change of a well-formed MTHD (and STAT and DIMS)
  * either loading or refused cleanly (never reading past the section: the
  * ASan build checks), and a runtime that reads no MTHD refusing the file
- * as an unknown critical section.
+ * as an unknown critical section; and the same of the GENV section of
+ * generation cases (§7.15), which such a runtime skips.
  *
  * Usage: test_methods_section GOLDEN_1_3_DIR
  */
@@ -295,6 +296,74 @@ static void every_truncation_and_byte_change_is_safe(void **state)
     damage_is_safe("state.kiln", KILN_SECTION_STAT);
     damage_is_safe("state.kiln", KILN_SECTION_DIMS);
     damage_is_safe("state.kiln", KILN_SECTION_MTHD);
+    damage_is_safe("generation.kiln", KILN_SECTION_GENV);
+}
+
+/* A GENV of one case, as §7.15 lays it out, with the given fields. */
+static void put_generation(kiln_writer *w, uint32_t count, const char *decode, uint32_t prompt_length,
+                           double margin)
+{
+    kiln_write_u32(w, count);
+    kiln_write_string(w, "count");
+    kiln_write_string(w, "prefill");
+    kiln_write_string(w, decode);
+    kiln_write_u32(w, prompt_length);
+    for (uint32_t i = 0; i < prompt_length; i++)
+        kiln_write_i64(w, 0);
+    kiln_write_u32(w, 1);
+    kiln_write_i64(w, 1);
+    kiln_write_f64(w, margin);
+}
+
+static void each_generation_rule_is_refused_by_name(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t count, prompt_length;
+        const char *decode;
+        double margin;
+        bool trailing;
+        kiln_status status;
+        const char *message;
+    } rules[] = {
+        {1, 2, "decode", 0, false, KILN_OK, NULL},
+        {2, 2, "decode", 0, false, KILN_ERR_MALFORMED, "generation cases"},
+        {1, 0, "decode", 0, false, KILN_ERR_MALFORMED, "section GENV: case 'count' has no prompt tokens"},
+        {1, 2, "decode", 0, true, KILN_ERR_MALFORMED, "section GENV"},
+        {1, 2, "step", 0, false, KILN_ERR_INVALID_PROGRAM, "the program has no method 'step' (its decode method)"},
+        {1, 2, "prefill", 0, false, KILN_ERR_INVALID_PROGRAM, "is both its prefill and its decode method"},
+        {1, 2, "decode", -0.5, false, KILN_ERR_INVALID_PROGRAM, "margin -0.5 is not a finite number >= 0"},
+    };
+    artifact a = golden_file("generation.kiln");
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        kiln_writer w;
+        kiln_writer_init(&w);
+        put_generation(&w, rules[i].count, rules[i].decode, rules[i].prompt_length, rules[i].margin);
+        if (rules[i].trailing)
+            kiln_write_u8(&w, 0);
+        artifact changed = with_section(&a, KILN_SECTION_GENV, w.data, w.size, 0);
+        kiln_error err;
+        kiln_status status = load(&changed, &err);
+        if (status != rules[i].status || (rules[i].message && !strstr(err.message, rules[i].message)))
+            fail_msg("rule %zu: status %d (%s), expected %d and '%s'", i, status,
+                     status == KILN_OK ? "" : err.message, rules[i].status, rules[i].message ? rules[i].message : "");
+        free(changed.bytes);
+        kiln_writer_release(&w);
+    }
+    /* A runtime that reads no GENV skips it, with a warning: the program loads without its cases. */
+    size_t size;
+    const uint8_t *genv = section_of(&a, KILN_SECTION_GENV, &size);
+    artifact renamed = with_section(&a, KILN_SECTION_GENV, genv, size, KILN_FOURCC('G', 'E', 'N', 'X'));
+    kiln_program *p = NULL;
+    kiln_report *report = NULL;
+    kiln_error err;
+    assert_int_equal(kiln_program_load_memory(renamed.bytes, renamed.size, NULL, &p, &report, &err), KILN_OK);
+    assert_int_equal(kiln_program_generation_count(p), 0);
+    assert_int_equal(kiln_report_count(report), 1);
+    kiln_program_free(p);
+    kiln_report_free(report);
+    free(renamed.bytes);
+    free(a.bytes);
 }
 
 /* A runtime that reads no MTHD sees an unknown critical section: shown by renaming the section's type. */
@@ -328,6 +397,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(each_decode_rule_is_refused_by_name),
         cmocka_unit_test(every_truncation_and_byte_change_is_safe),
         cmocka_unit_test(a_runtime_without_methods_refuses_the_file),
+        cmocka_unit_test(each_generation_rule_is_refused_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

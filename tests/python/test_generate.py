@@ -2,7 +2,9 @@
 (tests/bench/decoder/decoder.py: 4 layers, d 256, vocab 1024, context 2048): the artifact holds one
 set of weights, and 256 greedy tokens from Python (Program.generate) and from C (kiln generate)
 equal eager PyTorch's, the logits within 1e-4; sampling is seeded; a full cache is refused with
-the dims named (spec/generate.md)."""
+the dims named (spec/generate.md). The artifact carries eager PyTorch's greedy tokens as a
+generation case, which Program.replay_generation, kiln.verify and `kiln verify` replay, and tokens
+that eager PyTorch does not make are refused when sealed (spec/compatibility.md §5.1)."""
 import json
 import os
 import sys
@@ -19,6 +21,7 @@ import decoder as model  # noqa: E402
 
 PROMPT = [17, 300, 5, 911, 42, 7, 256, 1000]
 TOKENS = 256
+CASE_TOKENS = 64  # the generation case sealed with the artifact
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +32,8 @@ def sealed(tmp_path_factory):
     with torch.no_grad():
         decoder.tokens.weight.mul_(0.02)
     decoder.eval()
-    artifact = model.export_methods(kiln, decoder)
+    tokens, _ = eager_greedy(decoder, PROMPT, CASE_TOKENS)
+    artifact = model.export_methods(kiln, decoder, generation=[{"name": "eager", "prompt": PROMPT, "tokens": tokens}])
     path = tmp_path_factory.mktemp("generate") / "decoder.kiln"
     artifact.save(path)
     return decoder, path, kiln.load(path)
@@ -118,3 +122,32 @@ def test_the_context_bound_is_refused_with_the_dims_named(sealed):
     with pytest.raises(kiln.ContractError, match="past.*2048|2048.*past"):
         decode.run(ids=numpy.array([[1]], dtype=numpy.int64), position=numpy.array([model.CONTEXT], numpy.int64))
     assert state.length(program.state_names[0]) == model.CONTEXT
+
+
+def test_the_generation_case_replays(sealed, run_kiln):
+    decoder, path, program = sealed
+    tokens, _ = eager_greedy(decoder, PROMPT, CASE_TOKENS)
+    [case] = program.generation
+    assert case == {"name": "eager", "prefill_method": "prefill", "decode_method": "decode", "prompt": PROMPT,
+                    "tokens": tokens, "margin": 1e-4}
+    assert program.replay_generation() == [("eager", {"passed": True, "matched": CASE_TOKENS})]
+    assert kiln.verify(path)["generation"] == [("eager", {"passed": True, "matched": CASE_TOKENS})]
+    done = run_kiln("verify", str(path), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [replayed] = json.loads(done.stdout)["generation"]
+    assert replayed["passed"] and replayed["matched"] == CASE_TOKENS and replayed["tokens"] == CASE_TOKENS
+    done = run_kiln("verify", str(path))
+    assert "generation 1 case, 0 failed" in done.stdout
+
+
+def test_tokens_the_model_does_not_make_are_refused(sealed):
+    decoder, _, _ = sealed
+    tokens, rows = eager_greedy(decoder, PROMPT, 12)
+    wrong = list(tokens)
+    wrong[5] = int(numpy.argsort(rows[5])[-3])  # the third largest logit, not the largest
+    with pytest.raises(kiln.EvidenceError, match="generation case 'wrong' fails on this runtime: token 5 of 12") as caught:
+        model.export_methods(kiln, decoder, max_prompt=16, generation=[{"name": "wrong", "prompt": PROMPT,
+                                                                          "tokens": wrong}])
+    assert caught.value.results["expected"] == wrong[5] and caught.value.results["chosen"] == tokens[5]
+    with pytest.raises(kiln.ArgumentError, match="generation\\[0\\] must be a dict"):
+        model.export_methods(kiln, decoder, max_prompt=16, generation=[{"prompt": PROMPT}])

@@ -95,11 +95,12 @@ def cache_names(prefix=""):
     return [f"{prefix}{kind}{i}" for i in range(LAYERS) for kind in ("k", "v")]
 
 
-def export_methods(kiln, decoder, max_prompt=512, state=True):
+def export_methods(kiln, decoder, max_prompt=512, state=True, generation=None):
     """The artifact: prefill (seq 1..max_prompt) and decode (past 1..CONTEXT-1), one set of weights.
     state=True keeps each layer's cache as a kiln state (present_k0, ...) that prefill starts and
     decode extends in place, CONTEXT rows long: decode then takes only ids and position. False:
-    the caches are inputs and outputs, as in the graph."""
+    the caches are inputs and outputs, as in the graph. generation: kiln.export_methods's
+    generation cases (with state only)."""
     from torch.export import Dim
     seq, past = Dim("seq", min=1, max=max_prompt), Dim("past", min=1, max=CONTEXT - 1)
     ids = torch.randint(0, VOCAB, (1, 8))
@@ -114,4 +115,5 @@ def export_methods(kiln, decoder, max_prompt=512, state=True):
         return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder")
     prefill["state"] = {p: None for p in present}
     decode["state"] = dict(zip(present, names))
-    return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder", context=CONTEXT)
+    return kiln.export_methods({"prefill": prefill, "decode": decode}, name="decoder", context=CONTEXT,
+                               generation=generation)
