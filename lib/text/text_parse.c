@@ -96,6 +96,8 @@ typedef struct parser {
     bool methods_allowed;           /* the header says 1.1 */
     bool in_method;                 /* inside `method NAME { ... }` */
     bool methods_seen;              /* a method block was read: only more may follow */
+    bool generation_seen;           /* a generation case was read: only more may follow */
+    kiln_text_symbols generations;  /* generation case names */
     kiln_text_symbols program_weights; /* the weights declared outside the blocks, which blocks may use */
 } parser;
 
@@ -2355,9 +2357,168 @@ static kiln_status parse_method(parser *p)
     return status;
 }
 
+/* ---------------------------------------------------------- generation */
+
+/* `[ID, ...]`: a list of at least one token id, into *tokens (owned) and *count. */
+static kiln_status parse_token_list(parser *p, const char *what, int64_t **tokens, uint32_t *count)
+{
+    if (*tokens)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM, "generation option '%s' is given twice", what);
+    KILN_TRY(advance(p));
+    if (p->token.kind != KILN_TOKEN_LBRACKET) {
+        char text[64];
+        snprintf(text, sizeof text, "'[' and the token ids after '%s'", what);
+        return expected(p, text);
+    }
+    KILN_TRY(advance(p));
+    uint32_t capacity = 0;
+    *count = 0;
+    /* A long list may span lines, as a value list does (§2.2). */
+    for (;;) {
+        KILN_TRY(skip_newlines(p));
+        if (p->token.kind == KILN_TOKEN_RBRACKET)
+            break;
+        if (!reserve((void **)tokens, &capacity, *count, sizeof **tokens))
+            return no_memory(p);
+        kiln_text_position at = p->token.at;
+        KILN_TRY(parse_integer(p, &(*tokens)[*count]));
+        if ((*tokens)[*count] < 0)
+            return FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "token ids are >= 0, got %lld in '%s'",
+                           (long long)(*tokens)[*count], what);
+        (*count)++;
+        KILN_TRY(skip_newlines(p));
+        if (p->token.kind == KILN_TOKEN_COMMA)
+            KILN_TRY(advance(p));
+        else if (p->token.kind != KILN_TOKEN_RBRACKET)
+            return expected(p, "',' or ']' in a token list");
+    }
+    if (*count == 0)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM, "'%s' needs at least one token id", what);
+    return advance(p);
+}
+
+/* A method name after `prefill` or `decode`. */
+static kiln_status parse_method_option(parser *p, const char *what, char **out)
+{
+    if (*out)
+        return FAIL_AT(p, p->token.at, KILN_ERR_INVALID_PROGRAM, "generation option '%s' is given twice", what);
+    KILN_TRY(advance(p));
+    if (p->token.kind != KILN_TOKEN_WORD) {
+        char text[64];
+        snprintf(text, sizeof text, "a method name after '%s'", what);
+        return expected(p, text);
+    }
+    KILN_TRY(copy_token(p, out));
+    return advance(p);
+}
+
+typedef struct generation_block {
+    char *name, *prefill, *decode;
+    int64_t *prompt, *tokens;
+    uint32_t prompt_length, token_count;
+    double margin;
+    bool margin_seen;
+} generation_block;
+
+static kiln_status parse_generation_body(parser *p, generation_block *g, kiln_text_position open_at)
+{
+    for (;;) {
+        KILN_TRY(skip_newlines(p));
+        if (p->token.kind == KILN_TOKEN_RBRACE)
+            return advance(p);
+        if (p->token.kind == KILN_TOKEN_END)
+            return FAIL_AT(p, open_at, KILN_ERR_MALFORMED, "unterminated generation block: no '}' closes this '{'");
+        kiln_token word = p->token;
+        if (kiln_token_is_word(&word, "prompt"))
+            KILN_TRY(parse_token_list(p, "prompt", &g->prompt, &g->prompt_length));
+        else if (kiln_token_is_word(&word, "tokens"))
+            KILN_TRY(parse_token_list(p, "tokens", &g->tokens, &g->token_count));
+        else if (kiln_token_is_word(&word, "prefill"))
+            KILN_TRY(parse_method_option(p, "prefill", &g->prefill));
+        else if (kiln_token_is_word(&word, "decode"))
+            KILN_TRY(parse_method_option(p, "decode", &g->decode));
+        else if (kiln_token_is_word(&word, "margin")) {
+            if (g->margin_seen)
+                return FAIL_AT(p, word.at, KILN_ERR_INVALID_PROGRAM, "generation option 'margin' is given twice");
+            g->margin_seen = true;
+            KILN_TRY(advance(p));
+            KILN_TRY(parse_tolerance(p, &word, &g->margin));
+        } else {
+            return FAIL_AT(p, word.at, KILN_ERR_MALFORMED,
+                           "unknown generation option '%.*s'; expected prompt, tokens, margin, prefill, decode or '}'",
+                           (int)(word.length > 64 ? 64 : word.length), word.text);
+        }
+    }
+}
+
+/*
+ * generation "NAME" { prompt [IDS] tokens [IDS] [margin X] [prefill METHOD] [decode METHOD] }:
+ * a prompt and the tokens a greedy generation of it must make (text
+ * format 1.1, spec/text-format.md §3.5), after the method blocks.
+ */
+static kiln_status parse_generation(parser *p)
+{
+    KILN_TRY(require_newer_text(p, "generation"));
+    if (p->in_method)
+        return FAIL_AT(p, p->token.at, KILN_ERR_MALFORMED,
+                       "a generation case spans methods: write it after the method blocks, not inside one");
+    kiln_text_position at = p->token.at, name_at = at, open_at = at;
+    generation_block g = {0};
+    p->generation_seen = true;
+    kiln_status status = advance(p);
+    if (status == KILN_OK && p->token.kind != KILN_TOKEN_STRING)
+        status = expected(p, "the case name as a string after 'generation'");
+    if (status == KILN_OK) {
+        name_at = p->token.at;
+        status = copy_string(p, &g.name);
+    }
+    const kiln_text_symbol *earlier = NULL;
+    if (status == KILN_OK && !g.name[0])
+        status = FAIL_AT(p, name_at, KILN_ERR_INVALID_PROGRAM, "a generation case needs a non-empty name");
+    if (status == KILN_OK && (earlier = kiln_text_symbols_find(&p->generations, g.name, strlen(g.name))))
+        status = FAIL_AT(p, name_at, KILN_ERR_INVALID_PROGRAM, "generation case '%s' is already declared at line %zu",
+                         g.name, earlier->at.line);
+    if (status == KILN_OK)
+        status = kiln_text_symbols_add(&p->generations, g.name, strlen(g.name), 0, name_at, p->err);
+    if (status == KILN_OK)
+        status = advance(p);
+    if (status == KILN_OK && p->token.kind != KILN_TOKEN_LBRACE)
+        status = expected(p, "'{' after the generation case's name");
+    if (status == KILN_OK) {
+        open_at = p->token.at;
+        status = advance(p);
+    }
+    if (status == KILN_OK)
+        status = parse_generation_body(p, &g, open_at);
+    if (status == KILN_OK && (!g.prompt || !g.tokens))
+        status = FAIL_AT(p, at, KILN_ERR_INVALID_PROGRAM, "generation case '%s' needs %s", g.name,
+                         g.prompt ? "'tokens [IDS]', the tokens it must make" : "'prompt [IDS]'");
+    if (status == KILN_OK) {
+        kiln_generation_case c = {.name = g.name, .prefill_method = g.prefill, .decode_method = g.decode,
+                                  .prompt = g.prompt, .prompt_length = g.prompt_length, .tokens = g.tokens,
+                                  .token_count = g.token_count, .margin = g.margin};
+        kiln_error cause;
+        if (kiln_builder_add_generation(p->program, &c, &cause) != KILN_OK)
+            status = fail_with(p, at, &cause);
+    }
+    free(g.name);
+    free(g.prefill);
+    free(g.decode);
+    free(g.prompt);
+    free(g.tokens);
+    KILN_TRY(status);
+    return end_statement(p, "'}'");
+}
+
 static kiln_status parse_statement(parser *p)
 {
     const kiln_token *t = &p->token;
+    if (p->generation_seen && !kiln_token_is_word(t, "generation"))
+        return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
+                       "generation cases come last; '%.*s' cannot follow them",
+                       (int)(t->length > 64 ? 64 : t->length), t->text);
+    if (kiln_token_is_word(t, "generation"))
+        return parse_generation(p);
     if (p->methods_seen && !p->in_method && !kiln_token_is_word(t, "method"))
         return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
                        "after the first method block only method blocks follow; '%.*s' belongs before them or "
@@ -2406,7 +2567,7 @@ static kiln_status parse_statement(parser *p)
         return FAIL_AT(p, t->at, KILN_ERR_MALFORMED, "the header 'kiln " KILN_TEXT_VERSION "' appears only once");
     return FAIL_AT(p, t->at, KILN_ERR_MALFORMED,
                    "unknown statement '%.*s'; expected meta, mode, dim, relation, state, input, check, weight, "
-                   "buffer, const, output, evidence, method or %%result = op(...)",
+                   "buffer, const, output, evidence, method, generation or %%result = op(...)",
                    (int)(t->length > 64 ? 64 : t->length), t->text);
 }
 
@@ -2439,11 +2600,13 @@ kiln_status kiln_text_assemble(const char *text, size_t size, const char *source
     kiln_lexer_init(&p.lexer, text, size, p.source);
     kiln_text_symbols_init(&p.metadata);
     kiln_text_symbols_init(&p.program_weights);
+    kiln_text_symbols_init(&p.generations);
     init_method_state(&p);
     kiln_status status = parse_text(&p);
     kiln_lexer_release(&p.lexer);
     kiln_text_symbols_release(&p.metadata);
     kiln_text_symbols_release(&p.program_weights);
+    kiln_text_symbols_release(&p.generations);
     release_method_state(&p);
     free(p.program_name);
     if (status != KILN_OK) {

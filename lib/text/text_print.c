@@ -592,6 +592,36 @@ static kiln_status print_method_block(printer *pr, const kiln_program *method)
     return KILN_OK;
 }
 
+/* `  WORD [ID, ...]` on a line of its own. */
+static void print_token_list(printer *pr, const char *word, const int64_t *tokens, uint32_t count)
+{
+    kiln_text_buffer_printf(&pr->out, "  %s [", word);
+    for (uint32_t i = 0; i < count; i++)
+        kiln_text_buffer_printf(&pr->out, "%s%lld", i ? ", " : "", (long long)tokens[i]);
+    kiln_text_buffer_puts(&pr->out, "]\n");
+}
+
+/* The program's generation cases (text format 1.1), after the method blocks. */
+static kiln_status print_generation(printer *pr)
+{
+    const kiln_model *m = pr->model;
+    for (uint32_t k = 0; k < m->generation_count; k++) {
+        const kiln_generation_record *g = &m->generations[k];
+        char margin[KILN_TEXT_LITERAL_MAX];
+        if (!kiln_text_literal_format(KILN_F64, (const uint8_t *)&g->margin, margin))
+            return kiln_fail(pr->err, KILN_ERR_INVALID_ARGUMENT, "generation case '%s': its margin has no literal",
+                             g->name);
+        kiln_text_buffer_puts(&pr->out, "\ngeneration ");
+        kiln_text_quote(&pr->out, g->name);
+        kiln_text_buffer_printf(&pr->out, " {\n  prefill %s  decode %s  margin %s\n", g->prefill_method,
+                                g->decode_method, margin);
+        print_token_list(pr, "prompt", g->prompt, g->prompt_length);
+        print_token_list(pr, "tokens", g->tokens, g->token_count);
+        kiln_text_buffer_puts(&pr->out, "}\n");
+    }
+    return KILN_OK;
+}
+
 kiln_status kiln_text_disassemble(const kiln_program *program, const char *weights_dir, char **text,
                                   kiln_error *err)
 {
@@ -622,6 +652,8 @@ kiln_status kiln_text_disassemble(const kiln_program *program, const char *weigh
         status = print_evidence(&pr);
     for (uint32_t m = 1; status == KILN_OK && m < kiln_program_method_count(program); m++)
         status = print_method_block(&pr, kiln_program_method_at(program, m));
+    if (status == KILN_OK)
+        status = print_generation(&pr);
     free(pr.dim_names);
     kiln_text_symbols_release(&pr.files);
     if (status == KILN_OK) {

@@ -4,7 +4,8 @@
  * assembles to a multi-method artifact whose blocks use the program's
  * weights by name (stored once), disassembles to the same text and
  * reassembles to the same bytes; each misuse of a block is refused at its
- * place. States and relations (§3.4) round trip the same way.
+ * place. States and relations (§3.4) and generation cases (§3.5) round
+ * trip the same way, and each misuse of a generation block is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -274,6 +276,82 @@ static void states_and_relations_round_trip(void **state)
     expect_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* The state program with two generation cases after its blocks, in canonical form. */
+static const char generation_cases[] =
+    "\n"
+    "generation \"greedy\" {\n"
+    "  prefill prefill  decode decode  margin 0\n"
+    "  prompt [0, 2]\n"
+    "  tokens [1, 1, 4]\n"
+    "}\n"
+    "\n"
+    "generation \"near\" {\n"
+    "  prefill prefill  decode decode  margin 0.25\n"
+    "  prompt [3]\n"
+    "  tokens [2]\n"
+    "}\n";
+
+static void generation_cases_round_trip(void **state)
+{
+    (void)state;
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", state_text, generation_cases);
+    sealed s = seal(text);
+    assert_int_equal(kiln_program_generation_count(s.program), 2);
+    kiln_generation_case c;
+    assert_true(kiln_program_generation(s.program, 1, &c));
+    assert_string_equal(c.name, "near");
+    assert_true(c.margin == 0.25);
+    assert_int_equal(c.prompt_length, 1);
+    assert_int_equal(c.prompt[0], 3);
+    char *printed = round_trip(&s);
+    assert_string_equal(printed, text);
+    free(printed);
+    sealed_free(&s);
+    /* The options in any order, on any lines; the methods by default prefill and decode. */
+    snprintf(text, sizeof text, "%s\ngeneration \"g\" { tokens [1, 1,\n 4,]  # three\n prompt [0, 2] }\n",
+             state_text);
+    s = seal(text);
+    assert_true(kiln_program_generation(s.program, 0, &c));
+    assert_string_equal(c.decode_method, "decode");
+    assert_int_equal(c.token_count, 3);
+    sealed_free(&s);
+    static const bad_text cases[] = {
+        {"a case in a 1.0 text", "kiln 1.0\n" PROGRAM "generation \"g\" { prompt [1] tokens [2] }\n",
+         KILN_ERR_MALFORMED, "t.ktxt:6:1: 'generation' is text format 1.1"},
+        {"a case without tokens", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] }\n",
+         KILN_ERR_INVALID_PROGRAM, "generation case 'g' needs 'tokens [IDS]'"},
+        {"an empty prompt", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [] tokens [2] }\n",
+         KILN_ERR_INVALID_PROGRAM, "'prompt' needs at least one token id"},
+        {"a negative token", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2, -3] }\n",
+         KILN_ERR_INVALID_PROGRAM, "token ids are >= 0, got -3 in 'tokens'"},
+        {"an option twice", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] prompt [2] tokens [2] }\n",
+         KILN_ERR_INVALID_PROGRAM, "generation option 'prompt' is given twice"},
+        {"an unknown option", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2] exact }\n",
+         KILN_ERR_MALFORMED, "unknown generation option 'exact'"},
+        {"a negative margin", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2] margin -1 }\n",
+         KILN_ERR_INVALID_PROGRAM, "margin must be a finite number >= 0, got -1"},
+        {"a case twice", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2] }\n"
+                         "generation \"g\" { prompt [1] tokens [2] }\n",
+         KILN_ERR_INVALID_PROGRAM, "generation case 'g' is already declared at line 6"},
+        {"a statement after a case", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2] }\n"
+                                     "output z = %0\n",
+         KILN_ERR_MALFORMED, "generation cases come last; 'output' cannot follow them"},
+        {"an unclosed block", "kiln 1.1\n" PROGRAM "generation \"g\" { prompt [1] tokens [2]\n",
+         KILN_ERR_MALFORMED, "unterminated generation block"},
+    };
+    expect_refusals(cases, sizeof cases / sizeof cases[0]);
+    /* The methods are judged when the program is sealed. */
+    snprintf(text, sizeof text, "%s\ngeneration \"g\" { prompt [1] tokens [2] decode step }\n", state_text);
+    kiln_builder *b = assemble(text);
+    void *bytes;
+    size_t size;
+    kiln_error err;
+    assert_int_equal(kiln_builder_encode(b, NULL, &bytes, &size, &err), KILN_ERR_INVALID_PROGRAM);
+    assert_non_null(strstr(err.message, "no method 'step'"));
+    kiln_builder_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +360,7 @@ int main(void)
         cmocka_unit_test(misused_blocks_are_refused_at_their_place),
         cmocka_unit_test(a_block_tensor_of_a_taken_name_is_renamed),
         cmocka_unit_test(states_and_relations_round_trip),
+        cmocka_unit_test(generation_cases_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
