@@ -325,9 +325,11 @@ static kiln_status mismatch(kiln_error *err)
  * axis), then each summed label, then the '...' axes the output drops.
  * Checks the sizes the shape rule proved, as the tensors have them.
  */
-static kiln_status plan_loops(const einsum_equation *eq, const kiln_tensor *const *inputs, const kiln_tensor *out,
+static kiln_status plan_loops(const einsum_equation *eq, const kiln_kernel_call *call, const kiln_tensor *out,
                               einsum_loops *loops, kiln_error *err)
 {
+    const kiln_tensor *const *inputs = call->inputs;
+    const kiln_kernel_context *context = call->context;
     int label_axis[EINSUM_LABEL_COUNT];
     uint32_t ell_rank[EINSUM_MAX_OPERANDS], broadcast_rank = 0;
     int64_t broadcast[KILN_MAX_RANK];
@@ -385,12 +387,15 @@ static kiln_status plan_loops(const einsum_equation *eq, const kiln_tensor *cons
         for (uint32_t j = 0; j < broadcast_rank; j++)
             loops->extent[loops->count++] = broadcast[j];
     }
-    /* Strides; a label's extent is its size wherever it appears. */
+    /* Strides; a label's extent is its size wherever it appears. An
+     * operand the session marks strided (a state view, kernel_context.h)
+     * is read through its own; the others are packed. */
     for (uint32_t k = 0; k < eq->operand_count; k++) {
         const kiln_tensor *t = inputs[k];
         int64_t strides[KILN_MAX_RANK], stride = 1;
+        bool strided = context && (context->strided_operands >> k & 1u);
         for (uint32_t i = t->rank; i-- > 0;) {
-            strides[i] = stride;
+            strides[i] = strided ? context->operand_strides[k][i] : stride;
             /* An empty operand ((0, 2^62, 2^62)) may overflow here; its
              * strides are never used, as every sum over it is empty. */
             if (__builtin_mul_overflow(stride, t->shape[i], &stride))
@@ -598,7 +603,7 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
             return mismatch(err);
     KILN_HALF_IN_F32(call, run_einsum, err);
     einsum_loops loops;
-    KILN_TRY(plan_loops(&eq, call->inputs, out, &loops, err));
+    KILN_TRY(plan_loops(&eq, call, out, &loops, err));
     kiln_onednn_product product;
     if (call->context && eq.operand_count == 2 && out->dtype == KILN_F32 && as_product(&loops, &product)) {
         bool ran;
@@ -629,7 +634,7 @@ static kiln_status run_einsum(const kiln_kernel_call *call, kiln_error *err)
 
 static const kiln_op_def einsum_ops[] = {
     {.name = "einsum", .versions = {1, 1}, .inputs = {1, EINSUM_MAX_OPERANDS}, .attributes = einsum_attributes,
-     .infer = infer_einsum, .run = run_einsum},
+     .infer = infer_einsum, .run = run_einsum, .traits = {.strided_operands = true}},
 };
 
 const kiln_op_family kiln_ops_einsum = KILN_OP_FAMILY(einsum_ops, "spec/ops/einsum.md");

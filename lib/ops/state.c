@@ -157,6 +157,22 @@ static bool matches_state(const kiln_state_decl *decl, const kiln_tensor *t, int
     return true;
 }
 
+/*
+ * The result: the first `rows` rows of the state. In a session they stay
+ * where they are, a view the session packs only for a reader that needs
+ * them packed (runtime/state_view.h); called directly, they are copied.
+ */
+static void give_rows(const kiln_kernel_call *call, const kiln_state_buffer *buffer, int64_t rows)
+{
+    if (call->context) {
+        call->context->view_of = buffer;
+        call->context->view_rows = rows;
+    } else {
+        kiln_state_decl_copy_rows(buffer->decl, buffer->data, rows, call->output->data);
+    }
+    kiln_call_report_path(call, KILN_PATH_VIEW);
+}
+
 static kiln_status run_state_read(const kiln_kernel_call *call, kiln_error *err)
 {
     kiln_state_buffer *buffer;
@@ -164,8 +180,7 @@ static kiln_status run_state_read(const kiln_kernel_call *call, kiln_error *err)
     if (!matches_state(buffer->decl, call->output, buffer->length))
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "state_read: the result's shape is not state '%s''s",
                          buffer->decl->name);
-    kiln_state_decl_copy_rows(buffer->decl, buffer->data, buffer->length, call->output->data);
-    kiln_call_report_path(call, KILN_PATH_VIEW);
+    give_rows(call, buffer, buffer->length);
     return KILN_OK;
 }
 
@@ -200,8 +215,7 @@ static kiln_status run_state_append(const kiln_kernel_call *call, kiln_error *er
                (const uint8_t *)x->data + o * count * row_bytes, count * row_bytes);
     buffer->pending = past + rows;
     buffer->appended = true;
-    kiln_state_decl_copy_rows(decl, buffer->data, past + rows, call->output->data);
-    kiln_call_report_path(call, KILN_PATH_VIEW);
+    give_rows(call, buffer, past + rows);
     return KILN_OK;
 }
 

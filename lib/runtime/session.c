@@ -112,13 +112,14 @@ kiln_status kiln_session_new(const kiln_program *program, const kiln_session_opt
     s->operands = calloc(program->limits.max_node_inputs + 1, sizeof *s->operands);
     s->node_states = calloc(m->node_count + 1, sizeof *s->node_states);
     s->channels_last = calloc(kiln_model_value_count(m) + 1, sizeof *s->channels_last);
+    s->views = calloc(kiln_model_value_count(m) + 1, sizeof *s->views);
     s->bounds = calloc(kiln_model_value_count(m) + 1, sizeof *s->bounds);
     bool profile = options->profile;
     if (profile)
         s->profile = kiln_profile_new(m);
     kiln_status status = KILN_OK;
     if (!s->bound_inputs || !s->values || !s->dim_values || !s->dim_bound || !s->binding_sites || !s->operands ||
-        !s->node_states || !s->channels_last || !s->bounds || (profile && !s->profile))
+        !s->node_states || !s->channels_last || !s->views || !s->bounds || (profile && !s->profile))
         status = kiln_fail(err, KILN_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == KILN_OK)
         status = kiln_session_bound_resolve(program, options, &s->bound, NULL, err);
@@ -164,6 +165,7 @@ void kiln_session_free(kiln_session *s)
             s->node_states[n].release(s->node_states[n].data);
     free(s->node_states);
     free(s->channels_last);
+    free(s->views);
     free(s->bounds);
     free(s->layout_scratch);
     kiln_profile_free(s->profile);
@@ -315,6 +317,29 @@ static void settle_operand_layouts(kiln_session *s, uint32_t n, kiln_layout_role
 }
 
 /*
+ * Before node n runs: tell a kernel that reads strided operands which of
+ * them are state views (state_view.h), and pack them for any other.
+ */
+static void settle_operand_views(kiln_session *s, uint32_t n, const kiln_op_def *def)
+{
+    const kiln_node_decl *node = &s->model->nodes[n];
+    s->context.strided_operands = 0;
+    for (uint32_t i = 0; i < node->input_count; i++) {
+        uint32_t v = node->inputs[i];
+        kiln_value_view *view = &s->views[v];
+        if (!view->state)
+            continue;
+        kiln_dtype dtype = s->values[v].dtype;
+        if (def->traits.strided_operands && i < KILN_CONTEXT_OPERANDS && dtype != KILN_F16 && dtype != KILN_BF16) {
+            s->context.strided_operands |= UINT32_C(1) << i;
+            s->context.operand_strides[i] = view->strides;
+        } else {
+            kiln_value_view_pack(view, &s->values[v]);
+        }
+    }
+}
+
+/*
  * Call node n's kernels: its fast path first, where it has one (it may
  * read channels-last operands as its layout trait says, and may decline);
  * a fast path that declined channels-last operands is offered them again
@@ -361,9 +386,12 @@ static kiln_status run_group(kiln_session *s, uint32_t n, uint32_t count, kiln_k
             KILN_TRY(bind_result(s, n + j, &results[j], err));
         ops[j] = m->opset[m->nodes[n + j].op].def;
     }
-    for (uint32_t i = 0; i < node->input_count; i++)
+    for (uint32_t i = 0; i < node->input_count; i++) {
         make_plain(s, node->inputs[i]);
+        kiln_value_view_pack(&s->views[node->inputs[i]], &s->values[node->inputs[i]]);
+    }
     s->context.channels_last_operands = 0;
+    s->context.strided_operands = 0;
     s->context.wrote_channels_last = false;
     s->grouped_runs++;
     return ops[0]->together(call, results, ops, count, err);
@@ -391,6 +419,7 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
     }
     memset(s->channels_last, 0, kiln_model_value_count(m) * sizeof *s->channels_last);
+    memset(s->views, 0, kiln_model_value_count(m) * sizeof *s->views);
     for (uint32_t v = 0; v < kiln_model_value_count(m); v++)
         s->bounds[v] = INFINITY;
     for (uint32_t n = 0; n < m->node_count; n++) {
@@ -422,6 +451,8 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         }
         kiln_layout_role role = s->program->nodes[n].layout_role;
         settle_operand_layouts(s, n, role);
+        settle_operand_views(s, n, m->opset[node->op].def);
+        s->context.view_of = NULL;
         s->context.result_may_be_channels_last = s->program->nodes[n].channels_last_ok;
         s->context.operand_bound = node->input_count ? s->bounds[node->inputs[0]] : INFINITY;
         s->context.result_bound = INFINITY;
@@ -439,6 +470,10 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         }
         /* The value written: node n's result, or the activation's when the node applied it. */
         uint32_t written = first + (offer.applied ? activation_node : n);
+        if (s->context.view_of)
+            kiln_value_view_begin(&s->views[written], &s->values[written], s->context.view_of, s->context.view_rows);
+        s->context.view_of = NULL;
+        s->context.strided_operands = 0;
         if (role == KILN_LAYOUT_ELEMENTWISE || role == KILN_LAYOUT_CHANNEL_CONCAT)
             s->channels_last[written] = s->context.channels_last_operands != 0;
         else if (role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1)
@@ -462,8 +497,10 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
             n += together - 1; /* the group's other nodes have run with it */
     }
     /* Never left channels-last (layout.h); converted here should a kernel have done so anyway. */
-    for (uint32_t o = 0; o < m->output_count; o++)
+    for (uint32_t o = 0; o < m->output_count; o++) {
         make_plain(s, m->outputs[o].value);
+        kiln_value_view_pack(&s->views[m->outputs[o].value], &s->values[m->outputs[o].value]);
+    }
     s->has_outputs = true;
     if (s->profile)
         kiln_profile_run_done(s->profile, run_start);

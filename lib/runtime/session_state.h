@@ -21,6 +21,7 @@
 #include "session_bound.h"
 #include "session_profile.h"
 #include "state_store.h"
+#include "state_view.h"
 
 struct kiln_session {
     const kiln_program *program;
@@ -36,6 +37,7 @@ struct kiln_session {
     const kiln_tensor **operands;     /* scratch for one node's inputs */
     kiln_node_state *node_states;     /* per node: what its kernel keeps between runs */
     bool *channels_last;              /* per value: its data is channels-last now (layout.h) */
+    kiln_value_view *views;           /* per value: a state op's rows left in the state (state_view.h) */
     void *layout_scratch;             /* the largest channels-last result's slot, to convert through */
     double *bounds;                   /* per value: a bound on its magnitude this run (value_bound.h) */
     kiln_kernel_context context;      /* threads, oneDNN; `state` set per node */

@@ -7,8 +7,9 @@
  * transpose copies W on every run (a whole embedding per token). As an
  * einsum over W itself (`...mk,...nk->...mn`) the product reads W through
  * strides (lib/ops/einsum.c), so nothing is copied; the Transpose node,
- * read by nothing else, is dead and never runs. Other MatMuls stay kiln
- * matmuls.
+ * read by nothing else, is dead and never runs. A MatMul over the rows a
+ * state holds is an einsum too, which reads them in the state. Other
+ * MatMuls stay kiln matmuls.
  */
 #include <stdio.h>
 #include <string.h>
@@ -46,8 +47,58 @@ static bool same_batch(onnx_node *node, kiln_value a, kiln_value w, uint32_t bat
     return true;
 }
 
+/* Batch letters a, b, ... for `batch_rank` axes, then the matrix axes of the einsum of A and W (`w_axes`). */
+static kiln_status emit_einsum(onnx_node *node, kiln_value a, kiln_value w, uint32_t batch_rank, bool w_batched,
+                               const char *w_axes)
+{
+    char equation[4 * KILN_MAX_RANK + 16], batch[KILN_MAX_RANK + 1];
+    for (uint32_t i = 0; i < batch_rank; i++)
+        batch[i] = (char)('a' + i);
+    batch[batch_rank] = '\0';
+    snprintf(equation, sizeof equation, "%smk,%s%s->%smn", batch, w_batched ? batch : "", w_axes, batch);
+    onnx_attrs list = {0};
+    if (!onnx_attrs_string(&list, "equation", equation, strlen(equation)))
+        return onnx_node_unsupported(node, "too many attributes");
+    kiln_status status = onnx_map_refuse_extra_outputs(node, 1);
+    if (status == KILN_OK)
+        status = onnx_map_emit_output(node, "einsum", 2, (kiln_value[]){a, w}, &list);
+    return status;
+}
+
+/*
+ * MatMul(A, S), S the rows a state holds after its append (attention's
+ * probabilities times the cached values): as an einsum it reads S where
+ * the state keeps it (lib/runtime/state_view.h), where a matmul would
+ * have the rows copied out packed first, the whole cache per token.
+ */
+static kiln_status map_state_product(onnx_node *node, kiln_value a, kiln_value s, bool *done)
+{
+    kiln_dtype a_dtype, s_dtype;
+    uint32_t a_rank, s_rank;
+    *done = false;
+    kiln_status status = onnx_node_type(node, a, &a_dtype, &a_rank, NULL);
+    if (status == KILN_OK)
+        status = onnx_node_type(node, s, &s_dtype, &s_rank, NULL);
+    if (status != KILN_OK || a_dtype != s_dtype || s_rank < 3 || a_rank != s_rank || a_rank > KILN_MAX_RANK ||
+        !same_batch(node, a, s, a_rank - 2))
+        return status;
+    *done = true;
+    return emit_einsum(node, a, s, a_rank - 2, true, "kn");
+}
+
 kiln_status onnx_map_matmul(onnx_node *node, const char *kiln_op)
 {
+    if (node->proto->n_input == 2 && onnx_node_has_input(node, 0) && onnx_node_has_input(node, 1)) {
+        kiln_value a, b;
+        bool done = false;
+        kiln_status status = onnx_node_input(node, 0, &a);
+        if (status == KILN_OK)
+            status = onnx_node_input(node, 1, &b);
+        if (status == KILN_OK && onnx_node_is_state_rows(node, b))
+            status = map_state_product(node, a, b, &done);
+        if (status != KILN_OK || done)
+            return status;
+    }
     const Onnx__NodeProto *t = node->proto->n_input == 2 && onnx_node_has_input(node, 1)
                                    ? onnx_node_producer(node, node->proto->input[1])
                                    : NULL;
@@ -72,18 +123,6 @@ kiln_status onnx_map_matmul(onnx_node *node, const char *kiln_op)
     if (a_dtype != w_dtype || !swaps_last_two(t, w_rank) || (!weight_like && !batched) ||
         a_rank > KILN_MAX_RANK)
         return onnx_map_rename(node, kiln_op);
-    /* Batch letters a, b, ...; then m, k (A), n, k (W), m, n (the result). */
-    char equation[4 * KILN_MAX_RANK + 16], batch[KILN_MAX_RANK + 1];
-    uint32_t batch_rank = a_rank - 2;
-    for (uint32_t i = 0; i < batch_rank; i++)
-        batch[i] = (char)('a' + i);
-    batch[batch_rank] = '\0';
-    snprintf(equation, sizeof equation, "%smk,%snk->%smn", batch, weight_like ? "" : batch, batch);
-    onnx_attrs list = {0};
-    if (!onnx_attrs_string(&list, "equation", equation, strlen(equation)))
-        return onnx_node_unsupported(node, "too many attributes");
-    status = onnx_map_refuse_extra_outputs(node, 1);
-    if (status == KILN_OK)
-        status = onnx_map_emit_output(node, "einsum", 2, (kiln_value[]){a, w}, &list);
-    return status;
+    /* m, k (A), n, k (W), m, n (the result), after the batch letters. */
+    return emit_einsum(node, a, w, a_rank - 2, !weight_like, "nk");
 }

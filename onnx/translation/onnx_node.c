@@ -371,6 +371,15 @@ void onnx_node_label(const Onnx__NodeProto *proto, size_t index, char *label, si
              proto->name ? proto->name : "", proto->name && proto->name[0] ? "'" : "", proto->op_type);
 }
 
+bool onnx_node_is_state_rows(const onnx_node *node, kiln_value value)
+{
+    const onnx_importer *im = node->importer;
+    for (uint32_t s = 0; im->states && s < im->options->state_count; s++)
+        if (im->states[s].appended && im->states[s].appended_value == value)
+            return true;
+    return false;
+}
+
 const Onnx__NodeProto *onnx_node_producer(const onnx_node *node, const char *name)
 {
     const onnx_importer *im = node->importer;

@@ -86,6 +86,13 @@ kiln_status onnx_node_type(onnx_node *node, kiln_value value, kiln_dtype *dtype,
                            int64_t sizes[KILN_MAX_RANK]);
 
 /**
+ * @return true if `value` is the rows a state holds after its append
+ * (onnx_state.h): in a session a view of the state's storage, which ops
+ * that read strided operands (einsum) take without a copy.
+ */
+bool onnx_node_is_state_rows(const onnx_node *node, kiln_value value);
+
+/**
  * @return true if input `index` holds sizes computed from symbolic dims
  * (Shape of a value with a dim-sized axis and arithmetic on it: symbolic
  * folding, spec/onnx-import.md §3). Such an input is not a constant.

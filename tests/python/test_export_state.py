@@ -52,6 +52,10 @@ def test_the_caches_are_states_not_inputs(sealed):
     assert states["k"]["length_dim"] == "past"
     assert described["relations"] == ["seq + past <= %d" % CONTEXT]
     assert program.decode.inspect()["relations"] == ["past + 1 <= %d" % CONTEXT]
+    # q @ k^T and the probabilities @ v both read the cached rows: einsums, which read them where the
+    # state keeps them (spec/onnx-import.md §4), not matmuls over a packed copy.
+    ops = {op["name"]: op["nodes"] for op in program.decode.inspect()["ops"]}
+    assert ops["einsum"] == 2 and ops["state_append"] == 2
     # Prefill's evidence replays from an empty state; decode's starts from the example's cache, which
     # the case gives as state:k and state:v (spec/format.md §7.8.3).
     cases = {(case["method"], case["name"]): case for case in artifact.evidence}

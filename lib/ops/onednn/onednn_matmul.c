@@ -114,7 +114,9 @@ kiln_status kiln_onednn_strided_product(const kiln_kernel_call *call, const kiln
     kiln_tensor *out = call->output;
     primitive_entry *e;
     bool fresh;
-    KILN_TRY(onednn_entry_for(call, KEY_STRIDED_PRODUCT, a, b, NULL, out, &e, &fresh, err));
+    /* A state view and a packed operand of one shape have different strides: different primitives. */
+    int64_t kind = KEY_STRIDED_PRODUCT | (int64_t)(call->context->strided_operands & 3u) << 8;
+    KILN_TRY(onednn_entry_for(call, kind, a, b, NULL, out, &e, &fresh, err));
     if (fresh) {
         int rank = product->rank;
         dnnl_dims_t a_dims, b_dims, o_dims, a_strides, b_strides, o_strides;

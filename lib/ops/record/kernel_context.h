@@ -24,6 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Operands a context describes one by one (bit masks of a uint32_t): the first 32 of a node. */
+#define KILN_CONTEXT_OPERANDS 32
+
 /* A node's state: whatever its kernel keeps between runs of one session. */
 typedef struct kiln_node_state {
     void *data;                  /* NULL until the kernel first stores something */
@@ -128,6 +131,18 @@ typedef struct kiln_kernel_context {
     kiln_kernel_path path; /* set by a kernel that ran other than the reference loops */
     kiln_state_buffer *states; /* the program's states, in its order; NULL when it has none */
     uint32_t state_count;
+    /*
+     * State views (runtime/state_view.h). A state op leaves its result in
+     * the state's storage instead of copying the rows out by setting
+     * view_of and view_rows (the session clears view_of before each call).
+     * Bit i of strided_operands set: operand i is such a view, its
+     * elements at the element strides operand_strides[i]; only a kernel of
+     * an op with the strided_operands trait sees one (op_def.h).
+     */
+    const kiln_state_buffer *view_of;
+    int64_t view_rows;
+    uint32_t strided_operands;
+    const int64_t *operand_strides[KILN_CONTEXT_OPERANDS];
 } kiln_kernel_context;
 
 #endif

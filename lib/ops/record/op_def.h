@@ -121,6 +121,11 @@ typedef struct kiln_op_traits {
      * names (ops/state.c): the model check lets each method append to a
      * state once, and planning never runs it for nothing. */
     kiln_state_access state_access;
+    /* Its kernels read an operand the session marks in strided_operands
+     * through operand_strides (kernel_context.h): a state view is read
+     * where the rows are, not packed first (einsum). Half-precision
+     * operands are always packed. */
+    bool strided_operands;
 } kiln_op_traits;
 
 /*
