@@ -26,8 +26,10 @@
 #include "half_compute.h"
 #include "onednn.h"
 #include "odometer.h"
+#include "parallel.h"
 #include "op_registry.h"
 #include "size_claim.h"
+#include "vector_matrix.h"
 
 /* ------------------------------------------------------ shared helpers */
 
@@ -177,14 +179,26 @@ static kiln_status check_matmul(const kiln_kernel_call *call, matmul_sizes *z, k
     return KILN_OK;
 }
 
-/* oneDNN for f32 calls the reference kernel accepts (spec/opset.md, "Fast paths"); others are declined. */
+/*
+ * The fast paths for f32 calls the reference kernel accepts (spec/opset.md,
+ * "Fast paths"): one row times one matrix (a decode step's projections)
+ * on kiln's own loops (vector_matrix.h), the rest through oneDNN; others
+ * are declined.
+ */
 static kiln_status fast_matmul(const kiln_kernel_call *call, bool *ran, kiln_error *err)
 {
     *ran = false;
     matmul_sizes z;
+    const kiln_tensor *a = call->inputs[0], *b = call->inputs[1];
     if (call->output->dtype != KILN_F32 || check_matmul(call, &z, NULL) != KILN_OK ||
         call->output->element_count == 0)
         return KILN_OK;
+    if (b->rank == 2 && a->element_count == (uint64_t)z.k && z.k > 0) {
+        kiln_vector_matrix_f32(a->data, b->data, call->output->data, z.k, z.n, kiln_call_threads(call));
+        kiln_call_report_path(call, KILN_PATH_VECTOR);
+        *ran = true;
+        return KILN_OK;
+    }
     return kiln_onednn_matmul(call, ran, err);
 }
 

@@ -276,6 +276,13 @@ static void matmul_matches_the_exact_product(void **state)
         /* Specials propagate: a NaN, an infinity (which meets signs: inf - inf). */
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, NAN);
         check_matmul(&(shape){2, {3, 8}}, &(shape){2, {8, 4}}, INFINITY);
+        /* One row times a matrix (kiln's own loops, vector_matrix.h): a decode step's projections,
+         * rows of B left over after the blocks of four, widths split over threads, specials. */
+        check_matmul(&(shape){3, {1, 1, 256}}, &(shape){2, {256, 1024}}, 0);
+        check_matmul(&(shape){2, {1, 1027}}, &(shape){2, {1027, 300}}, 0);
+        check_matmul(&(shape){1, {6}}, &(shape){2, {6, 1}}, 0);
+        check_matmul(&(shape){2, {1, 9}}, &(shape){2, {9, 70}}, NAN);
+        check_matmul(&(shape){2, {1, 9}}, &(shape){2, {9, 70}}, INFINITY);
     }
     b_is_weight = false;
 }

@@ -78,6 +78,11 @@ uint64_t kiln_parallel_min_costly_elements(void)
     return kiln_threads_spin() ? KILN_PARALLEL_MIN_COSTLY_ELEMENTS_SPINNING : KILN_PARALLEL_MIN_COSTLY_ELEMENTS;
 }
 
+uint64_t kiln_parallel_min_multiply_adds(void)
+{
+    return kiln_threads_spin() ? UINT64_C(1) << 16 : UINT64_C(1) << 24;
+}
+
 void kiln_parallel_chunks(uint64_t count, uint32_t threads, kiln_chunk_fn chunk, const void *job)
 {
     kiln_parallel_chunks_from(count, threads, KILN_PARALLEL_MIN_ELEMENTS, chunk, job);

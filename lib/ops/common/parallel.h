@@ -42,6 +42,24 @@ enum { KILN_PARALLEL_MIN_COSTLY_ELEMENTS_SPINNING = 16384, KILN_PARALLEL_MIN_COS
 uint64_t kiln_parallel_min_costly_elements(void);
 
 /*
+ * Products of fewer multiply-adds than this run on one thread (oneDNN's
+ * primitives and kiln's own, vector_matrix.h) whatever the
+ * session allows: waking a second thread costs more than such a product
+ * saves. With passive waits (a sleeping thread, tens of microseconds to
+ * wake, far more when the cores are busy) that is 2^24, a 256 x 256 x 256
+ * product, about 170 µs at 100 GFLOP/s: at 2^21 the 2-thread runs of a
+ * 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M multiply-adds)
+ * on a busy 2-core machine were 10% slower than 1-thread runs, at 2^24
+ * equal. With spinning waits (kiln_threads_spin) 2^16: a spinning thread
+ * starts in about a microsecond, and the small convs of mobile networks
+ * gain from it (2 threads, the zoo of tests/bench/zoo: MobileNetV3-S 0.39
+ * ms at 2^21, 0.33 at 2^18, 0.32 at 2^16; MNASNet 0.44, 0.33, 0.31;
+ * MobileNetV2 0.80, 0.64, 0.60); the MLP above ran 0.093 ms at 2^21
+ * against 0.125 ms at 2^24.
+ */
+uint64_t kiln_parallel_min_multiply_adds(void);
+
+/*
  * Whether OpenMP's idle threads spin before they sleep (libgomp's default)
  * rather than sleep at once (OMP_WAIT_POLICY=passive, or GOMP_SPINCOUNT=0).
  * Read from the environment once, as libgomp itself does when it is

@@ -39,26 +39,6 @@ struct kiln_onednn_session {
     dnnl_stream_t slice_streams[MAX_SLICES]; /* one per batch slice, made when first needed */
 };
 
-/*
- * Products of fewer multiply-adds than this run on one thread whatever the
- * session allows: waking a second thread costs more than such a product
- * saves. With passive waits (a sleeping thread, tens of microseconds to
- * wake, far more when the cores are busy) that is 2^24, a 256 x 256 x 256
- * product, about 170 µs at 100 GFLOP/s: at 2^21 the 2-thread runs of a
- * 784-512-512-10 MLP at batch 16 (products of 6.4M and 4.2M multiply-adds)
- * on a busy 2-core machine were 10% slower than 1-thread runs, at 2^24
- * equal. With spinning waits (kiln_threads_spin) 2^16: a spinning thread
- * starts in about a microsecond, and the small convs of mobile networks
- * gain from it (2 threads, the zoo of tests/bench/zoo: MobileNetV3-S 0.39
- * ms at 2^21, 0.33 at 2^18, 0.32 at 2^16; MNASNet 0.44, 0.33, 0.31;
- * MobileNetV2 0.80, 0.64, 0.60); the MLP above ran 0.093 ms at 2^21
- * against 0.125 ms at 2^24.
- */
-static double serial_max_multiply_adds(void)
-{
-    return kiln_threads_spin() ? (double)(1 << 16) : (double)(1 << 24);
-}
-
 typedef struct node_cache {
     uint64_t clock;
     primitive_entry entries[CACHE_ENTRIES];
@@ -574,7 +554,7 @@ kiln_status onednn_execute_entry(kiln_onednn_session *s, primitive_entry *e, con
 /* The threads a product of `multiply_adds` runs on in `call`'s session. */
 uint32_t onednn_product_threads(const kiln_kernel_call *call, double multiply_adds)
 {
-    return multiply_adds < serial_max_multiply_adds() ? 1 : kiln_call_threads(call);
+    return multiply_adds < (double)kiln_parallel_min_multiply_adds() ? 1 : kiln_call_threads(call);
 }
 
 /* Whether operand i of the call is a program weight (kernel_context.h). */
