@@ -921,6 +921,38 @@ static void primitives_are_built_once_per_shape(void **state)
  * a mul by a column, neg, the unary sigmoid (in double, rounded once), and
  * max and sum of the binary family's N-ary walk.
  */
+/* layer_norm's rows on two threads: the same bits as on one (lib/ops/norm.c). */
+static void threaded_layer_norm_matches_one_thread(void **state)
+{
+    (void)state;
+    shape shapes[3] = {{2, {300, 256}}, {1, {256}}, {1, {256}}};
+    kiln_attribute axis = {.name = "axis", .type = KILN_ATTRIBUTE_INT, .i = -1};
+    kiln_program *program = one_node_program("layer_norm", 3, shapes, 1, &axis);
+    kiln_tensor *inputs[3] = {random_tensor(&shapes[0]), random_tensor(&shapes[1]), random_tensor(&shapes[2])};
+    const float *results[2];
+    kiln_session *sessions[2];
+    for (int t = 0; t < 2; t++) {
+        kiln_session_options options;
+        kiln_session_options_default(&options);
+        options.threads = (uint32_t)t + 1;
+        options.thread_policy = KILN_THREADS_FIXED;
+        kiln_error err;
+        assert_int_equal(kiln_session_new(program, &options, &sessions[t], &err), KILN_OK);
+        results[t] = kiln_tensor_const_data(run(sessions[t], 3, inputs));
+    }
+    assert_memory_equal(results[0], results[1], 300 * 256 * sizeof(float));
+    /* Not all zeros: the rows were normalized. */
+    bool nonzero = false;
+    for (int i = 0; i < 300 * 256; i++)
+        nonzero = nonzero || results[0][i] != 0.0f;
+    assert_true(nonzero);
+    for (int t = 0; t < 2; t++)
+        kiln_session_free(sessions[t]);
+    for (int i = 0; i < 3; i++)
+        kiln_tensor_free(inputs[i]);
+    kiln_program_free(program);
+}
+
 static void threaded_elementwise_matches_the_reference(void **state)
 {
     (void)state;
@@ -1047,6 +1079,7 @@ int main(void)
         cmocka_unit_test(conv_transpose_matches_the_exact_scatter),
         cmocka_unit_test(primitives_are_built_once_per_shape),
         cmocka_unit_test(threaded_elementwise_matches_the_reference),
+        cmocka_unit_test(threaded_layer_norm_matches_one_thread),
         cmocka_unit_test(features_name_the_fast_paths),
         cmocka_unit_test(sessions_report_their_threads),
     };
