@@ -18,9 +18,36 @@
 #ifndef KILN_LIB_VECTOR_MATRIX_H
 #define KILN_LIB_VECTOR_MATRIX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* y[n] = sum over i < k of a[i] * b[i * n + j], for j < n; b row-major [k, n]; on up to `threads` threads. */
 void kiln_vector_matrix_f32(const float *a, const float *b, float *y, int64_t k, int64_t n, uint32_t threads);
+
+/*
+ * A batch of one-row products read through element strides: an einsum's
+ * product with M = 1 (ops/einsum.c), such as a decode step's attention,
+ * q k^T and the probabilities times the values, one row per head, over
+ * the cache where the state keeps it. Being kiln's own loops, a product
+ * over a cache one row longer each token builds nothing (a oneDNN
+ * primitive is made per shape). Two forms: b's rows contiguous (b_n = 1:
+ * four rows at a time into y, as above) or b's columns and a contiguous
+ * (b_k = a_k = 1: dot products summed in 16 lanes, then the lanes in
+ * order, the same bits on any CPU). Batch items split over the threads.
+ */
+typedef struct kiln_vector_products {
+    uint32_t batch_rank;
+    int64_t batch[12];                                /* the batch axes' extents */
+    int64_t a_batch[12], b_batch[12], y_batch[12];    /* their strides (0: broadcast) */
+    int64_t k, n;
+    int64_t a_k, b_k, b_n, y_n;                       /* strides along k and n */
+} kiln_vector_products;
+
+/**
+ * y[item][j * y_n] = sum over i < k of a[item][i * a_k] * b[item][i * b_k + j * b_n].
+ * @return false, computing nothing, when neither form fits the strides.
+ */
+bool kiln_vector_products_f32(const kiln_vector_products *p, const float *a, const float *b, float *y,
+                              uint32_t threads);
 
 #endif
