@@ -210,7 +210,8 @@ typedef struct kiln_limits {
     uint32_t max_attributes;      /* default 64 per node */
     uint64_t max_weight_bytes;    /* default 16 GiB */
     uint64_t max_decompressed_bytes; /* default 16 GiB per compressed section */
-    uint64_t max_arena_bytes;     /* default 4 GiB: sessions' default (kiln_session_options) */
+    uint64_t max_arena_bytes;     /* default 4 GiB: sessions' default (kiln_session_options); also the
+                                   * bound of the program's states together (kiln_state_new) */
     /* default 256 MiB: the raw bytes of every compressed section but the
      * weight data, together (the weight data's own bound is its weights) */
     uint64_t max_decompressed_program_bytes;

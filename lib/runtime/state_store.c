@@ -34,6 +34,24 @@ kiln_status kiln_state_new(const kiln_program *program, kiln_state **out, kiln_e
     }
     state->root = root;
     atomic_init(&state->in_use, false);
+    /*
+     * A state is memory a session keeps, as its arena is: together they are
+     * bounded by the program's kiln_limits.max_arena_bytes before anything
+     * is allocated (an artifact may declare a state of any size that fits
+     * 64 bits, and a reset writes every byte).
+     */
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < m->state_count; i++) {
+        uint64_t bytes = state_bytes(&m->states[i]);
+        if (!kiln_add_u64(total, bytes, &total) || total > root->limits.max_arena_bytes) {
+            kiln_state_free(state);
+            return kiln_fail(err, KILN_ERR_LIMIT,
+                             "state '%s' (%llu bytes) brings the program's states over kiln_limits.max_arena_bytes "
+                             "(%llu bytes); load the program with a larger limit to hold them",
+                             m->states[i].name, (unsigned long long)bytes,
+                             (unsigned long long)root->limits.max_arena_bytes);
+        }
+    }
     for (uint32_t i = 0; i < m->state_count; i++, state->count++) {
         const kiln_state_decl *decl = &m->states[i];
         size_t bytes = state_bytes(decl), rounded;

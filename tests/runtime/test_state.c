@@ -54,7 +54,8 @@ static void add_append_method(kiln_builder *b, const char *input, int64_t past_m
 }
 
 /* The cache program; `decorate` (may be NULL) adds to the decode method before it joins (evidence, say). */
-static kiln_program *load_cache_program_with(void (*decorate)(kiln_builder *decode, double arg), double arg)
+/* The cache program's bytes (caller frees), decode decorated by `decorate` when not NULL. */
+static void *encode_cache_program(void (*decorate)(kiln_builder *decode, double arg), double arg, size_t *size)
 {
     kiln_builder *prefill = NULL, *decode = NULL;
     kiln_error err;
@@ -67,10 +68,17 @@ static kiln_program *load_cache_program_with(void (*decorate)(kiln_builder *deco
         decorate(decode, arg);
     assert_int_equal(kiln_builder_add_method(prefill, "decode", decode, &err), KILN_OK);
     void *bytes;
-    size_t size;
-    kiln_program *program = NULL;
-    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, &size, &err), KILN_OK);
+    assert_int_equal(kiln_builder_encode(prefill, NULL, &bytes, size, &err), KILN_OK);
     kiln_builder_free(prefill);
+    return bytes;
+}
+
+static kiln_program *load_cache_program_with(void (*decorate)(kiln_builder *decode, double arg), double arg)
+{
+    size_t size;
+    void *bytes = encode_cache_program(decorate, arg, &size);
+    kiln_program *program = NULL;
+    kiln_error err;
     if (kiln_program_load_memory(bytes, size, NULL, &program, NULL, &err) != KILN_OK)
         fail_msg("load: %s", err.message);
     free(bytes);
@@ -455,9 +463,43 @@ static void a_decode_case_starts_from_the_cache_it_gives(void **unused)
     }
 }
 
+/* The states are bounded by the program's max_arena_bytes before anything is allocated. */
+static void states_over_the_arena_limit_are_refused(void **unused)
+{
+    (void)unused;
+    size_t size;
+    void *bytes = encode_cache_program(NULL, 0, &size);
+    const uint64_t cache_bytes = CAPACITY * 2 * sizeof(double);
+    for (int over = 0; over < 2; over++) {
+        kiln_load_options options;
+        kiln_limits limits;
+        kiln_load_options_default(&options);
+        kiln_limits_default(&limits);
+        limits.max_arena_bytes = cache_bytes - (uint64_t)over;
+        options.limits = &limits;
+        kiln_program *program;
+        kiln_state *state = NULL;
+        kiln_error err;
+        assert_int_equal(kiln_program_load_memory(bytes, size, &options, &program, NULL, &err), KILN_OK);
+        kiln_status status = kiln_state_new(program, &state, &err);
+        if (over) {
+            assert_int_equal(status, KILN_ERR_LIMIT);
+            assert_null(state);
+            assert_non_null(strstr(err.message, "state 'cache' (128 bytes)"));
+            assert_non_null(strstr(err.message, "max_arena_bytes"));
+        } else {
+            assert_int_equal(status, KILN_OK);
+        }
+        kiln_state_free(state);
+        kiln_program_free(program);
+    }
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(states_over_the_arena_limit_are_refused),
         cmocka_unit_test(the_artifact_declares_the_state_and_relation),
         cmocka_unit_test(an_unproven_append_is_refused_with_the_relation_to_declare),
         cmocka_unit_test(decode_extends_the_cache_in_place_up_to_its_capacity),
