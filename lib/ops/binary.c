@@ -315,14 +315,40 @@ DEFINE_BINARY_ROW(xor_bool, uint8_t, uint8_t, (uint8_t)(TRUTH(x) ^ TRUTH(y)))
     DEFINE_BINARY_ROW(shr_##SUFFIX, T, T, (uint64_t)y >= 8u * sizeof(T) ? (T)0 : (T)((U)x >> y))
 UNSIGNED_DTYPES(DEFINE_SHIFTS)
 
-/* where: operand 0 is the bool condition (true when non-zero); the chosen
- * element is copied unchanged (NaN payloads and -0.0 included). */
+/*
+ * where: operand 0 is the bool condition (true when non-zero); the chosen
+ * element is copied unchanged (NaN payloads and -0.0 included). A row whose
+ * condition and values step by 1, or a value broadcast as one element (a
+ * causal mask: where(mask, scores, -inf)), runs as a loop of plain loads
+ * the compiler vectorizes: a 512-token prefill's four where over [1, 4, 512,
+ * 512] took 3.3 ms of its 51 on one thread through the general steps, 2.8 so.
+ */
+#define WHERE_LOOP(X, Y)                                                                    \
+    do {                                                                                    \
+        KILN_SIMD                                                                           \
+        for (int64_t k = 0; k < n; k++)                                                     \
+            o[k] = c[k] ? (X) : (Y);                                                        \
+    } while (0)
 #define DEFINE_WHERE(CODE, T, U, SUFFIX)                                                    \
     static void where_##SUFFIX(const void *const *bases, const int64_t *offsets,           \
                                const int64_t *steps, uint32_t count, void *out, int64_t n) \
     {                                                                                       \
         T *o = out;                                                                         \
         (void)count;                                                                        \
+        if (steps[0] == 1 && (steps[1] == 0 || steps[1] == 1) && (steps[2] == 0 || steps[2] == 1)) { \
+            const uint8_t *c = (const uint8_t *)bases[0] + offsets[0];                      \
+            const T *x = (const T *)bases[1] + offsets[1], *y = (const T *)bases[2] + offsets[2]; \
+            T x0 = x[0], y0 = y[0];                                                         \
+            if (steps[1] && steps[2])                                                       \
+                WHERE_LOOP(x[k], y[k]);                                                     \
+            else if (steps[1])                                                              \
+                WHERE_LOOP(x[k], y0);                                                       \
+            else if (steps[2])                                                              \
+                WHERE_LOOP(x0, y[k]);                                                       \
+            else                                                                            \
+                WHERE_LOOP(x0, y0);                                                         \
+            return;                                                                         \
+        }                                                                                   \
         for (int64_t k = 0; k < n; k++)                                                     \
             o[k] = ELEMENT(uint8_t, 0, k) ? ELEMENT(T, 1, k) : ELEMENT(T, 2, k);            \
     }
