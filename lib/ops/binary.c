@@ -335,7 +335,7 @@ UNSIGNED_DTYPES(DEFINE_SHIFTS)
     {                                                                                       \
         T *o = out;                                                                         \
         (void)count;                                                                        \
-        if (steps[0] == 1 && (steps[1] == 0 || steps[1] == 1) && (steps[2] == 0 || steps[2] == 1)) { \
+        if (n > 0 && steps[0] == 1 && (steps[1] == 0 || steps[1] == 1) && (steps[2] == 0 || steps[2] == 1)) { \
             const uint8_t *c = (const uint8_t *)bases[0] + offsets[0];                      \
             const T *x = (const T *)bases[1] + offsets[1], *y = (const T *)bases[2] + offsets[2]; \
             T x0 = x[0], y0 = y[0];                                                         \
