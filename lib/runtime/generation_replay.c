@@ -15,7 +15,7 @@
 /* The program an artifact's generation cases belong to: its first method's. */
 static const kiln_model *root_model(const kiln_program *p)
 {
-    return &(p->root ? p->root : p)->model;
+    return &kiln_program_root(p)->model;
 }
 
 uint32_t kiln_program_generation_count(const kiln_program *p)
@@ -36,7 +36,6 @@ typedef struct replay_judge {
     const kiln_generation_record *c;
     const kiln_generator *generator;
     kiln_generation_result *result;
-    const char *failure; /* set when the logits cannot be judged */
 } replay_judge;
 
 /* Logit `v` of the last row of `logits` (f32 or f64). */
@@ -110,7 +109,7 @@ kiln_status kiln_program_replay_generation(const kiln_program *p, uint32_t index
     if (!p || !result)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "kiln_program_replay_generation: program and result are "
                          "required");
-    const kiln_program *root = p->root ? p->root : p;
+    const kiln_program *root = kiln_program_root(p);
     const kiln_model *m = &root->model;
     if (index >= m->generation_count)
         return kiln_fail(err, KILN_ERR_INVALID_ARGUMENT, "generation case %u does not exist (%u cases)", index,

@@ -264,6 +264,8 @@ static kiln_status bind_result(kiln_session *s, uint32_t n, kiln_tensor **out, k
         KILN_TRY(kiln_expr_eval(&m->exprs, type->shape.axes[a], s->dim_values, s->dim_bound, &shape[a], err));
     *out = &s->values[value];
     kiln_tensor_view_init(*out, type->dtype, type->shape.rank, shape, s->arena + s->bound.offsets[n]);
+    /* Bound to its own slot: no longer a view of a state (a previous run's), whatever it was. */
+    s->views[value].state = NULL;
     /* The plan sized the arena for the largest shapes the bound dims allow. */
     KILN_ASSERT(s->bound.offsets[n] <= s->arena_size && (*out)->byte_size <= s->arena_size - s->bound.offsets[n]);
     return KILN_OK;
@@ -419,7 +421,6 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         kiln_tensor_view_init(&s->values[i], in->dtype, in->rank, in->shape, in->data);
     }
     memset(s->channels_last, 0, kiln_model_value_count(m) * sizeof *s->channels_last);
-    memset(s->views, 0, kiln_model_value_count(m) * sizeof *s->views);
     for (uint32_t v = 0; v < kiln_model_value_count(m); v++)
         s->bounds[v] = INFINITY;
     for (uint32_t n = 0; n < m->node_count; n++) {
@@ -472,8 +473,6 @@ static kiln_status run_nodes(kiln_session *s, kiln_error *err)
         uint32_t written = first + (offer.applied ? activation_node : n);
         if (s->context.view_of)
             kiln_value_view_begin(&s->views[written], &s->values[written], s->context.view_of, s->context.view_rows);
-        s->context.view_of = NULL;
-        s->context.strided_operands = 0;
         if (role == KILN_LAYOUT_ELEMENTWISE || role == KILN_LAYOUT_CHANNEL_CONCAT)
             s->channels_last[written] = s->context.channels_last_operands != 0;
         else if (role == KILN_LAYOUT_CHANNELWISE || role == KILN_LAYOUT_CHANNELWISE_1)

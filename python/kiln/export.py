@@ -413,16 +413,25 @@ def _generation_cases(generation):
                 raise ArgumentError("generation case '%s': %s must be a list of token ids" % (case["name"], key),
                                     1) from exc
             lists.append(values)
-        cases.append((str(case["name"]), case.get("prefill", "prefill"), case.get("decode", "decode"), lists[0],
-                      lists[1], float(case.get("margin", 1e-4))))
+        try:
+            margin = float(case.get("margin", 1e-4))
+        except (TypeError, ValueError) as exc:
+            raise ArgumentError("generation case '%s': margin must be a number" % case["name"], 1) from exc
+        # No method named: the library's defaults (kiln_generation_case), prefill and decode.
+        cases.append((str(case["name"]), case.get("prefill"), case.get("decode"), lists[0], lists[1], margin))
     return cases
+
+
+def _method_name(method):
+    """A method name for C, None (the library's default) when none is given."""
+    return None if method is None else str(method).encode()
 
 
 def _add_generation(builder, case):
     name, prefill, decode, prompt, tokens, margin = case
     prompt_array = (ctypes.c_int64 * max(len(prompt), 1))(*prompt)
     token_array = (ctypes.c_int64 * max(len(tokens), 1))(*tokens)
-    c = _lib.GenerationCase(name.encode(), str(prefill).encode(), str(decode).encode(), prompt_array, len(prompt),
+    c = _lib.GenerationCase(name.encode(), _method_name(prefill), _method_name(decode), prompt_array, len(prompt),
                             token_array, len(tokens), margin)
     error = _lib.Error()
     raise_for(_lib.kiln.kiln_builder_add_generation(builder, ctypes.byref(c), ctypes.byref(error)), error)
